@@ -1,0 +1,200 @@
+"""Run-time policy for untrusted code: import allowlist, module proxies,
+restricted builtins and an audit hook.
+
+None of this is the security boundary (see sandbox_os.py); it exists so that
+customers get clear errors and so that the obvious object-graph escapes
+(`uuid.os`, `typing.sys`, frame walking) fail early.
+"""
+import builtins
+import ipaddress
+import sys
+import types
+
+_ModuleType = types.ModuleType
+_real_import = builtins.__import__
+
+
+class Policy:
+    def __init__(self, data, network):
+        self.network = network
+        self.allowed = set(data.get("allowedModules", []))
+        self.network_modules = set(data.get("networkModules", []))
+        if network:
+            self.allowed |= self.network_modules
+        self.blocked = set(data.get("blockedModules", [])) - (self.network_modules if network else set())
+        self.blocked_calls = set(data.get("blockedCalls", []))
+        self.blocked_attrs = frozenset(data.get("blockedAttributes", []))
+
+    @staticmethod
+    def _prefixes(name):
+        parts = name.split(".")
+        return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+    def verdict(self, name):
+        """'allowed', 'blocked', 'network' or 'unknown' for a module name."""
+        prefixes = self._prefixes(name)
+        if any(p in self.blocked for p in prefixes):
+            return "blocked"
+        if any(p in self.allowed for p in prefixes):
+            return "allowed"
+        if any(p in self.network_modules for p in prefixes):
+            return "network"
+        return "unknown"
+
+    def import_error(self, name):
+        v = self.verdict(name)
+        if v == "blocked":
+            return ImportError(f"import of '{name}' is blocked by the caseflow Python policy")
+        if v == "network":
+            return ImportError(f"module '{name}' needs network access, which this call does not have")
+        return ImportError(f"module '{name}' is not on the caseflow Python allowlist")
+
+
+class Guard:
+    """Everything user code sees: guarded __import__, proxied modules,
+    restricted builtins."""
+
+    def __init__(self, policy):
+        self.policy = policy
+        self.proxies = {}
+
+    def proxy(self, module):
+        """A copy of the module's namespace without modules that are not
+        allowed (so `uuid.os` or `typing.sys` are not there) and with allowed
+        submodules proxied too. Writes to the copy never reach the real module."""
+        name = module.__name__
+        cached = self.proxies.get(name)
+        if cached is not None:
+            return cached
+        p = _ModuleType(name)
+        self.proxies[name] = p
+        ns = {}
+        for key, value in module.__dict__.items():
+            if isinstance(value, _ModuleType):
+                if self.policy.verdict(value.__name__) != "allowed":
+                    continue
+                value = self.proxy(value)
+            elif key in ("__loader__", "__spec__", "__builtins__"):
+                continue
+            ns[key] = value
+        p.__dict__.update(ns)
+        return p
+
+    def guarded_import(self, name, globals=None, locals=None, fromlist=(), level=0):
+        if level:
+            raise ImportError("relative imports are not supported in caseflow code")
+        if self.policy.verdict(name) != "allowed":
+            raise self.policy.import_error(name)
+        for item in fromlist or ():
+            sub = f"{name}.{item}"
+            if self.policy.verdict(sub) == "blocked":
+                raise self.policy.import_error(sub)
+        _real_import(name, None, None, fromlist or (), 0)
+        if fromlist:
+            return self.proxy(sys.modules[name])
+        return self.proxy(sys.modules[name.partition(".")[0]])
+
+    def builtins(self):
+        blocked_attrs = self.policy.blocked_attrs
+
+        def check(name):
+            if isinstance(name, str) and (name in blocked_attrs or (name.startswith("__") and name.endswith("__") and name not in _SAFE_DUNDERS)):
+                raise AttributeError(f"access to attribute '{name}' is not allowed in caseflow code")
+
+        def getattr_(obj, name, *default):
+            check(name)
+            return getattr(obj, name, *default)
+
+        def setattr_(obj, name, value):
+            check(name)
+            return setattr(obj, name, value)
+
+        def delattr_(obj, name):
+            check(name)
+            return delattr(obj, name)
+
+        def hasattr_(obj, name):
+            check(name)
+            return hasattr(obj, name)
+
+        b = dict(builtins.__dict__)
+        for name in self.policy.blocked_calls:
+            b.pop(name, None)
+        for name in ("copyright", "credits", "license", "__loader__", "__spec__"):
+            b.pop(name, None)
+        b["__import__"] = self.guarded_import
+        b["getattr"] = getattr_
+        b["setattr"] = setattr_
+        b["delattr"] = delattr_
+        b["hasattr"] = hasattr_
+        return b
+
+
+_SAFE_DUNDERS = frozenset({
+    "__name__", "__qualname__", "__doc__", "__module__", "__dict__", "__class__", "__init__",
+    "__len__", "__iter__", "__next__", "__str__", "__repr__", "__eq__", "__hash__", "__call__",
+    "__getitem__", "__setitem__", "__contains__", "__enter__", "__exit__", "__annotations__",
+    "__dataclass_fields__", "__slots__", "__version__",
+})
+
+_DENY_EVENTS = (
+    "os.system", "os.exec", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.kill",
+    "os.killpg", "subprocess.Popen", "sys.settrace", "sys.setprofile",
+    "sys._current_frames", "code.__new__", "function.__new__",
+    "os.putenv", "os.unsetenv", "os.chroot", "os.setuid", "pty.spawn", "gc.get_referrers",
+    "gc.get_referents", "gc.get_objects", "cpython.PyInterpreterState_New", "cpython.run_command", "cpython.run_file",
+    "sys.addaudithook", "setopencodehook", "sys.unraisablehook",
+)
+
+
+def _blocked_address(address):
+    host = address[0] if isinstance(address, tuple) and address else address
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if getattr(ip, "ipv4_mapped", None):
+        ip = ip.ipv4_mapped
+    return ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast or ip.is_reserved
+
+
+_FRAME_ATTRS = frozenset({"gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back"})
+
+
+def install_audit_hook(network, privileged_codes, stdlib_dir):
+    """Installed once per child just before user code; cannot be removed.
+    CPython audits reads of frame/code attributes ('object.__getattr__'):
+    frame attributes only our traceback formatter (privileged_codes) may read;
+    code attributes the stdlib may read too (inspect, used by dataclasses).
+    The caller is found via sys._getframe under a re-entrancy guard."""
+    busy = []
+    deny = _DENY_EVENTS
+    getframe = sys._getframe
+
+    def hook(event, args):
+        if busy:
+            return
+        if event == "object.__getattr__":
+            busy.append(1)
+            try:
+                code = getframe(1).f_code
+                ok = code in privileged_codes or (
+                    args[1] not in _FRAME_ATTRS and code.co_filename.startswith(stdlib_dir))
+            finally:
+                busy.pop()
+            if not ok:
+                raise RuntimeError(f"access to '{args[1]}' is not allowed in caseflow code")
+            return
+        if event.startswith("ctypes."):
+            raise RuntimeError("ctypes is not allowed in caseflow code")
+        if event.startswith(deny):
+            raise RuntimeError(f"operation '{event}' is not allowed in caseflow code")
+        if event.startswith("socket."):
+            if not network:
+                raise RuntimeError("network access is not enabled for this call")
+            if event == "socket.connect" and len(args) > 1 and _blocked_address(args[1]):
+                raise RuntimeError(f"connections to {args[1][0]} are not allowed")
+            if event == "socket.bind":
+                raise RuntimeError("listening sockets are not allowed")
+
+    sys.addaudithook(hook)

@@ -1,0 +1,390 @@
+"""caseflow Python fork server.
+
+Run as `/usr/bin/python3 -I -S -B runner_server.py` (inside bwrap, as an
+unprivileged uid). Frames on stdin/stdout are a 4-byte big-endian length and
+a UTF-8 JSON object. The first frame in is `init` (policy, network flag); the
+server answers `ready` with the capabilities it found. Then every request
+`{id, op: run|scan|ping, ...}` gets one response `{id, ...}`; run and scan
+fork one contained child each, so many requests can be in flight.
+"""
+import json
+import os
+import selectors
+import shutil
+import signal
+import struct
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import harness  # noqa: E402
+import policy as policy_mod  # noqa: E402
+import sandbox_os  # noqa: E402
+import scan as scan_mod  # noqa: E402
+
+MAX_CHILD_BYTES = 24 << 20
+STDLIB_DIR = os.path.dirname(json.__file__.rsplit("/json/", 1)[0] + "/")
+SCRATCH_ROOT = "/tmp"
+
+
+def write_frame(obj):
+    data = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    buf = struct.pack(">I", len(data)) + data
+    view = memoryview(buf)
+    while view:
+        n = os.write(1, view)
+        view = view[n:]
+
+
+def read_exact_blocking(n):
+    chunks = []
+    while n:
+        b = os.read(0, n)
+        if not b:
+            raise EOFError
+        chunks.append(b)
+        n -= len(b)
+    return b"".join(chunks)
+
+
+def read_init():
+    (size,) = struct.unpack(">I", read_exact_blocking(4))
+    return json.loads(read_exact_blocking(size))
+
+
+class Server:
+    def __init__(self, init):
+        self.network = bool(init.get("network"))
+        self.require = bool(init.get("requireContainment", True))
+        # Tests turn the audit hook off to prove the OS layers hold on their own.
+        self.audit_hook = bool(init.get("auditHook", True))
+        self.policy_data = init.get("policy") or {}
+        self.policy = policy_mod.Policy(self.policy_data, self.network)
+        self.ports = [int(p) for p in init.get("networkPorts", [443, 80])] if self.network else []
+        self.errors = []
+        self.preload()
+        self.abi = sandbox_os.landlock_abi()
+        self.landlock = None
+        self.seccomp_ok = False
+        self.child_seccomp = None
+        self.devnull = os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC)
+        self.baseline_vm = self.vm_size()
+        if self.abi > 0:
+            try:
+                self.landlock = sandbox_os.Landlock(
+                    self.abi,
+                    ["/usr", "/etc", "/lib", "/lib64", "/bin"],
+                    ["/dev/null", "/dev/urandom", "/dev/zero"],
+                )
+            except OSError as e:
+                self.errors.append(f"landlock: {e}")
+        try:
+            sandbox_os.no_new_privs()
+            if sandbox_os.X86_64:
+                self.child_seccomp = sandbox_os.child_filter(self.network)
+                sandbox_os.server_filter().load()
+                self.seccomp_ok = True
+            else:
+                self.errors.append(f"seccomp: unsupported architecture {sandbox_os.MACHINE}")
+        except OSError as e:
+            self.errors.append(f"seccomp: {e}")
+        self.sel = selectors.DefaultSelector()
+        self.inbuf = bytearray()
+        self.jobs = {}
+        self.closing = False
+
+    def preload(self):
+        """Import the allowed modules once so children start warm. Network
+        modules (which pull in socket/ssl) only in the network pool."""
+        names = list(self.policy_data.get("allowedModules", []))
+        if self.network:
+            names += self.policy_data.get("networkModules", [])
+        for name in names:
+            try:
+                __import__(name)
+            except Exception as e:  # a module missing on this host only matters if used
+                self.errors.append(f"preload {name}: {type(e).__name__}")
+
+    @staticmethod
+    def vm_size():
+        try:
+            with open("/proc/self/statm") as f:
+                return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        except OSError:
+            return 64 << 20
+
+    def caps(self):
+        return {
+            "landlockAbi": self.abi if self.landlock else 0,
+            "seccomp": self.seccomp_ok,
+            "uid": os.getuid(),
+            "arch": sandbox_os.MACHINE,
+            "network": self.network,
+            "python": sys.version.split()[0],
+            "errors": self.errors,
+        }
+
+    # --- event loop -------------------------------------------------------
+    def serve(self):
+        os.set_blocking(0, False)
+        self.sel.register(0, selectors.EVENT_READ, ("stdin", None))
+        while not (self.closing and not self.jobs):
+            timeout = None
+            if self.jobs:
+                nearest = min(j["deadline"] for j in self.jobs.values())
+                timeout = max(0.0, nearest - time.monotonic())
+            for key, _ in self.sel.select(timeout):
+                kind, job = key.data
+                if kind == "stdin":
+                    self.on_stdin()
+                elif kind == "pipe":
+                    self.on_pipe(job)
+                else:
+                    self.finish(job)
+            now = time.monotonic()
+            for job in list(self.jobs.values()):
+                if job["deadline"] <= now and not job["killed"]:
+                    job["killed"] = True
+                    job["deadline"] = now + 5
+                    try:
+                        os.kill(job["pid"], signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+
+    def on_stdin(self):
+        try:
+            data = os.read(0, 1 << 20)
+        except BlockingIOError:
+            return
+        if not data:
+            self.closing = True
+            self.sel.unregister(0)
+            return
+        self.inbuf += data
+        while len(self.inbuf) >= 4:
+            (size,) = struct.unpack(">I", self.inbuf[:4])
+            if len(self.inbuf) < 4 + size:
+                break
+            frame = bytes(self.inbuf[4:4 + size])
+            del self.inbuf[:4 + size]
+            self.on_request(json.loads(frame))
+
+    def on_request(self, req):
+        op = req.get("op")
+        rid = req.get("id")
+        if op == "ping":
+            write_frame({"id": rid, "ok": True, "pong": True, "inFlight": len(self.jobs)})
+            return
+        if op not in ("run", "scan"):
+            write_frame({"id": rid, "ok": False, "error": {"kind": "error", "message": f"unknown op {op!r}"}})
+            return
+        if op == "run" and req.get("network") and not self.network:
+            write_frame({"id": rid, "ok": False, "error": {"kind": "sandbox", "message": "this runner has no network"}})
+            return
+        self.spawn(req)
+
+    def spawn(self, req):
+        timeout_ms = min(max(int(req.get("timeoutMs") or 10000), 50), 600000)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            code = 70
+            try:
+                os.close(r)
+                Child(self, req, w, timeout_ms).run()
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        os.set_blocking(r, False)
+        pidfd = os.pidfd_open(pid)
+        job = {"id": req.get("id"), "pid": pid, "pipe": r, "pidfd": pidfd, "buf": bytearray(),
+               "deadline": time.monotonic() + timeout_ms / 1000.0, "killed": False, "overflow": False,
+               "timeoutMs": timeout_ms, "start": time.monotonic(), "op": req.get("op")}
+        self.jobs[pid] = job
+        self.sel.register(r, selectors.EVENT_READ, ("pipe", job))
+        self.sel.register(pidfd, selectors.EVENT_READ, ("exit", job))
+
+    def on_pipe(self, job):
+        try:
+            data = os.read(job["pipe"], 1 << 20)
+        except BlockingIOError:
+            return
+        if not data:
+            self.sel.unregister(job["pipe"])
+            job["pipe_closed"] = True
+            return
+        if len(job["buf"]) + len(data) > MAX_CHILD_BYTES:
+            job["overflow"] = True
+            try:
+                os.kill(job["pid"], signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            return
+        job["buf"] += data
+
+    def finish(self, job):
+        pid = job["pid"]
+        _, status = os.waitpid(pid, 0)
+        if not job.get("pipe_closed"):
+            self.sel.unregister(job["pipe"])
+            os.set_blocking(job["pipe"], True)
+            while not job["overflow"]:
+                data = os.read(job["pipe"], 1 << 20)
+                if not data:
+                    break
+                if len(job["buf"]) + len(data) > MAX_CHILD_BYTES:
+                    job["overflow"] = True
+                    break
+                job["buf"] += data
+        self.sel.unregister(job["pidfd"])
+        os.close(job["pipe"])
+        os.close(job["pidfd"])
+        del self.jobs[pid]
+        shutil.rmtree(f"{SCRATCH_ROOT}/c{pid}", ignore_errors=True)
+        write_frame(self.response(job, status))
+
+    def response(self, job, status):
+        rid = job["id"]
+        ms = round((time.monotonic() - job["start"]) * 1000, 3)
+        if job["overflow"]:
+            return fail(rid, "output", "the code produced more than 24 MB of results", ms)
+        if job["buf"]:
+            try:
+                res = json.loads(bytes(job["buf"]))
+                res["id"] = rid
+                res["childMs"] = ms
+                return res
+            except ValueError:
+                pass
+        if job["killed"]:
+            return fail(rid, "timeout", f"execution exceeded the time limit of {job['timeoutMs']} ms", ms)
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            if sig in (signal.SIGXCPU, signal.SIGKILL):
+                return fail(rid, "limit", "CPU time limit exceeded", ms)
+            if sig == signal.SIGXFSZ:
+                return fail(rid, "limit", "file size limit exceeded", ms)
+            return fail(rid, "error", f"the Python process crashed ({signal.Signals(sig).name})", ms)
+        return fail(rid, "error", f"the Python process exited without a result (status {os.WEXITSTATUS(status)})", ms)
+
+
+def fail(rid, kind, message, ms):
+    return {"id": rid, "ok": False, "error": {"kind": kind, "message": message},
+            "logs": [], "stdout": "", "stderr": "", "childMs": ms}
+
+
+class Child:
+    """Code that runs in the forked child: contain first, then run."""
+
+    def __init__(self, server, req, w, timeout_ms):
+        self.s = server
+        self.req = req
+        self.w = w
+        self.timeout_ms = timeout_ms
+
+    def close_fds(self):
+        s = self.s
+        keep = sorted({self.w, s.devnull} | set(s.landlock.keep_fds() if s.landlock else []))
+        low = 3
+        for fd in keep:
+            if fd > low:
+                os.closerange(low, fd)
+            low = fd + 1
+        os.closerange(low, 1 << 20)
+        for fd in (0, 1, 2):
+            os.dup2(s.devnull, fd)
+
+    def contain(self, scratch):
+        s = self.s
+        mem_mb = min(max(int(self.req.get("memoryMb") or 256), 32), 8192)
+        cpu = int(self.timeout_ms / 1000) + 1
+        sandbox_os.set_rlimits(s.baseline_vm + (mem_mb << 20), cpu, 32 << 20, 64)
+        if s.landlock:
+            s.landlock.restrict(scratch, s.ports if self.req.get("network") else [])
+        elif s.require:
+            raise OSError("Landlock is not available")
+        if s.child_seccomp:
+            s.child_seccomp.load()
+        elif s.require:
+            raise OSError("seccomp is not available")
+
+    def run(self):
+        scratch = f"{SCRATCH_ROOT}/c{os.getpid()}"
+        try:
+            self.close_fds()
+            os.mkdir(scratch, 0o700)
+            self.contain(scratch)
+            os.chdir(scratch)
+        except OSError as e:
+            self.send(fail(None, "sandbox", f"could not contain the Python process: {e}", 0))
+            return
+        if self.req.get("op") == "scan":
+            self.scan()
+        else:
+            self.execute()
+
+    def send(self, obj):
+        data = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+        view = memoryview(data)
+        while view:
+            n = os.write(self.w, view)
+            view = view[n:]
+
+    def scan(self):
+        p = policy_mod.Policy(self.s.policy_data, False)
+        violations = scan_mod.scan(self.req.get("source", ""), p,
+                                   self.s.policy_data.get("blockedNames", []),
+                                   int(self.s.policy_data.get("maxConstantExponent", 100000)))
+        self.send({"ok": True, "violations": violations})
+
+    def execute(self):
+        network = bool(self.req.get("network"))
+        guard = policy_mod.Guard(policy_mod.Policy(self.s.policy_data, network))
+        out, err, logs = harness.CappedWriter(), harness.CappedWriter(), []
+        sys.stdout, sys.stderr = out, err
+        if self.s.audit_hook:
+            policy_mod.install_audit_hook(network, harness.PRIVILEGED, STDLIB_DIR)
+        try:
+            outputs = harness.execute(self.req, guard, out, err, logs)
+            text = harness.serialize_outputs(outputs)
+            res = {"ok": True, "outputs": "__OUTPUTS__"}
+        except harness.UserError as e:
+            text = None
+            error = {"kind": e.kind, "message": e.message}
+            if e.tb:
+                error["traceback"] = e.tb
+            res = {"ok": False, "error": error}
+        except MemoryError:
+            text = None
+            res = {"ok": False, "error": {"kind": "limit", "message": "memory limit exceeded"}}
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        res["logs"] = logs
+        res["stdout"] = out.value()
+        res["stderr"] = err.value()
+        res["truncated"] = out.truncated or err.truncated
+        body = json.dumps(res, ensure_ascii=False, separators=(",", ":"), default=str)
+        if text is not None:
+            body = body.replace('"__OUTPUTS__"', text, 1)
+        self.send_raw(body.encode("utf-8"))
+
+    def send_raw(self, data):
+        view = memoryview(data)
+        while view:
+            n = os.write(self.w, view)
+            view = view[n:]
+
+
+def main():
+    try:
+        init = read_init()
+    except EOFError:
+        return
+    server = Server(init)
+    write_frame({"type": "ready", "caps": server.caps(), "pid": os.getpid()})
+    server.serve()
+
+
+if __name__ == "__main__":
+    main()
