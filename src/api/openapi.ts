@@ -1,0 +1,93 @@
+import { z, type ZodType } from 'zod';
+import { errorBodySchema } from './schemas/common.js';
+
+type JsonSchema = Record<string, unknown>;
+
+export interface OperationSpec {
+  method: string;
+  /** OpenAPI-style path (`/api/v1/case/{caseId}`). */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  deprecated?: boolean;
+  secured: boolean;
+  params?: ZodType;
+  query?: ZodType;
+  headers?: ZodType;
+  body?: ZodType;
+  responses: Record<number, { description: string; schema?: ZodType }>;
+}
+
+/**
+ * zod 4 emits JSON Schema 2020-12, which is the schema dialect of OpenAPI 3.1,
+ * so the document is assembled straight from the schemas the routes validate
+ * with: one source for both.
+ */
+function jsonSchema(schema: ZodType, io: 'input' | 'output'): JsonSchema {
+  const out = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+  delete out.$schema;
+  return out;
+}
+
+function parameters(schema: ZodType | undefined, location: 'path' | 'query' | 'header'): JsonSchema[] {
+  if (!(schema instanceof z.ZodObject)) return [];
+  const object = jsonSchema(schema, 'input');
+  const properties = (object.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((object.required ?? []) as string[]);
+  return Object.entries(properties).map(([name, property]) => {
+    const { description, ...rest } = property;
+    return { name, in: location, required: location === 'path' || required.has(name), schema: rest, ...(description ? { description } : {}) };
+  });
+}
+
+export class OpenApiBuilder {
+  private readonly paths: Record<string, Record<string, JsonSchema>> = {};
+
+  add(op: OperationSpec): void {
+    const responses: Record<string, JsonSchema> = {};
+    const all = { ...op.responses };
+    if (op.secured) all[401] ??= { description: 'Missing, invalid or expired API key' };
+    for (const [status, spec] of Object.entries(all)) {
+      const schema = spec.schema ?? (Number(status) >= 400 ? errorBodySchema : undefined);
+      responses[status] = schema
+        ? { description: spec.description, content: { 'application/json': { schema: jsonSchema(schema, 'output') } } }
+        : { description: spec.description };
+    }
+    const operation: JsonSchema = {
+      summary: op.summary,
+      tags: op.tags,
+      parameters: [...parameters(op.params, 'path'), ...parameters(op.query, 'query'), ...parameters(op.headers, 'header')],
+      responses,
+    };
+    if (op.description) operation.description = op.description;
+    if (op.deprecated) operation.deprecated = true;
+    if (!op.secured) operation.security = [];
+    if (op.body) operation.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(op.body, 'input') } } };
+    (this.paths[op.path] ??= {})[op.method] = operation;
+  }
+
+  document(serverUrl: string): JsonSchema {
+    return {
+      openapi: '3.1.0',
+      info: {
+        title: 'caseflow API',
+        version: '1',
+        description:
+          'Workflow automation service: cases (and the deprecated jobs), input schemas, file uploads, workflows and generation runs, ' +
+          'the integration / credential / code-node catalog, connections, and discovered processes. ' +
+          'Every error has the body `{ statusCode, message, errorCode, timestamp, path, metadata? }`.',
+      },
+      servers: [{ url: serverUrl }],
+      security: [{ serviceKey: [] }, { bearer: [] }],
+      paths: this.paths,
+      components: {
+        securitySchemes: {
+          serviceKey: { type: 'apiKey', in: 'header', name: 'x-service-key', description: 'API key, issued by an operator and shown once.' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'The same API key as `Authorization: Bearer <key>`.' },
+        },
+        schemas: { Error: jsonSchema(errorBodySchema, 'output') },
+      },
+    };
+  }
+}

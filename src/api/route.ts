@@ -1,0 +1,96 @@
+import type { Request, Response, Router } from 'express';
+import type { z, ZodType } from 'zod';
+import { ApiError } from './errors.js';
+import type { OpenApiBuilder } from './openapi.js';
+import type { AuthContext } from '../auth/auth-context.js';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface ResponseSpec {
+  description: string;
+  schema?: ZodType;
+}
+
+export interface RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodType, A extends boolean> {
+  method: Method;
+  /** Express-style path (`/api/v1/case/:caseId`); documented as `{caseId}`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  deprecated?: boolean;
+  /** false for the routes that take no API key (health, admin, uploads by signed URL). */
+  auth: A;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Documented request headers other than the API key. */
+  headers?: z.ZodObject;
+  responses: Record<number, ResponseSpec>;
+  handler: (input: HandlerInput<P, Q, B, A>) => Promise<void> | void;
+}
+
+export interface HandlerInput<P extends ZodType, Q extends ZodType, B extends ZodType, A extends boolean> {
+  req: Request;
+  res: Response;
+  params: z.infer<P>;
+  query: z.infer<Q>;
+  body: z.infer<B>;
+  auth: A extends true ? AuthContext : undefined;
+}
+
+/** Validation failures become 400 with one entry per bad field in metadata.fields. */
+export function parseOrThrow<T extends ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const fields = parsed.error.issues.map((issue) => ({
+    field: [where, ...issue.path.map(String)].join('.'),
+    message: issue.message,
+  }));
+  const first = fields[0];
+  throw new ApiError(400, 'VALIDATION_ERROR', first ? `Invalid ${first.field}: ${first.message}` : `Invalid ${where}`, { fields });
+}
+
+function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+/**
+ * The routes of the API. `route()` documents a route in the OpenAPI registry
+ * and mounts its handler with the same zod schemas doing the validation, so
+ * the served document and the behaviour cannot disagree.
+ */
+export class ApiRoutes {
+  constructor(
+    readonly router: Router,
+    readonly openApi: OpenApiBuilder,
+    private readonly authenticate: (req: Request) => Promise<AuthContext>,
+  ) {}
+
+  route<P extends ZodType = ZodType, Q extends ZodType = ZodType, B extends ZodType = ZodType, A extends boolean = true>(
+    spec: RouteSpec<P, Q, B, A>,
+  ): void {
+    this.openApi.add({
+      method: spec.method,
+      path: openApiPath(spec.path),
+      summary: spec.summary,
+      description: spec.description,
+      tags: spec.tags,
+      deprecated: spec.deprecated,
+      secured: spec.auth,
+      params: spec.params,
+      query: spec.query,
+      headers: spec.headers,
+      body: spec.body,
+      responses: spec.responses,
+    });
+
+    this.router[spec.method](spec.path, async (req: Request, res: Response) => {
+      const auth = spec.auth ? await this.authenticate(req) : undefined;
+      const params = spec.params ? parseOrThrow(spec.params, req.params, 'path') : req.params;
+      const query = spec.query ? parseOrThrow(spec.query, req.query, 'query') : req.query;
+      const body = spec.body ? parseOrThrow(spec.body, req.body ?? {}, 'body') : req.body;
+      await spec.handler({ req, res, params, query, body, auth } as HandlerInput<P, Q, B, A>);
+    });
+  }
+}

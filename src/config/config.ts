@@ -1,0 +1,148 @@
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { projectRoot } from './paths.js';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const bool = z.preprocess((v) => (typeof v === 'string' ? ['1', 'true', 'yes', 'on'].includes(v.toLowerCase()) : v), z.boolean());
+
+export const configSchema = z.object({
+  dataDir: z.string().min(1),
+  host: z.string().min(1),
+  port,
+  publicUrl: z.url().optional(),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  bodyLimit: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 2mb'),
+  shutdownGraceMs: z.coerce.number().int().min(0),
+  databaseUrl: z.string().regex(/^(postgres(ql)?|sqlite):\/\//, 'a postgres://… or sqlite://… URL').optional(),
+  adminToken: z.string().min(16, 'at least 16 characters').optional(),
+  temporal: z.object({
+    address: z.string().regex(/^[^:\s]+:\d+$/, 'host:port').optional(),
+    namespace: z.string().min(1),
+    taskQueue: z.string().min(1),
+    apiKey: z.string().min(1).optional(),
+    tls: bool.optional(),
+    tlsCertPath: z.string().optional(),
+    tlsKeyPath: z.string().optional(),
+    tlsCaPath: z.string().optional(),
+    tlsServerName: z.string().optional(),
+    cliPath: z.string().optional(),
+    uiUrl: z.url().optional(),
+    devServer: z.object({
+      port,
+      uiPort: port,
+      startTimeoutMs: z.coerce.number().int().min(1000),
+    }),
+    maxCachedWorkflows: z.coerce.number().int().min(0),
+    workerMetricsPort: port,
+  }),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+/** Environment variables and the config key each one sets. */
+const envMap: Record<string, string> = {
+  CASEFLOW_DATA_DIR: 'dataDir',
+  HOST: 'host',
+  PORT: 'port',
+  CASEFLOW_PUBLIC_URL: 'publicUrl',
+  LOG_LEVEL: 'logLevel',
+  CASEFLOW_BODY_LIMIT: 'bodyLimit',
+  CASEFLOW_SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
+  DATABASE_URL: 'databaseUrl',
+  CASEFLOW_ADMIN_TOKEN: 'adminToken',
+  TEMPORAL_ADDRESS: 'temporal.address',
+  TEMPORAL_NAMESPACE: 'temporal.namespace',
+  CASEFLOW_TASK_QUEUE: 'temporal.taskQueue',
+  TEMPORAL_API_KEY: 'temporal.apiKey',
+  TEMPORAL_TLS: 'temporal.tls',
+  TEMPORAL_TLS_CERT_PATH: 'temporal.tlsCertPath',
+  TEMPORAL_TLS_KEY_PATH: 'temporal.tlsKeyPath',
+  TEMPORAL_TLS_CA_PATH: 'temporal.tlsCaPath',
+  TEMPORAL_TLS_SERVER_NAME: 'temporal.tlsServerName',
+  TEMPORAL_CLI_PATH: 'temporal.cliPath',
+  TEMPORAL_UI_URL: 'temporal.uiUrl',
+  TEMPORAL_DEV_PORT: 'temporal.devServer.port',
+  TEMPORAL_DEV_UI_PORT: 'temporal.devServer.uiPort',
+  TEMPORAL_DEV_START_TIMEOUT_MS: 'temporal.devServer.startTimeoutMs',
+  CASEFLOW_MAX_CACHED_WORKFLOWS: 'temporal.maxCachedWorkflows',
+  CASEFLOW_WORKER_METRICS_PORT: 'temporal.workerMetricsPort',
+};
+
+type Json = { [key: string]: unknown };
+
+function setPath(target: Json, dotted: string, value: unknown): void {
+  const keys = dotted.split('.');
+  let node = target;
+  for (const key of keys.slice(0, -1)) {
+    const next = node[key];
+    if (typeof next !== 'object' || next === null) node[key] = {};
+    node = node[key] as Json;
+  }
+  node[keys[keys.length - 1] as string] = value;
+}
+
+function readJson(file: string): Json {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Json;
+  } catch (err) {
+    throw new ConfigError([`${file}: ${(err as Error).message}`]);
+  }
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Builds the configuration from config/default.json, an optional
+ * CASEFLOW_CONFIG JSON file, then environment variables, and validates it so
+ * that a bad value stops the start with a message naming where it came from.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json = {}): Config {
+  const raw = readJson(path.join(projectRoot, 'config', 'default.json'));
+  const extra = env.CASEFLOW_CONFIG;
+  if (extra) {
+    if (!existsSync(extra)) throw new ConfigError([`CASEFLOW_CONFIG: file ${extra} does not exist`]);
+    deepMerge(raw, readJson(extra));
+  }
+  for (const [name, key] of Object.entries(envMap)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') setPath(raw, key, value);
+  }
+  deepMerge(raw, overrides);
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const sources = Object.fromEntries(Object.entries(envMap).map(([name, key]) => [key, name]));
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const key = issue.path.join('.');
+        const source = sources[key] && env[sources[key]] !== undefined ? ` (from ${sources[key]})` : '';
+        return `${key}${source}: ${issue.message}`;
+      }),
+    );
+  }
+  const config = parsed.data;
+  config.dataDir = path.resolve(config.dataDir);
+  return config;
+}
+
+function deepMerge(target: Json, source: Json): void {
+  for (const [key, value] of Object.entries(source)) {
+    const current = target[key];
+    if (isObject(value) && isObject(current)) deepMerge(current, value);
+    else target[key] = value;
+  }
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The base URL callers use to reach this service (file URLs, links). */
+export function publicUrl(config: Config): string {
+  return (config.publicUrl ?? `http://localhost:${config.port}`).replace(/\/$/, '');
+}

@@ -1,0 +1,147 @@
+import { mkdirSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { DefaultLogger, Runtime, type Worker, type LogLevel } from '@temporalio/worker';
+import type { Config } from './config/config.js';
+import type { Logger } from './logging/logger.js';
+import { createApp } from './api/app.js';
+import type { AppContext } from './context.js';
+import { createMetrics } from './metrics/metrics.js';
+import { migrateToLatest, openStore } from './store/database.js';
+import { TenancyRepo } from './store/tenancy-repo.js';
+import { TenancyService, type BootstrapResult } from './tenancy/tenancy-service.js';
+import { temporalCliPath } from './temporal/binaries.js';
+import { connectTemporal } from './temporal/connection.js';
+import { startDevServer, type DevServer } from './temporal/dev-server.js';
+import { createWorker } from './temporal/worker.js';
+
+export type Role = 'api' | 'worker' | 'all';
+
+export interface ServiceOptions {
+  config: Config;
+  logger: Logger;
+  role: Role;
+  /** Called once with the default key when the store was empty. */
+  onBootstrap?: (result: BootstrapResult) => void;
+}
+
+export interface RunningService {
+  /** Base URL of the API when this process serves it. */
+  url?: string;
+  context: AppContext;
+  worker?: Worker;
+  devServer?: DevServer;
+  stop(): Promise<void>;
+}
+
+let runtimeInstalled = false;
+
+/** Temporal's core runtime logs through our logger and serves worker metrics on a private port. */
+function installTemporalRuntime(config: Config, logger: Logger): string | undefined {
+  if (runtimeInstalled) return undefined;
+  runtimeInstalled = true;
+  const port = config.temporal.workerMetricsPort;
+  const log = logger.child({ component: 'temporal' });
+  const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
+  Runtime.install({
+    logger: new DefaultLogger('WARN', (entry) => log[levels[entry.level]](entry.meta ?? {}, entry.message)),
+    telemetryOptions: port > 0 ? { metrics: { prometheus: { bindAddress: `127.0.0.1:${port}` } } } : undefined,
+  });
+  return port > 0 ? `http://127.0.0.1:${port}/metrics` : undefined;
+}
+
+/**
+ * Starts what this process runs: the embedded Temporal dev server when no
+ * TEMPORAL_ADDRESS is set, the store (migrated), the API, the worker.
+ * stop() drains in the reverse order.
+ */
+export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const { config, logger, role } = options;
+  mkdirSync(config.dataDir, { recursive: true });
+  const workerMetricsUrl = role !== 'api' ? installTemporalRuntime(config, logger) : undefined;
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) {
+      try {
+        await stop();
+      } catch (err) {
+        logger.error({ err }, 'error during shutdown');
+      }
+    }
+  };
+
+  try {
+    let address = config.temporal.address;
+    let devServer: DevServer | undefined;
+    if (!address) {
+      devServer = await startDevServer({
+        cliPath: temporalCliPath(config.temporal.cliPath),
+        dataDir: config.dataDir,
+        dbFilename: path.join(config.dataDir, 'temporal.db'),
+        port: config.temporal.devServer.port,
+        uiPort: config.temporal.devServer.uiPort,
+        ui: true,
+        namespace: config.temporal.namespace,
+        startTimeoutMs: config.temporal.devServer.startTimeoutMs,
+        logger,
+      });
+      stops.push(devServer.stop);
+      address = devServer.address;
+    }
+
+    const store = openStore(config.dataDir, config.databaseUrl);
+    stops.push(store.close);
+    const applied = await migrateToLatest(store.db);
+    logger.info({ store: store.location, dialect: store.dialect, applied }, 'store ready');
+    const tenancy = new TenancyRepo(store.db);
+    const bootstrap = await new TenancyService(tenancy).bootstrap();
+    if (bootstrap) options.onBootstrap?.(bootstrap);
+
+    const temporal = await connectTemporal(config, address, devServer?.uiUrl);
+    stops.push(() => temporal.connection.close());
+    const context: AppContext = { config, logger, store, tenancy, temporal, metrics: createMetrics(workerMetricsUrl) };
+
+    let worker: Worker | undefined;
+    if (role !== 'api') {
+      worker = await createWorker(temporal, { config, db: store.db, logger }, { maxCachedWorkflows: config.temporal.maxCachedWorkflows });
+      const running = worker.run();
+      const w = worker;
+      stops.push(async () => {
+        w.shutdown();
+        await running;
+      });
+      logger.info({ taskQueue: temporal.taskQueue }, 'worker running');
+    }
+
+    let url: string | undefined;
+    if (role !== 'worker') {
+      const { app } = createApp(context);
+      const server = await new Promise<Server>((resolve, reject) => {
+        const s = app.listen(config.port, config.host, () => resolve(s));
+        s.once('error', reject);
+      });
+      const port = (server.address() as AddressInfo).port;
+      url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+      stops.push(() => closeServer(server, config.shutdownGraceMs));
+      logger.info({ url, temporalUi: temporal.uiUrl }, 'API listening');
+    }
+
+    return { url, context, worker, devServer, stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+/** Stops accepting, lets in-flight requests finish, then drops what is left after the grace period. */
+function closeServer(server: Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}

@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely';
+import * as tenancy from './001_tenancy.js';
+
+/**
+ * Every migration, by name; names sort in the order they apply. Each area
+ * adds its own file and one line here.
+ */
+export const migrations: Record<string, Migration> = {
+  '001_tenancy': tenancy,
+};

@@ -1,0 +1,4 @@
+import type { TenancyTables } from './tables/tenancy.js';
+
+/** Every table of the store; each area adds its tables interface here. */
+export interface Database extends TenancyTables {}

@@ -1,0 +1,129 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { NativeConnection } from '@temporalio/worker';
+import type { Logger } from '../logging/logger.js';
+
+export interface DevServerOptions {
+  cliPath: string;
+  dataDir: string;
+  /** SQLite file for the server's own state; in-memory when absent. */
+  dbFilename?: string;
+  ip?: string;
+  port: number;
+  uiPort: number;
+  /** Serve the Web UI (on uiPort) or not. */
+  ui: boolean;
+  namespace: string;
+  startTimeoutMs: number;
+  logger: Logger;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl?: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `temporal server start-dev` as a child process and waits until it
+ * answers. A pid file in the data directory lets the next start clear a
+ * server orphaned by a killed parent, since two servers must never share one
+ * database file.
+ */
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  mkdirSync(options.dataDir, { recursive: true });
+  const pidFile = path.join(options.dataDir, 'temporal-dev-server.pid');
+  await killOrphan(pidFile, options.logger);
+  const ip = options.ip ?? '127.0.0.1';
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(options.port), '--namespace', options.namespace, '--log-level', 'warn', '--log-format', 'json'];
+  if (options.dbFilename) args.push('--db-filename', options.dbFilename);
+  if (options.ui) args.push('--ui-port', String(options.uiPort));
+  else args.push('--headless');
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error(`could not start ${options.cliPath}`);
+  writeFileSync(pidFile, String(child.pid));
+  const log = options.logger.child({ component: 'temporal-dev-server', pid: child.pid });
+  const forward = (level: 'info' | 'warn') => (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n').filter(Boolean)) log[level]({ line }, 'temporal dev server output');
+  };
+  child.stdout?.on('data', forward('info'));
+  child.stderr?.on('data', forward('warn'));
+  let exited = false;
+  child.once('exit', (code, signal) => {
+    exited = true;
+    log.info({ code, signal }, 'temporal dev server exited');
+  });
+
+  const address = `${ip}:${options.port}`;
+  try {
+    await waitUntilServing(address, options.startTimeoutMs, () => exited);
+  } catch (err) {
+    await stopChild(child);
+    rmSync(pidFile, { force: true });
+    throw err;
+  }
+  log.info({ address, ui: options.ui ? `http://${ip}:${options.uiPort}` : undefined }, 'temporal dev server ready');
+  return {
+    address,
+    uiUrl: options.ui ? `http://${ip === '0.0.0.0' ? 'localhost' : ip}:${options.uiPort}` : undefined,
+    pid: child.pid,
+    stop: async () => {
+      await stopChild(child);
+      rmSync(pidFile, { force: true });
+    },
+  };
+}
+
+async function waitUntilServing(address: string, timeoutMs: number, exited: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (exited()) throw new Error('temporal dev server exited during start (is the port in use?)');
+    try {
+      const connection = await NativeConnection.connect({ address });
+      try {
+        await connection.workflowService.getSystemInfo({});
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      lastError = err;
+      await delay(250);
+    }
+  }
+  throw new Error(`temporal dev server did not answer at ${address} within ${timeoutMs} ms: ${String(lastError)}`);
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(force);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+async function killOrphan(pidFile: string, logger: Logger): Promise<void> {
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  rmSync(pidFile, { force: true });
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  let cmdline = '';
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return; // not running
+  }
+  if (cmdline.includes('start-dev')) {
+    logger.warn({ pid }, 'stopping a temporal dev server left over from a previous run');
+    process.kill(pid, 'SIGKILL');
+    for (let i = 0; i < 50 && existsSync(`/proc/${pid}`); i++) await delay(100);
+  }
+}

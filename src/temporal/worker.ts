@@ -1,0 +1,31 @@
+import path from 'node:path';
+import { existsSync } from 'node:fs';
+import { Worker } from '@temporalio/worker';
+import { projectRoot } from '../config/paths.js';
+import type { TemporalHandle } from './connection.js';
+import { createActivities } from '../../activities/index.js';
+import type { ActivityDeps } from '../../activities/deps.js';
+
+export const workflowBundlePath = path.join(projectRoot, 'dist', 'workflow-bundle.js');
+
+export interface WorkerOptions {
+  maxCachedWorkflows: number;
+  /** Overrides the configured task queue (tests run one queue per test file). */
+  taskQueue?: string;
+}
+
+/** A worker over the prebuilt workflow bundle and every activity. */
+export async function createWorker(temporal: TemporalHandle, deps: ActivityDeps, options: WorkerOptions): Promise<Worker> {
+  if (!existsSync(workflowBundlePath)) {
+    throw new Error(`workflow bundle missing at ${workflowBundlePath}: run \`npm run build\``);
+  }
+  return Worker.create({
+    connection: temporal.connection,
+    namespace: temporal.namespace,
+    taskQueue: options.taskQueue ?? temporal.taskQueue,
+    workflowBundle: { codePath: workflowBundlePath },
+    activities: createActivities(deps),
+    // Set explicitly: the automatic value has caused OOMs (sdk-typescript#2227).
+    maxCachedWorkflows: options.maxCachedWorkflows,
+  });
+}

@@ -1,0 +1,5 @@
+/**
+ * Every Temporal workflow the worker runs, one file each; the prebuilt
+ * bundle (dist/workflow-bundle.js) is made from this module.
+ */
+export {};
