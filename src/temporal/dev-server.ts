@@ -38,7 +38,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const pidFile = path.join(options.dataDir, 'temporal-dev-server.pid');
   await killOrphan(pidFile, options.logger);
   const ip = options.ip ?? '127.0.0.1';
-  const args = ['server', 'start-dev', '--ip', ip, '--port', String(options.port), '--namespace', options.namespace, '--log-level', 'warn', '--log-format', 'json'];
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(options.port), '--namespace', options.namespace, '--log-level', 'error', '--log-format', 'json'];
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
   if (options.ui) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');

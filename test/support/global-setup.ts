@@ -1,0 +1,38 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { createLogger } from '../../src/logging/logger.js';
+import { temporalCliPath } from '../../src/temporal/binaries.js';
+import { startDevServer } from '../../src/temporal/dev-server.js';
+import { freePort } from './free-port.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+  }
+}
+
+/**
+ * One real Temporal dev server for the whole run (in memory, headless). It is
+ * started here rather than with TestWorkflowEnvironment.createLocal because
+ * that gives the server only 5 s, too little on two busy cores.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-temporal-'));
+  const server = await startDevServer({
+    cliPath: temporalCliPath(process.env.TEMPORAL_CLI_PATH),
+    dataDir,
+    port: await freePort(),
+    uiPort: 0,
+    ui: false,
+    namespace: 'default',
+    startTimeoutMs: 90_000,
+    logger: createLogger('warn'),
+  });
+  project.provide('temporalAddress', server.address);
+  return async () => {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+}

@@ -1,0 +1,129 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import { loadConfig, type Config } from '../../src/config/config.js';
+import { createLogger } from '../../src/logging/logger.js';
+import { startService, type Role, type RunningService } from '../../src/service.js';
+import type { BootstrapResult } from '../../src/tenancy/tenancy-service.js';
+
+export const adminToken = 'test-admin-token-0123456789';
+
+export interface TestServiceOptions {
+  role?: Role;
+  /** Reuse a data directory (restart tests); a fresh temporary one otherwise. */
+  dataDir?: string;
+  /** Share a task queue between services (restart tests); a fresh one otherwise. */
+  taskQueue?: string;
+  databaseUrl?: string;
+  config?: Record<string, unknown>;
+}
+
+export interface TestService {
+  url: string;
+  dataDir: string;
+  taskQueue: string;
+  config: Config;
+  service: RunningService;
+  /** The default organization's full-access key, when this start created it. */
+  bootstrap?: BootstrapResult;
+  key: string;
+  organizationId: string;
+  workspaceId: string;
+  userId: string;
+  request(method: string, urlPath: string, options?: RequestOptions): Promise<TestResponse>;
+  admin(method: string, urlPath: string, body?: unknown): Promise<TestResponse>;
+  stop(options?: { keepData?: boolean }): Promise<void>;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Raw body sent as is (with its own content type header). */
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+  /** API key to send; defaults to the service's full-access key; null sends none. */
+  key?: string | null;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  /** The parsed JSON body ({} when none); tests narrow it with a cast to the documented shape. */
+  body: Record<string, unknown>;
+  text: string;
+}
+
+export async function http(url: string, method: string, options: RequestOptions & { defaultKey?: string } = {}): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  const key = options.key === undefined ? options.defaultKey : options.key;
+  if (key) headers['x-service-key'] = key;
+  let body: string | Buffer | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(url, { method, headers, body });
+  const text = await response.text();
+  let parsed: TestResponse['body'] = {};
+  try {
+    parsed = text ? (JSON.parse(text) as TestResponse['body']) : {};
+  } catch {
+    parsed = {};
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+/**
+ * The real service in this process: API on a free port, a worker on its own
+ * task queue, against the run's Temporal dev server and a SQLite file in a
+ * temporary data directory (or Postgres when databaseUrl says so).
+ */
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'caseflow-test-'));
+  const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
+  const config = loadConfig(
+    {},
+    {
+      dataDir,
+      host: '127.0.0.1',
+      port: 0,
+      logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
+      adminToken,
+      ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
+      ...(options.config ?? {}),
+      temporal: { address: inject('temporalAddress'), taskQueue, workerMetricsPort: 0 },
+    },
+  );
+  let bootstrap: BootstrapResult | undefined;
+  const service = await startService({
+    config,
+    logger: createLogger(config.logLevel),
+    role: options.role ?? 'all',
+    onBootstrap: (result) => {
+      bootstrap = result;
+    },
+  });
+  const url = service.url ?? '';
+  const admin = (method: string, urlPath: string, body?: unknown) =>
+    http(url + urlPath, method, { body, key: null, headers: { authorization: `Bearer ${adminToken}` } });
+  return {
+    url,
+    dataDir,
+    taskQueue,
+    config,
+    service,
+    bootstrap,
+    key: bootstrap?.key.key ?? '',
+    organizationId: bootstrap?.organization.id ?? '',
+    workspaceId: bootstrap?.workspace.id ?? '',
+    userId: bootstrap?.user.id ?? '',
+    request: (method, urlPath, requestOptions = {}) => http(url + urlPath, method, { ...requestOptions, defaultKey: bootstrap?.key.key }),
+    admin,
+    stop: async ({ keepData = false } = {}) => {
+      await service.stop();
+      if (!keepData && !options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
