@@ -1,0 +1,76 @@
+import { lstatSync, readlinkSync } from 'node:fs';
+
+export interface LaunchSpec {
+  command: string;
+  args: string[];
+  uid?: number;
+  gid?: number;
+  sandboxed: boolean;
+}
+
+export interface LaunchOptions {
+  runnerDir: string;
+  pythonPath: string;
+  bwrapPath: string;
+  network: boolean;
+  sandboxed: boolean;
+  uid?: number;
+  gid?: number;
+}
+
+const PYTHON_ARGS = ['-I', '-S', '-B'];
+
+/** /bin, /lib... are symlinks into /usr on merged-/usr hosts; mirror what the host has. */
+function topLevelLinks(): string[] {
+  const args: string[] = [];
+  for (const path of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
+    try {
+      const st = lstatSync(path);
+      if (st.isSymbolicLink()) args.push('--symlink', readlinkSync(path), path);
+      else if (st.isDirectory()) args.push('--ro-bind', path, path);
+    } catch {
+      // absent on this host
+    }
+  }
+  return args;
+}
+
+/**
+ * bwrap: every namespace new (the network one shared only for the network
+ * pool), empty environment, read-only /usr and libraries, only the /etc
+ * files Python needs, a private tmpfs /tmp for scratch dirs, and the runner
+ * read-only at /runner. The Python server adds Landlock and seccomp per child.
+ */
+export function buildLaunch(o: LaunchOptions): LaunchSpec {
+  const script = `${o.runnerDir}/runner_server.py`;
+  if (!o.sandboxed) {
+    return { command: o.pythonPath, args: [...PYTHON_ARGS, script], uid: o.uid, gid: o.gid, sandboxed: false };
+  }
+  const etc = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/localtime'];
+  if (o.network) {
+    etc.push('/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/gai.conf', '/etc/ssl', '/etc/ca-certificates');
+  }
+  const args = [
+    '--unshare-all',
+    ...(o.network ? ['--share-net'] : []),
+    '--die-with-parent',
+    '--new-session',
+    '--clearenv',
+    '--setenv', 'LC_ALL', 'C.UTF-8',
+    '--cap-drop', 'ALL',
+    '--hostname', 'caseflow-sandbox',
+    '--ro-bind', '/usr', '/usr',
+    ...topLevelLinks(),
+    ...etc.flatMap((p) => ['--ro-bind-try', p, p]),
+    '--proc', '/proc',
+    '--dev', '/dev',
+    '--size', String(256 * 1024 * 1024),
+    '--tmpfs', '/tmp',
+    '--ro-bind', o.runnerDir, '/runner',
+    '--chdir', '/tmp',
+    o.pythonPath,
+    ...PYTHON_ARGS,
+    '/runner/runner_server.py',
+  ];
+  return { command: o.bwrapPath, args, uid: o.uid, gid: o.gid, sandboxed: true };
+}

@@ -1,0 +1,307 @@
+import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { pino, type Logger } from 'pino';
+import { assessCapabilities, refusalMessage, UNSANDBOXED_ENV } from './capabilities.js';
+import { buildLaunch, type LaunchSpec } from './launch.js';
+import { findProjectFile, stageRunner } from './paths.js';
+import { toRunResult, toViolations } from './results.js';
+import { RunnerProcess, type InitMessage, type RawResponse } from './runner-process.js';
+import type {
+  PythonPoolOptions,
+  PythonPoolStats,
+  PythonRunRequest,
+  PythonRunResult,
+  PythonSandboxCapabilities,
+  ScanViolation,
+} from './types.js';
+
+export type * from './types.js';
+
+type Kind = 'isolated' | 'network';
+type Mode = 'contained' | 'unsandboxed' | 'refusing';
+
+interface Call {
+  kind: Kind;
+  body: Record<string, unknown>;
+  timeoutMs: number;
+  done: (r: RawResponse | Error) => void;
+}
+
+interface Settings {
+  size: number;
+  networkSize: number;
+  concurrency: number;
+  recycleAfter: number;
+  defaultTimeoutMs: number;
+}
+
+/** Past a call's own timeout (which the server enforces by killing the child), the server itself is suspect. */
+const WATCHDOG_GRACE_MS = 5_000;
+const SCAN_TIMEOUT_MS = 5_000;
+const MAX_TIMEOUT_MS = 600_000;
+
+/**
+ * Warm pool of sandboxed Python fork servers. Each call forks one contained
+ * child inside a server; servers are recycled after `recycleAfter` calls and
+ * replaced when they die or stop answering.
+ */
+export class PythonRunnerPool {
+  private readonly servers: Record<Kind, RunnerProcess[]> = { isolated: [], network: [] };
+  private readonly starting: Record<Kind, number> = { isolated: 0, network: 0 };
+  private readonly failures: Record<Kind, number> = { isolated: 0, network: 0 };
+  private queue: Call[] = [];
+  private nextId = 0;
+  private closed = false;
+  private readonly counters = { completed: 0, failed: 0, timeouts: 0, recycled: 0, restarts: 0 };
+
+  private constructor(
+    private readonly settings: Settings,
+    private readonly logger: Logger,
+    private readonly runnerDir: string,
+    private readonly launch: (network: boolean) => LaunchSpec,
+    private readonly init: (network: boolean) => InitMessage,
+    private readonly mode: Mode,
+    private readonly caps: PythonSandboxCapabilities,
+  ) {}
+
+  static async create(options: PythonPoolOptions = {}): Promise<PythonRunnerPool> {
+    const logger = options.logger ?? pino({ enabled: false });
+    const cpus = availableParallelism();
+    const size = Math.max(1, options.size ?? cpus);
+    const settings: Settings = {
+      size,
+      networkSize: Math.max(1, options.networkSize ?? Math.min(2, size)),
+      concurrency: Math.max(1, options.concurrencyPerServer ?? 4),
+      recycleAfter: Math.max(1, options.recycleAfter ?? 1000),
+      defaultTimeoutMs: options.defaultTimeoutMs ?? 10_000,
+    };
+    const policyPath = options.policyPath ?? findProjectFile('config/python-policy.json');
+    const policy: unknown = JSON.parse(await readFile(policyPath, 'utf8'));
+    const runnerDir = await stageRunner();
+    const asRoot = process.getuid?.() === 0;
+    const uid = asRoot ? (options.runAsUid ?? 65534) : undefined;
+    const gid = asRoot ? (options.runAsGid ?? 65534) : undefined;
+    const pythonPath = options.pythonPath ?? '/usr/bin/python3';
+    const bwrapPath = options.bwrapPath ?? '/usr/bin/bwrap';
+    const auditHook = options.auditHook ?? true;
+    const initFor = (network: boolean, requireContainment: boolean): InitMessage => ({
+      type: 'init', policy, network, requireContainment, auditHook,
+    });
+
+    // Probe: start the first sandboxed server; its ready frame reports Landlock/seccomp/uid.
+    let probe: RunnerProcess | null = null;
+    let bwrapError: string | null = null;
+    const sandboxedLaunch = (network: boolean): LaunchSpec =>
+      buildLaunch({ runnerDir, pythonPath, bwrapPath, network, sandboxed: true, uid, gid });
+    if (!existsSync(bwrapPath)) {
+      bwrapError = `not found at ${bwrapPath} (install the bubblewrap package)`;
+    } else {
+      try {
+        probe = await RunnerProcess.start(sandboxedLaunch(false), initFor(false, true));
+      } catch (err) {
+        bwrapError = err instanceof Error ? err.message : String(err);
+      }
+    }
+    const caps = assessCapabilities(bwrapError, probe?.caps ?? null);
+    logger.info({ capabilities: caps }, 'python sandbox capabilities');
+    const optedIn = options.allowUnsandboxed === true || process.env[UNSANDBOXED_ENV] === '1';
+    let mode: Mode = 'contained';
+    if (!caps.fullContainment) {
+      mode = optedIn ? 'unsandboxed' : 'refusing';
+      if (optedIn) logger.warn({ problems: caps.problems }, 'python runs WITHOUT full containment (operator opted in)');
+      else logger.error({ problems: caps.problems }, refusalMessage(caps));
+      probe?.kill();
+      probe = null;
+    }
+    // Without full containment the servers still apply whatever layers exist;
+    // in 'refusing' mode they only serve the authoring scan.
+    const launch = (network: boolean): LaunchSpec =>
+      bwrapError === null
+        ? sandboxedLaunch(network)
+        : buildLaunch({ runnerDir, pythonPath, bwrapPath, network, sandboxed: false, uid, gid });
+    const pool = new PythonRunnerPool(
+      settings, logger, runnerDir, launch, (network) => initFor(network, mode === 'contained'), mode, caps,
+    );
+    if (probe) pool.adopt('isolated', probe);
+    await pool.fill('isolated');
+    return pool;
+  }
+
+  /** Runs customer code; never throws — failures come back as `{ ok: false, error }`. */
+  async run(request: PythonRunRequest): Promise<PythonRunResult> {
+    const started = performance.now();
+    const elapsed = (): number => Math.round((performance.now() - started) * 1000) / 1000;
+    const refuse = (message: string): PythonRunResult => ({
+      ok: false, error: { kind: 'sandbox', message }, logs: [], stdout: '', stderr: '', durationMs: elapsed(),
+    });
+    if (this.closed) return refuse('the Python runner pool is closed');
+    if (this.mode === 'refusing') return refuse(refusalMessage(this.caps));
+    if (request.form !== 'main' && request.form !== 'script') return refuse(`unknown form '${String(request.form)}'`);
+    if (typeof request.source !== 'string') return refuse('source must be a string');
+    const network = request.network === true;
+    if (network && this.mode === 'contained' && this.caps.landlockAbi < 4) {
+      return refuse('network access needs Landlock ABI >= 4 (Linux >= 6.7) for its port allowlist');
+    }
+    const timeoutMs = Math.min(Math.max(request.timeoutMs ?? this.settings.defaultTimeoutMs, 50), MAX_TIMEOUT_MS);
+    const body: Record<string, unknown> = {
+      op: 'run',
+      form: request.form,
+      source: request.source,
+      inputs: request.inputs ?? {},
+      credentialValue: request.credentialValue ?? null,
+      declaredOutputs: request.declaredOutputs ?? null,
+      files: request.files ?? {},
+      network,
+      timeoutMs,
+      memoryMb: request.memoryMb ?? 256,
+    };
+    const raw = await this.call(network ? 'network' : 'isolated', body, timeoutMs);
+    const result = toRunResult(raw, elapsed());
+    if (result.ok) this.counters.completed += 1;
+    else {
+      this.counters.failed += 1;
+      if (result.error.kind === 'timeout') this.counters.timeouts += 1;
+    }
+    return result;
+  }
+
+  /** Authoring scan (in a contained child). An unscannable source yields a violation, not an exception. */
+  async scan(source: string, form: 'main' | 'script'): Promise<ScanViolation[]> {
+    if (this.closed) throw new Error('the Python runner pool is closed');
+    const raw = await this.call('isolated', { op: 'scan', source, form, timeoutMs: SCAN_TIMEOUT_MS }, SCAN_TIMEOUT_MS);
+    return toViolations(raw);
+  }
+
+  stats(): PythonPoolStats {
+    const all = [...this.servers.isolated, ...this.servers.network];
+    return {
+      servers: this.servers.isolated.filter((s) => !s.draining).length,
+      networkServers: this.servers.network.filter((s) => !s.draining).length,
+      inFlight: all.reduce((n, s) => n + s.inFlight, 0),
+      queued: this.queue.length,
+      ...this.counters,
+      capabilities: this.caps,
+      pids: all.filter((s) => !s.exited).map((s) => s.pid ?? 0),
+      sandboxed: this.mode === 'contained',
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const queued = this.queue;
+    this.queue = [];
+    for (const call of queued) call.done(new Error('the Python runner pool is closed'));
+    for (const s of [...this.servers.isolated, ...this.servers.network]) s.kill();
+    await rm(this.runnerDir, { recursive: true, force: true });
+  }
+
+  // --- dispatch ---------------------------------------------------------
+
+  private call(kind: Kind, body: Record<string, unknown>, timeoutMs: number): Promise<RawResponse | Error> {
+    return new Promise((done) => {
+      this.queue.push({ kind, body, timeoutMs, done });
+      if (kind === 'network' && this.servers.network.length === 0 && this.starting.network === 0) {
+        void this.fill('network');
+      }
+      this.pump();
+    });
+  }
+
+  private pick(kind: Kind): RunnerProcess | null {
+    let best: RunnerProcess | null = null;
+    for (const s of this.servers[kind]) {
+      if (s.draining || s.exited || s.inFlight >= this.settings.concurrency) continue;
+      if (!best || s.inFlight < best.inFlight) best = s;
+    }
+    return best;
+  }
+
+  private pump(): void {
+    for (let i = 0; i < this.queue.length; ) {
+      const call = this.queue[i]!;
+      const server = this.pick(call.kind);
+      if (!server) {
+        i += 1;
+        continue;
+      }
+      this.queue.splice(i, 1);
+      this.dispatch(server, call);
+    }
+  }
+
+  private dispatch(server: RunnerProcess, call: Call): void {
+    this.nextId += 1;
+    const watchdog = setTimeout(() => {
+      this.logger.warn({ timeoutMs: call.timeoutMs }, 'python runner stopped answering; replacing it');
+      server.kill();
+    }, call.timeoutMs + WATCHDOG_GRACE_MS);
+    server.request(this.nextId, call.body).then(
+      (r) => call.done(r),
+      (err: unknown) => call.done(err instanceof Error ? err : new Error(String(err))),
+    ).finally(() => {
+      clearTimeout(watchdog);
+      if (server.draining && server.inFlight === 0) server.endGracefully();
+      this.pump();
+    });
+    if (server.calls >= this.settings.recycleAfter && !server.draining) this.recycle(server);
+  }
+
+  // --- server lifecycle -------------------------------------------------
+
+  private recycle(server: RunnerProcess): void {
+    server.draining = true;
+    this.counters.recycled += 1;
+    void this.startServer(server.network ? 'network' : 'isolated');
+    if (server.inFlight === 0) server.endGracefully();
+  }
+
+  private adopt(kind: Kind, server: RunnerProcess): void {
+    this.servers[kind].push(server);
+    server.onExit((reason) => {
+      this.servers[kind] = this.servers[kind].filter((s) => s !== server);
+      if (this.closed || server.draining) return;
+      this.counters.restarts += 1;
+      this.logger.warn({ reason }, 'python runner died; starting a replacement');
+      void this.startServer(kind);
+    });
+    this.pump();
+  }
+
+  private async fill(kind: Kind): Promise<void> {
+    const target = kind === 'isolated' ? this.settings.size : this.settings.networkSize;
+    const missing = target - this.servers[kind].filter((s) => !s.draining).length - this.starting[kind];
+    await Promise.all(Array.from({ length: Math.max(0, missing) }, () => this.startServer(kind)));
+  }
+
+  private async startServer(kind: Kind): Promise<void> {
+    if (this.closed) return;
+    this.starting[kind] += 1;
+    const network = kind === 'network';
+    try {
+      const server = await RunnerProcess.start(this.launch(network), this.init(network));
+      this.failures[kind] = 0;
+      if (this.closed) server.kill();
+      else this.adopt(kind, server);
+    } catch (err) {
+      this.failures[kind] += 1;
+      const delay = Math.min(100 * 2 ** this.failures[kind], 5_000);
+      this.logger.error({ err, kind, retryInMs: delay }, 'python runner failed to start');
+      if (this.failures[kind] >= 5 && this.servers[kind].length === 0) this.failQueued(kind, err);
+      setTimeout(() => void this.startServer(kind), delay).unref();
+    } finally {
+      this.starting[kind] -= 1;
+    }
+  }
+
+  private failQueued(kind: Kind, err: unknown): void {
+    const message = `python runner cannot start: ${err instanceof Error ? err.message : String(err)}`;
+    const keep: Call[] = [];
+    for (const call of this.queue) {
+      if (call.kind === kind) call.done(new Error(message));
+      else keep.push(call);
+    }
+    this.queue = keep;
+  }
+}

@@ -1,0 +1,153 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { encodeFrame, FrameReader } from './framing.js';
+import type { LaunchSpec } from './launch.js';
+
+/** What the Python server reports in its `ready` frame. */
+export interface ServerCaps {
+  landlockAbi: number;
+  seccomp: boolean;
+  uid: number;
+  arch: string;
+  network: boolean;
+  python: string;
+  errors: string[];
+}
+
+/** A raw response frame; the pool maps it onto PythonRunResult. */
+export interface RawResponse {
+  id: number;
+  ok: boolean;
+  [key: string]: unknown;
+}
+
+interface Pending {
+  resolve: (r: RawResponse) => void;
+  reject: (e: Error) => void;
+}
+
+export interface InitMessage {
+  type: 'init';
+  policy: unknown;
+  network: boolean;
+  requireContainment: boolean;
+  auditHook: boolean;
+}
+
+const READY_TIMEOUT_MS = 15_000;
+
+/** One fork server process (bwrap + python) and its request/response bookkeeping. */
+export class RunnerProcess {
+  readonly pending = new Map<number, Pending>();
+  calls = 0;
+  draining = false;
+  exited = false;
+  private exitListeners: Array<(reason: string) => void> = [];
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly caps: ServerCaps,
+    readonly network: boolean,
+  ) {}
+
+  /** Host pid of the spawned process (bwrap, or python when unsandboxed). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  static start(spec: LaunchSpec, init: InitMessage): Promise<RunnerProcess> {
+    return new Promise((resolveStart, rejectStart) => {
+      const child = spawn(spec.command, spec.args, {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: {},
+        cwd: '/',
+        uid: spec.uid,
+        gid: spec.gid,
+      });
+      const reader = new FrameReader();
+      let proc: RunnerProcess | null = null;
+      let stderr = '';
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        rejectStart(new Error(`python runner did not become ready in ${READY_TIMEOUT_MS} ms: ${stderr.trim()}`));
+      }, READY_TIMEOUT_MS);
+      child.stderr?.on('data', (d: Buffer) => {
+        if (stderr.length < 16_384) stderr += d.toString('utf8');
+      });
+      child.stdin?.on('error', () => {
+        // EPIPE when the server died; the exit handler reports it.
+      });
+      child.on('error', (err) => {
+        clearTimeout(timer);
+        rejectStart(err);
+      });
+      child.stdout?.on('data', (chunk: Buffer) => {
+        let frames: unknown[];
+        try {
+          frames = reader.push(chunk);
+        } catch (err) {
+          child.kill('SIGKILL');
+          if (!proc) rejectStart(err instanceof Error ? err : new Error(String(err)));
+          return;
+        }
+        for (const frame of frames) {
+          const f = frame as { type?: string; caps?: ServerCaps } & RawResponse;
+          if (!proc) {
+            if (f.type === 'ready' && f.caps) {
+              clearTimeout(timer);
+              proc = new RunnerProcess(child, f.caps, init.network);
+              resolveStart(proc);
+            }
+            continue;
+          }
+          const p = proc.pending.get(f.id);
+          if (p) {
+            proc.pending.delete(f.id);
+            p.resolve(f);
+          }
+        }
+      });
+      child.on('exit', (code, signal) => {
+        clearTimeout(timer);
+        const reason = `python runner exited (${signal ?? `code ${code}`})${stderr ? `: ${stderr.trim().slice(0, 500)}` : ''}`;
+        if (!proc) {
+          rejectStart(new Error(reason));
+          return;
+        }
+        proc.exited = true;
+        for (const p of proc.pending.values()) p.reject(new Error(reason));
+        proc.pending.clear();
+        for (const l of proc.exitListeners) l(reason);
+      });
+      child.stdin?.write(encodeFrame(init));
+    });
+  }
+
+  onExit(listener: (reason: string) => void): void {
+    this.exitListeners.push(listener);
+  }
+
+  request(id: number, body: Record<string, unknown>): Promise<RawResponse> {
+    this.calls += 1;
+    return new Promise((resolve, reject) => {
+      if (this.exited) {
+        reject(new Error('python runner is not running'));
+        return;
+      }
+      this.pending.set(id, { resolve, reject });
+      this.child.stdin?.write(encodeFrame({ ...body, id }));
+    });
+  }
+
+  /** Lets in-flight calls finish: the server exits when stdin closes and its children are done. */
+  endGracefully(): void {
+    this.child.stdin?.end();
+  }
+
+  kill(): void {
+    if (!this.exited) this.child.kill('SIGKILL');
+  }
+}

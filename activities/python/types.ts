@@ -1,0 +1,123 @@
+import type { Logger } from 'pino';
+
+/** Type names of the spec's `allowedTypes[].type`. */
+export type PythonValueType =
+  | 'str' | 'int' | 'float' | 'bool' | 'object' | 'array' | 'file' | 'date' | 'json_string' | 'binary' | 'node';
+
+/** A file input pre-resolved by the Node caller; code reads it with `caseflow.read_file(url)`. */
+export interface PythonFileInput {
+  name: string;
+  contentType: string;
+  base64: string;
+}
+
+/** The marker a node returns for an output of type `file` (from `caseflow.make_file`). */
+export interface PythonFileMarker {
+  $file: PythonFileInput;
+}
+
+export interface PythonRunRequest {
+  /** 'main': code node module defining main(inputs); 'script': integration action code at module level. */
+  form: 'main' | 'script';
+  source: string;
+  /** main form: the argument of main(); script form: `input_data`. */
+  inputs: Record<string, unknown>;
+  /** script form only: the connection's secret, as `credential_value`. */
+  credentialValue?: unknown;
+  /** {variableName: allowed type names}; returned keys are checked against it. */
+  declaredOutputs?: Record<string, PythonValueType[]>;
+  /** Keyed by file URL. */
+  files?: Record<string, PythonFileInput>;
+  /** TCP to ports 443/80 of public addresses; runs in the separate network pool. */
+  network?: boolean;
+  timeoutMs?: number;
+  memoryMb?: number;
+}
+
+export interface PythonLogEntry {
+  level: 'debug' | 'info' | 'warning' | 'error';
+  message: string;
+  at: string;
+}
+
+export type PythonErrorKind = 'timeout' | 'error' | 'limit' | 'sandbox' | 'output';
+
+export type PythonRunResult =
+  | {
+      ok: true;
+      outputs: Record<string, unknown>;
+      logs: PythonLogEntry[];
+      stdout: string;
+      stderr: string;
+      durationMs: number;
+    }
+  | {
+      ok: false;
+      error: { kind: PythonErrorKind; message: string; traceback?: string };
+      logs: PythonLogEntry[];
+      stdout: string;
+      stderr: string;
+      durationMs: number;
+    };
+
+/** One authoring-scan finding; the code endpoints return these as `metadata.violations`. */
+export interface ScanViolation {
+  line: number;
+  col: number;
+  message: string;
+}
+
+export interface PythonPoolOptions {
+  /** Fork servers in the isolated pool (default: CPU count). */
+  size?: number;
+  /** Fork servers in the network pool, started on first network call (default: min(2, size)). */
+  networkSize?: number;
+  /** Calls in flight per server (each is its own forked child; default 4). */
+  concurrencyPerServer?: number;
+  /** Recycle a server after this many calls (default 1000). */
+  recycleAfter?: number;
+  /** Default 10 000 ms; a request may set its own up to 600 000. */
+  defaultTimeoutMs?: number;
+  /** Path to the policy JSON (default: config/python-policy.json of the project). */
+  policyPath?: string;
+  /** Run without full containment when the host lacks it (also CASEFLOW_PYTHON_ALLOW_UNSANDBOXED=1). */
+  allowUnsandboxed?: boolean;
+  pythonPath?: string;
+  bwrapPath?: string;
+  /** uid/gid of the servers when Node runs as root (default 65534 = nobody). */
+  runAsUid?: number;
+  runAsGid?: number;
+  logger?: Logger;
+  /** Test/diagnostics only: turn off the audit-hook policy layer to prove the OS layers on their own. */
+  auditHook?: boolean;
+}
+
+export interface PythonSandboxCapabilities {
+  bwrap: boolean;
+  userNamespaces: boolean;
+  landlockAbi: number;
+  seccomp: boolean;
+  nonRootUid: boolean;
+  arch: string;
+  python: string;
+  /** bwrap + Landlock + seccomp + non-root uid all present. */
+  fullContainment: boolean;
+  /** Why full containment is missing, empty when it is not. */
+  problems: string[];
+}
+
+export interface PythonPoolStats {
+  servers: number;
+  networkServers: number;
+  inFlight: number;
+  queued: number;
+  completed: number;
+  failed: number;
+  timeouts: number;
+  recycled: number;
+  restarts: number;
+  capabilities: PythonSandboxCapabilities | null;
+  /** Host pids of the server processes (diagnostics and tests). */
+  pids: number[];
+  sandboxed: boolean;
+}
