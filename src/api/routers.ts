@@ -2,6 +2,11 @@ import type { AppContext } from '../context.js';
 import { registerAdminRoutes } from './admin.routes.js';
 import type { ApiRoutes } from './route.js';
 import { registerSystemRoutes } from './system.routes.js';
+import { registerMeRoutes } from './me.routes.js';
 
 /** Every resource's routes; each resource adds one line. */
-export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void> = [registerSystemRoutes, registerAdminRoutes];
+export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void> = [
+  registerSystemRoutes,
+  registerAdminRoutes,
+  registerMeRoutes,
+];
