@@ -1,0 +1,28 @@
+import { expect } from 'vitest';
+import { PythonRunnerPool } from '../../activities/python/pool.js';
+import type { PythonPoolOptions, PythonRunResult } from '../../activities/python/types.js';
+
+export async function createPool(options: PythonPoolOptions = {}): Promise<PythonRunnerPool> {
+  const pool = await PythonRunnerPool.create({ size: 2, ...options });
+  // These tests are about the contained runner; a host without it must fail loudly, not skip.
+  expect(pool.stats().capabilities?.problems).toEqual([]);
+  expect(pool.stats().sandboxed).toBe(true);
+  return pool;
+}
+
+export const NORMAL = 'def main(inputs):\n    return {"sum": inputs["a"] + inputs["b"]}\n';
+
+/** After every attack the pool must still answer an ordinary call. */
+export async function expectHealthy(pool: PythonRunnerPool): Promise<void> {
+  const r = await pool.run({ form: 'main', source: NORMAL, inputs: { a: 2, b: 3 } });
+  expect(r).toMatchObject({ ok: true, outputs: { sum: 5 } });
+}
+
+export function failed(r: PythonRunResult): { kind: string; message: string } {
+  if (r.ok) throw new Error(`expected a failure, got outputs ${JSON.stringify(r.outputs)}`);
+  return r.error;
+}
+
+export function main(body: string): string {
+  return `def main(inputs):\n${body.split('\n').map((l) => `    ${l}`).join('\n')}\n`;
+}
