@@ -1,4 +1,5 @@
 import type { TenancyTables } from './tables/tenancy.js';
+import type { WorkflowTables } from './tables/workflows.js';
 
 /** Every table of the store; each area adds its tables interface here. */
-export interface Database extends TenancyTables {}
+export interface Database extends TenancyTables, WorkflowTables {}

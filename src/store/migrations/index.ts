@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import * as tenancy from './001_tenancy.js';
+import * as workflows from './010_workflows.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -7,4 +8,5 @@ import * as tenancy from './001_tenancy.js';
  */
 export const migrations: Record<string, Migration> = {
   '001_tenancy': tenancy,
+  '010_workflows': workflows,
 };

@@ -1,0 +1,320 @@
+import { randomUUID } from 'node:crypto';
+import type { Selectable, Transaction } from 'kysely';
+import { ApiError } from '../api/errors.js';
+import { graphSchema, type WorkflowGraph, type WorkflowVersionSnapshot } from '../domain/graph.js';
+import type { Db } from './database.js';
+import type { Database } from './schema.js';
+import type { WorkflowTable, WorkflowVersionTable } from './tables/workflows.js';
+
+export type VersionStatus = 'active' | 'inactive';
+
+/** How this service builds workflows: the contract allows SERVICE_V1 or SERVICE_V2; ours is V2. */
+export const builderType = 'SERVICE_V2';
+
+export interface WorkflowRecord {
+  id: string;
+  entityId: string;
+  organizationId: string;
+  workspaceId: string;
+  name: string;
+  description: string | null;
+  builderType: string;
+  createdBy: string;
+  createdAt: string;
+  updatedAt: string;
+  orgUnitIds: string[];
+}
+
+export interface WorkflowVersionRecord {
+  id: string;
+  workflowId: string;
+  versionNumber: number;
+  status: VersionStatus;
+  name: string;
+  description: string | null;
+  graph: WorkflowGraph;
+  createdBy: string;
+  createdAt: string;
+}
+
+export interface CreateWorkflowInput {
+  organizationId: string;
+  workspaceId: string;
+  name: string;
+  description?: string;
+  createdBy: string;
+  graph: WorkflowGraph;
+  activeStatus: VersionStatus;
+  orgUnitIds: string[];
+}
+
+/** Any subset; what is left out is carried over from the latest version. */
+export interface UpdateWorkflowInput {
+  name?: string;
+  description?: string;
+  graph?: WorkflowGraph;
+  /** Status of the new version; defaults to the latest version's status. */
+  activeStatus?: VersionStatus;
+  updatedBy: string;
+}
+
+export interface WorkflowWithVersion {
+  workflow: WorkflowRecord;
+  version: WorkflowVersionRecord;
+}
+
+export interface WorkflowRef {
+  workflowId?: string;
+  referenceEntityId?: string;
+}
+
+export interface VersionPin {
+  versionId?: string;
+  versionNumber?: number;
+}
+
+const now = () => new Date().toISOString();
+
+function toWorkflow(r: Selectable<WorkflowTable>): WorkflowRecord {
+  return {
+    id: r.id,
+    entityId: r.entity_id,
+    organizationId: r.organization_id,
+    workspaceId: r.workspace_id,
+    name: r.name,
+    description: r.description,
+    builderType: r.builder_type,
+    createdBy: r.created_by,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    orgUnitIds: JSON.parse(r.org_unit_ids) as string[],
+  };
+}
+
+function toVersion(r: Selectable<WorkflowVersionTable>): WorkflowVersionRecord {
+  return {
+    id: r.id,
+    workflowId: r.workflow_id,
+    versionNumber: Number(r.version_number),
+    status: r.status === 'active' ? 'active' : 'inactive',
+    name: r.name,
+    description: r.description,
+    // Stored graphs were validated when saved; parsing again gives the typed, defaulted shape.
+    graph: graphSchema.parse(JSON.parse(r.graph)),
+    createdBy: r.created_by,
+    createdAt: r.created_at,
+  };
+}
+
+export function toSnapshot(workflow: WorkflowRecord, version: WorkflowVersionRecord): WorkflowVersionSnapshot {
+  return {
+    workflowId: workflow.id,
+    entityId: workflow.entityId,
+    versionId: version.id,
+    versionNumber: version.versionNumber,
+    organizationId: workflow.organizationId,
+    workspaceId: workflow.workspaceId,
+    name: version.name,
+    activeStatus: version.status,
+    graph: version.graph,
+  };
+}
+
+/**
+ * Workflows and their immutable versions. Every change of name, description,
+ * graph or status-at-update cuts a new version numbered one past the latest;
+ * only a version's status changes in place (activate / deactivate).
+ */
+export class WorkflowRepo {
+  constructor(private readonly db: Db) {}
+
+  async create(input: CreateWorkflowInput): Promise<WorkflowWithVersion> {
+    const at = now();
+    const row: Selectable<WorkflowTable> = {
+      id: randomUUID(),
+      entity_id: randomUUID(),
+      organization_id: input.organizationId,
+      workspace_id: input.workspaceId,
+      name: input.name,
+      description: input.description ?? null,
+      builder_type: builderType,
+      created_by: input.createdBy,
+      created_at: at,
+      updated_at: at,
+      org_unit_ids: JSON.stringify(input.orgUnitIds),
+    };
+    const versionRow: Selectable<WorkflowVersionTable> = {
+      id: randomUUID(),
+      workflow_id: row.id,
+      version_number: 1,
+      status: input.activeStatus,
+      graph: JSON.stringify(input.graph),
+      name: input.name,
+      description: input.description ?? null,
+      created_by: input.createdBy,
+      created_at: at,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('workflows').values(row).execute();
+      await trx.insertInto('workflow_versions').values(versionRow).execute();
+    });
+    return { workflow: toWorkflow(row), version: toVersion(versionRow) };
+  }
+
+  /** Cuts a new version from the latest one; undefined when the workflow does not exist. */
+  async update(workflowId: string, input: UpdateWorkflowInput): Promise<WorkflowWithVersion | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const at = now();
+      // Touching the workflow row first takes its row lock (Postgres), so concurrent
+      // updates of one workflow queue here and each reads the number the previous one wrote.
+      const touched = await trx.updateTable('workflows').set({ updated_at: at }).where('id', '=', workflowId).executeTakeFirst();
+      if (touched.numUpdatedRows === 0n) return undefined;
+      const latest = await this.latestVersionRow(trx, workflowId);
+      if (!latest) return undefined;
+      const name = input.name ?? latest.name;
+      const description = input.description !== undefined ? input.description : latest.description;
+      const versionRow: Selectable<WorkflowVersionTable> = {
+        id: randomUUID(),
+        workflow_id: workflowId,
+        version_number: Number(latest.version_number) + 1,
+        status: input.activeStatus ?? latest.status,
+        graph: input.graph ? JSON.stringify(input.graph) : latest.graph,
+        name,
+        description,
+        created_by: input.updatedBy,
+        created_at: at,
+      };
+      await trx.insertInto('workflow_versions').values(versionRow).execute();
+      await trx.updateTable('workflows').set({ name, description }).where('id', '=', workflowId).execute();
+      const row = await trx.selectFrom('workflows').selectAll().where('id', '=', workflowId).executeTakeFirstOrThrow();
+      return { workflow: toWorkflow(row), version: toVersion(versionRow) };
+    });
+  }
+
+  /** Sets one version's status; undefined when the version is not one of this workflow's. */
+  async setVersionStatus(workflowId: string, versionId: string, status: VersionStatus): Promise<WorkflowVersionRecord | undefined> {
+    const result = await this.db
+      .updateTable('workflow_versions')
+      .set({ status })
+      .where('id', '=', versionId)
+      .where('workflow_id', '=', workflowId)
+      .executeTakeFirst();
+    if (result.numUpdatedRows === 0n) return undefined;
+    await this.db.updateTable('workflows').set({ updated_at: now() }).where('id', '=', workflowId).execute();
+    const row = await this.db.selectFrom('workflow_versions').selectAll().where('id', '=', versionId).executeTakeFirstOrThrow();
+    return toVersion(row);
+  }
+
+  /** Deactivates every version, so no unpinned run can start; returns how many were active. */
+  async deactivateAllVersions(workflowId: string): Promise<number> {
+    const result = await this.db
+      .updateTable('workflow_versions')
+      .set({ status: 'inactive' })
+      .where('workflow_id', '=', workflowId)
+      .where('status', '=', 'active')
+      .executeTakeFirst();
+    await this.db.updateTable('workflows').set({ updated_at: now() }).where('id', '=', workflowId).execute();
+    return Number(result.numUpdatedRows);
+  }
+
+  async findWorkflow(id: string): Promise<WorkflowRecord | undefined> {
+    const r = await this.db.selectFrom('workflows').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toWorkflow(r);
+  }
+
+  async findWorkflowByEntityId(entityId: string): Promise<WorkflowRecord | undefined> {
+    const r = await this.db.selectFrom('workflows').selectAll().where('entity_id', '=', entityId).executeTakeFirst();
+    return r && toWorkflow(r);
+  }
+
+  /** A workflow by its id or, failing that, by its entity id (the deprecated paths take either). */
+  async findWorkflowByIdOrEntityId(idOrEntityId: string): Promise<WorkflowRecord | undefined> {
+    return (await this.findWorkflow(idOrEntityId)) ?? (await this.findWorkflowByEntityId(idOrEntityId));
+  }
+
+  /** Every version, newest first. */
+  async listVersions(workflowId: string): Promise<WorkflowVersionRecord[]> {
+    const rows = await this.db
+      .selectFrom('workflow_versions')
+      .selectAll()
+      .where('workflow_id', '=', workflowId)
+      .orderBy('version_number', 'desc')
+      .execute();
+    return rows.map(toVersion);
+  }
+
+  async latestVersion(workflowId: string): Promise<WorkflowVersionRecord | undefined> {
+    const r = await this.latestVersionRow(this.db, workflowId);
+    return r && toVersion(r);
+  }
+
+  async latestActiveVersion(workflowId: string): Promise<WorkflowVersionRecord | undefined> {
+    const r = await this.db
+      .selectFrom('workflow_versions')
+      .selectAll()
+      .where('workflow_id', '=', workflowId)
+      .where('status', '=', 'active')
+      .orderBy('version_number', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return r && toVersion(r);
+  }
+
+  /** One version of this workflow by id or number (the id wins when both are given). */
+  async findWorkflowVersion(workflowId: string, pin: VersionPin): Promise<WorkflowVersionRecord | undefined> {
+    let query = this.db.selectFrom('workflow_versions').selectAll().where('workflow_id', '=', workflowId);
+    if (pin.versionId !== undefined) query = query.where('id', '=', pin.versionId);
+    else if (pin.versionNumber !== undefined) query = query.where('version_number', '=', pin.versionNumber);
+    else return undefined;
+    const r = await query.executeTakeFirst();
+    return r && toVersion(r);
+  }
+
+  async findVersion(versionId: string): Promise<WorkflowVersionSnapshot | undefined> {
+    const v = await this.db.selectFrom('workflow_versions').selectAll().where('id', '=', versionId).executeTakeFirst();
+    if (!v) return undefined;
+    const w = await this.db.selectFrom('workflows').selectAll().where('id', '=', v.workflow_id).executeTakeFirstOrThrow();
+    return toSnapshot(toWorkflow(w), toVersion(v));
+  }
+
+  /**
+   * The version a new case runs. `referenceEntityId` wins over `workflowId`
+   * (which may itself be an id or an entity id). A pin (`versionId` wins over
+   * `versionNumber`) runs whatever its status; without one the latest active
+   * version runs, and a workflow without any gives 409. Unknown workflows and
+   * versions, and workflows of another organization, give 404 (nothing leaks).
+   */
+  async resolveForRun(organizationId: string, ref: WorkflowRef, pin: VersionPin): Promise<WorkflowVersionSnapshot> {
+    let workflow: WorkflowRecord | undefined;
+    if (ref.referenceEntityId !== undefined) workflow = await this.findWorkflowByEntityId(ref.referenceEntityId);
+    else if (ref.workflowId !== undefined) workflow = await this.findWorkflowByIdOrEntityId(ref.workflowId);
+    else throw ApiError.badRequest('Send workflowId or referenceEntityId');
+    const label = ref.referenceEntityId ?? ref.workflowId;
+    if (!workflow || workflow.organizationId !== organizationId) throw ApiError.notFound(`Workflow ${label} does not exist`);
+    if (pin.versionId !== undefined || pin.versionNumber !== undefined) {
+      const version = await this.findWorkflowVersion(workflow.id, pin);
+      if (!version) {
+        throw ApiError.notFound(`Workflow ${workflow.id} has no version ${pin.versionId ?? `number ${pin.versionNumber}`}`);
+      }
+      return toSnapshot(workflow, version);
+    }
+    const active = await this.latestActiveVersion(workflow.id);
+    if (!active) {
+      throw ApiError.conflict(`Workflow ${workflow.id} has no active version; activate one or pin a version`, {
+        reason: 'NO_ACTIVE_VERSION',
+        workflowId: workflow.id,
+      });
+    }
+    return toSnapshot(workflow, active);
+  }
+
+  private latestVersionRow(db: Db | Transaction<Database>, workflowId: string): Promise<Selectable<WorkflowVersionTable> | undefined> {
+    return db
+      .selectFrom('workflow_versions')
+      .selectAll()
+      .where('workflow_id', '=', workflowId)
+      .orderBy('version_number', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+  }
+}

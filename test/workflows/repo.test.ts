@@ -1,0 +1,168 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/api/errors.js';
+import type { WorkflowGraph } from '../../src/domain/graph.js';
+import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
+import { TenancyRepo } from '../../src/store/tenancy-repo.js';
+import { WorkflowRepo } from '../../src/store/workflow-repo.js';
+
+const postgresUrl = 'postgres://postgres@127.0.0.1:5432/test';
+
+function graph(name: string): WorkflowGraph {
+  const input = randomUUID();
+  const output = randomUUID();
+  const edge = randomUUID();
+  return {
+    nodes: {
+      [input]: { id: input, name: `${name} in`, type: 'input', handler_class: 'input' },
+      [output]: { id: output, name: `${name} out`, type: 'output', handler_class: 'output' },
+    },
+    edges: { [edge]: { id: edge, from_node_id: input, to_node_id: output } },
+  };
+}
+
+async function expectApiError(promise: Promise<unknown>, statusCode: number): Promise<ApiError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ApiError);
+  expect((err as ApiError).statusCode).toBe(statusCode);
+  return err as ApiError;
+}
+
+interface Backend {
+  name: string;
+  open(): Promise<{ store: Store; cleanup(): Promise<void> }>;
+}
+
+const backends: Backend[] = [
+  {
+    name: 'sqlite',
+    open: async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-wfrepo-'));
+      const store = openStore(dir);
+      return {
+        store,
+        cleanup: async () => {
+          await store.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+  {
+    name: 'postgres',
+    open: async () => {
+      const schema = `wfrepo_${randomUUID().replace(/-/g, '')}`;
+      const admin = new pg.Client({ connectionString: postgresUrl });
+      await admin.connect();
+      await admin.query(`create schema ${schema}`);
+      const store = openStore(os.tmpdir(), `${postgresUrl}?options=-c%20search_path%3D${schema}`);
+      return {
+        store,
+        cleanup: async () => {
+          await store.close();
+          await admin.query(`drop schema ${schema} cascade`);
+          await admin.end();
+        },
+      };
+    },
+  },
+];
+
+describe.each(backends)('WorkflowRepo on $name', (backend) => {
+  let store: Store;
+  let cleanup: () => Promise<void>;
+  let repo: WorkflowRepo;
+  let orgId: string;
+  let otherOrgId: string;
+  let workspaceId: string;
+  let userId: string;
+
+  beforeAll(async () => {
+    ({ store, cleanup } = await backend.open());
+    await migrateToLatest(store.db);
+    const tenancy = new TenancyRepo(store.db);
+    orgId = (await tenancy.createOrganization('org', true)).id;
+    otherOrgId = (await tenancy.createOrganization('other', true)).id;
+    workspaceId = (await tenancy.createWorkspace(orgId, 'ws')).id;
+    userId = (await tenancy.createUser(`${randomUUID()}@example.com`, 'u')).id;
+    repo = new WorkflowRepo(store.db);
+  });
+  afterAll(async () => {
+    await cleanup();
+  });
+
+  const create = (activeStatus: 'active' | 'inactive', name = 'wf') =>
+    repo.create({ organizationId: orgId, workspaceId, name, createdBy: userId, graph: graph(name), activeStatus, orgUnitIds: ['u1'] });
+
+  it('creates version 1 and numbers every update one past the latest', async () => {
+    const { workflow, version } = await create('inactive');
+    expect(version.versionNumber).toBe(1);
+    expect(workflow.entityId).not.toBe(workflow.id);
+    expect(workflow.orgUnitIds).toEqual(['u1']);
+    const v2 = await repo.update(workflow.id, { name: 'renamed', updatedBy: userId });
+    const v3 = await repo.update(workflow.id, { graph: graph('third'), updatedBy: userId });
+    expect(v2?.version.versionNumber).toBe(2);
+    expect(v3?.version.versionNumber).toBe(3);
+    // Carried over: v3 keeps v2's name, v2 keeps v1's graph.
+    expect(v3?.version.name).toBe('renamed');
+    expect(v2?.version.graph).toEqual(version.graph);
+    expect((await repo.findWorkflow(workflow.id))?.name).toBe('renamed');
+    expect((await repo.listVersions(workflow.id)).map((v) => v.versionNumber)).toEqual([3, 2, 1]);
+    expect(await repo.update(randomUUID(), { name: 'x', updatedBy: userId })).toBeUndefined();
+  });
+
+  it('numbers concurrent updates without gaps or duplicates', async () => {
+    const { workflow } = await create('active');
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => repo.update(workflow.id, { name: `n${i}`, updatedBy: userId })));
+    expect(results.map((r) => r?.version.versionNumber).sort()).toEqual([2, 3, 4, 5, 6, 7]);
+  });
+
+  it('resolves the latest active version without a pin and any pinned version', async () => {
+    const { workflow, version: v1 } = await create('active');
+    const v2 = await repo.update(workflow.id, { activeStatus: 'inactive', graph: graph('draft'), updatedBy: userId });
+    const run = await repo.resolveForRun(orgId, { workflowId: workflow.id }, {});
+    expect(run).toMatchObject({ versionId: v1.id, versionNumber: 1, activeStatus: 'active', workspaceId, entityId: workflow.entityId });
+    const pinned = await repo.resolveForRun(orgId, { workflowId: workflow.id }, { versionNumber: 2 });
+    expect(pinned).toMatchObject({ versionId: v2?.version.id, activeStatus: 'inactive' });
+    expect((await repo.resolveForRun(orgId, { workflowId: workflow.id }, { versionId: v2?.version.id, versionNumber: 1 })).versionNumber).toBe(2);
+    await repo.setVersionStatus(workflow.id, v2?.version.id ?? '', 'active');
+    expect((await repo.resolveForRun(orgId, { workflowId: workflow.id }, {})).versionNumber).toBe(2);
+    expect(await repo.findVersion(v1.id)).toMatchObject({ workflowId: workflow.id, versionNumber: 1, graph: v1.graph });
+    expect(await repo.findVersion(randomUUID())).toBeUndefined();
+  });
+
+  it('lets referenceEntityId win and accepts an entity id as workflowId', async () => {
+    const a = await create('active', 'a');
+    const b = await create('active', 'b');
+    const run = await repo.resolveForRun(orgId, { workflowId: a.workflow.id, referenceEntityId: b.workflow.entityId }, {});
+    expect(run.workflowId).toBe(b.workflow.id);
+    expect((await repo.resolveForRun(orgId, { workflowId: a.workflow.entityId }, {})).workflowId).toBe(a.workflow.id);
+  });
+
+  it('gives 409 without an active version, 404 for unknown ids, versions and other organizations', async () => {
+    const { workflow } = await create('inactive');
+    const err = await expectApiError(repo.resolveForRun(orgId, { workflowId: workflow.id }, {}), 409);
+    expect(err.metadata).toMatchObject({ reason: 'NO_ACTIVE_VERSION' });
+    await expectApiError(repo.resolveForRun(orgId, { workflowId: randomUUID() }, {}), 404);
+    await expectApiError(repo.resolveForRun(orgId, { referenceEntityId: workflow.id }, {}), 404);
+    await expectApiError(repo.resolveForRun(orgId, { workflowId: workflow.id }, { versionNumber: 9 }), 404);
+    await expectApiError(repo.resolveForRun(orgId, { workflowId: workflow.id }, { versionId: randomUUID() }), 404);
+    await expectApiError(repo.resolveForRun(otherOrgId, { workflowId: workflow.id }, { versionNumber: 1 }), 404);
+    await expectApiError(repo.resolveForRun(orgId, {}, {}), 400);
+  });
+
+  it('deactivates every version at once', async () => {
+    const { workflow } = await create('active');
+    await repo.update(workflow.id, { name: 'v2', updatedBy: userId });
+    expect(await repo.deactivateAllVersions(workflow.id)).toBe(2);
+    await expectApiError(repo.resolveForRun(orgId, { workflowId: workflow.id }, {}), 409);
+    expect(await repo.setVersionStatus(workflow.id, randomUUID(), 'active')).toBeUndefined();
+  });
+});
