@@ -1,0 +1,112 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterEach, describe, expect, test } from 'vitest';
+import { PythonRunnerPool } from '../../activities/python/pool.js';
+import { createPool, expectHealthy, failed, main, NORMAL } from './pool-helpers.js';
+
+const pools: PythonRunnerPool[] = [];
+async function track(p: Promise<PythonRunnerPool>): Promise<PythonRunnerPool> {
+  const pool = await p;
+  pools.push(pool);
+  return pool;
+}
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+
+/** All host descendants of pid (bwrap forks before python starts). */
+function descendants(pid: number): number[] {
+  const parent = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parent.set(Number(name), ppid);
+    } catch {
+      // process went away
+    }
+  }
+  const out = [pid];
+  for (let i = 0; i < out.length; i += 1) {
+    for (const [child, ppid] of parent) if (ppid === out[i]) out.push(child);
+  }
+  return out;
+}
+
+describe('pool behaviour', () => {
+  test('200 concurrent calls all answer correctly', async () => {
+    const pool = await track(createPool());
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => pool.run({ form: 'main', source: NORMAL, inputs: { a: i, b: 1 } })),
+    );
+    results.forEach((r, i) => expect(r).toMatchObject({ ok: true, outputs: { sum: i + 1 } }));
+    expect(pool.stats()).toMatchObject({ completed: 200, failed: 0, queued: 0, inFlight: 0 });
+  });
+
+  test('servers are recycled after K calls without losing calls', async () => {
+    const pool = await track(createPool({ size: 1, recycleAfter: 5 }));
+    const firstPid = pool.stats().pids[0];
+    const results = await Promise.all(Array.from({ length: 23 }, () => pool.run({ form: 'main', source: NORMAL, inputs: { a: 1, b: 1 } })));
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(pool.stats().recycled).toBeGreaterThanOrEqual(4);
+    expect(pool.stats().restarts).toBe(0);
+    await expectHealthy(pool);
+    expect(pool.stats().pids).not.toContain(firstPid);
+  });
+
+  test('a dead server is replaced; its in-flight call fails cleanly', async () => {
+    const pool = await track(createPool({ size: 1 }));
+    const pid = pool.stats().pids[0]!;
+    const pending = pool.run({ form: 'main', source: main('import time\ntime.sleep(5)\nreturn {}'), inputs: {}, timeoutMs: 8000 });
+    await new Promise((r) => setTimeout(r, 200));
+    process.kill(pid, 'SIGKILL');
+    const r = await pending;
+    expect(failed(r).kind).toBe('sandbox');
+    await expectHealthy(pool);
+    expect(pool.stats().restarts).toBe(1);
+  });
+
+  test('the watchdog replaces a server that stops answering', async () => {
+    const pool = await track(createPool({ size: 1 }));
+    const pid = pool.stats().pids[0]!;
+    for (const p of descendants(pid)) process.kill(p, 'SIGSTOP');
+    const started = Date.now();
+    const r = await pool.run({ form: 'main', source: NORMAL, inputs: { a: 1, b: 2 }, timeoutMs: 300 });
+    expect(failed(r).kind).toBe('sandbox');
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await expectHealthy(pool);
+    expect(pool.stats().pids).not.toContain(pid);
+  }, 30_000);
+
+  test('a crashed child never takes the server down', async () => {
+    const pool = await track(createPool({ size: 1, auditHook: false }));
+    const pid = pool.stats().pids[0];
+    const crash = main('I = caseflow.log.__globals__["__builtins__"]["__import__"]\nI("ctypes").string_at(0)\nreturn {}');
+    const results = await Promise.all(Array.from({ length: 10 }, () => pool.run({ form: 'main', source: crash, inputs: {} })));
+    expect(results.every((r) => !r.ok && r.error.kind === 'error')).toBe(true);
+    await expectHealthy(pool);
+    expect(pool.stats().pids).toEqual([pid]);
+  });
+});
+
+describe('hosts without full containment', () => {
+  test('refuses to run untrusted code unless the operator opted in', async () => {
+    delete process.env.CASEFLOW_PYTHON_ALLOW_UNSANDBOXED;
+    const pool = await track(PythonRunnerPool.create({ size: 1, bwrapPath: '/nonexistent/bwrap' }));
+    const caps = pool.stats().capabilities;
+    expect(caps?.fullContainment).toBe(false);
+    expect(caps?.problems.join(' ')).toMatch(/bwrap could not start the sandbox: not found/);
+    const r = await pool.run({ form: 'main', source: NORMAL, inputs: { a: 1, b: 1 } });
+    expect(failed(r).kind).toBe('sandbox');
+    expect(failed(r).message).toMatch(/allowUnsandboxed \/ CASEFLOW_PYTHON_ALLOW_UNSANDBOXED=1/);
+    // The authoring scan still works (it runs no customer code).
+    expect(await pool.scan('import os', 'main')).toHaveLength(1);
+  });
+
+  test('runs when opted in (with whatever layers the host has)', async () => {
+    const pool = await track(PythonRunnerPool.create({ size: 1, bwrapPath: '/nonexistent/bwrap', allowUnsandboxed: true }));
+    expect(pool.stats().sandboxed).toBe(false);
+    const r = await pool.run({ form: 'main', source: NORMAL, inputs: { a: 1, b: 1 } });
+    expect(r).toMatchObject({ ok: true, outputs: { sum: 2 } });
+  });
+});
