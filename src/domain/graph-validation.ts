@@ -1,0 +1,228 @@
+import type { WorkflowEdge, WorkflowGraph, WorkflowNode } from './graph.js';
+import { handlerClassName, handlerClassOf } from './handler-classes.js';
+import type { VariableSchema } from './variables.js';
+
+/** One reason a graph cannot be saved; `path` is dotted from the graph root (`nodes.<id>.routes.<routeId>`). */
+export interface GraphProblem {
+  path: string;
+  message: string;
+}
+
+/** The property a node lists when it declares routes. */
+export const routeProperty = 'route';
+
+function edgesFrom(graph: WorkflowGraph): Map<string, Array<[string, WorkflowEdge]>> {
+  const out = new Map<string, Array<[string, WorkflowEdge]>>();
+  for (const [key, edge] of Object.entries(graph.edges)) {
+    if (!Object.hasOwn(graph.nodes, edge.from_node_id) || !Object.hasOwn(graph.nodes, edge.to_node_id)) continue;
+    const list = out.get(edge.from_node_id) ?? [];
+    list.push([key, edge]);
+    out.set(edge.from_node_id, list);
+  }
+  return out;
+}
+
+/** Node ids on a cycle, in order, or undefined when the graph is acyclic (iterative DFS: graphs may be deep). */
+function findCycle(graph: WorkflowGraph, out: Map<string, Array<[string, WorkflowEdge]>>): string[] | undefined {
+  const state = new Map<string, 'open' | 'done'>();
+  for (const start of Object.keys(graph.nodes)) {
+    if (state.has(start)) continue;
+    const stack: Array<{ id: string; next: number }> = [{ id: start, next: 0 }];
+    state.set(start, 'open');
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1];
+      if (!top) break;
+      const children = out.get(top.id) ?? [];
+      const child = children[top.next];
+      if (!child) {
+        state.set(top.id, 'done');
+        stack.pop();
+        continue;
+      }
+      top.next += 1;
+      const to = child[1].to_node_id;
+      const seen = state.get(to);
+      if (seen === 'open') {
+        const path = stack.map((frame) => frame.id);
+        return [...path.slice(path.indexOf(to)), to];
+      }
+      if (seen === undefined) {
+        state.set(to, 'open');
+        stack.push({ id: to, next: 0 });
+      }
+    }
+  }
+  return undefined;
+}
+
+function reachableFrom(start: string, out: Map<string, Array<[string, WorkflowEdge]>>): Set<string> {
+  const seen = new Set<string>([start]);
+  const queue = [start];
+  for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+    for (const [, edge] of out.get(id) ?? []) {
+      if (!seen.has(edge.to_node_id)) {
+        seen.add(edge.to_node_id);
+        queue.push(edge.to_node_id);
+      }
+    }
+  }
+  return seen;
+}
+
+/** Every node with an edge path to `nodeId` (its ancestors), for mapping checks. */
+function ancestorsOf(nodeId: string, graph: WorkflowGraph): Set<string> {
+  const incoming = new Map<string, string[]>();
+  for (const edge of Object.values(graph.edges)) {
+    const list = incoming.get(edge.to_node_id) ?? [];
+    list.push(edge.from_node_id);
+    incoming.set(edge.to_node_id, list);
+  }
+  const seen = new Set<string>();
+  const queue = [nodeId];
+  for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+    for (const from of incoming.get(id) ?? []) {
+      if (!seen.has(from)) {
+        seen.add(from);
+        queue.push(from);
+      }
+    }
+  }
+  return seen;
+}
+
+function checkVariableSchema(schema: VariableSchema | undefined, path: string, problems: GraphProblem[]): void {
+  for (const [key, entry] of Object.entries(schema?.schema ?? {})) {
+    if (entry.id !== key) problems.push({ path: `${path}.schema.${key}.id`, message: `Variable key ${key} differs from its id ${entry.id}` });
+  }
+}
+
+/** Variable names must be unique where they become map keys (jobPayloadSchema, results). */
+function checkUniqueNames(schema: VariableSchema | undefined, path: string, problems: GraphProblem[]): void {
+  const seen = new Map<string, string>();
+  for (const [key, entry] of Object.entries(schema?.schema ?? {})) {
+    const first = seen.get(entry.variable_name);
+    if (first !== undefined) {
+      problems.push({ path: `${path}.schema.${key}.variable_name`, message: `variable_name ${entry.variable_name} is also used by ${first}` });
+    } else seen.set(entry.variable_name, key);
+  }
+}
+
+function checkProcess(key: string, node: WorkflowNode, problems: GraphProblem[]): void {
+  const name = handlerClassName(node);
+  const handler = handlerClassOf(node);
+  if (!handler) {
+    problems.push({
+      path: `nodes.${key}.handler_class`,
+      message: node.handler_class ? `Unknown handler_class ${name}` : `Node type ${node.type} needs a handler_class`,
+    });
+    return;
+  }
+  if (handler.nodeType !== node.type) {
+    problems.push({ path: `nodes.${key}.handler_class`, message: `handler_class ${name} belongs to node type ${handler.nodeType}, not ${node.type}` });
+  }
+  const parsed = handler.process.safeParse(node.process ?? {});
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      problems.push({ path: ['nodes', key, 'process', ...issue.path.map(String)].join('.'), message: issue.message });
+    }
+  }
+}
+
+/** The four parts of routing must agree: routes entry, bool output variable, `route` property, edges. */
+function checkRoutes(key: string, node: WorkflowNode, outgoing: Array<[string, WorkflowEdge]>, problems: GraphProblem[]): void {
+  const routes = Object.entries(node.routes ?? {});
+  const declaresRouting = (node.properties ?? []).includes(routeProperty);
+  if (routes.length > 0 && !declaresRouting) {
+    problems.push({ path: `nodes.${key}.properties`, message: `A node with routes must list "${routeProperty}" in properties` });
+  }
+  if (routes.length === 0 && declaresRouting) {
+    problems.push({ path: `nodes.${key}.routes`, message: `properties lists "${routeProperty}" but the node declares no routes` });
+  }
+  for (const [routeKey, route] of routes) {
+    const path = `nodes.${key}.routes.${routeKey}`;
+    if (route.id !== routeKey) problems.push({ path: `${path}.id`, message: `Route key ${routeKey} differs from its id ${route.id}` });
+    const variable = node.output_schema?.schema[routeKey];
+    if (!variable) {
+      problems.push({ path: `nodes.${key}.output_schema.schema.${routeKey}`, message: `Route ${routeKey} needs a bool output variable keyed by the route id` });
+    } else if (variable.allowed_types.length !== 1 || variable.allowed_types[0]?.type !== 'bool') {
+      problems.push({ path: `nodes.${key}.output_schema.schema.${routeKey}.allowed_types`, message: `The output variable of route ${routeKey} must be of type bool only` });
+    }
+    if (!outgoing.some(([, edge]) => edge.route_id === routeKey)) {
+      problems.push({ path, message: `No edge out of the node carries route_id ${routeKey}` });
+    }
+  }
+  for (const [edgeKey, edge] of outgoing) {
+    if (edge.route_id !== undefined && !Object.hasOwn(node.routes ?? {}, edge.route_id)) {
+      problems.push({ path: `edges.${edgeKey}.route_id`, message: `Route ${edge.route_id} is not declared in the routes of node ${key}` });
+    }
+  }
+}
+
+function checkData(key: string, node: WorkflowNode, graph: WorkflowGraph, problems: GraphProblem[]): void {
+  const inputs = node.input_schema?.schema ?? {};
+  const mappings = Object.entries(node.variable_mappings ?? {});
+  const ancestors = mappings.length > 0 ? ancestorsOf(key, graph) : new Set<string>();
+  for (const [variableId, mapping] of mappings) {
+    const path = `nodes.${key}.variable_mappings.${variableId}`;
+    if (!Object.hasOwn(inputs, variableId)) problems.push({ path, message: `Node has no input variable ${variableId}` });
+    const from = Object.hasOwn(graph.nodes, mapping.from_node_id) ? graph.nodes[mapping.from_node_id] : undefined;
+    if (!from || !ancestors.has(mapping.from_node_id)) {
+      problems.push({ path: `${path}.from_node_id`, message: `Node ${mapping.from_node_id} is not upstream of node ${key}` });
+    } else if (!Object.hasOwn(from.output_schema?.schema ?? {}, mapping.from_variable_id)) {
+      problems.push({ path: `${path}.from_variable_id`, message: `Node ${mapping.from_node_id} has no output variable ${mapping.from_variable_id}` });
+    }
+  }
+  for (const variableId of Object.keys(node.fixed_values ?? {})) {
+    if (!Object.hasOwn(inputs, variableId)) problems.push({ path: `nodes.${key}.fixed_values.${variableId}`, message: `Node has no input variable ${variableId}` });
+  }
+}
+
+/**
+ * Everything that makes a graph unrunnable, checked when a workflow is saved
+ * (structure, routing, handler configuration, data flow). Empty when valid.
+ */
+export function validateGraph(graph: WorkflowGraph): GraphProblem[] {
+  const problems: GraphProblem[] = [];
+  const nodes = Object.entries(graph.nodes);
+  for (const [key, node] of nodes) {
+    if (node.id !== key) problems.push({ path: `nodes.${key}.id`, message: `Node key ${key} differs from its id ${node.id}` });
+  }
+  for (const [key, edge] of Object.entries(graph.edges)) {
+    if (edge.id !== key) problems.push({ path: `edges.${key}.id`, message: `Edge key ${key} differs from its id ${edge.id}` });
+    for (const end of ['from_node_id', 'to_node_id'] as const) {
+      if (!Object.hasOwn(graph.nodes, edge[end])) problems.push({ path: `edges.${key}.${end}`, message: `Node ${edge[end]} is not in nodes` });
+    }
+    if (edge.route_complement === true && edge.route_id === undefined) {
+      problems.push({ path: `edges.${key}.route_complement`, message: 'route_complement needs a route_id' });
+    }
+  }
+
+  const inputNodes = nodes.filter(([, node]) => node.type === 'input');
+  const outputNodes = nodes.filter(([, node]) => node.type === 'output');
+  if (inputNodes.length !== 1) problems.push({ path: 'nodes', message: `Exactly one input node is required, found ${inputNodes.length}` });
+  if (outputNodes.length !== 1) problems.push({ path: 'nodes', message: `Exactly one output node is required, found ${outputNodes.length}` });
+
+  const out = edgesFrom(graph);
+  const cycle = findCycle(graph, out);
+  if (cycle) problems.push({ path: 'edges', message: `The graph has a cycle: ${cycle.join(' -> ')}` });
+  const [inputEntry] = inputNodes;
+  if (inputEntry && inputNodes.length === 1) {
+    const reachable = reachableFrom(inputEntry[0], out);
+    for (const [key] of nodes) {
+      if (!reachable.has(key)) problems.push({ path: `nodes.${key}`, message: `Node ${key} is not reachable from the input node` });
+    }
+    checkUniqueNames(inputEntry[1].output_schema, `nodes.${inputEntry[0]}.output_schema`, problems);
+  }
+  const [outputEntry] = outputNodes;
+  if (outputEntry && outputNodes.length === 1) checkUniqueNames(outputEntry[1].input_schema, `nodes.${outputEntry[0]}.input_schema`, problems);
+
+  for (const [key, node] of nodes) {
+    checkVariableSchema(node.input_schema, `nodes.${key}.input_schema`, problems);
+    checkVariableSchema(node.output_schema, `nodes.${key}.output_schema`, problems);
+    checkProcess(key, node, problems);
+    checkRoutes(key, node, out.get(key) ?? [], problems);
+    // Ancestors are meaningless on a cyclic graph; the cycle is reported already.
+    if (!cycle) checkData(key, node, graph, problems);
+  }
+  return problems;
+}
