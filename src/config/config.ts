@@ -36,6 +36,15 @@ export const configSchema = z.object({
     maxCachedWorkflows: z.coerce.number().int().min(0),
     workerMetricsPort: port,
   }),
+  secrets: z.object({ masterKey: z.string().min(1).optional(), keyFile: z.string().min(1).optional() }),
+  callbacks: z.object({
+    timeoutMs: z.coerce.number().int().min(100),
+    initialIntervalMs: z.coerce.number().int().min(1),
+    backoffCoefficient: z.coerce.number().min(1),
+    maximumIntervalMs: z.coerce.number().int().min(1),
+    maxElapsedMs: z.coerce.number().int().min(0),
+    secretRotationOverlapMs: z.coerce.number().int().min(0),
+  }),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -67,6 +76,10 @@ const envMap: Record<string, string> = {
   TEMPORAL_DEV_START_TIMEOUT_MS: 'temporal.devServer.startTimeoutMs',
   CASEFLOW_MAX_CACHED_WORKFLOWS: 'temporal.maxCachedWorkflows',
   CASEFLOW_WORKER_METRICS_PORT: 'temporal.workerMetricsPort',
+  CASEFLOW_MASTER_KEY: 'secrets.masterKey',
+  CASEFLOW_MASTER_KEY_FILE: 'secrets.keyFile',
+  CASEFLOW_CALLBACK_TIMEOUT_MS: 'callbacks.timeoutMs',
+  CASEFLOW_CALLBACK_MAX_ELAPSED_MS: 'callbacks.maxElapsedMs',
 };
 
 type Json = { [key: string]: unknown };

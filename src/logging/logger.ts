@@ -22,6 +22,7 @@ export const redactedPaths = [
   '*.client_secret',
   '*.accessToken',
   '*.refreshToken',
+  '*.masterKey',
 ];
 
 export function createLogger(level: string, options: LoggerOptions = {}): Logger {
