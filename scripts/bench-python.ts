@@ -1,0 +1,53 @@
+import { spawnSync } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { PythonRunnerPool } from '../activities/python/pool.js';
+
+const SOURCE = 'def main(inputs):\n    return {"sum": inputs["a"] + inputs["b"]}\n';
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+function fmt(ms: number): string {
+  return `${ms.toFixed(2)} ms`;
+}
+
+/** Warm per-call latency and throughput through the fully contained pool, next to a cold python start. */
+export async function benchPython(): Promise<void> {
+  const cold: number[] = [];
+  for (let i = 0; i < 20; i += 1) {
+    const t = performance.now();
+    spawnSync('/usr/bin/python3', ['-I', '-S', '-c', 'pass']);
+    cold.push(performance.now() - t);
+  }
+  cold.sort((a, b) => a - b);
+
+  const pool = await PythonRunnerPool.create({});
+  try {
+    const caps = pool.stats().capabilities;
+    if (!pool.stats().sandboxed) {
+      console.log(`python: full containment unavailable (${caps?.problems.join('; ')}); bench skipped`);
+      return;
+    }
+    for (let i = 0; i < 50; i += 1) await pool.run({ form: 'main', source: SOURCE, inputs: { a: i, b: 1 } });
+    const warm: number[] = [];
+    for (let i = 0; i < 500; i += 1) {
+      const t = performance.now();
+      const r = await pool.run({ form: 'main', source: SOURCE, inputs: { a: i, b: 1 } });
+      warm.push(performance.now() - t);
+      if (!r.ok) throw new Error(`bench call failed: ${r.error.message}`);
+    }
+    warm.sort((a, b) => a - b);
+    const n = 2000;
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: n }, (_, i) => pool.run({ form: 'main', source: SOURCE, inputs: { a: i, b: 1 } })));
+    const perSecond = n / ((performance.now() - t0) / 1000);
+    const s = pool.stats();
+    console.log(`python sandbox: landlock ABI ${caps?.landlockAbi}, seccomp ${caps?.seccomp}, ${s.servers} servers`);
+    console.log(`python cold start (python3 -I -S -c pass): p50 ${fmt(percentile(cold, 50))}, p99 ${fmt(percentile(cold, 99))}`);
+    console.log(`python warm call (bwrap+Landlock+seccomp+rlimits, sequential): p50 ${fmt(percentile(warm, 50))}, p99 ${fmt(percentile(warm, 99))}`);
+    console.log(`python throughput (${n} concurrent calls): ${perSecond.toFixed(0)} calls/s`);
+  } finally {
+    await pool.close();
+  }
+}
