@@ -24,6 +24,12 @@ export interface RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodTy
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * false: `body` is documented but not validated before the handler, which
+   * calls parseOrThrow itself after the checks the contract puts first
+   * (permission before validation).
+   */
+  validateBody?: boolean;
   /** Documented request headers other than the API key. */
   headers?: z.ZodObject;
   responses: Record<number, ResponseSpec>;
@@ -89,7 +95,7 @@ export class ApiRoutes {
       const auth = spec.auth ? await this.authenticate(req) : undefined;
       const params = spec.params ? parseOrThrow(spec.params, req.params, 'path') : req.params;
       const query = spec.query ? parseOrThrow(spec.query, req.query, 'query') : req.query;
-      const body = spec.body ? parseOrThrow(spec.body, req.body ?? {}, 'body') : req.body;
+      const body = spec.body && spec.validateBody !== false ? parseOrThrow(spec.body, req.body ?? {}, 'body') : req.body;
       await spec.handler({ req, res, params, query, body, auth } as HandlerInput<P, Q, B, A>);
     });
   }
