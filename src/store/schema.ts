@@ -1,5 +1,6 @@
 import type { TenancyTables } from './tables/tenancy.js';
 import type { WorkflowTables } from './tables/workflows.js';
+import type { CallbackTables } from './tables/callbacks.js';
 
 /** Every table of the store; each area adds its tables interface here. */
-export interface Database extends TenancyTables, WorkflowTables {}
+export interface Database extends TenancyTables, WorkflowTables, CallbackTables {}

@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import * as tenancy from './001_tenancy.js';
 import * as workflows from './010_workflows.js';
+import * as callbacks from './012_callbacks.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -9,4 +10,5 @@ import * as workflows from './010_workflows.js';
 export const migrations: Record<string, Migration> = {
   '001_tenancy': tenancy,
   '010_workflows': workflows,
+  '012_callbacks': callbacks,
 };
