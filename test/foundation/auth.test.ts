@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireOrganizationGrant, requireWorkspaceGrant } from '../../src/auth/access.js';
+import type { AuthContext } from '../../src/auth/auth-context.js';
+import { ApiError } from '../../src/api/errors.js';
+import { startTestService, type TestService } from '../support/harness.js';
+
+interface KeyResponse {
+  key: string;
+  apiKey: { id: string };
+}
+
+describe('authentication and permissions', () => {
+  let svc: TestService;
+  let otherOrgId: string;
+  let otherWorkspaceId: string;
+  let secondWorkspaceId: string;
+
+  async function makeKey(body: Record<string, unknown>): Promise<KeyResponse> {
+    const res = await svc.admin('POST', '/admin/keys', { organizationId: svc.organizationId, userId: svc.userId, name: 'k', ...body });
+    expect(res.status).toBe(201);
+    return res.body as unknown as KeyResponse;
+  }
+
+  beforeAll(async () => {
+    svc = await startTestService();
+    otherOrgId = ((await svc.admin('POST', '/admin/organizations', { name: 'Other' })).body as { id: string }).id;
+    otherWorkspaceId = ((await svc.admin('POST', `/admin/organizations/${otherOrgId}/workspaces`, { name: 'Theirs' })).body as { id: string }).id;
+    secondWorkspaceId = ((await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Second' })).body as { id: string }).id;
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it('accepts the key as x-service-key and as a bearer token', async () => {
+    const viaHeader = await svc.request('GET', '/api/v1/me');
+    expect(viaHeader.status).toBe(200);
+    expect(viaHeader.body).toMatchObject({ organizationId: svc.organizationId, organizationVerified: true, scope: { type: 'organization' } });
+    const viaBearer = await svc.request('GET', '/api/v1/me', { key: null, headers: { authorization: `Bearer ${svc.key}` } });
+    expect(viaBearer.status).toBe(200);
+  });
+
+  it.each([
+    ['missing', null],
+    ['malformed', 'not-a-key'],
+    ['unknown', 'cf_00000000000000000000000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'],
+  ])('answers 401 for a %s key', async (_label, key) => {
+    const res = await svc.request('GET', '/api/v1/me', { key });
+    expect(res.status).toBe(401);
+    expect(res.body).toMatchObject({ statusCode: 401, errorCode: 'UNAUTHORIZED', path: '/api/v1/me' });
+  });
+
+  it('answers 401 for a right id with a wrong secret', async () => {
+    const tampered = svc.key.slice(0, -4) + (svc.key.endsWith('AAAA') ? 'BBBB' : 'AAAA');
+    expect((await svc.request('GET', '/api/v1/me', { key: tampered })).status).toBe(401);
+  });
+
+  it('answers 401 once a key has expired', async () => {
+    const { key } = await makeKey({ grants: ['workflow:read'], expiresAt: new Date(Date.now() + 1500).toISOString() });
+    expect((await svc.request('GET', '/api/v1/me', { key })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1600));
+    const res = await svc.request('GET', '/api/v1/me', { key });
+    expect(res.status).toBe(401);
+    expect(res.body.message).toMatch(/expired/);
+  });
+
+  it('answers 401 after revocation', async () => {
+    const { key, apiKey } = await makeKey({ grants: ['workflow:read'] });
+    expect((await svc.request('GET', '/api/v1/me', { key })).status).toBe(200);
+    expect((await svc.admin('POST', `/admin/keys/${apiKey.id}/revoke`)).status).toBe(204);
+    expect((await svc.request('GET', '/api/v1/me', { key })).status).toBe(401);
+    expect((await svc.admin('POST', `/admin/keys/${apiKey.id}/revoke`)).status).toBe(409);
+  });
+
+  it("answers 401 when the key's user left the organization", async () => {
+    const user = (await svc.admin('POST', '/admin/users', { email: 'leaver@example.com', name: 'Leaver', organizationId: svc.organizationId })).body as {
+      id: string;
+    };
+    const { key } = await makeKey({ userId: user.id, grants: ['workflow:read'] });
+    expect((await svc.request('GET', '/api/v1/me', { key })).status).toBe(200);
+    expect((await svc.admin('DELETE', `/admin/organizations/${svc.organizationId}/members/${user.id}`)).status).toBe(204);
+    const res = await svc.request('GET', '/api/v1/me', { key });
+    expect(res.status).toBe(401);
+    expect(res.body.message).toMatch(/no longer a member/);
+  });
+
+  it('refuses keys for non-members, foreign workspaces and past expiry', async () => {
+    const outsider = (await svc.admin('POST', '/admin/users', { email: 'outsider@example.com', name: 'Outsider' })).body as { id: string };
+    const notMember = await svc.admin('POST', '/admin/keys', { organizationId: svc.organizationId, userId: outsider.id, name: 'x', grants: ['case:read'] });
+    expect(notMember.status).toBe(400);
+    const foreign = await svc.admin('POST', '/admin/keys', {
+      organizationId: svc.organizationId,
+      userId: svc.userId,
+      name: 'x',
+      grants: ['case:read'],
+      workspaceIds: [otherWorkspaceId],
+    });
+    expect(foreign.status).toBe(400);
+    const past = await svc.admin('POST', '/admin/keys', {
+      organizationId: svc.organizationId,
+      userId: svc.userId,
+      name: 'x',
+      grants: ['case:read'],
+      expiresAt: '2001-01-01T00:00:00Z',
+    });
+    expect(past.status).toBe(400);
+  });
+
+  it('keeps the operator area behind the admin token', async () => {
+    expect((await svc.request('GET', '/admin/organizations', { key: null })).status).toBe(401);
+    expect((await svc.request('GET', '/admin/organizations', { key: null, headers: { authorization: 'Bearer wrong-token-wrong-token' } })).status).toBe(401);
+    const list = await svc.admin('GET', `/admin/organizations/${svc.organizationId}/keys`);
+    expect(list.status).toBe(200);
+    expect(list.text).not.toContain('secret');
+    expect(list.text).not.toContain(svc.key.split('_')[2]);
+  });
+
+  describe('grants and scope', () => {
+    async function contextFor(key: string): Promise<AuthContext> {
+      const me = (await svc.request('GET', '/api/v1/me', { key })).body as {
+        keyId: string;
+        userId: string;
+        organizationId: string;
+        organizationVerified: boolean;
+        scope: AuthContext['scope'];
+        grants: AuthContext['grants'] extends ReadonlySet<infer G> ? G[] : never;
+      };
+      return { ...me, grants: new Set(me.grants) };
+    }
+    const tenancy = () => svc.service.context.tenancy;
+    const status = async (fn: () => Promise<unknown> | unknown) => {
+      try {
+        await fn();
+        return 200;
+      } catch (err) {
+        if (err instanceof ApiError) return err.statusCode;
+        throw err;
+      }
+    };
+
+    it('gives 403 for a missing grant, another organization, an unlisted workspace; 404 for an unknown one', async () => {
+      const reader = await contextFor((await makeKey({ grants: ['workflow:read'] })).key);
+      expect(await status(() => requireWorkspaceGrant(tenancy(), reader, svc.workspaceId, 'workflow:read'))).toBe(200);
+      expect(await status(() => requireWorkspaceGrant(tenancy(), reader, svc.workspaceId, 'workflow:full'))).toBe(403);
+      expect(await status(() => requireWorkspaceGrant(tenancy(), reader, otherWorkspaceId, 'workflow:read'))).toBe(403);
+      expect(await status(() => requireWorkspaceGrant(tenancy(), reader, '00000000-0000-4000-8000-000000000000', 'workflow:read'))).toBe(404);
+
+      const scoped = await contextFor((await makeKey({ grants: ['workflow:full'], workspaceIds: [svc.workspaceId] })).key);
+      expect(await status(() => requireWorkspaceGrant(tenancy(), scoped, svc.workspaceId, 'workflow:read'))).toBe(200);
+      expect(await status(() => requireWorkspaceGrant(tenancy(), scoped, secondWorkspaceId, 'workflow:read'))).toBe(403);
+      expect(await status(() => requireOrganizationGrant(scoped, 'workflow:full'))).toBe(403);
+    });
+
+    it('requires a verified organization where asked', async () => {
+      const full = await contextFor(svc.key);
+      expect(await status(() => requireOrganizationGrant(full, 'code:full', { verified: true }))).toBe(200);
+      expect(await status(() => requireOrganizationGrant({ ...full, organizationVerified: false }, 'code:full', { verified: true }))).toBe(403);
+      const noCode = await contextFor((await makeKey({ grants: ['integration:full'] })).key);
+      expect(await status(() => requireOrganizationGrant(noCode, 'code:full'))).toBe(403);
+      expect(await status(() => requireOrganizationGrant(noCode, 'integration:read'))).toBe(200);
+    });
+  });
+});
