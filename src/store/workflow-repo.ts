@@ -121,9 +121,9 @@ export function toSnapshot(workflow: WorkflowRecord, version: WorkflowVersionRec
 }
 
 /**
- * Workflows and their immutable versions. Every change of name, description,
- * graph or status-at-update cuts a new version numbered one past the latest;
- * only a version's status changes in place (activate / deactivate).
+ * Workflows and their immutable versions. Every update cuts a new version
+ * numbered one past the latest; only a version's status changes in place
+ * (activate / deactivate), and at most one version is active at a time.
  */
 export class WorkflowRepo {
   constructor(private readonly db: Db) {}
@@ -184,6 +184,7 @@ export class WorkflowRepo {
         created_by: input.updatedBy,
         created_at: at,
       };
+      if (versionRow.status === 'active') await this.deactivateOthers(trx, workflowId, versionRow.id);
       await trx.insertInto('workflow_versions').values(versionRow).execute();
       await trx.updateTable('workflows').set({ name, description }).where('id', '=', workflowId).execute();
       const row = await trx.selectFrom('workflows').selectAll().where('id', '=', workflowId).executeTakeFirstOrThrow();
@@ -191,18 +192,26 @@ export class WorkflowRepo {
     });
   }
 
-  /** Sets one version's status; undefined when the version is not one of this workflow's. */
+  /**
+   * Sets one version's status; activating it deactivates the others, so at
+   * most one version is active and "activate" is also how to roll back.
+   * Undefined when the version is not one of this workflow's.
+   */
   async setVersionStatus(workflowId: string, versionId: string, status: VersionStatus): Promise<WorkflowVersionRecord | undefined> {
-    const result = await this.db
-      .updateTable('workflow_versions')
-      .set({ status })
-      .where('id', '=', versionId)
-      .where('workflow_id', '=', workflowId)
-      .executeTakeFirst();
-    if (result.numUpdatedRows === 0n) return undefined;
-    await this.db.updateTable('workflows').set({ updated_at: now() }).where('id', '=', workflowId).execute();
-    const row = await this.db.selectFrom('workflow_versions').selectAll().where('id', '=', versionId).executeTakeFirstOrThrow();
-    return toVersion(row);
+    return this.db.transaction().execute(async (trx) => {
+      const touched = await trx.updateTable('workflows').set({ updated_at: now() }).where('id', '=', workflowId).executeTakeFirst();
+      if (touched.numUpdatedRows === 0n) return undefined;
+      const result = await trx
+        .updateTable('workflow_versions')
+        .set({ status })
+        .where('id', '=', versionId)
+        .where('workflow_id', '=', workflowId)
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return undefined;
+      if (status === 'active') await this.deactivateOthers(trx, workflowId, versionId);
+      const row = await trx.selectFrom('workflow_versions').selectAll().where('id', '=', versionId).executeTakeFirstOrThrow();
+      return toVersion(row);
+    });
   }
 
   /** Deactivates every version, so no unpinned run can start; returns how many were active. */
@@ -306,6 +315,16 @@ export class WorkflowRepo {
       });
     }
     return toSnapshot(workflow, active);
+  }
+
+  private async deactivateOthers(trx: Transaction<Database>, workflowId: string, keepVersionId: string): Promise<void> {
+    await trx
+      .updateTable('workflow_versions')
+      .set({ status: 'inactive' })
+      .where('workflow_id', '=', workflowId)
+      .where('id', '!=', keepVersionId)
+      .where('status', '=', 'active')
+      .execute();
   }
 
   private latestVersionRow(db: Db | Transaction<Database>, workflowId: string): Promise<Selectable<WorkflowVersionTable> | undefined> {

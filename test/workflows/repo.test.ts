@@ -134,6 +134,8 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
     expect((await repo.resolveForRun(orgId, { workflowId: workflow.id }, { versionId: v2?.version.id, versionNumber: 1 })).versionNumber).toBe(2);
     await repo.setVersionStatus(workflow.id, v2?.version.id ?? '', 'active');
     expect((await repo.resolveForRun(orgId, { workflowId: workflow.id }, {})).versionNumber).toBe(2);
+    // One active version at a time: activating v2 deactivated v1.
+    expect((await repo.listVersions(workflow.id)).map((v) => v.status)).toEqual(['active', 'inactive']);
     expect(await repo.findVersion(v1.id)).toMatchObject({ workflowId: workflow.id, versionNumber: 1, graph: v1.graph });
     expect(await repo.findVersion(randomUUID())).toBeUndefined();
   });
@@ -160,8 +162,13 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
 
   it('deactivates every version at once', async () => {
     const { workflow } = await create('active');
-    await repo.update(workflow.id, { name: 'v2', updatedBy: userId });
-    expect(await repo.deactivateAllVersions(workflow.id)).toBe(2);
+    const v2 = await repo.update(workflow.id, { name: 'v2', updatedBy: userId });
+    // The new version inherited 'active' and took over from v1.
+    expect((await repo.listVersions(workflow.id)).map((v) => v.status)).toEqual(['active', 'inactive']);
+    await repo.setVersionStatus(workflow.id, v2?.version.id ?? '', 'inactive');
+    await repo.update(workflow.id, { name: 'v3', activeStatus: 'active', updatedBy: userId });
+    await repo.setVersionStatus(workflow.id, (await repo.listVersions(workflow.id))[2]?.id ?? '', 'active');
+    expect(await repo.deactivateAllVersions(workflow.id)).toBe(1);
     await expectApiError(repo.resolveForRun(orgId, { workflowId: workflow.id }, {}), 409);
     expect(await repo.setVersionStatus(workflow.id, randomUUID(), 'active')).toBeUndefined();
   });
