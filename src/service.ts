@@ -15,6 +15,7 @@ import { temporalCliPath } from './temporal/binaries.js';
 import { connectTemporal } from './temporal/connection.js';
 import { startDevServer, type DevServer } from './temporal/dev-server.js';
 import { createWorker } from './temporal/worker.js';
+import { PythonRunnerPool } from '../activities/python/pool.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -100,11 +101,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
     const temporal = await connectTemporal(config, address, devServer?.uiUrl);
     stops.push(() => temporal.connection.close());
-    const context: AppContext = { config, logger, store, tenancy, temporal, metrics: createMetrics(workerMetricsUrl) };
+    const python = await PythonRunnerPool.create({
+      size: config.python.poolSize || undefined,
+      allowUnsandboxed: config.python.allowUnsandboxed,
+      defaultTimeoutMs: config.python.defaultTimeoutMs,
+      logger: logger.child({ component: 'python' }),
+    });
+    stops.push(() => python.close());
+    const context: AppContext = { config, logger, store, tenancy, temporal, metrics: createMetrics(workerMetricsUrl), python };
 
     let worker: Worker | undefined;
     if (role !== 'api') {
-      worker = await createWorker(temporal, { config, db: store.db, logger }, { maxCachedWorkflows: config.temporal.maxCachedWorkflows });
+      worker = await createWorker(temporal, { config, db: store.db, logger, python }, { maxCachedWorkflows: config.temporal.maxCachedWorkflows });
       const running = worker.run();
       const w = worker;
       stops.push(async () => {
