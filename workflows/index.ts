@@ -2,4 +2,4 @@
  * Every Temporal workflow the worker runs, one file each; the prebuilt
  * bundle (dist/workflow-bundle.js) is made from this module.
  */
-export {};
+export { callbackDelivery } from './callback-delivery.js';

@@ -1,0 +1,227 @@
+import type { Db } from './database.js';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface CallbackDelivery {
+  id: string;
+  caseId: string;
+  workspaceId: string;
+  url: string;
+  /** The exact JSON text POSTed and signed. */
+  body: string;
+  status: DeliveryStatus;
+  attempts: number;
+  nextAttemptAt: string | null;
+  workflowId: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CallbackAttempt {
+  attempt: number;
+  startedAt: string;
+  durationMs: number;
+  responseStatus: number | null;
+  responseBody: string | null;
+  error: string | null;
+}
+
+export interface NewDelivery {
+  id: string;
+  caseId: string;
+  workspaceId: string;
+  url: string;
+  body: string;
+  workflowId: string;
+}
+
+export interface AttemptRecord extends CallbackAttempt {
+  deliveryId: string;
+  /** The delivery's state after this attempt. */
+  status: DeliveryStatus;
+  nextAttemptAt: string | null;
+}
+
+export interface WebhookSecretRow {
+  workspaceId: string;
+  secretCiphertext: string;
+  previousSecretCiphertext: string | null;
+  previousExpiresAt: string | null;
+  createdAt: string;
+  rotatedAt: string | null;
+}
+
+type DeliveryRow = {
+  id: string;
+  case_id: string;
+  workspace_id: string;
+  url: string;
+  body: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: string | null;
+  workflow_id: string;
+  created_at: string;
+  updated_at: string;
+};
+
+function toDelivery(r: DeliveryRow): CallbackDelivery {
+  return {
+    id: r.id,
+    caseId: r.case_id,
+    workspaceId: r.workspace_id,
+    url: r.url,
+    body: r.body,
+    status: r.status as DeliveryStatus,
+    attempts: Number(r.attempts),
+    nextAttemptAt: r.next_attempt_at,
+    workflowId: r.workflow_id,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+const now = () => new Date().toISOString();
+
+/** Callback deliveries, their attempts, and the workspaces' (encrypted) signing secrets. */
+export class CallbackRepo {
+  constructor(private readonly db: Db) {}
+
+  /** Inserts a pending delivery; a second call with the same id changes nothing (workflow retries, API + activity). */
+  async createDelivery(delivery: NewDelivery): Promise<void> {
+    const at = now();
+    await this.db
+      .insertInto('callback_deliveries')
+      .values({
+        id: delivery.id,
+        case_id: delivery.caseId,
+        workspace_id: delivery.workspaceId,
+        url: delivery.url,
+        body: delivery.body,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: at,
+        workflow_id: delivery.workflowId,
+        created_at: at,
+        updated_at: at,
+      })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+  }
+
+  async deleteDelivery(id: string): Promise<void> {
+    await this.db.deleteFrom('callback_deliveries').where('id', '=', id).execute();
+  }
+
+  async findDelivery(id: string): Promise<CallbackDelivery | undefined> {
+    const row = await this.db.selectFrom('callback_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toDelivery(row);
+  }
+
+  /** A case's deliveries, oldest first. */
+  async listDeliveries(caseId: string): Promise<CallbackDelivery[]> {
+    const rows = await this.db
+      .selectFrom('callback_deliveries')
+      .selectAll()
+      .where('case_id', '=', caseId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toDelivery);
+  }
+
+  /** Attempts of the given deliveries, keyed by delivery id, in attempt order. */
+  async listAttempts(deliveryIds: string[]): Promise<Map<string, CallbackAttempt[]>> {
+    const byDelivery = new Map<string, CallbackAttempt[]>(deliveryIds.map((id) => [id, []]));
+    if (deliveryIds.length === 0) return byDelivery;
+    const rows = await this.db
+      .selectFrom('callback_attempts')
+      .selectAll()
+      .where('delivery_id', 'in', deliveryIds)
+      .orderBy('delivery_id')
+      .orderBy('attempt')
+      .execute();
+    for (const r of rows) {
+      byDelivery.get(r.delivery_id)?.push({
+        attempt: Number(r.attempt),
+        startedAt: r.started_at,
+        durationMs: Number(r.duration_ms),
+        responseStatus: r.response_status === null ? null : Number(r.response_status),
+        responseBody: r.response_body,
+        error: r.error,
+      });
+    }
+    return byDelivery;
+  }
+
+  /**
+   * Records one attempt and the delivery's resulting state together. The
+   * attempt row is upserted so an activity retried after a crash that came
+   * after the insert does not fail on its own earlier write.
+   */
+  async recordAttempt(record: AttemptRecord): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const values = {
+        started_at: record.startedAt,
+        duration_ms: record.durationMs,
+        response_status: record.responseStatus,
+        response_body: record.responseBody,
+        error: record.error,
+      };
+      await trx
+        .insertInto('callback_attempts')
+        .values({ delivery_id: record.deliveryId, attempt: record.attempt, ...values })
+        .onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doUpdateSet(values))
+        .execute();
+      await trx
+        .updateTable('callback_deliveries')
+        .set({ status: record.status, attempts: record.attempt, next_attempt_at: record.nextAttemptAt, updated_at: now() })
+        .where('id', '=', record.deliveryId)
+        .execute();
+    });
+  }
+
+  /** Ends a delivery without a further attempt (its schedule ran out). */
+  async finishDelivery(id: string, status: DeliveryStatus): Promise<void> {
+    await this.db.updateTable('callback_deliveries').set({ status, next_attempt_at: null, updated_at: now() }).where('id', '=', id).execute();
+  }
+
+  async findWebhookSecret(workspaceId: string): Promise<WebhookSecretRow | undefined> {
+    const r = await this.db.selectFrom('webhook_secrets').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
+    return (
+      r && {
+        workspaceId: r.workspace_id,
+        secretCiphertext: r.secret_ciphertext,
+        previousSecretCiphertext: r.previous_secret_ciphertext,
+        previousExpiresAt: r.previous_expires_at,
+        createdAt: r.created_at,
+        rotatedAt: r.rotated_at,
+      }
+    );
+  }
+
+  /** Stores a first secret unless one exists (two first uses racing keep the one that won). */
+  async insertWebhookSecret(workspaceId: string, secretCiphertext: string): Promise<void> {
+    await this.db
+      .insertInto('webhook_secrets')
+      .values({ workspace_id: workspaceId, secret_ciphertext: secretCiphertext, previous_secret_ciphertext: null, previous_expires_at: null, created_at: now(), rotated_at: null })
+      .onConflict((oc) => oc.column('workspace_id').doNothing())
+      .execute();
+  }
+
+  /**
+   * Replaces the secret only if it is still `expectedCiphertext` (so two
+   * rotations racing cannot both keep "their" previous secret); the old one
+   * stays valid for signing until `previousExpiresAt`.
+   */
+  async rotateWebhookSecret(workspaceId: string, expectedCiphertext: string, secretCiphertext: string, previousExpiresAt: string): Promise<boolean> {
+    const at = now();
+    const result = await this.db
+      .updateTable('webhook_secrets')
+      .set({ secret_ciphertext: secretCiphertext, previous_secret_ciphertext: expectedCiphertext, previous_expires_at: previousExpiresAt, created_at: at, rotated_at: at })
+      .where('workspace_id', '=', workspaceId)
+      .where('secret_ciphertext', '=', expectedCiphertext)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+}
