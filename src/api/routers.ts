@@ -3,10 +3,12 @@ import { registerAdminRoutes } from './admin.routes.js';
 import type { ApiRoutes } from './route.js';
 import { registerSystemRoutes } from './system.routes.js';
 import { registerMeRoutes } from './me.routes.js';
+import { registerWorkflowRoutes } from './workflow.routes.js';
 
 /** Every resource's routes; each resource adds one line. */
 export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void> = [
   registerSystemRoutes,
   registerAdminRoutes,
   registerMeRoutes,
+  registerWorkflowRoutes,
 ];
