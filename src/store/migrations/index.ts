@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as tenancy from './001_tenancy.js';
 import * as workflows from './010_workflows.js';
 import * as callbacks from './012_callbacks.js';
+import * as files from './020_files.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   '001_tenancy': tenancy,
   '010_workflows': workflows,
   '012_callbacks': callbacks,
+  '020_files': files,
 };

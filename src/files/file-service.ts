@@ -1,0 +1,388 @@
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { ApiError } from '../api/errors.js';
+import { hasGrant, requireWorkspaceGrant } from '../auth/access.js';
+import type { AuthContext } from '../auth/auth-context.js';
+import { ConfigError, publicUrl, type Config } from '../config/config.js';
+import type { Logger } from '../logging/logger.js';
+import type { Db } from '../store/database.js';
+import { FileRepo, type AccessScope, type FileRecord, type LibraryFilter } from '../store/file-repo.js';
+import { TenancyRepo } from '../store/tenancy-repo.js';
+import { WorkflowRepo } from '../store/workflow-repo.js';
+import { ContentCheck, ContentMismatchError, contentTypeOf, extensionAllowed, isSupportedExtension, maxFileBytes, supportedExtensions } from './file-types.js';
+import { S3FileStorage } from './s3-storage.js';
+import { loadSigningSecret, UploadSigner } from './signing.js';
+import { LocalFileStorage, type FileStorage } from './storage.js';
+
+/** Why a case input cannot use a file URL; the case engine turns it into its 4xx. */
+export interface FileProblem {
+  code: 'invalid_url' | 'unknown_file' | 'forbidden' | 'not_uploaded' | 'type_not_allowed';
+  message: string;
+}
+
+export interface PresignInput {
+  fileExtension: string;
+  accessScope?: AccessScope;
+  originalName?: string;
+  workspaceId?: string;
+  workflowId?: string;
+}
+
+export interface PresignResult {
+  fileId: string;
+  presignedUrl: string;
+  fileUrl: string;
+  /** ISO 8601: when presignedUrl stops working. */
+  expiresAt: string;
+}
+
+export interface NodeFile {
+  name: string;
+  contentType: string;
+  base64: string;
+}
+
+export interface NodeOutputInput {
+  organizationId: string;
+  workspaceId: string;
+  name: string;
+  contentType: string;
+  bytes: Buffer;
+}
+
+export interface FileServiceDeps {
+  db: Db;
+  config: Config;
+  storage: FileStorage;
+  signer: UploadSigner;
+  logger?: Logger;
+}
+
+/** The path of every file's permanent URL; the upload URL hangs below it. */
+export const filePathPrefix = '/api/v1/file';
+const fileUrlPattern = /\/api\/v1\/file\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
+
+/** The storage backend the configuration names (CASEFLOW_FILE_STORAGE, CASEFLOW_S3_*). */
+export function createFileStorage(config: Config): FileStorage {
+  const root = path.join(config.dataDir, 'files');
+  if (config.files.storage === 'local') return new LocalFileStorage(root);
+  const { bucket, ...s3 } = config.files.s3;
+  if (!bucket) throw new ConfigError(['files.s3.bucket (CASEFLOW_S3_BUCKET): required when files.storage is s3']);
+  return new S3FileStorage({ bucket, ...s3 }, path.join(root, 'tmp'));
+}
+
+/** A FileService from what both the API and the worker have: the store and the configuration. */
+export function createFileService(deps: { db: Db; config: Config; logger?: Logger }): FileService {
+  const signer = new UploadSigner(loadSigningSecret(deps.config.dataDir, deps.config.files.signingSecret));
+  return new FileService({ ...deps, storage: createFileStorage(deps.config), signer });
+}
+
+class UploadAbortedError extends Error {}
+
+/**
+ * File inputs and outputs: presigned uploads, the bytes' checks, downloads,
+ * the library, and what the case engine needs (input checks, reads for
+ * nodes, node outputs). Depends on the store, configuration and storage
+ * only, so activities build it as well as the API.
+ */
+export class FileService {
+  private readonly repo: FileRepo;
+  private readonly tenancy: TenancyRepo;
+  private readonly workflows: WorkflowRepo;
+
+  constructor(private readonly deps: FileServiceDeps) {
+    this.repo = new FileRepo(deps.db);
+    this.tenancy = new TenancyRepo(deps.db);
+    this.workflows = new WorkflowRepo(deps.db);
+  }
+
+  get storage(): FileStorage {
+    return this.deps.storage;
+  }
+
+  /** The base of URLs handed out: the configured public URL, else the origin the caller reached. */
+  baseUrl(requestOrigin?: string): string {
+    return this.deps.config.publicUrl || !requestOrigin ? publicUrl(this.deps.config) : requestOrigin.replace(/\/$/, '');
+  }
+
+  fileUrl(fileId: string, requestOrigin?: string): string {
+    return `${this.baseUrl(requestOrigin)}${filePathPrefix}/${fileId}`;
+  }
+
+  /** The file id in a URL this service issued (any origin: the service may be reached under several names). */
+  static fileIdFromUrl(url: string): string | undefined {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return undefined;
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return undefined;
+    return fileUrlPattern.exec(parsed.pathname)?.[1]?.toLowerCase();
+  }
+
+  /**
+   * Records a pending file and signs its upload URL. Needs File: Full; where
+   * a workspace owns the file (workspaceId, or the workflow's workspace) the
+   * key must reach that workspace with File: Full.
+   */
+  async presign(auth: AuthContext, input: PresignInput, requestOrigin?: string): Promise<PresignResult> {
+    if (!hasGrant(auth, 'file:full')) throw ApiError.forbidden('This API key lacks File: Full');
+    const extension = input.fileExtension.toLowerCase();
+    if (!isSupportedExtension(extension)) {
+      throw ApiError.badRequest(`fileExtension must be one of ${supportedExtensions.join(', ')}`, {
+        fields: [{ field: 'body.fileExtension', message: `unsupported extension ${input.fileExtension}` }],
+      });
+    }
+    if (input.accessScope === 'workspace' && !input.workspaceId && !input.workflowId) {
+      throw ApiError.badRequest('accessScope workspace needs workspaceId or workflowId', {
+        fields: [{ field: 'body.workspaceId', message: 'required when accessScope is workspace and workflowId is absent' }],
+      });
+    }
+    let workspaceId = input.workspaceId;
+    if (input.workflowId) {
+      const workflow = await this.workflows.findWorkflow(input.workflowId);
+      if (!workflow) throw ApiError.notFound(`Workflow ${input.workflowId} does not exist`);
+      if (workflow.organizationId !== auth.organizationId) throw ApiError.forbidden('The workflow belongs to another organization');
+      if (workspaceId && workspaceId !== workflow.workspaceId) {
+        throw ApiError.badRequest('workspaceId is not the workspace of workflowId', {
+          fields: [{ field: 'body.workspaceId', message: `workflow ${workflow.id} belongs to workspace ${workflow.workspaceId}` }],
+        });
+      }
+      workspaceId = workflow.workspaceId;
+    }
+    if (workspaceId) await requireWorkspaceGrant(this.tenancy, auth, workspaceId, 'file:full');
+
+    const id = randomUUID();
+    const now = new Date();
+    const expiresAtSeconds = Math.floor(now.getTime() / 1000) + this.deps.config.files.uploadUrlTtlSeconds;
+    const expiresAt = new Date(expiresAtSeconds * 1000).toISOString();
+    await this.repo.create({
+      id,
+      organizationId: auth.organizationId,
+      workspaceId: workspaceId ?? null,
+      workflowId: input.workflowId ?? null,
+      uploadedBy: auth.userId,
+      // Unlisted files are readable like organization files but never listed.
+      accessScope: input.accessScope ?? 'organization',
+      listed: input.accessScope !== undefined,
+      extension,
+      originalName: input.originalName ?? null,
+      contentType: contentTypeOf(extension),
+      sizeBytes: null,
+      status: 'pending',
+      storageKey: `${auth.organizationId}/${id}${extension}`,
+      source: 'upload',
+      uploadExpiresAt: expiresAt,
+      createdAt: now.toISOString(),
+      uploadedAt: null,
+    });
+    const signature = this.deps.signer.sign(id, expiresAtSeconds);
+    const query = new URLSearchParams({ expires: String(expiresAtSeconds), signature });
+    return {
+      fileId: id,
+      presignedUrl: `${this.baseUrl(requestOrigin)}${filePathPrefix}/upload/${id}?${query.toString()}`,
+      fileUrl: this.fileUrl(id, requestOrigin),
+      expiresAt,
+    };
+  }
+
+  /**
+   * Receives the bytes sent to a presigned URL. The signature is the
+   * authority (no API key). The bytes stream to a temporary file while their
+   * size and type are checked, and are committed to storage only when every
+   * check passed; any failure removes the temporary file and gives the URL
+   * back, so nothing partial is ever visible. A URL works once.
+   */
+  async receiveUpload(fileId: string, expiresAtSeconds: number, signature: string, body: Readable, declaredLength?: number): Promise<FileRecord> {
+    if (!this.deps.signer.verify(fileId, expiresAtSeconds, signature)) throw ApiError.forbidden('Invalid upload signature');
+    if (Date.now() >= expiresAtSeconds * 1000) throw ApiError.forbidden('The upload URL has expired; request a new one');
+    const record = await this.repo.find(fileId);
+    if (!record || record.source !== 'upload') throw ApiError.notFound(`File ${fileId} does not exist`);
+    if (record.status === 'uploaded') throw ApiError.conflict('This upload URL has already been used');
+    if (declaredLength !== undefined && declaredLength > maxFileBytes) throw tooLarge();
+    if (!(await this.repo.claimForUpload(fileId))) throw ApiError.conflict('An upload to this URL is already in progress');
+
+    const extension = record.extension;
+    if (!isSupportedExtension(extension)) throw new Error(`File ${fileId} has unsupported extension ${extension}`);
+    const tempFile = path.join(this.storage.tempDir, `${fileId}.${randomUUID()}.part`);
+    let committed = false;
+    try {
+      await mkdir(this.storage.tempDir, { recursive: true });
+      const check = new ContentCheck(extension);
+      const size = await receiveInto(body, tempFile, check);
+      await check.finish(tempFile);
+      await this.storage.commit(tempFile, record.storageKey, { contentType: record.contentType, size });
+      committed = true;
+      await this.repo.markUploaded(fileId, size);
+      return { ...record, status: 'uploaded', sizeBytes: size };
+    } catch (err) {
+      await rm(tempFile, { force: true });
+      if (committed) await this.storage.remove(record.storageKey);
+      await this.repo.releaseClaim(fileId);
+      if (err instanceof ContentMismatchError) throw ApiError.badRequest(err.message, { fileExtension: extension });
+      if (err instanceof UploadAbortedError) throw ApiError.badRequest('The upload was interrupted before all bytes arrived');
+      throw err;
+    }
+  }
+
+  /** Whether the key's scope reaches the file (same organization assumed; grants are checked by callers). */
+  static canRead(auth: Pick<AuthContext, 'userId' | 'scope'>, record: FileRecord): boolean {
+    switch (record.accessScope) {
+      case 'user':
+        return record.uploadedBy === auth.userId;
+      case 'workspace':
+        return record.workspaceId !== null && (auth.scope.type === 'organization' || auth.scope.workspaceIds.includes(record.workspaceId));
+      case 'organization':
+      case 'all':
+        return true;
+    }
+  }
+
+  /** A file the caller may download, with its bytes: 403 without File: Read or outside its scope, 404 unknown or not uploaded. */
+  async openForDownload(auth: AuthContext, fileId: string): Promise<{ record: FileRecord; name: string; stream: Readable }> {
+    if (!hasGrant(auth, 'file:read')) throw ApiError.forbidden('This API key lacks File: Read');
+    const record = await this.repo.find(fileId);
+    if (!record) throw ApiError.notFound(`File ${fileId} does not exist`);
+    if (record.organizationId !== auth.organizationId) throw ApiError.forbidden('The file belongs to another organization');
+    if (!FileService.canRead(auth, record)) throw ApiError.forbidden(`The file's access scope (${record.accessScope}) does not include this API key`);
+    if (record.status !== 'uploaded') throw ApiError.notFound(`File ${fileId} has no bytes yet: send them to its presigned URL first`);
+    const stream = await this.storage.open(record.storageKey);
+    if (!stream) {
+      this.deps.logger?.error({ fileId, storageKey: record.storageKey }, 'file recorded as uploaded but missing from storage');
+      throw ApiError.notFound(`File ${fileId} has no bytes in storage`);
+    }
+    return { record, name: downloadName(record), stream };
+  }
+
+  /** The library: listed, uploaded files the caller may read; optionally one workspace's (plus `all` files). */
+  async listLibrary(auth: AuthContext, filter: LibraryFilter): Promise<FileRecord[]> {
+    if (!hasGrant(auth, 'file:read')) throw ApiError.forbidden('This API key lacks File: Read');
+    if (filter.workspaceId) await requireWorkspaceGrant(this.tenancy, auth, filter.workspaceId, 'file:read');
+    return this.repo.listLibrary(auth, filter);
+  }
+
+  /**
+   * For the case engine: null when `url` may be a file input of this caller,
+   * else why not. The file must have been issued here, hold its bytes, be
+   * readable by the key (File: Read and the scope rules, as for a download)
+   * and, when `allowedTypes` (the `allowed_file_types` tag, e.g. ["PDF"]) is
+   * non-empty, have one of those types.
+   */
+  async checkCaseFileInput(auth: AuthContext, url: string, allowedTypes: string[] | undefined): Promise<FileProblem | null> {
+    const fileId = FileService.fileIdFromUrl(url);
+    if (!fileId) return { code: 'invalid_url', message: `${url} is not a file URL issued by this service` };
+    const record = await this.repo.find(fileId);
+    if (!record) return { code: 'unknown_file', message: `File ${fileId} does not exist` };
+    if (record.organizationId !== auth.organizationId || !hasGrant(auth, 'file:read') || !FileService.canRead(auth, record)) {
+      return { code: 'forbidden', message: `This API key may not read file ${fileId}` };
+    }
+    if (record.status !== 'uploaded') return { code: 'not_uploaded', message: `File ${fileId} has no bytes yet: send them to its presigned URL first` };
+    if (allowedTypes && allowedTypes.length > 0 && !extensionAllowed(record.extension, allowedTypes)) {
+      return { code: 'type_not_allowed', message: `File ${fileId} is ${record.extension}; allowed: ${allowedTypes.join(', ')}` };
+    }
+    return null;
+  }
+
+  /** For Python nodes: the file's name, type and bytes (base64); undefined when the URL names no uploaded file. */
+  async readForNode(url: string): Promise<NodeFile | undefined> {
+    const fileId = FileService.fileIdFromUrl(url);
+    const record = fileId ? await this.repo.find(fileId) : undefined;
+    if (!record || record.status !== 'uploaded') return undefined;
+    const stream = await this.storage.open(record.storageKey);
+    if (!stream) return undefined;
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array));
+    return { name: downloadName(record), contentType: record.contentType, base64: Buffer.concat(chunks).toString('base64') };
+  }
+
+  /**
+   * Stores a file a node produced and returns its permanent URL. It belongs
+   * to the case's workspace (scope `workspace`, unlisted). Same 10 MB limit
+   * as uploads; any extension, since outputs are not uploads.
+   */
+  async storeNodeOutput(input: NodeOutputInput): Promise<string> {
+    if (input.bytes.length > maxFileBytes) throw new Error(`Output file ${input.name} is ${input.bytes.length} bytes; the limit is ${maxFileBytes}`);
+    const name = input.name.trim() || 'output';
+    const rawExtension = path.extname(name).toLowerCase();
+    const extension = /^\.[a-z0-9]{1,10}$/.test(rawExtension) ? rawExtension : '';
+    const contentType = input.contentType.trim() || 'application/octet-stream';
+    const id = randomUUID();
+    const storageKey = `${input.organizationId}/${id}${extension}`;
+    // Bytes first, then the record: a record never points at nothing.
+    await this.storage.putBytes(storageKey, input.bytes, contentType);
+    const now = new Date().toISOString();
+    await this.repo.create({
+      id,
+      organizationId: input.organizationId,
+      workspaceId: input.workspaceId,
+      workflowId: null,
+      uploadedBy: null,
+      accessScope: 'workspace',
+      listed: false,
+      extension,
+      originalName: name,
+      contentType,
+      sizeBytes: input.bytes.length,
+      status: 'uploaded',
+      storageKey,
+      source: 'node_output',
+      uploadExpiresAt: null,
+      createdAt: now,
+      uploadedAt: now,
+    });
+    return this.fileUrl(id);
+  }
+}
+
+function tooLarge(): ApiError {
+  return new ApiError(413, 'PAYLOAD_TOO_LARGE', `A file may be at most ${maxFileBytes} bytes (10 MB)`);
+}
+
+function downloadName(record: FileRecord): string {
+  return record.originalName ?? `${record.id}${record.extension}`;
+}
+
+/**
+ * Streams the request body into tempFile, counting and checking as it goes.
+ * Not stream.pipeline(body, ...): on a rejection that would destroy the
+ * request and with it the socket the 413 or 400 has to go back on.
+ */
+async function receiveInto(body: Readable, tempFile: string, check: ContentCheck): Promise<number> {
+  let size = 0;
+  const meter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      size += chunk.length;
+      if (size > maxFileBytes) {
+        done(tooLarge());
+        return;
+      }
+      try {
+        check.update(chunk);
+        done(null, chunk);
+      } catch (err) {
+        done(err as Error);
+      }
+    },
+  });
+  const written = pipeline(meter, createWriteStream(tempFile, { flags: 'wx', mode: 0o600 }));
+  const onClose = () => {
+    if (!body.readableEnded) meter.destroy(new UploadAbortedError('aborted'));
+  };
+  const onError = () => meter.destroy(new UploadAbortedError('aborted'));
+  body.once('close', onClose);
+  body.once('error', onError);
+  body.pipe(meter);
+  try {
+    await written;
+  } finally {
+    body.unpipe(meter);
+    body.off('close', onClose);
+    body.off('error', onError);
+  }
+  return size;
+}
