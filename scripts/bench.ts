@@ -1,0 +1,22 @@
+import { benchPython } from './bench-python.js';
+
+/**
+ * `npm run bench`: the figures the issues name, printed, never asserted.
+ * Pass names to run a subset: `npm run bench -- python`.
+ */
+const benches: Record<string, () => Promise<void>> = {
+  python: benchPython,
+};
+
+const wanted = process.argv.slice(2);
+for (const name of wanted) {
+  if (!benches[name]) {
+    console.error(`unknown bench "${name}"; choose from: ${Object.keys(benches).join(', ')}`);
+    process.exit(2);
+  }
+}
+for (const [name, run] of Object.entries(benches)) {
+  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  console.log(`\n== ${name} ==`);
+  await run();
+}
