@@ -64,7 +64,8 @@ describe.each(dialects)('tenancy store on %s', (dialect) => {
   });
 
   it('bootstraps a default organization exactly once', async () => {
-    const fresh = openStore(mkdtempSync(path.join(os.tmpdir(), 'caseflow-boot-')), undefined);
+    const freshDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-boot-'));
+    const fresh = openStore(freshDir, undefined);
     await migrateToLatest(fresh.db);
     const service = new TenancyService(new TenancyRepo(fresh.db));
     const first = await service.bootstrap();
@@ -72,5 +73,6 @@ describe.each(dialects)('tenancy store on %s', (dialect) => {
     expect(first?.key.key).toMatch(/^cf_[0-9a-f]{32}_/);
     expect(await service.bootstrap()).toBeUndefined();
     await fresh.close();
+    rmSync(freshDir, { recursive: true, force: true });
   });
 });
