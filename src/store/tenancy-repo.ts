@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from './database.js';
 import type { Grant } from '../auth/grants.js';
 import type { KeyScope } from '../auth/auth-context.js';
+import type { ApiKeyTable } from './tables/tenancy.js';
 
 export interface Organization {
   id: string;
@@ -184,22 +185,7 @@ export class TenancyRepo {
   }
 }
 
-type KeyRow = {
-  id: string;
-  organization_id: string;
-  user_id: string;
-  name: string;
-  secret_hash: string;
-  scope_type: string;
-  workspace_ids: string;
-  grants: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-  last_used_at: string | null;
-  created_at: string;
-};
-
-function toKey(r: KeyRow): ApiKeyRecord {
+function toKey(r: ApiKeyTable): ApiKeyRecord {
   const scope: KeyScope =
     r.scope_type === 'organization' ? { type: 'organization' } : { type: 'workspaces', workspaceIds: JSON.parse(r.workspace_ids) as string[] };
   return {
