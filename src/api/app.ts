@@ -5,6 +5,7 @@ import swaggerUi from 'swagger-ui-express';
 import { publicUrl } from '../config/config.js';
 import type { AppContext } from '../context.js';
 import { createAuthenticator } from '../auth/authenticate.js';
+import { parsesAsJson } from '../files/upload-body.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { OpenApiBuilder } from './openapi.js';
 import { ApiRoutes } from './route.js';
@@ -34,7 +35,7 @@ export function createApp(ctx: AppContext): App {
     }),
   );
   app.use(ctx.metrics.httpMiddleware);
-  app.use(express.json({ limit: ctx.config.bodyLimit }));
+  app.use(express.json({ limit: ctx.config.bodyLimit, type: parsesAsJson }));
 
   const openApi = new OpenApiBuilder();
   const router = express.Router();

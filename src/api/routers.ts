@@ -2,7 +2,9 @@ import type { AppContext } from '../context.js';
 import { registerAdminRoutes } from './admin.routes.js';
 import type { ApiRoutes } from './route.js';
 import { registerSystemRoutes } from './system.routes.js';
+import { registerFileRoutes } from './file.routes.js';
 import { registerMeRoutes } from './me.routes.js';
+import { registerCallbackRoutes } from './callback.routes.js';
 import { registerWorkflowRoutes } from './workflow.routes.js';
 
 /** Every resource's routes; each resource adds one line. */
@@ -10,5 +12,7 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerSystemRoutes,
   registerAdminRoutes,
   registerMeRoutes,
+  registerCallbackRoutes,
   registerWorkflowRoutes,
+  registerFileRoutes,
 ];
