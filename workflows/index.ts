@@ -3,3 +3,4 @@
  * bundle (dist/workflow-bundle.js) is made from this module.
  */
 export { callbackDelivery } from './callback-delivery.js';
+export { caseRun, caseProgressQuery } from './case-run.js';

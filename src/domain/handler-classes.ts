@@ -1,5 +1,7 @@
 import { z, type ZodType } from 'zod';
 import type { WorkflowNode } from './graph.js';
+import { conditionHandlerClass } from './condition-schema.js';
+import { pythonCodeHandlerClass } from './python-code-schema.js';
 
 /**
  * What a `handler_class` is: the node type it belongs to, the schema of the
@@ -34,6 +36,8 @@ const outputHandler: HandlerClass = {
 export const handlerClasses: Record<string, HandlerClass> = {
   input: inputHandler,
   output: outputHandler,
+  condition: conditionHandlerClass,
+  python_code: pythonCodeHandlerClass,
 };
 
 /**

@@ -2,6 +2,7 @@ import type { TenancyTables } from './tables/tenancy.js';
 import type { WorkflowTables } from './tables/workflows.js';
 import type { CallbackTables } from './tables/callbacks.js';
 import type { FileTables } from './tables/files.js';
+import type { CaseTables } from './tables/cases.js';
 
 /** Every table of the store; each area adds its tables interface here. */
-export interface Database extends TenancyTables, WorkflowTables, CallbackTables, FileTables {}
+export interface Database extends TenancyTables, WorkflowTables, CallbackTables, FileTables, CaseTables {}

@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import * as tenancy from './001_tenancy.js';
 import * as workflows from './010_workflows.js';
+import * as cases from './011_cases.js';
 import * as callbacks from './012_callbacks.js';
 import * as files from './020_files.js';
 
@@ -11,6 +12,7 @@ import * as files from './020_files.js';
 export const migrations: Record<string, Migration> = {
   '001_tenancy': tenancy,
   '010_workflows': workflows,
+  '011_cases': cases,
   '012_callbacks': callbacks,
   '020_files': files,
 };

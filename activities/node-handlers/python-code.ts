@@ -1,0 +1,120 @@
+import type { PythonRunnerPool } from '../python/pool.js';
+import type { PythonFileInput, PythonLogEntry, PythonValueType } from '../python/types.js';
+import { defaultNodeTimeoutMs, type NodeLog } from '../../src/domain/cases.js';
+import type { WorkflowNode } from '../../src/domain/graph.js';
+import { pythonCodeProcessSchema } from '../../src/domain/python-code-schema.js';
+import type { FileService } from '../../src/files/file-service.js';
+import { NodeFailure, type NodeHandler, type NodeRunContext, type NodeRunResult } from './types.js';
+
+/** A catalog code node version's source, when it exists in the organization. */
+export type CodeVersionLoader = (organizationId: string, codeId: string, versionId: string) => Promise<string | undefined>;
+
+export interface PythonCodeHandlerDeps {
+  python: PythonRunnerPool;
+  files: FileService;
+  loadCodeVersion: CodeVersionLoader;
+}
+
+const pythonTypes: ReadonlySet<string> = new Set<PythonValueType>(['str', 'int', 'float', 'bool', 'object', 'array', 'file', 'date', 'json_string', 'binary', 'node']);
+
+/** {variable_name: allowed types} from the node's output_schema; array_files is an array of file URLs. */
+function declaredOutputs(node: WorkflowNode): Record<string, PythonValueType[]> | undefined {
+  const schema = node.output_schema?.schema;
+  if (!schema || Object.keys(schema).length === 0) return undefined;
+  const declared: Record<string, PythonValueType[]> = {};
+  for (const entry of Object.values(schema)) {
+    declared[entry.variable_name] = entry.allowed_types.map((t) => (t.type === 'array_files' ? 'array' : t.type)).filter((t): t is PythonValueType => pythonTypes.has(t));
+  }
+  return declared;
+}
+
+/** URLs of the inputs declared as file / array_files, for pre-reading. */
+function fileUrls(node: WorkflowNode, inputs: Record<string, unknown>): string[] {
+  const urls: string[] = [];
+  for (const entry of Object.values(node.input_schema?.schema ?? {})) {
+    const types = entry.allowed_types.map((t) => t.type);
+    const value = inputs[entry.variable_name];
+    if (types.includes('file') && typeof value === 'string') urls.push(value);
+    if (types.includes('array_files') && Array.isArray(value)) urls.push(...value.filter((v): v is string => typeof v === 'string'));
+  }
+  return urls;
+}
+
+function isFileMarker(value: unknown): value is { $file: PythonFileInput } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, '$file');
+}
+
+function toNodeLogs(logs: PythonLogEntry[], stdout: string, stderr: string): NodeLog[] {
+  const result: NodeLog[] = logs.map((l) => ({ level: l.level, message: l.message, at: l.at }));
+  const at = new Date().toISOString();
+  if (stdout.trim()) result.push({ level: 'info', message: `stdout: ${stdout.trimEnd()}`, at });
+  if (stderr.trim()) result.push({ level: 'warning', message: `stderr: ${stderr.trimEnd()}`, at });
+  return result;
+}
+
+/**
+ * `python_code`: runs the node's module (`main(inputs)`) in the sandboxed
+ * runner pool. File inputs are read beforehand (code reads them with
+ * `caseflow.read_file(url)`); `$file` outputs are stored as files of the
+ * case's workspace and replaced by their URLs.
+ */
+export class PythonCodeHandler implements NodeHandler {
+  readonly handlerClass = 'python_code';
+
+  constructor(private readonly deps: PythonCodeHandlerDeps) {}
+
+  private async source(context: NodeRunContext): Promise<string> {
+    const parsed = pythonCodeProcessSchema.safeParse(context.node.process ?? {});
+    if (!parsed.success) {
+      throw new NodeFailure('python_code process needs { source } or { code_id, code_version_id }', 'configuration', [], undefined, false);
+    }
+    const process = parsed.data;
+    if ('source' in process) return process.source;
+    const source = await this.deps.loadCodeVersion(context.organizationId, process.code_id, process.code_version_id);
+    if (source === undefined) {
+      throw new NodeFailure(`Code node ${process.code_id} has no version ${process.code_version_id}`, 'configuration', [], undefined, false);
+    }
+    return source;
+  }
+
+  async run(context: NodeRunContext): Promise<NodeRunResult> {
+    const { node, inputs } = context;
+    const source = await this.source(context);
+    const files: Record<string, PythonFileInput> = {};
+    for (const url of fileUrls(node, inputs)) {
+      const file = await this.deps.files.readForNode(url);
+      if (!file) throw new NodeFailure(`Input file ${url} does not exist or has no bytes`, 'input', [], undefined, false);
+      files[url] = file;
+    }
+    const result = await this.deps.python.run({
+      form: 'main',
+      source,
+      inputs,
+      declaredOutputs: declaredOutputs(node),
+      files: Object.keys(files).length > 0 ? files : undefined,
+      timeoutMs: node.execution?.timeout_ms ?? defaultNodeTimeoutMs,
+    });
+    const logs = toNodeLogs(result.logs, result.stdout, result.stderr);
+    if (!result.ok) {
+      // Outputs that do not match the declaration will not match on another attempt either.
+      throw new NodeFailure(result.error.message, result.error.kind, logs, result.error.traceback, result.error.kind !== 'output');
+    }
+    const outputs: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(result.outputs)) {
+      outputs[name] = Array.isArray(value) ? await Promise.all(value.map((v) => this.storeFile(context, v))) : await this.storeFile(context, value);
+    }
+    return { outputs, logs };
+  }
+
+  private async storeFile(context: NodeRunContext, value: unknown): Promise<unknown> {
+    if (!isFileMarker(value)) return value;
+    const file = value.$file;
+    return this.deps.files.storeNodeOutput({
+      organizationId: context.organizationId,
+      workspaceId: context.workspaceId,
+      name: file.name,
+      contentType: file.contentType,
+      bytes: Buffer.from(file.base64, 'base64'),
+    });
+  }
+}

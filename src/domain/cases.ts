@@ -1,0 +1,112 @@
+import type { WorkflowGraph } from './graph.js';
+
+/**
+ * Case types shared by the API, the case-run workflow and its activities.
+ * Type-only and constants: the workflow bundle imports this module.
+ */
+export const caseStatuses = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'] as const;
+export type CaseStatus = (typeof caseStatuses)[number];
+export const terminalStatuses = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'] as const;
+export type TerminalStatus = (typeof terminalStatuses)[number];
+
+export function isTerminal(status: string): status is TerminalStatus {
+  return (terminalStatuses as readonly string[]).includes(status);
+}
+
+export const caseSources = ['email-agent', 'chat-agent', 'scheduled', 'api', 'manual', 'agent', 'service-ai', 'web-app'] as const;
+export type CaseSource = (typeof caseSources)[number];
+
+/**
+ * pending: not reached yet; running; completed; failed; skipped: on a branch
+ * not taken; cancelled: stopped by cancel / deadline / a failing sibling;
+ * not_executed: never reached because the case ended first.
+ */
+export type NodeStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled' | 'not_executed';
+
+export interface NodeLog {
+  level: 'debug' | 'info' | 'warning' | 'error';
+  message: string;
+  at: string;
+}
+
+export interface NodeError {
+  message: string;
+  /** e.g. timeout, error, output (Python), handler, input */
+  kind?: string;
+  traceback?: string;
+}
+
+/** One node's execution data: what the audit shows under audit.nodes_execution_data. */
+export interface NodeRecord {
+  nodeId: string;
+  name: string;
+  handlerClass: string;
+  status: NodeStatus;
+  /** Inputs and outputs keyed by variable_name. */
+  inputs?: Record<string, unknown>;
+  outputs?: Record<string, unknown>;
+  logs: NodeLog[];
+  error?: NodeError;
+  attempts: number;
+  startedAt?: string;
+  finishedAt?: string;
+}
+
+export interface CaseError {
+  message: string;
+  nodeId?: string;
+}
+
+/** One entry of the case results record. */
+export interface CaseResultEntry {
+  value: unknown;
+  type: string;
+  displayName: string;
+}
+export type CaseResults = Record<string, CaseResultEntry>;
+
+export interface CaseRunInput {
+  caseId: string;
+  organizationId: string;
+  workspaceId: string;
+  graph: WorkflowGraph;
+  /** Validated inputs keyed by variable_name. */
+  inputs: Record<string, unknown>;
+  /** The case deadline: past it the case ends TIMED_OUT. */
+  deadlineMs: number;
+  callbackUrl?: string;
+}
+
+/** Live progress (the workflow's query) and the shape written at the end. */
+export interface CaseProgress {
+  caseId: string;
+  status: CaseStatus;
+  nodes: Record<string, NodeRecord>;
+  /** Node ids in the order they finished running (completed or failed). */
+  executed: string[];
+  failed: string[];
+  running: string[];
+  /** Not yet started and not skipped, in graph order. */
+  remaining: string[];
+  results: CaseResults;
+  error?: CaseError;
+}
+
+export interface FinalizeCaseInput {
+  caseId: string;
+  status: TerminalStatus;
+  runId: string;
+  progress: CaseProgress;
+}
+
+/** Name of the workflow's live-progress query. */
+export const caseProgressQueryName = 'caseProgress';
+/** Temporal workflow id of a case run. */
+export function caseWorkflowId(caseId: string): string {
+  return `case-${caseId}`;
+}
+
+/** Per-attempt limit of a node without `execution.timeout_ms`. */
+export const defaultNodeTimeoutMs = 30_000;
+/** Nodes whose attempt limit is at most this run as local activities (no task round trip); longer ones as regular activities. */
+export const localActivityMaxMs = 60_000;

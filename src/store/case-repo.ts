@@ -1,0 +1,268 @@
+import { randomUUID } from 'node:crypto';
+import type { Insertable, Selectable } from 'kysely';
+import {
+  terminalStatuses,
+  type CaseError,
+  type CaseResults,
+  type CaseStatus,
+  type FinalizeCaseInput,
+  type NodeRecord,
+} from '../domain/cases.js';
+import type { Db } from './database.js';
+import type { CaseNodeTable, CaseTable } from './tables/cases.js';
+
+export interface CaseRecord {
+  id: string;
+  organizationId: string;
+  workspaceId: string;
+  workflowId: string;
+  entityId: string;
+  workflowVersionId: string;
+  workflowVersionNumber: number;
+  title: string | null;
+  description: string | null;
+  refUserId: string | null;
+  source: string;
+  webAppId: string | null;
+  workspaces: string | null;
+  initialInput: Record<string, unknown>;
+  inputs: Record<string, unknown> | null;
+  callbackUrl: string | null;
+  status: CaseStatus;
+  error: CaseError | null;
+  results: CaseResults | null;
+  deadlineMs: number | null;
+  temporalWorkflowId: string | null;
+  temporalRunId: string | null;
+  createdByKeyId: string;
+  createdByUserId: string;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface CreateCaseInput {
+  organizationId: string;
+  workspaceId: string;
+  workflowId: string;
+  entityId: string;
+  workflowVersionId: string;
+  workflowVersionNumber: number;
+  title?: string;
+  description?: string;
+  refUserId?: string;
+  source: string;
+  webAppId?: string;
+  workspaces?: string;
+  initialInput: Record<string, unknown>;
+  createdByKeyId: string;
+  createdByUserId: string;
+}
+
+export interface StartCaseInput {
+  inputs: Record<string, unknown>;
+  callbackUrl?: string;
+  deadlineMs: number;
+  temporalWorkflowId: string;
+}
+
+const now = () => new Date().toISOString();
+const json = (value: unknown): string => JSON.stringify(value);
+function parse<T>(text: string | null): T | null {
+  return text === null ? null : (JSON.parse(text) as T);
+}
+
+function toCase(r: Selectable<CaseTable>): CaseRecord {
+  return {
+    id: r.id,
+    organizationId: r.organization_id,
+    workspaceId: r.workspace_id,
+    workflowId: r.workflow_id,
+    entityId: r.entity_id,
+    workflowVersionId: r.workflow_version_id,
+    workflowVersionNumber: Number(r.workflow_version_number),
+    title: r.title,
+    description: r.description,
+    refUserId: r.ref_user_id,
+    source: r.source,
+    webAppId: r.web_app_id,
+    workspaces: r.workspaces,
+    initialInput: parse<Record<string, unknown>>(r.initial_input) ?? {},
+    inputs: parse<Record<string, unknown>>(r.inputs),
+    callbackUrl: r.callback_url,
+    status: r.status as CaseStatus,
+    error: parse<CaseError>(r.error),
+    results: parse<CaseResults>(r.results),
+    deadlineMs: r.deadline_ms === null ? null : Number(r.deadline_ms),
+    temporalWorkflowId: r.temporal_workflow_id,
+    temporalRunId: r.temporal_run_id,
+    createdByKeyId: r.created_by_key_id,
+    createdByUserId: r.created_by_user_id,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+  };
+}
+
+function toNode(r: Selectable<CaseNodeTable>, name: string): NodeRecord {
+  return {
+    nodeId: r.node_id,
+    name,
+    handlerClass: r.handler_class,
+    status: r.status as NodeRecord['status'],
+    inputs: parse<Record<string, unknown>>(r.inputs) ?? undefined,
+    outputs: parse<Record<string, unknown>>(r.outputs) ?? undefined,
+    logs: parse<NodeRecord['logs']>(r.logs) ?? [],
+    error: parse<NodeRecord['error']>(r.error) ?? undefined,
+    attempts: Number(r.attempts),
+    startedAt: r.started_at ?? undefined,
+    finishedAt: r.finished_at ?? undefined,
+  };
+}
+
+/**
+ * Cases and their node records. Status changes are compare-and-set in SQL:
+ * PENDING → RUNNING once (so executing twice cannot start two runs), and a
+ * terminal status is never overwritten.
+ */
+export class CaseRepo {
+  constructor(private readonly db: Db) {}
+
+  async create(input: CreateCaseInput): Promise<CaseRecord> {
+    const row: Insertable<CaseTable> = {
+      id: randomUUID(),
+      organization_id: input.organizationId,
+      workspace_id: input.workspaceId,
+      workflow_id: input.workflowId,
+      entity_id: input.entityId,
+      workflow_version_id: input.workflowVersionId,
+      workflow_version_number: input.workflowVersionNumber,
+      title: input.title ?? null,
+      description: input.description ?? null,
+      ref_user_id: input.refUserId ?? null,
+      source: input.source,
+      web_app_id: input.webAppId ?? null,
+      workspaces: input.workspaces ?? null,
+      initial_input: json(input.initialInput),
+      inputs: null,
+      callback_url: null,
+      status: 'PENDING',
+      error: null,
+      results: null,
+      deadline_ms: null,
+      temporal_workflow_id: null,
+      temporal_run_id: null,
+      created_by_key_id: input.createdByKeyId,
+      created_by_user_id: input.createdByUserId,
+      created_at: now(),
+      started_at: null,
+      finished_at: null,
+    };
+    await this.db.insertInto('cases').values(row).execute();
+    return toCase(row as Selectable<CaseTable>);
+  }
+
+  async find(id: string): Promise<CaseRecord | undefined> {
+    const r = await this.db.selectFrom('cases').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toCase(r);
+  }
+
+  /** PENDING → RUNNING with the run's inputs; false when the case was not PENDING (executed twice, cancelled). */
+  async markRunning(id: string, start: StartCaseInput): Promise<boolean> {
+    const result = await this.db
+      .updateTable('cases')
+      .set({
+        status: 'RUNNING',
+        inputs: json(start.inputs),
+        callback_url: start.callbackUrl ?? null,
+        deadline_ms: start.deadlineMs,
+        temporal_workflow_id: start.temporalWorkflowId,
+        started_at: now(),
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'PENDING')
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Undoes markRunning when the workflow could not be started at all, so the caller may execute again. */
+  async revertToPending(id: string): Promise<void> {
+    await this.db
+      .updateTable('cases')
+      .set({ status: 'PENDING', inputs: null, callback_url: null, deadline_ms: null, temporal_workflow_id: null, started_at: null })
+      .where('id', '=', id)
+      .where('status', '=', 'RUNNING')
+      .where('temporal_run_id', 'is', null)
+      .execute();
+  }
+
+  async setRunId(id: string, runId: string): Promise<void> {
+    await this.db.updateTable('cases').set({ temporal_run_id: runId }).where('id', '=', id).where('temporal_run_id', 'is', null).execute();
+  }
+
+  /** A case that never ran: PENDING → CANCELLED. */
+  async cancelPending(id: string): Promise<boolean> {
+    const at = now();
+    const result = await this.db
+      .updateTable('cases')
+      .set({ status: 'CANCELLED', error: json({ message: 'Cancelled before it was executed' }), finished_at: at })
+      .where('id', '=', id)
+      .where('status', '=', 'PENDING')
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /**
+   * Records the end of a run in one transaction: the terminal status, error
+   * and results (only if the case is not terminal yet) and one row per node.
+   * Returns false when the case already had a terminal status (a replayed or
+   * retried finalization), in which case nothing is written.
+   */
+  async finalize(input: FinalizeCaseInput): Promise<boolean> {
+    const { progress } = input;
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('cases')
+        .set({
+          status: input.status,
+          error: progress.error ? json(progress.error) : null,
+          results: json(progress.results),
+          temporal_run_id: input.runId,
+          finished_at: now(),
+        })
+        .where('id', '=', input.caseId)
+        .where('status', 'not in', [...terminalStatuses])
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      const finishedOrder = new Map(progress.executed.map((id, i) => [id, i]));
+      const rows: Insertable<CaseNodeTable>[] = Object.values(progress.nodes).map((n, i) => ({
+        case_id: input.caseId,
+        node_id: n.nodeId,
+        seq: finishedOrder.get(n.nodeId) ?? progress.executed.length + i,
+        status: n.status,
+        handler_class: n.handlerClass,
+        inputs: n.inputs === undefined ? null : json(n.inputs),
+        outputs: n.outputs === undefined ? null : json(n.outputs),
+        logs: json(n.logs),
+        error: n.error === undefined ? null : json(n.error),
+        attempts: n.attempts,
+        started_at: n.startedAt ?? null,
+        finished_at: n.finishedAt ?? null,
+      }));
+      if (rows.length > 0) {
+        await trx
+          .insertInto('case_nodes')
+          .values(rows)
+          .onConflict((oc) => oc.columns(['case_id', 'node_id']).doNothing())
+          .execute();
+      }
+      return true;
+    });
+  }
+
+  /** Node records of a finished case in execution order; names come from the graph (not stored twice). */
+  async listNodes(caseId: string, nameOf: (nodeId: string) => string): Promise<NodeRecord[]> {
+    const rows = await this.db.selectFrom('case_nodes').selectAll().where('case_id', '=', caseId).orderBy('seq').execute();
+    return rows.map((r) => toNode(r, nameOf(r.node_id)));
+  }
+}
