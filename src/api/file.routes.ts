@@ -64,6 +64,13 @@ function requestOrigin(req: Request): string {
   return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
 }
 
+/** attachment with an ASCII fallback name and the exact UTF-8 name (RFC 6266 / RFC 5987). */
+function contentDisposition(name: string): string {
+  const fallback = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const exact = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
+}
+
 function view(files: FileService, record: FileRecord, origin: string): z.infer<typeof fileView> {
   return {
     fileId: record.id,
@@ -180,7 +187,7 @@ export function registerFileRoutes(api: ApiRoutes, ctx: AppContext): void {
     },
     handler: async ({ res, auth, params }) => {
       const { record, name, stream } = await files.openForDownload(auth, params.fileId);
-      res.attachment(name);
+      res.setHeader('content-disposition', contentDisposition(name));
       res.setHeader('content-type', record.contentType);
       if (record.sizeBytes !== null) res.setHeader('content-length', String(record.sizeBytes));
       // Served from the API's origin: never let a browser sniff or run it (an uploaded .html stays inert).
