@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/harness.js';
+import { download, makeKey, presign, samples, upload } from './support.js';
+
+interface LibraryEntry {
+  fileId: string;
+  accessScope: string;
+  workspaceId: string | null;
+}
+
+describe('file access scopes, permissions and the library', () => {
+  let svc: TestService;
+  let workspace2: string;
+  let otherOrgWorkspace: string;
+  let keys: Record<'ws1' | 'ws2' | 'colleague' | 'readOnly' | 'noFileGrant' | 'otherOrg', string>;
+  let files: Record<'user' | 'workspace' | 'organization' | 'all' | 'unlisted' | 'ws2', { fileUrl: string; fileId: string }>;
+
+  const uploaded = async (body: Record<string, unknown>, key?: string) => {
+    const p = await presign(svc, body, key);
+    const res = await upload(p.presignedUrl, samples['.pdf'] as Buffer);
+    if (res.status !== 200) throw new Error(`upload ${res.status} ${res.text}`);
+    return p;
+  };
+
+  beforeAll(async () => {
+    svc = await startTestService();
+    const ws = await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Second' });
+    workspace2 = String(ws.body.id);
+    const org2 = await svc.admin('POST', '/admin/organizations', { name: 'Other org' });
+    const org2Id = String(org2.body.id);
+    otherOrgWorkspace = String((await svc.admin('POST', `/admin/organizations/${org2Id}/workspaces`, { name: 'Theirs' })).body.id);
+    keys = {
+      ws1: (await makeKey(svc, svc.organizationId, ['file:full'], [svc.workspaceId])).key,
+      ws2: (await makeKey(svc, svc.organizationId, ['file:full'], [workspace2])).key,
+      colleague: (await makeKey(svc, svc.organizationId, ['file:full'])).key,
+      readOnly: (await makeKey(svc, svc.organizationId, ['file:read'])).key,
+      noFileGrant: (await makeKey(svc, svc.organizationId, ['case:full', 'workflow:full'])).key,
+      otherOrg: (await makeKey(svc, org2Id, ['file:full'])).key,
+    };
+    files = {
+      user: await uploaded({ fileExtension: '.pdf', accessScope: 'user', originalName: 'mine.pdf' }),
+      workspace: await uploaded({ fileExtension: '.pdf', accessScope: 'workspace', workspaceId: svc.workspaceId }),
+      organization: await uploaded({ fileExtension: '.pdf', accessScope: 'organization' }),
+      all: await uploaded({ fileExtension: '.pdf', accessScope: 'all' }),
+      unlisted: await uploaded({ fileExtension: '.pdf' }),
+      ws2: await uploaded({ fileExtension: '.pdf', accessScope: 'workspace', workspaceId: workspace2 }, keys.ws2),
+    };
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  const status = async (file: keyof typeof files, key: string) => (await download(svc, files[file].fileUrl, key)).status;
+
+  it('user scope: only the uploader', async () => {
+    expect(await status('user', svc.key)).toBe(200);
+    expect(await status('user', keys.colleague)).toBe(403);
+    expect(await status('user', keys.ws1)).toBe(403);
+  });
+
+  it('workspace scope: keys reaching that workspace', async () => {
+    expect(await status('workspace', keys.ws1)).toBe(200);
+    expect(await status('workspace', keys.colleague)).toBe(200);
+    expect(await status('workspace', keys.ws2)).toBe(403);
+    expect(await status('ws2', keys.ws2)).toBe(200);
+    expect(await status('ws2', keys.ws1)).toBe(403);
+  });
+
+  it('organization, all and unlisted: any key of the organization, never another organization', async () => {
+    for (const file of ['organization', 'all', 'unlisted'] as const) {
+      expect(await status(file, keys.ws2), file).toBe(200);
+      expect(await status(file, keys.readOnly), file).toBe(200);
+      expect(await status(file, keys.otherOrg), file).toBe(403);
+    }
+    expect(await status('workspace', keys.otherOrg)).toBe(403);
+  });
+
+  it('download needs File: Read; presign needs File: Full', async () => {
+    expect(await status('organization', keys.noFileGrant)).toBe(403);
+    const readOnly = await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.pdf' }, key: keys.readOnly });
+    expect(readOnly.status).toBe(403);
+    // Permission before validation: a bad body from a key without File: Full is still 403.
+    const badBody = await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.exe' }, key: keys.noFileGrant });
+    expect(badBody.status).toBe(403);
+  });
+
+  it('workspace scope needs workspaceId or workflowId, and the key must reach that workspace', async () => {
+    const missing = await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.pdf', accessScope: 'workspace' } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.metadata).toMatchObject({ fields: [{ field: 'body.workspaceId' }] });
+    const job = await svc.request('POST', '/job/file/upload', { body: { fileExtension: '.pdf', accessScope: 'workspace' } });
+    expect(job.status).toBe(400);
+    const foreign = await svc.request('POST', '/api/v1/file/upload/presigned', {
+      body: { fileExtension: '.pdf', accessScope: 'workspace', workspaceId: workspace2 },
+      key: keys.ws1,
+    });
+    expect(foreign.status).toBe(403);
+    const otherOrg = await svc.request('POST', '/api/v1/file/upload/presigned', {
+      body: { fileExtension: '.pdf', accessScope: 'workspace', workspaceId: otherOrgWorkspace },
+    });
+    expect(otherOrg.status).toBe(403);
+    const unknown = await svc.request('POST', '/api/v1/file/upload/presigned', {
+      body: { fileExtension: '.pdf', accessScope: 'workspace', workspaceId: crypto.randomUUID() },
+    });
+    expect(unknown.status).toBe(404);
+  });
+
+  it("workflowId: the workflow's workspace owns the file", async () => {
+    const created = await svc.request('POST', '/api/v1/workflow', { body: { name: 'Owner' }, headers: { 'x-workspace-id': workspace2 } });
+    expect(created.status).toBe(201);
+    const workflowId = String(created.body.workflowId);
+    const p = await uploaded({ fileExtension: '.pdf', accessScope: 'workspace', workflowId });
+    expect((await download(svc, p.fileUrl, keys.ws2)).status).toBe(200);
+    expect((await download(svc, p.fileUrl, keys.ws1)).status).toBe(403);
+    const mismatch = await svc.request('POST', '/api/v1/file/upload/presigned', {
+      body: { fileExtension: '.pdf', accessScope: 'workspace', workflowId, workspaceId: svc.workspaceId },
+    });
+    expect(mismatch.status).toBe(400);
+    const outsider = await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.pdf', accessScope: 'workspace', workflowId }, key: keys.ws1 });
+    expect(outsider.status).toBe(403);
+    const foreignWorkflow = await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.pdf', workflowId }, key: keys.otherOrg });
+    expect(foreignWorkflow.status).toBe(403);
+    const unknown = await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.pdf', workflowId: crypto.randomUUID() } });
+    expect(unknown.status).toBe(404);
+  });
+
+  it('the library lists listed files the key may read; unlisted files never', async () => {
+    const list = async (key: string, query = '') => {
+      const res = await svc.request('GET', `/api/v1/file${query}`, { key });
+      expect(res.status).toBe(200);
+      return (res.body.files as LibraryEntry[]).map((f) => f.fileId);
+    };
+    const ids = Object.fromEntries(Object.entries(files).map(([k, v]) => [k, v.fileId]));
+    const mine = await list(svc.key);
+    expect(mine).toEqual(expect.arrayContaining([ids.user, ids.workspace, ids.organization, ids.all, ids.ws2]));
+    expect(mine).not.toContain(ids.unlisted);
+
+    const colleague = await list(keys.colleague);
+    expect(colleague).not.toContain(ids.user);
+    expect(colleague).toContain(ids.workspace);
+
+    const ws2 = await list(keys.ws2);
+    expect(ws2).toEqual(expect.arrayContaining([ids.organization, ids.all, ids.ws2]));
+    expect(ws2).not.toContain(ids.workspace);
+    expect(ws2).not.toContain(ids.unlisted);
+
+    expect(await list(keys.otherOrg)).toEqual([]);
+
+    const inWorkspace2 = await list(svc.key, `?workspaceId=${workspace2}`);
+    expect(inWorkspace2).toEqual(expect.arrayContaining([ids.ws2, ids.all]));
+    expect(inWorkspace2).not.toContain(ids.organization);
+    expect(inWorkspace2).not.toContain(ids.workspace);
+
+    expect(await list(svc.key, '?accessScope=all')).toEqual([ids.all]);
+    expect((await list(svc.key, '?fileExtension=.png')).length).toBe(0);
+    expect((await list(svc.key, '?limit=1')).length).toBe(1);
+
+    expect((await svc.request('GET', `/api/v1/file?workspaceId=${workspace2}`, { key: keys.ws1 })).status).toBe(403);
+    expect((await svc.request('GET', '/api/v1/file', { key: keys.noFileGrant })).status).toBe(403);
+    expect((await svc.request('GET', '/api/v1/file?limit=0')).status).toBe(400);
+  });
+});
