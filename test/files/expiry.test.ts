@@ -1,0 +1,30 @@
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/harness.js';
+import { presign, upload } from './support.js';
+
+describe('presigned URL expiry and the signing secret', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService({ config: { files: { uploadUrlTtlSeconds: 1 } } });
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it('refuses an expired upload URL with 403 and stores nothing', async () => {
+    const p = await presign(svc, { fileExtension: '.txt', accessScope: 'organization' });
+    expect(Date.parse(p.expiresAt) - Date.now()).toBeLessThanOrEqual(1000);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const res = await upload(p.presignedUrl, Buffer.from('too late'));
+    expect(res.status).toBe(403);
+    expect(res.body.message).toMatch(/expired/);
+    expect((await svc.request('GET', new URL(p.fileUrl).pathname)).status).toBe(404);
+  });
+
+  it('keeps the signing secret in the data directory with mode 0600', () => {
+    const info = statSync(path.join(svc.dataDir, 'file-signing.key'));
+    expect(info.mode & 0o777).toBe(0o600);
+  });
+});
