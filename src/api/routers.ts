@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import { registerAdminRoutes } from './admin.routes.js';
 import type { ApiRoutes } from './route.js';
+import { registerCodeRoutes } from './code.routes.js';
 import { registerSystemRoutes } from './system.routes.js';
 import { registerFileRoutes } from './file.routes.js';
 import { registerMeRoutes } from './me.routes.js';
@@ -15,4 +16,5 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerCallbackRoutes,
   registerWorkflowRoutes,
   registerFileRoutes,
+  registerCodeRoutes,
 ];

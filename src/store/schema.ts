@@ -3,6 +3,7 @@ import type { WorkflowTables } from './tables/workflows.js';
 import type { CallbackTables } from './tables/callbacks.js';
 import type { FileTables } from './tables/files.js';
 import type { CaseTables } from './tables/cases.js';
+import type { CodeNodeTables } from './tables/code-nodes.js';
 
 /** Every table of the store; each area adds its tables interface here. */
-export interface Database extends TenancyTables, WorkflowTables, CallbackTables, FileTables, CaseTables {}
+export interface Database extends TenancyTables, WorkflowTables, CallbackTables, FileTables, CaseTables, CodeNodeTables {}

@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import type { Selectable } from 'kysely';
+import type { CatalogField } from '../api/schemas/catalog-fields.js';
+import type { Db } from './database.js';
+import type { CodeNodeTable, CodeNodeVersionTable } from './tables/code-nodes.js';
+
+/** What one version of a code node holds; every version is a full snapshot. */
+export interface CodeNodeContent {
+  name: string;
+  description: string | null;
+  icon: string | null;
+  /** Python module defining main(inputs) -> dict. */
+  sourceCode: string;
+  categories: string[];
+  /** Keyed by variableName. */
+  inputs: Record<string, CatalogField>;
+  /** Keyed by variableName. */
+  outputs: Record<string, CatalogField>;
+  tags: string[];
+  options: Array<Record<string, unknown>>;
+  nonEditableFields: string[];
+}
+
+export interface CodeNodeVersion extends CodeNodeContent {
+  /** The code node's id (stable across versions). */
+  id: string;
+  versionId: string;
+  versionNumber: number;
+  organizationId: string;
+  /** When the code node was first registered. */
+  createdAt: string;
+  /** When this version was cut. */
+  versionCreatedAt: string;
+  /** User behind the key that cut this version. */
+  createdBy: string;
+}
+
+const now = () => new Date().toISOString();
+
+function parseJson<T>(text: string): T {
+  return JSON.parse(text) as T;
+}
+
+function toVersion(node: Selectable<CodeNodeTable>, row: Selectable<CodeNodeVersionTable>): CodeNodeVersion {
+  return {
+    id: node.id,
+    versionId: row.id,
+    versionNumber: row.version_number,
+    organizationId: node.organization_id,
+    name: row.name,
+    description: row.description,
+    icon: row.icon,
+    sourceCode: row.source_code,
+    categories: parseJson<string[]>(row.categories),
+    inputs: parseJson<Record<string, CatalogField>>(row.inputs),
+    outputs: parseJson<Record<string, CatalogField>>(row.outputs),
+    tags: parseJson<string[]>(row.tags),
+    options: parseJson<Array<Record<string, unknown>>>(row.options),
+    nonEditableFields: parseJson<string[]>(row.non_editable_fields),
+    createdAt: node.created_at,
+    versionCreatedAt: row.created_at,
+    createdBy: row.created_by,
+  };
+}
+
+function versionRow(codeNodeId: string, versionNumber: number, createdBy: string, content: CodeNodeContent, at: string): Selectable<CodeNodeVersionTable> {
+  return {
+    id: randomUUID(),
+    code_node_id: codeNodeId,
+    version_number: versionNumber,
+    name: content.name,
+    description: content.description,
+    icon: content.icon,
+    source_code: content.sourceCode,
+    categories: JSON.stringify(content.categories),
+    inputs: JSON.stringify(content.inputs),
+    outputs: JSON.stringify(content.outputs),
+    tags: JSON.stringify(content.tags),
+    options: JSON.stringify(content.options),
+    non_editable_fields: JSON.stringify(content.nonEditableFields),
+    created_by: createdBy,
+    created_at: at,
+  };
+}
+
+/**
+ * The code-node catalog: immutable versions under a stable id. The API cuts
+ * versions; the case engine reads any version by its id with findVersion.
+ */
+export class CodeNodeRepo {
+  constructor(private readonly db: Db) {}
+
+  /** Registers a code node with its first version (number 1). */
+  async create(organizationId: string, createdBy: string, content: CodeNodeContent): Promise<CodeNodeVersion> {
+    const at = now();
+    const node: Selectable<CodeNodeTable> = {
+      id: randomUUID(),
+      organization_id: organizationId,
+      latest_version_number: 1,
+      created_by: createdBy,
+      created_at: at,
+      updated_at: at,
+    };
+    const row = versionRow(node.id, 1, createdBy, content, at);
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('code_nodes').values(node).execute();
+      await trx.insertInto('code_node_versions').values(row).execute();
+    });
+    return toVersion(node, row);
+  }
+
+  /**
+   * Cuts the next version on top of `baseVersionNumber`. Returns undefined
+   * when another update got there first (the caller re-reads and retries), so
+   * no update is ever merged onto a stale base.
+   */
+  async addVersion(codeNodeId: string, baseVersionNumber: number, createdBy: string, content: CodeNodeContent): Promise<CodeNodeVersion | undefined> {
+    const at = now();
+    const next = baseVersionNumber + 1;
+    return this.db.transaction().execute(async (trx) => {
+      const moved = await trx
+        .updateTable('code_nodes')
+        .set({ latest_version_number: next, updated_at: at })
+        .where('id', '=', codeNodeId)
+        .where('latest_version_number', '=', baseVersionNumber)
+        .executeTakeFirst();
+      if (Number(moved.numUpdatedRows) !== 1) return undefined;
+      const row = versionRow(codeNodeId, next, createdBy, content, at);
+      await trx.insertInto('code_node_versions').values(row).execute();
+      const node = await trx.selectFrom('code_nodes').selectAll().where('id', '=', codeNodeId).executeTakeFirstOrThrow();
+      return toVersion(node, row);
+    });
+  }
+
+  /** The newest version of a code node, or undefined when the id is unknown. */
+  async findLatest(codeNodeId: string): Promise<CodeNodeVersion | undefined> {
+    const node = await this.db.selectFrom('code_nodes').selectAll().where('id', '=', codeNodeId).executeTakeFirst();
+    if (!node) return undefined;
+    const row = await this.db
+      .selectFrom('code_node_versions')
+      .selectAll()
+      .where('code_node_id', '=', codeNodeId)
+      .where('version_number', '=', node.latest_version_number)
+      .executeTakeFirstOrThrow();
+    return toVersion(node, row);
+  }
+
+  /** One version by its versionId, whichever is newest; what a workflow's code node pins. */
+  async findVersion(versionId: string): Promise<CodeNodeVersion | undefined> {
+    const row = await this.db.selectFrom('code_node_versions').selectAll().where('id', '=', versionId).executeTakeFirst();
+    if (!row) return undefined;
+    const node = await this.db.selectFrom('code_nodes').selectAll().where('id', '=', row.code_node_id).executeTakeFirstOrThrow();
+    return toVersion(node, row);
+  }
+}
