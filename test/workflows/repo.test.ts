@@ -2,15 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/errors.js';
 import type { WorkflowGraph } from '../../src/domain/graph.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import { TenancyRepo } from '../../src/store/tenancy-repo.js';
 import { WorkflowRepo } from '../../src/store/workflow-repo.js';
-
-const postgresUrl = 'postgres://postgres@127.0.0.1:5432/test';
+import { createPostgresSchema } from '../support/postgres.js';
 
 function graph(name: string): WorkflowGraph {
   const input = randomUUID();
@@ -58,17 +56,13 @@ const backends: Backend[] = [
   {
     name: 'postgres',
     open: async () => {
-      const schema = `wfrepo_${randomUUID().replace(/-/g, '')}`;
-      const admin = new pg.Client({ connectionString: postgresUrl });
-      await admin.connect();
-      await admin.query(`create schema ${schema}`);
-      const store = openStore(os.tmpdir(), `${postgresUrl}?options=-c%20search_path%3D${schema}`);
+      const schema = await createPostgresSchema();
+      const store = openStore(os.tmpdir(), schema.url);
       return {
         store,
         cleanup: async () => {
           await store.close();
-          await admin.query(`drop schema ${schema} cascade`);
-          await admin.end();
+          await schema.drop();
         },
       };
     },
