@@ -7,6 +7,8 @@ import { registerFileRoutes } from './file.routes.js';
 import { registerMeRoutes } from './me.routes.js';
 import { registerCallbackRoutes } from './callback.routes.js';
 import { registerWorkflowRoutes } from './workflow.routes.js';
+import { registerCaseRoutes } from './case.routes.js';
+import { registerJobRoutes } from './job.routes.js';
 
 /** Every resource's routes; each resource adds one line. */
 export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void> = [
@@ -17,4 +19,6 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerWorkflowRoutes,
   registerFileRoutes,
   registerCodeRoutes,
+  registerCaseRoutes,
+  registerJobRoutes,
 ];

@@ -36,6 +36,7 @@ export const configSchema = z.object({
     maxCachedWorkflows: z.coerce.number().int().min(0),
     workerMetricsPort: port,
   }),
+  cases: z.object({ defaultDeadlineMs: z.coerce.number().int().min(1000), maxDeadlineMs: z.coerce.number().int().min(1000) }),
   python: z.object({
     /** Fork servers in the sandboxed pool; 0 means one per CPU. */
     poolSize: z.coerce.number().int().min(0).max(64),
@@ -96,6 +97,8 @@ const envMap: Record<string, string> = {
   TEMPORAL_DEV_START_TIMEOUT_MS: 'temporal.devServer.startTimeoutMs',
   CASEFLOW_MAX_CACHED_WORKFLOWS: 'temporal.maxCachedWorkflows',
   CASEFLOW_WORKER_METRICS_PORT: 'temporal.workerMetricsPort',
+  CASEFLOW_CASE_DEADLINE_MS: 'cases.defaultDeadlineMs',
+  CASEFLOW_CASE_MAX_DEADLINE_MS: 'cases.maxDeadlineMs',
   CASEFLOW_PYTHON_POOL_SIZE: 'python.poolSize',
   CASEFLOW_PYTHON_ALLOW_UNSANDBOXED: 'python.allowUnsandboxed',
   CASEFLOW_PYTHON_TIMEOUT_MS: 'python.defaultTimeoutMs',

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { CaseService, executeBodySchema, initiateBodySchema } from '../cases/case-service.js';
+import { auditSchema, errors, executedBody, executedSchema, notFinishedSchema, resultsBodySchema, sendResults, statusSchema } from './case.routes.js';
+import type { ApiRoutes } from './route.js';
+import { errorBodySchema, uuid } from './schemas/common.js';
+
+const jobParams = z.object({ jobExecutionId: uuid });
+
+/** The deprecated job endpoints: cases under their old paths, same behaviour. */
+export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
+  const cases = new CaseService(ctx);
+  const tags = ['Jobs (deprecated)'];
+
+  api.route({
+    method: 'post',
+    path: '/job/initiate',
+    summary: 'Initiate a job',
+    tags,
+    deprecated: true,
+    auth: true,
+    body: initiateBodySchema,
+    responses: { 201: { description: 'Created', schema: z.object({ jobExecutionId: z.string() }) }, ...errors, 409: { description: 'No active version', schema: errorBodySchema } },
+    handler: async ({ auth, body, res }) => {
+      const record = await cases.initiate(auth, body);
+      res.status(201).json({ jobExecutionId: record.id });
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/job/execute',
+    summary: 'Execute a job',
+    tags,
+    deprecated: true,
+    auth: true,
+    body: executeBodySchema.extend({ jobExecutionId: uuid }),
+    responses: { 202: { description: 'Running', schema: executedSchema.extend({ jobExecutionId: z.string() }) }, ...errors, 409: { description: 'Already executed', schema: errorBodySchema } },
+    handler: async ({ auth, body, res }) => {
+      const { jobExecutionId, ...execute } = body;
+      const { record, temporalUiUrl } = await cases.execute(auth, jobExecutionId, execute);
+      res.status(202).json({ jobExecutionId, ...executedBody(record, temporalUiUrl) });
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/job/:jobExecutionId/status',
+    summary: 'Status of a job',
+    tags,
+    deprecated: true,
+    auth: true,
+    params: jobParams,
+    responses: { 200: { description: 'Status', schema: statusSchema.extend({ jobExecutionId: z.string() }) }, ...errors },
+    handler: async ({ auth, params, res }) => {
+      res.json({ jobExecutionId: params.jobExecutionId, ...(await cases.status(auth, params.jobExecutionId)) });
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/job/:jobExecutionId/results',
+    summary: 'Results of a job',
+    tags,
+    deprecated: true,
+    auth: true,
+    params: jobParams,
+    responses: { 200: { description: 'Ended', schema: resultsBodySchema }, 202: { description: 'Not finished', schema: notFinishedSchema }, ...errors },
+    handler: async ({ auth, params, req, res }) => {
+      sendResults(req, res, params.jobExecutionId, await cases.results(auth, params.jobExecutionId));
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/job/:jobExecutionId/audit',
+    summary: 'Audit of a job',
+    tags,
+    deprecated: true,
+    auth: true,
+    params: jobParams,
+    responses: { 200: { description: 'The job audit record', schema: auditSchema }, ...errors },
+    handler: async ({ auth, params, res }) => {
+      res.json(await cases.audit(auth, params.jobExecutionId));
+    },
+  });
+}

@@ -1,0 +1,111 @@
+import { isInputNode } from '../domain/case-graph.js';
+import type { WorkflowGraph } from '../domain/graph.js';
+import type { VariableSchemaEntry, VariableType } from '../domain/variables.js';
+
+export interface InputProblem {
+  field: string;
+  message: string;
+}
+
+/** A file URL among the inputs, to be checked against the file store. */
+export interface FileInputRef {
+  field: string;
+  url: string;
+  /** The `allowed_file_types` tag (upper-case extensions); empty when any type goes. */
+  allowedTypes: string[];
+}
+
+export interface ValidatedInputs {
+  inputs: Record<string, unknown>;
+  problems: InputProblem[];
+  files: FileInputRef[];
+}
+
+const isoDate = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+const typeChecks: Record<VariableType, (v: unknown) => boolean> = {
+  str: (v) => typeof v === 'string',
+  int: (v) => typeof v === 'number' && Number.isInteger(v),
+  float: (v) => typeof v === 'number' && Number.isFinite(v),
+  bool: (v) => typeof v === 'boolean',
+  date: (v) => typeof v === 'string' && isoDate.test(v) && !Number.isNaN(Date.parse(v)),
+  file: (v) => typeof v === 'string',
+  array: (v) => Array.isArray(v),
+  array_files: (v) => Array.isArray(v) && v.every((f) => typeof f === 'string'),
+  object: isPlainObject,
+  json_string: (v) => {
+    if (typeof v !== 'string') return false;
+    try {
+      JSON.parse(v);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  binary: (v) => typeof v === 'string',
+  node: () => true,
+};
+
+/** The workflow's input variables keyed by variable_name (the input node's output_schema). */
+export function inputVariables(graph: WorkflowGraph): { entries: Map<string, VariableSchemaEntry>; additionAllowed: boolean } {
+  const node = Object.values(graph.nodes).find(isInputNode);
+  const entries = new Map<string, VariableSchemaEntry>();
+  for (const entry of Object.values(node?.output_schema?.schema ?? {})) entries.set(entry.variable_name, entry);
+  return { entries, additionAllowed: node?.output_schema?.variable_addition_allowed ?? false };
+}
+
+function allowedFileTypes(entry: VariableSchemaEntry): string[] {
+  const tag = entry.tags?.find((t) => t.variable_name === 'allowed_file_types');
+  return Array.isArray(tag?.value) ? tag.value.filter((t): t is string => typeof t === 'string') : [];
+}
+
+/**
+ * Checks values against the workflow's input schema: known names, types
+ * (any of the variable's allowed types), null only where nullable, and,
+ * unless `partial` (initialInput at initiation), every required value
+ * present. Defaults fill what is optional and missing.
+ */
+export function validateCaseInputs(graph: WorkflowGraph, values: Record<string, unknown>, options: { partial: boolean; prefix: string }): ValidatedInputs {
+  const { entries, additionAllowed } = inputVariables(graph);
+  const problems: InputProblem[] = [];
+  const files: FileInputRef[] = [];
+  const inputs: Record<string, unknown> = {};
+  const field = (name: string) => `${options.prefix}.${name}`;
+
+  for (const [name, value] of Object.entries(values)) {
+    const entry = entries.get(name);
+    if (!entry) {
+      if (additionAllowed) inputs[name] = value;
+      else problems.push({ field: field(name), message: `is not an input of this workflow (inputs: ${[...entries.keys()].join(', ') || 'none'})` });
+      continue;
+    }
+    const types = entry.allowed_types.map((t) => t.type);
+    if (value === null) {
+      if (entry.is_nullable) inputs[name] = null;
+      else problems.push({ field: field(name), message: 'may not be null' });
+      continue;
+    }
+    if (!types.some((t) => typeChecks[t](value))) {
+      problems.push({ field: field(name), message: `expected ${types.join(' or ')}` });
+      continue;
+    }
+    inputs[name] = value;
+    const allowed = allowedFileTypes(entry);
+    if (types.includes('file') && typeof value === 'string') files.push({ field: field(name), url: value, allowedTypes: allowed });
+    if (types.includes('array_files') && Array.isArray(value)) {
+      value.forEach((url, i) => files.push({ field: `${field(name)}.${i}`, url: url as string, allowedTypes: allowed }));
+    }
+  }
+  if (!options.partial) {
+    for (const [name, entry] of entries) {
+      if (Object.hasOwn(inputs, name) || problems.some((p) => p.field === field(name))) continue;
+      if (entry.default !== undefined) inputs[name] = entry.default;
+      else if (!entry.is_optional) problems.push({ field: field(name), message: 'is required' });
+    }
+  }
+  return { inputs, problems, files };
+}

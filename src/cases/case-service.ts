@@ -1,0 +1,379 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { z } from 'zod';
+import { ApiError } from '../api/errors.js';
+import { assertWorkspaceGrant } from '../auth/access.js';
+import type { AuthContext } from '../auth/auth-context.js';
+import type { Grant } from '../auth/grants.js';
+import type { AppContext } from '../context.js';
+import { indexGraph } from '../domain/case-graph.js';
+import {
+  caseProgressQueryName,
+  caseSources,
+  caseWorkflowId,
+  isTerminal,
+  type CaseProgress,
+  type CaseResults,
+  type CaseRunInput,
+  type NodeRecord,
+} from '../domain/cases.js';
+import type { WorkflowGraph, WorkflowVersionSnapshot } from '../domain/graph.js';
+import { createFileService, type FileService } from '../files/file-service.js';
+import { CaseRepo, type CaseRecord } from '../store/case-repo.js';
+import { WorkflowRepo } from '../store/workflow-repo.js';
+import { temporalUiLink } from '../temporal/connection.js';
+import type { caseRun } from '../../workflows/case-run.js';
+import { validateCaseInputs } from './case-inputs.js';
+
+export const initiateBodySchema = z
+  .object({
+    workflowId: z.string().min(1).max(255).optional(),
+    referenceEntityId: z.uuid().optional().describe('Wins over workflowId when both are sent'),
+    workflowVersionId: z.uuid().optional().describe('Pins a version; wins over workflowVersionNumber'),
+    workflowVersionNumber: z.number().int().min(1).optional(),
+    title: z.string().max(255).optional(),
+    description: z.string().max(2048).optional(),
+    refUserId: z.string().max(255).optional(),
+    source: z.enum(caseSources).default('api'),
+    webAppId: z.string().min(1).max(255).optional().describe('The published web app that launched the case'),
+    workspaces: z.string().max(4096).optional().describe('Comma-separated workspace ids; the workflow must be in one of them'),
+    initialInput: z.record(z.string(), z.unknown()).default({}),
+  })
+  .refine((b) => b.workflowId !== undefined || b.referenceEntityId !== undefined, { message: 'Send workflowId or referenceEntityId', path: ['workflowId'] });
+export type InitiateBody = z.infer<typeof initiateBodySchema>;
+
+const payloadEntrySchema = z.looseObject({ value: z.unknown() });
+
+export const executeBodySchema = z.object({
+  jobPayloadSchema: z
+    .record(z.string(), payloadEntrySchema)
+    .optional()
+    .describe('The input schema populated with values: each entry (keyed by variable_name) with a `value`'),
+  inputs: z.record(z.string(), z.unknown()).optional().describe('Convenience: values keyed by variable_name'),
+  callbackUrl: z.url({ protocol: /^https?$/ }).max(2048).optional().describe('POSTed { caseId, status, results, error? } when the case ends'),
+  timeoutMs: z.number().int().min(1000).optional().describe('Case deadline; past it the case ends TIMED_OUT (default and maximum are configured)'),
+});
+export type ExecuteBody = z.infer<typeof executeBodySchema>;
+
+export interface JobAudit {
+  caseId: string;
+  status: string;
+  nb_nodes: number;
+  executed_nodes: string[];
+  nb_executed_nodes: number;
+  running_node: string;
+  next_node_to_execute: string;
+  remaining_nodes_to_execute: string[];
+  failed_nodes: string[];
+  nb_failed_nodes: number;
+  audit: { nodes_execution_data: Record<string, NodeExecutionData> };
+}
+
+export interface NodeExecutionData {
+  node_id: string;
+  node_name: string;
+  handler_class: string;
+  status: string;
+  inputs: Record<string, unknown> | null;
+  outputs: Record<string, unknown> | null;
+  logs: NodeRecord['logs'];
+  started_at: string | null;
+  finished_at: string | null;
+  attempts: number;
+  error: NodeRecord['error'] | null;
+}
+
+export interface CaseStatusView {
+  caseId: string;
+  status: string;
+  workflowId: string;
+  workflowVersionId: string;
+  workflowVersionNumber: number;
+  title: string | null;
+  source: string;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  /** The first node running now; null when none. */
+  currentNode: { id: string; name: string } | null;
+  runningNodes: string[];
+  error: { message: string; nodeId?: string } | null;
+  temporalUiUrl: string | null;
+}
+
+const QUERY_DEADLINE_MS = 3_000;
+const CANCEL_WAIT_MS = 10_000;
+
+/**
+ * Cases (and jobs, their deprecated name): initiation, execution, status,
+ * results, audit, cancel. The API routers for /api/v1/case and /job are thin
+ * over this, so both paths behave the same.
+ */
+export class CaseService {
+  readonly repo: CaseRepo;
+  private readonly workflows: WorkflowRepo;
+  private readonly files: FileService;
+
+  constructor(private readonly ctx: AppContext) {
+    this.repo = new CaseRepo(ctx.store.db);
+    this.workflows = new WorkflowRepo(ctx.store.db);
+    this.files = createFileService({ db: ctx.store.db, config: ctx.config, logger: ctx.logger });
+  }
+
+  async initiate(auth: AuthContext, body: InitiateBody): Promise<CaseRecord> {
+    const listed = body.workspaces === undefined ? undefined : this.parseWorkspaces(body.workspaces);
+    const version = await this.workflows.resolveForRun(
+      auth.organizationId,
+      { workflowId: body.workflowId, referenceEntityId: body.referenceEntityId },
+      { versionId: body.workflowVersionId, versionNumber: body.workflowVersionNumber },
+    );
+    assertWorkspaceGrant(auth, { id: version.workspaceId, organizationId: version.organizationId }, 'case:full');
+    if (listed && !listed.includes(version.workspaceId)) {
+      throw ApiError.forbidden('The workflow belongs to none of the workspaces given in `workspaces`');
+    }
+    const checked = validateCaseInputs(version.graph, body.initialInput, { partial: true, prefix: 'body.initialInput' });
+    if (checked.problems.length > 0) throw validationError(checked.problems);
+    return this.repo.create({
+      organizationId: version.organizationId,
+      workspaceId: version.workspaceId,
+      workflowId: version.workflowId,
+      entityId: version.entityId,
+      workflowVersionId: version.versionId,
+      workflowVersionNumber: version.versionNumber,
+      title: body.title,
+      description: body.description,
+      refUserId: body.refUserId,
+      source: body.source,
+      webAppId: body.webAppId,
+      workspaces: body.workspaces,
+      initialInput: checked.inputs,
+      createdByKeyId: auth.keyId,
+      createdByUserId: auth.userId,
+    });
+  }
+
+  private parseWorkspaces(value: string): string[] {
+    const ids = value.split(',').map((s) => s.trim()).filter(Boolean);
+    const bad = ids.filter((id) => !z.uuid().safeParse(id).success);
+    if (ids.length === 0 || bad.length > 0) {
+      throw new ApiError(400, 'VALIDATION_ERROR', 'Invalid body.workspaces: comma-separated workspace UUIDs expected', {
+        fields: [{ field: 'body.workspaces', message: bad.length > 0 ? `not UUIDs: ${bad.join(', ')}` : 'no workspace id' }],
+      });
+    }
+    return ids;
+  }
+
+  /** A case of the caller's organization (404 otherwise) that the key reaches with the grant (403). */
+  async load(auth: AuthContext, caseId: string, grant: Grant): Promise<CaseRecord> {
+    const record = await this.repo.find(caseId);
+    if (!record || record.organizationId !== auth.organizationId) throw ApiError.notFound(`Case ${caseId} does not exist`);
+    assertWorkspaceGrant(auth, { id: record.workspaceId, organizationId: record.organizationId }, grant);
+    return record;
+  }
+
+  private async version(record: CaseRecord): Promise<WorkflowVersionSnapshot> {
+    const version = await this.workflows.findVersion(record.workflowVersionId);
+    if (!version) throw new Error(`workflow version ${record.workflowVersionId} of case ${record.id} is missing`);
+    return version;
+  }
+
+  async execute(auth: AuthContext, caseId: string, body: ExecuteBody): Promise<{ record: CaseRecord; temporalUiUrl: string | null }> {
+    const record = await this.load(auth, caseId, 'case:full');
+    if (record.status !== 'PENDING') throw ApiError.conflict(`Case ${caseId} was already executed (status ${record.status})`, { status: record.status });
+    if (body.jobPayloadSchema !== undefined && body.inputs !== undefined) {
+      throw ApiError.badRequest('Send the inputs either as jobPayloadSchema or as inputs, not both');
+    }
+    const maxDeadline = this.ctx.config.cases.maxDeadlineMs;
+    if (body.timeoutMs !== undefined && body.timeoutMs > maxDeadline) {
+      throw new ApiError(400, 'VALIDATION_ERROR', `Invalid body.timeoutMs: at most ${maxDeadline}`, { fields: [{ field: 'body.timeoutMs', message: `at most ${maxDeadline}` }] });
+    }
+    const supplied: Record<string, unknown> = { ...record.initialInput };
+    if (body.inputs) Object.assign(supplied, body.inputs);
+    for (const [name, entry] of Object.entries(body.jobPayloadSchema ?? {})) {
+      const variableName = typeof entry.variable_name === 'string' ? entry.variable_name : name;
+      if (Object.hasOwn(entry, 'value')) supplied[variableName] = entry.value;
+    }
+    const version = await this.version(record);
+    const prefix = body.jobPayloadSchema !== undefined ? 'body.jobPayloadSchema' : 'body.inputs';
+    const checked = validateCaseInputs(version.graph, supplied, { partial: false, prefix });
+    if (checked.problems.length > 0) throw validationError(checked.problems);
+    await this.checkFiles(auth, checked.files);
+
+    const workflowId = caseWorkflowId(caseId);
+    const deadlineMs = body.timeoutMs ?? Math.min(this.ctx.config.cases.defaultDeadlineMs, maxDeadline);
+    const started = await this.repo.markRunning(caseId, { inputs: checked.inputs, callbackUrl: body.callbackUrl, deadlineMs, temporalWorkflowId: workflowId });
+    if (!started) throw ApiError.conflict(`Case ${caseId} was already executed`);
+    const input: CaseRunInput = {
+      caseId,
+      organizationId: record.organizationId,
+      workspaceId: record.workspaceId,
+      graph: version.graph,
+      inputs: checked.inputs,
+      deadlineMs,
+      ...(body.callbackUrl ? { callbackUrl: body.callbackUrl } : {}),
+    };
+    const { temporal } = this.ctx;
+    let runId: string;
+    try {
+      const handle = await temporal.client.workflow.start<typeof caseRun>('caseRun', {
+        taskQueue: temporal.taskQueue,
+        workflowId,
+        args: [input],
+        workflowIdConflictPolicy: 'FAIL',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        // The client shares the worker's NativeConnection: the first task comes back with the start.
+        requestEagerStart: true,
+      });
+      runId = handle.firstExecutionRunId;
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) throw ApiError.conflict(`Case ${caseId} is already running`);
+      await this.repo.revertToPending(caseId);
+      throw err;
+    }
+    await this.repo.setRunId(caseId, runId);
+    const updated = (await this.repo.find(caseId)) ?? record;
+    return { record: updated, temporalUiUrl: temporalUiLink(temporal, workflowId, runId) };
+  }
+
+  private async checkFiles(auth: AuthContext, files: Array<{ field: string; url: string; allowedTypes: string[] }>): Promise<void> {
+    const problems: Array<{ field: string; message: string; code: string }> = [];
+    for (const file of files) {
+      const problem = await this.files.checkCaseFileInput(auth, file.url, file.allowedTypes);
+      if (problem) problems.push({ field: file.field, message: problem.message, code: problem.code });
+    }
+    const first = problems[0];
+    if (!first) return;
+    const status = first.code === 'unknown_file' ? 404 : first.code === 'forbidden' ? 403 : 400;
+    const errorCode = status === 404 ? 'NOT_FOUND' : status === 403 ? 'FORBIDDEN' : 'VALIDATION_ERROR';
+    throw new ApiError(status, errorCode, `Invalid ${first.field}: ${first.message}`, { fields: problems });
+  }
+
+  /** Live progress from the workflow (RUNNING cases); undefined when the worker does not answer in time. */
+  private async liveProgress(record: CaseRecord): Promise<CaseProgress | undefined> {
+    const { client } = this.ctx.temporal;
+    try {
+      const handle = client.workflow.getHandle(record.temporalWorkflowId ?? caseWorkflowId(record.id));
+      return await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query<CaseProgress>(caseProgressQueryName));
+    } catch (err) {
+      this.ctx.logger.warn({ err, caseId: record.id }, 'case progress query failed');
+      return undefined;
+    }
+  }
+
+  async status(auth: AuthContext, caseId: string): Promise<CaseStatusView> {
+    const record = await this.load(auth, caseId, 'case:read');
+    const progress = record.status === 'RUNNING' ? await this.liveProgress(record) : undefined;
+    // The run may have ended between the read and the query.
+    const current = progress && isTerminal(progress.status) ? ((await this.repo.find(caseId)) ?? record) : record;
+    const running = progress && !isTerminal(current.status) ? progress.running : [];
+    const first = running[0];
+    const workflowId = current.temporalWorkflowId;
+    return {
+      caseId: current.id,
+      status: current.status,
+      workflowId: current.workflowId,
+      workflowVersionId: current.workflowVersionId,
+      workflowVersionNumber: current.workflowVersionNumber,
+      title: current.title,
+      source: current.source,
+      createdAt: current.createdAt,
+      startedAt: current.startedAt,
+      finishedAt: current.finishedAt,
+      currentNode: first ? { id: first, name: progress?.nodes[first]?.name ?? first } : null,
+      runningNodes: running,
+      error: current.error,
+      temporalUiUrl: workflowId ? temporalUiLink(this.ctx.temporal, workflowId, current.temporalRunId ?? undefined) : null,
+    };
+  }
+
+  /** The results of a finished case; undefined while it has not finished. */
+  async results(auth: AuthContext, caseId: string): Promise<{ record: CaseRecord; results: CaseResults } | undefined> {
+    const record = await this.load(auth, caseId, 'case:read');
+    if (!isTerminal(record.status)) return undefined;
+    return { record, results: record.results ?? {} };
+  }
+
+  async audit(auth: AuthContext, caseId: string): Promise<JobAudit> {
+    const record = await this.load(auth, caseId, 'case:read');
+    const { graph } = await this.version(record);
+    if (isTerminal(record.status)) {
+      const nodes = await this.repo.listNodes(caseId, (id) => graph.nodes[id]?.name ?? id);
+      // A case cancelled before it ran has no node records: every node then shows as not executed.
+      const byId = new Map(nodes.map((n) => [n.nodeId, n]));
+      const all = Object.values(graph.nodes).map((n) => byId.get(n.id) ?? blankNode(graph, n.id, 'not_executed'));
+      const executed = nodes.filter((n) => n.status === 'completed' || n.status === 'failed').map((n) => n.nodeId);
+      const failed = nodes.filter((n) => n.status === 'failed').map((n) => n.nodeId);
+      return buildAudit(record, all, { executed, failed, running: [], remaining: [] });
+    }
+    const progress = record.status === 'RUNNING' ? await this.liveProgress(record) : undefined;
+    if (progress) return buildAudit(record, Object.values(progress.nodes), progress);
+    const order = indexGraph(graph).order;
+    return buildAudit(
+      record,
+      Object.keys(graph.nodes).map((id) => blankNode(graph, id, 'pending')),
+      { executed: [], failed: [], running: [], remaining: order },
+    );
+  }
+
+  async cancel(auth: AuthContext, caseId: string): Promise<CaseRecord> {
+    const record = await this.load(auth, caseId, 'case:full');
+    if (isTerminal(record.status)) throw ApiError.conflict(`Case ${caseId} has already ended (status ${record.status})`, { status: record.status });
+    if (record.status === 'PENDING' && (await this.repo.cancelPending(caseId))) return (await this.repo.find(caseId)) ?? record;
+    const handle = this.ctx.temporal.client.workflow.getHandle(record.temporalWorkflowId ?? caseWorkflowId(caseId));
+    await handle.cancel();
+    // The workflow records CANCELLED itself; wait briefly so the answer usually shows it.
+    const until = Date.now() + CANCEL_WAIT_MS;
+    let current = record;
+    while (Date.now() < until) {
+      current = (await this.repo.find(caseId)) ?? current;
+      if (isTerminal(current.status)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return current;
+  }
+}
+
+function blankNode(graph: WorkflowGraph, id: string, status: NodeRecord['status']): NodeRecord {
+  const node = graph.nodes[id];
+  return { nodeId: id, name: node?.name ?? id, handlerClass: node?.handler_class ?? node?.type ?? '', status, logs: [], attempts: 0 };
+}
+
+function buildAudit(
+  record: CaseRecord,
+  nodes: NodeRecord[],
+  lists: Pick<CaseProgress, 'executed' | 'failed' | 'running' | 'remaining'>,
+): JobAudit {
+  const data: Record<string, NodeExecutionData> = {};
+  for (const n of nodes) {
+    data[n.nodeId] = {
+      node_id: n.nodeId,
+      node_name: n.name,
+      handler_class: n.handlerClass,
+      status: n.status,
+      inputs: n.inputs ?? null,
+      outputs: n.outputs ?? null,
+      logs: n.logs,
+      started_at: n.startedAt ?? null,
+      finished_at: n.finishedAt ?? null,
+      attempts: n.attempts,
+      error: n.error ?? null,
+    };
+  }
+  return {
+    caseId: record.id,
+    status: record.status,
+    nb_nodes: nodes.length,
+    executed_nodes: lists.executed,
+    nb_executed_nodes: lists.executed.length,
+    running_node: lists.running[0] ?? '',
+    next_node_to_execute: lists.remaining[0] ?? '',
+    remaining_nodes_to_execute: lists.remaining,
+    failed_nodes: lists.failed,
+    nb_failed_nodes: lists.failed.length,
+    audit: { nodes_execution_data: data },
+  };
+}
+
+function validationError(problems: Array<{ field: string; message: string }>): ApiError {
+  const first = problems[0];
+  return new ApiError(400, 'VALIDATION_ERROR', first ? `Invalid ${first.field}: ${first.message}` : 'Invalid inputs', { fields: problems });
+}
