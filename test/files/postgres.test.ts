@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/harness.js';
+import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
+import { download, makeKey, presign, samples, upload } from './support.js';
+
+describe('files on Postgres', () => {
+  let schema: PostgresSchema;
+  let svc: TestService;
+  beforeAll(async () => {
+    schema = await createPostgresSchema();
+    svc = await startTestService({ databaseUrl: schema.url });
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    await schema?.drop();
+  });
+
+  it('uploads once, downloads, and lists by scope', async () => {
+    const ws = await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Other' });
+    const scoped = await makeKey(svc, svc.organizationId, ['file:read'], [String(ws.body.id)]);
+    const listed = await presign(svc, { fileExtension: '.png', accessScope: 'workspace', workspaceId: svc.workspaceId });
+    const hidden = await presign(svc, { fileExtension: '.png' });
+    for (const p of [listed, hidden]) expect((await upload(p.presignedUrl, samples['.png'] as Buffer)).status).toBe(200);
+    expect((await upload(listed.presignedUrl, samples['.png'] as Buffer)).status).toBe(409);
+
+    const got = await download(svc, listed.fileUrl);
+    expect(got.status).toBe(200);
+    expect(got.bytes.equals(samples['.png'] as Buffer)).toBe(true);
+    expect((await download(svc, listed.fileUrl, scoped.key)).status).toBe(403);
+
+    const mine = await svc.request('GET', '/api/v1/file');
+    expect((mine.body.files as Array<{ fileId: string; sizeBytes: number }>).map((f) => [f.fileId, f.sizeBytes])).toEqual([
+      [listed.fileId, (samples['.png'] as Buffer).length],
+    ]);
+    const theirs = await svc.request('GET', '/api/v1/file', { key: scoped.key });
+    expect(theirs.body.files).toEqual([]);
+  });
+});
