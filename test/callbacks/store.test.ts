@@ -58,7 +58,9 @@ describe.each(['sqlite', 'postgres'] as const)('callback store on %s', (dialect)
   });
 
   it('records deliveries idempotently and upserts a repeated attempt', async () => {
-    const delivery = { id: randomUUID(), caseId: randomUUID(), workspaceId, url: 'http://127.0.0.1:1/hook', body: '{"a":1}', workflowId: 'wf' };
+    // The case run's own delivery ids are `<caseId>-<status>`, longer than a UUID.
+    const caseId = randomUUID();
+    const delivery = { id: `${caseId}-CANCELLED`, caseId, workspaceId, url: 'http://127.0.0.1:1/hook', body: '{"a":1}', workflowId: 'wf' };
     await repo.createDelivery(delivery);
     await repo.createDelivery({ ...delivery, body: '{"changed":true}' });
     const attempt = { deliveryId: delivery.id, attempt: 1, startedAt: new Date().toISOString(), durationMs: 5, responseStatus: null, responseBody: null, error: 'ECONNREFUSED' };

@@ -3,7 +3,8 @@ import { type Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('callback_deliveries')
-    .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
+    // Not only UUIDs: the case run derives its delivery id from the case id and status.
+    .addColumn('id', 'varchar(128)', (c) => c.primaryKey())
     .addColumn('case_id', 'varchar(36)', (c) => c.notNull())
     .addColumn('workspace_id', 'varchar(36)', (c) => c.notNull().references('workspaces.id'))
     .addColumn('url', 'text', (c) => c.notNull())
@@ -18,7 +19,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('callback_deliveries_case').on('callback_deliveries').columns(['case_id', 'created_at']).execute();
   await db.schema
     .createTable('callback_attempts')
-    .addColumn('delivery_id', 'varchar(36)', (c) => c.notNull().references('callback_deliveries.id').onDelete('cascade'))
+    .addColumn('delivery_id', 'varchar(128)', (c) => c.notNull().references('callback_deliveries.id').onDelete('cascade'))
     .addColumn('attempt', 'integer', (c) => c.notNull())
     .addColumn('started_at', 'text', (c) => c.notNull())
     .addColumn('duration_ms', 'integer', (c) => c.notNull())
