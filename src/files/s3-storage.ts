@@ -30,6 +30,9 @@ export class S3FileStorage {
   ) {
     this.client = new S3Client({
       region: settings.region,
+      // Checksums only where S3 requires them: the SDK's default (aws-chunked bodies with trailing CRC32) is not understood by every S3-compatible store.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
       ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
       ...(settings.forcePathStyle !== undefined ? { forcePathStyle: settings.forcePathStyle } : {}),
       ...(settings.accessKeyId && settings.secretAccessKey
