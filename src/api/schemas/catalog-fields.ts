@@ -202,14 +202,17 @@ export function catalogFieldMapSchema(options: FieldMapOptions = {}) {
       if (maxEntries !== undefined && count > maxEntries) {
         ctx.addIssue({ code: 'custom', message: `at most ${maxEntries} variables (got ${count})` });
       }
-      if (maxJsonBytes !== undefined) {
-        const bytes = Buffer.byteLength(JSON.stringify(map), 'utf8');
-        if (bytes > maxJsonBytes) ctx.addIssue({ code: 'custom', message: `at most ${maxJsonBytes} bytes JSON-encoded (got ${bytes})` });
-      }
+      let tooDeep = false;
       for (const [key, field] of Object.entries(map)) {
         if (typeDefinitionDepth(field) > fieldLimits.typeDefinitionDepth) {
+          tooDeep = true;
           ctx.addIssue({ code: 'custom', path: [key], message: `typeDefinition nests more than ${fieldLimits.typeDefinitionDepth} levels` });
         }
+      }
+      // JSON.stringify recurses too: only measure a map already known to be shallow.
+      if (maxJsonBytes !== undefined && !tooDeep) {
+        const bytes = Buffer.byteLength(JSON.stringify(map), 'utf8');
+        if (bytes > maxJsonBytes) ctx.addIssue({ code: 'custom', message: `at most ${maxJsonBytes} bytes JSON-encoded (got ${bytes})` });
       }
     })
     .pipe(
