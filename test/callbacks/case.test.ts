@@ -1,0 +1,65 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { startTestService, type TestService } from '../support/harness.js';
+import { freePort } from '../support/free-port.js';
+import { Graph, createWorkflow, results, startCase, waitForEnd } from '../cases/support.js';
+import { Receiver } from './receiver.js';
+
+describe('callbacks from real cases', () => {
+  let svc: TestService;
+  let workflowId: string;
+  const receivers: Receiver[] = [];
+
+  beforeAll(async () => {
+    svc = await startTestService({ config: { callbacks: { initialIntervalMs: 1000, maximumIntervalMs: 1000, maxElapsedMs: 20_000 } } });
+    const g = new Graph();
+    const input = g.input([{ name: 'greeting' }]);
+    const output = g.output([{ name: 'greeting' }]);
+    g.edge(input, output);
+    workflowId = (await createWorkflow(svc, g, 'echo')).workflowId;
+  });
+  afterEach(async () => {
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+  });
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
+  it('POSTs the same results as the results endpoint, signed, when the case completes', async () => {
+    const hook = new Receiver();
+    await hook.listen();
+    receivers.push(hook);
+    const caseId = await startCase(svc, workflowId, { greeting: 'hello' }, { callbackUrl: hook.url });
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(1);
+
+    const secret = (await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`)).body.secret as string;
+    const call = hook.received[0]!;
+    const payload = new Webhook(secret).verify(call.body, call.headers as Record<string, string>);
+    expect(payload).toEqual({ caseId, status: 'COMPLETED', results: await results(svc, caseId) });
+
+    await expect
+      .poll(async () => ((await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ status: string }>)[0]?.status, { timeout: 10_000 })
+      .toBe('delivered');
+  });
+
+  it('never holds the case back while the receiver is down, and delivers later', async () => {
+    const port = await freePort();
+    const caseId = await startCase(svc, workflowId, { greeting: 'later' }, { callbackUrl: `http://127.0.0.1:${port}/hook` });
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    await expect
+      .poll(async () => ((await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ attemptCount: number }>)[0]?.attemptCount ?? 0, {
+        timeout: 15_000,
+      })
+      .toBeGreaterThanOrEqual(1);
+    const pending = (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ status: string }>;
+    expect(pending[0]?.status).toBe('pending');
+    expect((await svc.request('GET', `/api/v1/case/${caseId}/status`)).body.status).toBe('COMPLETED');
+
+    const hook = new Receiver();
+    await hook.listen(port);
+    receivers.push(hook);
+    await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(1);
+    expect(JSON.parse(hook.received[0]!.body)).toMatchObject({ caseId, status: 'COMPLETED', results: { greeting: { value: 'later' } } });
+  });
+});
