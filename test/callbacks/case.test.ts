@@ -43,6 +43,16 @@ describe('callbacks from real cases', () => {
       .toBe('delivered');
   });
 
+  it('lists no delivery and refuses to redeliver for a case run without a callbackUrl', async () => {
+    const caseId = await startCase(svc, workflowId, { greeting: 'quiet' });
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    const listed = await svc.request('GET', `/api/v1/case/${caseId}/callbacks`);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual({ caseId, deliveries: [] });
+    const redeliver = await svc.request('POST', `/api/v1/case/${caseId}/callbacks/redeliver`);
+    expect(redeliver.body).toMatchObject({ statusCode: 409, errorCode: 'CONFLICT' });
+  });
+
   it('never holds the case back while the receiver is down, and delivers later', async () => {
     const port = await freePort();
     const caseId = await startCase(svc, workflowId, { greeting: 'later' }, { callbackUrl: `http://127.0.0.1:${port}/hook` });
