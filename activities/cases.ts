@@ -1,4 +1,4 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { FinalizeCaseInput, NodeError, NodeLog } from '../src/domain/cases.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
 import { handlerClassName } from '../src/domain/handler-classes.js';
@@ -14,12 +14,13 @@ export interface RunNodeRequest {
   workspaceId: string;
   node: WorkflowNode;
   inputs: Record<string, unknown>;
+  /** 1 for the first attempt; the workflow retries (so the audit counts attempts). */
+  attempt: number;
 }
 
 export interface RunNodeResponse {
   outputs: Record<string, unknown>;
   logs: NodeLog[];
-  attempt: number;
   startedAt: string;
   finishedAt: string;
 }
@@ -28,7 +29,6 @@ export interface RunNodeResponse {
 export interface NodeFailureDetails {
   error: NodeError;
   logs: NodeLog[];
-  attempt: number;
   startedAt: string;
   finishedAt: string;
 }
@@ -48,21 +48,20 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
 
   return {
     async runNode(request) {
-      const attempt = Context.current().info.attempt;
+      const { attempt } = request;
       const startedAt = new Date().toISOString();
       const name = handlerClassName(request.node);
       const handler = Object.hasOwn(handlers, name) ? handlers[name] : undefined;
       try {
         if (!handler) throw new NodeFailure(`No node handler for handler_class ${name}`, 'configuration', [], undefined, false);
         const result = await handler.run({ ...request, caseInputs: {}, attempt });
-        return { outputs: result.outputs, logs: result.logs, attempt, startedAt, finishedAt: new Date().toISOString() };
+        return { outputs: result.outputs, logs: result.logs, startedAt, finishedAt: new Date().toISOString() };
       } catch (err) {
         const failure = err instanceof NodeFailure ? err : new NodeFailure(err instanceof Error ? err.message : String(err), 'handler');
         if (!(err instanceof NodeFailure)) deps.logger.error({ err, caseId: request.caseId, nodeId: request.node.id }, 'node handler threw');
         const details: NodeFailureDetails = {
           error: { message: failure.message, kind: failure.kind, ...(failure.traceback ? { traceback: failure.traceback } : {}) },
           logs: failure.logs,
-          attempt,
           startedAt,
           finishedAt: new Date().toISOString(),
         };

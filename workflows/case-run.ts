@@ -15,7 +15,7 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CaseActivities, NodeFailureDetails, RunNodeResponse } from '../activities/cases.js';
+import type { CaseActivities, NodeFailureDetails, RunNodeRequest, RunNodeResponse } from '../activities/cases.js';
 import { outputResults, pureNodeHandlers } from '../activities/node-handlers/pure.js';
 import { NodeFailure, type NodeRunResult } from '../activities/node-handlers/types.js';
 import { edgeTaken, indexGraph, isInputNode, resolveNodeInputs } from '../src/domain/case-graph.js';
@@ -48,14 +48,31 @@ const { finalizeCase } = proxyLocalActivities<CaseActivities>({
   retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 20 },
 });
 
-/** Local activity for short nodes (no task round trip, one marker event), regular activity for long ones. */
+/**
+ * Local activity for short nodes (no task round trip, one marker event),
+ * regular activity for long ones. Each call is one attempt: the workflow
+ * retries itself (see runWithRetries) so the audit knows the attempt count.
+ */
 function nodeActivity(node: WorkflowNode): CaseActivities['runNode'] {
   const timeoutMs = node.execution?.timeout_ms ?? defaultNodeTimeoutMs;
-  const options = {
-    startToCloseTimeout: timeoutMs + ACTIVITY_GRACE_MS,
-    retry: { maximumAttempts: node.execution?.max_attempts ?? 1, initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-  };
+  const options = { startToCloseTimeout: timeoutMs + ACTIVITY_GRACE_MS, retry: { maximumAttempts: 1 } };
   return timeoutMs <= localActivityMaxMs ? proxyLocalActivities<CaseActivities>(options).runNode : proxyActivities<CaseActivities>(options).runNode;
+}
+
+/** Up to `execution.max_attempts` attempts (default 1), backing off 1 s, 2 s, 4 s … (at most 1 min) between them. */
+async function runWithRetries(node: WorkflowNode, request: RunNodeRequest, onAttempt: (attempt: number) => void): Promise<RunNodeResponse> {
+  const maxAttempts = node.execution?.max_attempts ?? 1;
+  const run = nodeActivity(node);
+  for (let attempt = 1; ; attempt++) {
+    onAttempt(attempt);
+    try {
+      return await run({ ...request, attempt });
+    } catch (err) {
+      const final = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable;
+      if (isCancellation(err) || final || attempt >= maxAttempts) throw err;
+      await sleep(Math.min(1000 * 2 ** (attempt - 1), 60_000));
+    }
+  }
 }
 
 function failureOf(err: unknown, node: WorkflowNode): { error: NodeError; details?: NodeFailureDetails } {
@@ -146,8 +163,10 @@ export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
         result = await pure.run({ caseId: input.caseId, organizationId: input.organizationId, workspaceId: input.workspaceId, node, inputs, caseInputs: input.inputs, attempt: 1 });
         rec.attempts = 1;
       } else {
-        const response: RunNodeResponse = await nodeActivity(node)({ caseId: input.caseId, organizationId: input.organizationId, workspaceId: input.workspaceId, node, inputs });
-        rec.attempts = response.attempt;
+        const request = { caseId: input.caseId, organizationId: input.organizationId, workspaceId: input.workspaceId, node, inputs, attempt: 1 };
+        const response = await runWithRetries(node, request, (attempt) => {
+          rec.attempts = attempt;
+        });
         rec.startedAt = response.startedAt;
         rec.finishedAt = response.finishedAt;
         result = response;
@@ -168,10 +187,9 @@ export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
         rec.error = error;
         if (details) {
           rec.logs = details.logs;
-          rec.attempts = details.attempt;
           rec.startedAt = details.startedAt;
           rec.finishedAt = details.finishedAt;
-        } else rec.attempts = Math.max(rec.attempts, 1);
+        }
         state.executed.push(id);
         state.failed.push(id);
         if (!failure) {

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
+import type { WorkflowEdge, WorkflowNode } from '../../src/domain/graph.js';
+import type { VariableSchema, VariableSchemaEntry, VariableType } from '../../src/domain/variables.js';
+import type { TestResponse, TestService } from '../support/harness.js';
+
+export interface Var {
+  id?: string;
+  name: string;
+  type?: VariableType;
+  nullable?: boolean;
+  optional?: boolean;
+  tags?: VariableSchemaEntry['tags'];
+}
+
+export function vars(entries: Var[]): VariableSchema {
+  const schema: Record<string, VariableSchemaEntry> = {};
+  for (const e of entries) {
+    const id = e.id ?? randomUUID();
+    schema[id] = {
+      id,
+      variable_name: e.name,
+      allowed_types: [{ type: e.type ?? 'str' }],
+      ...(e.nullable ? { is_nullable: true } : {}),
+      ...(e.optional ? { is_optional: true } : {}),
+      ...(e.tags ? { tags: e.tags } : {}),
+    };
+  }
+  return { schema, variable_addition_allowed: false };
+}
+
+/** A graph under construction, keyed by id as the API takes it. */
+export class Graph {
+  nodes: Record<string, WorkflowNode> = {};
+  edges: Record<string, WorkflowEdge> = {};
+
+  node(fields: Omit<WorkflowNode, 'id'>): string {
+    const id = randomUUID();
+    this.nodes[id] = { ...fields, id };
+    return id;
+  }
+
+  input(inputs: Var[]): string {
+    return this.node({ name: 'Workflow Input', type: 'input', output_schema: vars(inputs) });
+  }
+
+  output(results: Var[]): string {
+    return this.node({ name: 'Workflow Output', type: 'output', input_schema: vars(results) });
+  }
+
+  python(name: string, source: string, inputs: Var[], outputs: Var[], extra: Partial<WorkflowNode> = {}): string {
+    return this.node({ name, type: 'code', handler_class: 'python_code', process: { source }, input_schema: vars(inputs), output_schema: vars(outputs), ...extra });
+  }
+
+  /** A condition node with one route `routeId` whose rules are `rules`. */
+  condition(name: string, inputs: Var[], routeId: string, rules: Record<string, unknown>): string {
+    return this.node({
+      name,
+      type: 'condition',
+      handler_class: 'condition',
+      input_schema: vars(inputs),
+      output_schema: { schema: { [routeId]: { id: routeId, variable_name: 'matches', allowed_types: [{ type: 'bool' }] } }, variable_addition_allowed: false },
+      routes: { [routeId]: { id: routeId, name: 'matches' } },
+      properties: ['route'],
+      process: { routes: { [routeId]: rules } },
+    });
+  }
+
+  edge(from: string, to: string, extra: Partial<WorkflowEdge> = {}): string {
+    const id = randomUUID();
+    this.edges[id] = { id, from_node_id: from, to_node_id: to, ...extra };
+    return id;
+  }
+}
+
+export function py(body: string): string {
+  return `def main(inputs):\n${body.split('\n').map((l) => `    ${l}`).join('\n')}\n`;
+}
+
+export async function createWorkflow(svc: TestService, g: Graph, name = 'case test'): Promise<{ workflowId: string; entityId: string; workflowVersionId: string }> {
+  const r = await svc.request('POST', '/api/v1/workflow', {
+    headers: { 'x-workspace-id': svc.workspaceId },
+    body: { name, activeStatus: 'active', nodes: g.nodes, edges: g.edges },
+  });
+  expect(r.status, r.text).toBe(201);
+  return r.body as { workflowId: string; entityId: string; workflowVersionId: string };
+}
+
+export async function initiate(svc: TestService, body: Record<string, unknown>): Promise<string> {
+  const r = await svc.request('POST', '/api/v1/case', { body });
+  expect(r.status, r.text).toBe(201);
+  return (r.body as { caseId: string }).caseId;
+}
+
+export async function execute(svc: TestService, caseId: string, body: Record<string, unknown>): Promise<TestResponse> {
+  return svc.request('POST', `/api/v1/case/${caseId}/execute`, { body });
+}
+
+/** Initiates and executes; returns the case id once execute answered 202. */
+export async function startCase(svc: TestService, workflowId: string, inputs: Record<string, unknown>, executeExtra: Record<string, unknown> = {}): Promise<string> {
+  const caseId = await initiate(svc, { workflowId });
+  const r = await execute(svc, caseId, { inputs, ...executeExtra });
+  expect(r.status, r.text).toBe(202);
+  return caseId;
+}
+
+const terminal = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
+
+export async function waitForEnd(svc: TestService, caseId: string, timeoutMs = 45_000, base = '/api/v1/case'): Promise<Record<string, unknown>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await svc.request('GET', `${base}/${caseId}/status`);
+    expect(r.status, r.text).toBe(200);
+    if (terminal.includes(r.body.status as string)) return r.body;
+    if (Date.now() > until) throw new Error(`case ${caseId} still ${String(r.body.status)} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export interface AuditNode {
+  status: string;
+  inputs: Record<string, unknown> | null;
+  outputs: Record<string, unknown> | null;
+  logs: Array<{ level: string; message: string }>;
+  attempts: number;
+  error: { message: string; kind?: string } | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface Audit {
+  status: string;
+  nb_nodes: number;
+  executed_nodes: string[];
+  nb_executed_nodes: number;
+  running_node: string;
+  next_node_to_execute: string;
+  remaining_nodes_to_execute: string[];
+  failed_nodes: string[];
+  nb_failed_nodes: number;
+  audit: { nodes_execution_data: Record<string, AuditNode> };
+}
+
+export async function audit(svc: TestService, caseId: string, base = '/api/v1/case'): Promise<Audit> {
+  const r = await svc.request('GET', `${base}/${caseId}/audit`);
+  expect(r.status, r.text).toBe(200);
+  return r.body as unknown as Audit;
+}
+
+export async function results(svc: TestService, caseId: string): Promise<Record<string, { value: unknown; type: string; displayName: string }>> {
+  const r = await svc.request('GET', `/api/v1/case/${caseId}/results`);
+  expect(r.status, r.text).toBe(200);
+  return (r.body as { results: Record<string, { value: unknown; type: string; displayName: string }> }).results;
+}
