@@ -105,6 +105,7 @@ export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
   const { graph } = input;
   const index = indexGraph(graph);
   const now = () => new Date().toISOString();
+  const startedAt = Date.now();
   const state: CaseProgress = { caseId: input.caseId, status: 'RUNNING', nodes: {}, executed: [], failed: [], running: [], remaining: [], results: {} };
   for (const node of Object.values(graph.nodes)) {
     state.nodes[node.id] = { nodeId: node.id, name: node.name, handlerClass: node.handler_class ?? node.type, status: 'pending', logs: [], attempts: 0 };
@@ -200,6 +201,11 @@ export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
     } finally {
       rec.finishedAt ??= now();
       state.running = state.running.filter((r) => r !== id);
+    }
+    // A local activity holds the workflow task, so the deadline timer may not have fired yet: check the clock too.
+    if (Date.now() - startedAt >= input.deadlineMs && !deadlinePassed) {
+      deadlinePassed = true;
+      graphScope.cancel();
     }
     if (rec.status === 'completed') settle(id);
   };

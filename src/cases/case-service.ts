@@ -100,7 +100,8 @@ export interface CaseStatusView {
   temporalUiUrl: string | null;
 }
 
-const QUERY_DEADLINE_MS = 3_000;
+/** A query waits while a local activity holds the workflow task: answer without live data rather than hang. */
+const QUERY_DEADLINE_MS = 1_000;
 const CANCEL_WAIT_MS = 10_000;
 
 /**

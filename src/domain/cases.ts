@@ -107,6 +107,12 @@ export function caseWorkflowId(caseId: string): string {
 }
 
 /** Per-attempt limit of a node without `execution.timeout_ms`. */
-export const defaultNodeTimeoutMs = 30_000;
-/** Nodes whose attempt limit is at most this run as local activities (no task round trip); longer ones as regular activities. */
-export const localActivityMaxMs = 60_000;
+export const defaultNodeTimeoutMs = 10_000;
+/**
+ * Nodes whose attempt limit is at most this run as local activities (no task
+ * round trip, one marker event); longer ones as regular activities. While a
+ * local activity runs, its workflow task stays open, so timers (the case
+ * deadline), cancellation and queries wait for it: this bound is also how
+ * late they can be.
+ */
+export const localActivityMaxMs = 10_000;

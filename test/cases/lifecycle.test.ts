@@ -1,0 +1,172 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/harness.js';
+import { Graph, audit, createWorkflow, execute, initiate, py, results, startCase, waitForEnd } from './support.js';
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+  // The test dev server runs headless; give the links a base as TEMPORAL_UI_URL would.
+  svc.service.context.temporal.uiUrl = 'http://temporal-ui.test';
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+/** input(text) → python sleeping `seconds` → output(text) */
+function sleeper(seconds: number): Graph {
+  const g = new Graph();
+  const input = g.input([{ name: 'text' }]);
+  const code = g.python('Sleep', `import time\ndef main(inputs):\n    time.sleep(${seconds})\n    return {"text": inputs["text"]}\n`, [{ name: 'text' }], [{ name: 'text' }], {
+    execution: { timeout_ms: 30_000 },
+  });
+  const output = g.output([{ name: 'text' }]);
+  g.edge(input, code);
+  g.edge(code, output);
+  return g;
+}
+
+function echo(label: string): Graph {
+  const g = new Graph();
+  const input = g.input([{ name: 'text' }]);
+  const code = g.python('Echo', py(`return {"text": "${label}:" + inputs["text"]}`), [{ name: 'text' }], [{ name: 'text' }]);
+  const output = g.output([{ name: 'text' }]);
+  g.edge(input, code);
+  g.edge(code, output);
+  return g;
+}
+
+describe('case lifecycle', () => {
+  it('answers 202 with the exact body before the end, then 200', async () => {
+    const wf = await createWorkflow(svc, sleeper(1));
+    const caseId = await initiate(svc, { workflowId: wf.workflowId });
+    const pending = await svc.request('GET', `/api/v1/case/${caseId}/results`);
+    expect(pending.status).toBe(202);
+    expect(Object.keys(pending.body).sort()).toEqual(['errorCode', 'message', 'path', 'statusCode', 'timestamp']);
+    expect(pending.body).toMatchObject({ statusCode: 202, errorCode: '', path: `/api/v1/case/${caseId}/results` });
+    expect((await execute(svc, caseId, { inputs: { text: 'hi' } })).status).toBe(202);
+    const running = await svc.request('GET', `/api/v1/case/${caseId}/results`);
+    expect(running.status).toBe(202);
+    const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
+    expect(status.body.status).toBe('RUNNING');
+    expect(String(status.body.temporalUiUrl)).toMatch(new RegExp(`^http://temporal-ui.test/namespaces/default/workflows/case-${caseId}/.+/history$`));
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    expect((await results(svc, caseId)).text?.value).toBe('hi');
+  });
+
+  it('refuses to execute a case twice (409) and starts one run', async () => {
+    const wf = await createWorkflow(svc, echo('once'));
+    const caseId = await initiate(svc, { workflowId: wf.workflowId });
+    const [a, b] = await Promise.all([execute(svc, caseId, { inputs: { text: 'x' } }), execute(svc, caseId, { inputs: { text: 'y' } })]);
+    expect([a.status, b.status].sort()).toEqual([202, 409]);
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    const again = await execute(svc, caseId, { inputs: { text: 'z' } });
+    expect(again.status).toBe(409);
+    expect(again.body.errorCode).toBe('CONFLICT');
+  });
+
+  it('rejects bad inputs with 400 and changes nothing', async () => {
+    const g = new Graph();
+    const input = g.input([{ name: 'name' }, { name: 'age', type: 'float' }, { name: 'note', nullable: true }, { name: 'extra', optional: true }]);
+    const output = g.output([{ name: 'name' }]);
+    g.edge(input, output);
+    const wf = await createWorkflow(svc, g);
+    const caseId = await initiate(svc, { workflowId: wf.workflowId });
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ inputs: { name: 'a', age: 'old', note: 'n' } }, 'body.inputs.age'],
+      [{ inputs: { name: 'a', note: 'n' } }, 'body.inputs.age'],
+      [{ inputs: { name: null, age: 3, note: 'n' } }, 'body.inputs.name'],
+      [{ inputs: { name: 'a', age: 3, note: 'n', unknown: 1 } }, 'body.inputs.unknown'],
+      [{ jobPayloadSchema: { name: { value: 'a' }, age: { value: true }, note: { value: null } } }, 'body.jobPayloadSchema.age'],
+      [{ inputs: { name: 'a', age: 3, note: null }, callbackUrl: 'ftp://example.com/x' }, 'body.callbackUrl'],
+    ];
+    for (const [body, field] of cases) {
+      const r = await execute(svc, caseId, body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(JSON.stringify(r.body.metadata)).toContain(field);
+    }
+    const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
+    expect(status.body.status).toBe('PENDING');
+    // null where nullable, optional left out, populated jobPayloadSchema: accepted.
+    const ok = await execute(svc, caseId, { jobPayloadSchema: { name: { value: 'a', type: 'str' }, age: { value: 3 }, note: { value: null } } });
+    expect(ok.status, ok.text).toBe(202);
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    expect((await svc.request('GET', '/api/v1/case/not-a-uuid/status')).status).toBe(400);
+    expect((await svc.request('GET', `/api/v1/case/${crypto.randomUUID()}/status`)).status).toBe(404);
+  });
+
+  it('cancels a running case (CANCELLED, node cancelled) and a pending one', async () => {
+    const wf = await createWorkflow(svc, sleeper(4));
+    const caseId = await startCase(svc, wf.workflowId, { text: 'c' });
+    for (let i = 0; i < 100; i++) {
+      const s = await svc.request('GET', `/api/v1/case/${caseId}/status`);
+      if (s.body.currentNode) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const live = await audit(svc, caseId);
+    expect(live.running_node).not.toBe('');
+    const cancel = await svc.request('POST', `/api/v1/case/${caseId}/cancel`);
+    expect(cancel.status, cancel.text).toBe(200);
+    expect(cancel.body.status).toBe('CANCELLED');
+    const a = await audit(svc, caseId);
+    expect(a.status).toBe('CANCELLED');
+    expect(a.audit.nodes_execution_data[live.running_node]?.status).toBe('cancelled');
+    expect((await svc.request('POST', `/api/v1/case/${caseId}/cancel`)).status).toBe(409);
+
+    const pendingId = await initiate(svc, { workflowId: wf.workflowId });
+    const c2 = await svc.request('POST', `/api/v1/case/${pendingId}/cancel`);
+    expect(c2.body.status).toBe('CANCELLED');
+    expect((await execute(svc, pendingId, { inputs: { text: 'late' } })).status).toBe(409);
+  });
+
+  it('ends TIMED_OUT when the case deadline passes', async () => {
+    const wf = await createWorkflow(svc, sleeper(5));
+    const caseId = await startCase(svc, wf.workflowId, { text: 't' }, { timeoutMs: 1000 });
+    const status = await waitForEnd(svc, caseId);
+    expect(status.status).toBe('TIMED_OUT');
+    expect(String((status.error as { message: string }).message)).toContain('deadline');
+    expect((await svc.request('GET', `/api/v1/case/${caseId}/results`)).status).toBe(200);
+  });
+
+  it('runs the pinned version after an update, the latest active one otherwise', async () => {
+    const wf = await createWorkflow(svc, echo('v1'));
+    const v2 = echo('v2');
+    const update = await svc.request('PATCH', `/api/v1/workflow/${wf.workflowId}`, { body: { nodes: v2.nodes, edges: v2.edges, activeStatus: 'active' } });
+    expect(update.status, update.text).toBe(200);
+    const pinned = await svc.request('POST', '/api/v1/case', { body: { referenceEntityId: wf.entityId, workflowVersionNumber: 1 } });
+    expect(pinned.body).toMatchObject({ workflowVersionNumber: 1, workflowVersionId: wf.workflowVersionId });
+    const latest = await svc.request('POST', '/api/v1/case', { body: { workflowId: wf.workflowId } });
+    expect(latest.body.workflowVersionNumber).toBe(2);
+    const pinnedId = pinned.body.caseId as string;
+    const latestId = latest.body.caseId as string;
+    await execute(svc, pinnedId, { inputs: { text: 'a' } });
+    await execute(svc, latestId, { inputs: { text: 'a' } });
+    await waitForEnd(svc, pinnedId);
+    await waitForEnd(svc, latestId);
+    expect((await results(svc, pinnedId)).text?.value).toBe('v1:a');
+    expect((await results(svc, latestId)).text?.value).toBe('v2:a');
+  });
+
+  it('serves the deprecated job endpoints over the same cases, with every audit field', async () => {
+    const wf = await createWorkflow(svc, echo('job'));
+    const init = await svc.request('POST', '/job/initiate', {
+      body: { workflowId: crypto.randomUUID(), referenceEntityId: wf.entityId, source: 'email-agent', title: 'T', initialInput: { text: 'from-init' } },
+    });
+    expect(init.status, init.text).toBe(201);
+    const jobId = init.body.jobExecutionId as string;
+    expect((await svc.request('GET', `/job/${jobId}/results`)).status).toBe(202);
+    const exec = await svc.request('POST', '/job/execute', { body: { jobExecutionId: jobId } });
+    expect(exec.status, exec.text).toBe(202);
+    const status = await waitForEnd(svc, jobId, 30_000, '/job');
+    expect(status).toMatchObject({ status: 'COMPLETED', source: 'email-agent', title: 'T' });
+    const r = await svc.request('GET', `/job/${jobId}/results`);
+    expect(r.body.results).toEqual({ text: { value: 'job:from-init', type: 'str', displayName: 'text' } });
+    const a = await audit(svc, jobId, '/job');
+    expect(Object.keys(a).sort()).toEqual(
+      ['audit', 'caseId', 'executed_nodes', 'failed_nodes', 'nb_executed_nodes', 'nb_failed_nodes', 'nb_nodes', 'next_node_to_execute', 'remaining_nodes_to_execute', 'running_node', 'status'].sort(),
+    );
+    expect(a).toMatchObject({ nb_nodes: 3, nb_executed_nodes: 3, running_node: '', next_node_to_execute: '', remaining_nodes_to_execute: [], failed_nodes: [], nb_failed_nodes: 0 });
+    expect(Object.keys(a.audit.nodes_execution_data)).toHaveLength(3);
+    expect((await svc.request('POST', '/job/initiate', { body: { workflowId: wf.workflowId, source: 'fax' } })).status).toBe(400);
+    expect((await svc.request('POST', '/job/initiate', { body: { title: 'no workflow' } })).status).toBe(400);
+  });
+});
