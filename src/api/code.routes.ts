@@ -101,14 +101,19 @@ const codeNodeResponse = z.object({
   versionCreatedAt: z.string().meta({ description: 'When this version was cut' }),
 });
 
-const scanFailure = z.object({
+/** A 400 carries either the field errors of validation or the scan's violations. */
+const badRequestBody = z.object({
   statusCode: z.literal(400),
   message: z.string(),
-  errorCode: z.string(),
+  errorCode: z.string().meta({ description: 'VALIDATION_ERROR (fields) or BAD_REQUEST (violations)' }),
   timestamp: z.string(),
   path: z.string(),
   metadata: z.object({
-    violations: z.array(z.object({ line: z.number().int(), col: z.number().int(), message: z.string() })),
+    fields: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+    violations: z
+      .array(z.object({ line: z.number().int(), col: z.number().int(), message: z.string() }))
+      .optional()
+      .meta({ description: 'Security-scan findings; line and col are 1-based' }),
   }),
 });
 
@@ -199,7 +204,7 @@ export function registerCodeRoutes(api: ApiRoutes, ctx: AppContext): void {
     body: createBody,
     responses: {
       201: { description: 'Registered: the stored first version', schema: codeNodeResponse },
-      400: { description: 'Invalid body, a value over its limit, or security-scan violations (metadata.violations)', schema: scanFailure },
+      400: { description: 'Invalid body, a value over its limit, or security-scan violations (metadata.violations)', schema: badRequestBody },
       ...errors,
     },
     handler: async ({ req, res, auth }) => {
@@ -235,7 +240,7 @@ export function registerCodeRoutes(api: ApiRoutes, ctx: AppContext): void {
     body: updateBody,
     responses: {
       200: { description: 'Updated: the new version', schema: codeNodeResponse },
-      400: { description: 'Malformed codeId, invalid body, a value over its limit, or security-scan violations (metadata.violations)', schema: scanFailure },
+      400: { description: 'Malformed codeId, invalid body, a value over its limit, or security-scan violations (metadata.violations)', schema: badRequestBody },
       404: { description: 'No code node with this id in the key\'s organization' },
       409: { description: 'Concurrent updates kept moving the latest version; retry' },
       ...errors,

@@ -41,8 +41,38 @@ function parameters(schema: ZodType | undefined, location: 'path' | 'query' | 'h
   });
 }
 
+/**
+ * zod puts shared and recursive schemas in `$defs` with refs `#/$defs/X`,
+ * which resolve only inside that schema; OpenAPI resolves refs from the
+ * document root. So they move to `components.schemas` (input variants get an
+ * `Input` suffix, since defaults make the two sides differ).
+ */
+function hoistDefs(schema: JsonSchema, io: 'input' | 'output', components: Record<string, JsonSchema>): JsonSchema {
+  const defs = schema.$defs as Record<string, JsonSchema> | undefined;
+  if (!defs) return schema;
+  delete schema.$defs;
+  const name = (id: string) => (io === 'input' ? `${id}Input` : id);
+  const rewrite = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(rewrite);
+    if (typeof value !== 'object' || value === null) return value;
+    return Object.fromEntries(
+      Object.entries(value).map(([key, inner]) =>
+        key === '$ref' && typeof inner === 'string' && inner.startsWith('#/$defs/')
+          ? [key, `#/components/schemas/${name(inner.slice('#/$defs/'.length))}`]
+          : [key, rewrite(inner)],
+      ),
+    );
+  };
+  for (const [id, def] of Object.entries(defs)) {
+    const { id: _metaId, ...rest } = def;
+    components[name(id)] = rewrite(rest) as JsonSchema;
+  }
+  return rewrite(schema) as JsonSchema;
+}
+
 export class OpenApiBuilder {
   private readonly paths: Record<string, Record<string, JsonSchema>> = {};
+  private readonly schemas: Record<string, JsonSchema> = {};
 
   add(op: OperationSpec): void {
     const responses: Record<string, JsonSchema> = {};
@@ -51,7 +81,7 @@ export class OpenApiBuilder {
     for (const [status, spec] of Object.entries(all)) {
       const schema = spec.schema ?? (Number(status) >= 400 ? errorBodySchema : undefined);
       responses[status] = schema
-        ? { description: spec.description, content: { 'application/json': { schema: jsonSchema(schema, 'output') } } }
+        ? { description: spec.description, content: { 'application/json': { schema: hoistDefs(jsonSchema(schema, 'output'), 'output', this.schemas) } } }
         : { description: spec.description };
     }
     const operation: JsonSchema = {
@@ -63,7 +93,7 @@ export class OpenApiBuilder {
     if (op.description) operation.description = op.description;
     if (op.deprecated) operation.deprecated = true;
     if (!op.secured) operation.security = [];
-    if (op.body) operation.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(op.body, 'input') } } };
+    if (op.body) operation.requestBody = { required: true, content: { 'application/json': { schema: hoistDefs(jsonSchema(op.body, 'input'), 'input', this.schemas) } } };
     (this.paths[op.path] ??= {})[op.method] = operation;
   }
 
@@ -86,7 +116,7 @@ export class OpenApiBuilder {
           serviceKey: { type: 'apiKey', in: 'header', name: 'x-service-key', description: 'API key, issued by an operator and shown once.' },
           bearer: { type: 'http', scheme: 'bearer', description: 'The same API key as `Authorization: Bearer <key>`.' },
         },
-        schemas: { Error: jsonSchema(errorBodySchema, 'output') },
+        schemas: { ...this.schemas, Error: jsonSchema(errorBodySchema, 'output') },
       },
     };
   }

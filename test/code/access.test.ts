@@ -84,5 +84,11 @@ describe('code node endpoints: who may author', () => {
     expect(paths['/api/v1/code']?.post?.responses).toHaveProperty('201');
     expect(paths['/api/v1/code/{codeId}']?.patch?.requestBody).toBeDefined();
     expect(paths['/api/v1/code/{codeId}']?.patch?.responses).toHaveProperty('404');
+    // The recursive Field object is a component both sides point at, and every ref resolves from the document root.
+    expect(JSON.stringify(paths['/api/v1/code']?.post?.requestBody)).toContain('"$ref":"#/components/schemas/CatalogFieldInput"');
+    const text = doc.text;
+    expect(text).not.toContain('#/$defs/');
+    const schemas = (doc.body.components as { schemas: Record<string, unknown> }).schemas;
+    for (const ref of text.matchAll(/"#\/components\/schemas\/([A-Za-z0-9_]+)"/g)) expect(schemas, ref[1]).toHaveProperty(String(ref[1]));
   });
 });

@@ -186,9 +186,11 @@ export interface FieldMapOptions {
 }
 
 /**
- * An `inputs`/`outputs` map keyed by each field's `variableName`. The depth
- * check runs before the recursive field schema so a deeply nested body is
- * refused with a 400 instead of exhausting the stack.
+ * An `inputs`/`outputs` map keyed by each field's `variableName`. Its size
+ * limits and the nesting depth are checked before the recursive field schema
+ * runs, so a deeply nested body is refused with a 400 instead of exhausting
+ * the stack. (A preprocess step, unlike a plain pipe, leaves the documented
+ * input schema the real field map.)
  */
 export function catalogFieldMapSchema(options: FieldMapOptions = {}) {
   const { maxEntries, maxJsonBytes } = options;
@@ -196,26 +198,27 @@ export function catalogFieldMapSchema(options: FieldMapOptions = {}) {
     .filter(Boolean)
     .join(', ');
   return z
-    .record(z.string(), z.unknown())
-    .superRefine((map, ctx) => {
-      const count = Object.keys(map).length;
-      if (maxEntries !== undefined && count > maxEntries) {
-        ctx.addIssue({ code: 'custom', message: `at most ${maxEntries} variables (got ${count})` });
-      }
-      let tooDeep = false;
-      for (const [key, field] of Object.entries(map)) {
-        if (typeDefinitionDepth(field) > fieldLimits.typeDefinitionDepth) {
-          tooDeep = true;
-          ctx.addIssue({ code: 'custom', path: [key], message: `typeDefinition nests more than ${fieldLimits.typeDefinitionDepth} levels` });
+    .preprocess(
+      (map, ctx) => {
+        if (!isPlainObject(map)) return map;
+        const count = Object.keys(map).length;
+        if (maxEntries !== undefined && count > maxEntries) {
+          ctx.addIssue({ code: 'custom', message: `at most ${maxEntries} variables (got ${count})` });
         }
-      }
-      // JSON.stringify recurses too: only measure a map already known to be shallow.
-      if (maxJsonBytes !== undefined && !tooDeep) {
-        const bytes = Buffer.byteLength(JSON.stringify(map), 'utf8');
-        if (bytes > maxJsonBytes) ctx.addIssue({ code: 'custom', message: `at most ${maxJsonBytes} bytes JSON-encoded (got ${bytes})` });
-      }
-    })
-    .pipe(
+        let tooDeep = false;
+        for (const [key, field] of Object.entries(map)) {
+          if (typeDefinitionDepth(field) > fieldLimits.typeDefinitionDepth) {
+            tooDeep = true;
+            ctx.addIssue({ code: 'custom', path: [key], message: `typeDefinition nests more than ${fieldLimits.typeDefinitionDepth} levels` });
+          }
+        }
+        // JSON.stringify recurses too: only measure a map already known to be shallow.
+        if (maxJsonBytes !== undefined && !tooDeep) {
+          const bytes = Buffer.byteLength(JSON.stringify(map), 'utf8');
+          if (bytes > maxJsonBytes) ctx.addIssue({ code: 'custom', message: `at most ${maxJsonBytes} bytes JSON-encoded (got ${bytes})` });
+        }
+        return map;
+      },
       z.record(z.string(), catalogFieldSchema).superRefine((map, ctx) => {
         for (const [key, field] of Object.entries(map)) {
           if (field.variableName !== key) {
