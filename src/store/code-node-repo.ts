@@ -152,4 +152,13 @@ export class CodeNodeRepo {
     const node = await this.db.selectFrom('code_nodes').selectAll().where('id', '=', row.code_node_id).executeTakeFirstOrThrow();
     return toVersion(node, row);
   }
+
+  /**
+   * A version only when it belongs to this code node of this organization:
+   * what a workflow's `{ code_id, code_version_id }` may run.
+   */
+  async findVersionIn(organizationId: string, codeNodeId: string, versionId: string): Promise<CodeNodeVersion | undefined> {
+    const version = await this.findVersion(versionId);
+    return version && version.id === codeNodeId && version.organizationId === organizationId ? version : undefined;
+  }
 }

@@ -47,6 +47,9 @@ function versionSuite(name: string, database: () => Promise<PostgresSchema | und
       expect((await repo.findVersion(v2))?.name).toBe('Renamed');
       expect((await repo.findLatest(codeId))?.versionId).toBe(v3);
       expect(await repo.findVersion(randomUUID())).toBeUndefined();
+      expect((await repo.findVersionIn(svc.organizationId, codeId, v1))?.sourceCode).toBe(validSource);
+      expect(await repo.findVersionIn(randomUUID(), codeId, v1)).toBeUndefined();
+      expect(await repo.findVersionIn(svc.organizationId, randomUUID(), v1)).toBeUndefined();
     });
 
     it('replaces sourceCode, inputs and outputs wholesale, carrying the rest over', async () => {
