@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { projectRoot } from '../../src/config/paths.js';
+import { startTestService, type TestService } from '../support/harness.js';
+import { Graph, audit, createWorkflow, results, startCase, waitForEnd } from './support.js';
+
+/**
+ * A worker in its own process (the built CLI), sharing the SQLite file and
+ * the task queue with an API-only service in this process. Killing it with
+ * SIGKILL mid-case must not lose or duplicate anything once another starts.
+ */
+let svc: TestService;
+const workers: ChildProcess[] = [];
+
+function startWorker(): ChildProcess {
+  const child = spawn(process.execPath, [path.join(projectRoot, 'dist/src/cli/main.js'), 'serve', '--role', 'worker'], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      CASEFLOW_DATA_DIR: svc.dataDir,
+      CASEFLOW_TASK_QUEUE: svc.taskQueue,
+      CASEFLOW_WORKER_METRICS_PORT: '0',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  workers.push(child);
+  return child;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+}
+
+beforeAll(async () => {
+  svc = await startTestService({ role: 'api' });
+});
+afterAll(async () => {
+  for (const w of workers) {
+    if (w.exitCode === null && w.signalCode === null) {
+      w.kill('SIGTERM');
+      await exited(w);
+    }
+  }
+  await svc?.stop();
+});
+
+describe('worker killed mid-case', () => {
+  it('completes the case once on another worker, with each node recorded once', async () => {
+    const g = new Graph();
+    const input = g.input([{ name: 'text' }]);
+    const code = g.python('Slow', `import time\ndef main(inputs):\n    time.sleep(${Number(process.env.KILL_TEST_SLEEP_S ?? 4)})\n    return {"text": inputs["text"].upper()}\n`, [{ name: 'text' }], [{ name: 'text' }]);
+    const output = g.output([{ name: 'text' }]);
+    g.edge(input, code);
+    g.edge(code, output);
+    const wf = await createWorkflow(svc, g);
+
+    const first = startWorker();
+    // A quick case proves the child worker is polling before the real one starts.
+    const quick = new Graph();
+    const qi = quick.input([{ name: 'text' }]);
+    const qo = quick.output([{ name: 'text' }]);
+    quick.edge(qi, qo);
+    const quickWf = await createWorkflow(svc, quick);
+    const warm = await startCase(svc, quickWf.workflowId, { text: 'warm' });
+    expect((await waitForEnd(svc, warm, 90_000)).status).toBe('COMPLETED');
+
+    const caseId = await startCase(svc, wf.workflowId, { text: 'survive' });
+    await new Promise((r) => setTimeout(r, 1500));
+    const before = await svc.request('GET', `/api/v1/case/${caseId}/status`);
+    expect(before.body.status).toBe('RUNNING');
+    first.kill('SIGKILL');
+    await exited(first);
+
+    startWorker();
+    const end = await waitForEnd(svc, caseId, 90_000);
+    expect(end.status).toBe('COMPLETED');
+    expect(await results(svc, caseId)).toEqual({ text: { value: 'SURVIVE', type: 'str', displayName: 'text' } });
+    const a = await audit(svc, caseId);
+    expect(a.executed_nodes).toEqual([input, code, output]);
+    expect(Object.keys(a.audit.nodes_execution_data).sort()).toEqual([input, code, output].sort());
+    const rows = await svc.service.context.store.db.selectFrom('case_nodes').select(['node_id']).where('case_id', '=', caseId).execute();
+    expect(rows.map((r) => r.node_id).sort()).toEqual([input, code, output].sort());
+    const history = await svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`).fetchHistory();
+    const completions = (history.events ?? []).filter((e) => e.workflowExecutionCompletedEventAttributes);
+    expect(completions).toHaveLength(1);
+  }, 180_000);
+});
