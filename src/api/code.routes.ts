@@ -25,6 +25,8 @@ export const codeNodeLimits = {
 /** Top-level code-node fields, which `nonEditableFields` may name. */
 const codeNodeFieldNames = ['name', 'description', 'icon', 'sourceCode', 'categories', 'inputs', 'outputs', 'tags', 'options'] as const;
 
+const updatableFields = [...codeNodeFieldNames, 'nonEditableFields'] as const;
+
 const label = z.string().min(1).max(codeNodeLimits.name);
 const sourceCode = z
   .string()
@@ -76,7 +78,7 @@ const updateBody = z
     nonEditableFields: nonEditableFields.optional(),
     workspaceId: noWorkspace,
   })
-  .refine((body) => codeNodeFieldNames.some((name) => body[name] !== undefined) || body.nonEditableFields !== undefined, {
+  .refine((body) => updatableFields.some((name) => body[name] !== undefined), {
     message: 'nothing to update: send at least one code node field',
   })
   .meta({ description: 'Any subset of the fields; the rest carry over from the latest version. Unknown fields such as providerId are ignored.' });

@@ -188,7 +188,7 @@ describe('code node variable rules', () => {
 
   it('names only real field keys in nonEditableFields', async () => {
     expectError(await post({ nonEditableFields: ['providerId'] }), 400);
-    expectError(await post(withInput(field('count', ['int'], { nonEditableFields: ['colour'] as never[] }))), 400);
+    expectError(await post(withInput(field('count', ['int'], { nonEditableFields: ['colour'] }))), 400);
   });
 
   it('echoes the stored fields with their defaults filled in', async () => {

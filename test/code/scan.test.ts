@@ -102,4 +102,14 @@ describe('the security scan at authoring', () => {
     expect(next.status, next.text).toBe(200);
     expect(next.body.versionNumber).toBe(2);
   });
+
+  // Last: it closes this service's pool.
+  it('answers 503 and stores nothing when the scanner cannot run', async () => {
+    const db = svc.service.context.store.db;
+    const countNodes = async () => Number((await db.selectFrom('code_nodes').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const before = await countNodes();
+    await svc.service.context.python.close();
+    expectError(await post(lines('def main(inputs):', '    return {}')), 503, 'scanner is unavailable');
+    expect(await countNodes()).toBe(before);
+  });
 });
