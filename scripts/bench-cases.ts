@@ -1,0 +1,127 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { randomUUID } from 'node:crypto';
+import { loadConfig } from '../src/config/config.js';
+import { createLogger } from '../src/logging/logger.js';
+import { startService } from '../src/service.js';
+import { temporalCliPath } from '../src/temporal/binaries.js';
+import { startDevServer } from '../src/temporal/dev-server.js';
+import type { BootstrapResult } from '../src/tenancy/tenancy-service.js';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+function variable(name: string, type: string) {
+  const id = randomUUID();
+  return { [id]: { id, variable_name: name, allowed_types: [{ type }] } };
+}
+
+/**
+ * Cases of input → Python code → output on the embedded stack (own dev
+ * server on free ports, the service in this process), at a fixed
+ * concurrency: sustained cases/s and latency from the execute request to the
+ * completed run. BENCH_CASES (default 500) and BENCH_CONCURRENCY (default 16).
+ */
+export async function benchCases(): Promise<void> {
+  const total = Number(process.env.BENCH_CASES ?? 500);
+  const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-bench-cases-'));
+  const logger = createLogger('warn');
+  const dev = await startDevServer({
+    cliPath: temporalCliPath(process.env.TEMPORAL_CLI_PATH),
+    dataDir: path.join(dataDir, 'temporal'),
+    port: await freePort(),
+    uiPort: 0,
+    ui: false,
+    namespace: 'default',
+    startTimeoutMs: 90_000,
+    logger,
+  });
+  let bootstrap: BootstrapResult | undefined;
+  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port: 0, logLevel: 'warn', temporal: { address: dev.address, taskQueue: 'bench-cases', workerMetricsPort: 0 } });
+  const service = await startService({ config, logger, role: 'all', onBootstrap: (b) => (bootstrap = b) });
+  try {
+    if (!service.context.python.stats().sandboxed) console.log('cases: python runs WITHOUT full containment on this host');
+    const key = bootstrap?.key.key ?? '';
+    const call = async (method: string, urlPath: string, body: unknown, headers: Record<string, string> = {}) => {
+      const r = await fetch(`${service.url}${urlPath}`, { method, headers: { 'content-type': 'application/json', 'x-service-key': key, ...headers }, body: JSON.stringify(body) });
+      const json = (await r.json()) as Record<string, unknown>;
+      if (r.status >= 300) throw new Error(`${method} ${urlPath} → ${r.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+    const [inputId, codeId, outputId] = [randomUUID(), randomUUID(), randomUUID()];
+    const nodes = {
+      [inputId]: { id: inputId, name: 'Workflow Input', type: 'input', output_schema: { schema: { ...variable('a', 'float'), ...variable('b', 'float') } } },
+      [codeId]: {
+        id: codeId,
+        name: 'Add',
+        type: 'code',
+        handler_class: 'python_code',
+        process: { source: 'def main(inputs):\n    return {"sum": inputs["a"] + inputs["b"]}\n' },
+        input_schema: { schema: { ...variable('a', 'float'), ...variable('b', 'float') } },
+        output_schema: { schema: variable('sum', 'float') },
+      },
+      [outputId]: { id: outputId, name: 'Workflow Output', type: 'output', input_schema: { schema: variable('sum', 'float') } },
+    };
+    const [e1, e2] = [randomUUID(), randomUUID()];
+    const edges = { [e1]: { id: e1, from_node_id: inputId, to_node_id: codeId }, [e2]: { id: e2, from_node_id: codeId, to_node_id: outputId } };
+    const workspaceId = bootstrap?.workspace.id ?? '';
+    const wf = await call('POST', '/api/v1/workflow', { name: 'bench', activeStatus: 'active', nodes, edges }, { 'x-workspace-id': workspaceId });
+    const client = service.context.temporal.client;
+
+    const runOne = async (i: number): Promise<number> => {
+      const { caseId } = (await call('POST', '/api/v1/case', { workflowId: wf.workflowId })) as { caseId: string };
+      const t = performance.now();
+      await call('POST', `/api/v1/case/${caseId}/execute`, { inputs: { a: i, b: 1 } });
+      const outcome = (await client.workflow.getHandle(`case-${caseId}`).result()) as { status: string };
+      if (outcome.status !== 'COMPLETED') throw new Error(`case ${caseId} ended ${outcome.status}`);
+      return performance.now() - t;
+    };
+    const runBatch = async (count: number): Promise<{ latencies: number[]; seconds: number }> => {
+      const latencies: number[] = [];
+      let next = 0;
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next < count) {
+            const i = next++;
+            latencies.push(await runOne(i));
+          }
+        }),
+      );
+      return { latencies: latencies.sort((a, b) => a - b), seconds: (performance.now() - started) / 1000 };
+    };
+    await runBatch(Math.min(50, total));
+    const { latencies, seconds } = await runBatch(total);
+    const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
+    console.log(`cases: ${total} cases of input → python → output, concurrency ${concurrency}, ${os.availableParallelism()} CPUs`);
+    console.log(`cases: sustained ${(total / seconds).toFixed(1)} cases/s (initiate + execute + run)`);
+    console.log(`cases: execute → COMPLETED p50 ${fmt(percentile(latencies, 50))}  p95 ${fmt(percentile(latencies, 95))}  p99 ${fmt(percentile(latencies, 99))}`);
+    const serial = await (async () => {
+      const l: number[] = [];
+      for (let i = 0; i < 50; i++) l.push(await runOne(i));
+      return l.sort((a, b) => a - b);
+    })();
+    console.log(`cases: one at a time, execute → COMPLETED p50 ${fmt(percentile(serial, 50))}  p95 ${fmt(percentile(serial, 95))}`);
+  } finally {
+    await service.stop();
+    await dev.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
