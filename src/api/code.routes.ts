@@ -11,7 +11,7 @@ import { catalogFieldMapSchema, catalogFieldSchema } from './schemas/catalog-fie
 import { uuid } from './schemas/common.js';
 
 /** The contract's code-node limits (Limits table). */
-export const codeNodeLimits = {
+const codeNodeLimits = {
   name: 255,
   description: 2048,
   icon: 65535,
