@@ -1,4 +1,5 @@
 import { benchPython } from './bench-python.js';
+import { benchCases } from './bench-cases.js';
 
 /**
  * `npm run bench`: the figures the issues name, printed, never asserted.
@@ -6,6 +7,7 @@ import { benchPython } from './bench-python.js';
  */
 const benches: Record<string, () => Promise<void>> = {
   python: benchPython,
+  cases: benchCases,
 };
 
 const wanted = process.argv.slice(2);
