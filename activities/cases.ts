@@ -4,6 +4,7 @@ import type { WorkflowNode } from '../src/domain/graph.js';
 import { handlerClassName } from '../src/domain/handler-classes.js';
 import { createFileService } from '../src/files/file-service.js';
 import { CaseRepo } from '../src/store/case-repo.js';
+import { CodeNodeRepo } from '../src/store/code-node-repo.js';
 import type { ActivityDeps } from './deps.js';
 import { createNodeHandlers } from './node-handlers/registry.js';
 import { NodeFailure } from './node-handlers/types.js';
@@ -44,7 +45,12 @@ export interface CaseActivities {
 export function createCaseActivities(deps: ActivityDeps): CaseActivities {
   const repo = new CaseRepo(deps.db);
   const files = createFileService({ db: deps.db, config: deps.config, logger: deps.logger });
-  const handlers = createNodeHandlers({ python: deps.python, files, loadCodeVersion: async () => undefined });
+  const codeNodes = new CodeNodeRepo(deps.db);
+  const handlers = createNodeHandlers({
+    python: deps.python,
+    files,
+    loadCodeVersion: async (organizationId, codeId, versionId) => (await codeNodes.findVersionIn(organizationId, codeId, versionId))?.sourceCode,
+  });
 
   return {
     async runNode(request) {
