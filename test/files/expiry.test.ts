@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
@@ -26,5 +26,26 @@ describe('presigned URL expiry and the signing secret', () => {
   it('keeps the signing secret in the data directory with mode 0600', () => {
     const info = statSync(path.join(svc.dataDir, 'file-signing.key'));
     expect(info.mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('upload URLs across a restart', () => {
+  it('stay valid: the signing secret and the pending record are on disk, not in memory', async () => {
+    const first = await startTestService();
+    const p = await presign(first, { fileExtension: '.txt', accessScope: 'organization' });
+    await first.stop({ keepData: true });
+    const second = await startTestService({ dataDir: first.dataDir, taskQueue: first.taskQueue });
+    try {
+      const origin = new URL(second.url);
+      const url = new URL(p.presignedUrl);
+      url.host = origin.host;
+      expect((await upload(url.toString(), Buffer.from('after restart'))).status).toBe(200);
+      const got = await second.request('GET', new URL(p.fileUrl).pathname, { key: first.key });
+      expect(got.status).toBe(200);
+      expect(got.text).toBe('after restart');
+    } finally {
+      await second.stop();
+      rmSync(first.dataDir, { recursive: true, force: true });
+    }
   });
 });
