@@ -2,7 +2,7 @@ import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 
@@ -36,8 +36,34 @@ export function openStore(dataDir: string, databaseUrl?: string): Store {
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return { db, dialect: 'sqlite', location: file, close: () => db.destroy() };
+}
+
+/** Statements kept prepared; a bound keeps SQL with varying IN-lists from growing it forever. */
+const statementCacheSize = 500;
+
+/**
+ * kysely prepares every query anew; on the hot path (authentication, case
+ * writes) preparing costs as much as running. Reusing the prepared statement
+ * for the same SQL text is safe in better-sqlite3, except while a statement
+ * is still being iterated, when a fresh one is prepared instead.
+ */
+function withStatementCache(database: SQLite.Database): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(sqlText: string) {
+      const cached = cache.get(sqlText);
+      if (cached && !cached.busy) return cached;
+      const statement = database.prepare(sqlText);
+      if (!cached) {
+        if (cache.size >= statementCacheSize) cache.delete(cache.keys().next().value as string);
+        cache.set(sqlText, statement);
+      }
+      return statement;
+    },
+  };
 }
 
 export async function migrateToLatest(db: Db): Promise<string[]> {

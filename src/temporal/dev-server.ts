@@ -39,8 +39,13 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   await killOrphan(pidFile, options.logger);
   const ip = options.ip ?? '127.0.0.1';
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(options.port), '--namespace', options.namespace, '--log-level', 'error', '--log-format', 'json'];
-  if (options.dbFilename) args.push('--db-filename', options.dbFilename);
-  if (options.ui) args.push('--ui-port', String(options.uiPort));
+  if (options.dbFilename) {
+    // WAL with NORMAL sync: no fsync per history write, still crash-consistent;
+    // the same trade the service's own SQLite store makes.
+    args.push('--db-filename', options.dbFilename, '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
+  }
+  // The UI's news feed would reach out to the internet on every page load.
+  if (options.ui) args.push('--ui-port', String(options.uiPort), '--ui-disable-news-fetch');
   else args.push('--headless');
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not start ${options.cliPath}`);
