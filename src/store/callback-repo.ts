@@ -1,4 +1,6 @@
+import type { Selectable } from 'kysely';
 import type { Db } from './database.js';
+import type { CallbackDeliveryTable } from './tables/callbacks.js';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -51,21 +53,7 @@ export interface WebhookSecretRow {
   rotatedAt: string | null;
 }
 
-type DeliveryRow = {
-  id: string;
-  case_id: string;
-  workspace_id: string;
-  url: string;
-  body: string;
-  status: string;
-  attempts: number;
-  next_attempt_at: string | null;
-  workflow_id: string;
-  created_at: string;
-  updated_at: string;
-};
-
-function toDelivery(r: DeliveryRow): CallbackDelivery {
+function toDelivery(r: Selectable<CallbackDeliveryTable>): CallbackDelivery {
   return {
     id: r.id,
     caseId: r.case_id,
