@@ -1,19 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import type { CallbackAttempt } from '../../src/store/callback-repo.js';
 import type { CallbackDeliveryInput, CallbackDeliveryResult } from '../../workflows/callback-delivery.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { freePort } from '../support/free-port.js';
 import { Receiver } from './receiver.js';
 
-interface AttemptView {
-  attempt: number;
-  startedAt: string;
-  durationMs: number;
-  responseStatus: number | null;
-  responseBody: string | null;
-  error: string | null;
-}
 interface DeliveryView {
   id: string;
   url: string;
@@ -22,7 +15,8 @@ interface DeliveryView {
   nextAttemptAt: string | null;
   workflowId: string;
   payload: unknown;
-  attempts: AttemptView[];
+  // The API lists the stored attempts as they are.
+  attempts: CallbackAttempt[];
 }
 
 // A short schedule so retries happen within a test: 1 s, 2 s, 2 s, … for at most 6 s. (Temporal's timers
