@@ -5,6 +5,7 @@ import swaggerUi from 'swagger-ui-express';
 import { publicUrl } from '../config/config.js';
 import type { AppContext } from '../context.js';
 import { createAuthenticator } from '../auth/authenticate.js';
+import { redactUrl } from '../logging/logger.js';
 import { parsesAsJson } from '../files/upload-body.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { OpenApiBuilder } from './openapi.js';
@@ -32,6 +33,7 @@ export function createApp(ctx: AppContext): App {
       },
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
+      serializers: { req: (req: { url?: string }) => ({ ...req, url: req.url === undefined ? undefined : redactUrl(req.url) }) },
     }),
   );
   app.use(ctx.metrics.httpMiddleware);

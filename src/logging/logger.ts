@@ -10,6 +10,13 @@ export const redactedPaths = [
   'req.headers["x-service-key"]',
   'req.headers.authorization',
   'req.headers.cookie',
+  'req.query.signature',
+  'req.query.sig',
+  'req.query.token',
+  'req.query.access_token',
+  'req.query.code',
+  'req.query.state',
+  'req.query.key',
   'res.headers["set-cookie"]',
   '*.apiKey',
   '*.key',
@@ -24,6 +31,14 @@ export const redactedPaths = [
   '*.refreshToken',
   '*.masterKey',
 ];
+
+/** Query parameters that carry a credential (signed upload URLs, OAuth callbacks). */
+const secretQueryParams = /([?&](?:signature|sig|token|access_token|code|state|key)=)[^&#]*/gi;
+
+/** A URL as it may be logged: the values of credential-carrying query parameters replaced. */
+export function redactUrl(url: string): string {
+  return url.replace(secretQueryParams, '$1[redacted]');
+}
 
 export function createLogger(level: string, options: LoggerOptions = {}): Logger {
   return pino({

@@ -1,25 +1,38 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { pino } from 'pino';
-import { redactedPaths } from '../../src/logging/logger.js';
+import { pino, type Logger } from 'pino';
+import { redactUrl, redactedPaths } from '../../src/logging/logger.js';
+
+/** A logger with the service's redaction, writing into a string we can search. */
+function capturingLogger(): { logger: Logger; output: () => string } {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { logger: pino({ redact: { paths: redactedPaths, censor: '[redacted]' } }, sink), output: () => lines.join('') };
+}
 
 describe('structured logs', () => {
   it('redacts keys, tokens and credential data before a line is written', () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
-    const logger = pino({ redact: { paths: redactedPaths, censor: '[redacted]' } }, sink);
+    const { logger, output } = capturingLogger();
     logger.info({
       req: { headers: { 'x-service-key': 'cf_abc_secret1', authorization: 'Bearer cf_abc_secret2' } },
       connection: { credentialData: { api_token: 'secret3' }, clientSecret: 'secret4' },
       oauth: { accessToken: 'secret5', refreshToken: 'secret6' },
     });
-    const line = lines.join('');
-    expect(JSON.parse(line)).toMatchObject({ req: { headers: { 'x-service-key': '[redacted]', authorization: '[redacted]' } } });
-    for (const secret of ['secret1', 'secret2', 'secret3', 'secret4', 'secret5', 'secret6']) expect(line).not.toContain(secret);
+    expect(JSON.parse(output())).toMatchObject({ req: { headers: { 'x-service-key': '[redacted]', authorization: '[redacted]' } } });
+    for (const secret of ['secret1', 'secret2', 'secret3', 'secret4', 'secret5', 'secret6']) expect(output()).not.toContain(secret);
+  });
+
+  it('redacts credential-carrying query parameters in logged URLs and queries', () => {
+    expect(redactUrl('/api/v1/file/upload/abc?expires=123&signature=deadbeef')).toBe('/api/v1/file/upload/abc?expires=123&signature=[redacted]');
+    expect(redactUrl('/oauth/callback?code=xyz&state=s3cret#frag')).toBe('/oauth/callback?code=[redacted]&state=[redacted]#frag');
+    expect(redactUrl('/api/v1/case/1/status')).toBe('/api/v1/case/1/status');
+    const { logger, output } = capturingLogger();
+    logger.info({ req: { query: { signature: 'deadbeef', expires: '1' } } });
+    expect(output()).not.toContain('deadbeef');
   });
 });
