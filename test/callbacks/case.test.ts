@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { startTestService, type TestService } from '../support/harness.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../src/net/free-port.js';
 import { Graph, createWorkflow, results, startCase, waitForEnd } from '../cases/support.js';
 import { Receiver } from './receiver.js';
 

@@ -4,7 +4,7 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { CallbackAttempt } from '../../src/store/callback-repo.js';
 import type { CallbackDeliveryInput, CallbackDeliveryResult } from '../../workflows/callback-delivery.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../src/net/free-port.js';
 import { Receiver } from './receiver.js';
 
 interface DeliveryView {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/config/paths.js';
-import { freePort } from '../support/free-port.js';
+import { freePort } from '../../src/net/free-port.js';
 import { http } from '../support/harness.js';
 
 interface Started {

@@ -5,7 +5,7 @@ import type { TestProject } from 'vitest/node';
 import { createLogger } from '../../src/logging/logger.js';
 import { temporalCliPath } from '../../src/temporal/binaries.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
-import { freePort } from './free-port.js';
+import { freePort } from '../../src/net/free-port.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
