@@ -23,6 +23,7 @@ import { WorkflowRepo } from '../store/workflow-repo.js';
 import { temporalUiLink } from '../temporal/connection.js';
 import type { caseRun } from '../../workflows/case-run.js';
 import { validateCaseInputs } from './case-inputs.js';
+import { assertCaseInputsWithinLimit } from './payload-limits.js';
 
 export const initiateBodySchema = z
   .object({
@@ -133,6 +134,7 @@ export class CaseService {
     }
     const checked = validateCaseInputs(version.graph, body.initialInput, { partial: true, prefix: 'body.initialInput' });
     if (checked.problems.length > 0) throw validationError(checked.problems);
+    assertCaseInputsWithinLimit(checked.inputs, this.ctx.config.cases.maxInputBytes, 'body.initialInput');
     return this.repo.create({
       organizationId: version.organizationId,
       workspaceId: version.workspaceId,
@@ -197,6 +199,7 @@ export class CaseService {
     const prefix = body.jobPayloadSchema !== undefined ? 'body.jobPayloadSchema' : 'body.inputs';
     const checked = validateCaseInputs(version.graph, supplied, { partial: false, prefix });
     if (checked.problems.length > 0) throw validationError(checked.problems);
+    assertCaseInputsWithinLimit(checked.inputs, this.ctx.config.cases.maxInputBytes, prefix);
     await this.checkFiles(auth, checked.files);
 
     const workflowId = caseWorkflowId(caseId);

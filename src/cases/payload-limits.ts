@@ -1,0 +1,25 @@
+import { ApiError } from '../api/errors.js';
+
+/**
+ * Case inputs and node outputs travel through Temporal history (workflow
+ * input, activity results, local-activity markers). The server warns at 2 MB
+ * per payload and rejects at 4 MB by default; a rejected payload fails the
+ * workflow task over and over instead of failing the case. So both are
+ * bounded well below that (config `cases.maxInputBytes`,
+ * `cases.maxNodeOutputBytes`), measured as UTF-8 JSON, which is how the
+ * default data converter encodes them.
+ */
+export function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+}
+
+/** 413 PAYLOAD_TOO_LARGE when the case inputs (as they would start the run) exceed the limit. */
+export function assertCaseInputsWithinLimit(inputs: Record<string, unknown>, maxBytes: number, field: string): void {
+  const size = jsonBytes(inputs);
+  if (size <= maxBytes) return;
+  throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `Invalid ${field}: the case inputs are ${size} bytes as JSON, at most ${maxBytes} are allowed; pass large data as files`, {
+    field,
+    sizeBytes: size,
+    limitBytes: maxBytes,
+  });
+}
