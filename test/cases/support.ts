@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
+import type { JobAudit } from '../../src/cases/case-service.js';
 import type { WorkflowEdge, WorkflowNode } from '../../src/domain/graph.js';
 import type { VariableSchema, VariableSchemaEntry, VariableType } from '../../src/domain/variables.js';
 import type { TestResponse, TestService } from '../support/harness.js';
@@ -117,34 +118,10 @@ export async function waitForEnd(svc: TestService, caseId: string, timeoutMs = 4
   }
 }
 
-export interface AuditNode {
-  status: string;
-  inputs: Record<string, unknown> | null;
-  outputs: Record<string, unknown> | null;
-  logs: Array<{ level: string; message: string }>;
-  attempts: number;
-  error: { message: string; kind?: string } | null;
-  started_at: string | null;
-  finished_at: string | null;
-}
-
-export interface Audit {
-  status: string;
-  nb_nodes: number;
-  executed_nodes: string[];
-  nb_executed_nodes: number;
-  running_node: string;
-  next_node_to_execute: string;
-  remaining_nodes_to_execute: string[];
-  failed_nodes: string[];
-  nb_failed_nodes: number;
-  audit: { nodes_execution_data: Record<string, AuditNode> };
-}
-
-export async function audit(svc: TestService, caseId: string, base = '/api/v1/case'): Promise<Audit> {
+export async function audit(svc: TestService, caseId: string, base = '/api/v1/case'): Promise<JobAudit> {
   const r = await svc.request('GET', `${base}/${caseId}/audit`);
   expect(r.status, r.text).toBe(200);
-  return r.body as unknown as Audit;
+  return r.body as unknown as JobAudit;
 }
 
 export async function results(svc: TestService, caseId: string): Promise<Record<string, { value: unknown; type: string; displayName: string }>> {
