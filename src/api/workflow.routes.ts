@@ -145,6 +145,10 @@ function pinOf(query: z.infer<typeof versionQuery>): VersionPin {
   return { versionId: query.workflowVersionId, versionNumber: query.version };
 }
 
+function isPinned(pin: VersionPin): boolean {
+  return pin.versionId !== undefined || pin.versionNumber !== undefined;
+}
+
 const errors = {
   400: { description: 'Malformed id or body, or the graph is invalid (metadata.violations: [{ path, message }])' },
   403: { description: 'The key lacks the grant in the workflow’s workspace, or the workflow belongs to another organization' },
@@ -236,7 +240,7 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
       const pin = pinOf(query);
       const [latest] = versions;
       if (!latest) throw ApiError.notFound(`Workflow ${workflow.id} has no versions`);
-      const version = pin.versionId !== undefined || pin.versionNumber !== undefined ? await pinnedVersion(workflow, pin) : latest;
+      const version = isPinned(pin) ? await pinnedVersion(workflow, pin) : latest;
       const active = versions.find((v) => v.status === 'active');
       res.json({
         workflowId: workflow.id,
@@ -305,55 +309,59 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
     },
   });
 
-  api.route({
-    method: 'post',
+  /**
+   * activate and deactivate take the same body and answer alike; they differ
+   * only in what they do with the asked version (undefined when none was asked).
+   */
+  function statusRoute(spec: {
+    path: string;
+    summary: string;
+    description: string;
+    apply: (workflow: WorkflowRecord, version: WorkflowVersionRecord | undefined) => Promise<void>;
+  }): void {
+    api.route({
+      method: 'post',
+      path: spec.path,
+      summary: spec.summary,
+      description: spec.description,
+      tags: ['Workflows'],
+      auth: true,
+      params: workflowParams,
+      body: statusBody,
+      validateBody: false,
+      responses: { 200: { description: 'The workflow’s status after the change', schema: statusResultSchema }, ...errors },
+      handler: async ({ req, res, params, auth }) => {
+        const workflow = await loadWorkflow(auth, params.workflowId, 'workflow:full');
+        const body = parseOrThrow(statusBody, req.body ?? {}, 'body');
+        const pin = { versionId: body.workflowVersionId, versionNumber: body.workflowVersionNumber };
+        await spec.apply(workflow, isPinned(pin) ? await pinnedVersion(workflow, pin) : undefined);
+        res.json(await statusResult(workflow.id));
+      },
+    });
+  }
+
+  statusRoute({
     path: '/api/v1/workflow/:workflowId/activate',
     summary: 'Activate a workflow version',
     description:
       'Makes one version (workflowVersionId or workflowVersionNumber; by default the latest) the active one: unpinned runs use it. ' +
       'The other versions become inactive, so this is also how to roll back. Requires Workflow: Full.',
-    tags: ['Workflows'],
-    auth: true,
-    params: workflowParams,
-    body: statusBody,
-    validateBody: false,
-    responses: { 200: { description: 'The workflow’s status after the change', schema: statusResultSchema }, ...errors },
-    handler: async ({ req, res, params, auth }) => {
-      const workflow = await loadWorkflow(auth, params.workflowId, 'workflow:full');
-      const body = parseOrThrow(statusBody, req.body ?? {}, 'body');
-      const pin = { versionId: body.workflowVersionId, versionNumber: body.workflowVersionNumber };
-      const pinned = pin.versionId !== undefined || pin.versionNumber !== undefined;
-      const version = pinned ? await pinnedVersion(workflow, pin) : await repo.latestVersion(workflow.id);
+    apply: async (workflow, pinned) => {
+      const version = pinned ?? (await repo.latestVersion(workflow.id));
       if (!version) throw ApiError.notFound(`Workflow ${workflow.id} has no versions`);
       await repo.setVersionStatus(workflow.id, version.id, 'active');
-      res.json(await statusResult(workflow.id));
     },
   });
 
-  api.route({
-    method: 'post',
+  statusRoute({
     path: '/api/v1/workflow/:workflowId/deactivate',
     summary: 'Deactivate a workflow (or one version)',
     description:
       'Without a version every version becomes inactive: unpinned runs are refused (409) until a version is activated; pinned runs ' +
       'still work. With workflowVersionId or workflowVersionNumber only that version becomes inactive. Requires Workflow: Full.',
-    tags: ['Workflows'],
-    auth: true,
-    params: workflowParams,
-    body: statusBody,
-    validateBody: false,
-    responses: { 200: { description: 'The workflow’s status after the change', schema: statusResultSchema }, ...errors },
-    handler: async ({ req, res, params, auth }) => {
-      const workflow = await loadWorkflow(auth, params.workflowId, 'workflow:full');
-      const body = parseOrThrow(statusBody, req.body ?? {}, 'body');
-      const pin = { versionId: body.workflowVersionId, versionNumber: body.workflowVersionNumber };
-      if (pin.versionId !== undefined || pin.versionNumber !== undefined) {
-        const version = await pinnedVersion(workflow, pin);
-        await repo.setVersionStatus(workflow.id, version.id, 'inactive');
-      } else {
-        await repo.deactivateAllVersions(workflow.id);
-      }
-      res.json(await statusResult(workflow.id));
+    apply: async (workflow, pinned) => {
+      if (pinned) await repo.setVersionStatus(workflow.id, pinned.id, 'inactive');
+      else await repo.deactivateAllVersions(workflow.id);
     },
   });
 
