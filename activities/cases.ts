@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { FinalizeCaseInput, NodeError, NodeLog } from '../src/domain/cases.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
 import { handlerClassName } from '../src/domain/handler-classes.js';
+import { jsonBytes } from '../src/cases/payload-limits.js';
 import { createFileService } from '../src/files/file-service.js';
 import { CaseRepo } from '../src/store/case-repo.js';
 import { CodeNodeRepo } from '../src/store/code-node-repo.js';
@@ -49,8 +50,9 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
   const handlers = createNodeHandlers({
     python: deps.python,
     files,
-    loadCodeVersion: async (organizationId, codeId, versionId) => (await codeNodes.findVersionIn(organizationId, codeId, versionId))?.sourceCode,
+    loadCodeVersion: (organizationId, codeId, versionId) => codeNodes.findVersionIn(organizationId, codeId, versionId),
   });
+  const maxBytes = deps.config.cases.maxNodeOutputBytes;
 
   return {
     async runNode(request) {
@@ -61,13 +63,24 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
       try {
         if (!handler) throw new NodeFailure(`No node handler for handler_class ${name}`, 'configuration', [], undefined, false);
         const result = await handler.run({ ...request, caseInputs: {}, attempt });
-        return { outputs: result.outputs, logs: result.logs, startedAt, finishedAt: new Date().toISOString() };
+        const size = jsonBytes(result.outputs);
+        if (size > maxBytes) {
+          // The outputs would go into Temporal history (the activity result) and on to the next nodes' inputs.
+          throw new NodeFailure(
+            `Node outputs are ${size} bytes as JSON, over the limit of ${maxBytes} (cases.maxNodeOutputBytes); return large data as a file`,
+            'limit',
+            result.logs,
+            undefined,
+            false,
+          );
+        }
+        return { outputs: result.outputs, logs: boundLogs(result.logs, maxBytes), startedAt, finishedAt: new Date().toISOString() };
       } catch (err) {
         const failure = err instanceof NodeFailure ? err : new NodeFailure(err instanceof Error ? err.message : String(err), 'handler');
         if (!(err instanceof NodeFailure)) deps.logger.error({ err, caseId: request.caseId, nodeId: request.node.id }, 'node handler threw');
         const details: NodeFailureDetails = {
           error: { message: failure.message, kind: failure.kind, ...(failure.traceback ? { traceback: failure.traceback } : {}) },
-          logs: failure.logs,
+          logs: boundLogs(failure.logs, maxBytes),
           startedAt,
           finishedAt: new Date().toISOString(),
         };
@@ -79,4 +92,26 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
       return repo.finalize(input);
     },
   };
+}
+
+/**
+ * Logs travel with the outputs through history: keep them within the same
+ * budget (the first entries, the last one cut), saying how much was dropped.
+ */
+export function boundLogs(logs: NodeLog[], maxBytes: number): NodeLog[] {
+  let room = maxBytes;
+  const kept: NodeLog[] = [];
+  for (const [i, log] of logs.entries()) {
+    const size = jsonBytes(log);
+    if (size <= room) {
+      kept.push(log);
+      room -= size;
+      continue;
+    }
+    const cut = Buffer.from(log.message, 'utf8').subarray(0, Math.max(0, room - 200)).toString('utf8');
+    if (cut.length > 0) kept.push({ ...log, message: cut });
+    kept.push({ level: 'warning', message: `Logs cut: ${logs.length - i} of ${logs.length} entries (partly) dropped, over ${maxBytes} bytes as JSON`, at: log.at });
+    break;
+  }
+  return kept;
 }

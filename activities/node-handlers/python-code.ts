@@ -1,13 +1,27 @@
 import type { PythonRunnerPool } from '../python/pool.js';
 import type { PythonFileInput, PythonLogEntry, PythonValueType } from '../python/types.js';
 import { defaultNodeTimeoutMs, type NodeLog } from '../../src/domain/cases.js';
+import type { CatalogField } from '../../src/api/schemas/catalog-fields.js';
 import type { WorkflowNode } from '../../src/domain/graph.js';
 import { pythonCodeProcessSchema } from '../../src/domain/python-code-schema.js';
 import type { FileService } from '../../src/files/file-service.js';
 import { NodeFailure, type NodeHandler, type NodeRunContext, type NodeRunResult } from './types.js';
 
-/** A catalog code node version's source, when it exists in the organization. */
-export type CodeVersionLoader = (organizationId: string, codeId: string, versionId: string) => Promise<string | undefined>;
+/** What the handler needs of a catalog code node version (CodeNodeVersion fits). */
+export interface CodeVersion {
+  sourceCode: string;
+  /** The version's declared outputs, keyed by variableName: main's return value is checked against them. */
+  outputs: Record<string, Pick<CatalogField, 'variableName' | 'allowedTypes'>>;
+}
+
+/** A catalog code node version, when it exists in the organization. */
+export type CodeVersionLoader = (organizationId: string, codeId: string, versionId: string) => Promise<CodeVersion | undefined>;
+
+/** The module to run and the outputs it must return (undefined: not checked). */
+interface CodeToRun {
+  source: string;
+  declaredOutputs: Record<string, PythonValueType[]> | undefined;
+}
 
 export interface PythonCodeHandlerDeps {
   python: PythonRunnerPool;
@@ -17,13 +31,24 @@ export interface PythonCodeHandlerDeps {
 
 const pythonTypes: ReadonlySet<string> = new Set<PythonValueType>(['str', 'int', 'float', 'bool', 'object', 'array', 'file', 'date', 'json_string', 'binary', 'node']);
 
+function pythonTypesOf(types: string[]): PythonValueType[] {
+  return types.filter((t): t is PythonValueType => pythonTypes.has(t));
+}
+
+/** {variableName: allowed types} from a catalog version's outputs: the code's own declaration. */
+function catalogOutputs(version: CodeVersion): Record<string, PythonValueType[]> {
+  const declared: Record<string, PythonValueType[]> = {};
+  for (const field of Object.values(version.outputs)) declared[field.variableName] = pythonTypesOf(field.allowedTypes.map((t) => t.type));
+  return declared;
+}
+
 /** {variable_name: allowed types} from the node's output_schema; array_files is an array of file URLs. */
 function declaredOutputs(node: WorkflowNode): Record<string, PythonValueType[]> | undefined {
   const schema = node.output_schema?.schema;
   if (!schema || Object.keys(schema).length === 0) return undefined;
   const declared: Record<string, PythonValueType[]> = {};
   for (const entry of Object.values(schema)) {
-    declared[entry.variable_name] = entry.allowed_types.map((t) => (t.type === 'array_files' ? 'array' : t.type)).filter((t): t is PythonValueType => pythonTypes.has(t));
+    declared[entry.variable_name] = pythonTypesOf(entry.allowed_types.map((t) => (t.type === 'array_files' ? 'array' : t.type)));
   }
   return declared;
 }
@@ -63,23 +88,28 @@ export class PythonCodeHandler implements NodeHandler {
 
   constructor(private readonly deps: PythonCodeHandlerDeps) {}
 
-  private async source(context: NodeRunContext): Promise<string> {
+  /**
+   * Inline source is checked against the node's output_schema; a catalog
+   * version against its own declared outputs (the node pins that version,
+   * so its declaration is the contract of the code that runs).
+   */
+  private async code(context: NodeRunContext): Promise<CodeToRun> {
     const parsed = pythonCodeProcessSchema.safeParse(context.node.process ?? {});
     if (!parsed.success) {
       throw new NodeFailure('python_code process needs { source } or { code_id, code_version_id }', 'configuration', [], undefined, false);
     }
     const process = parsed.data;
-    if ('source' in process) return process.source;
-    const source = await this.deps.loadCodeVersion(context.organizationId, process.code_id, process.code_version_id);
-    if (source === undefined) {
+    if ('source' in process) return { source: process.source, declaredOutputs: declaredOutputs(context.node) };
+    const version = await this.deps.loadCodeVersion(context.organizationId, process.code_id, process.code_version_id);
+    if (version === undefined) {
       throw new NodeFailure(`Code node ${process.code_id} has no version ${process.code_version_id}`, 'configuration', [], undefined, false);
     }
-    return source;
+    return { source: version.sourceCode, declaredOutputs: catalogOutputs(version) };
   }
 
   async run(context: NodeRunContext): Promise<NodeRunResult> {
     const { node, inputs } = context;
-    const source = await this.source(context);
+    const code = await this.code(context);
     const files: Record<string, PythonFileInput> = {};
     for (const url of fileUrls(node, inputs)) {
       const file = await this.deps.files.readForNode(url);
@@ -88,9 +118,9 @@ export class PythonCodeHandler implements NodeHandler {
     }
     const result = await this.deps.python.run({
       form: 'main',
-      source,
+      source: code.source,
       inputs,
-      declaredOutputs: declaredOutputs(node),
+      declaredOutputs: code.declaredOutputs,
       files: Object.keys(files).length > 0 ? files : undefined,
       timeoutMs: node.execution?.timeout_ms ?? defaultNodeTimeoutMs,
     });
