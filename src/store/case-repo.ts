@@ -41,22 +41,26 @@ export interface CaseRecord {
   finishedAt: string | null;
 }
 
-export interface CreateCaseInput {
-  organizationId: string;
-  workspaceId: string;
-  workflowId: string;
-  entityId: string;
-  workflowVersionId: string;
-  workflowVersionNumber: number;
+/** What a new case is given: the record's own fields, with the optional ones left out rather than null. */
+export interface CreateCaseInput
+  extends Pick<
+    CaseRecord,
+    | 'organizationId'
+    | 'workspaceId'
+    | 'workflowId'
+    | 'entityId'
+    | 'workflowVersionId'
+    | 'workflowVersionNumber'
+    | 'source'
+    | 'initialInput'
+    | 'createdByKeyId'
+    | 'createdByUserId'
+  > {
   title?: string;
   description?: string;
   refUserId?: string;
-  source: string;
   webAppId?: string;
   workspaces?: string;
-  initialInput: Record<string, unknown>;
-  createdByKeyId: string;
-  createdByUserId: string;
 }
 
 export interface StartCaseInput {
