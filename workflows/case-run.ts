@@ -59,6 +59,17 @@ function nodeActivity(node: WorkflowNode): CaseActivities['runNode'] {
   return timeoutMs <= localActivityMaxMs ? proxyLocalActivities<CaseActivities>(options).runNode : proxyActivities<CaseActivities>(options).runNode;
 }
 
+/**
+ * The ApplicationFailure a node activity threw. A regular activity's comes
+ * wrapped in an ActivityFailure; a local activity's arrives unwrapped (seen
+ * with SDK 1.24), so both shapes are read.
+ */
+function nodeApplicationFailure(err: unknown): ApplicationFailure | undefined {
+  if (err instanceof ApplicationFailure) return err;
+  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) return err.cause;
+  return undefined;
+}
+
 /** Up to `execution.max_attempts` attempts (default 1), backing off 1 s, 2 s, 4 s … (at most 1 min) between them. */
 async function runWithRetries(node: WorkflowNode, request: RunNodeRequest, onAttempt: (attempt: number) => void): Promise<RunNodeResponse> {
   const maxAttempts = node.execution?.max_attempts ?? 1;
@@ -68,7 +79,7 @@ async function runWithRetries(node: WorkflowNode, request: RunNodeRequest, onAtt
     try {
       return await run({ ...request, attempt });
     } catch (err) {
-      const final = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.nonRetryable;
+      const final = nodeApplicationFailure(err)?.nonRetryable === true;
       if (isCancellation(err) || final || attempt >= maxAttempts) throw err;
       await sleep(Math.min(1000 * 2 ** (attempt - 1), 60_000));
     }
@@ -76,12 +87,13 @@ async function runWithRetries(node: WorkflowNode, request: RunNodeRequest, onAtt
 }
 
 function failureOf(err: unknown, node: WorkflowNode): { error: NodeError; details?: NodeFailureDetails } {
+  const application = nodeApplicationFailure(err);
+  if (application) {
+    const details = application.details?.[0] as NodeFailureDetails | undefined;
+    return { error: details?.error ?? { message: application.message, kind: 'error' }, details };
+  }
   if (err instanceof ActivityFailure) {
     const cause = err.cause;
-    if (cause instanceof ApplicationFailure) {
-      const details = cause.details?.[0] as NodeFailureDetails | undefined;
-      return { error: details?.error ?? { message: cause.message, kind: 'error' }, details };
-    }
     if (cause instanceof TimeoutFailure) {
       return { error: { message: `Node ${node.name} timed out (${node.execution?.timeout_ms ?? defaultNodeTimeoutMs} ms per attempt)`, kind: 'timeout' } };
     }
