@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { z } from 'zod';
+import { z, type ZodType } from 'zod';
 import type { AppContext } from '../context.js';
 import { CaseService, executeBodySchema, initiateBodySchema } from '../cases/case-service.js';
 import { caseStatuses, type CaseResults } from '../domain/cases.js';
@@ -8,11 +8,11 @@ import type { ApiRoutes } from './route.js';
 import { errorBodySchema, uuid } from './schemas/common.js';
 
 export const resultEntrySchema = z.object({ value: z.unknown(), type: z.string(), displayName: z.string() });
-export const resultsBodySchema = z.object({
+const resultsBodySchema = z.object({
   results: z.record(z.string(), resultEntrySchema).meta({ description: "Keyed by the output variable's variable_name" }),
   status: z.enum(caseStatuses),
 });
-export const notFinishedSchema = z
+const notFinishedSchema = z
   .object({ statusCode: z.literal(202), message: z.string(), timestamp: z.string(), path: z.string(), errorCode: z.literal('') })
   .meta({ description: 'The case has not finished: no results yet' });
 
@@ -29,7 +29,7 @@ const nodeDataSchema = z.object({
   attempts: z.number(),
   error: z.object({ message: z.string(), kind: z.string().optional(), traceback: z.string().optional() }).nullable(),
 });
-export const auditSchema = z.object({
+const auditSchema = z.object({
   caseId: z.string(),
   status: z.enum(caseStatuses),
   nb_nodes: z.number(),
@@ -78,12 +78,61 @@ export function executedBody(record: CaseRecord, temporalUiUrl: string | null): 
 }
 
 /** 200 { results } once the case has ended; 202 with the contract's exact body before. */
-export function sendResults(req: Request, res: Response, caseId: string, outcome: { record: CaseRecord; results: CaseResults } | undefined): void {
+function sendResults(req: Request, res: Response, caseId: string, outcome: { record: CaseRecord; results: CaseResults } | undefined): void {
   if (!outcome) {
     res.status(202).json({ statusCode: 202, message: `Case ${caseId} has not finished yet`, timestamp: new Date().toISOString(), path: req.originalUrl, errorCode: '' });
     return;
   }
   res.status(200).json({ results: outcome.results, status: outcome.record.status });
+}
+
+/**
+ * GET results and audit of one case. The case routes and the deprecated job
+ * routes serve them with the same handlers; only the path (and the name of its
+ * id parameter) and the documentation differ.
+ */
+export function registerCaseReads<P extends ZodType>(
+  api: ApiRoutes,
+  cases: CaseService,
+  spec: {
+    /** The case's own path, such as /api/v1/case/:caseId. */
+    path: string;
+    params: P;
+    id: (params: z.infer<P>) => string;
+    tags: string[];
+    deprecated?: boolean;
+    results: { summary: string; ended: string };
+    audit: { summary: string; found: string };
+  },
+): void {
+  api.route({
+    method: 'get',
+    path: `${spec.path}/results`,
+    summary: spec.results.summary,
+    tags: spec.tags,
+    deprecated: spec.deprecated,
+    auth: true,
+    params: spec.params,
+    responses: { 200: { description: spec.results.ended, schema: resultsBodySchema }, 202: { description: 'Not finished', schema: notFinishedSchema }, ...errors },
+    handler: async ({ auth, params, req, res }) => {
+      const id = spec.id(params);
+      sendResults(req, res, id, await cases.results(auth, id));
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: `${spec.path}/audit`,
+    summary: spec.audit.summary,
+    tags: spec.tags,
+    deprecated: spec.deprecated,
+    auth: true,
+    params: spec.params,
+    responses: { 200: { description: spec.audit.found, schema: auditSchema }, ...errors },
+    handler: async ({ auth, params, res }) => {
+      res.json(await cases.audit(auth, spec.id(params)));
+    },
+  });
 }
 
 const caseParams = z.object({ caseId: uuid });
@@ -141,30 +190,13 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     },
   });
 
-  api.route({
-    method: 'get',
-    path: '/api/v1/case/:caseId/results',
-    summary: 'Results of a case',
-    tags,
-    auth: true,
+  registerCaseReads(api, cases, {
+    path: '/api/v1/case/:caseId',
     params: caseParams,
-    responses: { 200: { description: 'The case has ended', schema: resultsBodySchema }, 202: { description: 'Not finished', schema: notFinishedSchema }, ...errors },
-    handler: async ({ auth, params, req, res }) => {
-      sendResults(req, res, params.caseId, await cases.results(auth, params.caseId));
-    },
-  });
-
-  api.route({
-    method: 'get',
-    path: '/api/v1/case/:caseId/audit',
-    summary: 'Per-node audit of a case (the job audit record)',
+    id: (params) => params.caseId,
     tags,
-    auth: true,
-    params: caseParams,
-    responses: { 200: { description: 'The audit record', schema: auditSchema }, ...errors },
-    handler: async ({ auth, params, res }) => {
-      res.json(await cases.audit(auth, params.caseId));
-    },
+    results: { summary: 'Results of a case', ended: 'The case has ended' },
+    audit: { summary: 'Per-node audit of a case (the job audit record)', found: 'The audit record' },
   });
 
   api.route({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { CaseService, executeBodySchema, initiateBodySchema } from '../cases/case-service.js';
-import { auditSchema, errors, executedBody, executedSchema, notFinishedSchema, resultsBodySchema, sendResults, statusSchema } from './case.routes.js';
+import { errors, executedBody, executedSchema, registerCaseReads, statusSchema } from './case.routes.js';
 import type { ApiRoutes } from './route.js';
 import { errorBodySchema, uuid } from './schemas/common.js';
 
@@ -57,31 +57,13 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     },
   });
 
-  api.route({
-    method: 'get',
-    path: '/job/:jobExecutionId/results',
-    summary: 'Results of a job',
+  registerCaseReads(api, cases, {
+    path: '/job/:jobExecutionId',
+    params: jobParams,
+    id: (params) => params.jobExecutionId,
     tags,
     deprecated: true,
-    auth: true,
-    params: jobParams,
-    responses: { 200: { description: 'Ended', schema: resultsBodySchema }, 202: { description: 'Not finished', schema: notFinishedSchema }, ...errors },
-    handler: async ({ auth, params, req, res }) => {
-      sendResults(req, res, params.jobExecutionId, await cases.results(auth, params.jobExecutionId));
-    },
-  });
-
-  api.route({
-    method: 'get',
-    path: '/job/:jobExecutionId/audit',
-    summary: 'Audit of a job',
-    tags,
-    deprecated: true,
-    auth: true,
-    params: jobParams,
-    responses: { 200: { description: 'The job audit record', schema: auditSchema }, ...errors },
-    handler: async ({ auth, params, res }) => {
-      res.json(await cases.audit(auth, params.jobExecutionId));
-    },
+    results: { summary: 'Results of a job', ended: 'Ended' },
+    audit: { summary: 'Audit of a job', found: 'The job audit record' },
   });
 }
