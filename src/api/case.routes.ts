@@ -153,6 +153,7 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
       201: { description: 'Created', schema: z.object({ caseId: z.string(), workflowVersionId: z.string(), workflowVersionNumber: z.number(), status: z.enum(caseStatuses) }) },
       ...errors,
       409: { description: 'The workflow has no active version and none is pinned', schema: errorBodySchema },
+      413: { description: 'initialInput over cases.maxInputBytes as JSON', schema: errorBodySchema },
     },
     handler: async ({ auth, body, res }) => {
       const record = await cases.initiate(auth, body);
@@ -170,7 +171,7 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     auth: true,
     params: caseParams,
     body: executeBodySchema,
-    responses: { 202: { description: 'Running', schema: executedSchema }, ...errors, 409: { description: 'Already executed or cancelled', schema: errorBodySchema } },
+    responses: { 202: { description: 'Running', schema: executedSchema }, ...errors, 409: { description: 'Already executed or cancelled', schema: errorBodySchema }, 413: { description: 'Case inputs over cases.maxInputBytes as JSON', schema: errorBodySchema } },
     handler: async ({ auth, params, body, res }) => {
       const { record, temporalUiUrl } = await cases.execute(auth, params.caseId, body);
       res.status(202).json(executedBody(record, temporalUiUrl));
