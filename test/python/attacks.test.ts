@@ -1,7 +1,6 @@
-import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { PythonRunnerPool } from '../../activities/python/pool.js';
-import { createPool, expectHealthy, failed, main } from './pool-helpers.js';
+import { type ContainmentPools, type CountingListener, startContainmentPools, stopContainmentPools, expectHealthy, failed, main } from './pool-helpers.js';
 
 /**
  * The attack list, run twice: with every layer (policy gives clear errors),
@@ -12,28 +11,16 @@ import { createPool, expectHealthy, failed, main } from './pool-helpers.js';
 const SECRET = 'caseflow-test-secret-4d1c';
 process.env.CASEFLOW_PYTHON_TEST_SECRET = SECRET;
 
+let pools: ContainmentPools;
 let full: PythonRunnerPool;
 let osOnly: PythonRunnerPool;
-let listener: Server;
-let port = 0;
-let connections = 0;
+let listener: CountingListener;
 
 beforeAll(async () => {
-  full = await createPool();
-  osOnly = await createPool({ auditHook: false });
-  listener = createServer((s) => {
-    connections += 1;
-    s.destroy();
-  });
-  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
-  const addr = listener.address();
-  port = typeof addr === 'object' && addr ? addr.port : 0;
+  pools = await startContainmentPools();
+  ({ full, osOnly, listener } = pools);
 });
-afterAll(async () => {
-  await full?.close();
-  await osOnly?.close();
-  listener?.close();
-});
+afterAll(() => stopContainmentPools(pools));
 
 /** Reaches the real `os` (and any module) through the SDK function's globals: policy is not a boundary. */
 const ESCAPE = 'I = caseflow.log.__globals__["__builtins__"]["__import__"]\nos = I("os")\n';
@@ -115,10 +102,10 @@ describe('attacks are contained and the pool keeps answering', () => {
   });
 
   test('socket to 127.0.0.1', async () => {
-    await both(`s = I("socket").socket()\ns.settimeout(2)\ns.connect(("127.0.0.1", ${port}))\nreturn {}`, (r, layer) => {
+    await both(`s = I("socket").socket()\ns.settimeout(2)\ns.connect(("127.0.0.1", ${listener.port}))\nreturn {}`, (r, layer) => {
       expect(failed(r).message).toMatch(layer === 'full' ? /network access is not enabled/ : /PermissionError: \[Errno 1\]/);
     });
-    expect(connections).toBe(0);
+    expect(listener.connections).toBe(0);
   });
 
   test('ctypes system call and segfault', async () => {

@@ -1,7 +1,6 @@
-import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { PythonRunnerPool } from '../../activities/python/pool.js';
-import { createPool, failed } from './pool-helpers.js';
+import { type ContainmentPools, type CountingListener, startContainmentPools, stopContainmentPools, failed } from './pool-helpers.js';
 
 /**
  * Integration actions with `network: true` run in a separate pool whose
@@ -9,28 +8,16 @@ import { createPool, failed } from './pool-helpers.js';
  * to ports 443 and 80, and the audit hook refuses loopback/link-local
  * addresses. A listener on the host loopback must never see a connection.
  */
+let pools: ContainmentPools;
 let full: PythonRunnerPool;
 let osOnly: PythonRunnerPool;
-let listener: Server;
-let port = 0;
-let connections = 0;
+let listener: CountingListener;
 
 beforeAll(async () => {
-  full = await createPool({ size: 1, networkSize: 1 });
-  osOnly = await createPool({ size: 1, networkSize: 1, auditHook: false });
-  listener = createServer((s) => {
-    connections += 1;
-    s.destroy();
-  });
-  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
-  const addr = listener.address();
-  port = typeof addr === 'object' && addr ? addr.port : 0;
+  pools = await startContainmentPools({ size: 1, networkSize: 1 });
+  ({ full, osOnly, listener } = pools);
 });
-afterAll(async () => {
-  await full?.close();
-  await osOnly?.close();
-  listener?.close();
-});
+afterAll(() => stopContainmentPools(pools));
 
 const connect = (host: string, p: number): string =>
   `import http.client\nc = http.client.HTTPConnection(${JSON.stringify(host)}, ${p}, timeout=3)\nc.request("GET", "/")\nresult["status"] = c.getresponse().status\n`;
@@ -43,16 +30,16 @@ describe('network access for integration actions', () => {
   });
 
   test('loopback is refused by the audit hook', async () => {
-    const r = await full.run({ form: 'script', source: connect('127.0.0.1', port), inputs: {}, network: true });
+    const r = await full.run({ form: 'script', source: connect('127.0.0.1', listener.port), inputs: {}, network: true });
     expect(failed(r).message).toBe('RuntimeError: connections to 127.0.0.1 are not allowed');
     const meta = await full.run({ form: 'script', source: connect('169.254.169.254', 80), inputs: {}, network: true });
     expect(failed(meta).message).toMatch(/connections to 169.254.169.254 are not allowed/);
   });
 
   test('ports other than 443/80 are refused by Landlock even without the hook', async () => {
-    const r = await osOnly.run({ form: 'script', source: connect('127.0.0.1', port), inputs: {}, network: true });
+    const r = await osOnly.run({ form: 'script', source: connect('127.0.0.1', listener.port), inputs: {}, network: true });
     expect(failed(r).message).toMatch(/PermissionError: \[Errno 13\]/);
-    expect(connections).toBe(0);
+    expect(listener.connections).toBe(0);
   });
 
   test('calls without network stay in the isolated pool', async () => {

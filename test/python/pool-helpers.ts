@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { expect } from 'vitest';
 import { PythonRunnerPool } from '../../activities/python/pool.js';
 import type { PythonPoolOptions, PythonRunResult } from '../../activities/python/types.js';
@@ -25,4 +26,41 @@ export function failed(r: PythonRunResult): { kind: string; message: string } {
 
 export function main(body: string): string {
   return `def main(inputs):\n${body.split('\n').map((l) => `    ${l}`).join('\n')}\n`;
+}
+
+/** A TCP listener on the host loopback that counts connections: contained code must never reach it. */
+export interface CountingListener {
+  port: number;
+  connections: number;
+  close(): void;
+}
+
+async function startCountingListener(): Promise<CountingListener> {
+  const state = { port: 0, connections: 0, close: () => server.close() };
+  const server = createServer((socket) => {
+    state.connections += 1;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  state.port = typeof address === 'object' && address ? address.port : 0;
+  return state;
+}
+
+export interface ContainmentPools {
+  /** Every layer, the audit-hook policy included. */
+  full: PythonRunnerPool;
+  /** The operating-system layers alone, to show they contain an attack on their own. */
+  osOnly: PythonRunnerPool;
+  listener: CountingListener;
+}
+
+export async function startContainmentPools(options: PythonPoolOptions = {}): Promise<ContainmentPools> {
+  return { full: await createPool(options), osOnly: await createPool({ ...options, auditHook: false }), listener: await startCountingListener() };
+}
+
+export async function stopContainmentPools(pools: Partial<ContainmentPools>): Promise<void> {
+  await pools.full?.close();
+  await pools.osOnly?.close();
+  pools.listener?.close();
 }
