@@ -98,7 +98,7 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
  * Logs travel with the outputs through history: keep them within the same
  * budget (the first entries, the last one cut), saying how much was dropped.
  */
-export function boundLogs(logs: NodeLog[], maxBytes: number): NodeLog[] {
+function boundLogs(logs: NodeLog[], maxBytes: number): NodeLog[] {
   let room = maxBytes;
   const kept: NodeLog[] = [];
   for (const [i, log] of logs.entries()) {
