@@ -20,7 +20,7 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     deprecated: true,
     auth: true,
     body: initiateBodySchema,
-    responses: { 201: { description: 'Created', schema: z.object({ jobExecutionId: z.string() }) }, ...errors, 409: { description: 'No active version', schema: errorBodySchema } },
+    responses: { 201: { description: 'Created', schema: z.object({ jobExecutionId: z.string() }) }, ...errors, 409: { description: 'No active version', schema: errorBodySchema }, 413: { description: 'initialInput over cases.maxInputBytes as JSON', schema: errorBodySchema } },
     handler: async ({ auth, body, res }) => {
       const record = await cases.initiate(auth, body);
       res.status(201).json({ jobExecutionId: record.id });
@@ -35,7 +35,7 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     deprecated: true,
     auth: true,
     body: executeBodySchema.extend({ jobExecutionId: uuid }),
-    responses: { 202: { description: 'Running', schema: executedSchema.extend({ jobExecutionId: z.string() }) }, ...errors, 409: { description: 'Already executed', schema: errorBodySchema } },
+    responses: { 202: { description: 'Running', schema: executedSchema.extend({ jobExecutionId: z.string() }) }, ...errors, 409: { description: 'Already executed', schema: errorBodySchema }, 413: { description: 'Job inputs over cases.maxInputBytes as JSON', schema: errorBodySchema } },
     handler: async ({ auth, body, res }) => {
       const { jobExecutionId, ...execute } = body;
       const { record, temporalUiUrl } = await cases.execute(auth, jobExecutionId, execute);

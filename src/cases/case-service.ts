@@ -224,6 +224,9 @@ export class CaseService {
         args: [input],
         workflowIdConflictPolicy: 'FAIL',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        // Shown in the Temporal Web UI, so a run is recognisable without opening its input.
+        staticSummary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
+        staticDetails: `case ${caseId} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
         // The client shares the worker's NativeConnection: the first task comes back with the start.
         requestEagerStart: true,
       });
