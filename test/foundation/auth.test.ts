@@ -3,6 +3,8 @@ import { requireOrganizationGrant, requireWorkspaceGrant } from '../../src/auth/
 import type { AuthContext } from '../../src/auth/auth-context.js';
 import { ApiError } from '../../src/api/errors.js';
 import { startTestService, type TestService } from '../support/harness.js';
+import { secretOf } from '../support/keys.js';
+
 
 interface KeyResponse {
   key: string;
@@ -111,7 +113,7 @@ describe('authentication and permissions', () => {
     const list = await svc.admin('GET', `/admin/organizations/${svc.organizationId}/keys`);
     expect(list.status).toBe(200);
     expect(list.text).not.toContain('secret');
-    expect(list.text).not.toContain(svc.key.split('_')[2]);
+    expect(list.text).not.toContain(secretOf(svc.key));
   });
 
   describe('grants and scope', () => {
