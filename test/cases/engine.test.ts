@@ -1,17 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
+import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 import { Graph, audit, createWorkflow, py, results, startCase, waitForEnd } from './support.js';
 
-let svc: TestService;
-beforeAll(async () => {
-  svc = await startTestService();
-});
-afterAll(async () => {
-  await svc?.stop();
-});
+describe.each(['sqlite', 'postgres'] as const)('case engine on %s', (dialect) => {
+  let svc: TestService;
+  let schema: PostgresSchema | undefined;
+  beforeAll(async () => {
+    if (dialect === 'postgres') schema = await createPostgresSchema();
+    svc = await startTestService(schema ? { databaseUrl: schema.url } : {});
+    expect(svc.service.context.store.dialect).toBe(dialect);
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    await schema?.drop();
+  });
 
-describe('case engine', () => {
   it('runs input → python → output and records results and audit', async () => {
     const g = new Graph();
     const input = g.input([{ name: 'a', type: 'float' }, { name: 'b', type: 'float' }]);
@@ -23,6 +28,7 @@ describe('case engine', () => {
     const caseId = await startCase(svc, wf.workflowId, { a: 2, b: 3.5 });
     const status = await waitForEnd(svc, caseId);
     expect(status.status).toBe('COMPLETED');
+    expect(status.startedAt).toBeTruthy();
     expect(status.finishedAt).toBeTruthy();
     expect(await results(svc, caseId)).toEqual({ sum: { value: 5.5, type: 'float', displayName: 'sum' } });
     const a = await audit(svc, caseId);
@@ -62,6 +68,10 @@ describe('case engine', () => {
     expect(a.audit.nodes_execution_data[big]?.status).toBe('skipped');
     expect(a.audit.nodes_execution_data[small]?.status).toBe('completed');
     expect(a.audit.nodes_execution_data[cond]?.outputs).toEqual({ matches: false });
+    const b = await audit(svc, bigCase);
+    expect(b.audit.nodes_execution_data[small]?.status).toBe('skipped');
+    expect(b.audit.nodes_execution_data[cond]?.outputs).toEqual({ matches: true });
+    expect(b.executed_nodes).toEqual([input, cond, big, output]);
     expect(a.executed_nodes).toEqual([input, cond, small, output]);
   });
 

@@ -66,7 +66,7 @@ describe('file access scopes, permissions and the library', () => {
     expect(await status('ws2', keys.ws1)).toBe(403);
   });
 
-  it('organization, all and unlisted: any key of the organization, never another organization', async () => {
+  it('organization, all and unlisted: every key of the organization, never another organization', async () => {
     for (const file of ['organization', 'all', 'unlisted'] as const) {
       expect(await status(file, keys.ws2), file).toBe(200);
       expect(await status(file, keys.readOnly), file).toBe(200);
