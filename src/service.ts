@@ -16,6 +16,7 @@ import { connectTemporal } from './temporal/connection.js';
 import { startDevServer, type DevServer } from './temporal/dev-server.js';
 import { createWorker } from './temporal/worker.js';
 import { PythonRunnerPool } from '../activities/python/pool.js';
+import { CaseService } from './cases/case-service.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -124,6 +125,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
     let url: string | undefined;
     if (role !== 'worker') {
+      // A kill between accepting an execute and starting its run must not lose the case.
+      const cases = new CaseService(context);
+      const resume = () => {
+        cases.resumeUnstarted(config.cases.resumeUnstartedAfterMs).catch((err: unknown) => logger.error({ err }, 'case recovery failed'));
+      };
+      resume();
+      const recovery = setInterval(resume, Math.max(500, config.cases.resumeUnstartedAfterMs / 2));
+      recovery.unref();
+      stops.push(async () => clearInterval(recovery));
+
       const { app } = createApp(context);
       const server = await new Promise<Server>((resolve, reject) => {
         const s = app.listen(config.port, config.host, () => resolve(s));

@@ -206,31 +206,9 @@ export class CaseService {
     const deadlineMs = body.timeoutMs ?? Math.min(this.ctx.config.cases.defaultDeadlineMs, maxDeadline);
     const started = await this.repo.markRunning(caseId, { inputs: checked.inputs, callbackUrl: body.callbackUrl, deadlineMs, temporalWorkflowId: workflowId });
     if (!started) throw ApiError.conflict(`Case ${caseId} was already executed`);
-    const input: CaseRunInput = {
-      caseId,
-      organizationId: record.organizationId,
-      workspaceId: record.workspaceId,
-      graph: version.graph,
-      inputs: checked.inputs,
-      deadlineMs,
-      ...(body.callbackUrl ? { callbackUrl: body.callbackUrl } : {}),
-    };
-    const { temporal } = this.ctx;
     let runId: string;
     try {
-      const handle = await temporal.client.workflow.start<typeof caseRun>('caseRun', {
-        taskQueue: temporal.taskQueue,
-        workflowId,
-        args: [input],
-        workflowIdConflictPolicy: 'FAIL',
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        // Shown in the Temporal Web UI, so a run is recognisable without opening its input.
-        staticSummary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
-        staticDetails: `case ${caseId} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
-        // The client shares the worker's NativeConnection: the first task comes back with the start.
-        requestEagerStart: true,
-      });
-      runId = handle.firstExecutionRunId;
+      runId = await this.startRun(record, version, { inputs: checked.inputs, callbackUrl: body.callbackUrl, deadlineMs });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw ApiError.conflict(`Case ${caseId} is already running`);
       await this.repo.revertToPending(caseId);
@@ -238,7 +216,66 @@ export class CaseService {
     }
     await this.repo.setRunId(caseId, runId);
     const updated = (await this.repo.find(caseId)) ?? record;
-    return { record: updated, temporalUiUrl: temporalUiLink(temporal, workflowId, runId) };
+    return { record: updated, temporalUiUrl: temporalUiLink(this.ctx.temporal, workflowId, runId) };
+  }
+
+  /** Starts the case's Temporal run (workflow id `case-<caseId>`); the run id. */
+  private async startRun(record: CaseRecord, version: WorkflowVersionSnapshot, run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number }): Promise<string> {
+    const input: CaseRunInput = {
+      caseId: record.id,
+      organizationId: record.organizationId,
+      workspaceId: record.workspaceId,
+      graph: version.graph,
+      inputs: run.inputs,
+      deadlineMs: run.deadlineMs,
+      ...(run.callbackUrl ? { callbackUrl: run.callbackUrl } : {}),
+    };
+    const { temporal } = this.ctx;
+    const handle = await temporal.client.workflow.start<typeof caseRun>('caseRun', {
+      taskQueue: temporal.taskQueue,
+      workflowId: caseWorkflowId(record.id),
+      args: [input],
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      // Shown in the Temporal Web UI, so a run is recognisable without opening its input.
+      staticSummary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
+      staticDetails: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
+      // The client shares the worker's NativeConnection: the first task comes back with the start.
+      requestEagerStart: true,
+    });
+    return handle.firstExecutionRunId;
+  }
+
+  /**
+   * Cases accepted for execution (RUNNING in the store) whose Temporal run was
+   * never started, because the process died between the two, are started
+   * now; a run that did start is only linked. `olderThanMs` leaves alone the
+   * executions still in flight in some API process. Returns how many were
+   * resumed.
+   */
+  async resumeUnstarted(olderThanMs: number): Promise<number> {
+    let resumed = 0;
+    for (const record of await this.repo.listUnstarted(new Date(Date.now() - olderThanMs).toISOString())) {
+      try {
+        let runId: string;
+        try {
+          runId = await this.startRun(record, await this.version(record), {
+            inputs: record.inputs ?? {},
+            callbackUrl: record.callbackUrl ?? undefined,
+            deadlineMs: record.deadlineMs ?? this.ctx.config.cases.defaultDeadlineMs,
+          });
+        } catch (err) {
+          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+          runId = (await this.ctx.temporal.client.workflow.getHandle(caseWorkflowId(record.id)).describe()).runId;
+        }
+        await this.repo.setRunId(record.id, runId);
+        resumed++;
+        this.ctx.logger.warn({ caseId: record.id, runId }, 'resumed a case whose run had not been started');
+      } catch (err) {
+        this.ctx.logger.error({ err, caseId: record.id }, 'could not resume a case whose run had not been started');
+      }
+    }
+    return resumed;
   }
 
   private async checkFiles(auth: AuthContext, files: Array<{ field: string; url: string; allowedTypes: string[] }>): Promise<void> {

@@ -36,7 +36,14 @@ export const configSchema = z.object({
     maxCachedWorkflows: z.coerce.number().int().min(0),
     workerMetricsPort: port,
   }),
-  cases: z.object({ defaultDeadlineMs: z.coerce.number().int().min(1000), maxDeadlineMs: z.coerce.number().int().min(1000), maxInputBytes: z.coerce.number().int().min(1024), maxNodeOutputBytes: z.coerce.number().int().min(1024) }),
+  cases: z.object({
+    defaultDeadlineMs: z.coerce.number().int().min(1000),
+    maxDeadlineMs: z.coerce.number().int().min(1000),
+    maxInputBytes: z.coerce.number().int().min(1024),
+    maxNodeOutputBytes: z.coerce.number().int().min(1024),
+    /** A case accepted for execution whose run has not started after this long is started by the API's recovery loop. */
+    resumeUnstartedAfterMs: z.coerce.number().int().min(100),
+  }),
   python: z.object({
     /** Fork servers in the sandboxed pool; 0 means one per CPU. */
     poolSize: z.coerce.number().int().min(0).max(64),
@@ -101,6 +108,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_CASE_MAX_DEADLINE_MS: 'cases.maxDeadlineMs',
   CASEFLOW_CASE_MAX_INPUT_BYTES: 'cases.maxInputBytes',
   CASEFLOW_CASE_MAX_NODE_OUTPUT_BYTES: 'cases.maxNodeOutputBytes',
+  CASEFLOW_CASE_RESUME_AFTER_MS: 'cases.resumeUnstartedAfterMs',
   CASEFLOW_PYTHON_POOL_SIZE: 'python.poolSize',
   CASEFLOW_PYTHON_ALLOW_UNSANDBOXED: 'python.allowUnsandboxed',
   CASEFLOW_PYTHON_TIMEOUT_MS: 'python.defaultTimeoutMs',

@@ -189,6 +189,20 @@ export class CaseRepo {
     return result.numUpdatedRows > 0n;
   }
 
+  /** RUNNING cases with no Temporal run linked, accepted before `startedBefore`: candidates for resumeUnstarted. */
+  async listUnstarted(startedBefore: string, limit = 100): Promise<CaseRecord[]> {
+    const rows = await this.db
+      .selectFrom('cases')
+      .selectAll()
+      .where('status', '=', 'RUNNING')
+      .where('temporal_run_id', 'is', null)
+      .where('started_at', '<', startedBefore)
+      .orderBy('started_at')
+      .limit(limit)
+      .execute();
+    return rows.map(toCase);
+  }
+
   /** Undoes markRunning when the workflow could not be started at all, so the caller may execute again. */
   async revertToPending(id: string): Promise<void> {
     await this.db

@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CaseRepo } from '../../src/store/case-repo.js';
+import { caseWorkflowId } from '../../src/domain/cases.js';
+import { startTestService, type TestService } from '../support/harness.js';
+import { Graph, createWorkflow, initiate, py, results, waitForEnd } from './support.js';
+
+describe('a case accepted but never started (the API process died in between)', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService({ config: { cases: { resumeUnstartedAfterMs: 300 } } });
+  });
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
+  it('is started by the recovery loop and completes once', async () => {
+    const g = new Graph();
+    const input = g.input([{ name: 'n', type: 'float' }]);
+    const code = g.python('Double', py('return {"m": inputs["n"] * 2}'), [{ name: 'n', type: 'float' }], [{ name: 'm', type: 'float' }]);
+    const output = g.output([{ name: 'm', type: 'float' }]);
+    g.edge(input, code);
+    g.edge(code, output);
+    const wf = await createWorkflow(svc, g);
+    const caseId = await initiate(svc, { workflowId: wf.workflowId });
+
+    // What execute writes before it starts the run; the process "dies" before the start.
+    const repo = new CaseRepo(svc.service.context.store.db);
+    expect(await repo.markRunning(caseId, { inputs: { n: 21 }, deadlineMs: 60_000, temporalWorkflowId: caseWorkflowId(caseId) })).toBe(true);
+    expect((await repo.find(caseId))?.temporalRunId).toBeNull();
+
+    const status = await waitForEnd(svc, caseId, 20_000);
+    expect(status.status).toBe('COMPLETED');
+    expect((await results(svc, caseId)).m?.value).toBe(42);
+    expect((await repo.find(caseId))?.temporalRunId).toBeTruthy();
+    // Another pass finds nothing left to resume: the run is linked, not started twice.
+    expect(await repo.listUnstarted(new Date().toISOString())).toEqual([]);
+  });
+});
