@@ -136,6 +136,10 @@ class Server:
                 timeout = max(0.0, nearest - time.monotonic())
             for key, _ in self.sel.select(timeout):
                 kind, job = key.data
+                # One batch can hold a job's exit and its pipe: once finish() has
+                # closed the pipe (whose fd number may already be reused), skip the rest.
+                if job is not None and job.get("done"):
+                    continue
                 if kind == "stdin":
                     self.on_stdin()
                 elif kind == "pipe":
@@ -242,6 +246,7 @@ class Server:
         os.close(job["pipe"])
         os.close(job["pidfd"])
         del self.jobs[pid]
+        job["done"] = True
         shutil.rmtree(f"{SCRATCH_ROOT}/c{pid}", ignore_errors=True)
         write_frame(self.response(job, status))
 

@@ -39,7 +39,7 @@ describe('pool behaviour', () => {
     const results = await Promise.all(
       Array.from({ length: 200 }, (_, i) => pool.run({ form: 'main', source: NORMAL, inputs: { a: i, b: 1 } })),
     );
-    results.forEach((r, i) => expect(r).toMatchObject({ ok: true, outputs: { sum: i + 1 } }));
+    results.forEach((r, i) => expect(r, r.ok ? '' : `${r.error.kind}: ${r.error.message} ${r.stderr}`).toMatchObject({ ok: true, outputs: { sum: i + 1 } }));
     expect(pool.stats()).toMatchObject({ completed: 200, failed: 0, queued: 0, inFlight: 0 });
   });
 
@@ -47,7 +47,7 @@ describe('pool behaviour', () => {
     const pool = await track(createPool({ size: 1, recycleAfter: 5 }));
     const firstPid = pool.stats().pids[0];
     const results = await Promise.all(Array.from({ length: 23 }, () => pool.run({ form: 'main', source: NORMAL, inputs: { a: 1, b: 1 } })));
-    expect(results.every((r) => r.ok)).toBe(true);
+    expect(results.filter((r) => !r.ok).map((r) => (r.ok ? '' : `${r.error.kind}: ${r.error.message}`))).toEqual([]);
     expect(pool.stats().recycled).toBeGreaterThanOrEqual(4);
     expect(pool.stats().restarts).toBe(0);
     await expectHealthy(pool);
