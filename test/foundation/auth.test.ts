@@ -57,9 +57,9 @@ describe('authentication and permissions', () => {
   });
 
   it('answers 401 once a key has expired', async () => {
-    const { key } = await makeKey({ grants: ['workflow:read'], expiresAt: new Date(Date.now() + 1500).toISOString() });
+    const { key } = await makeKey({ grants: ['workflow:read'], expiresAt: new Date(Date.now() + 3000).toISOString() });
     expect((await svc.request('GET', '/api/v1/me', { key })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1600));
+    await new Promise((r) => setTimeout(r, 3100));
     const res = await svc.request('GET', '/api/v1/me', { key });
     expect(res.status).toBe(401);
     expect(res.body.message).toMatch(/expired/);
