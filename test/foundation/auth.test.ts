@@ -87,23 +87,13 @@ describe('authentication and permissions', () => {
 
   it('refuses keys for non-members, foreign workspaces and past expiry', async () => {
     const outsider = (await svc.admin('POST', '/admin/users', { email: 'outsider@example.com', name: 'Outsider' })).body as { id: string };
-    const notMember = await svc.admin('POST', '/admin/keys', { organizationId: svc.organizationId, userId: outsider.id, name: 'x', grants: ['case:read'] });
+    const refused = (extra: Record<string, unknown>) =>
+      svc.admin('POST', '/admin/keys', { organizationId: svc.organizationId, userId: svc.userId, name: 'x', grants: ['case:read'], ...extra });
+    const notMember = await refused({ userId: outsider.id });
     expect(notMember.status).toBe(400);
-    const foreign = await svc.admin('POST', '/admin/keys', {
-      organizationId: svc.organizationId,
-      userId: svc.userId,
-      name: 'x',
-      grants: ['case:read'],
-      workspaceIds: [otherWorkspaceId],
-    });
+    const foreign = await refused({ workspaceIds: [otherWorkspaceId] });
     expect(foreign.status).toBe(400);
-    const past = await svc.admin('POST', '/admin/keys', {
-      organizationId: svc.organizationId,
-      userId: svc.userId,
-      name: 'x',
-      grants: ['case:read'],
-      expiresAt: '2001-01-01T00:00:00Z',
-    });
+    const past = await refused({ expiresAt: '2001-01-01T00:00:00Z' });
     expect(past.status).toBe(400);
   });
 
