@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { Request } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { TenancyService, TenancyError } from '../tenancy/tenancy-service.js';
@@ -23,6 +23,17 @@ function requireAdmin(ctx: AppContext, req: Request): void {
   const a = Buffer.from(presented);
   const b = Buffer.from(token);
   if (a.length !== b.length || !timingSafeEqual(a, b)) throw ApiError.unauthorized('Missing or invalid admin token');
+}
+
+/**
+ * Mounted before the JSON body parser: an unauthenticated request to /admin/* is refused without
+ * its body being read, so an anonymous caller cannot make the service buffer and parse large bodies.
+ */
+export function adminGate(ctx: AppContext): (req: Request, res: Response, next: NextFunction) => void {
+  return (req, _res, next) => {
+    if (req.path === '/admin' || req.path.startsWith('/admin/')) requireAdmin(ctx, req);
+    next();
+  };
 }
 
 async function tenancyCall<T>(fn: () => Promise<T>): Promise<T> {

@@ -7,6 +7,7 @@ import type { AppContext } from '../context.js';
 import { createAuthenticator } from '../auth/authenticate.js';
 import { redactUrl } from '../logging/logger.js';
 import { parsesAsJson } from '../files/upload-body.js';
+import { adminGate } from './admin.routes.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { OpenApiBuilder } from './openapi.js';
 import { ApiRoutes } from './route.js';
@@ -37,6 +38,7 @@ export function createApp(ctx: AppContext): App {
     }),
   );
   app.use(ctx.metrics.httpMiddleware);
+  app.use(adminGate(ctx));
   app.use(express.json({ limit: ctx.config.bodyLimit, type: parsesAsJson }));
 
   const openApi = new OpenApiBuilder();

@@ -6,13 +6,15 @@ import type { ApiRoutes } from './route.js';
 const checkSchema = z.object({ ok: z.boolean(), error: z.string().optional(), latencyMs: z.number() });
 const readinessSchema = z.object({ status: z.enum(['ready', 'not_ready']), checks: z.object({ store: checkSchema, temporal: checkSchema }) });
 
-async function check(fn: () => Promise<unknown>): Promise<z.infer<typeof checkSchema>> {
+/** The raw error may name hosts, paths or credentials: it goes to the log, the unauthenticated answer stays generic. */
+async function check(ctx: AppContext, name: string, fn: () => Promise<unknown>): Promise<z.infer<typeof checkSchema>> {
   const started = performance.now();
   try {
     await fn();
     return { ok: true, latencyMs: Math.round(performance.now() - started) };
   } catch (err) {
-    return { ok: false, error: err instanceof Error ? err.message : String(err), latencyMs: Math.round(performance.now() - started) };
+    ctx.logger.warn({ err, check: name }, 'readiness check failed');
+    return { ok: false, error: `${name} unavailable`, latencyMs: Math.round(performance.now() - started) };
   }
 }
 
@@ -42,8 +44,8 @@ export function registerSystemRoutes(api: ApiRoutes, ctx: AppContext): void {
     },
     handler: async ({ res }) => {
       const [store, temporal] = await Promise.all([
-        check(() => pingStore(ctx.store.db)),
-        check(() => ctx.temporal.connection.withDeadline(Date.now() + 2000, () => ctx.temporal.connection.workflowService.getSystemInfo({}))),
+        check(ctx, 'store', () => pingStore(ctx.store.db)),
+        check(ctx, 'temporal', () => ctx.temporal.connection.withDeadline(Date.now() + 2000, () => ctx.temporal.connection.workflowService.getSystemInfo({}))),
       ]);
       const ready = store.ok && temporal.ok;
       res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks: { store, temporal } });
