@@ -23,6 +23,8 @@ export class ApiError extends Error {
     readonly errorCode: ErrorCode,
     message: string,
     readonly metadata?: Record<string, unknown>,
+    /** Response headers that belong to the error, such as Retry-After. */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -45,6 +47,9 @@ export class ApiError extends Error {
   }
   static unprocessable(message: string, metadata?: Record<string, unknown>): ApiError {
     return new ApiError(422, 'UNPROCESSABLE', message, metadata);
+  }
+  static unavailable(message: string, retryAfterSeconds: number): ApiError {
+    return new ApiError(503, 'SERVICE_UNAVAILABLE', message, { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
   }
 }
 
@@ -97,6 +102,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       ? errorBody(status, apiError.errorCode, apiError.message, req.originalUrl, apiError.metadata)
       : errorBody(500, 'INTERNAL_ERROR', 'Internal server error', req.originalUrl);
     if (res.headersSent) return;
+    if (apiError?.headers) res.set(apiError.headers);
     res.status(status).json(body);
   };
 }

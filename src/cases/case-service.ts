@@ -1,4 +1,4 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { ApiError } from '../api/errors.js';
 import { assertWorkspaceGrant } from '../auth/access.js';
@@ -24,6 +24,7 @@ import { temporalUiLink } from '../temporal/connection.js';
 import type { caseRun } from '../../workflows/case-run.js';
 import { validateCaseInputs } from './case-inputs.js';
 import { assertCaseInputsWithinLimit } from './payload-limits.js';
+import { isTemporalUnavailable } from '../temporal/unavailable.js';
 
 export const initiateBodySchema = z
   .object({
@@ -104,6 +105,8 @@ export interface CaseStatusView {
 /** A query waits while a local activity holds the workflow task: answer without live data rather than hang. */
 const QUERY_DEADLINE_MS = 1_000;
 const CANCEL_WAIT_MS = 10_000;
+const START_TIMEOUT_MS = 10_000;
+const START_RETRY_AFTER_S = 5;
 
 /**
  * Cases (and jobs, their deprecated name): initiation, execution, status,
@@ -208,15 +211,36 @@ export class CaseService {
     if (!started) throw ApiError.conflict(`Case ${caseId} was already executed`);
     let runId: string;
     try {
-      runId = await this.startRun(record, version, { inputs: checked.inputs, callbackUrl: body.callbackUrl, deadlineMs });
+      runId = await this.startOrLinkRun(record, version, { inputs: checked.inputs, callbackUrl: body.callbackUrl, deadlineMs });
     } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) throw ApiError.conflict(`Case ${caseId} is already running`);
+      // No run exists: the case goes back to PENDING, so a retry (or resumeUnstarted) can start it.
       await this.repo.revertToPending(caseId);
+      if (isTemporalUnavailable(err)) {
+        throw ApiError.unavailable(`The workflow engine is unreachable; case ${caseId} stays PENDING, execute it again later`, START_RETRY_AFTER_S);
+      }
       throw err;
     }
     await this.repo.setRunId(caseId, runId);
     const updated = (await this.repo.find(caseId)) ?? record;
     return { record: updated, temporalUiUrl: temporalUiLink(this.ctx.temporal, workflowId, runId) };
+  }
+
+  /**
+   * Starts the case's run, or links the one that exists: a start refused as a duplicate, or one
+   * that failed or timed out on our side after the server accepted it, did start a run, which must
+   * be kept rather than reported as failed. Throws the start's error when no run exists.
+   */
+  private async startOrLinkRun(record: CaseRecord, version: WorkflowVersionSnapshot, run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number }): Promise<string> {
+    try {
+      return await this.startRun(record, version, run);
+    } catch (err) {
+      const { client } = this.ctx.temporal;
+      const existing = await client
+        .withDeadline(Date.now() + START_TIMEOUT_MS, () => client.workflow.getHandle(caseWorkflowId(record.id)).describe())
+        .catch(() => undefined);
+      if (existing) return existing.runId;
+      throw err;
+    }
   }
 
   /** Starts the case's Temporal run (workflow id `case-<caseId>`); the run id. */
@@ -231,7 +255,8 @@ export class CaseService {
       ...(run.callbackUrl ? { callbackUrl: run.callbackUrl } : {}),
     };
     const { temporal } = this.ctx;
-    const handle = await temporal.client.workflow.start<typeof caseRun>('caseRun', {
+    // Bounded, so an unreachable server gives a prompt 503 instead of a request held by retries.
+    const handle = await temporal.client.withDeadline(Date.now() + START_TIMEOUT_MS, () => temporal.client.workflow.start<typeof caseRun>('caseRun', {
       taskQueue: temporal.taskQueue,
       workflowId: caseWorkflowId(record.id),
       args: [input],
@@ -242,7 +267,7 @@ export class CaseService {
       staticDetails: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
       // The client shares the worker's NativeConnection: the first task comes back with the start.
       requestEagerStart: true,
-    });
+    }));
     return handle.firstExecutionRunId;
   }
 
@@ -257,17 +282,11 @@ export class CaseService {
     let resumed = 0;
     for (const record of await this.repo.listUnstarted(new Date(Date.now() - olderThanMs).toISOString())) {
       try {
-        let runId: string;
-        try {
-          runId = await this.startRun(record, await this.version(record), {
-            inputs: record.inputs ?? {},
-            callbackUrl: record.callbackUrl ?? undefined,
-            deadlineMs: record.deadlineMs ?? this.ctx.config.cases.defaultDeadlineMs,
-          });
-        } catch (err) {
-          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-          runId = (await this.ctx.temporal.client.workflow.getHandle(caseWorkflowId(record.id)).describe()).runId;
-        }
+        const runId = await this.startOrLinkRun(record, await this.version(record), {
+          inputs: record.inputs ?? {},
+          callbackUrl: record.callbackUrl ?? undefined,
+          deadlineMs: record.deadlineMs ?? this.ctx.config.cases.defaultDeadlineMs,
+        });
         await this.repo.setRunId(record.id, runId);
         resumed++;
         this.ctx.logger.warn({ caseId: record.id, runId }, 'resumed a case whose run had not been started');
@@ -363,7 +382,16 @@ export class CaseService {
     if (isTerminal(record.status)) throw ApiError.conflict(`Case ${caseId} has already ended (status ${record.status})`, { status: record.status });
     if (record.status === 'PENDING' && (await this.repo.cancelPending(caseId))) return (await this.repo.find(caseId)) ?? record;
     const handle = this.ctx.temporal.client.workflow.getHandle(record.temporalWorkflowId ?? caseWorkflowId(caseId));
-    await handle.cancel();
+    // Temporal accepts a cancel request for a closed run without error, so ask first: a run that
+    // closed without writing its row (terminated, store down) or no longer exists cannot be cancelled.
+    const noRun = ApiError.conflict(`Case ${caseId} has no running run to cancel`, { status: record.status });
+    try {
+      if ((await handle.describe()).status.name !== 'RUNNING') throw noRun;
+      await handle.cancel();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw noRun;
+      throw err;
+    }
     // The workflow records CANCELLED itself; wait briefly so the answer usually shows it.
     const until = Date.now() + CANCEL_WAIT_MS;
     let current = record;

@@ -18,6 +18,8 @@ export interface TestServiceOptions {
   taskQueue?: string;
   databaseUrl?: string;
   config?: Record<string, unknown>;
+  /** A dedicated Temporal server (fault tests that stop it); the shared dev server otherwise. */
+  temporalAddress?: string;
 }
 
 export interface TestService {
@@ -93,7 +95,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       adminToken,
       ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
       ...(options.config ?? {}),
-      temporal: { address: inject('temporalAddress'), taskQueue, workerMetricsPort: 0 },
+      temporal: { address: options.temporalAddress ?? inject('temporalAddress'), taskQueue, workerMetricsPort: 0 },
     },
   );
   let bootstrap: BootstrapResult | undefined;

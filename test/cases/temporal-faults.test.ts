@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logging/logger.js';
+import { freePort } from '../../src/net/free-port.js';
+import { temporalCliPath } from '../../src/temporal/binaries.js';
+import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
+import { startTestService, type TestService } from '../support/harness.js';
+import { Graph, createWorkflow, execute, initiate, startCase } from './support.js';
+
+/** input(text) → python sleeping `seconds` → output(text) */
+function sleeper(seconds: number): Graph {
+  const g = new Graph();
+  const input = g.input([{ name: 'text' }]);
+  const code = g.python('Sleep', `import time\ndef main(inputs):\n    time.sleep(${seconds})\n    return {"text": inputs["text"]}\n`, [{ name: 'text' }], [{ name: 'text' }], {
+    execution: { timeout_ms: 30_000 },
+  });
+  const output = g.output([{ name: 'text' }]);
+  g.edge(input, code);
+  g.edge(code, output);
+  return g;
+}
+
+describe('cancel of a run Temporal no longer has', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService();
+  });
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
+  it('answers 409 when the run was terminated behind the service, and changes nothing', async () => {
+    const wf = await createWorkflow(svc, sleeper(20));
+    const caseId = await startCase(svc, wf.workflowId, { text: 'x' });
+    await svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`).terminate('test: closed behind the service');
+    const res = await svc.request('POST', `/api/v1/case/${caseId}/cancel`);
+    expect(res.status, res.text).toBe(409);
+    expect(res.body).toMatchObject({ statusCode: 409, errorCode: 'CONFLICT' });
+  });
+
+  it('answers 409 when the run does not exist at all', async () => {
+    const wf = await createWorkflow(svc, sleeper(20));
+    const caseId = await startCase(svc, wf.workflowId, { text: 'y' });
+    await svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`).terminate('test');
+    // The row names a run id Temporal never had: the vanished-run case.
+    await svc.service.context.store.db.updateTable('cases').set({ temporal_workflow_id: `gone-${randomUUID()}` }).where('id', '=', caseId).execute();
+    const res = await svc.request('POST', `/api/v1/case/${caseId}/cancel`);
+    expect(res.status, res.text).toBe(409);
+    expect(res.body).toMatchObject({ statusCode: 409, errorCode: 'CONFLICT' });
+  });
+});
+
+describe('execute while Temporal is unreachable', () => {
+  let server: DevServer;
+  let svc: TestService;
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-temporal-fault-'));
+    server = await startDevServer({
+      cliPath: temporalCliPath(process.env.TEMPORAL_CLI_PATH),
+      dataDir,
+      port: await freePort(),
+      uiPort: 0,
+      ui: false,
+      namespace: 'default',
+      startTimeoutMs: 90_000,
+      logger: createLogger('warn'),
+    });
+    // API only: no worker polling a server that is about to go away.
+    svc = await startTestService({ role: 'api', temporalAddress: server.address });
+  }, 120_000);
+  afterAll(async () => {
+    await svc?.stop().catch(() => undefined);
+    await server?.stop().catch(() => undefined);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers 503 with Retry-After and leaves the case PENDING', async () => {
+    const wf = await createWorkflow(svc, sleeper(1));
+    const caseId = await initiate(svc, { workflowId: wf.workflowId });
+    await server.stop();
+    const res = await execute(svc, caseId, { inputs: { text: 'z' } });
+    expect(res.status, res.text).toBe(503);
+    expect(res.body).toMatchObject({ statusCode: 503, errorCode: 'SERVICE_UNAVAILABLE' });
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
+    expect(status.body.status).toBe('PENDING');
+  }, 60_000);
+});
