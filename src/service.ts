@@ -17,6 +17,7 @@ import { startDevServer, type DevServer } from './temporal/dev-server.js';
 import { createWorker } from './temporal/worker.js';
 import { PythonRunnerPool } from '../activities/python/pool.js';
 import { CaseService } from './cases/case-service.js';
+import { CaseRunReconciler } from './cases/run-reconciler.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -134,6 +135,22 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       const recovery = setInterval(resume, Math.max(500, config.cases.resumeUnstartedAfterMs / 2));
       recovery.unref();
       stops.push(async () => clearInterval(recovery));
+
+      // A run that ended without writing its case (store down, terminated) must not leave it RUNNING.
+      const reconciler = new CaseRunReconciler(context);
+      let reconciling = false;
+      const reconcile = setInterval(() => {
+        if (reconciling) return; // a slow pass is not overlapped by the next
+        reconciling = true;
+        reconciler
+          .reconcile()
+          .catch((err: unknown) => logger.error({ err }, 'case reconciliation failed'))
+          .finally(() => {
+            reconciling = false;
+          });
+      }, config.cases.reconcileIntervalMs);
+      reconcile.unref();
+      stops.push(async () => clearInterval(reconcile));
 
       const { app } = createApp(context);
       const server = await new Promise<Server>((resolve, reject) => {

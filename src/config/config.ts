@@ -43,6 +43,8 @@ export const configSchema = z.object({
     maxNodeOutputBytes: z.coerce.number().int().min(1024),
     /** A case accepted for execution whose run has not started after this long is started by the API's recovery loop. */
     resumeUnstartedAfterMs: z.coerce.number().int().min(100),
+    /** How often the API compares RUNNING cases with their Temporal runs and closes those whose run ended unrecorded. */
+    reconcileIntervalMs: z.coerce.number().int().min(100),
   }),
   python: z.object({
     /** Fork servers in the sandboxed pool; 0 means one per CPU. */
@@ -109,6 +111,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_CASE_MAX_INPUT_BYTES: 'cases.maxInputBytes',
   CASEFLOW_CASE_MAX_NODE_OUTPUT_BYTES: 'cases.maxNodeOutputBytes',
   CASEFLOW_CASE_RESUME_AFTER_MS: 'cases.resumeUnstartedAfterMs',
+  CASEFLOW_CASE_RECONCILE_INTERVAL_MS: 'cases.reconcileIntervalMs',
   CASEFLOW_PYTHON_POOL_SIZE: 'python.poolSize',
   CASEFLOW_PYTHON_ALLOW_UNSANDBOXED: 'python.allowUnsandboxed',
   CASEFLOW_PYTHON_TIMEOUT_MS: 'python.defaultTimeoutMs',

@@ -203,6 +203,14 @@ export class CaseRepo {
     return rows.map(toCase);
   }
 
+  /** RUNNING cases with a linked run, in id order after `afterId` (keyset pages for the reconciler). */
+  async listRunningWithRun(afterId: string | undefined, limit: number): Promise<CaseRecord[]> {
+    let query = this.db.selectFrom('cases').selectAll().where('status', '=', 'RUNNING').where('temporal_run_id', 'is not', null);
+    if (afterId !== undefined) query = query.where('id', '>', afterId);
+    const rows = await query.orderBy('id').limit(limit).execute();
+    return rows.map(toCase);
+  }
+
   /** Undoes markRunning when the workflow could not be started at all, so the caller may execute again. */
   async revertToPending(id: string): Promise<void> {
     await this.db

@@ -8,7 +8,7 @@ import { freePort } from '../../src/net/free-port.js';
 import { temporalCliPath } from '../../src/temporal/binaries.js';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph, createWorkflow, execute, initiate, startCase } from './support.js';
+import { Graph, createWorkflow, execute, initiate, startCase, waitForEnd } from './support.js';
 
 /** input(text) → python sleeping `seconds` → output(text) */
 function sleeper(seconds: number): Graph {
@@ -51,6 +51,33 @@ describe('cancel of a run Temporal no longer has', () => {
     expect(res.status, res.text).toBe(409);
     expect(res.body).toMatchObject({ statusCode: 409, errorCode: 'CONFLICT' });
   });
+});
+
+describe('reconciling cases whose run ended unrecorded', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService({ config: { cases: { reconcileIntervalMs: 300 } } });
+  });
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
+  it('closes a case whose run was terminated behind the service as FAILED, and leaves finished cases alone', async () => {
+    const done = await startCase(svc, (await createWorkflow(svc, sleeper(0))).workflowId, { text: 'kept' });
+    await waitForEnd(svc, done);
+    const wf = await createWorkflow(svc, sleeper(20));
+    const caseId = await startCase(svc, wf.workflowId, { text: 'x' });
+    await svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`).terminate('test: closed behind the service');
+    let status: Record<string, unknown> = {};
+    for (let i = 0; i < 100 && status.status !== 'FAILED'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await svc.request('GET', `/api/v1/case/${caseId}/status`)).body;
+    }
+    expect(status.status).toBe('FAILED');
+    expect(JSON.stringify(status)).toContain('terminated');
+    const finished = await svc.request('GET', `/api/v1/case/${done}/status`);
+    expect(finished.body.status).toBe('COMPLETED');
+  }, 30_000);
 });
 
 describe('execute while Temporal is unreachable', () => {
