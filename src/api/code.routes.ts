@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { requireOrganizationGrant } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { AppContext } from '../context.js';
-import type { ScanViolation } from '../../activities/python/types.js';
 import { CodeNodeRepo, type CodeNodeContent, type CodeNodeVersion } from '../store/code-node-repo.js';
 import { ApiError } from './errors.js';
+import { scanSourceOrThrow } from './python-source-gates.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { catalogFieldMapSchema, catalogFieldSchema } from './schemas/catalog-fields.js';
 import { uuid } from './schemas/common.js';
@@ -168,21 +168,7 @@ function mergeUpdate(base: CodeNodeContent, body: UpdateBody): CodeNodeContent {
 export function registerCodeRoutes(api: ApiRoutes, ctx: AppContext): void {
   const repo = new CodeNodeRepo(ctx.store.db);
 
-  /** The authoring scan; a violation list means 400 with metadata.violations. */
-  async function scanOrThrow(source: string): Promise<void> {
-    let violations: ScanViolation[];
-    try {
-      violations = await ctx.python.scan(source, 'main');
-    } catch (err) {
-      ctx.logger.error({ err }, 'code-node scan failed to run');
-      throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'The Python source scanner is unavailable; retry later');
-    }
-    if (violations.length > 0) {
-      const first = violations[0];
-      const where = first ? ` (first at line ${first.line}, col ${first.col}: ${first.message})` : '';
-      throw ApiError.badRequest(`sourceCode failed the security scan with ${violations.length} violation(s)${where}`, { violations });
-    }
-  }
+  const scanOrThrow = (source: string) => scanSourceOrThrow(ctx, source, 'sourceCode');
 
   const common = {
     tags: ['Code nodes'],

@@ -9,6 +9,7 @@ import { validateGraph, type GraphProblem } from '../domain/graph-validation.js'
 import { jobPayloadSchema, payloadSchemaSchema, resultsSchema } from '../domain/input-schema.js';
 import { WorkflowRepo, type VersionPin, type WorkflowRecord, type WorkflowVersionRecord } from '../store/workflow-repo.js';
 import { ApiError } from './errors.js';
+import { gateInlineSources } from './python-source-gates.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { uuid } from './schemas/common.js';
 
@@ -208,6 +209,7 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
       const body = parseOrThrow(createBody, req.body ?? {}, 'body');
       const graph =
         body.nodes === undefined && body.edges === undefined ? defaultGraph() : checkedGraph({ nodes: body.nodes ?? {}, edges: body.edges ?? {} });
+      await gateInlineSources(ctx, auth, graph);
       const { workflow, version } = await repo.create({
         organizationId: auth.organizationId,
         workspaceId: workspace.id,
@@ -290,6 +292,7 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
       if (body.nodes !== undefined || body.edges !== undefined) {
         const latest = await repo.latestVersion(workflow.id);
         graph = checkedGraph({ nodes: body.nodes ?? latest?.graph.nodes ?? {}, edges: body.edges ?? latest?.graph.edges ?? {} });
+        await gateInlineSources(ctx, auth, graph);
       }
       const updated = await repo.update(workflow.id, {
         name: body.name,
