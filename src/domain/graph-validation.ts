@@ -8,6 +8,9 @@ export interface GraphProblem {
   message: string;
 }
 
+/** The largest graph a save accepts (also bounds the per-node ancestor walks of the mapping check). */
+export const graphLimits = { maxNodes: 500, maxEdges: 2000, maxBytes: 2 * 1024 * 1024 } as const;
+
 /** The property a node lists when it declares routes. */
 export const routeProperty = 'route';
 
@@ -58,7 +61,9 @@ function findCycle(graph: WorkflowGraph, out: Map<string, Array<[string, Workflo
 function reachableFrom(start: string, out: Map<string, Array<[string, WorkflowEdge]>>): Set<string> {
   const seen = new Set<string>([start]);
   const queue = [start];
-  for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+  // An index, not shift(): shift() moves the whole array each time, which makes the walk quadratic.
+  for (let i = 0; i < queue.length; i++) {
+    const id = queue[i] ?? '';
     for (const [, edge] of out.get(id) ?? []) {
       if (!seen.has(edge.to_node_id)) {
         seen.add(edge.to_node_id);
@@ -69,17 +74,22 @@ function reachableFrom(start: string, out: Map<string, Array<[string, WorkflowEd
   return seen;
 }
 
-/** Every node with an edge path to `nodeId` (its ancestors), for mapping checks. */
-function ancestorsOf(nodeId: string, graph: WorkflowGraph): Set<string> {
+function edgesInto(graph: WorkflowGraph): Map<string, string[]> {
   const incoming = new Map<string, string[]>();
   for (const edge of Object.values(graph.edges)) {
     const list = incoming.get(edge.to_node_id) ?? [];
     list.push(edge.from_node_id);
     incoming.set(edge.to_node_id, list);
   }
+  return incoming;
+}
+
+/** Every node with an edge path to `nodeId` (its ancestors), for mapping checks. */
+function ancestorsOf(nodeId: string, incoming: Map<string, string[]>): Set<string> {
   const seen = new Set<string>();
   const queue = [nodeId];
-  for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+  for (let i = 0; i < queue.length; i++) {
+    const id = queue[i] ?? '';
     for (const from of incoming.get(id) ?? []) {
       if (!seen.has(from)) {
         seen.add(from);
@@ -158,10 +168,10 @@ function checkRoutes(key: string, node: WorkflowNode, outgoing: Array<[string, W
   }
 }
 
-function checkData(key: string, node: WorkflowNode, graph: WorkflowGraph, problems: GraphProblem[]): void {
+function checkData(key: string, node: WorkflowNode, graph: WorkflowGraph, incoming: Map<string, string[]>, problems: GraphProblem[]): void {
   const inputs = node.input_schema?.schema ?? {};
   const mappings = Object.entries(node.variable_mappings ?? {});
-  const ancestors = mappings.length > 0 ? ancestorsOf(key, graph) : new Set<string>();
+  const ancestors = mappings.length > 0 ? ancestorsOf(key, incoming) : new Set<string>();
   for (const [variableId, mapping] of mappings) {
     const path = `nodes.${key}.variable_mappings.${variableId}`;
     if (!Object.hasOwn(inputs, variableId)) problems.push({ path, message: `Node has no input variable ${variableId}` });
@@ -184,6 +194,13 @@ function checkData(key: string, node: WorkflowNode, graph: WorkflowGraph, proble
 export function validateGraph(graph: WorkflowGraph): GraphProblem[] {
   const problems: GraphProblem[] = [];
   const nodes = Object.entries(graph.nodes);
+  // Size first: every later check then runs on a bounded graph.
+  const edgeCount = Object.keys(graph.edges).length;
+  if (nodes.length > graphLimits.maxNodes) problems.push({ path: 'nodes', message: `At most ${graphLimits.maxNodes} nodes, found ${nodes.length}` });
+  if (edgeCount > graphLimits.maxEdges) problems.push({ path: 'edges', message: `At most ${graphLimits.maxEdges} edges, found ${edgeCount}` });
+  const bytes = Buffer.byteLength(JSON.stringify(graph));
+  if (bytes > graphLimits.maxBytes) problems.push({ path: 'nodes', message: `The graph may be at most ${graphLimits.maxBytes} bytes as JSON, found ${bytes}` });
+  if (problems.length > 0) return problems;
   for (const [key, node] of nodes) {
     if (node.id !== key) problems.push({ path: `nodes.${key}.id`, message: `Node key ${key} differs from its id ${node.id}` });
   }
@@ -216,13 +233,14 @@ export function validateGraph(graph: WorkflowGraph): GraphProblem[] {
   const [outputEntry] = outputNodes;
   if (outputEntry && outputNodes.length === 1) checkUniqueNames(outputEntry[1].input_schema, `nodes.${outputEntry[0]}.input_schema`, problems);
 
+  const incoming = edgesInto(graph);
   for (const [key, node] of nodes) {
     checkVariableSchema(node.input_schema, `nodes.${key}.input_schema`, problems);
     checkVariableSchema(node.output_schema, `nodes.${key}.output_schema`, problems);
     checkProcess(key, node, problems);
     checkRoutes(key, node, out.get(key) ?? [], problems);
     // Ancestors are meaningless on a cyclic graph; the cycle is reported already.
-    if (!cycle) checkData(key, node, graph, problems);
+    if (!cycle) checkData(key, node, graph, incoming, problems);
   }
   return problems;
 }
