@@ -49,6 +49,10 @@ const versionQuery = z.object({
   version: z.coerce.number().int().min(1).optional().meta({ description: 'A version number' }),
   workflowVersionId: uuid.optional().meta({ description: 'A version id; wins over version' }),
 });
+const detailsQuery = versionQuery.extend({
+  versionsLimit: z.coerce.number().int().min(1).max(200).default(50).meta({ description: 'Versions listed per page (default 50, at most 200)' }),
+  versionsCursor: z.coerce.number().int().min(1).optional().meta({ description: 'nextVersionsCursor of the previous page' }),
+});
 
 const versionSummarySchema = z.object({
   workflowVersionId: z.string(),
@@ -85,7 +89,8 @@ const detailsSchema = z.object({
   edges: edgesSchema,
   jobPayloadSchema: payloadSchemaSchema,
   resultsSchema: payloadSchemaSchema,
-  versions: z.array(versionSummarySchema).meta({ description: 'Every version, newest first' }),
+  versions: z.array(versionSummarySchema).meta({ description: 'One page of versions, newest first (versionsLimit, versionsCursor)' }),
+  nextVersionsCursor: z.number().nullable().meta({ description: 'Pass as versionsCursor for the next page; null on the last page' }),
 });
 
 const updatedSchema = z.object({
@@ -115,7 +120,7 @@ const deprecatedDetailsSchema = z.object({
   jobPayloadSchema: payloadSchemaSchema,
 });
 
-function summary(version: WorkflowVersionRecord): z.infer<typeof versionSummarySchema> {
+function summary(version: Omit<WorkflowVersionRecord, 'graph'>): z.infer<typeof versionSummarySchema> {
   return {
     workflowVersionId: version.id,
     workflowVersionNumber: version.versionNumber,
@@ -234,16 +239,17 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
     tags: ['Workflows'],
     auth: true,
     params: workflowParams,
-    query: versionQuery,
+    query: detailsQuery,
     responses: { 200: { description: 'The workflow', schema: detailsSchema }, ...errors },
     handler: async ({ res, params, query, auth }) => {
       const workflow = await loadWorkflow(auth, params.workflowId, 'workflow:read');
-      const versions = await repo.listVersions(workflow.id);
-      const pin = pinOf(query);
-      const [latest] = versions;
+      const latest = await repo.latestVersion(workflow.id);
       if (!latest) throw ApiError.notFound(`Workflow ${workflow.id} has no versions`);
+      const pin = pinOf(query);
       const version = isPinned(pin) ? await pinnedVersion(workflow, pin) : latest;
-      const active = versions.find((v) => v.status === 'active');
+      const active = await repo.latestActiveVersion(workflow.id);
+      const versions = await repo.listVersionSummaries(workflow.id, { limit: query.versionsLimit, beforeNumber: query.versionsCursor });
+      const last = versions[versions.length - 1];
       res.json({
         workflowId: workflow.id,
         entityId: workflow.entityId,
@@ -263,6 +269,7 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
         jobPayloadSchema: jobPayloadSchema(version.graph),
         resultsSchema: resultsSchema(version.graph),
         versions: versions.map(summary),
+        nextVersionsCursor: versions.length === query.versionsLimit && last && last.versionNumber > 1 ? last.versionNumber : null,
       });
     },
   });

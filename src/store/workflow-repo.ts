@@ -241,15 +241,27 @@ export class WorkflowRepo {
     return (await this.findWorkflow(idOrEntityId)) ?? (await this.findWorkflowByEntityId(idOrEntityId));
   }
 
-  /** Every version, newest first. */
-  async listVersions(workflowId: string): Promise<WorkflowVersionRecord[]> {
-    const rows = await this.db
+  /**
+   * One page of versions without their graphs, newest first: numbers below `beforeNumber` when
+   * given. Graphs are not read, so the cost does not grow with the versions' sizes.
+   */
+  async listVersionSummaries(workflowId: string, page: { limit: number; beforeNumber?: number }): Promise<Array<Omit<WorkflowVersionRecord, 'graph'>>> {
+    let query = this.db
       .selectFrom('workflow_versions')
-      .selectAll()
-      .where('workflow_id', '=', workflowId)
-      .orderBy('version_number', 'desc')
-      .execute();
-    return rows.map(toVersion);
+      .select(['id', 'workflow_id', 'version_number', 'status', 'name', 'description', 'created_by', 'created_at'])
+      .where('workflow_id', '=', workflowId);
+    if (page.beforeNumber !== undefined) query = query.where('version_number', '<', page.beforeNumber);
+    const rows = await query.orderBy('version_number', 'desc').limit(page.limit).execute();
+    return rows.map((r) => ({
+      id: r.id,
+      workflowId: r.workflow_id,
+      versionNumber: Number(r.version_number),
+      status: r.status === 'active' ? 'active' : 'inactive',
+      name: r.name,
+      description: r.description,
+      createdBy: r.created_by,
+      createdAt: r.created_at,
+    }));
   }
 
   async latestVersion(workflowId: string): Promise<WorkflowVersionRecord | undefined> {

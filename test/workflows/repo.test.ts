@@ -108,7 +108,7 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
     expect(v3?.version.name).toBe('renamed');
     expect(v2?.version.graph).toEqual(version.graph);
     expect((await repo.findWorkflow(workflow.id))?.name).toBe('renamed');
-    expect((await repo.listVersions(workflow.id)).map((v) => v.versionNumber)).toEqual([3, 2, 1]);
+    expect((await repo.listVersionSummaries(workflow.id, { limit: 1000 })).map((v) => v.versionNumber)).toEqual([3, 2, 1]);
     expect(await repo.update(randomUUID(), { name: 'x', updatedBy: userId })).toBeUndefined();
   });
 
@@ -129,7 +129,7 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
     await repo.setVersionStatus(workflow.id, v2?.version.id ?? '', 'active');
     expect((await repo.resolveForRun(orgId, { workflowId: workflow.id }, {})).versionNumber).toBe(2);
     // One active version at a time: activating v2 deactivated v1.
-    expect((await repo.listVersions(workflow.id)).map((v) => v.status)).toEqual(['active', 'inactive']);
+    expect((await repo.listVersionSummaries(workflow.id, { limit: 1000 })).map((v) => v.status)).toEqual(['active', 'inactive']);
     expect(await repo.findVersion(v1.id)).toMatchObject({ workflowId: workflow.id, versionNumber: 1, graph: v1.graph });
     expect(await repo.findVersion(randomUUID())).toBeUndefined();
   });
@@ -158,10 +158,10 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
     const { workflow } = await create('active');
     const v2 = await repo.update(workflow.id, { name: 'v2', updatedBy: userId });
     // The new version inherited 'active' and took over from v1.
-    expect((await repo.listVersions(workflow.id)).map((v) => v.status)).toEqual(['active', 'inactive']);
+    expect((await repo.listVersionSummaries(workflow.id, { limit: 1000 })).map((v) => v.status)).toEqual(['active', 'inactive']);
     await repo.setVersionStatus(workflow.id, v2?.version.id ?? '', 'inactive');
     await repo.update(workflow.id, { name: 'v3', activeStatus: 'active', updatedBy: userId });
-    await repo.setVersionStatus(workflow.id, (await repo.listVersions(workflow.id))[2]?.id ?? '', 'active');
+    await repo.setVersionStatus(workflow.id, (await repo.listVersionSummaries(workflow.id, { limit: 1000 }))[2]?.id ?? '', 'active');
     expect(await repo.deactivateAllVersions(workflow.id)).toBe(1);
     await expectApiError(repo.resolveForRun(orgId, { workflowId: workflow.id }, {}), 409);
     expect(await repo.setVersionStatus(workflow.id, randomUUID(), 'active')).toBeUndefined();

@@ -58,6 +58,22 @@ describe('workflow versions, details, update and the deprecated read', () => {
     expect(byId.body).toMatchObject({ version: { workflowVersionNumber: 3 } });
   });
 
+  it('pages the version list of the details read with versionsLimit and versionsCursor', async () => {
+    const wf = await createRouted('active');
+    for (const name of ['v2', 'v3', 'v4']) expect((await patch(wf.workflowId, { name })).status).toBe(200);
+    const numbers = (body: Record<string, unknown>) => (body.versions as Array<{ workflowVersionNumber: number }>).map((v) => v.workflowVersionNumber);
+    const first = await svc.request('GET', `/api/v1/workflow/${wf.workflowId}?versionsLimit=3`);
+    expect(first.status, first.text).toBe(200);
+    expect(numbers(first.body)).toEqual([4, 3, 2]);
+    expect(first.body).toMatchObject({ latestVersion: { workflowVersionNumber: 4 }, nextVersionsCursor: 2 });
+    const second = await svc.request('GET', `/api/v1/workflow/${wf.workflowId}?versionsLimit=3&versionsCursor=2`);
+    expect(numbers(second.body)).toEqual([1]);
+    expect(second.body.nextVersionsCursor).toBeNull();
+    for (const bad of ['versionsLimit=0', 'versionsLimit=201', 'versionsCursor=abc']) {
+      expect((await svc.request('GET', `/api/v1/workflow/${wf.workflowId}?${bad}`)).status, bad).toBe(400);
+    }
+  });
+
   it('validates updates like creation and changes nothing on a 4xx', async () => {
     const wf = await createRouted('active');
     const before = await countVersions(svc);
