@@ -48,7 +48,7 @@ describe('callbacks with loopback allowed by the operator', () => {
 
   beforeAll(async () => {
     // Even everything allowed never opens metadata addresses.
-    svc = await startTestService({ config: { outbound: { allowCidrs: '0.0.0.0/0' }, callbacks: { redeliverPerCase: 2, redeliverPerWorkspace: 3, redeliverWindowMs: 60_000 } } });
+    svc = await startTestService({ config: { outbound: { allowCidrs: '0.0.0.0/0' }, callbacks: { redeliverPerCase: 2, redeliverPerWorkspace: 3, redeliverWindowMs: 60_000, maxElapsedMs: 0 } } });
     workflowId = await echoWorkflow(svc);
     await hook.listen();
   });
@@ -61,6 +61,21 @@ describe('callbacks with loopback allowed by the operator', () => {
     const caseId = await initiate(svc, { workflowId });
     const res = await execute(svc, caseId, { inputs: { greeting: 'x' }, callbackUrl: 'http://169.254.169.254/latest/meta-data/' });
     expect(res.status, res.text).toBe(400);
+  });
+
+  it('fails a delivery whose address is refused at delivery time, without connecting', async () => {
+    const caseId = crypto.randomUUID();
+    const deliveryId = crypto.randomUUID();
+    const handle = await svc.service.context.temporal.client.workflow.start('callbackDelivery', {
+      taskQueue: svc.taskQueue,
+      workflowId: `callback-${caseId}`,
+      args: [{ deliveryId, caseId, workspaceId: svc.workspaceId, callbackUrl: 'http://169.254.169.254/latest/meta-data/', body: { caseId, status: 'COMPLETED', results: {} } }],
+    });
+    expect(await handle.result()).toMatchObject({ status: 'failed', attempts: 1 });
+    const listed = await svc.request('GET', `/api/v1/case/${caseId}/callbacks`);
+    expect((listed.body.deliveries as Array<{ attempts: unknown[] }>)[0]!.attempts).toEqual([
+      expect.objectContaining({ responseStatus: null, responseBody: null, error: expect.stringContaining('metadata') }),
+    ]);
   });
 
   it('rate limits redeliver per case and per workspace with Retry-After, and hides callbacks from another organization', async () => {
