@@ -1,5 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { Outbound, OutboundRefusedError, type Resolver } from '../../src/net/outbound.js';
 import { Receiver } from './receiver.js';
 
@@ -87,5 +88,11 @@ describe('outbound policy', () => {
     } finally {
       await Promise.all([target.close(), redirecting.close()]);
     }
+  });
+
+  it('refuses a malformed allowlist at start, naming the setting', () => {
+    expect(() => loadConfig({ CASEFLOW_OUTBOUND_ALLOW_CIDRS: '10.0.0.0/8,not-a-cidr' })).toThrow(ConfigError);
+    expect(() => loadConfig({ CASEFLOW_OUTBOUND_ALLOW_CIDRS: '10.0.0.0/33' })).toThrow(/CASEFLOW_OUTBOUND_ALLOW_CIDRS/);
+    expect(loadConfig({ CASEFLOW_OUTBOUND_ALLOW_CIDRS: '10.0.0.0/8, fd00::/8' }).outbound.allowCidrs).toBe('10.0.0.0/8, fd00::/8');
   });
 });
