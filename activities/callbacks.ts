@@ -1,8 +1,8 @@
-import got, { RequestError } from 'got';
 import { signedHeaders } from '../src/callbacks/signing.js';
 import { WebhookSecrets } from '../src/callbacks/webhook-secrets.js';
 import { secretBoxFromConfig } from '../src/crypto/secret-box.js';
 import { CallbackRepo, type DeliveryStatus } from '../src/store/callback-repo.js';
+import { Outbound, OutboundRefusedError, RequestError } from '../src/net/outbound.js';
 import type { ActivityDeps } from './deps.js';
 
 /** How many bytes of a receiver's response body are kept per attempt. */
@@ -60,41 +60,19 @@ export function classifyStatus(status: number | null): AttemptOutcome {
   return 'retry';
 }
 
-/** POSTs once, never follows redirects (a signed payload must not be re-sent elsewhere), keeps the first 1 KB of the answer. */
-async function post(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<HttpOutcome> {
-  let status: number | null = null;
-  const request = got.stream.post(url, {
-    body,
-    headers,
-    timeout: { request: timeoutMs },
-    retry: { limit: 0 },
-    followRedirect: false,
-    throwHttpErrors: false,
-  });
-  request.on('response', (response: { statusCode: number }) => {
-    status = response.statusCode;
-  });
-  const chunks: Buffer[] = [];
-  let kept = 0;
+/** POSTs once through the outbound policy (no redirects: a signed payload must not be re-sent elsewhere), keeps the first 1 KB of the answer. */
+async function post(outbound: Outbound, url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<HttpOutcome> {
   try {
-    for await (const chunk of request) {
-      const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-      chunks.push(buffer.subarray(0, RESPONSE_BODY_LIMIT - kept));
-      kept += Math.min(buffer.length, RESPONSE_BODY_LIMIT - kept);
-      // Enough kept: stop reading (the loop exit destroys the stream) so a huge or endless answer costs nothing.
-      if (kept >= RESPONSE_BODY_LIMIT) break;
-    }
+    const response = await outbound.request(url, { method: 'POST', body, headers, timeoutMs, maxResponseBytes: RESPONSE_BODY_LIMIT });
+    const error = classifyStatus(response.status) === 'delivered' ? null : `receiver answered HTTP ${response.status}`;
+    return { status: response.status, body: response.body, error };
   } catch (err) {
-    // A failure after the status arrived (body cut short) still counts as that status.
-    if (status === null) return { status: null, body: null, error: describeError(err, timeoutMs) };
+    return { status: null, body: null, error: describeError(err, timeoutMs) };
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  const finalStatus = status as number | null;
-  const error = classifyStatus(finalStatus) === 'delivered' ? null : finalStatus === null ? 'no response' : `receiver answered HTTP ${finalStatus}`;
-  return { status: finalStatus, body: text, error };
 }
 
 function describeError(err: unknown, timeoutMs: number): string {
+  if (err instanceof OutboundRefusedError) return err.message;
   if (err instanceof RequestError) {
     if (err.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
     return err.code ? `${err.code}: ${err.message}` : err.message;
@@ -107,6 +85,8 @@ export function createCallbackActivities(deps: ActivityDeps) {
   const repo = new CallbackRepo(deps.db);
   const settings = deps.config.callbacks;
   const log = deps.logger.child({ component: 'callbacks' });
+  // DNS is checked again at every attempt: a name that was public at execute may point inside now.
+  const outbound = new Outbound({ allowCidrs: deps.config.outbound.allowCidrs });
   const secrets = () => new WebhookSecrets(repo, secretBoxFromConfig(deps.config), settings.secretRotationOverlapMs);
 
   return {
@@ -143,7 +123,7 @@ export function createCallbackActivities(deps: ActivityDeps) {
         'user-agent': 'caseflow-webhooks/1',
         ...signedHeaders(await secrets().signingSecrets(delivery.workspaceId, started), delivery.id, Math.floor(started.getTime() / 1000), delivery.body),
       };
-      const http = await post(delivery.url, delivery.body, headers, settings.timeoutMs);
+      const http = await post(outbound, delivery.url, delivery.body, headers, settings.timeoutMs);
       const durationMs = Date.now() - started.getTime();
       let outcome = classifyStatus(http.status);
       if (outcome === 'retry' && input.retryInMs === null) outcome = 'failed';

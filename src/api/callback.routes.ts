@@ -6,6 +6,7 @@ import type { AppContext } from '../context.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { assertWorkspaceGrant, requireWorkspaceGrant } from '../auth/access.js';
 import type { Grant } from '../auth/grants.js';
+import { RedeliverLimiter, RedeliverLimitError } from '../callbacks/redeliver-limit.js';
 import { WebhookSecrets, type WorkspaceWebhookSecret } from '../callbacks/webhook-secrets.js';
 import { secretBoxFromConfig } from '../crypto/secret-box.js';
 import { CallbackRepo, type CallbackDelivery } from '../store/callback-repo.js';
@@ -60,6 +61,7 @@ function sendSecret(res: Response, secret: WorkspaceWebhookSecret): void {
 export function registerCallbackRoutes(api: ApiRoutes, ctx: AppContext): void {
   const repo = new CallbackRepo(ctx.store.db);
   const cases = new CaseRepo(ctx.store.db);
+  const limiter = new RedeliverLimiter(ctx.config.callbacks);
   const secrets = () => new WebhookSecrets(repo, secretBoxFromConfig(ctx.config), ctx.config.callbacks.secretRotationOverlapMs);
 
   /**
@@ -71,7 +73,8 @@ export function registerCallbackRoutes(api: ApiRoutes, ctx: AppContext): void {
     const deliveries = await repo.listDeliveries(caseId);
     const workspaceId = (await cases.find(caseId))?.workspaceId ?? deliveries[0]?.workspaceId;
     const workspace = workspaceId === undefined ? undefined : await ctx.tenancy.findWorkspace(workspaceId);
-    if (!workspace) throw ApiError.notFound(`Case ${caseId} does not exist`);
+    // Another organization's case does not exist for this caller, as on the other case routes.
+    if (!workspace || workspace.organizationId !== auth.organizationId) throw ApiError.notFound(`Case ${caseId} does not exist`);
     assertWorkspaceGrant(auth, workspace, grant);
     return { workspaceId: workspace.id, deliveries };
   }
@@ -114,7 +117,7 @@ export function registerCallbackRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/api/v1/case/:caseId/callbacks/redeliver',
     summary: "Send the case's last callback again, as a new delivery",
     description:
-      "Requires Case: Full in the case's workspace. Re-sends the body and URL of the case's latest delivery as a new delivery (new `webhook-id`, fresh retry schedule). 409 when the case has no delivery yet.",
+      "Requires Case: Full in the case's workspace. Rate limited per case and per workspace (`RateLimit` / `RateLimit-Policy` headers, 429 with `Retry-After`). Re-sends the body and URL of the case's latest delivery as a new delivery (new `webhook-id`, fresh retry schedule). 409 when the case has no delivery yet.",
     tags: ['Callbacks'],
     auth: true,
     params: caseParams,
@@ -122,11 +125,18 @@ export function registerCallbackRoutes(api: ApiRoutes, ctx: AppContext): void {
       202: { description: 'Redelivery started', schema: z.object({ deliveryId: z.string(), workflowId: z.string(), status: z.literal('pending') }) },
       404: { description: 'The case does not exist' },
       409: { description: 'The case has no callback to redeliver, or another redelivery is starting' },
+      429: { description: 'Over the redelivery limit of the case or of its workspace (callbacks.redeliverPerCase / redeliverPerWorkspace per redeliverWindowMs); `Retry-After` says when to try again' },
     },
     handler: async ({ res, params, auth }) => {
       const { workspaceId, deliveries } = await authorizedDeliveries(auth, params.caseId, 'case:full');
       const last = deliveries.at(-1);
       if (!last) throw ApiError.conflict(`Case ${params.caseId} has no callback to redeliver`);
+      try {
+        res.set(await limiter.take(workspaceId, params.caseId));
+      } catch (err) {
+        if (err instanceof RedeliverLimitError) res.set(err.headers);
+        throw err;
+      }
       const deliveryId = randomUUID();
       const workflowId = `callback-${params.caseId}-redeliver-${deliveries.length}`;
       // The row first, so the delivery is listed as soon as this answers; the workflow's own insert is then a no-op.

@@ -18,6 +18,7 @@ import {
 } from '../domain/cases.js';
 import type { WorkflowGraph, WorkflowVersionSnapshot } from '../domain/graph.js';
 import { createFileService, type FileService } from '../files/file-service.js';
+import { Outbound, OutboundRefusedError } from '../net/outbound.js';
 import { CaseRepo, type CaseRecord } from '../store/case-repo.js';
 import { WorkflowRepo } from '../store/workflow-repo.js';
 import { temporalUiLink } from '../temporal/connection.js';
@@ -117,8 +118,10 @@ export class CaseService {
   readonly repo: CaseRepo;
   private readonly workflows: WorkflowRepo;
   private readonly files: FileService;
+  private readonly outbound: Outbound;
 
   constructor(private readonly ctx: AppContext) {
+    this.outbound = new Outbound({ allowCidrs: ctx.config.outbound.allowCidrs });
     this.repo = new CaseRepo(ctx.store.db);
     this.workflows = new WorkflowRepo(ctx.store.db);
     this.files = createFileService({ db: ctx.store.db, config: ctx.config, logger: ctx.logger });
@@ -204,6 +207,7 @@ export class CaseService {
     if (checked.problems.length > 0) throw validationError(checked.problems);
     assertCaseInputsWithinLimit(checked.inputs, this.ctx.config.cases.maxInputBytes, prefix);
     await this.checkFiles(auth, checked.files);
+    if (body.callbackUrl !== undefined) await this.checkCallbackUrl(body.callbackUrl);
 
     const workflowId = caseWorkflowId(caseId);
     const deadlineMs = body.timeoutMs ?? Math.min(this.ctx.config.cases.defaultDeadlineMs, maxDeadline);
@@ -240,6 +244,16 @@ export class CaseService {
         .catch(() => undefined);
       if (existing) return existing.runId;
       throw err;
+    }
+  }
+
+  /** A callbackUrl the outbound policy refuses is a 400 now, not a failed delivery later. */
+  private async checkCallbackUrl(url: string): Promise<void> {
+    try {
+      await this.outbound.checkUrl(url);
+    } catch (err) {
+      if (!(err instanceof OutboundRefusedError)) throw err;
+      throw new ApiError(400, 'VALIDATION_ERROR', `Invalid body.callbackUrl: ${err.message}`, { fields: [{ field: 'body.callbackUrl', message: err.message }] });
     }
   }
 

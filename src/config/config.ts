@@ -1,6 +1,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseCidrList } from '../net/outbound.js';
 import { projectRoot } from './paths.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -74,6 +75,21 @@ export const configSchema = z.object({
     maximumIntervalMs: z.coerce.number().int().min(1),
     maxElapsedMs: z.coerce.number().int().min(0),
     secretRotationOverlapMs: z.coerce.number().int().min(0),
+    /** Redeliveries allowed per window, per case and per workspace. */
+    redeliverWindowMs: z.coerce.number().int().min(1000),
+    redeliverPerCase: z.coerce.number().int().min(1),
+    redeliverPerWorkspace: z.coerce.number().int().min(1),
+  }),
+  outbound: z.object({
+    /** CIDRs of private/loopback ranges tenant-supplied URLs may reach; metadata and link-local stay refused. */
+    allowCidrs: z.string().refine((v) => {
+      try {
+        parseCidrList(v);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'a comma-separated list of CIDRs such as 10.0.0.0/8,127.0.0.1/32'),
   }),
 });
 
@@ -129,6 +145,10 @@ const envMap: Record<string, string> = {
   CASEFLOW_S3_PREFIX: 'files.s3.prefix',
   CASEFLOW_CALLBACK_TIMEOUT_MS: 'callbacks.timeoutMs',
   CASEFLOW_CALLBACK_MAX_ELAPSED_MS: 'callbacks.maxElapsedMs',
+  CASEFLOW_REDELIVER_WINDOW_MS: 'callbacks.redeliverWindowMs',
+  CASEFLOW_REDELIVER_PER_CASE: 'callbacks.redeliverPerCase',
+  CASEFLOW_REDELIVER_PER_WORKSPACE: 'callbacks.redeliverPerWorkspace',
+  CASEFLOW_OUTBOUND_ALLOW_CIDRS: 'outbound.allowCidrs',
 };
 
 type Json = { [key: string]: unknown };

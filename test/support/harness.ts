@@ -94,6 +94,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
       adminToken,
       ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
+      // Tests' receivers listen on loopback; tests of the outbound policy override this.
+      outbound: { allowCidrs: '127.0.0.0/8' },
       ...(options.config ?? {}),
       temporal: { address: options.temporalAddress ?? inject('temporalAddress'), taskQueue, workerMetricsPort: 0 },
     },

@@ -1,0 +1,181 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { BlockList, isIP } from 'node:net';
+import got, { RequestError } from 'got';
+
+/** Resolves a host name to all its addresses (node's dns.lookup by default; tests inject their own). */
+export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
+
+export class OutboundRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OutboundRefusedError';
+  }
+}
+
+/** Never reachable, whatever the operator allows: link-local, cloud metadata, unspecified, multicast, broadcast. */
+const alwaysRefused = new BlockList();
+alwaysRefused.addSubnet('169.254.0.0', 16, 'ipv4');
+alwaysRefused.addSubnet('0.0.0.0', 8, 'ipv4');
+alwaysRefused.addSubnet('224.0.0.0', 4, 'ipv4');
+alwaysRefused.addSubnet('240.0.0.0', 4, 'ipv4');
+alwaysRefused.addAddress('100.100.100.200', 'ipv4');
+alwaysRefused.addSubnet('fe80::', 10, 'ipv6');
+alwaysRefused.addSubnet('ff00::', 8, 'ipv6');
+alwaysRefused.addAddress('::', 'ipv6');
+alwaysRefused.addAddress('fd00:ec2::254', 'ipv6');
+
+/** Refused unless the operator allows them: loopback, RFC 1918, CGNAT, unique-local IPv6. */
+const privateRanges = new BlockList();
+privateRanges.addSubnet('127.0.0.0', 8, 'ipv4');
+privateRanges.addSubnet('10.0.0.0', 8, 'ipv4');
+privateRanges.addSubnet('172.16.0.0', 12, 'ipv4');
+privateRanges.addSubnet('192.168.0.0', 16, 'ipv4');
+privateRanges.addSubnet('100.64.0.0', 10, 'ipv4');
+privateRanges.addAddress('::1', 'ipv6');
+privateRanges.addSubnet('fc00::', 7, 'ipv6');
+
+/** Parses `a.b.c.d/n, x::/n` into a BlockList; throws with the bad entry named. */
+export function parseCidrList(list: string): BlockList {
+  const allowed = new BlockList();
+  for (const entry of list.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [address = '', bitsText] = entry.split('/');
+    const family = isIP(address);
+    const bits = bitsText === undefined ? (family === 6 ? 128 : 32) : Number(bitsText);
+    if (family === 0 || !Number.isInteger(bits) || bits < 0 || bits > (family === 6 ? 128 : 32)) throw new Error(`not a CIDR: ${entry}`);
+    allowed.addSubnet(address, bits, family === 6 ? 'ipv6' : 'ipv4');
+  }
+  return allowed;
+}
+
+/** `::ffff:a.b.c.d` (and its hex form) is the IPv4 address it carries: checked as that. */
+function normalize(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
+  const lower = address.toLowerCase();
+  const mapped = /^(?:0{0,4}:){0,5}:?ffff:(.+)$/.exec(lower) ?? /^::(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (mapped?.[1]) {
+    const tail = mapped[1];
+    if (isIP(tail) === 4) return { address: tail, family: 'ipv4' };
+    const hex = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(tail);
+    if (hex?.[1] && hex[2]) {
+      const hi = parseInt(hex[1], 16);
+      const lo = parseInt(hex[2], 16);
+      return { address: `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, family: 'ipv4' };
+    }
+  }
+  return { address: lower, family: isIP(lower) === 6 ? 'ipv6' : 'ipv4' };
+}
+
+export interface OutboundOptions {
+  /** Private/loopback ranges the operator allows (never widens the always-refused ones). */
+  allowCidrs?: string;
+  resolve?: Resolver;
+}
+
+export interface OutboundRequest {
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  headers?: Record<string, string>;
+  body?: string;
+  timeoutMs: number;
+  /** Bytes of the answer kept; reading stops there. */
+  maxResponseBytes: number;
+}
+
+export interface OutboundResponse {
+  status: number;
+  body: string;
+}
+
+const defaultResolve: Resolver = (hostname) =>
+  new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
+
+/**
+ * The one way to reach a tenant-supplied URL: only http(s); the host is
+ * resolved and every address checked; the socket connects to the checked
+ * address (no second lookup, so no DNS rebinding); no redirects; a timeout
+ * and a cap on the answer read.
+ */
+export class Outbound {
+  private readonly allowed: BlockList;
+  private readonly resolve: Resolver;
+
+  constructor(options: OutboundOptions = {}) {
+    this.allowed = parseCidrList(options.allowCidrs ?? '');
+    this.resolve = options.resolve ?? defaultResolve;
+  }
+
+  /** Why the address is refused, or null when it may be reached. */
+  refusal(ip: string): string | null {
+    const { address, family } = normalize(ip);
+    if (alwaysRefused.check(address, family)) return `${ip} is a link-local, metadata, unspecified or multicast address`;
+    if (privateRanges.check(address, family) && !this.allowed.check(address, family)) return `${ip} is a private or loopback address`;
+    return null;
+  }
+
+  /** Validates the URL and resolves its host; the checked address to connect to. Throws OutboundRefusedError. */
+  async checkUrl(url: string): Promise<{ url: URL; address: LookupAddress }> {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new OutboundRefusedError('not a URL');
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new OutboundRefusedError('only http and https URLs are allowed');
+    if (parsed.username || parsed.password) throw new OutboundRefusedError('credentials in the URL are not allowed');
+    const host = parsed.hostname.replace(/^\[|\]$/g, '');
+    let addresses: LookupAddress[];
+    if (isIP(host)) addresses = [{ address: host, family: isIP(host) }];
+    else {
+      try {
+        addresses = await this.resolve(host);
+      } catch {
+        throw new OutboundRefusedError(`host ${host} does not resolve`);
+      }
+    }
+    if (addresses.length === 0) throw new OutboundRefusedError(`host ${host} does not resolve`);
+    for (const a of addresses) {
+      const why = this.refusal(a.address);
+      if (why) throw new OutboundRefusedError(`refused: ${host} resolves to ${why}`);
+    }
+    return { url: parsed, address: addresses[0] as LookupAddress };
+  }
+
+  /** One request; a 3xx is returned as is. Throws OutboundRefusedError before connecting, or got's RequestError. */
+  async request(url: string, options: OutboundRequest): Promise<OutboundResponse> {
+    const checked = await this.checkUrl(url);
+    const pinned = checked.address;
+    let status = 0;
+    const stream = got.stream(checked.url, {
+      method: options.method ?? 'GET',
+      headers: options.headers,
+      body: options.body,
+      timeout: { request: options.timeoutMs },
+      retry: { limit: 0 },
+      followRedirect: false,
+      throwHttpErrors: false,
+      // Connect to the address that was checked, never to a fresh lookup's answer.
+      dnsLookup: ((_host: string, lookupOptions: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+        if (lookupOptions?.all) callback(null, [pinned]);
+        else callback(null, pinned.address, pinned.family);
+      }) as never,
+    });
+    stream.on('response', (response: { statusCode: number }) => {
+      status = response.statusCode;
+    });
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    try {
+      for await (const chunk of stream) {
+        const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+        chunks.push(buffer.subarray(0, options.maxResponseBytes - kept));
+        kept += Math.min(buffer.length, options.maxResponseBytes - kept);
+        // Enough kept: leaving the loop destroys the stream, so an endless answer costs nothing.
+        if (kept >= options.maxResponseBytes) break;
+      }
+    } catch (err) {
+      // A body cut short after the status arrived still counts as that status.
+      if (status === 0) throw err;
+    }
+    return { status, body: Buffer.concat(chunks).toString('utf8') };
+  }
+}
+
+export { RequestError };

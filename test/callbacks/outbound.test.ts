@@ -1,0 +1,98 @@
+import type { LookupAddress } from 'node:dns';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { Outbound, OutboundRefusedError, type Resolver } from '../../src/net/outbound.js';
+import { Receiver } from './receiver.js';
+
+const refused = (outbound: Outbound, url: string) => expect(outbound.checkUrl(url)).rejects.toBeInstanceOf(OutboundRefusedError);
+
+describe('outbound policy', () => {
+  it('refuses loopback, private, CGNAT and ULA unless allowed, and link-local/metadata always', async () => {
+    const strict = new Outbound();
+    for (const url of [
+      'http://127.0.0.1:8233/api/v1/namespaces',
+      'http://10.1.2.3/',
+      'http://172.16.0.1/',
+      'http://192.168.1.1/',
+      'http://100.64.0.1/',
+      'http://[::1]/',
+      'http://[fd12::1]/',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[fe80::1]/',
+      'http://[fd00:ec2::254]/',
+      'http://100.100.100.200/',
+      'http://0.0.0.0/',
+      'http://[::]/',
+      'http://224.0.0.1/',
+      'http://255.255.255.255/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://[::ffff:169.254.169.254]/',
+      'http://[::ffff:a9fe:a9fe]/',
+      'ftp://example.com/',
+      'file:///etc/passwd',
+    ]) {
+      await refused(strict, url);
+    }
+    const open = new Outbound({ allowCidrs: '0.0.0.0/0,::/0' });
+    await expect(open.checkUrl('http://127.0.0.1/')).resolves.toBeDefined();
+    await expect(open.checkUrl('http://10.0.0.1/')).resolves.toBeDefined();
+    for (const url of ['http://169.254.169.254/', 'http://[fd00:ec2::254]/', 'http://100.100.100.200/', 'http://[::ffff:169.254.169.254]/', 'http://0.0.0.0/']) {
+      await refused(open, url);
+    }
+  });
+
+  it('refuses a host name when any of its addresses is refused', async () => {
+    const resolve: Resolver = async () => [
+      { address: '93.184.215.14', family: 4 },
+      { address: '127.0.0.1', family: 4 },
+    ];
+    await refused(new Outbound({ resolve }), 'http://mixed.example/');
+    await refused(new Outbound(), 'http://localhost/');
+  });
+
+  it('connects to the address it checked: a name that rebinds to loopback after the check never reaches it', async () => {
+    const hook = new Receiver();
+    const port = await hook.listen();
+    try {
+      // First answer public (passes the check), every later answer loopback: a rebinding resolver.
+      let calls = 0;
+      const resolve: Resolver = async (): Promise<LookupAddress[]> => {
+        calls += 1;
+        return [{ address: calls === 1 ? '192.0.2.1' : '127.0.0.1', family: 4 }];
+      };
+      const outbound = new Outbound({ resolve });
+      await expect(outbound.request(`http://rebind.example:${port}/`, { timeoutMs: 1500, maxResponseBytes: 100 })).rejects.toThrow();
+      expect(hook.received).toHaveLength(0);
+      // At the next delivery the name resolves to loopback: refused before connecting.
+      await expect(outbound.request(`http://rebind.example:${port}/`, { timeoutMs: 1500, maxResponseBytes: 100 })).rejects.toBeInstanceOf(OutboundRefusedError);
+      expect(hook.received).toHaveLength(0);
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it('does not follow redirects and caps the body read', async () => {
+    const target = new Receiver();
+    await target.listen();
+    const redirecting = new Receiver((_call, res) => {
+      res.statusCode = 302;
+      res.setHeader('location', target.url);
+      res.end('y'.repeat(5000));
+    });
+    await redirecting.listen();
+    try {
+      const outbound = new Outbound({ allowCidrs: '127.0.0.1/32' });
+      const response = await outbound.request(redirecting.url, { method: 'POST', body: '{}', timeoutMs: 2000, maxResponseBytes: 10 });
+      expect(response).toEqual({ status: 302, body: 'y'.repeat(10) });
+      expect(target.received).toHaveLength(0);
+    } finally {
+      await Promise.all([target.close(), redirecting.close()]);
+    }
+  });
+
+  it('refuses a malformed allowlist at start, naming the setting', () => {
+    expect(() => loadConfig({ CASEFLOW_OUTBOUND_ALLOW_CIDRS: '10.0.0.0/8,not-a-cidr' })).toThrow(ConfigError);
+    expect(() => loadConfig({ CASEFLOW_OUTBOUND_ALLOW_CIDRS: '10.0.0.0/33' })).toThrow(/CASEFLOW_OUTBOUND_ALLOW_CIDRS/);
+    expect(loadConfig({ CASEFLOW_OUTBOUND_ALLOW_CIDRS: '10.0.0.0/8, fd00::/8' }).outbound.allowCidrs).toBe('10.0.0.0/8, fd00::/8');
+  });
+});
