@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { DefaultLogger, Runtime, type Worker, type LogLevel } from '@temporalio/worker';
-import type { Config } from './config/config.js';
+import { listenUrl, type Config } from './config/config.js';
 import type { Logger } from './logging/logger.js';
 import { createApp } from './api/app.js';
 import type { AppContext } from './context.js';
@@ -141,7 +141,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         s.once('error', reject);
       });
       const port = (server.address() as AddressInfo).port;
-      url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+      url = listenUrl(config.host, port);
+      // Without a configured public URL, file URLs use the address actually bound (port 0 picks one), never a Host header.
+      config.publicUrl ??= url;
       stops.push(() => closeServer(server, config.shutdownGraceMs));
       logger.info({ url, temporalUi: temporal.uiUrl }, 'API listening');
     }
