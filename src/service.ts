@@ -17,6 +17,7 @@ import { startDevServer, type DevServer } from './temporal/dev-server.js';
 import { createWorker } from './temporal/worker.js';
 import { PythonRunnerPool } from '../activities/python/pool.js';
 import { CaseService } from './cases/case-service.js';
+import { createFileService } from './files/file-service.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -134,6 +135,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       const recovery = setInterval(resume, Math.max(500, config.cases.resumeUnstartedAfterMs / 2));
       recovery.unref();
       stops.push(async () => clearInterval(recovery));
+
+      // Uploads a crashed process left in 'receiving' are released at start and every minute.
+      const files = createFileService({ db: store.db, config, logger });
+      const cleanUploads = () => {
+        files.cleanUpStuckUploads().catch((err: unknown) => logger.error({ err }, 'upload cleanup failed'));
+      };
+      cleanUploads();
+      const uploadCleanup = setInterval(cleanUploads, 60_000);
+      uploadCleanup.unref();
+      stops.push(async () => clearInterval(uploadCleanup));
 
       const { app } = createApp(context);
       const server = await new Promise<Server>((resolve, reject) => {

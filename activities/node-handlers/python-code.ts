@@ -5,6 +5,7 @@ import type { CatalogField } from '../../src/api/schemas/catalog-fields.js';
 import type { WorkflowNode } from '../../src/domain/graph.js';
 import { pythonCodeProcessSchema } from '../../src/domain/python-code-schema.js';
 import { FileReadRefused, type FileService, type NodeFile } from '../../src/files/file-service.js';
+import { OutputTypeError } from '../../src/files/file-types.js';
 import { NodeFailure, type NodeHandler, type NodeRunContext, type NodeRunResult } from './types.js';
 
 /** What the handler needs of a catalog code node version (CodeNodeVersion fits). */
@@ -148,12 +149,18 @@ export class PythonCodeHandler implements NodeHandler {
   private async storeFile(context: NodeRunContext, value: unknown): Promise<unknown> {
     if (!isFileMarker(value)) return value;
     const file = value.$file;
-    return this.deps.files.storeNodeOutput({
-      organizationId: context.organizationId,
-      workspaceId: context.workspaceId,
-      name: file.name,
-      contentType: file.contentType,
-      bytes: Buffer.from(file.base64, 'base64'),
-    });
+    try {
+      return await this.deps.files.storeNodeOutput({
+        organizationId: context.organizationId,
+        workspaceId: context.workspaceId,
+        name: file.name,
+        contentType: file.contentType,
+        bytes: Buffer.from(file.base64, 'base64'),
+      });
+    } catch (err) {
+      // The same output fails the same way on another attempt.
+      if (err instanceof OutputTypeError) throw new NodeFailure(err.message, 'output', [], undefined, false);
+      throw err;
+    }
   }
 }

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { createFileService, type FileService } from '../files/file-service.js';
 import { maxFileBytes, supportedExtensions } from '../files/file-types.js';
-import { sweepStaleTempFiles } from '../files/storage.js';
 import { accessScopes, type FileRecord } from '../store/file-repo.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { uuid } from './schemas/common.js';
@@ -83,7 +82,6 @@ function view(files: FileService, record: FileRecord): z.infer<typeof fileView> 
 
 export function registerFileRoutes(api: ApiRoutes, ctx: AppContext): void {
   const files = createFileService({ db: ctx.store.db, config: ctx.config, logger: ctx.logger });
-  sweepStaleTempFiles(files.storage.tempDir).catch((err: unknown) => ctx.logger.warn({ err }, 'could not sweep stale upload files'));
 
   for (const [path, deprecated] of [
     ['/job/file/upload', true],
@@ -191,6 +189,8 @@ export function registerFileRoutes(api: ApiRoutes, ctx: AppContext): void {
         ctx.logger.error({ err, fileId: record.id }, 'file stream failed');
         res.destroy(err);
       });
+      // pipe() leaves the source open when the client goes away: close it (its fd or S3 socket) with the response.
+      res.once('close', () => stream.destroy());
       stream.pipe(res);
     },
   });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -14,10 +14,10 @@ import { FileRepo, type AccessScope, type FileRecord, type LibraryFilter } from 
 import { CaseRepo } from '../store/case-repo.js';
 import { TenancyRepo } from '../store/tenancy-repo.js';
 import { WorkflowRepo } from '../store/workflow-repo.js';
-import { ContentCheck, ContentMismatchError, contentTypeOf, extensionAllowed, isSupportedExtension, maxFileBytes, supportedExtensions } from './file-types.js';
+import { ContentCheck, ContentMismatchError, contentTypeOf, extensionAllowed, isSupportedExtension, maxFileBytes, outputFileType, supportedExtensions } from './file-types.js';
 import { S3FileStorage } from './s3-storage.js';
 import { loadSigningSecret, UploadSigner } from './signing.js';
-import { LocalFileStorage, type FileStorage } from './storage.js';
+import { LocalFileStorage, sweepStaleTempFiles, type FileStorage } from './storage.js';
 
 /** Why a case input cannot use a file URL; the case engine turns it into its 4xx. */
 export interface FileProblem {
@@ -250,6 +250,23 @@ export class FileService {
     }
   }
 
+  /**
+   * Cleans up after crashed uploads: records stuck in 'receiving' past their
+   * URL's expiry go back to 'pending' and their temporary files are deleted,
+   * as are temporary files older than a day. Run at start and periodically.
+   */
+  async cleanUpStuckUploads(): Promise<number> {
+    const stuck = await this.repo.releaseStuckUploads(new Date().toISOString());
+    if (stuck.length > 0) {
+      const names = await readdir(this.storage.tempDir).catch(() => [] as string[]);
+      const prefixes = stuck.map((id) => `${id}.`);
+      await Promise.all(names.filter((n) => prefixes.some((p) => n.startsWith(p))).map((n) => rm(path.join(this.storage.tempDir, n), { force: true })));
+      this.deps.logger?.warn({ fileIds: stuck }, 'released uploads left receiving by a crashed process');
+    }
+    await sweepStaleTempFiles(this.storage.tempDir);
+    return stuck.length;
+  }
+
   /** Whether the key's scope reaches the file (same organization assumed; grants are checked by callers). */
   static canRead(auth: Pick<AuthContext, 'userId' | 'scope'>, record: FileRecord): boolean {
     switch (record.accessScope) {
@@ -366,14 +383,13 @@ export class FileService {
   /**
    * Stores a file a node produced and returns its permanent URL. It belongs
    * to the case's workspace (scope `workspace`, unlisted). Same 10 MB limit
-   * as uploads; any extension, since outputs are not uploads.
+   * as uploads; its type is one of the contract's (by the name's extension)
+   * or application/octet-stream (outputFileType), so nothing else is ever served.
    */
   async storeNodeOutput(input: NodeOutputInput): Promise<string> {
     if (input.bytes.length > maxFileBytes) throw new Error(`Output file ${input.name} is ${input.bytes.length} bytes; the limit is ${maxFileBytes}`);
     const name = input.name.trim() || 'output';
-    const rawExtension = path.extname(name).toLowerCase();
-    const extension = /^\.[a-z0-9]{1,10}$/.test(rawExtension) ? rawExtension : '';
-    const contentType = input.contentType.trim() || 'application/octet-stream';
+    const { extension, contentType } = outputFileType(name, input.contentType);
     const id = randomUUID();
     const storageKey = `${input.organizationId}/${id}${extension}`;
     // Bytes first, then the record: a record never points at nothing.
