@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { DefaultLogger, Runtime, type Worker, type LogLevel } from '@temporalio/worker';
-import type { Config } from './config/config.js';
+import { listenUrl, type Config } from './config/config.js';
 import type { Logger } from './logging/logger.js';
 import { createApp } from './api/app.js';
 import type { AppContext } from './context.js';
@@ -18,6 +18,8 @@ import { createWorker } from './temporal/worker.js';
 import { PythonRunnerPool } from '../activities/python/pool.js';
 import { CaseService } from './cases/case-service.js';
 import { CaseRunReconciler } from './cases/run-reconciler.js';
+
+import { createFileService } from './files/file-service.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -152,13 +154,25 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       reconcile.unref();
       stops.push(async () => clearInterval(reconcile));
 
+      // Uploads a crashed process left in 'receiving' are released at start and every minute.
+      const files = createFileService({ db: store.db, config, logger });
+      const cleanUploads = () => {
+        files.cleanUpStuckUploads().catch((err: unknown) => logger.error({ err }, 'upload cleanup failed'));
+      };
+      cleanUploads();
+      const uploadCleanup = setInterval(cleanUploads, 60_000);
+      uploadCleanup.unref();
+      stops.push(async () => clearInterval(uploadCleanup));
+
       const { app } = createApp(context);
       const server = await new Promise<Server>((resolve, reject) => {
         const s = app.listen(config.port, config.host, () => resolve(s));
         s.once('error', reject);
       });
       const port = (server.address() as AddressInfo).port;
-      url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+      url = listenUrl(config.host, port);
+      // Without a configured public URL, file URLs use the address actually bound (port 0 picks one), never a Host header.
+      config.publicUrl ??= url;
       stops.push(() => closeServer(server, config.shutdownGraceMs));
       logger.info({ url, temporalUi: temporal.uiUrl }, 'API listening');
     }

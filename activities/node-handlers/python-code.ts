@@ -4,7 +4,8 @@ import { defaultNodeTimeoutMs, type NodeLog } from '../../src/domain/cases.js';
 import type { CatalogField } from '../../src/api/schemas/catalog-fields.js';
 import type { WorkflowNode } from '../../src/domain/graph.js';
 import { pythonCodeProcessSchema } from '../../src/domain/python-code-schema.js';
-import type { FileService } from '../../src/files/file-service.js';
+import { FileReadRefused, type FileService, type NodeFile } from '../../src/files/file-service.js';
+import { OutputTypeError } from '../../src/files/file-types.js';
 import { NodeFailure, type NodeHandler, type NodeRunContext, type NodeRunResult } from './types.js';
 
 /** What the handler needs of a catalog code node version (CodeNodeVersion fits). */
@@ -112,9 +113,8 @@ export class PythonCodeHandler implements NodeHandler {
     const code = await this.code(context);
     const files: Record<string, PythonFileInput> = {};
     for (const url of fileUrls(node, inputs)) {
-      const file = await this.deps.files.readForNode(url);
-      if (!file) throw new NodeFailure(`Input file ${url} does not exist or has no bytes`, 'input', [], undefined, false);
-      files[url] = file;
+      const file = await this.readFile(context, url);
+      files[url] = { name: file.name, contentType: file.contentType, base64: file.bytes.toString('base64') };
     }
     const result = await this.deps.python.run({
       form: 'main',
@@ -136,15 +136,31 @@ export class PythonCodeHandler implements NodeHandler {
     return { outputs, logs };
   }
 
+  /** Authorized against the case at use time; a refusal fails the node without retries. */
+  private async readFile(context: NodeRunContext, url: string): Promise<NodeFile> {
+    try {
+      return await this.deps.files.readForNode(url, { caseId: context.caseId, organizationId: context.organizationId, workspaceId: context.workspaceId });
+    } catch (err) {
+      if (err instanceof FileReadRefused) throw new NodeFailure(err.message, err.code === 'limit' ? 'limit' : 'input', [], undefined, false);
+      throw err;
+    }
+  }
+
   private async storeFile(context: NodeRunContext, value: unknown): Promise<unknown> {
     if (!isFileMarker(value)) return value;
     const file = value.$file;
-    return this.deps.files.storeNodeOutput({
-      organizationId: context.organizationId,
-      workspaceId: context.workspaceId,
-      name: file.name,
-      contentType: file.contentType,
-      bytes: Buffer.from(file.base64, 'base64'),
-    });
+    try {
+      return await this.deps.files.storeNodeOutput({
+        organizationId: context.organizationId,
+        workspaceId: context.workspaceId,
+        name: file.name,
+        contentType: file.contentType,
+        bytes: Buffer.from(file.base64, 'base64'),
+      });
+    } catch (err) {
+      // The same output fails the same way on another attempt.
+      if (err instanceof OutputTypeError) throw new NodeFailure(err.message, 'output', [], undefined, false);
+      throw err;
+    }
   }
 }

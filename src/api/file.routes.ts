@@ -1,9 +1,7 @@
-import type { Request } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { createFileService, type FileService } from '../files/file-service.js';
 import { maxFileBytes, supportedExtensions } from '../files/file-types.js';
-import { sweepStaleTempFiles } from '../files/storage.js';
 import { accessScopes, type FileRecord } from '../store/file-repo.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { uuid } from './schemas/common.js';
@@ -59,11 +57,6 @@ const presignDescription =
   `Records a file and returns a signed, expiring upload URL (PUT the raw bytes there, no API key) and the permanent fileUrl. ` +
   `Bytes are checked against the extension; at most ${maxFileBytes} bytes. Requires File: Full (in the owning workspace when there is one).`;
 
-/** The origin the caller reached us at, for URLs handed back when no public URL is configured. */
-function requestOrigin(req: Request): string {
-  return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
-}
-
 /** attachment with an ASCII fallback name and the exact UTF-8 name (RFC 6266 / RFC 5987). */
 function contentDisposition(name: string): string {
   const fallback = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
@@ -71,10 +64,10 @@ function contentDisposition(name: string): string {
   return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
 }
 
-function view(files: FileService, record: FileRecord, origin: string): z.infer<typeof fileView> {
+function view(files: FileService, record: FileRecord): z.infer<typeof fileView> {
   return {
     fileId: record.id,
-    fileUrl: files.fileUrl(record.id, origin),
+    fileUrl: files.fileUrl(record.id),
     originalName: record.originalName,
     fileExtension: record.extension,
     contentType: record.contentType,
@@ -89,7 +82,6 @@ function view(files: FileService, record: FileRecord, origin: string): z.infer<t
 
 export function registerFileRoutes(api: ApiRoutes, ctx: AppContext): void {
   const files = createFileService({ db: ctx.store.db, config: ctx.config, logger: ctx.logger });
-  sweepStaleTempFiles(files.storage.tempDir).catch((err: unknown) => ctx.logger.warn({ err }, 'could not sweep stale upload files'));
 
   for (const [path, deprecated] of [
     ['/job/file/upload', true],
@@ -114,7 +106,7 @@ export function registerFileRoutes(api: ApiRoutes, ctx: AppContext): void {
       },
       handler: async ({ req, res, auth }) => {
         const body = parseOrThrow(presignBody, req.body ?? {}, 'body');
-        const result = await files.presign(auth, body, requestOrigin(req));
+        const result = await files.presign(auth, body);
         res.status(201).json({ ...result, uploadMethod: 'PUT' });
       },
     });
@@ -143,7 +135,7 @@ export function registerFileRoutes(api: ApiRoutes, ctx: AppContext): void {
       const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
       try {
         const record = await files.receiveUpload(params.fileId, query.expires, query.signature, req, declared);
-        res.status(200).json(view(files, record, requestOrigin(req)));
+        res.status(200).json(view(files, record));
       } catch (err) {
         // The rest of a rejected body is read and dropped, then the connection closes, so the client can read the error.
         if (!req.readableEnded) {
@@ -166,9 +158,9 @@ export function registerFileRoutes(api: ApiRoutes, ctx: AppContext): void {
     auth: true,
     query: libraryQuery,
     responses: { 200: { description: 'Files', schema: z.object({ files: z.array(fileView), limit: z.number(), offset: z.number() }) } },
-    handler: async ({ req, res, auth, query }) => {
+    handler: async ({ res, auth, query }) => {
       const records = await files.listLibrary(auth, { ...query, extension: query.fileExtension?.toLowerCase() });
-      res.json({ files: records.map((r) => view(files, r, requestOrigin(req))), limit: query.limit, offset: query.offset });
+      res.json({ files: records.map((r) => view(files, r)), limit: query.limit, offset: query.offset });
     },
   });
 
@@ -197,6 +189,8 @@ export function registerFileRoutes(api: ApiRoutes, ctx: AppContext): void {
         ctx.logger.error({ err, fileId: record.id }, 'file stream failed');
         res.destroy(err);
       });
+      // pipe() leaves the source open when the client goes away: close it (its fd or S3 socket) with the response.
+      res.once('close', () => stream.destroy());
       stream.pipe(res);
     },
   });

@@ -206,7 +206,7 @@ export class CaseService {
     const checked = validateCaseInputs(version.graph, supplied, { partial: false, prefix });
     if (checked.problems.length > 0) throw validationError(checked.problems);
     assertCaseInputsWithinLimit(checked.inputs, this.ctx.config.cases.maxInputBytes, prefix);
-    await this.checkFiles(auth, checked.files);
+    await this.checkFiles(auth, record, checked.files);
     if (body.callbackUrl !== undefined) await this.checkCallbackUrl(body.callbackUrl);
 
     const workflowId = caseWorkflowId(caseId);
@@ -311,10 +311,11 @@ export class CaseService {
     return resumed;
   }
 
-  private async checkFiles(auth: AuthContext, files: Array<{ field: string; url: string; allowedTypes: string[] }>): Promise<void> {
+  private async checkFiles(auth: AuthContext, record: CaseRecord, files: Array<{ field: string; url: string; allowedTypes: string[] }>): Promise<void> {
     const problems: Array<{ field: string; message: string; code: string }> = [];
+    const caseScope = { organizationId: record.organizationId, workspaceId: record.workspaceId, userId: record.createdByUserId };
     for (const file of files) {
-      const problem = await this.files.checkCaseFileInput(auth, file.url, file.allowedTypes);
+      const problem = await this.files.checkCaseFileInput(auth, file.url, file.allowedTypes, caseScope);
       if (problem) problems.push({ field: file.field, message: problem.message, code: problem.code });
     }
     const first = problems[0];

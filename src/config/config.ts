@@ -58,6 +58,10 @@ export const configSchema = z.object({
     storage: z.enum(['local', 's3']),
     uploadUrlTtlSeconds: z.coerce.number().int().min(1).max(7 * 24 * 3600),
     signingSecret: z.string().min(32, 'at least 32 characters').optional(),
+    /** File reads by the nodes of one case (each read of a file counts, retries too). */
+    maxReadsPerCase: z.coerce.number().int().min(1),
+    /** Bytes of files read by the nodes of one case, in total. */
+    maxReadBytesPerCase: z.coerce.number().int().min(1),
     s3: z.object({
       bucket: z.string().min(1).optional(),
       region: z.string().min(1),
@@ -136,6 +140,8 @@ const envMap: Record<string, string> = {
   CASEFLOW_FILE_STORAGE: 'files.storage',
   CASEFLOW_UPLOAD_URL_TTL_SECONDS: 'files.uploadUrlTtlSeconds',
   CASEFLOW_FILE_SIGNING_SECRET: 'files.signingSecret',
+  CASEFLOW_FILE_MAX_READS_PER_CASE: 'files.maxReadsPerCase',
+  CASEFLOW_FILE_MAX_READ_BYTES_PER_CASE: 'files.maxReadBytesPerCase',
   CASEFLOW_S3_BUCKET: 'files.s3.bucket',
   CASEFLOW_S3_REGION: 'files.s3.region',
   CASEFLOW_S3_ENDPOINT: 'files.s3.endpoint',
@@ -224,7 +230,17 @@ function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The base URL callers use to reach this service (file URLs, links). */
+/**
+ * The base URL callers use to reach this service (file URLs, links): the
+ * configured one, else one derived from the listen address (never from a
+ * request's Host header).
+ */
 export function publicUrl(config: Config): string {
-  return (config.publicUrl ?? `http://localhost:${config.port}`).replace(/\/$/, '');
+  return (config.publicUrl ?? listenUrl(config.host, config.port)).replace(/\/$/, '');
+}
+
+/** http://host:port of a listen address; a wildcard address is reached on loopback. */
+export function listenUrl(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }

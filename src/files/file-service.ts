@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -11,12 +11,13 @@ import { ConfigError, publicUrl, type Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { Db } from '../store/database.js';
 import { FileRepo, type AccessScope, type FileRecord, type LibraryFilter } from '../store/file-repo.js';
+import { CaseRepo } from '../store/case-repo.js';
 import { TenancyRepo } from '../store/tenancy-repo.js';
 import { WorkflowRepo } from '../store/workflow-repo.js';
-import { ContentCheck, ContentMismatchError, contentTypeOf, extensionAllowed, isSupportedExtension, maxFileBytes, supportedExtensions } from './file-types.js';
+import { ContentCheck, ContentMismatchError, contentTypeOf, extensionAllowed, isSupportedExtension, maxFileBytes, outputFileType, supportedExtensions } from './file-types.js';
 import { S3FileStorage } from './s3-storage.js';
 import { loadSigningSecret, UploadSigner } from './signing.js';
-import { LocalFileStorage, type FileStorage } from './storage.js';
+import { LocalFileStorage, sweepStaleTempFiles, type FileStorage } from './storage.js';
 
 /** Why a case input cannot use a file URL; the case engine turns it into its 4xx. */
 export interface FileProblem {
@@ -40,10 +41,29 @@ export interface PresignResult {
   expiresAt: string;
 }
 
+/** A file as a node reads it; the Buffer lives outside the V8 heap and is dropped with the node's run. */
 export interface NodeFile {
   name: string;
   contentType: string;
-  base64: string;
+  bytes: Buffer;
+}
+
+/** The case a node reads a file for: its tenancy decides which files it may read. */
+export interface CaseFileScope {
+  caseId: string;
+  organizationId: string;
+  workspaceId: string;
+}
+
+/** A node may not read a file: never retried, the node fails with this message. */
+export class FileReadRefused extends Error {
+  constructor(
+    readonly code: FileProblem['code'] | 'limit',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'FileReadRefused';
+  }
 }
 
 export interface NodeOutputInput {
@@ -64,7 +84,7 @@ export interface FileServiceDeps {
 
 /** The path of every file's permanent URL; the upload URL hangs below it. */
 export const filePathPrefix = '/api/v1/file';
-const fileUrlPattern = /\/api\/v1\/file\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
+const fileUrlPattern = /\/api\/v1\/file\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
 /** The storage backend the configuration names (CASEFLOW_FILE_STORAGE, CASEFLOW_S3_*). */
 export function createFileStorage(config: Config): FileStorage {
@@ -93,36 +113,36 @@ export class FileService {
   private readonly repo: FileRepo;
   private readonly tenancy: TenancyRepo;
   private readonly workflows: WorkflowRepo;
+  private readonly cases: CaseRepo;
 
   constructor(private readonly deps: FileServiceDeps) {
     this.repo = new FileRepo(deps.db);
     this.tenancy = new TenancyRepo(deps.db);
     this.workflows = new WorkflowRepo(deps.db);
+    this.cases = new CaseRepo(deps.db);
   }
 
   get storage(): FileStorage {
     return this.deps.storage;
   }
 
-  /** The base of URLs handed out: the configured public URL, else the origin the caller reached. */
-  baseUrl(requestOrigin?: string): string {
-    return this.deps.config.publicUrl || !requestOrigin ? publicUrl(this.deps.config) : requestOrigin.replace(/\/$/, '');
+  /** The base of every URL handed out: the public URL (configured, or derived from the listen address at start). */
+  baseUrl(): string {
+    return publicUrl(this.deps.config);
   }
 
-  fileUrl(fileId: string, requestOrigin?: string): string {
-    return `${this.baseUrl(requestOrigin)}${filePathPrefix}/${fileId}`;
+  fileUrl(fileId: string): string {
+    return `${this.baseUrl()}${filePathPrefix}/${fileId}`;
   }
 
-  /** The file id in a URL this service issued (any origin: the service may be reached under several names). */
-  static fileIdFromUrl(url: string): string | undefined {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      return undefined;
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return undefined;
-    return fileUrlPattern.exec(parsed.pathname)?.[1]?.toLowerCase();
+  /**
+   * The file id of a canonical file URL: exactly the public URL, the file
+   * path and the id as issued; any other origin, query, fragment or spelling
+   * names no file, so one file has one URL to authorize.
+   */
+  fileIdOf(url: string): string | undefined {
+    const id = fileUrlPattern.exec(url)?.[1];
+    return id !== undefined && url === this.fileUrl(id) ? id : undefined;
   }
 
   /**
@@ -130,7 +150,7 @@ export class FileService {
    * a workspace owns the file (workspaceId, or the workflow's workspace) the
    * key must reach that workspace with File: Full.
    */
-  async presign(auth: AuthContext, input: PresignInput, requestOrigin?: string): Promise<PresignResult> {
+  async presign(auth: AuthContext, input: PresignInput): Promise<PresignResult> {
     if (!hasGrant(auth, 'file:full')) throw ApiError.forbidden('This API key lacks File: Full');
     const extension = input.fileExtension.toLowerCase();
     if (!isSupportedExtension(extension)) {
@@ -185,8 +205,8 @@ export class FileService {
     const query = new URLSearchParams({ expires: String(expiresAtSeconds), signature });
     return {
       fileId: id,
-      presignedUrl: `${this.baseUrl(requestOrigin)}${filePathPrefix}/upload/${id}?${query.toString()}`,
-      fileUrl: this.fileUrl(id, requestOrigin),
+      presignedUrl: `${this.baseUrl()}${filePathPrefix}/upload/${id}?${query.toString()}`,
+      fileUrl: this.fileUrl(id),
       expiresAt,
     };
   }
@@ -230,6 +250,23 @@ export class FileService {
     }
   }
 
+  /**
+   * Cleans up after crashed uploads: records stuck in 'receiving' past their
+   * URL's expiry go back to 'pending' and their temporary files are deleted,
+   * as are temporary files older than a day. Run at start and periodically.
+   */
+  async cleanUpStuckUploads(): Promise<number> {
+    const stuck = await this.repo.releaseStuckUploads(new Date().toISOString());
+    if (stuck.length > 0) {
+      const names = await readdir(this.storage.tempDir).catch(() => [] as string[]);
+      const prefixes = stuck.map((id) => `${id}.`);
+      await Promise.all(names.filter((n) => prefixes.some((p) => n.startsWith(p))).map((n) => rm(path.join(this.storage.tempDir, n), { force: true })));
+      this.deps.logger?.warn({ fileIds: stuck }, 'released uploads left receiving by a crashed process');
+    }
+    await sweepStaleTempFiles(this.storage.tempDir);
+    return stuck.length;
+  }
+
   /** Whether the key's scope reaches the file (same organization assumed; grants are checked by callers). */
   static canRead(auth: Pick<AuthContext, 'userId' | 'scope'>, record: FileRecord): boolean {
     switch (record.accessScope) {
@@ -267,19 +304,44 @@ export class FileService {
   }
 
   /**
-   * For the case engine: null when `url` may be a file input of this caller,
-   * else why not. The file must have been issued here, hold its bytes, be
-   * readable by the key (File: Read and the scope rules, as for a download)
-   * and, when `allowedTypes` (the `allowed_file_types` tag, e.g. ["PDF"]) is
-   * non-empty, have one of those types.
+   * Whether a case may read the file: same organization, and within its
+   * scope as seen from the case: a workspace file only in its own workspace,
+   * a user's file only in a case that user created.
    */
-  async checkCaseFileInput(auth: AuthContext, url: string, allowedTypes: string[] | undefined): Promise<FileProblem | null> {
-    const fileId = FileService.fileIdFromUrl(url);
-    if (!fileId) return { code: 'invalid_url', message: `${url} is not a file URL issued by this service` };
+  static caseMayRead(scope: { organizationId: string; workspaceId: string; userId: string | null }, record: FileRecord): boolean {
+    if (record.organizationId !== scope.organizationId) return false;
+    switch (record.accessScope) {
+      case 'user':
+        return record.uploadedBy !== null && record.uploadedBy === scope.userId;
+      case 'workspace':
+        return record.workspaceId === scope.workspaceId;
+      case 'organization':
+      case 'all':
+        return true;
+    }
+  }
+
+  /**
+   * For the case engine: null when `url` may be a file input of this caller
+   * in this case, else why not. The URL must be canonical, the file hold its
+   * bytes, be readable by the key (File: Read and the scope rules, as for a
+   * download) and by the case (caseMayRead, the rule the worker applies
+   * again at use), and, when `allowedTypes` (the `allowed_file_types` tag,
+   * e.g. ["PDF"]) is non-empty, have one of those types.
+   */
+  async checkCaseFileInput(
+    auth: AuthContext,
+    url: string,
+    allowedTypes: string[] | undefined,
+    caseScope: { organizationId: string; workspaceId: string; userId: string | null },
+  ): Promise<FileProblem | null> {
+    const fileId = this.fileIdOf(url);
+    if (!fileId) return { code: 'invalid_url', message: `${url} is not a file URL of this service (expected ${this.fileUrl('<fileId>')}, no query or fragment)` };
     const record = await this.repo.find(fileId);
     if (!record) return { code: 'unknown_file', message: `File ${fileId} does not exist` };
-    if (record.organizationId !== auth.organizationId || !hasGrant(auth, 'file:read') || !FileService.canRead(auth, record)) {
-      return { code: 'forbidden', message: `This API key may not read file ${fileId}` };
+    const keyMayRead = record.organizationId === auth.organizationId && hasGrant(auth, 'file:read') && FileService.canRead(auth, record);
+    if (!keyMayRead || !FileService.caseMayRead(caseScope, record)) {
+      return { code: 'forbidden', message: `File ${fileId} is not accessible to this API key in this case's workspace` };
     }
     if (record.status !== 'uploaded') return { code: 'not_uploaded', message: `File ${fileId} has no bytes yet: send them to its presigned URL first` };
     if (allowedTypes && allowedTypes.length > 0 && !extensionAllowed(record.extension, allowedTypes)) {
@@ -288,29 +350,46 @@ export class FileService {
     return null;
   }
 
-  /** For Python nodes: the file's name, type and bytes (base64); undefined when the URL names no uploaded file. */
-  async readForNode(url: string): Promise<NodeFile | undefined> {
-    const fileId = FileService.fileIdFromUrl(url);
-    const record = fileId ? await this.repo.find(fileId) : undefined;
-    if (!record || record.status !== 'uploaded') return undefined;
+  /**
+   * For a node, at use time: the file's name, type and bytes, when the case
+   * may read it, whatever way the URL came into the case (execute inputs,
+   * fixed values, defaults, added variables, upstream outputs). Each read
+   * counts against the case's limits (files.maxReadsPerCase,
+   * files.maxReadBytesPerCase) before any byte is read. Throws
+   * FileReadRefused; a refused file's bytes are never read.
+   */
+  async readForNode(url: string, scope: CaseFileScope): Promise<NodeFile> {
+    const fileId = this.fileIdOf(url);
+    if (!fileId) throw new FileReadRefused('invalid_url', `File not accessible: ${url} is not a file URL of this service`);
+    const record = await this.repo.find(fileId);
+    const userId = record?.accessScope === 'user' ? ((await this.cases.find(scope.caseId))?.createdByUserId ?? null) : null;
+    // Another tenant's file and a missing one read the same: nothing about other tenants' files leaks.
+    if (!record || !FileService.caseMayRead({ ...scope, userId }, record)) {
+      throw new FileReadRefused('forbidden', `File not accessible: ${url} is not readable by this case`);
+    }
+    if (record.status !== 'uploaded' || record.sizeBytes === null) throw new FileReadRefused('not_uploaded', `File not accessible: ${url} has no bytes yet`);
+    const { maxReadsPerCase, maxReadBytesPerCase } = this.deps.config.files;
+    if (!(await this.repo.reserveCaseRead(scope.caseId, record.sizeBytes, { maxFiles: maxReadsPerCase, maxBytes: maxReadBytesPerCase }))) {
+      throw new FileReadRefused(
+        'limit',
+        `File limit of this case reached: at most ${maxReadsPerCase} file reads and ${maxReadBytesPerCase} bytes per case (files.maxReadsPerCase, files.maxReadBytesPerCase)`,
+      );
+    }
     const stream = await this.storage.open(record.storageKey);
-    if (!stream) return undefined;
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array));
-    return { name: downloadName(record), contentType: record.contentType, base64: Buffer.concat(chunks).toString('base64') };
+    if (!stream) throw new FileReadRefused('not_uploaded', `File not accessible: ${url} has no bytes in storage`);
+    return { name: downloadName(record), contentType: record.contentType, bytes: await readAtMost(stream, record.sizeBytes) };
   }
 
   /**
    * Stores a file a node produced and returns its permanent URL. It belongs
    * to the case's workspace (scope `workspace`, unlisted). Same 10 MB limit
-   * as uploads; any extension, since outputs are not uploads.
+   * as uploads; its type is one of the contract's (by the name's extension)
+   * or application/octet-stream (outputFileType), so nothing else is ever served.
    */
   async storeNodeOutput(input: NodeOutputInput): Promise<string> {
     if (input.bytes.length > maxFileBytes) throw new Error(`Output file ${input.name} is ${input.bytes.length} bytes; the limit is ${maxFileBytes}`);
     const name = input.name.trim() || 'output';
-    const rawExtension = path.extname(name).toLowerCase();
-    const extension = /^\.[a-z0-9]{1,10}$/.test(rawExtension) ? rawExtension : '';
-    const contentType = input.contentType.trim() || 'application/octet-stream';
+    const { extension, contentType } = outputFileType(name, input.contentType);
     const id = randomUUID();
     const storageKey = `${input.organizationId}/${id}${extension}`;
     // Bytes first, then the record: a record never points at nothing.
@@ -352,6 +431,24 @@ function downloadName(record: FileRecord): string {
  * Not stream.pipeline(body, ...): on a rejection that would destroy the
  * request and with it the socket the 413 or 400 has to go back on.
  */
+/** The stream's bytes in one Buffer, refusing more than the recorded size (what was counted against the limits). */
+async function readAtMost(stream: Readable, size: number): Promise<Buffer> {
+  const bytes = Buffer.allocUnsafe(size);
+  let filled = 0;
+  try {
+    for await (const chunk of stream) {
+      const part = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+      if (filled + part.length > size) throw new Error('stored bytes exceed the recorded size');
+      part.copy(bytes, filled);
+      filled += part.length;
+    }
+  } finally {
+    stream.destroy();
+  }
+  if (filled !== size) throw new Error(`stored bytes (${filled}) differ from the recorded size (${size})`);
+  return bytes;
+}
+
 async function receiveInto(body: Readable, tempFile: string, check: ContentCheck): Promise<number> {
   let size = 0;
   const meter = new Transform({

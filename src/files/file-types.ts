@@ -42,6 +42,33 @@ export function contentTypeOf(extension: SupportedExtension): string {
   return fileTypes[extension].contentType;
 }
 
+const octetStream = 'application/octet-stream';
+
+/** A node output's name or content type is not one the service stores. */
+export class OutputTypeError extends Error {}
+
+/**
+ * The extension and content type a node output is stored and served with.
+ * Only the contract's types (by the name's extension) or, for other names,
+ * application/octet-stream; a content type the node gives must be that same
+ * type (parameters aside) or octet-stream, and never carries control
+ * characters (a CR/LF would split the download's headers).
+ */
+export function outputFileType(name: string, givenContentType: string): { extension: SupportedExtension | ''; contentType: string } {
+  if (/[\u0000-\u001f\u007f]/.test(givenContentType)) throw new OutputTypeError(`Output file ${JSON.stringify(name)}: content type has control characters`);
+  const dot = name.lastIndexOf('.');
+  const candidate = dot >= 0 ? name.slice(dot).toLowerCase() : '';
+  const extension = isSupportedExtension(candidate) ? candidate : '';
+  const contentType = extension ? contentTypeOf(extension) : octetStream;
+  const given = givenContentType.split(';')[0]?.trim().toLowerCase() ?? '';
+  if (given !== '' && given !== octetStream && given !== contentType.split(';')[0]) {
+    throw new OutputTypeError(
+      `Output file ${JSON.stringify(name)}: content type ${JSON.stringify(given)} is not allowed; use a name ending in ${supportedExtensions.join(' ')} with its type, or application/octet-stream`,
+    );
+  }
+  return { extension, contentType };
+}
+
 /** The upper-case name used by `allowed_file_types` tags: '.pdf' → 'PDF'; JPG and JPEG name one type. */
 export function typeName(extension: string): string {
   const name = extension.replace(/^\./, '').toUpperCase();

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { KeyScope } from '../auth/auth-context.js';
 import type { Db } from './database.js';
 import type { FileTable } from './tables/files.js';
@@ -120,6 +120,42 @@ export class FileRepo {
       .set({ status: 'uploaded', size_bytes: sizeBytes, uploaded_at: new Date().toISOString() })
       .where('id', '=', id)
       .execute();
+  }
+
+  /**
+   * Uploads left in 'receiving' by a crashed process whose URL has expired:
+   * back to 'pending' (the URL is dead, so nothing can claim them again).
+   * Returns their ids, so their temporary files can be removed.
+   */
+  async releaseStuckUploads(now: string): Promise<string[]> {
+    const rows = await this.db
+      .updateTable('files')
+      .set({ status: 'pending' })
+      .where('status', '=', 'receiving')
+      .where('upload_expires_at', '<', now)
+      .returning('id')
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Counts one file read of `bytes` against a case's limits, in one
+   * conditional upsert so parallel nodes (and workers) cannot overshoot.
+   * False, counting nothing, when the read would pass either limit.
+   */
+  async reserveCaseRead(caseId: string, bytes: number, limits: { maxFiles: number; maxBytes: number }): Promise<boolean> {
+    if (limits.maxFiles < 1 || bytes > limits.maxBytes) return false;
+    const result = await this.db
+      .insertInto('case_file_reads')
+      .values({ case_id: caseId, files: 1, bytes })
+      .onConflict((oc) =>
+        oc
+          .column('case_id')
+          .doUpdateSet({ files: sql<number>`case_file_reads.files + 1`, bytes: sql<number>`case_file_reads.bytes + ${bytes}` })
+          .where(sql<boolean>`case_file_reads.files + 1 <= ${limits.maxFiles} and case_file_reads.bytes + ${bytes} <= ${limits.maxBytes}`),
+      )
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
   }
 
   /**

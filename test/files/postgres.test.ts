@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FileRepo } from '../../src/store/file-repo.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 import { download, makeKey, presign, samples, upload } from './support.js';
@@ -34,5 +35,20 @@ describe('files on Postgres', () => {
     ]);
     const theirs = await svc.request('GET', '/api/v1/file', { key: scoped.key });
     expect(theirs.body.files).toEqual([]);
+  });
+
+  it('counts per-case reads atomically and releases stuck uploads', async () => {
+    const repo = new FileRepo(svc.service.context.store.db);
+    const caseId = crypto.randomUUID();
+    const limits = { maxFiles: 3, maxBytes: 100 };
+    const results = await Promise.all([40, 40, 40, 40].map((bytes) => repo.reserveCaseRead(caseId, bytes, limits)));
+    expect(results.filter(Boolean)).toHaveLength(2);
+    expect(await repo.reserveCaseRead(caseId, 20, limits)).toBe(true);
+    expect(await repo.reserveCaseRead(caseId, 1, limits)).toBe(false);
+
+    const p = await presign(svc, { fileExtension: '.txt' });
+    expect(await repo.claimForUpload(p.fileId)).toBe(true);
+    expect(await repo.releaseStuckUploads(new Date(Date.now() + 3600_000).toISOString())).toContain(p.fileId);
+    expect((await repo.find(p.fileId))?.status).toBe('pending');
   });
 });

@@ -71,6 +71,7 @@ describe('S3-compatible storage backend (against a fake S3 over HTTP)', () => {
   it('stores node outputs in the bucket', async () => {
     const files = createFileService({ db: svc.service.context.store.db, config: svc.config });
     const url = await files.storeNodeOutput({ organizationId: svc.organizationId, workspaceId: svc.workspaceId, name: 'n.txt', contentType: 'text/plain', bytes: Buffer.from('node') });
-    expect(await files.readForNode(url)).toMatchObject({ name: 'n.txt', base64: Buffer.from('node').toString('base64') });
+    const scope = { caseId: crypto.randomUUID(), organizationId: svc.organizationId, workspaceId: svc.workspaceId };
+    expect(await files.readForNode(url, scope)).toMatchObject({ name: 'n.txt', bytes: Buffer.from('node') });
   });
 });

@@ -4,6 +4,7 @@ import * as workflows from './010_workflows.js';
 import * as cases from './011_cases.js';
 import * as callbacks from './012_callbacks.js';
 import * as files from './020_files.js';
+import * as caseFileReads from './021_case_file_reads.js';
 import * as codeNodes from './030_code_nodes.js';
 
 /**
@@ -16,5 +17,6 @@ export const migrations: Record<string, Migration> = {
   '011_cases': cases,
   '012_callbacks': callbacks,
   '020_files': files,
+  '021_case_file_reads': caseFileReads,
   '030_code_nodes': codeNodes,
 };

@@ -33,6 +33,14 @@ export interface FileTable {
   uploaded_at: string | null;
 }
 
+/** Per case: how many file reads and bytes its nodes have used (the per-case file limits). */
+export interface CaseFileReadTable {
+  case_id: string;
+  files: number;
+  bytes: number | bigint | string;
+}
+
 export interface FileTables {
   files: FileTable;
+  case_file_reads: CaseFileReadTable;
 }
