@@ -9,6 +9,7 @@ fork one contained child each, so many requests can be in flight.
 """
 import json
 import os
+import re
 import selectors
 import shutil
 import signal
@@ -24,12 +25,23 @@ import sandbox_os  # noqa: E402
 import scan as scan_mod  # noqa: E402
 
 MAX_CHILD_BYTES = 24 << 20
+# Same limit as MAX_REQUEST_BYTES in runner-process.ts.
+MAX_REQUEST_BYTES = 64 << 20
+# Node writes the id first, so a request that does not parse can still be answered.
+REQUEST_ID = re.compile(rb'\{"id":(\d+)[,}]')
 STDLIB_DIR = os.path.dirname(json.__file__.rsplit("/json/", 1)[0] + "/")
 SCRATCH_ROOT = "/tmp"
 
 
+def encode(obj):
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def write_frame(obj):
-    data = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    write_body(encode(obj))
+
+
+def write_body(data):
     buf = struct.pack(">I", len(data)) + data
     view = memoryview(buf)
     while view:
@@ -172,7 +184,25 @@ class Server:
                 break
             frame = bytes(self.inbuf[4:4 + size])
             del self.inbuf[:4 + size]
-            self.on_request(json.loads(frame))
+            self.on_frame(frame)
+
+    def on_frame(self, frame):
+        """A frame that cannot be parsed fails its own call, never the server."""
+        if len(frame) > MAX_REQUEST_BYTES:
+            problem = f"the request is over the limit of {MAX_REQUEST_BYTES} bytes"
+        else:
+            try:
+                req = json.loads(frame)
+            except (ValueError, RecursionError) as e:
+                problem = f"the request could not be parsed ({type(e).__name__})"
+            else:
+                if isinstance(req, dict):
+                    self.on_request(req)
+                    return
+                problem = "the request is not a JSON object"
+        m = REQUEST_ID.match(frame)
+        if m:
+            write_frame(fail(int(m.group(1)), "error", problem, 0))
 
     def on_request(self, req):
         op = req.get("op")
@@ -248,7 +278,13 @@ class Server:
         del self.jobs[pid]
         job["done"] = True
         shutil.rmtree(f"{SCRATCH_ROOT}/c{pid}", ignore_errors=True)
-        write_frame(self.response(job, status))
+        res = self.response(job, status)
+        try:
+            body = encode(res)
+        except (ValueError, RecursionError):  # e.g. lone surrogates or deep nesting from a hostile child
+            body = encode(fail(job["id"], "output", "the code produced a result that cannot be returned",
+                               res.get("childMs", 0)))
+        write_body(body)
 
     def response(self, job, status):
         rid = job["id"]
@@ -258,10 +294,11 @@ class Server:
         if job["buf"]:
             try:
                 res = json.loads(bytes(job["buf"]))
-                res["id"] = rid
-                res["childMs"] = ms
-                return res
-            except ValueError:
+                if isinstance(res, dict):
+                    res["id"] = rid
+                    res["childMs"] = ms
+                    return res
+            except (ValueError, RecursionError):  # cut off by a kill, or hostile: judged by status below
                 pass
         if job["killed"]:
             return fail(rid, "timeout", f"execution exceeded the time limit of {job['timeoutMs']} ms", ms)
