@@ -15,8 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => pool.close());
 
-const SNOOP = main(`import operator
-real_import = operator.attrgetter('__glo' + 'bals__')(caseflow.log)["__builtins__"]["__import__"]
+const SNOOP = main(`real_import = caseflow.log.__globals__["__builtins__"]["__import__"]
 sys = real_import("sys")
 gc = real_import("gc")
 mark = inputs["needle"][::-1]
