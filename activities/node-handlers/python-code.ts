@@ -123,6 +123,7 @@ export class PythonCodeHandler implements NodeHandler {
       declaredOutputs: code.declaredOutputs,
       files: Object.keys(files).length > 0 ? files : undefined,
       timeoutMs: node.execution?.timeout_ms ?? defaultNodeTimeoutMs,
+      organizationId: context.organizationId,
     });
     const logs = toNodeLogs(result.logs, result.stdout, result.stderr);
     if (!result.ok) {

@@ -7,6 +7,7 @@ customers get clear errors and so that the obvious object-graph escapes
 """
 import builtins
 import ipaddress
+import operator
 import sys
 import types
 
@@ -84,8 +85,27 @@ class Guard:
             elif key in ("__loader__", "__spec__", "__builtins__"):
                 continue
             ns[key] = value
+        if name == "operator":
+            ns["attrgetter"] = self.attrgetter
+            ns["methodcaller"] = self.methodcaller
         p.__dict__.update(ns)
         return p
+
+    def check_attr(self, name):
+        if isinstance(name, str) and (name in self.policy.blocked_attrs or (name.startswith("__") and name.endswith("__") and name not in _SAFE_DUNDERS)):
+            raise AttributeError(f"access to attribute '{name}' is not allowed in caseflow code")
+
+    def attrgetter(self, *names):
+        """operator.attrgetter, refusing the names getattr refuses (dotted paths part by part),
+        so `attrgetter('__glo' + 'bals__')` is no way around the policy."""
+        for name in names:
+            for part in name.split(".") if isinstance(name, str) else ():
+                self.check_attr(part)
+        return operator.attrgetter(*names)
+
+    def methodcaller(self, name, /, *args, **kwargs):
+        self.check_attr(name)
+        return operator.methodcaller(name, *args, **kwargs)
 
     def guarded_import(self, name, globals=None, locals=None, fromlist=(), level=0):
         if level:
@@ -108,11 +128,7 @@ class Guard:
         return self.proxy(sys.modules[name.partition(".")[0]])
 
     def builtins(self):
-        blocked_attrs = self.policy.blocked_attrs
-
-        def check(name):
-            if isinstance(name, str) and (name in blocked_attrs or (name.startswith("__") and name.endswith("__") and name not in _SAFE_DUNDERS)):
-                raise AttributeError(f"access to attribute '{name}' is not allowed in caseflow code")
+        check = self.check_attr
 
         def getattr_(obj, name, *default):
             check(name)
@@ -144,7 +160,7 @@ class Guard:
 
 
 _SAFE_DUNDERS = frozenset({
-    "__name__", "__qualname__", "__doc__", "__module__", "__dict__", "__class__", "__init__",
+    "__name__", "__qualname__", "__doc__", "__module__", "__class__", "__init__",
     "__len__", "__iter__", "__next__", "__str__", "__repr__", "__eq__", "__hash__", "__call__",
     "__getitem__", "__setitem__", "__contains__", "__enter__", "__exit__", "__annotations__",
     "__dataclass_fields__", "__slots__", "__version__",

@@ -24,6 +24,8 @@ type Mode = 'contained' | 'unsandboxed' | 'refusing';
 
 interface Call {
   kind: Kind;
+  /** Organization id ('' when none): the unit of fairness. */
+  org: string;
   body: Record<string, unknown>;
   timeoutMs: number;
   done: (r: RawResponse | Error) => void;
@@ -54,6 +56,8 @@ export class PythonRunnerPool {
   private queue: Call[] = [];
   private nextId = 0;
   private closed = false;
+  /** Calls in flight per organization. */
+  private readonly orgLoad = new Map<string, number>();
   private readonly counters = { completed: 0, failed: 0, timeouts: 0, recycled: 0, restarts: 0 };
 
   private constructor(
@@ -157,7 +161,7 @@ export class PythonRunnerPool {
       timeoutMs,
       memoryMb: request.memoryMb ?? 256,
     };
-    const raw = await this.call(network ? 'network' : 'isolated', body, timeoutMs);
+    const raw = await this.call(network ? 'network' : 'isolated', body, timeoutMs, request.organizationId ?? '');
     const result = toRunResult(raw, elapsed());
     if (result.ok) this.counters.completed += 1;
     else {
@@ -170,7 +174,7 @@ export class PythonRunnerPool {
   /** Authoring scan (in a contained child). An unscannable source yields a violation, not an exception. */
   async scan(source: string, form: 'main' | 'script'): Promise<ScanViolation[]> {
     if (this.closed) throw new Error('the Python runner pool is closed');
-    const raw = await this.call('isolated', { op: 'scan', source, form, timeoutMs: SCAN_TIMEOUT_MS }, SCAN_TIMEOUT_MS);
+    const raw = await this.call('isolated', { op: 'scan', source, form, timeoutMs: SCAN_TIMEOUT_MS }, SCAN_TIMEOUT_MS, '');
     return toViolations(raw);
   }
 
@@ -199,9 +203,9 @@ export class PythonRunnerPool {
 
   // --- dispatch ---------------------------------------------------------
 
-  private call(kind: Kind, body: Record<string, unknown>, timeoutMs: number): Promise<RawResponse | Error> {
+  private call(kind: Kind, body: Record<string, unknown>, timeoutMs: number, org: string): Promise<RawResponse | Error> {
     return new Promise((done) => {
-      this.queue.push({ kind, body, timeoutMs, done });
+      this.queue.push({ kind, org, body, timeoutMs, done });
       if (kind === 'network' && this.servers.network.length === 0 && this.starting.network === 0) {
         void this.fill('network');
       }
@@ -219,16 +223,32 @@ export class PythonRunnerPool {
   }
 
   private pump(): void {
-    for (let i = 0; i < this.queue.length; ) {
-      const call = this.queue[i]!;
-      const server = this.pick(call.kind);
-      if (!server) {
-        i += 1;
-        continue;
-      }
-      this.queue.splice(i, 1);
-      this.dispatch(server, call);
+    for (let next = this.nextFair(); next; next = this.nextFair()) {
+      const [call] = this.queue.splice(next.index, 1);
+      this.dispatch(next.server, call!);
     }
+  }
+
+  /**
+   * The oldest queued call of the organization with the fewest calls in flight that a server
+   * can take now. No organization may fill a pool: one slot always stays for the others, so
+   * one tenant's spinning code cannot hold another tenant's trivial call in the queue.
+   */
+  private nextFair(): { index: number; server: RunnerProcess } | null {
+    let best: { index: number; server: RunnerProcess; load: number } | null = null;
+    for (let i = 0; i < this.queue.length; i += 1) {
+      const call = this.queue[i]!;
+      const load = this.orgLoad.get(call.org) ?? 0;
+      if (load >= this.orgCap(call.kind) || (best && best.load <= load)) continue;
+      const server = this.pick(call.kind);
+      if (server) best = { index: i, server, load };
+    }
+    return best;
+  }
+
+  private orgCap(kind: Kind): number {
+    const capacity = this.servers[kind].filter((s) => !s.draining).length * this.settings.concurrency;
+    return Math.max(1, capacity - 1);
   }
 
   private dispatch(server: RunnerProcess, call: Call): void {
@@ -237,11 +257,15 @@ export class PythonRunnerPool {
       this.logger.warn({ timeoutMs: call.timeoutMs }, 'python runner stopped answering; replacing it');
       server.kill();
     }, call.timeoutMs + WATCHDOG_GRACE_MS);
+    this.orgLoad.set(call.org, (this.orgLoad.get(call.org) ?? 0) + 1);
     server.request(this.nextId, call.body).then(
       (r) => call.done(r),
       (err: unknown) => call.done(err instanceof Error ? err : new Error(String(err))),
     ).finally(() => {
       clearTimeout(watchdog);
+      const load = (this.orgLoad.get(call.org) ?? 1) - 1;
+      if (load > 0) this.orgLoad.set(call.org, load);
+      else this.orgLoad.delete(call.org);
       if (server.draining && server.inFlight === 0) server.endGracefully();
       this.pump();
     });

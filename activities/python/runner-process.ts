@@ -34,6 +34,16 @@ export interface InitMessage {
 }
 
 const READY_TIMEOUT_MS = 15_000;
+/** Same limit as MAX_REQUEST_BYTES in runner_server.py. */
+export const MAX_REQUEST_BYTES = 64 << 20;
+
+/** A request frame over the limit: that one call fails, nothing is sent. */
+export class PythonRequestTooLarge extends Error {
+  constructor(bytes: number) {
+    super(`the Python request is ${bytes} bytes, over the limit of ${MAX_REQUEST_BYTES} bytes`);
+    this.name = 'PythonRequestTooLarge';
+  }
+}
 
 /** One fork server process (bwrap + python) and its request/response bookkeeping. */
 export class RunnerProcess {
@@ -85,16 +95,10 @@ export class RunnerProcess {
         rejectStart(err);
       });
       child.stdout?.on('data', (chunk: Buffer) => {
-        let frames: unknown[];
-        try {
-          frames = reader.push(chunk);
-        } catch (err) {
-          child.kill('SIGKILL');
-          if (!proc) rejectStart(err instanceof Error ? err : new Error(String(err)));
-          return;
-        }
-        for (const frame of frames) {
-          const f = frame as { type?: string; caps?: ServerCaps } & RawResponse;
+        for (const frame of reader.push(chunk)) {
+          const f = frame as { type?: string; caps?: ServerCaps; bad?: true } & RawResponse;
+          // A frame that is not JSON carries no id to route it by; the other calls go on.
+          if (f.bad) continue;
           if (!proc) {
             if (f.type === 'ready' && f.caps) {
               clearTimeout(timer);
@@ -137,8 +141,14 @@ export class RunnerProcess {
         reject(new Error('python runner is not running'));
         return;
       }
+      // The id goes first so the server can answer even a request it cannot parse.
+      const frame = encodeFrame({ id, ...body });
+      if (frame.length - 4 > MAX_REQUEST_BYTES) {
+        reject(new PythonRequestTooLarge(frame.length - 4));
+        return;
+      }
       this.pending.set(id, { resolve, reject });
-      this.child.stdin?.write(encodeFrame({ ...body, id }));
+      this.child.stdin?.write(frame);
     });
   }
 

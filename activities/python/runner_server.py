@@ -5,13 +5,17 @@ unprivileged uid). Frames on stdin/stdout are a 4-byte big-endian length and
 a UTF-8 JSON object. The first frame in is `init` (policy, network flag); the
 server answers `ready` with the capabilities it found. Then every request
 `{id, op: run|scan|ping, ...}` gets one response `{id, ...}`; run and scan
-fork one contained child each, so many requests can be in flight.
+each get a fresh contained child from the zygote (forked before any request
+was read), which receives only its own request, so many requests can be in
+flight and none can see another.
 """
 import json
 import os
+import re
 import selectors
 import shutil
 import signal
+import socket
 import struct
 import sys
 import time
@@ -24,12 +28,23 @@ import sandbox_os  # noqa: E402
 import scan as scan_mod  # noqa: E402
 
 MAX_CHILD_BYTES = 24 << 20
+# Same limit as MAX_REQUEST_BYTES in runner-process.ts.
+MAX_REQUEST_BYTES = 64 << 20
+# Node writes the id first, so a request that does not parse can still be answered.
+REQUEST_ID = re.compile(rb'\{"id":(\d+)[,}]')
 STDLIB_DIR = os.path.dirname(json.__file__.rsplit("/json/", 1)[0] + "/")
 SCRATCH_ROOT = "/tmp"
 
 
+def encode(obj):
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def write_frame(obj):
-    data = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    write_body(encode(obj))
+
+
+def write_body(data):
     buf = struct.pack(">I", len(data)) + data
     view = memoryview(buf)
     while view:
@@ -89,6 +104,8 @@ class Server:
                 self.errors.append(f"seccomp: unsupported architecture {sandbox_os.MACHINE}")
         except OSError as e:
             self.errors.append(f"seccomp: {e}")
+        # Forked before any request is read, so no child can find another call's bytes.
+        self.zygote = Zygote.start(self)
         self.sel = selectors.DefaultSelector()
         self.inbuf = bytearray()
         self.jobs = {}
@@ -129,6 +146,7 @@ class Server:
     def serve(self):
         os.set_blocking(0, False)
         self.sel.register(0, selectors.EVENT_READ, ("stdin", None))
+        self.sel.register(self.zygote.exits, selectors.EVENT_READ, ("exits", None))
         while not (self.closing and not self.jobs):
             timeout = None
             if self.jobs:
@@ -142,10 +160,10 @@ class Server:
                     continue
                 if kind == "stdin":
                     self.on_stdin()
-                elif kind == "pipe":
-                    self.on_pipe(job)
+                elif kind == "exits":
+                    self.on_exits()
                 else:
-                    self.finish(job)
+                    self.on_pipe(job)
             now = time.monotonic()
             for job in list(self.jobs.values()):
                 if job["deadline"] <= now and not job["killed"]:
@@ -172,9 +190,27 @@ class Server:
                 break
             frame = bytes(self.inbuf[4:4 + size])
             del self.inbuf[:4 + size]
-            self.on_request(json.loads(frame))
+            self.on_frame(frame)
 
-    def on_request(self, req):
+    def on_frame(self, frame):
+        """A frame that cannot be parsed fails its own call, never the server."""
+        if len(frame) > MAX_REQUEST_BYTES:
+            problem = f"the request is over the limit of {MAX_REQUEST_BYTES} bytes"
+        else:
+            try:
+                req = json.loads(frame)
+            except (ValueError, RecursionError) as e:
+                problem = f"the request could not be parsed ({type(e).__name__})"
+            else:
+                if isinstance(req, dict):
+                    self.on_request(req, frame)
+                    return
+                problem = "the request is not a JSON object"
+        m = REQUEST_ID.match(frame)
+        if m:
+            write_frame(fail(int(m.group(1)), "error", problem, 0))
+
+    def on_request(self, req, frame):
         op = req.get("op")
         rid = req.get("id")
         if op == "ping":
@@ -186,29 +222,30 @@ class Server:
         if op == "run" and req.get("network") and not self.network:
             write_frame({"id": rid, "ok": False, "error": {"kind": "sandbox", "message": "this runner has no network"}})
             return
-        self.spawn(req)
+        self.spawn(req, frame)
 
-    def spawn(self, req):
-        timeout_ms = min(max(int(req.get("timeoutMs") or 10000), 50), 600000)
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            code = 70
-            try:
-                os.close(r)
-                Child(self, req, w, timeout_ms).run()
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(w)
-        os.set_blocking(r, False)
-        pidfd = os.pidfd_open(pid)
-        job = {"id": req.get("id"), "pid": pid, "pipe": r, "pidfd": pidfd, "buf": bytearray(),
+    def spawn(self, req, frame):
+        timeout_ms = timeout_of(req)
+        pid, r = self.zygote.fork()
+        job = {"id": req.get("id"), "pid": pid, "pipe": r, "buf": bytearray(),
                "deadline": time.monotonic() + timeout_ms / 1000.0, "killed": False, "overflow": False,
                "timeoutMs": timeout_ms, "start": time.monotonic(), "op": req.get("op")}
         self.jobs[pid] = job
+        try:
+            write_all(r, struct.pack(">I", len(frame)) + frame)
+        except OSError:  # the child died before reading; its exit report finishes the job
+            pass
+        os.set_blocking(r, False)
         self.sel.register(r, selectors.EVENT_READ, ("pipe", job))
-        self.sel.register(pidfd, selectors.EVENT_READ, ("exit", job))
+
+    def on_exits(self):
+        data = os.read(self.zygote.exits, 4096)
+        if not data:
+            raise RuntimeError("the zygote exited")
+        for pid, status in struct.iter_unpack(">ii", data):
+            job = self.jobs.get(pid)
+            if job is not None:
+                self.finish(job, status)
 
     def on_pipe(self, job):
         try:
@@ -228,9 +265,8 @@ class Server:
             return
         job["buf"] += data
 
-    def finish(self, job):
+    def finish(self, job, status):
         pid = job["pid"]
-        _, status = os.waitpid(pid, 0)
         if not job.get("pipe_closed"):
             self.sel.unregister(job["pipe"])
             os.set_blocking(job["pipe"], True)
@@ -242,13 +278,17 @@ class Server:
                     job["overflow"] = True
                     break
                 job["buf"] += data
-        self.sel.unregister(job["pidfd"])
         os.close(job["pipe"])
-        os.close(job["pidfd"])
         del self.jobs[pid]
         job["done"] = True
         shutil.rmtree(f"{SCRATCH_ROOT}/c{pid}", ignore_errors=True)
-        write_frame(self.response(job, status))
+        res = self.response(job, status)
+        try:
+            body = encode(res)
+        except (ValueError, RecursionError):  # e.g. lone surrogates or deep nesting from a hostile child
+            body = encode(fail(job["id"], "output", "the code produced a result that cannot be returned",
+                               res.get("childMs", 0)))
+        write_body(body)
 
     def response(self, job, status):
         rid = job["id"]
@@ -258,10 +298,11 @@ class Server:
         if job["buf"]:
             try:
                 res = json.loads(bytes(job["buf"]))
-                res["id"] = rid
-                res["childMs"] = ms
-                return res
-            except ValueError:
+                if isinstance(res, dict):
+                    res["id"] = rid
+                    res["childMs"] = ms
+                    return res
+            except (ValueError, RecursionError):  # cut off by a kill, or hostile: judged by status below
                 pass
         if job["killed"]:
             return fail(rid, "timeout", f"execution exceeded the time limit of {job['timeoutMs']} ms", ms)
@@ -275,6 +316,104 @@ class Server:
         return fail(rid, "error", f"the Python process exited without a result (status {os.WEXITSTATUS(status)})", ms)
 
 
+def timeout_of(req):
+    return min(max(int(req.get("timeoutMs") or 10000), 50), 600000)
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def read_request(fd):
+    head = read_exact(fd, 4)
+    (size,) = struct.unpack(">I", head)
+    return json.loads(read_exact(fd, size))
+
+
+def read_exact(fd, n):
+    chunks = []
+    while n:
+        b = os.read(fd, min(n, 1 << 20))
+        if not b:
+            raise EOFError
+        chunks.append(b)
+        n -= len(b)
+    return b"".join(chunks)
+
+
+class Zygote:
+    """Forks every child and never reads a request: a child's memory, fds and
+    environment hold only what the zygote had before serving, plus its own call.
+    The server hands each child its request over the child's own socket."""
+
+    def __init__(self, pid, ctl, exits):
+        self.pid = pid
+        self.ctl = ctl
+        self.exits = exits
+
+    @classmethod
+    def start(cls, server):
+        ctl, ctl_z = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        exits_r, exits_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            code = 70
+            try:
+                ctl.close()
+                os.close(exits_r)
+                for fd in (0, 1):
+                    os.dup2(server.devnull, fd)
+                cls.serve(server, ctl_z, exits_w)
+                code = 0
+            finally:
+                os._exit(code)
+        ctl_z.close()
+        os.close(exits_w)
+        return cls(pid, ctl, exits_r)
+
+    def fork(self):
+        """(pid, fd of the socket to that fresh child)."""
+        self.ctl.send(b"F")
+        msg, fds, _, _ = socket.recv_fds(self.ctl, 16, 1)
+        if not fds:
+            raise RuntimeError("the zygote did not fork")
+        (pid,) = struct.unpack(">i", msg)
+        return pid, fds[0]
+
+    @staticmethod
+    def serve(server, ctl, exits_w):
+        sel = selectors.DefaultSelector()
+        sel.register(ctl, selectors.EVENT_READ, None)
+        while True:
+            for key, _ in sel.select():
+                if key.data is None:
+                    if not ctl.recv(16):
+                        return
+                    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+                    pid = os.fork()
+                    if pid == 0:
+                        code = 70
+                        try:
+                            ours.close()
+                            Child(server, theirs.detach()).run()
+                            code = 0
+                        finally:
+                            os._exit(code)
+                    theirs.close()
+                    socket.send_fds(ctl, [struct.pack(">i", pid)], [ours.fileno()])
+                    ours.close()
+                    pidfd = os.pidfd_open(pid)
+                    sel.register(pidfd, selectors.EVENT_READ, pid)
+                else:
+                    sel.unregister(key.fd)
+                    os.close(key.fd)
+                    _, status = os.waitpid(key.data, 0)
+                    write_all(exits_w, struct.pack(">ii", key.data, status))
+
+
 def fail(rid, kind, message, ms):
     return {"id": rid, "ok": False, "error": {"kind": kind, "message": message},
             "logs": [], "stdout": "", "stderr": "", "childMs": ms}
@@ -283,11 +422,11 @@ def fail(rid, kind, message, ms):
 class Child:
     """Code that runs in the forked child: contain first, then run."""
 
-    def __init__(self, server, req, w, timeout_ms):
+    def __init__(self, server, sock):
         self.s = server
-        self.req = req
-        self.w = w
-        self.timeout_ms = timeout_ms
+        self.w = sock
+        self.req = {}
+        self.timeout_ms = 0
 
     def close_fds(self):
         s = self.s
@@ -319,6 +458,8 @@ class Child:
         scratch = f"{SCRATCH_ROOT}/c{os.getpid()}"
         try:
             self.close_fds()
+            self.req = read_request(self.w)
+            self.timeout_ms = timeout_of(self.req)
             os.mkdir(scratch, 0o700)
             self.contain(scratch)
             os.chdir(scratch)

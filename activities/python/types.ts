@@ -32,6 +32,8 @@ export interface PythonRunRequest {
   network?: boolean;
   timeoutMs?: number;
   memoryMb?: number;
+  /** Whose call this is: the pool shares its capacity fairly across organizations. */
+  organizationId?: string;
 }
 
 export interface PythonLogEntry {
