@@ -18,7 +18,6 @@ import { createWorker } from './temporal/worker.js';
 import { PythonRunnerPool } from '../activities/python/pool.js';
 import { CaseService } from './cases/case-service.js';
 import { CaseRunReconciler } from './cases/run-reconciler.js';
-
 import { createFileService } from './files/file-service.js';
 
 export type Role = 'api' | 'worker' | 'all';
