@@ -6,7 +6,7 @@ import type { AppContext } from '../context.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { assertWorkspaceGrant, requireWorkspaceGrant } from '../auth/access.js';
 import type { Grant } from '../auth/grants.js';
-import { RedeliverLimiter, RedeliverLimitError } from '../callbacks/redeliver-limit.js';
+import { RedeliverLimiter } from '../callbacks/redeliver-limit.js';
 import { WebhookSecrets, type WorkspaceWebhookSecret } from '../callbacks/webhook-secrets.js';
 import { secretBoxFromConfig } from '../crypto/secret-box.js';
 import { CallbackRepo, type CallbackDelivery } from '../store/callback-repo.js';
@@ -131,12 +131,8 @@ export function registerCallbackRoutes(api: ApiRoutes, ctx: AppContext): void {
       const { workspaceId, deliveries } = await authorizedDeliveries(auth, params.caseId, 'case:full');
       const last = deliveries.at(-1);
       if (!last) throw ApiError.conflict(`Case ${params.caseId} has no callback to redeliver`);
-      try {
-        res.set(await limiter.take(workspaceId, params.caseId));
-      } catch (err) {
-        if (err instanceof RedeliverLimitError) res.set(err.headers);
-        throw err;
-      }
+      // Over the limit, the error carries its RateLimit and Retry-After headers to the error handler.
+      res.set(await limiter.take(workspaceId, params.caseId));
       const deliveryId = randomUUID();
       const workflowId = `callback-${params.caseId}-redeliver-${deliveries.length}`;
       // The row first, so the delivery is listed as soon as this answers; the workflow's own insert is then a no-op.

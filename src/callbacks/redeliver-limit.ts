@@ -49,11 +49,7 @@ export class RedeliverLimiter {
 }
 
 export class RedeliverLimitError extends ApiError {
-  constructor(
-    readonly headers: LimitHeaders,
-    scope: string,
-    retryAfterSeconds: number,
-  ) {
-    super(429, 'RATE_LIMITED', `Too many redeliveries for this ${scope}; retry in ${retryAfterSeconds} s`, { retryAfterSeconds });
+  constructor(headers: LimitHeaders, scope: string, retryAfterSeconds: number) {
+    super(429, 'RATE_LIMITED', `Too many redeliveries for this ${scope}; retry in ${retryAfterSeconds} s`, { retryAfterSeconds }, { ...headers });
   }
 }
