@@ -91,7 +91,9 @@ function toWorkflow(r: Selectable<WorkflowTable>): WorkflowRecord {
   };
 }
 
-function toVersion(r: Selectable<WorkflowVersionTable>): WorkflowVersionRecord {
+type VersionSummaryRow = Omit<Selectable<WorkflowVersionTable>, 'graph'>;
+
+function toVersionSummary(r: VersionSummaryRow): Omit<WorkflowVersionRecord, 'graph'> {
   return {
     id: r.id,
     workflowId: r.workflow_id,
@@ -99,11 +101,14 @@ function toVersion(r: Selectable<WorkflowVersionTable>): WorkflowVersionRecord {
     status: r.status === 'active' ? 'active' : 'inactive',
     name: r.name,
     description: r.description,
-    // Stored graphs were validated when saved; parsing again gives the typed, defaulted shape.
-    graph: graphSchema.parse(JSON.parse(r.graph)),
     createdBy: r.created_by,
     createdAt: r.created_at,
   };
+}
+
+function toVersion(r: Selectable<WorkflowVersionTable>): WorkflowVersionRecord {
+  // Stored graphs were validated when saved; parsing again gives the typed, defaulted shape.
+  return { ...toVersionSummary(r), graph: graphSchema.parse(JSON.parse(r.graph)) };
 }
 
 export function toSnapshot(workflow: WorkflowRecord, version: WorkflowVersionRecord): WorkflowVersionSnapshot {
@@ -252,16 +257,7 @@ export class WorkflowRepo {
       .where('workflow_id', '=', workflowId);
     if (page.beforeNumber !== undefined) query = query.where('version_number', '<', page.beforeNumber);
     const rows = await query.orderBy('version_number', 'desc').limit(page.limit).execute();
-    return rows.map((r) => ({
-      id: r.id,
-      workflowId: r.workflow_id,
-      versionNumber: Number(r.version_number),
-      status: r.status === 'active' ? 'active' : 'inactive',
-      name: r.name,
-      description: r.description,
-      createdBy: r.created_by,
-      createdAt: r.created_at,
-    }));
+    return rows.map(toVersionSummary);
   }
 
   async latestVersion(workflowId: string): Promise<WorkflowVersionRecord | undefined> {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph, audit, createWorkflow, execute, initiate, py, results, startCase, waitForEnd } from './support.js';
+import { audit, createWorkflow, execute, Graph, initiate, py, results, sleeper, startCase, waitForEnd } from './support.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -11,19 +11,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await svc?.stop();
 });
-
-/** input(text) → python sleeping `seconds` → output(text) */
-function sleeper(seconds: number): Graph {
-  const g = new Graph();
-  const input = g.input([{ name: 'text' }]);
-  const code = g.python('Sleep', `import time\ndef main(inputs):\n    time.sleep(${seconds})\n    return {"text": inputs["text"]}\n`, [{ name: 'text' }], [{ name: 'text' }], {
-    execution: { timeout_ms: 30_000 },
-  });
-  const output = g.output([{ name: 'text' }]);
-  g.edge(input, code);
-  g.edge(code, output);
-  return g;
-}
 
 function echo(label: string): Graph {
   const g = new Graph();

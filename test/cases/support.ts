@@ -129,3 +129,16 @@ export async function results(svc: TestService, caseId: string): Promise<Record<
   expect(r.status, r.text).toBe(200);
   return (r.body as { results: Record<string, { value: unknown; type: string; displayName: string }> }).results;
 }
+
+/** input(text) → python sleeping `seconds` → output(text) */
+export function sleeper(seconds: number): Graph {
+  const g = new Graph();
+  const input = g.input([{ name: 'text' }]);
+  const code = g.python('Sleep', `import time\ndef main(inputs):\n    time.sleep(${seconds})\n    return {"text": inputs["text"]}\n`, [{ name: 'text' }], [{ name: 'text' }], {
+    execution: { timeout_ms: 30_000 },
+  });
+  const output = g.output([{ name: 'text' }]);
+  g.edge(input, code);
+  g.edge(code, output);
+  return g;
+}

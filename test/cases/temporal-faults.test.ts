@@ -8,20 +8,7 @@ import { freePort } from '../../src/net/free-port.js';
 import { temporalCliPath } from '../../src/temporal/binaries.js';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph, createWorkflow, execute, initiate, startCase, waitForEnd } from './support.js';
-
-/** input(text) → python sleeping `seconds` → output(text) */
-function sleeper(seconds: number): Graph {
-  const g = new Graph();
-  const input = g.input([{ name: 'text' }]);
-  const code = g.python('Sleep', `import time\ndef main(inputs):\n    time.sleep(${seconds})\n    return {"text": inputs["text"]}\n`, [{ name: 'text' }], [{ name: 'text' }], {
-    execution: { timeout_ms: 30_000 },
-  });
-  const output = g.output([{ name: 'text' }]);
-  g.edge(input, code);
-  g.edge(code, output);
-  return g;
-}
+import { createWorkflow, execute, initiate, sleeper, startCase, waitForEnd } from './support.js';
 
 describe('cancel of a run Temporal no longer has', () => {
   let svc: TestService;
