@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { PythonRunnerPool } from '../activities/python/pool.js';
+import { PythonRunnerPool } from '../src/python/pool.js';
 
 const SOURCE = 'def main(inputs):\n    return {"sum": inputs["a"] + inputs["b"]}\n';
 

@@ -4,7 +4,7 @@ import type { Metrics } from './metrics/metrics.js';
 import type { Store } from './store/database.js';
 import type { TenancyRepo } from './store/tenancy-repo.js';
 import type { TemporalHandle } from './temporal/connection.js';
-import type { PythonRunnerPool } from '../activities/python/pool.js';
+import type { PythonRunnerPool } from './python/pool.js';
 
 /** What the API's routers are built over; one per process. */
 export interface AppContext {

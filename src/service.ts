@@ -15,7 +15,7 @@ import { temporalCliPath } from './temporal/binaries.js';
 import { connectTemporal } from './temporal/connection.js';
 import { startDevServer, type DevServer } from './temporal/dev-server.js';
 import { createWorker } from './temporal/worker.js';
-import { PythonRunnerPool } from '../activities/python/pool.js';
+import { PythonRunnerPool } from './python/pool.js';
 import { CaseService } from './cases/case-service.js';
 import { CaseRunReconciler } from './cases/run-reconciler.js';
 import { createFileService } from './files/file-service.js';

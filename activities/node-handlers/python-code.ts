@@ -1,5 +1,5 @@
-import type { PythonRunnerPool } from '../python/pool.js';
-import type { PythonFileInput, PythonLogEntry, PythonValueType } from '../python/types.js';
+import type { PythonRunnerPool } from '../../src/python/pool.js';
+import type { PythonFileInput, PythonLogEntry, PythonValueType } from '../../src/python/types.js';
 import { defaultNodeTimeoutMs, type NodeLog } from '../../src/domain/cases.js';
 import type { CatalogField } from '../../src/api/schemas/catalog-fields.js';
 import type { WorkflowNode } from '../../src/domain/graph.js';

@@ -1,5 +1,5 @@
 import type { FileService } from '../../src/files/file-service.js';
-import type { PythonRunnerPool } from '../python/pool.js';
+import type { PythonRunnerPool } from '../../src/python/pool.js';
 import { pureNodeHandlers } from './pure.js';
 import { PythonCodeHandler, type CodeVersionLoader } from './python-code.js';
 import type { NodeHandler } from './types.js';

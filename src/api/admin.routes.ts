@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { TenancyService, TenancyError } from '../tenancy/tenancy-service.js';
 import { addMemberInput, createKeyInput, createOrganizationInput, createUserInput, createWorkspaceInput, keyViewSchema } from '../tenancy/schemas.js';
-import { ApiError } from './errors.js';
+import { DomainError } from '../errors.js';
 import type { ApiRoutes } from './route.js';
 import { uuid } from './schemas/common.js';
 
@@ -18,11 +18,11 @@ const adminHeaders = z.object({ authorization: z.string().meta({ description: 'B
 /** The operator area: present only when CASEFLOW_ADMIN_TOKEN is set; the token comes as a bearer header. */
 function requireAdmin(ctx: AppContext, req: Request): void {
   const token = ctx.config.adminToken;
-  if (!token) throw ApiError.notFound(`No route for ${req.method} ${req.path}`);
+  if (!token) throw DomainError.notFound(`No route for ${req.method} ${req.path}`);
   const presented = req.headers.authorization?.startsWith('Bearer ') ? req.headers.authorization.slice(7) : '';
   const a = Buffer.from(presented);
   const b = Buffer.from(token);
-  if (a.length !== b.length || !timingSafeEqual(a, b)) throw ApiError.unauthorized('Missing or invalid admin token');
+  if (a.length !== b.length || !timingSafeEqual(a, b)) throw DomainError.unauthorized('Missing or invalid admin token');
 }
 
 /**
@@ -41,9 +41,9 @@ async function tenancyCall<T>(fn: () => Promise<T>): Promise<T> {
     return await fn();
   } catch (err) {
     if (!(err instanceof TenancyError)) throw err;
-    if (err.kind === 'not_found') throw ApiError.notFound(err.message);
-    if (err.kind === 'conflict') throw ApiError.conflict(err.message);
-    throw ApiError.badRequest(err.message);
+    if (err.kind === 'not_found') throw DomainError.notFound(err.message);
+    if (err.kind === 'conflict') throw DomainError.conflict(err.message);
+    throw DomainError.badRequest(err.message);
   }
 }
 

@@ -6,13 +6,13 @@ import type { AppContext } from '../context.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { assertWorkspaceGrant, requireWorkspaceGrant } from '../auth/access.js';
 import type { Grant } from '../auth/grants.js';
-import { RedeliverLimiter } from '../callbacks/redeliver-limit.js';
+import { RedeliverLimiter } from './redeliver-limit.js';
 import { WebhookSecrets, type WorkspaceWebhookSecret } from '../callbacks/webhook-secrets.js';
 import { secretBoxFromConfig } from '../crypto/secret-box.js';
 import { CallbackRepo, type CallbackDelivery } from '../store/callback-repo.js';
 import { CaseRepo } from '../store/case-repo.js';
 import type { CallbackDeliveryInput } from '../../workflows/callback-delivery.js';
-import { ApiError } from './errors.js';
+import { DomainError } from '../errors.js';
 import type { ApiRoutes } from './route.js';
 import { uuid } from './schemas/common.js';
 
@@ -74,7 +74,7 @@ export function registerCallbackRoutes(api: ApiRoutes, ctx: AppContext): void {
     const workspaceId = (await cases.find(caseId))?.workspaceId ?? deliveries[0]?.workspaceId;
     const workspace = workspaceId === undefined ? undefined : await ctx.tenancy.findWorkspace(workspaceId);
     // Another organization's case does not exist for this caller, as on the other case routes.
-    if (!workspace || workspace.organizationId !== auth.organizationId) throw ApiError.notFound(`Case ${caseId} does not exist`);
+    if (!workspace || workspace.organizationId !== auth.organizationId) throw DomainError.notFound(`Case ${caseId} does not exist`);
     assertWorkspaceGrant(auth, workspace, grant);
     return { workspaceId: workspace.id, deliveries };
   }
@@ -130,7 +130,7 @@ export function registerCallbackRoutes(api: ApiRoutes, ctx: AppContext): void {
     handler: async ({ res, params, auth }) => {
       const { workspaceId, deliveries } = await authorizedDeliveries(auth, params.caseId, 'case:full');
       const last = deliveries.at(-1);
-      if (!last) throw ApiError.conflict(`Case ${params.caseId} has no callback to redeliver`);
+      if (!last) throw DomainError.conflict(`Case ${params.caseId} has no callback to redeliver`);
       // Over the limit, the error carries its RateLimit and Retry-After headers to the error handler.
       res.set(await limiter.take(workspaceId, params.caseId));
       const deliveryId = randomUUID();
@@ -149,7 +149,7 @@ export function registerCallbackRoutes(api: ApiRoutes, ctx: AppContext): void {
       } catch (err) {
         await repo.deleteDelivery(deliveryId);
         if (err instanceof WorkflowExecutionAlreadyStartedError) {
-          throw ApiError.conflict('Another redelivery of this case is starting; try again');
+          throw DomainError.conflict('Another redelivery of this case is starting; try again');
         }
         throw err;
       }

@@ -4,7 +4,7 @@ import { requireOrganizationGrant } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { AppContext } from '../context.js';
 import { CodeNodeRepo, type CodeNodeContent, type CodeNodeVersion } from '../store/code-node-repo.js';
-import { ApiError } from './errors.js';
+import { DomainError } from '../errors.js';
 import { scanSourceOrThrow } from './python-source-gates.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { catalogFieldMapSchema, catalogFieldSchema } from './schemas/catalog-fields.js';
@@ -146,7 +146,7 @@ function toResponse(version: CodeNodeVersion): z.infer<typeof codeNodeResponse> 
 function authorize(auth: AuthContext, req: Request): void {
   requireOrganizationGrant(auth, 'code:full', { verified: true });
   if (req.get('x-workspace-id') !== undefined) {
-    throw ApiError.badRequest('no workspace id is accepted: code nodes belong to the organization of the API key');
+    throw DomainError.badRequest('no workspace id is accepted: code nodes belong to the organization of the API key');
   }
 }
 
@@ -241,7 +241,7 @@ export function registerCodeRoutes(api: ApiRoutes, ctx: AppContext): void {
       for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
         const latest = await repo.findLatest(codeId);
         // Another organization's code node is as absent as an unknown one: its existence is not disclosed.
-        if (!latest || latest.organizationId !== auth.organizationId) throw ApiError.notFound(`Code node ${codeId} does not exist`);
+        if (!latest || latest.organizationId !== auth.organizationId) throw DomainError.notFound(`Code node ${codeId} does not exist`);
         const content = mergeUpdate(latest, body);
         // Every version must pass the scan under the current policy, including a carried-over source.
         if (scanned !== content.sourceCode) {
@@ -254,7 +254,7 @@ export function registerCodeRoutes(api: ApiRoutes, ctx: AppContext): void {
           return;
         }
       }
-      throw ApiError.conflict('The code node is being updated concurrently; retry');
+      throw DomainError.conflict('The code node is being updated concurrently; retry');
     },
   });
 }

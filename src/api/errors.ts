@@ -1,55 +1,42 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { DomainError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 
-export type ErrorCode =
-  | 'BAD_REQUEST'
-  | 'VALIDATION_ERROR'
-  | 'MALFORMED_JSON'
-  | 'UNAUTHORIZED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'UNPROCESSABLE'
-  | 'RATE_LIMITED'
-  | 'SERVICE_UNAVAILABLE'
-  | 'INTERNAL_ERROR';
+/** The status each domain error code answers with. */
+const statusByCode: Record<ErrorCode, number> = {
+  BAD_REQUEST: 400,
+  VALIDATION_ERROR: 400,
+  MALFORMED_JSON: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  UNPROCESSABLE: 422,
+  RATE_LIMITED: 429,
+  SERVICE_UNAVAILABLE: 503,
+  INTERNAL_ERROR: 500,
+};
 
-/** An error that becomes the contract's error body with its status code. */
-export class ApiError extends Error {
+export function httpStatus(err: DomainError): number {
+  return statusByCode[err.errorCode];
+}
+
+/**
+ * A domain error raised by the HTTP layer itself, with response headers that
+ * belong to it (the RateLimit fields of a 429).
+ */
+export class ApiError extends DomainError {
   constructor(
-    readonly statusCode: number,
-    readonly errorCode: ErrorCode,
+    errorCode: ErrorCode,
     message: string,
-    readonly metadata?: Record<string, unknown>,
-    /** Response headers that belong to the error, such as Retry-After. */
+    metadata?: Record<string, unknown>,
     readonly headers?: Record<string, string>,
+    retryAfterSeconds?: number,
   ) {
-    super(message);
+    super(errorCode, message, metadata, retryAfterSeconds);
     this.name = 'ApiError';
-  }
-
-  static badRequest(message: string, metadata?: Record<string, unknown>): ApiError {
-    return new ApiError(400, 'BAD_REQUEST', message, metadata);
-  }
-  static unauthorized(message = 'Missing, invalid or expired API key'): ApiError {
-    return new ApiError(401, 'UNAUTHORIZED', message);
-  }
-  static forbidden(message: string): ApiError {
-    return new ApiError(403, 'FORBIDDEN', message);
-  }
-  static notFound(message: string): ApiError {
-    return new ApiError(404, 'NOT_FOUND', message);
-  }
-  static conflict(message: string, metadata?: Record<string, unknown>): ApiError {
-    return new ApiError(409, 'CONFLICT', message, metadata);
-  }
-  static unprocessable(message: string, metadata?: Record<string, unknown>): ApiError {
-    return new ApiError(422, 'UNPROCESSABLE', message, metadata);
-  }
-  static unavailable(message: string, retryAfterSeconds: number): ApiError {
-    return new ApiError(503, 'SERVICE_UNAVAILABLE', message, { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
   }
 }
 
@@ -67,7 +54,7 @@ export function errorBody(statusCode: number, errorCode: string, message: string
 }
 
 export const notFoundHandler: RequestHandler = (req, _res, next) => {
-  next(ApiError.notFound(`No route for ${req.method} ${req.path}`));
+  next(DomainError.notFound(`No route for ${req.method} ${req.path}`));
 };
 
 /** Errors thrown by body-parser carry an HTTP status and a `type`. */
@@ -79,30 +66,31 @@ interface HttpParserError {
   message: string;
 }
 
-function toApiError(err: unknown): ApiError | undefined {
-  if (err instanceof ApiError) return err;
+function toDomainError(err: unknown): DomainError | undefined {
+  if (err instanceof DomainError) return err;
   const parser = err as HttpParserError;
   const status = parser?.status ?? parser?.statusCode;
   if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
-  if (parser.type === 'entity.parse.failed') return new ApiError(400, 'MALFORMED_JSON', 'Request body is not valid JSON');
-  if (parser.type === 'entity.too.large') return new ApiError(413, 'PAYLOAD_TOO_LARGE', 'Request body is too large');
-  if (status === 415) return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', parser.message);
-  return new ApiError(status, 'BAD_REQUEST', parser.expose ? parser.message : 'Bad request');
+  if (parser.type === 'entity.parse.failed') return new DomainError('MALFORMED_JSON', 'Request body is not valid JSON');
+  if (parser.type === 'entity.too.large') return DomainError.tooLarge('Request body is too large');
+  if (status === 415) return new DomainError('UNSUPPORTED_MEDIA_TYPE', parser.message);
+  return DomainError.badRequest(parser.expose ? parser.message : 'Bad request');
 }
 
 /** Turns anything thrown in a route into the one error body; never a stack trace. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    const apiError = toApiError(err);
-    if (!apiError) {
+    const domainError = toDomainError(err);
+    if (!domainError) {
       (req.log ?? logger).error({ err }, 'unhandled error');
     }
-    const status = apiError?.statusCode ?? 500;
-    const body = apiError
-      ? errorBody(status, apiError.errorCode, apiError.message, req.originalUrl, apiError.metadata)
+    const status = domainError ? httpStatus(domainError) : 500;
+    const body = domainError
+      ? errorBody(status, domainError.errorCode, domainError.message, req.originalUrl, domainError.metadata)
       : errorBody(500, 'INTERNAL_ERROR', 'Internal server error', req.originalUrl);
     if (res.headersSent) return;
-    if (apiError?.headers) res.set(apiError.headers);
+    if (domainError?.retryAfterSeconds !== undefined) res.set('Retry-After', String(domainError.retryAfterSeconds));
+    if (domainError instanceof ApiError && domainError.headers) res.set(domainError.headers);
     res.status(status).json(body);
   };
 }

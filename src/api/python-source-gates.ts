@@ -1,9 +1,9 @@
-import type { ScanViolation } from '../../activities/python/types.js';
+import type { ScanViolation } from '../python/types.js';
 import { hasGrant } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { AppContext } from '../context.js';
 import type { WorkflowGraph } from '../domain/graph.js';
-import { ApiError } from './errors.js';
+import { DomainError } from '../errors.js';
 
 /** The authoring scan of Python source; a violation list means 400 with metadata.violations. */
 export async function scanSourceOrThrow(ctx: AppContext, source: string, field: string): Promise<void> {
@@ -12,12 +12,12 @@ export async function scanSourceOrThrow(ctx: AppContext, source: string, field: 
     violations = await ctx.python.scan(source, 'main');
   } catch (err) {
     ctx.logger.error({ err }, 'Python source scan failed to run');
-    throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'The Python source scanner is unavailable; retry later');
+    throw DomainError.unavailable('The Python source scanner is unavailable; retry later', 5);
   }
   if (violations.length > 0) {
     const first = violations[0];
     const where = first ? ` (first at line ${first.line}, col ${first.col}: ${first.message})` : '';
-    throw ApiError.badRequest(`${field} failed the security scan with ${violations.length} violation(s)${where}`, { violations });
+    throw DomainError.badRequest(`${field} failed the security scan with ${violations.length} violation(s)${where}`, { violations });
   }
 }
 
@@ -29,7 +29,7 @@ export async function scanSourceOrThrow(ctx: AppContext, source: string, field: 
 export async function gateInlineSources(ctx: AppContext, auth: AuthContext, graph: WorkflowGraph): Promise<void> {
   const inline = Object.entries(graph.nodes).flatMap(([id, node]) => (typeof node.process?.source === 'string' ? [{ id, source: node.process.source }] : []));
   if (inline.length === 0) return;
-  if (!hasGrant(auth, 'code:full')) throw ApiError.forbidden('Inline Python source in a workflow needs Code: Full');
-  if (!auth.organizationVerified) throw ApiError.forbidden('Inline Python source in a workflow needs a verified organization');
+  if (!hasGrant(auth, 'code:full')) throw DomainError.forbidden('Inline Python source in a workflow needs Code: Full');
+  if (!auth.organizationVerified) throw DomainError.forbidden('Inline Python source in a workflow needs a verified organization');
   for (const { id, source } of inline) await scanSourceOrThrow(ctx, source, `nodes.${id}.process.source`);
 }

@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import type { z, ZodType } from 'zod';
-import { ApiError } from './errors.js';
+import { DomainError } from '../errors.js';
 import type { OpenApiBuilder } from './openapi.js';
 import type { AuthContext } from '../auth/auth-context.js';
 
@@ -54,7 +54,7 @@ export function parseOrThrow<T extends ZodType>(schema: T, value: unknown, where
     message: issue.message,
   }));
   const first = fields[0];
-  throw new ApiError(400, 'VALIDATION_ERROR', first ? `Invalid ${first.field}: ${first.message}` : `Invalid ${where}`, { fields });
+  throw DomainError.validation(first ? `Invalid ${first.field}: ${first.message}` : `Invalid ${where}`, { fields });
 }
 
 function openApiPath(path: string): string {

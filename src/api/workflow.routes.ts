@@ -8,7 +8,7 @@ import { edgeSchema, nodeSchema, type WorkflowGraph } from '../domain/graph.js';
 import { validateGraph, type GraphProblem } from '../domain/graph-validation.js';
 import { jobPayloadSchema, payloadSchemaSchema, resultsSchema } from '../domain/input-schema.js';
 import { WorkflowRepo, type VersionPin, type WorkflowRecord, type WorkflowVersionRecord } from '../store/workflow-repo.js';
-import { ApiError } from './errors.js';
+import { DomainError } from '../errors.js';
 import { gateInlineSources } from './python-source-gates.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { uuid } from './schemas/common.js';
@@ -133,9 +133,9 @@ function summary(version: Omit<WorkflowVersionRecord, 'graph'>): z.infer<typeof 
 }
 
 /** Graph problems as the one 400: the problems under metadata.violations and as body fields. */
-function invalidGraph(problems: GraphProblem[]): ApiError {
+function invalidGraph(problems: GraphProblem[]): DomainError {
   const first = problems[0];
-  return new ApiError(400, 'VALIDATION_ERROR', `Invalid workflow graph${first ? `: ${first.path}: ${first.message}` : ''}`, {
+  return DomainError.validation(`Invalid workflow graph${first ? `: ${first.path}: ${first.message}` : ''}`, {
     violations: problems,
     fields: problems.map((p) => ({ field: `body.${p.path}`, message: p.message })),
   });
@@ -167,14 +167,14 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
   /** The workflow by id or entity id (404), then the grant in its workspace (403, also for another organization's). */
   async function loadWorkflow(auth: AuthContext, workflowId: string, grant: Grant): Promise<WorkflowRecord> {
     const workflow = await repo.findWorkflowByIdOrEntityId(workflowId);
-    if (!workflow) throw ApiError.notFound(`Workflow ${workflowId} does not exist`);
+    if (!workflow) throw DomainError.notFound(`Workflow ${workflowId} does not exist`);
     assertWorkspaceGrant(auth, { id: workflow.workspaceId, organizationId: workflow.organizationId }, grant);
     return workflow;
   }
 
   async function pinnedVersion(workflow: WorkflowRecord, pin: VersionPin): Promise<WorkflowVersionRecord> {
     const version = await repo.findWorkflowVersion(workflow.id, pin);
-    if (!version) throw ApiError.notFound(`Workflow ${workflow.id} has no version ${pin.versionId ?? `number ${pin.versionNumber}`}`);
+    if (!version) throw DomainError.notFound(`Workflow ${workflow.id} has no version ${pin.versionId ?? `number ${pin.versionNumber}`}`);
     return version;
   }
 
@@ -244,7 +244,7 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
     handler: async ({ res, params, query, auth }) => {
       const workflow = await loadWorkflow(auth, params.workflowId, 'workflow:read');
       const latest = await repo.latestVersion(workflow.id);
-      if (!latest) throw ApiError.notFound(`Workflow ${workflow.id} has no versions`);
+      if (!latest) throw DomainError.notFound(`Workflow ${workflow.id} has no versions`);
       const pin = pinOf(query);
       const version = isPinned(pin) ? await pinnedVersion(workflow, pin) : latest;
       const active = await repo.latestActiveVersion(workflow.id);
@@ -293,7 +293,7 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
       const workflow = await loadWorkflow(auth, params.workflowId, 'workflow:full');
       const body = parseOrThrow(updateBody, req.body ?? {}, 'body');
       if (Object.values(body).every((value) => value === undefined)) {
-        throw ApiError.badRequest('Send at least one of name, description, nodes, edges, activeStatus');
+        throw DomainError.badRequest('Send at least one of name, description, nodes, edges, activeStatus');
       }
       let graph: WorkflowGraph | undefined;
       if (body.nodes !== undefined || body.edges !== undefined) {
@@ -308,7 +308,7 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
         activeStatus: body.activeStatus,
         updatedBy: auth.userId,
       });
-      if (!updated) throw ApiError.notFound(`Workflow ${params.workflowId} does not exist`);
+      if (!updated) throw DomainError.notFound(`Workflow ${params.workflowId} does not exist`);
       res.json({
         workflowId: workflow.id,
         entityId: workflow.entityId,
@@ -358,7 +358,7 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
       'The other versions become inactive, so this is also how to roll back. Requires Workflow: Full.',
     apply: async (workflow, pinned) => {
       const version = pinned ?? (await repo.latestVersion(workflow.id));
-      if (!version) throw ApiError.notFound(`Workflow ${workflow.id} has no versions`);
+      if (!version) throw DomainError.notFound(`Workflow ${workflow.id} has no versions`);
       await repo.setVersionStatus(workflow.id, version.id, 'active');
     },
   });

@@ -1,4 +1,4 @@
-import { ApiError } from '../api/errors.js';
+import { DomainError } from '../errors.js';
 import type { TenancyRepo, Workspace } from '../store/tenancy-repo.js';
 import type { AuthContext } from './auth-context.js';
 import { grantSatisfied, type Grant } from './grants.js';
@@ -26,9 +26,9 @@ export function hasGrant(auth: AuthContext, grant: Grant): boolean {
  * must be verified.
  */
 export function requireOrganizationGrant(auth: AuthContext, grant: Grant, options: { verified?: boolean } = {}): void {
-  if (auth.scope.type !== 'organization') throw ApiError.forbidden('This API key is not organization-scoped');
-  if (!hasGrant(auth, grant)) throw ApiError.forbidden(`This API key lacks ${grantLabels[grant]}`);
-  if (options.verified && !auth.organizationVerified) throw ApiError.forbidden('The organization is not verified');
+  if (auth.scope.type !== 'organization') throw DomainError.forbidden('This API key is not organization-scoped');
+  if (!hasGrant(auth, grant)) throw DomainError.forbidden(`This API key lacks ${grantLabels[grant]}`);
+  if (options.verified && !auth.organizationVerified) throw DomainError.forbidden('The organization is not verified');
 }
 
 /** Whether the key reaches this workspace with this grant (no lookup, no throw). */
@@ -40,17 +40,17 @@ export function canUseWorkspace(auth: AuthContext, workspace: Pick<Workspace, 'i
 
 /** Workspace-level permission on a workspace already loaded: 403 with the reason. */
 export function assertWorkspaceGrant(auth: AuthContext, workspace: Pick<Workspace, 'id' | 'organizationId'>, grant: Grant): void {
-  if (workspace.organizationId !== auth.organizationId) throw ApiError.forbidden('The workspace belongs to another organization');
+  if (workspace.organizationId !== auth.organizationId) throw DomainError.forbidden('The workspace belongs to another organization');
   if (auth.scope.type === 'workspaces' && !auth.scope.workspaceIds.includes(workspace.id)) {
-    throw ApiError.forbidden('This API key has no access to the workspace');
+    throw DomainError.forbidden('This API key has no access to the workspace');
   }
-  if (!hasGrant(auth, grant)) throw ApiError.forbidden(`This API key lacks ${grantLabels[grant]} in the workspace`);
+  if (!hasGrant(auth, grant)) throw DomainError.forbidden(`This API key lacks ${grantLabels[grant]} in the workspace`);
 }
 
 /** Loads the workspace (404 when it does not exist) and checks the grant in it (403). */
 export async function requireWorkspaceGrant(tenancy: TenancyRepo, auth: AuthContext, workspaceId: string, grant: Grant): Promise<Workspace> {
   const workspace = await tenancy.findWorkspace(workspaceId);
-  if (!workspace) throw ApiError.notFound(`Workspace ${workspaceId} does not exist`);
+  if (!workspace) throw DomainError.notFound(`Workspace ${workspaceId} does not exist`);
   assertWorkspaceGrant(auth, workspace, grant);
   return workspace;
 }

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { Db } from '../store/database.js';
-import { ApiError } from '../api/errors.js';
+import { DomainError } from '../errors.js';
 import { parseKey, secretMatches } from './api-keys.js';
 import type { AuthContext, KeyScope } from './auth-context.js';
 import type { Grant } from './grants.js';
@@ -26,9 +26,9 @@ export function createAuthenticator(db: Db): (req: Request) => Promise<AuthConte
   return async (req) => {
     if (req.auth) return req.auth;
     const presented = presentedKey(req);
-    if (!presented) throw ApiError.unauthorized('Missing API key (x-service-key header)');
+    if (!presented) throw DomainError.unauthorized('Missing API key (x-service-key header)');
     const parsed = parseKey(presented);
-    if (!parsed) throw ApiError.unauthorized('Invalid API key');
+    if (!parsed) throw DomainError.unauthorized('Invalid API key');
     const row = await db
       .selectFrom('api_keys')
       .innerJoin('organizations', 'organizations.id', 'api_keys.organization_id')
@@ -51,11 +51,11 @@ export function createAuthenticator(db: Db): (req: Request) => Promise<AuthConte
       ])
       .where('api_keys.id', '=', parsed.id)
       .executeTakeFirst();
-    if (!row || !secretMatches(parsed.secret, row.secret_hash)) throw ApiError.unauthorized('Invalid API key');
-    if (row.revoked_at) throw ApiError.unauthorized('API key has been revoked');
+    if (!row || !secretMatches(parsed.secret, row.secret_hash)) throw DomainError.unauthorized('Invalid API key');
+    if (row.revoked_at) throw DomainError.unauthorized('API key has been revoked');
     const now = new Date();
-    if (row.expires_at && new Date(row.expires_at) <= now) throw ApiError.unauthorized('API key has expired');
-    if (!row.member_id) throw ApiError.unauthorized("The key's user is no longer a member of the organization");
+    if (row.expires_at && new Date(row.expires_at) <= now) throw DomainError.unauthorized('API key has expired');
+    if (!row.member_id) throw DomainError.unauthorized("The key's user is no longer a member of the organization");
     if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() > touchIntervalMs) {
       await db.updateTable('api_keys').set({ last_used_at: now.toISOString() }).where('id', '=', row.id).execute();
     }

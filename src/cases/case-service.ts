@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
-import { ApiError } from '../api/errors.js';
+import { DomainError } from '../errors.js';
 import { assertWorkspaceGrant } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Grant } from '../auth/grants.js';
@@ -136,7 +136,7 @@ export class CaseService {
     );
     assertWorkspaceGrant(auth, { id: version.workspaceId, organizationId: version.organizationId }, 'case:full');
     if (listed && !listed.includes(version.workspaceId)) {
-      throw ApiError.forbidden('The workflow belongs to none of the workspaces given in `workspaces`');
+      throw DomainError.forbidden('The workflow belongs to none of the workspaces given in `workspaces`');
     }
     const checked = validateCaseInputs(version.graph, body.initialInput, { partial: true, prefix: 'body.initialInput' });
     if (checked.problems.length > 0) throw validationError(checked.problems);
@@ -164,7 +164,7 @@ export class CaseService {
     const ids = value.split(',').map((s) => s.trim()).filter(Boolean);
     const bad = ids.filter((id) => !z.uuid().safeParse(id).success);
     if (ids.length === 0 || bad.length > 0) {
-      throw new ApiError(400, 'VALIDATION_ERROR', 'Invalid body.workspaces: comma-separated workspace UUIDs expected', {
+      throw DomainError.validation('Invalid body.workspaces: comma-separated workspace UUIDs expected', {
         fields: [{ field: 'body.workspaces', message: bad.length > 0 ? `not UUIDs: ${bad.join(', ')}` : 'no workspace id' }],
       });
     }
@@ -174,7 +174,7 @@ export class CaseService {
   /** A case of the caller's organization (404 otherwise) that the key reaches with the grant (403). */
   async load(auth: AuthContext, caseId: string, grant: Grant): Promise<CaseRecord> {
     const record = await this.repo.find(caseId);
-    if (!record || record.organizationId !== auth.organizationId) throw ApiError.notFound(`Case ${caseId} does not exist`);
+    if (!record || record.organizationId !== auth.organizationId) throw DomainError.notFound(`Case ${caseId} does not exist`);
     assertWorkspaceGrant(auth, { id: record.workspaceId, organizationId: record.organizationId }, grant);
     return record;
   }
@@ -187,13 +187,13 @@ export class CaseService {
 
   async execute(auth: AuthContext, caseId: string, body: ExecuteBody): Promise<{ record: CaseRecord; temporalUiUrl: string | null }> {
     const record = await this.load(auth, caseId, 'case:full');
-    if (record.status !== 'PENDING') throw ApiError.conflict(`Case ${caseId} was already executed (status ${record.status})`, { status: record.status });
+    if (record.status !== 'PENDING') throw DomainError.conflict(`Case ${caseId} was already executed (status ${record.status})`, { status: record.status });
     if (body.jobPayloadSchema !== undefined && body.inputs !== undefined) {
-      throw ApiError.badRequest('Send the inputs either as jobPayloadSchema or as inputs, not both');
+      throw DomainError.badRequest('Send the inputs either as jobPayloadSchema or as inputs, not both');
     }
     const maxDeadline = this.ctx.config.cases.maxDeadlineMs;
     if (body.timeoutMs !== undefined && body.timeoutMs > maxDeadline) {
-      throw new ApiError(400, 'VALIDATION_ERROR', `Invalid body.timeoutMs: at most ${maxDeadline}`, { fields: [{ field: 'body.timeoutMs', message: `at most ${maxDeadline}` }] });
+      throw DomainError.validation(`Invalid body.timeoutMs: at most ${maxDeadline}`, { fields: [{ field: 'body.timeoutMs', message: `at most ${maxDeadline}` }] });
     }
     const supplied: Record<string, unknown> = { ...record.initialInput };
     if (body.inputs) Object.assign(supplied, body.inputs);
@@ -212,7 +212,7 @@ export class CaseService {
     const workflowId = caseWorkflowId(caseId);
     const deadlineMs = body.timeoutMs ?? Math.min(this.ctx.config.cases.defaultDeadlineMs, maxDeadline);
     const started = await this.repo.markRunning(caseId, { inputs: checked.inputs, callbackUrl: body.callbackUrl, deadlineMs, temporalWorkflowId: workflowId });
-    if (!started) throw ApiError.conflict(`Case ${caseId} was already executed`);
+    if (!started) throw DomainError.conflict(`Case ${caseId} was already executed`);
     let runId: string;
     try {
       runId = await this.startOrLinkRun(record, version, { inputs: checked.inputs, callbackUrl: body.callbackUrl, deadlineMs });
@@ -220,7 +220,7 @@ export class CaseService {
       // No run exists: the case goes back to PENDING, so a retry (or resumeUnstarted) can start it.
       await this.repo.revertToPending(caseId);
       if (isTemporalUnavailable(err)) {
-        throw ApiError.unavailable(`The workflow engine is unreachable; case ${caseId} stays PENDING, execute it again later`, START_RETRY_AFTER_S);
+        throw DomainError.unavailable(`The workflow engine is unreachable; case ${caseId} stays PENDING, execute it again later`, START_RETRY_AFTER_S);
       }
       throw err;
     }
@@ -253,7 +253,7 @@ export class CaseService {
       await this.outbound.checkUrl(url);
     } catch (err) {
       if (!(err instanceof OutboundRefusedError)) throw err;
-      throw new ApiError(400, 'VALIDATION_ERROR', `Invalid body.callbackUrl: ${err.message}`, { fields: [{ field: 'body.callbackUrl', message: err.message }] });
+      throw DomainError.validation(`Invalid body.callbackUrl: ${err.message}`, { fields: [{ field: 'body.callbackUrl', message: err.message }] });
     }
   }
 
@@ -320,9 +320,8 @@ export class CaseService {
     }
     const first = problems[0];
     if (!first) return;
-    const status = first.code === 'unknown_file' ? 404 : first.code === 'forbidden' ? 403 : 400;
-    const errorCode = status === 404 ? 'NOT_FOUND' : status === 403 ? 'FORBIDDEN' : 'VALIDATION_ERROR';
-    throw new ApiError(status, errorCode, `Invalid ${first.field}: ${first.message}`, { fields: problems });
+    const errorCode = first.code === 'unknown_file' ? 'NOT_FOUND' : first.code === 'forbidden' ? 'FORBIDDEN' : 'VALIDATION_ERROR';
+    throw new DomainError(errorCode, `Invalid ${first.field}: ${first.message}`, { fields: problems });
   }
 
   /** Live progress from the workflow (RUNNING cases); undefined when the worker does not answer in time. */
@@ -394,12 +393,12 @@ export class CaseService {
 
   async cancel(auth: AuthContext, caseId: string): Promise<CaseRecord> {
     const record = await this.load(auth, caseId, 'case:full');
-    if (isTerminal(record.status)) throw ApiError.conflict(`Case ${caseId} has already ended (status ${record.status})`, { status: record.status });
+    if (isTerminal(record.status)) throw DomainError.conflict(`Case ${caseId} has already ended (status ${record.status})`, { status: record.status });
     if (record.status === 'PENDING' && (await this.repo.cancelPending(caseId))) return (await this.repo.find(caseId)) ?? record;
     const handle = this.ctx.temporal.client.workflow.getHandle(record.temporalWorkflowId ?? caseWorkflowId(caseId));
     // Temporal accepts a cancel request for a closed run without error, so ask first: a run that
     // closed without writing its row (terminated, store down) or no longer exists cannot be cancelled.
-    const noRun = ApiError.conflict(`Case ${caseId} has no running run to cancel`, { status: record.status });
+    const noRun = DomainError.conflict(`Case ${caseId} has no running run to cancel`, { status: record.status });
     try {
       if ((await handle.describe()).status.name !== 'RUNNING') throw noRun;
       await handle.cancel();
@@ -460,7 +459,7 @@ function buildAudit(
   };
 }
 
-function validationError(problems: Array<{ field: string; message: string }>): ApiError {
+function validationError(problems: Array<{ field: string; message: string }>): DomainError {
   const first = problems[0];
-  return new ApiError(400, 'VALIDATION_ERROR', first ? `Invalid ${first.field}: ${first.message}` : 'Invalid inputs', { fields: problems });
+  return DomainError.validation(first ? `Invalid ${first.field}: ${first.message}` : 'Invalid inputs', { fields: problems });
 }

@@ -1,4 +1,4 @@
-import { ApiError } from '../api/errors.js';
+import { DomainError } from '../errors.js';
 
 /**
  * Case inputs and node outputs travel through Temporal history (workflow
@@ -17,7 +17,7 @@ export function jsonBytes(value: unknown): number {
 export function assertCaseInputsWithinLimit(inputs: Record<string, unknown>, maxBytes: number, field: string): void {
   const size = jsonBytes(inputs);
   if (size <= maxBytes) return;
-  throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `Invalid ${field}: the case inputs are ${size} bytes as JSON, at most ${maxBytes} are allowed; pass large data as files`, {
+  throw DomainError.tooLarge(`Invalid ${field}: the case inputs are ${size} bytes as JSON, at most ${maxBytes} are allowed; pass large data as files`, {
     field,
     sizeBytes: size,
     limitBytes: maxBytes,

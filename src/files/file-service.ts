@@ -4,7 +4,7 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ApiError } from '../api/errors.js';
+import { DomainError } from '../errors.js';
 import { hasGrant, requireWorkspaceGrant } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { ConfigError, publicUrl, type Config } from '../config/config.js';
@@ -151,25 +151,25 @@ export class FileService {
    * key must reach that workspace with File: Full.
    */
   async presign(auth: AuthContext, input: PresignInput): Promise<PresignResult> {
-    if (!hasGrant(auth, 'file:full')) throw ApiError.forbidden('This API key lacks File: Full');
+    if (!hasGrant(auth, 'file:full')) throw DomainError.forbidden('This API key lacks File: Full');
     const extension = input.fileExtension.toLowerCase();
     if (!isSupportedExtension(extension)) {
-      throw ApiError.badRequest(`fileExtension must be one of ${supportedExtensions.join(', ')}`, {
+      throw DomainError.badRequest(`fileExtension must be one of ${supportedExtensions.join(', ')}`, {
         fields: [{ field: 'body.fileExtension', message: `unsupported extension ${input.fileExtension}` }],
       });
     }
     if (input.accessScope === 'workspace' && !input.workspaceId && !input.workflowId) {
-      throw ApiError.badRequest('accessScope workspace needs workspaceId or workflowId', {
+      throw DomainError.badRequest('accessScope workspace needs workspaceId or workflowId', {
         fields: [{ field: 'body.workspaceId', message: 'required when accessScope is workspace and workflowId is absent' }],
       });
     }
     let workspaceId = input.workspaceId;
     if (input.workflowId) {
       const workflow = await this.workflows.findWorkflow(input.workflowId);
-      if (!workflow) throw ApiError.notFound(`Workflow ${input.workflowId} does not exist`);
-      if (workflow.organizationId !== auth.organizationId) throw ApiError.forbidden('The workflow belongs to another organization');
+      if (!workflow) throw DomainError.notFound(`Workflow ${input.workflowId} does not exist`);
+      if (workflow.organizationId !== auth.organizationId) throw DomainError.forbidden('The workflow belongs to another organization');
       if (workspaceId && workspaceId !== workflow.workspaceId) {
-        throw ApiError.badRequest('workspaceId is not the workspace of workflowId', {
+        throw DomainError.badRequest('workspaceId is not the workspace of workflowId', {
           fields: [{ field: 'body.workspaceId', message: `workflow ${workflow.id} belongs to workspace ${workflow.workspaceId}` }],
         });
       }
@@ -219,13 +219,13 @@ export class FileService {
    * back, so nothing partial is ever visible. A URL works once.
    */
   async receiveUpload(fileId: string, expiresAtSeconds: number, signature: string, body: Readable, declaredLength?: number): Promise<FileRecord> {
-    if (!this.deps.signer.verify(fileId, expiresAtSeconds, signature)) throw ApiError.forbidden('Invalid upload signature');
-    if (Date.now() >= expiresAtSeconds * 1000) throw ApiError.forbidden('The upload URL has expired; request a new one');
+    if (!this.deps.signer.verify(fileId, expiresAtSeconds, signature)) throw DomainError.forbidden('Invalid upload signature');
+    if (Date.now() >= expiresAtSeconds * 1000) throw DomainError.forbidden('The upload URL has expired; request a new one');
     const record = await this.repo.find(fileId);
-    if (!record || record.source !== 'upload') throw ApiError.notFound(`File ${fileId} does not exist`);
-    if (record.status === 'uploaded') throw ApiError.conflict('This upload URL has already been used');
+    if (!record || record.source !== 'upload') throw DomainError.notFound(`File ${fileId} does not exist`);
+    if (record.status === 'uploaded') throw DomainError.conflict('This upload URL has already been used');
     if (declaredLength !== undefined && declaredLength > maxFileBytes) throw tooLarge();
-    if (!(await this.repo.claimForUpload(fileId))) throw ApiError.conflict('An upload to this URL is already in progress');
+    if (!(await this.repo.claimForUpload(fileId))) throw DomainError.conflict('An upload to this URL is already in progress');
 
     const extension = record.extension;
     if (!isSupportedExtension(extension)) throw new Error(`File ${fileId} has unsupported extension ${extension}`);
@@ -244,8 +244,8 @@ export class FileService {
       await rm(tempFile, { force: true });
       if (committed) await this.storage.remove(record.storageKey);
       await this.repo.releaseClaim(fileId);
-      if (err instanceof ContentMismatchError) throw ApiError.badRequest(err.message, { fileExtension: extension });
-      if (err instanceof UploadAbortedError) throw ApiError.badRequest('The upload was interrupted before all bytes arrived');
+      if (err instanceof ContentMismatchError) throw DomainError.badRequest(err.message, { fileExtension: extension });
+      if (err instanceof UploadAbortedError) throw DomainError.badRequest('The upload was interrupted before all bytes arrived');
       throw err;
     }
   }
@@ -282,23 +282,23 @@ export class FileService {
 
   /** A file the caller may download, with its bytes: 403 without File: Read or outside its scope, 404 unknown or not uploaded. */
   async openForDownload(auth: AuthContext, fileId: string): Promise<{ record: FileRecord; name: string; stream: Readable }> {
-    if (!hasGrant(auth, 'file:read')) throw ApiError.forbidden('This API key lacks File: Read');
+    if (!hasGrant(auth, 'file:read')) throw DomainError.forbidden('This API key lacks File: Read');
     const record = await this.repo.find(fileId);
-    if (!record) throw ApiError.notFound(`File ${fileId} does not exist`);
-    if (record.organizationId !== auth.organizationId) throw ApiError.forbidden('The file belongs to another organization');
-    if (!FileService.canRead(auth, record)) throw ApiError.forbidden(`The file's access scope (${record.accessScope}) does not include this API key`);
-    if (record.status !== 'uploaded') throw ApiError.notFound(`File ${fileId} has no bytes yet: send them to its presigned URL first`);
+    if (!record) throw DomainError.notFound(`File ${fileId} does not exist`);
+    if (record.organizationId !== auth.organizationId) throw DomainError.forbidden('The file belongs to another organization');
+    if (!FileService.canRead(auth, record)) throw DomainError.forbidden(`The file's access scope (${record.accessScope}) does not include this API key`);
+    if (record.status !== 'uploaded') throw DomainError.notFound(`File ${fileId} has no bytes yet: send them to its presigned URL first`);
     const stream = await this.storage.open(record.storageKey);
     if (!stream) {
       this.deps.logger?.error({ fileId, storageKey: record.storageKey }, 'file recorded as uploaded but missing from storage');
-      throw ApiError.notFound(`File ${fileId} has no bytes in storage`);
+      throw DomainError.notFound(`File ${fileId} has no bytes in storage`);
     }
     return { record, name: downloadName(record), stream };
   }
 
   /** The library: listed, uploaded files the caller may read; optionally one workspace's (plus `all` files). */
   async listLibrary(auth: AuthContext, filter: LibraryFilter): Promise<FileRecord[]> {
-    if (!hasGrant(auth, 'file:read')) throw ApiError.forbidden('This API key lacks File: Read');
+    if (!hasGrant(auth, 'file:read')) throw DomainError.forbidden('This API key lacks File: Read');
     if (filter.workspaceId) await requireWorkspaceGrant(this.tenancy, auth, filter.workspaceId, 'file:read');
     return this.repo.listLibrary(auth, filter);
   }
@@ -418,8 +418,8 @@ export class FileService {
   }
 }
 
-function tooLarge(): ApiError {
-  return new ApiError(413, 'PAYLOAD_TOO_LARGE', `A file may be at most ${maxFileBytes} bytes (10 MB)`);
+function tooLarge(): DomainError {
+  return DomainError.tooLarge(`A file may be at most ${maxFileBytes} bytes (10 MB)`);
 }
 
 function downloadName(record: FileRecord): string {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Selectable, Transaction } from 'kysely';
-import { ApiError } from '../api/errors.js';
+import { DomainError } from '../errors.js';
 import { graphSchema, type WorkflowGraph, type WorkflowVersionSnapshot } from '../domain/graph.js';
 import type { Db } from './database.js';
 import type { Database } from './schema.js';
@@ -305,19 +305,19 @@ export class WorkflowRepo {
     let workflow: WorkflowRecord | undefined;
     if (ref.referenceEntityId !== undefined) workflow = await this.findWorkflowByEntityId(ref.referenceEntityId);
     else if (ref.workflowId !== undefined) workflow = await this.findWorkflowByIdOrEntityId(ref.workflowId);
-    else throw ApiError.badRequest('Send workflowId or referenceEntityId');
+    else throw DomainError.badRequest('Send workflowId or referenceEntityId');
     const label = ref.referenceEntityId ?? ref.workflowId;
-    if (!workflow || workflow.organizationId !== organizationId) throw ApiError.notFound(`Workflow ${label} does not exist`);
+    if (!workflow || workflow.organizationId !== organizationId) throw DomainError.notFound(`Workflow ${label} does not exist`);
     if (pin.versionId !== undefined || pin.versionNumber !== undefined) {
       const version = await this.findWorkflowVersion(workflow.id, pin);
       if (!version) {
-        throw ApiError.notFound(`Workflow ${workflow.id} has no version ${pin.versionId ?? `number ${pin.versionNumber}`}`);
+        throw DomainError.notFound(`Workflow ${workflow.id} has no version ${pin.versionId ?? `number ${pin.versionNumber}`}`);
       }
       return toSnapshot(workflow, version);
     }
     const active = await this.latestActiveVersion(workflow.id);
     if (!active) {
-      throw ApiError.conflict(`Workflow ${workflow.id} has no active version; activate one or pin a version`, {
+      throw DomainError.conflict(`Workflow ${workflow.id} has no active version; activate one or pin a version`, {
         reason: 'NO_ACTIVE_VERSION',
         workflowId: workflow.id,
       });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireOrganizationGrant, requireWorkspaceGrant } from '../../src/auth/access.js';
 import type { AuthContext } from '../../src/auth/auth-context.js';
-import { ApiError } from '../../src/api/errors.js';
+import { httpStatus } from '../../src/api/errors.js';
+import { DomainError } from '../../src/errors.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { secretOf } from '../support/keys.js';
 
@@ -124,7 +125,7 @@ describe('authentication and permissions', () => {
         await fn();
         return 200;
       } catch (err) {
-        if (err instanceof ApiError) return err.statusCode;
+        if (err instanceof DomainError) return httpStatus(err);
         throw err;
       }
     };

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { PythonRunnerPool } from '../../activities/python/pool.js';
+import type { PythonRunnerPool } from '../../src/python/pool.js';
 import { createPool, main, NORMAL } from './pool-helpers.js';
 
 /** One organization's busy code must not queue another organization's call behind it. */

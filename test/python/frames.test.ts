@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { FrameReader, encodeFrame } from '../../activities/python/framing.js';
-import type { PythonRunnerPool } from '../../activities/python/pool.js';
+import { FrameReader, encodeFrame } from '../../src/python/framing.js';
+import type { PythonRunnerPool } from '../../src/python/pool.js';
 import { createPool, expectHealthy, failed, main, NORMAL } from './pool-helpers.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { expect } from 'vitest';
-import { PythonRunnerPool } from '../../activities/python/pool.js';
-import type { PythonPoolOptions, PythonRunResult } from '../../activities/python/types.js';
+import { PythonRunnerPool } from '../../src/python/pool.js';
+import type { PythonPoolOptions, PythonRunResult } from '../../src/python/types.js';
 
 export async function createPool(options: PythonPoolOptions = {}): Promise<PythonRunnerPool> {
   const pool = await PythonRunnerPool.create({ size: 2, ...options });

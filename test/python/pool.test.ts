@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test } from 'vitest';
-import { PythonRunnerPool } from '../../activities/python/pool.js';
+import { PythonRunnerPool } from '../../src/python/pool.js';
 import { createPool, expectHealthy, failed, main, NORMAL } from './pool-helpers.js';
 
 const pools: PythonRunnerPool[] = [];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { PythonRunnerPool } from '../../activities/python/pool.js';
+import type { PythonRunnerPool } from '../../src/python/pool.js';
 import { createPool, failed, main } from './pool-helpers.js';
 
 let pool: PythonRunnerPool;

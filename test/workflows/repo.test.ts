@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/api/errors.js';
+import { DomainError, type ErrorCode } from '../../src/errors.js';
 import type { WorkflowGraph } from '../../src/domain/graph.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import { TenancyRepo } from '../../src/store/tenancy-repo.js';
@@ -23,14 +23,14 @@ function graph(name: string): WorkflowGraph {
   };
 }
 
-async function expectApiError(promise: Promise<unknown>, statusCode: number): Promise<ApiError> {
+async function expectDomainError(promise: Promise<unknown>, errorCode: ErrorCode): Promise<DomainError> {
   const err = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(ApiError);
-  expect((err as ApiError).statusCode).toBe(statusCode);
-  return err as ApiError;
+  expect(err).toBeInstanceOf(DomainError);
+  expect((err as DomainError).errorCode).toBe(errorCode);
+  return err as DomainError;
 }
 
 interface Backend {
@@ -144,14 +144,14 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
 
   it('gives 409 without an active version, 404 for unknown ids, versions and other organizations', async () => {
     const { workflow } = await create('inactive');
-    const err = await expectApiError(repo.resolveForRun(orgId, { workflowId: workflow.id }, {}), 409);
+    const err = await expectDomainError(repo.resolveForRun(orgId, { workflowId: workflow.id }, {}), 'CONFLICT');
     expect(err.metadata).toMatchObject({ reason: 'NO_ACTIVE_VERSION' });
-    await expectApiError(repo.resolveForRun(orgId, { workflowId: randomUUID() }, {}), 404);
-    await expectApiError(repo.resolveForRun(orgId, { referenceEntityId: workflow.id }, {}), 404);
-    await expectApiError(repo.resolveForRun(orgId, { workflowId: workflow.id }, { versionNumber: 9 }), 404);
-    await expectApiError(repo.resolveForRun(orgId, { workflowId: workflow.id }, { versionId: randomUUID() }), 404);
-    await expectApiError(repo.resolveForRun(otherOrgId, { workflowId: workflow.id }, { versionNumber: 1 }), 404);
-    await expectApiError(repo.resolveForRun(orgId, {}, {}), 400);
+    await expectDomainError(repo.resolveForRun(orgId, { workflowId: randomUUID() }, {}), 'NOT_FOUND');
+    await expectDomainError(repo.resolveForRun(orgId, { referenceEntityId: workflow.id }, {}), 'NOT_FOUND');
+    await expectDomainError(repo.resolveForRun(orgId, { workflowId: workflow.id }, { versionNumber: 9 }), 'NOT_FOUND');
+    await expectDomainError(repo.resolveForRun(orgId, { workflowId: workflow.id }, { versionId: randomUUID() }), 'NOT_FOUND');
+    await expectDomainError(repo.resolveForRun(otherOrgId, { workflowId: workflow.id }, { versionNumber: 1 }), 'NOT_FOUND');
+    await expectDomainError(repo.resolveForRun(orgId, {}, {}), 'BAD_REQUEST');
   });
 
   it('deactivates every version at once', async () => {
@@ -163,7 +163,7 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
     await repo.update(workflow.id, { name: 'v3', activeStatus: 'active', updatedBy: userId });
     await repo.setVersionStatus(workflow.id, (await repo.listVersionSummaries(workflow.id, { limit: 1000 }))[2]?.id ?? '', 'active');
     expect(await repo.deactivateAllVersions(workflow.id)).toBe(1);
-    await expectApiError(repo.resolveForRun(orgId, { workflowId: workflow.id }, {}), 409);
+    await expectDomainError(repo.resolveForRun(orgId, { workflowId: workflow.id }, {}), 'CONFLICT');
     expect(await repo.setVersionStatus(workflow.id, randomUUID(), 'active')).toBeUndefined();
   });
 });

@@ -25,7 +25,7 @@ export function findProjectFile(rel: string): string {
  * and bwrap binds the copy read-only at /runner.
  */
 export async function stageRunner(): Promise<string> {
-  const source = dirname(findProjectFile('activities/python/runner_server.py'));
+  const source = dirname(findProjectFile('src/python/runner_server.py'));
   const dir = await mkdtemp(join(tmpdir(), 'caseflow-python-'));
   await chmod(dir, 0o755);
   for (const file of RUNNER_FILES) {

@@ -1,5 +1,5 @@
 import { MemoryStore, type Options } from 'express-rate-limit';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from './errors.js';
 
 export interface RedeliverLimits {
   redeliverWindowMs: number;
@@ -50,6 +50,6 @@ export class RedeliverLimiter {
 
 export class RedeliverLimitError extends ApiError {
   constructor(headers: LimitHeaders, scope: string, retryAfterSeconds: number) {
-    super(429, 'RATE_LIMITED', `Too many redeliveries for this ${scope}; retry in ${retryAfterSeconds} s`, { retryAfterSeconds }, { ...headers });
+    super('RATE_LIMITED', `Too many redeliveries for this ${scope}; retry in ${retryAfterSeconds} s`, { retryAfterSeconds }, { ...headers }, retryAfterSeconds);
   }
 }

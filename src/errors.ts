@@ -1,0 +1,60 @@
+/**
+ * Errors the domain raises: services, the store and the worker throw these and
+ * never import HTTP. The API maps each code to its status (src/api/errors.ts);
+ * the codes themselves are the contract's `errorCode` vocabulary.
+ */
+export type ErrorCode =
+  | 'BAD_REQUEST'
+  | 'VALIDATION_ERROR'
+  | 'MALFORMED_JSON'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'UNPROCESSABLE'
+  | 'RATE_LIMITED'
+  | 'SERVICE_UNAVAILABLE'
+  | 'INTERNAL_ERROR';
+
+export class DomainError extends Error {
+  constructor(
+    readonly errorCode: ErrorCode,
+    message: string,
+    readonly metadata?: Record<string, unknown>,
+    /** For errors that clear by themselves: when a retry may succeed. */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+
+  static badRequest(message: string, metadata?: Record<string, unknown>): DomainError {
+    return new DomainError('BAD_REQUEST', message, metadata);
+  }
+  static validation(message: string, metadata?: Record<string, unknown>): DomainError {
+    return new DomainError('VALIDATION_ERROR', message, metadata);
+  }
+  static unauthorized(message = 'Missing, invalid or expired API key'): DomainError {
+    return new DomainError('UNAUTHORIZED', message);
+  }
+  static forbidden(message: string): DomainError {
+    return new DomainError('FORBIDDEN', message);
+  }
+  static notFound(message: string): DomainError {
+    return new DomainError('NOT_FOUND', message);
+  }
+  static conflict(message: string, metadata?: Record<string, unknown>): DomainError {
+    return new DomainError('CONFLICT', message, metadata);
+  }
+  static tooLarge(message: string, metadata?: Record<string, unknown>): DomainError {
+    return new DomainError('PAYLOAD_TOO_LARGE', message, metadata);
+  }
+  static unprocessable(message: string, metadata?: Record<string, unknown>): DomainError {
+    return new DomainError('UNPROCESSABLE', message, metadata);
+  }
+  static unavailable(message: string, retryAfterSeconds: number): DomainError {
+    return new DomainError('SERVICE_UNAVAILABLE', message, { retryAfterSeconds }, retryAfterSeconds);
+  }
+}
