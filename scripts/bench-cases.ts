@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../src/config/config.js';
 import { createLogger } from '../src/logging/logger.js';
 import { freePort } from '../src/net/free-port.js';
@@ -10,15 +9,8 @@ import { startService } from '../src/service.js';
 import { temporalCliPath } from '../src/temporal/binaries.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import type { BootstrapResult } from '../src/tenancy/tenancy-service.js';
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
-
-function variable(name: string, type: string) {
-  const id = randomUUID();
-  return { [id]: { id, variable_name: name, allowed_types: [{ type }] } };
-}
+import { percentile } from './bench-stats.js';
+import { pythonAddGraph } from './bench-graph.js';
 
 /**
  * Cases of input → Python code → output on the embedded stack (own dev
@@ -55,24 +47,8 @@ export async function benchCases(): Promise<void> {
       if (r.status >= 300) throw new Error(`${method} ${urlPath} → ${r.status} ${JSON.stringify(json)}`);
       return json;
     };
-    const [inputId, codeId, outputId] = [randomUUID(), randomUUID(), randomUUID()];
-    const nodes = {
-      [inputId]: { id: inputId, name: 'Workflow Input', type: 'input', output_schema: { schema: { ...variable('a', 'float'), ...variable('b', 'float') } } },
-      [codeId]: {
-        id: codeId,
-        name: 'Add',
-        type: 'code',
-        handler_class: 'python_code',
-        process: { source: 'def main(inputs):\n    return {"sum": inputs["a"] + inputs["b"]}\n' },
-        input_schema: { schema: { ...variable('a', 'float'), ...variable('b', 'float') } },
-        output_schema: { schema: variable('sum', 'float') },
-      },
-      [outputId]: { id: outputId, name: 'Workflow Output', type: 'output', input_schema: { schema: variable('sum', 'float') } },
-    };
-    const [e1, e2] = [randomUUID(), randomUUID()];
-    const edges = { [e1]: { id: e1, from_node_id: inputId, to_node_id: codeId }, [e2]: { id: e2, from_node_id: codeId, to_node_id: outputId } };
     const workspaceId = bootstrap?.workspace.id ?? '';
-    const wf = await call('POST', '/api/v1/workflow', { name: 'bench', activeStatus: 'active', nodes, edges }, { 'x-workspace-id': workspaceId });
+    const wf = await call('POST', '/api/v1/workflow', { name: 'bench', activeStatus: 'active', ...pythonAddGraph() }, { 'x-workspace-id': workspaceId });
     // Completion as callers see it: the case row turning terminal. One query
     // every few milliseconds for all cases in flight keeps the observer cheap.
     const waiting = new Map<string, (status: string) => void>();

@@ -1,5 +1,6 @@
 import { benchPython } from './bench-python.js';
 import { benchCases } from './bench-cases.js';
+import { benchE2e } from './bench-e2e.js';
 
 /**
  * `npm run bench`: the figures the issues name, printed, never asserted.
@@ -8,6 +9,7 @@ import { benchCases } from './bench-cases.js';
 const benches: Record<string, () => Promise<void>> = {
   python: benchPython,
   cases: benchCases,
+  e2e: benchE2e,
 };
 
 const wanted = process.argv.slice(2);

@@ -1,0 +1,106 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { timingSafeEqual } from 'node:crypto';
+import { signature } from '../src/callbacks/signing.js';
+import { percentile } from './bench-stats.js';
+
+/**
+ * The load side of `npm run bench -- e2e`, run as its own process so its CPU
+ * is not the service's: a webhook receiver plus clients that initiate and
+ * execute cases over HTTP and time each one until its signed callback
+ * arrives. Reads its job from BENCH_E2E_JOB, writes one JSON line per level.
+ */
+interface Job {
+  baseUrl: string;
+  key: string;
+  workflowId: string;
+  secret: string;
+  levels: Array<{ concurrency: number; cases: number }>;
+}
+
+export interface LevelResult {
+  concurrency: number;
+  cases: number;
+  seconds: number;
+  casesPerSecond: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  badSignatures: number;
+}
+
+const job = JSON.parse(process.env.BENCH_E2E_JOB ?? '') as Job;
+const waiting = new Map<string, { started: number; done: (ms: number) => void; fail: (err: Error) => void }>();
+let badSignatures = 0;
+
+function verified(headers: Record<string, string | string[] | undefined>, body: string): boolean {
+  const [id, ts, sigs] = [headers['webhook-id'], headers['webhook-timestamp'], headers['webhook-signature']];
+  if (typeof id !== 'string' || typeof ts !== 'string' || typeof sigs !== 'string') return false;
+  const expected = Buffer.from(signature(job.secret, id, Number(ts), body));
+  return sigs.split(' ').some((s) => {
+    const got = Buffer.from(s);
+    return got.length === expected.length && timingSafeEqual(got, expected);
+  });
+}
+
+const receiver = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    res.end('ok');
+    const body = Buffer.concat(chunks).toString('utf8');
+    if (!verified(req.headers, body)) badSignatures += 1;
+    const payload = JSON.parse(body) as { caseId: string; status: string };
+    const entry = waiting.get(payload.caseId);
+    if (!entry) return;
+    waiting.delete(payload.caseId);
+    if (payload.status === 'COMPLETED') entry.done(performance.now() - entry.started);
+    else entry.fail(new Error(`case ${payload.caseId} ended ${payload.status}`));
+  });
+});
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+
+async function call(method: string, path: string, body: unknown): Promise<Record<string, unknown>> {
+  const r = await fetch(`${job.baseUrl}${path}`, { method, headers: { 'content-type': 'application/json', 'x-service-key': job.key }, body: JSON.stringify(body) });
+  const json = (await r.json()) as Record<string, unknown>;
+  if (r.status >= 300) throw new Error(`${method} ${path} → ${r.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** One case as a webhook receiver sees it: initiate, execute, signed callback received. */
+async function oneCase(i: number): Promise<number> {
+  const started = performance.now();
+  const { caseId } = (await call('POST', '/api/v1/case', { workflowId: job.workflowId })) as { caseId: string };
+  const delivered = new Promise<number>((done, fail) => waiting.set(caseId, { started, done, fail }));
+  await call('POST', `/api/v1/case/${caseId}/execute`, { inputs: { a: i, b: 1 }, callbackUrl });
+  return delivered;
+}
+
+async function level(concurrency: number, cases: number): Promise<LevelResult> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < cases) {
+        next += 1;
+        latencies.push(await oneCase(next));
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { concurrency, cases, seconds, casesPerSecond: cases / seconds, p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), badSignatures };
+}
+
+for (const { concurrency, cases } of job.levels) {
+  // The driver samples CPU between these lines; warm-up cases are not counted.
+  await level(concurrency, Math.min(cases, concurrency * 2));
+  process.stdout.write(`${JSON.stringify({ event: 'start', concurrency })}\n`);
+  const result = await level(concurrency, cases);
+  process.stdout.write(`${JSON.stringify({ event: 'result', result })}\n`);
+  await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
+}
+receiver.close();
