@@ -44,7 +44,7 @@ async function withTenancy(fn: (service: TenancyService) => Promise<unknown>): P
 
 async function serve(role: Role): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, {}, config.logFormat);
   const service = await startService({ config, logger, role, onBootstrap: printBootstrapKey });
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -13,6 +13,8 @@ export const configSchema = z.object({
   port,
   publicUrl: z.url().optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  /** auto: readable lines when stdout is a terminal, JSON otherwise (log shippers). */
+  logFormat: z.enum(['auto', 'json', 'pretty']),
   bodyLimit: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 2mb'),
   shutdownGraceMs: z.coerce.number().int().min(0),
   databaseUrl: z.string().regex(/^(postgres(ql)?|sqlite):\/\//, 'a postgres://… or sqlite://… URL').optional(),
@@ -106,6 +108,7 @@ const envMap: Record<string, string> = {
   PORT: 'port',
   CASEFLOW_PUBLIC_URL: 'publicUrl',
   LOG_LEVEL: 'logLevel',
+  LOG_FORMAT: 'logFormat',
   CASEFLOW_BODY_LIMIT: 'bodyLimit',
   CASEFLOW_SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
   DATABASE_URL: 'databaseUrl',

@@ -1,4 +1,5 @@
-import { pino, type Logger, type LoggerOptions } from 'pino';
+import { destination as fileDestination, pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import pretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -40,12 +41,26 @@ export function redactUrl(url: string): string {
   return url.replace(secretQueryParams, '$1[redacted]');
 }
 
-export function createLogger(level: string, options: LoggerOptions = {}): Logger {
-  return pino({
-    level,
-    base: { service: 'caseflow' },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: redactedPaths, censor: '[redacted]' },
-    ...options,
-  });
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
+/**
+ * The service's logger. JSON lines for log shippers; with `pretty` (or `auto`
+ * on a terminal) one readable line per event, formatted in-process and
+ * synchronously so a crash loses nothing. Redaction runs before either.
+ */
+export function createLogger(level: string, options: LoggerOptions = {}, format: LogFormat = 'json', destination?: DestinationStream): Logger {
+  const readable = format === 'pretty' || (format === 'auto' && process.stdout.isTTY === true);
+  const stream = readable
+    ? pretty({ sync: true, colorize: destination === undefined && process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', destination: destination ?? 1 })
+    : (destination ?? fileDestination({ dest: 1, sync: true }));
+  return pino(
+    {
+      level,
+      base: { service: 'caseflow' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: redactedPaths, censor: '[redacted]' },
+      ...options,
+    },
+    stream,
+  );
 }

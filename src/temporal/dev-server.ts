@@ -2,8 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from '../logging/logger.js';
+import { searchAttributeRegistrations } from './search-attributes.js';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -47,15 +50,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   // The UI's news feed would reach out to the internet on every page load.
   if (options.ui) args.push('--ui-port', String(options.uiPort), '--ui-disable-news-fetch');
   else args.push('--headless');
+  for (const registration of searchAttributeRegistrations()) args.push('--search-attribute', registration);
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not start ${options.cliPath}`);
   writeFileSync(pidFile, String(child.pid));
   const log = options.logger.child({ component: 'temporal-dev-server', pid: child.pid });
-  const forward = (level: 'info' | 'warn') => (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n').filter(Boolean)) log[level]({ line }, 'temporal dev server output');
-  };
-  child.stdout?.on('data', forward('info'));
-  child.stderr?.on('data', forward('warn'));
+  let stopping = false;
+  forwardServerLog(child.stdout, log, 'info', () => stopping);
+  forwardServerLog(child.stderr, log, 'warn', () => stopping);
   let exited = false;
   child.once('exit', (code, signal) => {
     exited = true;
@@ -76,10 +78,39 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     uiUrl: options.ui ? `http://${ip === '0.0.0.0' ? 'localhost' : ip}:${options.uiPort}` : undefined,
     pid: child.pid,
     stop: async () => {
+      stopping = true;
       await stopChild(child);
       rmSync(pidFile, { force: true });
     },
   };
+}
+
+const serverLevels: Record<string, 'debug' | 'info' | 'warn' | 'error'> = { DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
+
+/**
+ * Re-logs the server's JSON lines as our own events (its message, its level,
+ * its fields under `temporal`). While we stop it, its complaints about
+ * cancelled polls are expected and only shown at debug level.
+ */
+function forwardServerLog(stream: Readable | null, log: Logger, fallback: 'info' | 'warn', stopping: () => boolean): void {
+  if (!stream) return;
+  createInterface({ input: stream }).on('line', (line) => {
+    if (!line.trim()) return;
+    let parsed: Record<string, unknown> | undefined;
+    try {
+      const value: unknown = JSON.parse(line);
+      if (value && typeof value === 'object' && !Array.isArray(value)) parsed = value as Record<string, unknown>;
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed) {
+      log[stopping() ? 'debug' : fallback]({ line }, 'temporal dev server output');
+      return;
+    }
+    const { msg, level, time: _time, ...fields } = parsed;
+    const mapped = serverLevels[String(level)] ?? fallback;
+    log[stopping() ? 'debug' : mapped]({ temporal: fields }, `temporal server: ${String(msg ?? 'log line')}`);
+  });
 }
 
 async function waitUntilServing(address: string, timeoutMs: number, exited: () => boolean): Promise<void> {

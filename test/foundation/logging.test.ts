@@ -1,10 +1,9 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { pino, type Logger } from 'pino';
-import { redactUrl, redactedPaths } from '../../src/logging/logger.js';
+import { createLogger, redactUrl, type LogFormat, type Logger } from '../../src/logging/logger.js';
 
-/** A logger with the service's redaction, writing into a string we can search. */
-function capturingLogger(): { logger: Logger; output: () => string } {
+/** The service's logger, writing into a string we can search. */
+function capturingLogger(format: LogFormat = 'json'): { logger: Logger; output: () => string } {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -12,7 +11,7 @@ function capturingLogger(): { logger: Logger; output: () => string } {
       done();
     },
   });
-  return { logger: pino({ redact: { paths: redactedPaths, censor: '[redacted]' } }, sink), output: () => lines.join('') };
+  return { logger: createLogger('info', {}, format, sink), output: () => lines.join('') };
 }
 
 describe('structured logs', () => {
@@ -34,5 +33,17 @@ describe('structured logs', () => {
     const { logger, output } = capturingLogger();
     logger.info({ req: { query: { signature: 'deadbeef', expires: '1' } } });
     expect(output()).not.toContain('deadbeef');
+  });
+
+  it('writes one readable line per event in the pretty format, redacted the same way', () => {
+    const { logger, output } = capturingLogger('pretty');
+    logger.info({ caseId: 'c-1', req: { headers: { 'x-service-key': 'cf_abc_secret7' } } }, 'case started');
+    logger.warn('callback attempt failed');
+    const lines = output().trim().split('\n');
+    expect(lines[0]).toMatch(/^\[\d{2}:\d{2}:\d{2}\.\d{3}\] INFO: case started$/);
+    expect(output()).toContain('caseId: "c-1"');
+    expect(output()).toMatch(/WARN: callback attempt failed/);
+    expect(output()).not.toContain('secret7');
+    expect(() => JSON.parse(lines[0] ?? '')).toThrow();
   });
 });
