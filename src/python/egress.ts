@@ -43,6 +43,8 @@ interface CallEgress {
   tunnels: Set<Socket>;
   bytes: number;
   ended: boolean;
+  /** The byte cap was hit (counted once). */
+  cut: boolean;
 }
 
 class Refusal extends Error {
@@ -126,7 +128,7 @@ export class EgressProxy {
   /** Registers a call; its token goes to that call's child only. */
   openCall(org: string): string {
     const token = randomBytes(16).toString('hex');
-    this.calls.set(token, { org, tunnels: new Set(), bytes: 0, ended: false });
+    this.calls.set(token, { org, tunnels: new Set(), bytes: 0, ended: false, cut: false });
     return token;
   }
 
@@ -255,8 +257,11 @@ export class EgressProxy {
   private carry(call: CallEgress, from: Socket, to: Socket, chunk: Buffer): void {
     call.bytes += chunk.length;
     if (call.bytes > this.limits.maxBytesPerCall) {
-      this.count('cut', 'byte-limit');
-      this.logger.info({ org: call.org, limit: this.limits.maxBytesPerCall }, 'python egress byte cap reached; tunnels cut');
+      if (!call.cut) {
+        call.cut = true;
+        this.count('cut', 'byte-limit');
+        this.logger.info({ org: call.org, limit: this.limits.maxBytesPerCall }, 'python egress byte cap reached; tunnels cut');
+      }
       for (const t of call.tunnels) t.destroy();
       return;
     }

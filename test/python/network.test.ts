@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -31,13 +32,16 @@ let allowing: PythonRunnerPool;
 let osOnly: PythonRunnerPool;
 let http: Server;
 let https: Server;
+let silentServer: TcpServer;
 let httpPort: number;
 let httpsPort: number;
 let ca: string;
+let silentPort: number;
+let silentClosed = 0;
 let httpRequests = 0;
 const logLines: Array<Record<string, unknown>> = [];
 
-function listen(server: Server): Promise<number> {
+function listen(server: TcpServer): Promise<number> {
   return new Promise((done) => server.listen(0, '127.0.0.1', () => done((server.address() as AddressInfo).port)));
 }
 
@@ -70,13 +74,17 @@ beforeAll(async () => {
   ca = tls.cert;
   https = createHttpsServer(tls, (req, res) => res.end(`secure ${req.headers.host}`));
   httpsPort = await listen(https);
+  // Accepts and never answers: only the proxy's idle timeout ends such a tunnel.
+  const silent = createTcpServer((socket) => socket.resume().on('close', () => (silentClosed += 1)));
+  silentPort = await listen(silent);
+  silentServer = silent;
   const logger = pino({ level: 'info' }, new Writable({
     write(chunk: Buffer, _enc, done) {
       for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   }));
-  const allow = { allowCidrs: '127.0.0.0/8', resolve, maxTunnelsPerCall: 2, maxBytesPerCall: 1 << 20 };
+  const allow = { allowCidrs: '127.0.0.0/8', resolve, maxTunnelsPerCall: 2, maxBytesPerCall: 1 << 20, idleTimeoutMs: 1000 };
   strict = await createPool({ size: 1, networkSize: 1, egress: { resolve } });
   allowing = await createPool({ size: 1, networkSize: 1, egress: allow, logger });
   osOnly = await createPool({ size: 1, networkSize: 1, egress: allow, auditHook: false });
@@ -85,6 +93,7 @@ afterAll(async () => {
   await Promise.all([strict?.close(), allowing?.close(), osOnly?.close()]);
   http?.close();
   https?.close();
+  silentServer?.close();
 });
 
 const get = (host: string, port: number, path = '/'): string =>
@@ -166,21 +175,40 @@ describe('per-call limits', () => {
     expect(failed(r).message).toMatch(/IncompleteRead|ConnectionResetError|RemoteDisconnected/);
     expect(allowing.stats().egress.cut).toBeGreaterThan(cut);
   });
+
+  test('a tunnel idle past idleTimeoutMs is closed', async () => {
+    const started = Date.now();
+    const r = await run(allowing, get('127.0.0.1', silentPort));
+    expect(failed(r).message).toMatch(/RemoteDisconnected/);
+    expect(Date.now() - started).toBeLessThan(4000);
+    await vi.waitFor(() => expect(silentClosed).toBeGreaterThanOrEqual(1));
+  });
 });
 
 describe('no way around the proxy', () => {
   const escape = (body: string): string => main(`I = caseflow.log.__globals__["__builtins__"]["__import__"]\n${body}`);
 
-  test('a raw TCP socket (the audit hook off) reaches nothing: no interface but an empty loopback', async () => {
+  test('raw sockets (the audit hook off) reach nothing: TCP connect is denied, and there is no interface but an empty loopback', async () => {
     const before = httpRequests;
+    const udp = createSocket('udp4');
+    const datagrams: Buffer[] = [];
+    udp.on('message', (m) => datagrams.push(m));
+    await new Promise<void>((done) => udp.bind(0, '127.0.0.1', done));
+    const udpPort = udp.address().port;
     const source = escape(
-      `_socket = I("_socket")\nout = {}\nfor host in ("127.0.0.1", "192.0.2.1", "1.1.1.1"):\n` +
-        `    s = _socket.socket(2, 1)\n    s.settimeout(3)\n    try:\n        s.connect((host, ${httpPort}))\n        out[host] = "connected"\n` +
-        `    except OSError as e:\n        out[host] = type(e).__name__\n    s.close()\nreturn out`,
+      '_socket = I("_socket")\nout = {}\n' +
+        `for host in ("127.0.0.1", "192.0.2.1"):\n    s = _socket.socket(2, 1)\n    try:\n        s.connect((host, ${httpPort}))\n        out[host] = "connected"\n` +
+        '    except OSError as e:\n        out[host] = e.errno\n' +
+        `u = _socket.socket(2, 2)\nfor host in ("192.0.2.1", "127.0.0.1"):\n    try:\n        u.sendto(b"leak", (host, ${udpPort}))\n        out["udp " + host] = "sent"\n` +
+        '    except OSError as e:\n        out["udp " + host] = e.errno\nreturn out',
     );
     const r = await osOnly.run({ form: 'main', source, inputs: {}, network: true });
-    if (!r.ok) throw new Error(r.error.message);
-    for (const outcome of Object.values(r.outputs)) expect(outcome).not.toBe('connected');
+    // TCP: Landlock denies connect (EACCES); UDP: no route out (ENETUNREACH), and the
+    // sandbox's loopback is its own, so a datagram to 127.0.0.1 never reaches the host's.
+    expect(r).toMatchObject({ ok: true, outputs: { '127.0.0.1': 13, '192.0.2.1': 13, 'udp 192.0.2.1': 101, 'udp 127.0.0.1': 'sent' } });
+    await new Promise((done) => setTimeout(done, 300));
+    udp.close();
+    expect(datagrams).toEqual([]);
     expect(httpRequests).toBe(before);
   });
 
