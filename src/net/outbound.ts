@@ -149,14 +149,17 @@ export class Outbound {
         socket.destroy();
         reject(new Error(`connecting to ${host}:${port} timed out after ${timeoutMs} ms`));
       }, timeoutMs);
-      socket.once('connect', () => {
-        clearTimeout(timer);
-        socket.removeAllListeners('error');
-        resolve();
-      });
-      socket.once('error', (err) => {
+      const onError = (err: Error): void => {
         clearTimeout(timer);
         reject(err);
+      };
+      socket.once('error', onError);
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        socket.off('error', onError);
+        // A later error only ends the socket; its owner sees 'close'.
+        socket.on('error', () => socket.destroy());
+        resolve();
       });
     });
     return { socket, address: checked.address };

@@ -9,7 +9,7 @@ import { Outbound, OutboundRefusedError, type Resolver } from '../net/outbound.j
 
 /** Limits on one Python call's network use. */
 export interface EgressLimits {
-  /** Resolving, checking and connecting one tunnel (default 10 000 ms). */
+  /** The child's request line, and the TCP connect of one tunnel (default 10 000 ms). */
   connectTimeoutMs: number;
   /** A tunnel with no bytes either way for this long is closed (default 30 000 ms). */
   idleTimeoutMs: number;
@@ -77,6 +77,8 @@ const defaults: EgressLimits = {
  */
 export class EgressProxy {
   private readonly calls = new Map<string, CallEgress>();
+  /** Every accepted connection, whatever its phase, so close() can end them all. */
+  private readonly clients = new Set<Socket>();
   private readonly counts: EgressStats = { allowed: 0, refused: {}, cut: 0 };
   private readonly counter: Counter<'outcome' | 'reason'> | null;
 
@@ -147,6 +149,7 @@ export class EgressProxy {
 
   async close(): Promise<void> {
     for (const token of [...this.calls.keys()]) this.closeCall(token);
+    for (const client of this.clients) client.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     await rm(this.dir, { recursive: true, force: true });
   }
@@ -159,6 +162,8 @@ export class EgressProxy {
   }
 
   private accept(client: Socket): void {
+    this.clients.add(client);
+    client.on('close', () => this.clients.delete(client));
     client.on('error', () => client.destroy());
     const lineTimer = setTimeout(() => client.destroy(), this.limits.connectTimeoutMs);
     let buffered = Buffer.alloc(0);
@@ -206,7 +211,8 @@ export class EgressProxy {
       if (call) call.tunnels.delete(client);
       const refusal = err instanceof Refusal ? err : new Refusal('connect-failed', String(err));
       this.count('refused', refusal.reason);
-      this.logger.info(
+      // Attempts that name no running call are counted only: logging each would let a loop flood the log.
+      this.logger[call ? 'info' : 'debug'](
         { org: call?.org, host: request?.host, port: request?.port, reason: refusal.reason, error: refusal.message },
         'python egress refused',
       );
@@ -240,7 +246,6 @@ export class EgressProxy {
     remote.on('drain', () => client.resume());
     client.on('end', () => remote.end());
     remote.on('end', () => client.end());
-    remote.on('error', () => remote.destroy());
     const close = (): void => {
       clearTimeout(idle);
       client.destroy();
