@@ -3,8 +3,8 @@
 The network servers run in an empty network namespace: the only way out is
 the unix socket of the Node egress proxy bound into the sandbox. Installed in
 the child before user code runs, this routes every TCP connect of an AF_INET
-or AF_INET6 socket (`socket.socket(...).connect`, `socket.create_connection`,
-so http.client, urllib and ssl) through it: the proxy resolves the host,
+or AF_INET6 socket (`socket.socket(...).connect`, so `create_connection`,
+http.client, urllib and ssl) through it: the proxy resolves the host,
 checks every address with the outbound policy, connects to the checked
 address and then relays bytes. TLS stays end to end in Python. This is
 plumbing, not the boundary: code that bypasses it finds no network at all.
@@ -14,6 +14,9 @@ import os
 import socket
 
 _RealSocket = socket.socket
+_c_connect = socket.socket.connect
+_c_setsockopt = socket.socket.setsockopt
+_INET = (socket.AF_INET, socket.AF_INET6)
 _REPLY_CAP = 4096
 
 
@@ -22,13 +25,15 @@ class EgressRefused(RuntimeError):
 
 
 def install(path, token):
-    """Patches the child's socket module; called once, before user code."""
+    """Patches the child's socket module; called once, before user code. The
+    methods are replaced on socket.socket itself, so its subclasses (ssl's
+    SSLSocket) and the stdlib's create_connection go through the proxy too."""
 
     def open_tunnel(host, port, timeout):
         tunnel = _RealSocket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             tunnel.settimeout(timeout)
-            tunnel.connect(path)
+            _c_connect(tunnel, path)
             tunnel.sendall(json.dumps({"token": token, "host": str(host), "port": int(port)}).encode() + b"\n")
             reply = _read_line(tunnel)
         except BaseException:
@@ -42,47 +47,34 @@ def install(path, token):
             raise EgressRefused(message)
         return tunnel
 
-    class TunnelSocket(_RealSocket):
-        """socket.socket whose TCP connect goes through the proxy: the tunnel's
-        descriptor replaces the socket's own, so the object stays the caller's."""
-
-        def connect(self, address):
-            if self.family not in (socket.AF_INET, socket.AF_INET6):
-                return super().connect(address)
-            if self.type != socket.SOCK_STREAM:
-                raise EgressRefused("only TCP connections are possible (through the caseflow egress proxy)")
-            tunnel = open_tunnel(address[0], address[1], self.gettimeout())
-            try:
-                os.dup2(tunnel.fileno(), self.fileno())
-            finally:
-                tunnel.close()
-            # The new descriptor's blocking mode must match this socket's timeout.
-            self.settimeout(self.gettimeout())
-            return None
-
-        def connect_ex(self, address):
-            try:
-                self.connect(address)
-            except OSError as e:
-                return e.errno or 111
-            return 0
-
-        def setsockopt(self, level, optname, *value):
-            # TCP options belong to the proxy's socket; the tunnel is a unix socket.
-            if level == socket.IPPROTO_TCP and self.family in (socket.AF_INET, socket.AF_INET6):
-                return None
-            return super().setsockopt(level, optname, *value)
-
-    def create_connection(address, timeout=socket._GLOBAL_DEFAULT_TIMEOUT, source_address=None, **_):
-        sock = TunnelSocket(socket.AF_INET6 if ":" in str(address[0]) else socket.AF_INET, socket.SOCK_STREAM)
+    def connect(self, address):
+        """TCP connects through the proxy: the tunnel's descriptor replaces the
+        socket's own, so the object stays the caller's."""
+        if self.family not in _INET:
+            return _c_connect(self, address)
+        if self.type != socket.SOCK_STREAM:
+            raise EgressRefused("only TCP connections are possible (through the caseflow egress proxy)")
+        tunnel = open_tunnel(address[0], address[1], self.gettimeout())
         try:
-            if timeout is not socket._GLOBAL_DEFAULT_TIMEOUT:
-                sock.settimeout(timeout)
-            sock.connect(address)
-        except BaseException:
-            sock.close()
-            raise
-        return sock
+            os.dup2(tunnel.fileno(), self.fileno())
+        finally:
+            tunnel.close()
+        # The new descriptor's blocking mode must match this socket's timeout.
+        self.settimeout(self.gettimeout())
+        return None
+
+    def connect_ex(self, address):
+        try:
+            connect(self, address)
+        except OSError as e:
+            return e.errno or 111
+        return 0
+
+    def setsockopt(self, level, optname, *value):
+        # TCP options belong to the proxy's socket; the tunnel is a unix socket.
+        if level == socket.IPPROTO_TCP and self.family in _INET:
+            return None
+        return _c_setsockopt(self, level, optname, *value)
 
     def getaddrinfo(host, port, family=0, type=0, proto=0, flags=0):
         """No DNS in the sandbox: a name is passed on as is and resolved (and
@@ -95,8 +87,9 @@ def install(path, token):
             return [(socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (host, port, 0, 0))]
         return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (host, port))]
 
-    socket.socket = TunnelSocket
-    socket.create_connection = create_connection
+    socket.socket.connect = connect
+    socket.socket.connect_ex = connect_ex
+    socket.socket.setsockopt = setsockopt
     socket.getaddrinfo = getaddrinfo
 
 

@@ -145,6 +145,14 @@ describe('egress through the outbound policy', () => {
       'c.request("GET", "/")\nr = c.getresponse()\nresult["body"] = r.read().decode()\nresult["version"] = c.sock.version()\n';
     const r = await run(allowing, source, { ca });
     expect(r).toMatchObject({ ok: true, outputs: { body: `secure tls.test:${httpsPort}`, version: expect.stringMatching(/^TLSv1\.[23]$/) } });
+    // An SSLSocket connected after wrapping takes the same way out.
+    const wrappedFirst = await run(allowing,
+      'import ssl\nctx = ssl.create_default_context(cadata=input_data["ca"])\n' +
+        `s = ctx.wrap_socket(ssl.socket(), server_hostname="tls.test")\ns.settimeout(5)\ns.connect(("tls.test", ${httpsPort}))\n` +
+        's.sendall(b"GET / HTTP/1.0\\r\\nHost: tls.test\\r\\n\\r\\n")\ndata = b""\nwhile True:\n    chunk = s.recv(4096)\n    if not chunk:\n        break\n    data += chunk\n' +
+        'result["tail"] = data.decode().split("\\r\\n\\r\\n", 1)[1]\n',
+      { ca });
+    expect(wrappedFirst).toMatchObject({ ok: true, outputs: { tail: 'secure tls.test' } });
     // The same server under a name its certificate does not carry fails verification in Python.
     const wrongName = await run(allowing, source.replace('"tls.test"', '"loop.test"'), { ca });
     expect(failed(wrongName).message).toMatch(/SSLCertVerificationError|CertificateError/);
@@ -154,7 +162,7 @@ describe('egress through the outbound policy', () => {
     const seen = logLines.length;
     await run(allowing, get('127.0.0.1', httpPort, '/logged'));
     // The close is logged when the socket's close event fires, just after the call returns.
-    await vi.waitFor(() => expect(logLines.slice(seen).find((l) => l.msg === 'python egress tunnel closed')).toMatchObject({
+    await vi.waitFor(() => expect(logLines.slice(seen).find((l) => l.msg === 'python egress tunnel closed' && l.port === httpPort)).toMatchObject({
       org: 'org-a', host: '127.0.0.1', port: httpPort, address: '127.0.0.1', bytesUp: expect.any(Number), bytesDown: expect.any(Number),
     }));
   });
