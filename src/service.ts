@@ -104,14 +104,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
     const temporal = await connectTemporal(config, address, devServer?.uiUrl);
     stops.push(() => temporal.connection.close());
+    const metrics = createMetrics(workerMetricsUrl);
     const python = await PythonRunnerPool.create({
       size: config.python.poolSize || undefined,
       allowUnsandboxed: config.python.allowUnsandboxed,
       defaultTimeoutMs: config.python.defaultTimeoutMs,
+      // Python egress obeys the same operator allowlist as every other tenant-supplied destination.
+      egress: { allowCidrs: config.outbound.allowCidrs },
+      metricsRegistry: metrics.registry,
       logger: logger.child({ component: 'python' }),
     });
     stops.push(() => python.close());
-    const context: AppContext = { config, logger, store, tenancy, temporal, metrics: createMetrics(workerMetricsUrl), python };
+    const context: AppContext = { config, logger, store, tenancy, temporal, metrics, python };
 
     let worker: Worker | undefined;
     if (role !== 'api') {

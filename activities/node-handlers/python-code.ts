@@ -1,5 +1,5 @@
 import type { PythonRunnerPool } from '../../src/python/pool.js';
-import type { PythonFileInput, PythonLogEntry, PythonValueType } from '../../src/python/types.js';
+import type { PythonFileInput, PythonFileMarker, PythonLogEntry, PythonValueType } from '../../src/python/types.js';
 import { defaultNodeTimeoutMs, type NodeLog } from '../../src/domain/cases.js';
 import type { CatalogField } from '../../src/api/schemas/catalog-fields.js';
 import type { WorkflowNode } from '../../src/domain/graph.js';
@@ -66,7 +66,7 @@ function fileUrls(node: WorkflowNode, inputs: Record<string, unknown>): string[]
   return urls;
 }
 
-function isFileMarker(value: unknown): value is { $file: PythonFileInput } {
+function isFileMarker(value: unknown): value is PythonFileMarker {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, '$file');
 }
 
@@ -114,7 +114,7 @@ export class PythonCodeHandler implements NodeHandler {
     const files: Record<string, PythonFileInput> = {};
     for (const url of fileUrls(node, inputs)) {
       const file = await this.readFile(context, url);
-      files[url] = { name: file.name, contentType: file.contentType, base64: file.bytes.toString('base64') };
+      files[url] = { name: file.name, contentType: file.contentType, data: file.bytes };
     }
     const result = await this.deps.python.run({
       form: 'main',

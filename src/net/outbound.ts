@@ -1,12 +1,18 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { BlockList, connect as netConnect, isIP, type Socket } from 'node:net';
 import got, { RequestError } from 'got';
 
 /** Resolves a host name to all its addresses (node's dns.lookup by default; tests inject their own). */
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 
+/** Why a destination was refused: a bounded set, used as a metrics label. */
+export type RefusalReason = 'invalid' | 'unresolvable' | 'private' | 'reserved';
+
 export class OutboundRefusedError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly reason: RefusalReason = 'invalid',
+  ) {
     super(message);
     this.name = 'OutboundRefusedError';
   }
@@ -103,11 +109,60 @@ export class Outbound {
   }
 
   /** Why the address is refused, or null when it may be reached. */
-  refusal(ip: string): string | null {
+  refusal(ip: string): { reason: RefusalReason; message: string } | null {
     const { address, family } = normalize(ip);
-    if (alwaysRefused.check(address, family)) return `${ip} is a link-local, metadata, unspecified or multicast address`;
-    if (privateRanges.check(address, family) && !this.allowed.check(address, family)) return `${ip} is a private or loopback address`;
+    if (alwaysRefused.check(address, family)) return { reason: 'reserved', message: `${ip} is a link-local, metadata, unspecified or multicast address` };
+    if (privateRanges.check(address, family) && !this.allowed.check(address, family)) return { reason: 'private', message: `${ip} is a private or loopback address` };
     return null;
+  }
+
+  /** Resolves the host (an IP literal as is) and checks every address; the one to connect to. Throws OutboundRefusedError. */
+  async checkHost(host: string): Promise<LookupAddress> {
+    let addresses: LookupAddress[];
+    if (isIP(host)) addresses = [{ address: host, family: isIP(host) }];
+    else {
+      try {
+        addresses = await this.resolve(host);
+      } catch {
+        throw new OutboundRefusedError(`host ${host} does not resolve`, 'unresolvable');
+      }
+    }
+    if (addresses.length === 0) throw new OutboundRefusedError(`host ${host} does not resolve`, 'unresolvable');
+    for (const a of addresses) {
+      const why = this.refusal(a.address);
+      if (why) throw new OutboundRefusedError(isIP(host) ? why.message : `${host} resolves to ${why.message}`, why.reason);
+    }
+    return addresses[0] as LookupAddress;
+  }
+
+  /**
+   * A TCP connection to host:port for a tunnel (Python egress): the same
+   * resolve-and-check as URLs, then a socket to the checked address. Throws
+   * OutboundRefusedError, or the socket's error (refused, unreachable, timeout).
+   */
+  async connect(host: string, port: number, timeoutMs: number): Promise<{ socket: Socket; address: string }> {
+    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new OutboundRefusedError(`not a TCP port: ${port}`);
+    const checked = await this.checkHost(host.replace(/^\[|\]$/g, ''));
+    const socket = netConnect({ host: checked.address, port, family: checked.family });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`connecting to ${host}:${port} timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
+      const onError = (err: Error): void => {
+        clearTimeout(timer);
+        reject(err);
+      };
+      socket.once('error', onError);
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        socket.off('error', onError);
+        // A later error only ends the socket; its owner sees 'close'.
+        socket.on('error', () => socket.destroy());
+        resolve();
+      });
+    });
+    return { socket, address: checked.address };
   }
 
   /** Validates the URL and resolves its host; the checked address to connect to. Throws OutboundRefusedError. */
@@ -120,22 +175,7 @@ export class Outbound {
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new OutboundRefusedError('only http and https URLs are allowed');
     if (parsed.username || parsed.password) throw new OutboundRefusedError('credentials in the URL are not allowed');
-    const host = parsed.hostname.replace(/^\[|\]$/g, '');
-    let addresses: LookupAddress[];
-    if (isIP(host)) addresses = [{ address: host, family: isIP(host) }];
-    else {
-      try {
-        addresses = await this.resolve(host);
-      } catch {
-        throw new OutboundRefusedError(`host ${host} does not resolve`);
-      }
-    }
-    if (addresses.length === 0) throw new OutboundRefusedError(`host ${host} does not resolve`);
-    for (const a of addresses) {
-      const why = this.refusal(a.address);
-      if (why) throw new OutboundRefusedError(`refused: ${host} resolves to ${why}`);
-    }
-    return { url: parsed, address: addresses[0] as LookupAddress };
+    return { url: parsed, address: await this.checkHost(parsed.hostname.replace(/^\[|\]$/g, '')) };
   }
 
   /** One request; a 3xx is returned as is. Throws OutboundRefusedError before connecting, or got's RequestError. */

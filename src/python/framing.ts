@@ -1,9 +1,31 @@
 /** Length-prefixed JSON frames (4-byte big-endian length), as runner_server.py speaks. */
 export function encodeFrame(value: unknown): Buffer {
   const body = Buffer.from(JSON.stringify(value), 'utf8');
-  const head = Buffer.alloc(4);
-  head.writeUInt32BE(body.length, 0);
-  return Buffer.concat([head, body]);
+  return Buffer.concat([uint32(body.length), body]);
+}
+
+/** A request frame as written: its parts (never joined, so file bytes are not copied) and its body size. */
+export interface RequestFrame {
+  parts: Uint8Array[];
+  /** Bytes after the outer length prefix. */
+  bodyBytes: number;
+}
+
+/**
+ * A request frame: the outer length, the length of the JSON header, the
+ * header, then the attachments' raw bytes back to back (the header says each
+ * one's size). File bytes travel as they are, not as base64 text.
+ */
+export function encodeRequest(header: unknown, attachments: readonly Uint8Array[]): RequestFrame {
+  const json = Buffer.from(JSON.stringify(header), 'utf8');
+  const bodyBytes = 4 + json.length + attachments.reduce((n, a) => n + a.length, 0);
+  return { parts: [uint32(bodyBytes), uint32(json.length), json, ...attachments], bodyBytes };
+}
+
+function uint32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n, 0);
+  return b;
 }
 
 /** A frame whose body was not valid JSON: reported, not thrown, so one bad frame fails one call only. */

@@ -83,7 +83,7 @@ class Sdk:
         return entry
 
     def read_file(self, url):
-        return base64.b64decode(self._file(url, "read_file").get("base64", ""))
+        return self._file(url, "read_file")["data"]
 
     def file_info(self, url):
         entry = self._file(url, "file_info")
@@ -91,7 +91,7 @@ class Sdk:
             "url": url,
             "name": entry.get("name"),
             "contentType": entry.get("contentType"),
-            "size": len(base64.b64decode(entry.get("base64", ""))),
+            "size": len(entry["data"]),
         }
 
     def make_file(self, name, data, content_type="application/octet-stream"):

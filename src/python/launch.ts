@@ -14,9 +14,14 @@ export interface LaunchOptions {
   bwrapPath: string;
   network: boolean;
   sandboxed: boolean;
+  /** Directory of the egress proxy's socket, bound at /egress for network servers. */
+  egressDir: string;
   uid?: number;
   gid?: number;
 }
+
+/** Where a sandboxed network server finds the egress proxy. */
+export const SANDBOX_EGRESS_DIR = '/egress';
 
 const PYTHON_ARGS = ['-I', '-S', '-B'];
 
@@ -36,10 +41,12 @@ function topLevelLinks(): string[] {
 }
 
 /**
- * bwrap: every namespace new (the network one shared only for the network
- * pool), empty environment, read-only /usr and libraries, only the /etc
- * files Python needs, a private tmpfs /tmp for scratch dirs, and the runner
- * read-only at /runner. The Python server adds Landlock and seccomp per child.
+ * bwrap: every namespace new (the network one too: no interface but an
+ * unused loopback), empty environment, read-only /usr and libraries, only the
+ * /etc files Python needs, a private tmpfs /tmp for scratch dirs, and the
+ * runner read-only at /runner. Network servers also get the CA bundle and the
+ * egress proxy's socket directory at /egress, their only way out. The Python
+ * server adds Landlock and seccomp per child.
  */
 export function buildLaunch(o: LaunchOptions): LaunchSpec {
   const script = `${o.runnerDir}/runner_server.py`;
@@ -47,12 +54,9 @@ export function buildLaunch(o: LaunchOptions): LaunchSpec {
     return { command: o.pythonPath, args: [...PYTHON_ARGS, script], uid: o.uid, gid: o.gid, sandboxed: false };
   }
   const etc = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/localtime'];
-  if (o.network) {
-    etc.push('/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/gai.conf', '/etc/ssl', '/etc/ca-certificates');
-  }
+  if (o.network) etc.push('/etc/ssl', '/etc/ca-certificates');
   const args = [
     '--unshare-all',
-    ...(o.network ? ['--share-net'] : []),
     '--die-with-parent',
     '--new-session',
     '--clearenv',
@@ -67,6 +71,7 @@ export function buildLaunch(o: LaunchOptions): LaunchSpec {
     '--size', String(256 * 1024 * 1024),
     '--tmpfs', '/tmp',
     '--ro-bind', o.runnerDir, '/runner',
+    ...(o.network ? ['--ro-bind', o.egressDir, SANDBOX_EGRESS_DIR] : []),
     '--chdir', '/tmp',
     o.pythonPath,
     ...PYTHON_ARGS,

@@ -6,7 +6,6 @@ customers get clear errors and so that the obvious object-graph escapes
 (`uuid.os`, `typing.sys`, frame walking) fail early.
 """
 import builtins
-import ipaddress
 import operator
 import sys
 import types
@@ -176,17 +175,6 @@ _DENY_EVENTS = (
 )
 
 
-def _blocked_address(address):
-    host = address[0] if isinstance(address, tuple) and address else address
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    if getattr(ip, "ipv4_mapped", None):
-        ip = ip.ipv4_mapped
-    return ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast or ip.is_reserved
-
-
 _FRAME_ATTRS = frozenset({"gi_frame", "cr_frame", "ag_frame", "tb_frame", "f_back"})
 
 
@@ -221,8 +209,6 @@ def install_audit_hook(network, privileged_codes, stdlib_dir):
         if event.startswith("socket."):
             if not network:
                 raise RuntimeError("network access is not enabled for this call")
-            if event == "socket.connect" and len(args) > 1 and _blocked_address(args[1]):
-                raise RuntimeError(f"connections to {args[1][0]} are not allowed")
             if event == "socket.bind":
                 raise RuntimeError("listening sockets are not allowed")
 

@@ -4,7 +4,9 @@ import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
 import { assessCapabilities, refusalMessage, UNSANDBOXED_ENV } from './capabilities.js';
-import { buildLaunch, type LaunchSpec } from './launch.js';
+import { EgressProxy } from './egress.js';
+import { encodeRequest } from './framing.js';
+import { buildLaunch, SANDBOX_EGRESS_DIR, type LaunchSpec } from './launch.js';
 import { findProjectFile, stageRunner } from './paths.js';
 import { toRunResult, toViolations } from './results.js';
 import { RunnerProcess, type InitMessage, type RawResponse } from './runner-process.js';
@@ -26,7 +28,9 @@ interface Call {
   kind: Kind;
   /** Organization id ('' when none): the unit of fairness. */
   org: string;
-  body: Record<string, unknown>;
+  /** The request's JSON header; the attachments (file bytes) follow it in the frame. */
+  header: Record<string, unknown>;
+  attachments: Uint8Array[];
   timeoutMs: number;
   done: (r: RawResponse | Error) => void;
 }
@@ -68,6 +72,7 @@ export class PythonRunnerPool {
     private readonly init: (network: boolean) => InitMessage,
     private readonly mode: Mode,
     private readonly caps: PythonSandboxCapabilities,
+    private readonly egress: EgressProxy,
   ) {}
 
   static async create(options: PythonPoolOptions = {}): Promise<PythonRunnerPool> {
@@ -90,20 +95,22 @@ export class PythonRunnerPool {
     const pythonPath = options.pythonPath ?? '/usr/bin/python3';
     const bwrapPath = options.bwrapPath ?? '/usr/bin/bwrap';
     const auditHook = options.auditHook ?? true;
-    const initFor = (network: boolean, requireContainment: boolean): InitMessage => ({
+    const egress = await EgressProxy.start(options.egress ?? {}, logger.child({ component: 'python-egress' }), options.metricsRegistry);
+    const initFor = (network: boolean, requireContainment: boolean, sandboxed: boolean): InitMessage => ({
       type: 'init', policy, network, requireContainment, auditHook,
+      egressSocket: network ? EgressProxy.socketIn(sandboxed ? SANDBOX_EGRESS_DIR : egress.dir) : null,
     });
 
     // Probe: start the first sandboxed server; its ready frame reports Landlock/seccomp/uid.
     let probe: RunnerProcess | null = null;
     let bwrapError: string | null = null;
     const sandboxedLaunch = (network: boolean): LaunchSpec =>
-      buildLaunch({ runnerDir, pythonPath, bwrapPath, network, sandboxed: true, uid, gid });
+      buildLaunch({ runnerDir, pythonPath, bwrapPath, network, sandboxed: true, egressDir: egress.dir, uid, gid });
     if (!existsSync(bwrapPath)) {
       bwrapError = `not found at ${bwrapPath} (install the bubblewrap package)`;
     } else {
       try {
-        probe = await RunnerProcess.start(sandboxedLaunch(false), initFor(false, true));
+        probe = await RunnerProcess.start(sandboxedLaunch(false), initFor(false, true, true));
       } catch (err) {
         bwrapError = err instanceof Error ? err.message : String(err);
       }
@@ -121,12 +128,13 @@ export class PythonRunnerPool {
     }
     // Without full containment the servers still apply whatever layers exist;
     // in 'refusing' mode they only serve the authoring scan.
+    const sandboxed = bwrapError === null;
     const launch = (network: boolean): LaunchSpec =>
-      bwrapError === null
+      sandboxed
         ? sandboxedLaunch(network)
-        : buildLaunch({ runnerDir, pythonPath, bwrapPath, network, sandboxed: false, uid, gid });
+        : buildLaunch({ runnerDir, pythonPath, bwrapPath, network, sandboxed: false, egressDir: egress.dir, uid, gid });
     const pool = new PythonRunnerPool(
-      settings, logger, runnerDir, launch, (network) => initFor(network, mode === 'contained'), mode, caps,
+      settings, logger, runnerDir, launch, (network) => initFor(network, mode === 'contained', sandboxed), mode, caps, egress,
     );
     if (probe) pool.adopt('isolated', probe);
     await pool.fill('isolated');
@@ -145,23 +153,30 @@ export class PythonRunnerPool {
     if (request.form !== 'main' && request.form !== 'script') return refuse(`unknown form '${String(request.form)}'`);
     if (typeof request.source !== 'string') return refuse('source must be a string');
     const network = request.network === true;
-    if (network && this.mode === 'contained' && this.caps.landlockAbi < 4) {
-      return refuse('network access needs Landlock ABI >= 4 (Linux >= 6.7) for its port allowlist');
-    }
+    const org = request.organizationId ?? '';
     const timeoutMs = Math.min(Math.max(request.timeoutMs ?? this.settings.defaultTimeoutMs, 50), MAX_TIMEOUT_MS);
-    const body: Record<string, unknown> = {
+    const files = Object.entries(request.files ?? {});
+    // Only this call's child receives the token; the proxy admits its tunnels by it and attributes them to `org`.
+    const egressToken = network ? this.egress.openCall(org) : null;
+    const header: Record<string, unknown> = {
       op: 'run',
       form: request.form,
       source: request.source,
       inputs: request.inputs ?? {},
       credentialValue: request.credentialValue ?? null,
       declaredOutputs: request.declaredOutputs ?? null,
-      files: request.files ?? {},
+      files: files.map(([url, f]) => ({ url, name: f.name, contentType: f.contentType, size: f.data.length })),
       network,
+      egressToken,
       timeoutMs,
       memoryMb: request.memoryMb ?? 256,
     };
-    const raw = await this.call(network ? 'network' : 'isolated', body, timeoutMs, request.organizationId ?? '');
+    let raw: RawResponse | Error;
+    try {
+      raw = await this.call(network ? 'network' : 'isolated', header, files.map(([, f]) => f.data), timeoutMs, org);
+    } finally {
+      if (egressToken) this.egress.closeCall(egressToken);
+    }
     const result = toRunResult(raw, elapsed());
     if (result.ok) this.counters.completed += 1;
     else {
@@ -174,7 +189,7 @@ export class PythonRunnerPool {
   /** Authoring scan (in a contained child). An unscannable source yields a violation, not an exception. */
   async scan(source: string, form: 'main' | 'script'): Promise<ScanViolation[]> {
     if (this.closed) throw new Error('the Python runner pool is closed');
-    const raw = await this.call('isolated', { op: 'scan', source, form, timeoutMs: SCAN_TIMEOUT_MS }, SCAN_TIMEOUT_MS, '');
+    const raw = await this.call('isolated', { op: 'scan', source, form, timeoutMs: SCAN_TIMEOUT_MS }, [], SCAN_TIMEOUT_MS, '');
     return toViolations(raw);
   }
 
@@ -189,6 +204,7 @@ export class PythonRunnerPool {
       capabilities: this.caps,
       pids: all.filter((s) => !s.exited).map((s) => s.pid ?? 0),
       sandboxed: this.mode === 'contained',
+      egress: this.egress.stats(),
     };
   }
 
@@ -198,14 +214,15 @@ export class PythonRunnerPool {
     this.queue = [];
     for (const call of queued) call.done(new Error('the Python runner pool is closed'));
     for (const s of [...this.servers.isolated, ...this.servers.network]) s.kill();
+    await this.egress.close();
     await rm(this.runnerDir, { recursive: true, force: true });
   }
 
   // --- dispatch ---------------------------------------------------------
 
-  private call(kind: Kind, body: Record<string, unknown>, timeoutMs: number, org: string): Promise<RawResponse | Error> {
+  private call(kind: Kind, header: Record<string, unknown>, attachments: Uint8Array[], timeoutMs: number, org: string): Promise<RawResponse | Error> {
     return new Promise((done) => {
-      this.queue.push({ kind, org, body, timeoutMs, done });
+      this.queue.push({ kind, org, header, attachments, timeoutMs, done });
       if (kind === 'network' && this.servers.network.length === 0 && this.starting.network === 0) {
         void this.fill('network');
       }
@@ -258,7 +275,7 @@ export class PythonRunnerPool {
       server.kill();
     }, call.timeoutMs + WATCHDOG_GRACE_MS);
     this.orgLoad.set(call.org, (this.orgLoad.get(call.org) ?? 0) + 1);
-    server.request(this.nextId, call.body).then(
+    server.request(this.nextId, (id) => encodeRequest({ id, ...call.header }, call.attachments)).then(
       (r) => call.done(r),
       (err: unknown) => call.done(err instanceof Error ? err : new Error(String(err))),
     ).finally(() => {

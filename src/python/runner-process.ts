@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { encodeFrame, FrameReader } from './framing.js';
+import { encodeFrame, FrameReader, type RequestFrame } from './framing.js';
 import type { LaunchSpec } from './launch.js';
 
 /** What the Python server reports in its `ready` frame. */
@@ -31,6 +31,8 @@ export interface InitMessage {
   network: boolean;
   requireContainment: boolean;
   auditHook: boolean;
+  /** Network servers: path of the egress proxy's socket as the server sees it. */
+  egressSocket: string | null;
 }
 
 const READY_TIMEOUT_MS = 15_000;
@@ -134,21 +136,21 @@ export class RunnerProcess {
     this.exitListeners.push(listener);
   }
 
-  request(id: number, body: Record<string, unknown>): Promise<RawResponse> {
+  /** `encode` builds the frame for the id (which goes first in the header, so the server can answer even a request it cannot parse). */
+  request(id: number, encode: (id: number) => RequestFrame): Promise<RawResponse> {
     this.calls += 1;
     return new Promise((resolve, reject) => {
       if (this.exited) {
         reject(new Error('python runner is not running'));
         return;
       }
-      // The id goes first so the server can answer even a request it cannot parse.
-      const frame = encodeFrame({ id, ...body });
-      if (frame.length - 4 > MAX_REQUEST_BYTES) {
-        reject(new PythonRequestTooLarge(frame.length - 4));
+      const frame = encode(id);
+      if (frame.bodyBytes > MAX_REQUEST_BYTES) {
+        reject(new PythonRequestTooLarge(frame.bodyBytes));
         return;
       }
       this.pending.set(id, { resolve, reject });
-      this.child.stdin?.write(frame);
+      for (const part of frame.parts) this.child.stdin?.write(part);
     });
   }
 

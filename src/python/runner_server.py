@@ -4,7 +4,9 @@ Run as `/usr/bin/python3 -I -S -B runner_server.py` (inside bwrap, as an
 unprivileged uid). Frames on stdin/stdout are a 4-byte big-endian length and
 a UTF-8 JSON object. The first frame in is `init` (policy, network flag); the
 server answers `ready` with the capabilities it found. Then every request
-`{id, op: run|scan|ping, ...}` gets one response `{id, ...}`; run and scan
+`{id, op: run|scan|ping, ...}` gets one response `{id, ...}`. A request frame
+is a 4-byte length of its JSON header, the header, then the bytes of its file
+inputs back to back (each file's size is in the header): no base64. Run and scan
 each get a fresh contained child from the zygote (forked before any request
 was read), which receives only its own request, so many requests can be in
 flight and none can see another.
@@ -22,6 +24,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import egress  # noqa: E402
 import harness  # noqa: E402
 import policy as policy_mod  # noqa: E402
 import sandbox_os  # noqa: E402
@@ -76,7 +79,8 @@ class Server:
         self.audit_hook = bool(init.get("auditHook", True))
         self.policy_data = init.get("policy") or {}
         self.policy = policy_mod.Policy(self.policy_data, self.network)
-        self.ports = [int(p) for p in init.get("networkPorts", [443, 80])] if self.network else []
+        # The egress proxy's unix socket: the network servers' only way out.
+        self.egress_socket = init.get("egressSocket") if self.network else None
         self.errors = []
         self.preload()
         self.abi = sandbox_os.landlock_abi()
@@ -194,11 +198,12 @@ class Server:
 
     def on_frame(self, frame):
         """A frame that cannot be parsed fails its own call, never the server."""
+        header = request_header(frame)
         if len(frame) > MAX_REQUEST_BYTES:
             problem = f"the request is over the limit of {MAX_REQUEST_BYTES} bytes"
         else:
             try:
-                req = json.loads(frame)
+                req = json.loads(header)
             except (ValueError, RecursionError) as e:
                 problem = f"the request could not be parsed ({type(e).__name__})"
             else:
@@ -206,7 +211,7 @@ class Server:
                     self.on_request(req, frame)
                     return
                 problem = "the request is not a JSON object"
-        m = REQUEST_ID.match(frame)
+        m = REQUEST_ID.match(header)
         if m:
             write_frame(fail(int(m.group(1)), "error", problem, 0))
 
@@ -327,10 +332,31 @@ def write_all(fd, data):
         view = view[n:]
 
 
+def request_header(frame):
+    """The JSON header of a request frame (empty when the frame is too short to hold one)."""
+    if len(frame) < 4:
+        return b""
+    (size,) = struct.unpack(">I", frame[:4])
+    return frame[4:4 + size]
+
+
 def read_request(fd):
-    head = read_exact(fd, 4)
-    (size,) = struct.unpack(">I", head)
-    return json.loads(read_exact(fd, size))
+    """The child's own request, its file inputs as bytes: files: {url: {name, contentType, data}}."""
+    (size,) = struct.unpack(">I", read_exact(fd, 4))
+    frame = memoryview(read_exact(fd, size))
+    header = request_header(frame)
+    req = json.loads(bytes(header))
+    offset = 4 + len(header)
+    files = {}
+    for entry in req.get("files") or []:
+        n = int(entry.get("size", 0))
+        if n < 0 or offset + n > len(frame):
+            raise ValueError("a file input runs past the end of the request")
+        files[entry.get("url")] = {"name": entry.get("name"), "contentType": entry.get("contentType"),
+                                   "data": bytes(frame[offset:offset + n])}
+        offset += n
+    req["files"] = files
+    return req
 
 
 def read_exact(fd, n):
@@ -446,7 +472,7 @@ class Child:
         cpu = int(self.timeout_ms / 1000) + 1
         sandbox_os.set_rlimits(s.baseline_vm + (mem_mb << 20), cpu, 32 << 20, 64)
         if s.landlock:
-            s.landlock.restrict(scratch, s.ports if self.req.get("network") else [])
+            s.landlock.restrict(scratch)
         elif s.require:
             raise OSError("Landlock is not available")
         if s.child_seccomp:
@@ -459,6 +485,10 @@ class Child:
         try:
             self.close_fds()
             self.req = read_request(self.w)
+        except (OSError, ValueError, RecursionError) as e:
+            self.send(fail(None, "error", f"the request could not be read ({type(e).__name__})", 0))
+            return
+        try:
             self.timeout_ms = timeout_of(self.req)
             os.mkdir(scratch, 0o700)
             self.contain(scratch)
@@ -490,6 +520,8 @@ class Child:
         guard = policy_mod.Guard(policy_mod.Policy(self.s.policy_data, network))
         out, err, logs = harness.CappedWriter(), harness.CappedWriter(), []
         sys.stdout, sys.stderr = out, err
+        if network and self.s.egress_socket:
+            egress.install(self.s.egress_socket, str(self.req.get("egressToken") or ""))
         if self.s.audit_hook:
             policy_mod.install_audit_hook(network, harness.PRIVILEGED, STDLIB_DIR)
         try:

@@ -29,7 +29,6 @@ SYS_landlock_add_rule = 445
 SYS_landlock_restrict_self = 446
 LANDLOCK_CREATE_RULESET_VERSION = 1
 LANDLOCK_RULE_PATH_BENEATH = 1
-LANDLOCK_RULE_NET_PORT = 2
 
 FS_EXECUTE = 1 << 0
 FS_WRITE_FILE = 1 << 1
@@ -99,10 +98,11 @@ class Landlock:
         if _libc.syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, attr, 0) != 0:
             raise OSError(ctypes.get_errno(), "landlock_add_rule(path)")
 
-    def restrict(self, scratch, network_ports):
-        """Applies one Landlock layer: read-only trees, read-write scratch,
-        TCP connect only to network_ports (none when network is off), and on
-        ABI >= 6 no signals/abstract sockets to processes outside the layer."""
+    def restrict(self, scratch):
+        """Applies one Landlock layer: read-only trees, read-write scratch, no
+        TCP bind or connect at all (network calls reach the egress proxy over
+        a unix socket), and on ABI >= 6 no signals/abstract sockets to
+        processes outside the layer."""
         size = 8
         net = 0
         scoped = 0
@@ -124,11 +124,6 @@ class Landlock:
                 self._add_path(ruleset, sfd, self.rw_dir_access)
             finally:
                 os.close(sfd)
-            if self.abi >= 4:
-                for port in network_ports:
-                    rule = struct.pack("=QQ", NET_CONNECT_TCP, port)
-                    if _libc.syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_NET_PORT, rule, 0) != 0:
-                        raise OSError(ctypes.get_errno(), "landlock_add_rule(port)")
             if _libc.syscall(SYS_landlock_restrict_self, ruleset, 0) != 0:
                 raise OSError(ctypes.get_errno(), "landlock_restrict_self")
         finally:
@@ -147,6 +142,7 @@ RET_KILL_PROCESS = 0x80000000
 EPERM = 1
 ENOSYS = 38
 CLONE_THREAD = 0x00010000
+AF_UNIX = 1
 AF_INET = 2
 AF_INET6 = 10
 
@@ -171,7 +167,9 @@ SERVER_DENY = {
     442: "mount_setattr", 58: "vfork", 312: "kcmp",
 }
 # Additionally denied in each child: no processes, no signals to others, no
-# raising rlimits, sockets only when the call has network access.
+# raising rlimits, sockets only when the call has network access (AF_UNIX to
+# reach the egress proxy; AF_INET/AF_INET6 objects whose connect is routed
+# through it, in a namespace with no interface but an unused loopback).
 CHILD_DENY = {
     57: "fork", 62: "kill", 200: "tkill", 234: "tgkill", 129: "rt_sigqueueinfo",
     297: "rt_tgsigqueueinfo", 424: "pidfd_send_signal", 434: "pidfd_open", 160: "setrlimit",
@@ -187,7 +185,7 @@ def _ins(code, jt, jf, k):
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
-def _build(deny, clone_threads_only, socket_inet_only, no_sockets):
+def _build(deny, clone_threads_only, socket_families_only, no_sockets):
     prog = [
         _ins(LD_W_ABS, 0, 0, 4),  # arch
         _ins(JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
@@ -212,10 +210,11 @@ def _build(deny, clone_threads_only, socket_inet_only, no_sockets):
     if no_sockets:
         for nr in (SYS_SOCKET, SYS_CONNECT):
             prog += [_ins(JEQ_K, 0, 1, nr), _ins(RET_K, 0, 0, 0x00050000 | EPERM)]
-    elif socket_inet_only:
+    elif socket_families_only:
         prog += [
-            _ins(JEQ_K, 0, 5, SYS_SOCKET),
+            _ins(JEQ_K, 0, 6, SYS_SOCKET),
             _ins(LD_W_ABS, 0, 0, 16),
+            _ins(JEQ_K, 3, 0, AF_UNIX),
             _ins(JEQ_K, 2, 0, AF_INET),
             _ins(JEQ_K, 1, 0, AF_INET6),
             _ins(RET_K, 0, 0, 0x00050000 | EPERM),

@@ -1,19 +1,22 @@
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { EgressOptions, EgressStats } from './egress.js';
 
 /** Type names of the spec's `allowedTypes[].type`. */
 export type PythonValueType =
   | 'str' | 'int' | 'float' | 'bool' | 'object' | 'array' | 'file' | 'date' | 'json_string' | 'binary' | 'node';
 
-/** A file input pre-resolved by the Node caller; code reads it with `caseflow.read_file(url)`. */
+/** A file input pre-resolved by the Node caller; code reads its bytes with `caseflow.read_file(url)`. */
 export interface PythonFileInput {
   name: string;
   contentType: string;
-  base64: string;
+  /** Sent to Python as raw bytes after the request's JSON header. */
+  data: Uint8Array;
 }
 
 /** The marker a node returns for an output of type `file` (from `caseflow.make_file`). */
 export interface PythonFileMarker {
-  $file: PythonFileInput;
+  $file: { name: string; contentType: string; base64: string };
 }
 
 export interface PythonRunRequest {
@@ -28,7 +31,7 @@ export interface PythonRunRequest {
   declaredOutputs?: Record<string, PythonValueType[]>;
   /** Keyed by file URL. */
   files?: Record<string, PythonFileInput>;
-  /** TCP to ports 443/80 of public addresses; runs in the separate network pool. */
+  /** TCP through the egress proxy, to addresses the outbound policy allows; runs in the separate network pool. */
   network?: boolean;
   timeoutMs?: number;
   memoryMb?: number;
@@ -92,6 +95,10 @@ export interface PythonPoolOptions {
   logger?: Logger;
   /** Test/diagnostics only: turn off the audit-hook policy layer to prove the OS layers on their own. */
   auditHook?: boolean;
+  /** Network calls' egress: allowed private CIDRs (the service passes CASEFLOW_OUTBOUND_ALLOW_CIDRS) and per-call limits. */
+  egress?: EgressOptions;
+  /** Where the egress counter (`caseflow_python_egress_total`) is registered. */
+  metricsRegistry?: Registry;
 }
 
 export interface PythonSandboxCapabilities {
@@ -122,4 +129,6 @@ export interface PythonPoolStats {
   /** Host pids of the server processes (diagnostics and tests). */
   pids: number[];
   sandboxed: boolean;
+  /** Network calls' tunnels: allowed, refused by reason, cut by the byte cap. */
+  egress: EgressStats;
 }

@@ -90,6 +90,27 @@ describe('outbound policy', () => {
     }
   });
 
+  it('connect (the tunnel primitive for Python egress) checks like a URL, says why it refused, and connects to the checked address', async () => {
+    const hook = new Receiver();
+    const port = await hook.listen();
+    try {
+      const names: Record<string, string> = { 'hook.example': '127.0.0.1', 'meta.example': '169.254.169.254' };
+      const resolve: Resolver = async (host) => [{ address: names[host] ?? '192.0.2.1', family: 4 }];
+      const strict = new Outbound({ resolve });
+      await expect(strict.connect('hook.example', port, 1000)).rejects.toMatchObject({ reason: 'private', message: 'hook.example resolves to 127.0.0.1 is a private or loopback address' });
+      await expect(strict.connect('[::1]', port, 1000)).rejects.toMatchObject({ reason: 'private' });
+      await expect(strict.connect('hook.example', 0, 1000)).rejects.toMatchObject({ reason: 'invalid' });
+      const open = new Outbound({ allowCidrs: '0.0.0.0/0', resolve });
+      await expect(open.connect('meta.example', 80, 1000)).rejects.toMatchObject({ reason: 'reserved' });
+      const { socket, address } = await open.connect('hook.example', port, 1000);
+      expect(address).toBe('127.0.0.1');
+      expect(socket.remoteAddress).toBe('127.0.0.1');
+      socket.destroy();
+    } finally {
+      await hook.close();
+    }
+  });
+
   it('refuses a malformed allowlist at start, naming the setting', () => {
     expect(() => loadConfig({ CASEFLOW_OUTBOUND_ALLOW_CIDRS: '10.0.0.0/8,not-a-cidr' })).toThrow(ConfigError);
     expect(() => loadConfig({ CASEFLOW_OUTBOUND_ALLOW_CIDRS: '10.0.0.0/33' })).toThrow(/CASEFLOW_OUTBOUND_ALLOW_CIDRS/);

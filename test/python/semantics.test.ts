@@ -71,7 +71,7 @@ describe('main form', () => {
           'return {"text": data.decode(), "size": info["size"], "name": info["name"], "result": out}',
       ),
       inputs: { doc: url },
-      files: { [url]: { name: 'a.txt', contentType: 'text/plain', base64: Buffer.from('hello').toString('base64') } },
+      files: { [url]: { name: 'a.txt', contentType: 'text/plain', data: Buffer.from('hello') } },
       declaredOutputs: { text: ['str'], size: ['int'], name: ['str'], result: ['file'] },
     });
     expect(r).toMatchObject({
