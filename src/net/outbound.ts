@@ -53,21 +53,37 @@ export function parseCidrList(list: string): BlockList {
   return allowed;
 }
 
-/** `::ffff:a.b.c.d` (and its hex form) is the IPv4 address it carries: checked as that. */
-function normalize(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
-  const lower = address.toLowerCase();
-  const mapped = /^(?:0{0,4}:){0,5}:?ffff:(.+)$/.exec(lower) ?? /^::(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (mapped?.[1]) {
-    const tail = mapped[1];
-    if (isIP(tail) === 4) return { address: tail, family: 'ipv4' };
-    const hex = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(tail);
-    if (hex?.[1] && hex[2]) {
-      const hi = parseInt(hex[1], 16);
-      const lo = parseInt(hex[2], 16);
-      return { address: `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, family: 'ipv4' };
-    }
+/** The eight 16-bit groups of an IPv6 literal (a trailing dotted quad allowed), or null. */
+function ipv6Groups(address: string): number[] | null {
+  if (isIP(address) !== 6) return null;
+  let text = address.split('%')[0] ?? '';
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
-  return { address: lower, family: isIP(lower) === 6 ? 'ipv6' : 'ipv4' };
+  const [head = '', tail] = text.split('::');
+  const parse = (part: string) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []);
+  const [left, right] = [parse(head), parse(tail ?? '')];
+  return tail === undefined ? left : [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
+}
+
+const dotted = (hi: number, lo: number): string => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+
+/**
+ * The IPv4 addresses an IPv6 address carries and reaches through a
+ * translator: IPv4-mapped and -compatible (::ffff:a.b.c.d, ::a.b.c.d), NAT64
+ * (64:ff9b::/96), 6to4 (2002::/16) and Teredo (2001::/32: server and
+ * obfuscated client). Each is checked like a plain IPv4 destination.
+ */
+function embeddedIpv4(groups: number[]): string[] {
+  const g = (i: number) => groups[i] ?? 0;
+  const zeroUntil = (n: number) => groups.slice(0, n).every((x) => x === 0);
+  if (zeroUntil(5) && (g(5) === 0xffff || (g(5) === 0 && (g(6) !== 0 || g(7) > 1)))) return [dotted(g(6), g(7))];
+  if (g(0) === 0x64 && g(1) === 0xff9b && groups.slice(2, 6).every((x) => x === 0)) return [dotted(g(6), g(7))];
+  if (g(0) === 0x2002) return [dotted(g(1), g(2))];
+  if (g(0) === 0x2001 && g(1) === 0) return [dotted(g(2), g(3)), dotted(g(6) ^ 0xffff, g(7) ^ 0xffff)];
+  return [];
 }
 
 export interface OutboundOptions {
@@ -110,9 +126,13 @@ export class Outbound {
 
   /** Why the address is refused, or null when it may be reached. */
   refusal(ip: string): { reason: RefusalReason; message: string } | null {
-    const { address, family } = normalize(ip);
-    if (alwaysRefused.check(address, family)) return { reason: 'reserved', message: `${ip} is a link-local, metadata, unspecified or multicast address` };
-    if (privateRanges.check(address, family) && !this.allowed.check(address, family)) return { reason: 'private', message: `${ip} is a private or loopback address` };
+    const groups = ipv6Groups(ip.toLowerCase());
+    const carried = groups ? embeddedIpv4(groups) : [];
+    for (const [address, family] of [[ip.toLowerCase(), groups ? 'ipv6' : 'ipv4'] as const, ...carried.map((a) => [a, 'ipv4'] as const)]) {
+      const via = address === ip.toLowerCase() ? '' : ` (it carries ${address})`;
+      if (alwaysRefused.check(address, family)) return { reason: 'reserved', message: `${ip} is a link-local, metadata, unspecified or multicast address${via}` };
+      if (privateRanges.check(address, family) && !this.allowed.check(address, family)) return { reason: 'private', message: `${ip} is a private or loopback address${via}` };
+    }
     return null;
   }
 

@@ -41,6 +41,30 @@ describe('outbound policy', () => {
     }
   });
 
+  it('checks the IPv4 address that NAT64, 6to4 and Teredo forms carry', async () => {
+    const strict = new Outbound();
+    for (const url of [
+      'http://[64:ff9b::7f00:1]/', // NAT64 of 127.0.0.1
+      'http://[64:ff9b::a9fe:a9fe]/', // NAT64 of the metadata address
+      'http://[64:ff9b::10.0.0.1]/',
+      'http://[2002:7f00:1::1]/', // 6to4 of 127.0.0.1
+      'http://[2002:a9fe:a9fe::]/',
+      'http://[2001:0:a9fe:a9fe::1]/', // Teredo server 169.254.169.254
+      'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/', // Teredo client ~ 127.0.0.1
+      'http://[::7f00:1]/', // IPv4-compatible loopback
+    ]) {
+      await refused(strict, url);
+    }
+    // Public IPv4 behind the same forms stays reachable.
+    await expect(strict.checkUrl('http://[64:ff9b::5db8:d70e]/')).resolves.toBeDefined();
+    await expect(strict.checkUrl('http://[2002:5db8:d70e::1]/')).resolves.toBeDefined();
+    // Allowing loopback allows it in every form; metadata never.
+    const loopback = new Outbound({ allowCidrs: '127.0.0.0/8,64:ff9b::/96,2002::/16' });
+    await expect(loopback.checkUrl('http://[64:ff9b::7f00:1]/')).resolves.toBeDefined();
+    await refused(loopback, 'http://[64:ff9b::a9fe:a9fe]/');
+    expect(strict.refusal('64:ff9b::a9fe:a9fe')?.message).toMatch(/carries 169\.254\.169\.254/);
+  });
+
   it('refuses a host name when any of its addresses is refused', async () => {
     const resolve: Resolver = async () => [
       { address: '93.184.215.14', family: 4 },
