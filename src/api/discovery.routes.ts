@@ -17,7 +17,7 @@ import {
 } from './schemas/discovery.js';
 
 /** BPMN files carry diagram layout and grow past the JSON limit; this bounds what one import reads. */
-export const bpmnBodyLimit = '5mb';
+const bpmnBodyLimit = '5mb';
 const bpmnMediaTypes = ['application/xml', 'text/xml', 'application/bpmn+xml'];
 const readXml = express.text({ type: bpmnMediaTypes, limit: bpmnBodyLimit });
 

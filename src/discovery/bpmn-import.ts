@@ -1,5 +1,5 @@
 import { DomainError } from '../errors.js';
-import type { CustomEdge, ProcessContent, Step, TaggedItem } from './process-schema.js';
+import { discoveryLimits, type CustomEdge, type ProcessContent, type Step, type TaggedItem } from './process-schema.js';
 import { parseXml, type XmlElement } from './xml.js';
 
 /**
@@ -39,6 +39,24 @@ const gatewayKinds = new Set(Object.keys(gatewayRules));
 const eventKinds = new Set(['startEvent', 'endEvent', 'intermediateCatchEvent', 'intermediateThrowEvent', 'boundaryEvent']);
 /** Process children the mapping reads; the rest are reported as dropped. */
 const readKinds = new Set(['sequenceFlow', 'laneSet', 'dataObjectReference', 'dataStoreReference', 'dataObject', 'documentation', 'extensionElements']);
+
+/** Sequence flows one document may hold: about ten per step at the step limit. */
+const maxFlows = 10 * discoveryLimits.steps;
+/** Nodes the graph walks may visit in all, so a crafted fan-out cannot make the mapping quadratic. */
+const walkBudget = 200_000;
+
+function tooComplex(what: string): DomainError {
+  return DomainError.badRequest(`The BPMN process is too large to import: ${what}`);
+}
+
+/** Counts graph-walk steps across the whole mapping; throws once the budget is spent. */
+function budget(limit: number): () => void {
+  let left = limit;
+  return () => {
+    left -= 1;
+    if (left < 0) throw tooComplex('its flows fan out too much');
+  };
+}
 
 export interface DroppedElement {
   element: string;
@@ -193,38 +211,53 @@ export function importBpmn(xml: string, options: { bpmnProcessId?: string } = {}
     }
   }
 
+  if (activities.length > discoveryLimits.steps) throw tooComplex(`more than ${discoveryLimits.steps} activities`);
+  if (flows.length > maxFlows) throw tooComplex(`more than ${maxFlows} sequence flows`);
   const isStep = (id: string) => activityKinds.has(kinds.get(id) ?? '');
   const outgoing = new Map<string, Flow[]>();
   const incoming = new Map<string, Flow[]>();
+  const add = (map: Map<string, Flow[]>, key: string, flow: Flow) => {
+    const list = map.get(key);
+    if (list) list.push(flow);
+    else map.set(key, [flow]);
+  };
   for (const flow of flows) {
-    outgoing.set(flow.source, [...(outgoing.get(flow.source) ?? []), flow]);
-    incoming.set(flow.target, [...(incoming.get(flow.target) ?? []), flow]);
+    add(outgoing, flow.source, flow);
+    add(incoming, flow.target, flow);
   }
+  const walk = budget(walkBudget);
 
   /** The steps reached from a flow through gateways and events, each with the last flow name seen. */
   const stepsReached = (start: Flow): Array<{ stepId: string; label: string | null }> => {
-    const found: Array<{ stepId: string; label: string | null }> = [];
+    const found = new Map<string, string | null>();
     const seen = new Set<string>();
     const queue: Array<{ flow: Flow; label: string | null }> = [{ flow: start, label: start.name }];
-    for (let next = queue.shift(); next; next = queue.shift()) {
+    for (let index = 0; index < queue.length; index++) {
+      walk();
+      const next = queue[index];
+      if (!next) break;
       const target = next.flow.target;
       if (isStep(target)) {
-        if (!found.some((f) => f.stepId === target)) found.push({ stepId: target, label: next.label });
+        if (!found.has(target)) found.set(target, next.label);
         continue;
       }
       if (seen.has(target)) continue;
       seen.add(target);
       for (const flow of outgoing.get(target) ?? []) queue.push({ flow, label: flow.name ?? next.label });
     }
-    return found;
+    return [...found].map(([stepId, label]) => ({ stepId, label }));
   };
 
   const edges: CustomEdge[] = [];
+  const joined = new Set<string>();
   for (const activity of activities) {
     const sourceId = attr(activity, 'id') ?? '';
     for (const flow of outgoing.get(sourceId) ?? []) {
       for (const reached of stepsReached(flow)) {
-        if (edges.some((edge) => edge.sourceStepId === sourceId && edge.targetStepId === reached.stepId)) continue;
+        const pair = `${sourceId}\u0000${reached.stepId}`;
+        if (joined.has(pair)) continue;
+        joined.add(pair);
+        if (edges.length === discoveryLimits.edges) throw tooComplex(`more than ${discoveryLimits.edges} edges between steps`);
         const direct = flow.target === reached.stepId;
         edges.push({
           id: direct ? flow.id : `${flow.id}:${reached.stepId}`,
@@ -236,7 +269,7 @@ export function importBpmn(xml: string, options: { bpmnProcessId?: string } = {}
     }
   }
 
-  const { membership: branchOf, rules } = branchesOf(gateways, outgoing, incoming, isStep);
+  const { membership: branchOf, rules } = branchesOf(gateways, outgoing, incoming, isStep, walk);
   const order = stepOrder(activities, flows, kinds, outgoing);
 
   const steps: Step[] = activities.map((activity): Step => {
@@ -313,10 +346,15 @@ function branchesOf(
   outgoing: Map<string, Flow[]>,
   incoming: Map<string, Flow[]>,
   isStep: (id: string) => boolean,
+  walk: () => void,
 ): { membership: Map<string, BranchMembership>; rules: Map<string, TaggedItem[]> } {
   const membership = new Map<string, BranchMembership>();
   const rules = new Map<string, TaggedItem[]>();
-  const addRule = (stepId: string, rule: TaggedItem) => rules.set(stepId, [...(rules.get(stepId) ?? []), rule]);
+  const addRule = (stepId: string, rule: TaggedItem) => {
+    const list = rules.get(stepId);
+    if (list) list.push(rule);
+    else rules.set(stepId, [rule]);
+  };
   const branchesFrom = new Map<string, number>();
   const single = <T>(list: T[] | undefined): T | undefined => (list?.length === 1 ? list[0] : undefined);
 
@@ -325,6 +363,7 @@ function branchesOf(
     const seen = new Set<string>();
     for (let node: string | undefined = nodeId; node !== undefined && !seen.has(node); ) {
       seen.add(node);
+      walk();
       const previous: string | undefined = single(incoming.get(node))?.source;
       if (previous === undefined || isStep(previous)) return previous;
       node = previous;
@@ -336,6 +375,7 @@ function branchesOf(
     const seen = new Set<string>();
     for (let node: string | undefined = nodeId; node !== undefined && !seen.has(node); ) {
       seen.add(node);
+      walk();
       const next: string | undefined = single(outgoing.get(node))?.target;
       if (next === undefined) return null;
       if (isStep(next)) return next;
@@ -359,6 +399,7 @@ function branchesOf(
       const seen = new Set<string>();
       for (let node: string | undefined = flow.target; node !== undefined && !seen.has(node); ) {
         seen.add(node);
+        walk();
         const joins = (incoming.get(node)?.length ?? 0) > 1;
         if (isStep(node)) {
           if (joins || membership.has(node) || node === sourceStepId) {

@@ -130,10 +130,10 @@ export class DiscoveryService {
 
   /** Any subset of the top-level fields; the merged document is validated whole. */
   async update(auth: AuthContext, processId: string, body: unknown): Promise<DiscoveredProcess> {
-    await this.load(auth, processId, 'discovery:full');
+    let base = await this.load(auth, processId, 'discovery:full');
     const update = validated(processUpdateSchema, body);
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
-      const base = await this.load(auth, processId, 'discovery:full');
+      if (attempt > 0) base = await this.load(auth, processId, 'discovery:full');
       const content = consistent({ ...base.content, ...definedFields(update) });
       if (update.parentProcessId) await this.checkParent(auth, content.parentProcessId, processId);
       const updated = await this.repo.replaceContent(processId, base.revision, content);

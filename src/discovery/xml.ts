@@ -13,7 +13,7 @@ export interface XmlElement {
 }
 
 /** Bounds on what one document may make us hold, whatever its byte size. */
-export const xmlLimits = { depth: 100, elements: 200_000 } as const;
+const xmlLimits = { depth: 100, elements: 200_000 } as const;
 
 class XmlRefused extends Error {}
 

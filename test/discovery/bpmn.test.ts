@@ -168,6 +168,29 @@ describe('BPMN 2.0 import', () => {
     expectError(longName, 400, 'steps.0.name');
   });
 
+  it('refuses crafted flow graphs that would make the mapping quadratic, quickly', async () => {
+    const tasks = (n: number) => Array.from({ length: n }, (_, i) => `<bpmn:task id="T${i}" name="T${i}"/>`).join('');
+    const flow = (id: string, from: string, to: string) => `<bpmn:sequenceFlow id="${id}" sourceRef="${from}" targetRef="${to}"/>`;
+    // Every task into one gateway that leads back to every task: a million edges.
+    const fanOut = tasks(1000) + '<bpmn:exclusiveGateway id="G"/>' + Array.from({ length: 1000 }, (_, i) => flow(`in${i}`, `T${i}`, 'G') + flow(`out${i}`, 'G', `T${i}`)).join('');
+    // Many tasks into one long chain of gateways: each walk is long.
+    const chain =
+      tasks(500) +
+      Array.from({ length: 500 }, (_, i) => flow(`t${i}`, `T${i}`, 'G0')).join('') +
+      Array.from({ length: 9000 }, (_, i) => `<bpmn:exclusiveGateway id="G${i}"/>${flow(`g${i}`, `G${i}`, `G${i + 1}`)}`).join('') +
+      flow('end', 'G9000', 'T0');
+    for (const [what, inner, message] of [
+      ['fan-out', fanOut, 'edges between steps'],
+      ['chain', chain, 'fan out too much'],
+    ] as const) {
+      const started = Date.now();
+      const res = await importXml(bpmn(inner));
+      expectError(res, 400, message);
+      expect(Date.now() - started, what).toBeLessThan(3000);
+    }
+    expectError(await importXml(bpmn(tasks(1001))), 400, 'more than 1000 activities');
+  });
+
   it('picks one process of a collaboration with bpmnProcessId', async () => {
     const two = bpmn(`<bpmn:process id="P1" name="One">${twoTasks}</bpmn:process><bpmn:process id="P2" name="Two"><bpmn:task id="C" name="C"/></bpmn:process>`, { raw: true });
     const ambiguous = await importXml(two);

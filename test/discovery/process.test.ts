@@ -224,5 +224,7 @@ describe('discovered processes: create, read, update, snapshots', () => {
     expect(statuses('/api/v1/discovery/process/{processId}', 'get')).toEqual(['200', '400', '401', '403', '404']);
     expect(statuses('/api/v1/discovery/process/{processId}', 'patch')).toEqual(['200', '400', '401', '403', '404', '409']);
     expect(statuses('/api/v1/discovery/process/{processId}/version', 'post')).toEqual(['201', '400', '401', '403', '404']);
+    const importOp = doc.paths['/api/v1/discovery/process/import']?.post as unknown as { requestBody: { content: Record<string, unknown> } };
+    expect(Object.keys(importOp.requestBody.content)).toEqual(['application/xml']);
   });
 });
