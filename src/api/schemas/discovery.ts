@@ -1,8 +1,7 @@
+// Request and response shapes of the discovery endpoints; the document itself is src/discovery/process-schema.ts.
 import { z } from 'zod';
 import { customEdgeSchema, milestoneSchema, processContentSchema, processUpdateSchema, stepSchema, taggedItemSchema } from '../../discovery/process-schema.js';
 import { uuid } from './common.js';
-
-/** Request and response shapes of the discovery endpoints; the document itself is src/discovery/process-schema.ts. */
 
 export const createProcessBody = processContentSchema.meta({
   description:
