@@ -16,6 +16,8 @@ export interface OperationSpec {
   query?: ZodType;
   headers?: ZodType;
   body?: ZodType;
+  /** Media type of the request body; application/json unless said. */
+  bodyMediaType?: string;
   responses: Record<number, { description: string; schema?: ZodType }>;
 }
 
@@ -93,7 +95,7 @@ export class OpenApiBuilder {
     if (op.description) operation.description = op.description;
     if (op.deprecated) operation.deprecated = true;
     if (!op.secured) operation.security = [];
-    if (op.body) operation.requestBody = { required: true, content: { 'application/json': { schema: hoistDefs(jsonSchema(op.body, 'input'), 'input', this.schemas) } } };
+    if (op.body) operation.requestBody = { required: true, content: { [op.bodyMediaType ?? 'application/json']: { schema: hoistDefs(jsonSchema(op.body, 'input'), 'input', this.schemas) } } };
     (this.paths[op.path] ??= {})[op.method] = operation;
   }
 

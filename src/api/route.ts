@@ -30,6 +30,8 @@ export interface RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodTy
    * (permission before validation).
    */
   validateBody?: boolean;
+  /** Media type of the body when not JSON (the handler then reads it itself). */
+  bodyMediaType?: string;
   /** Documented request headers other than the API key. */
   headers?: z.ZodObject;
   responses: Record<number, ResponseSpec>;
@@ -88,6 +90,7 @@ export class ApiRoutes {
       query: spec.query,
       headers: spec.headers,
       body: spec.body,
+      bodyMediaType: spec.bodyMediaType,
       responses: spec.responses,
     });
 

@@ -14,6 +14,7 @@ const grantLabels: Record<Grant, string> = {
   'integration:full': 'Integration: Full',
   'code:full': 'Code: Full',
   'discovery:read': 'Discovery: Read',
+  'discovery:full': 'Discovery: Full',
 };
 
 export function hasGrant(auth: AuthContext, grant: Grant): boolean {

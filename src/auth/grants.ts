@@ -2,7 +2,8 @@ import { z } from 'zod';
 
 /**
  * What a key may do. "full" includes "read" of the same resource. Jobs and
- * cases share the case grants; files have their own.
+ * cases share the case grants; files have their own. Discovery: Full
+ * authors discovered processes (create, update, import, snapshot).
  */
 export const grants = [
   'workflow:read',
@@ -15,6 +16,7 @@ export const grants = [
   'integration:full',
   'code:full',
   'discovery:read',
+  'discovery:full',
 ] as const;
 
 export type Grant = (typeof grants)[number];
@@ -25,6 +27,7 @@ const implied: Partial<Record<Grant, Grant>> = {
   'case:read': 'case:full',
   'file:read': 'file:full',
   'integration:read': 'integration:full',
+  'discovery:read': 'discovery:full',
 };
 
 export function grantSatisfied(held: ReadonlySet<Grant>, needed: Grant): boolean {
