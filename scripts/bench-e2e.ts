@@ -129,7 +129,7 @@ export async function benchE2e(): Promise<void> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const keyLine = new Promise<string>((resolve) => {
-    createInterface({ input: service.stdout! }).on('line', (line) => {
+    createInterface({ input: service.stdout }).on('line', (line) => {
       const m = /CASEFLOW_API_KEY=(\S+)/.exec(line);
       if (m?.[1]) resolve(m[1]);
     });
@@ -149,7 +149,9 @@ export async function benchE2e(): Promise<void> {
     const { secret } = (await call('GET', `/api/v1/workspace/${workspaceId}/webhook-secret`)) as { secret: string };
 
     await new Promise((r) => setTimeout(r, 3000));
-    const idle = sample(service.pid!);
+    const servicePid = service.pid;
+    if (servicePid === undefined) throw new Error('the service has no pid');
+    const idle = sample(servicePid);
     console.log(`e2e: ${os.availableParallelism()} CPUs; idle RSS of the service's process tree ${(idle.rssKb / 1024).toFixed(0)} MB`);
 
     const load = spawn(process.execPath, [path.join(here, 'bench-e2e-load.js')], {
@@ -159,15 +161,15 @@ export async function benchE2e(): Promise<void> {
     const loadExit = new Promise<number | null>((resolve) => load.once('exit', resolve));
     let before = idle.threads;
     let peakRssKb = idle.rssKb;
-    const rssTimer = setInterval(() => (peakRssKb = Math.max(peakRssKb, sample(service.pid!).rssKb)), 500);
-    for await (const line of createInterface({ input: load.stdout! })) {
+    const rssTimer = setInterval(() => (peakRssKb = Math.max(peakRssKb, sample(servicePid).rssKb)), 500);
+    for await (const line of createInterface({ input: load.stdout })) {
       const message = JSON.parse(line) as { event: 'start' } | { event: 'result'; result: LevelResult };
       if (message.event === 'start') {
-        before = sample(service.pid!).threads;
+        before = sample(servicePid).threads;
         continue;
       }
       const r = message.result;
-      const cpu = cpuByGroup(before, sample(service.pid!).threads);
+      const cpu = cpuByGroup(before, sample(servicePid).threads);
       const total = [...cpu.values()].reduce((a, b) => a + b, 0);
       console.log(
         `e2e: concurrency ${String(r.concurrency).padStart(2)}: ${r.casesPerSecond.toFixed(1)} cases/s over ${r.cases} cases; initiate → callback p50 ${r.p50.toFixed(0)} ms  p95 ${r.p95.toFixed(0)} ms  p99 ${r.p99.toFixed(0)} ms; CPU ${(total / r.cases).toFixed(1)} ms/case`,
@@ -176,7 +178,7 @@ export async function benchE2e(): Promise<void> {
         console.log(`e2e:     ${(ms / r.cases).toFixed(2).padStart(7)} ms/case  ${group}`);
       }
       if (r.badSignatures > 0) console.log(`e2e: WARNING ${r.badSignatures} callbacks failed signature verification`);
-      load.stdin!.write('\n');
+      load.stdin.write('\n');
     }
     clearInterval(rssTimer);
     const code = await loadExit;

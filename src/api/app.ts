@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
 import { publicUrl } from '../config/config.js';
 import type { AppContext } from '../context.js';
 import { createAuthenticator } from '../auth/authenticate.js';
 import { redactUrl } from '../logging/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { parsesAsJson } from '../files/upload-body.js';
 import { adminGate } from './admin.routes.js';
 import { errorHandler, notFoundHandler } from './errors.js';
@@ -37,7 +38,7 @@ export function createApp(ctx: AppContext): App {
       serializers: { req: (req: { url?: string }) => ({ ...req, url: req.url === undefined ? undefined : redactUrl(req.url) }) },
     }),
   );
-  app.use(ctx.metrics.httpMiddleware);
+  app.use(httpMetrics(ctx.metrics));
   app.use(adminGate(ctx));
   app.use(express.json({ limit: ctx.config.bodyLimit, type: parsesAsJson }));
 
@@ -58,4 +59,17 @@ export function createApp(ctx: AppContext): App {
   app.use(notFoundHandler);
   app.use(errorHandler(ctx.logger));
   return { app, openApiDocument };
+}
+
+function httpMetrics(metrics: Metrics): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.once('finish', () => {
+      // The route pattern, not the raw path, keeps label cardinality bounded.
+      const pattern = (req.route as { path?: unknown } | undefined)?.path;
+      const route = typeof pattern === 'string' ? `${req.baseUrl}${pattern}` : 'unmatched';
+      metrics.observeHttp({ method: req.method, route, status: String(res.statusCode) }, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  };
 }

@@ -361,7 +361,7 @@ function branchesOf(
   /** The one step before a node, walking back through single-incoming gateways and events. */
   const stepBefore = (nodeId: string): string | undefined => {
     const seen = new Set<string>();
-    for (let node: string | undefined = nodeId; node !== undefined && !seen.has(node); ) {
+    for (let node = nodeId; !seen.has(node); ) {
       seen.add(node);
       walk();
       const previous: string | undefined = single(incoming.get(node))?.source;
@@ -373,7 +373,7 @@ function branchesOf(
   /** The first step after a node along single outgoing flows (the rejoin after a join). */
   const stepAfter = (nodeId: string): string | null => {
     const seen = new Set<string>();
-    for (let node: string | undefined = nodeId; node !== undefined && !seen.has(node); ) {
+    for (let node = nodeId; !seen.has(node); ) {
       seen.add(node);
       walk();
       const next: string | undefined = single(outgoing.get(node))?.target;

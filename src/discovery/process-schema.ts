@@ -116,5 +116,5 @@ export type ProcessContent = z.infer<typeof processContentSchema>;
 export const processUpdateSchema = z
   .object(processFields)
   .partial()
-  .refine((body) => Object.values(body).some((value) => value !== undefined), { message: 'nothing to update: send at least one process field' });
+  .refine((body) => Object.values(body as Record<string, unknown>).some((value) => value !== undefined), { message: 'nothing to update: send at least one process field' });
 export type ProcessUpdate = z.infer<typeof processUpdateSchema>;

@@ -1,10 +1,10 @@
-import type { RequestHandler } from 'express';
 import { got } from 'got';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
-  httpMiddleware: RequestHandler;
+  /** Records one answered HTTP request (route: the pattern, not the raw path). */
+  observeHttp(labels: { method: string; route: string; status: string }, seconds: number): void;
   /** Prometheus text: our registry, then the Temporal worker's metrics when a worker runs here. */
   render(): Promise<string>;
 }
@@ -31,21 +31,12 @@ export function createMetrics(workerMetricsUrl?: string): Metrics {
     registers: [registry],
   });
 
-  const httpMiddleware: RequestHandler = (req, res, next) => {
-    const end = duration.startTimer();
-    res.once('finish', () => {
-      // The route pattern, not the raw path, keeps label cardinality bounded.
-      const route = req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
-      const labels = { method: req.method, route, status: String(res.statusCode) };
-      requests.inc(labels);
-      end(labels);
-    });
-    next();
-  };
-
   return {
     registry,
-    httpMiddleware,
+    observeHttp(labels, seconds) {
+      requests.inc(labels);
+      duration.observe(labels, seconds);
+    },
     async render() {
       const own = await registry.metrics();
       if (!workerMetricsUrl) return own;

@@ -213,7 +213,7 @@ export class Outbound {
       throwHttpErrors: false,
       // Connect to the address that was checked, never to a fresh lookup's answer.
       dnsLookup: ((_host: string, lookupOptions: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-        if (lookupOptions?.all) callback(null, [pinned]);
+        if (lookupOptions.all) callback(null, [pinned]);
         else callback(null, pinned.address, pinned.family);
       }) as never,
     });

@@ -58,8 +58,8 @@ export class FrameReader {
   }
 
   private peekSize(): number {
-    const first = this.chunks[0]!;
-    return (first.length >= 4 ? first : Buffer.concat(this.chunks, 4)).readUInt32BE(0);
+    const first = this.chunks[0];
+    return (first && first.length >= 4 ? first : Buffer.concat(this.chunks, 4)).readUInt32BE(0);
   }
 
   /** Removes and returns the next n buffered bytes, copying only what n spans. */
@@ -67,7 +67,8 @@ export class FrameReader {
     const parts: Buffer[] = [];
     let need = n;
     while (need > 0) {
-      const head = this.chunks[0]!;
+      const head = this.chunks[0];
+      if (!head) throw new Error('FrameReader: fewer bytes buffered than taken');
       if (head.length <= need) {
         parts.push(head);
         this.chunks.shift();
@@ -79,7 +80,8 @@ export class FrameReader {
       }
     }
     this.length -= n;
-    return parts.length === 1 ? parts[0]! : Buffer.concat(parts, n);
+    const [only] = parts;
+    return parts.length === 1 && only ? only : Buffer.concat(parts, n);
   }
 }
 

@@ -150,8 +150,10 @@ export class PythonRunnerPool {
     });
     if (this.closed) return refuse('the Python runner pool is closed');
     if (this.mode === 'refusing') return refuse(refusalMessage(this.caps));
-    if (request.form !== 'main' && request.form !== 'script') return refuse(`unknown form '${String(request.form)}'`);
-    if (typeof request.source !== 'string') return refuse('source must be a string');
+    // Callers are typed, but the pool is the last gate before untrusted code runs: check anyway.
+    const { form, source } = request as { form: unknown; source: unknown };
+    if (form !== 'main' && form !== 'script') return refuse(`unknown form '${String(form)}'`);
+    if (typeof source !== 'string') return refuse('source must be a string');
     const network = request.network === true;
     const org = request.organizationId ?? '';
     const timeoutMs = Math.min(Math.max(request.timeoutMs ?? this.settings.defaultTimeoutMs, 50), MAX_TIMEOUT_MS);
@@ -162,7 +164,7 @@ export class PythonRunnerPool {
       op: 'run',
       form: request.form,
       source: request.source,
-      inputs: request.inputs ?? {},
+      inputs: request.inputs,
       credentialValue: request.credentialValue ?? null,
       declaredOutputs: request.declaredOutputs ?? null,
       files: files.map(([url, f]) => ({ url, name: f.name, contentType: f.contentType, size: f.data.length })),
@@ -242,7 +244,7 @@ export class PythonRunnerPool {
   private pump(): void {
     for (let next = this.nextFair(); next; next = this.nextFair()) {
       const [call] = this.queue.splice(next.index, 1);
-      this.dispatch(next.server, call!);
+      if (call) this.dispatch(next.server, call);
     }
   }
 
@@ -254,7 +256,8 @@ export class PythonRunnerPool {
   private nextFair(): { index: number; server: RunnerProcess } | null {
     let best: { index: number; server: RunnerProcess; load: number } | null = null;
     for (let i = 0; i < this.queue.length; i += 1) {
-      const call = this.queue[i]!;
+      const call = this.queue[i];
+      if (!call) break;
       const load = this.orgLoad.get(call.org) ?? 0;
       if (load >= this.orgCap(call.kind) || (best && best.load <= load)) continue;
       const server = this.pick(call.kind);
@@ -323,6 +326,7 @@ export class PythonRunnerPool {
     try {
       const server = await RunnerProcess.start(this.launch(network), this.init(network));
       this.failures[kind] = 0;
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- close() may run while the server starts
       if (this.closed) server.kill();
       else this.adopt(kind, server);
     } catch (err) {

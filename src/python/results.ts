@@ -26,7 +26,7 @@ export function toRunResult(raw: RawResponse | Error, durationMs: number): Pytho
     return { ok: false, error: { kind: 'sandbox', message: raw.message }, logs: [], stdout: '', stderr: '', durationMs };
   }
   const common = { logs: logs(raw.logs), stdout: str(raw.stdout), stderr: str(raw.stderr), durationMs };
-  if (raw.ok === true && isRecord(raw.outputs)) return { ok: true, outputs: raw.outputs, ...common };
+  if (raw.ok && isRecord(raw.outputs)) return { ok: true, outputs: raw.outputs, ...common };
   const e = isRecord(raw.error) ? raw.error : {};
   const kind = KINDS.find((k) => k === e.kind) ?? 'error';
   const error: { kind: PythonErrorKind; message: string; traceback?: string } = {
@@ -38,7 +38,7 @@ export function toRunResult(raw: RawResponse | Error, durationMs: number): Pytho
 }
 
 export function toViolations(raw: RawResponse | Error): ScanViolation[] {
-  if (raw instanceof Error || raw.ok !== true || !Array.isArray(raw.violations)) {
+  if (raw instanceof Error || !raw.ok || !Array.isArray(raw.violations)) {
     const why = raw instanceof Error ? raw.message : isRecord(raw.error) ? str(raw.error.message) : 'no result';
     return [{ line: 1, col: 1, message: `source could not be scanned: ${why}` }];
   }

@@ -86,17 +86,17 @@ export class RunnerProcess {
         child.kill('SIGKILL');
         rejectStart(new Error(`python runner did not become ready in ${READY_TIMEOUT_MS} ms: ${stderr.trim()}`));
       }, READY_TIMEOUT_MS);
-      child.stderr?.on('data', (d: Buffer) => {
+      child.stderr.on('data', (d: Buffer) => {
         if (stderr.length < 16_384) stderr += d.toString('utf8');
       });
-      child.stdin?.on('error', () => {
+      child.stdin.on('error', () => {
         // EPIPE when the server died; the exit handler reports it.
       });
       child.on('error', (err) => {
         clearTimeout(timer);
         rejectStart(err);
       });
-      child.stdout?.on('data', (chunk: Buffer) => {
+      child.stdout.on('data', (chunk: Buffer) => {
         for (const frame of reader.push(chunk)) {
           const f = frame as { type?: string; caps?: ServerCaps; bad?: true } & RawResponse;
           // A frame that is not JSON carries no id to route it by; the other calls go on.
@@ -128,7 +128,7 @@ export class RunnerProcess {
         proc.pending.clear();
         for (const l of proc.exitListeners) l(reason);
       });
-      child.stdin?.write(encodeFrame(init));
+      child.stdin.write(encodeFrame(init));
     });
   }
 

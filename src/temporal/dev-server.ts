@@ -109,7 +109,7 @@ function forwardServerLog(stream: Readable | null, log: Logger, fallback: 'info'
     }
     const { msg, level, time: _time, ...fields } = parsed;
     const mapped = serverLevels[String(level)] ?? fallback;
-    log[stopping() ? 'debug' : mapped]({ temporal: fields }, `temporal server: ${String(msg ?? 'log line')}`);
+    log[stopping() ? 'debug' : mapped]({ temporal: fields }, `temporal server: ${typeof msg === 'string' ? msg : 'log line'}`);
   });
 }
 
@@ -151,7 +151,7 @@ async function killOrphan(pidFile: string, logger: Logger): Promise<void> {
   const pid = Number(readFileSync(pidFile, 'utf8').trim());
   rmSync(pidFile, { force: true });
   if (!Number.isInteger(pid) || pid <= 0) return;
-  let cmdline = '';
+  let cmdline: string;
   try {
     cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   } catch {

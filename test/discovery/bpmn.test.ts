@@ -101,7 +101,7 @@ describe('BPMN 2.0 import', () => {
       { id: 'Flow_Pay_Archive', sourceStepId: 'Task_Pay', targetStepId: 'Task_Archive' },
       { id: 'Flow_Remind_Back', sourceStepId: 'Task_Remind', targetStepId: 'Task_Approve' },
     ]);
-    expect((res.body.dropped as Json[]).map((d) => `${d.element}:${d.id}`)).toEqual([
+    expect((res.body.dropped as Json[]).map((d) => `${String(d.element)}:${String(d.id)}`)).toEqual([
       'startEvent:StartEvent_Received',
       'endEvent:EndEvent_Paid',
       'endEvent:EndEvent_Rejected',

@@ -34,7 +34,7 @@ describe('discovered processes on Postgres', () => {
       headers: { 'content-type': 'application/xml', 'x-workspace-id': svc.workspaceId },
     });
     expect(res.status, res.text).toBe(201);
-    const parent = String((res.body.process as { id: string }).id);
+    const parent = (res.body.process as { id: string }).id;
     const child = await createProcess(svc, processBody({ parentProcessId: parent }));
     const read = await svc.request('GET', `/api/v1/discovery/process/${child}`);
     expect(read.body.parentProcessId).toBe(parent);

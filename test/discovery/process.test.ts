@@ -100,7 +100,7 @@ describe('discovered processes: create, read, update, snapshots', () => {
 
   it('refuses each broken rule with 400 naming where', async () => {
     const body = processBody();
-    const base = steps(body as Json);
+    const base = steps(body);
     const withStep = (index: number, change: Json) => ({ ...body, steps: base.map((s, i) => (i === index ? { ...s, ...change } : s)) });
     const cases: Array<[string, unknown, string]> = [
       ['duplicate step id', withStep(1, { id: 's1' }), 'steps.1.id'],

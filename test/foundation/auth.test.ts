@@ -120,7 +120,7 @@ describe('authentication and permissions', () => {
       return { ...me, grants: new Set(me.grants) };
     }
     const tenancy = () => svc.service.context.tenancy;
-    const status = async (fn: () => Promise<unknown> | unknown) => {
+    const status = async (fn: () => unknown) => {
       try {
         await fn();
         return 200;

@@ -34,7 +34,7 @@ async function alongsideOthers(hostile: Promise<Awaited<ReturnType<PythonRunnerP
   const others = Array.from({ length: 20 }, (_, i) => pool.run({ form: 'main', source: NORMAL, inputs: { a: i, b: 1 } }));
   const [bad, ...good] = await Promise.all([hostile, ...others]);
   good.forEach((r, i) => expect(r).toMatchObject({ ok: true, outputs: { sum: i + 1 } }));
-  return failed(bad!);
+  return failed(bad);
 }
 
 describe('hostile frames fail one call only', () => {

@@ -49,7 +49,7 @@ describe('a child holds nothing of any other call', () => {
     for (let i = 0; i < 50; i += 1) {
       calls.push(pool.run({ form: 'main', source: main('return {"n": len(inputs["secret"])}'), inputs: { secret: `${MARKER}-${i}` } }));
       // The attacker carries the marker reversed, so its own request does not contain it.
-      calls.push(pool.run({ form: 'main', source: SNOOP, inputs: { needle: [...MARKER].reverse().join('') } }));
+      calls.push(pool.run({ form: 'main', source: SNOOP, inputs: { needle: MARKER.split('').reverse().join('') } }));
     }
     const results = await Promise.all(calls);
     for (let i = 1; i < results.length; i += 2) {

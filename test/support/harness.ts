@@ -68,7 +68,7 @@ export async function http(url: string, method: string, options: RequestOptions 
   }
   const response = await fetch(url, { method, headers, body });
   const text = await response.text();
-  let parsed: TestResponse['body'] = {};
+  let parsed: TestResponse['body'];
   try {
     parsed = text ? (JSON.parse(text) as TestResponse['body']) : {};
   } catch {
