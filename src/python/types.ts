@@ -1,8 +1,5 @@
 import type { Logger } from 'pino';
-
-/** Type names of the spec's `allowedTypes[].type`. */
-export type PythonValueType =
-  | 'str' | 'int' | 'float' | 'bool' | 'object' | 'array' | 'file' | 'date' | 'json_string' | 'binary' | 'node';
+import type { ValueType } from '../domain/vocabulary.js';
 
 /** A file input pre-resolved by the Node caller; code reads it with `caseflow.read_file(url)`. */
 export interface PythonFileInput {
@@ -25,7 +22,7 @@ export interface PythonRunRequest {
   /** script form only: the connection's secret, as `credential_value`. */
   credentialValue?: unknown;
   /** {variableName: allowed type names}; returned keys are checked against it. */
-  declaredOutputs?: Record<string, PythonValueType[]>;
+  declaredOutputs?: Record<string, ValueType[]>;
   /** Keyed by file URL. */
   files?: Record<string, PythonFileInput>;
   /** TCP to ports 443/80 of public addresses; runs in the separate network pool. */
