@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { FinalizeCaseInput, NodeError, NodeLog } from '../src/domain/cases.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
-import { NodeFailure, type NodeKind, type NodeRunResult } from '../src/domain/node-kinds/kind.js';
+import { NodeFailure, type NodeRunResult } from '../src/domain/node-kinds/kind.js';
 import { processSchemaOf } from '../src/domain/node-kinds/process-schema.js';
 import { nodeKinds } from '../src/domain/node-kinds/registry.js';
 import type { NodeServices } from '../src/domain/node-kinds/services.js';
@@ -96,7 +96,7 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
  * bundle does not know it (a kind registered at run time).
  */
 async function runKind(request: RunNodeRequest, services: NodeServices): Promise<NodeRunResult> {
-  const kind: NodeKind | undefined = nodeKinds.of(request.node);
+  const kind = nodeKinds.of(request.node);
   if (!kind) throw new NodeFailure(`No node kind for handler_class ${handlerClassName(request.node)}`, { kind: 'configuration', retryable: false });
   const parsed = processSchemaOf(kind).safeParse(request.node.process ?? {});
   if (!parsed.success) {

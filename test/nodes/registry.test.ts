@@ -105,6 +105,18 @@ describe('node kind registry', () => {
   });
 });
 
+describe('docs/extending.md', () => {
+  it('lists every built-in kind as the registry describes it', () => {
+    const doc = readFileSync(path.join(projectRoot, 'docs', 'extending.md'), 'utf8');
+    const table = /<!-- node-kinds:start -->\n([\s\S]*?)<!-- node-kinds:end -->/.exec(doc)?.[1] ?? '';
+    const rows = nodeKinds
+      .all()
+      .filter((kind) => kind !== testBranchKind)
+      .map((kind) => `| \`${kind.handlerClass}\` | \`${kind.nodeType}\` | ${kind.runs} | ${kind.describe} |`);
+    expect(table).toBe(['| handler_class | node type | runs | what it does |', '|---|---|---|---|', ...rows, ''].join('\n'));
+  });
+});
+
 describe('workflow bundle', () => {
   // npm run build makes it; the kinds are in it because the workflow asks them where they run.
   const bundle = readFileSync(path.join(projectRoot, 'dist', 'workflow-bundle.js'), 'utf8');
