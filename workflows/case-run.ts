@@ -16,7 +16,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CaseActivities, NodeFailureDetails, RunNodeRequest, RunNodeResponse } from '../activities/cases.js';
-import { CaseScheduler, type NodeCompletion } from '../src/domain/case-scheduler.js';
+import { CaseScheduler, type NodeCompletion, type RunEnding } from '../src/domain/case-scheduler.js';
 import {
   caseProgressQueryName,
   defaultNodeTimeoutMs,
@@ -101,23 +101,24 @@ function failureOf(err: unknown, node: WorkflowNode): { error: NodeError; detail
   return { error: { message: err instanceof Error ? err.message : String(err), kind: 'handler' } };
 }
 
-/** An inline kind's node, in the workflow (no activity, no history event). */
+/**
+ * An inline kind's node, in the workflow (no activity, no history event).
+ * Async on purpose: the node settles one microtask later, as it always has,
+ * so the order of commands (and the replay of cases running across a deploy)
+ * stays the same.
+ */
 async function evaluateInline(kind: InlineNodeKind, input: CaseRunInput, node: WorkflowNode, inputs: Record<string, unknown>): Promise<NodeCompletion> {
   const { caseId, organizationId, workspaceId } = input;
   return kind.evaluate({ caseId, organizationId, workspaceId, node, process: node.process ?? {}, inputs, caseInputs: input.inputs, attempt: 1 });
 }
 
 /**
- * One case: runs the workflow graph as the CaseScheduler hands out its nodes;
- * independent branches run in parallel. Inline kinds (input, output,
- * condition) run in the workflow; others run as activities. The case deadline
- * is a timer here; cancellation comes from Temporal. The end (status,
- * results, node audit) is written by one activity, outside cancellation, and
- * the callback child is started when a URL was given.
+ * Runs the nodes the scheduler hands out until none is left or the case is
+ * ending; independent branches run in parallel. Inline kinds run in the
+ * workflow, others as activities. The deadline is a timer (and a clock check
+ * at every node end); cancellation comes from Temporal.
  */
-export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
-  const scheduler = new CaseScheduler(input);
-  setHandler(caseProgressQuery, () => scheduler.progress());
+async function runGraph(input: CaseRunInput, scheduler: CaseScheduler): Promise<RunEnding> {
   const now = () => new Date().toISOString();
   const startedAt = Date.now();
   const tasks: Promise<void>[] = [];
@@ -181,33 +182,43 @@ export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
     }
   });
   deadlineScope.cancel();
+  return { deadlinePassed, cancelled: graphScope.consideredCancelled, deadlineMs: input.deadlineMs };
+}
 
-  const status = scheduler.finish({ deadlinePassed, cancelled: graphScope.consideredCancelled, deadlineMs: input.deadlineMs });
+/** Writes the end (status, results, node audit) and starts the callback child when a URL was given. */
+async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: CaseProgress): Promise<void> {
+  await finalizeCase({ caseId: input.caseId, status, runId: workflowInfo().runId, progress: final });
+  if (!input.callbackUrl) return;
+  try {
+    await startChild('callbackDelivery', {
+      workflowId: `callback-${input.caseId}`,
+      args: [
+        {
+          deliveryId: `${input.caseId}-${status}`,
+          caseId: input.caseId,
+          workspaceId: input.workspaceId,
+          callbackUrl: input.callbackUrl,
+          body: { caseId: input.caseId, status, results: final.results, ...(final.error ? { error: final.error } : {}) },
+        },
+      ],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+    });
+  } catch (err) {
+    // The case outcome is recorded already; a callback that cannot start must not change it.
+    log.error('callback delivery could not start', { caseId: input.caseId, error: err instanceof Error ? err.message : String(err) });
+  }
+}
+
+/**
+ * One case: runs the graph of its workflow version (see CaseScheduler for
+ * the rules), then records the end outside cancellation.
+ */
+export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
+  const scheduler = new CaseScheduler(input);
+  setHandler(caseProgressQuery, () => scheduler.progress());
+  const status = scheduler.finish(await runGraph(input, scheduler));
   const final: CaseProgress = { ...scheduler.progress(), remaining: [] };
-
-  await CancellationScope.nonCancellable(async () => {
-    await finalizeCase({ caseId: input.caseId, status, runId: workflowInfo().runId, progress: final });
-    if (input.callbackUrl) {
-      try {
-        await startChild('callbackDelivery', {
-          workflowId: `callback-${input.caseId}`,
-          args: [
-            {
-              deliveryId: `${input.caseId}-${status}`,
-              caseId: input.caseId,
-              workspaceId: input.workspaceId,
-              callbackUrl: input.callbackUrl,
-              body: { caseId: input.caseId, status, results: final.results, ...(final.error ? { error: final.error } : {}) },
-            },
-          ],
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-        });
-      } catch (err) {
-        // The case outcome is recorded already; a callback that cannot start must not change it.
-        log.error('callback delivery could not start', { caseId: input.caseId, error: err instanceof Error ? err.message : String(err) });
-      }
-    }
-  });
+  await CancellationScope.nonCancellable(() => recordEnd(input, status, final));
 
   // The Temporal run ends the way the case did, so the Web UI tells the same story.
   if (status === 'CANCELLED') throw new CancelledFailure('The case was cancelled');
