@@ -1,7 +1,7 @@
 import { edgeTaken, indexGraph, resolveNodeInputs, type GraphIndex } from './case-graph.js';
 import type { CaseError, CaseProgress, CaseRunInput, NodeError, NodeLog, NodeRecord, TerminalStatus } from './cases.js';
 import type { WorkflowNode } from './graph.js';
-import { nodeKinds } from './node-kinds/registry.js';
+import { isEntryNode, nodeKinds } from './node-kinds/registry.js';
 import { handlerClassName } from './vocabulary.js';
 
 /** A node's end as the activity reports it (times are the activity's own). */
@@ -59,7 +59,7 @@ export class CaseScheduler {
    * case fails and nothing runs.
    */
   start(): string[] {
-    const entries = Object.values(this.input.graph.nodes).filter((node) => nodeKinds.of(node)?.entry === true);
+    const entries = Object.values(this.input.graph.nodes).filter(isEntryNode);
     if (entries.length === 0) {
       this.failure = { message: 'The workflow has no input node' };
       return [];
@@ -90,7 +90,7 @@ export class CaseScheduler {
   /** Its inputs by variable_name: the case inputs for an entry node, else resolved from upstream outputs. */
   inputsOf(id: string): Record<string, unknown> {
     const node = this.node(id);
-    const inputs = nodeKinds.of(node)?.entry === true ? this.input.inputs : resolveNodeInputs(this.index, node, this.outputs);
+    const inputs = isEntryNode(node) ? this.input.inputs : resolveNodeInputs(this.index, node, this.outputs);
     this.record(id).inputs = inputs;
     return inputs;
   }

@@ -6,13 +6,14 @@ import { isValueType, type ValueType } from '../vocabulary.js';
 import { activityKind, NodeFailure, type NodeContext, type Zod } from './kind.js';
 import type { CodeVersion, NodeServices } from './services.js';
 
+/** {variable name: allowed types}: what the code's main must return. */
+type Declared = Record<string, ValueType[]>;
+
 /** The module to run and the outputs it must return (undefined: not checked). */
 interface CodeToRun {
   source: string;
-  declaredOutputs: Record<string, ValueType[]> | undefined;
+  declaredOutputs: Declared | undefined;
 }
-
-type Declared = Record<string, ValueType[]>;
 
 /** {variableName: allowed types} from a catalog version's outputs: the code's own declaration. */
 function catalogOutputs(version: CodeVersion): Declared {
