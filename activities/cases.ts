@@ -1,14 +1,17 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { FinalizeCaseInput, NodeError, NodeLog } from '../src/domain/cases.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
-import { handlerClassName } from '../src/domain/handler-classes.js';
+import { NodeFailure, type NodeRunResult } from '../src/domain/node-kinds/kind.js';
+import { processSchemaOf } from '../src/domain/node-kinds/process-schema.js';
+import { nodeKinds } from '../src/domain/node-kinds/registry.js';
+import type { NodeServices } from '../src/domain/node-kinds/services.js';
+import { handlerClassName } from '../src/domain/vocabulary.js';
 import { jsonBytes } from '../src/cases/payload-limits.js';
 import { createFileService } from '../src/files/file-service.js';
+import { nodeFiles } from '../src/files/node-files.js';
 import { CaseRepo } from '../src/store/case-repo.js';
 import { CodeNodeRepo } from '../src/store/code-node-repo.js';
 import type { ActivityDeps } from './deps.js';
-import { createNodeHandlers } from './node-handlers/registry.js';
-import { NodeFailure } from './node-handlers/types.js';
 
 export interface RunNodeRequest {
   caseId: string;
@@ -45,38 +48,30 @@ export interface CaseActivities {
 /** The case engine's activities: one node of a case, and the end of a case. */
 export function createCaseActivities(deps: ActivityDeps): CaseActivities {
   const repo = new CaseRepo(deps.db);
-  const files = createFileService({ db: deps.db, config: deps.config, logger: deps.logger });
   const codeNodes = new CodeNodeRepo(deps.db);
-  const handlers = createNodeHandlers({
+  const services: NodeServices = {
     python: deps.python,
-    files,
-    loadCodeVersion: (organizationId, codeId, versionId) => codeNodes.findVersionIn(organizationId, codeId, versionId),
-  });
+    files: nodeFiles(createFileService({ db: deps.db, config: deps.config, logger: deps.logger })),
+    codeVersion: (organizationId, codeId, versionId) => codeNodes.findVersionIn(organizationId, codeId, versionId),
+  };
   const maxBytes = deps.config.cases.maxNodeOutputBytes;
 
   return {
     async runNode(request) {
-      const { attempt } = request;
       const startedAt = new Date().toISOString();
-      const name = handlerClassName(request.node);
-      const handler = Object.hasOwn(handlers, name) ? handlers[name] : undefined;
       try {
-        if (!handler) throw new NodeFailure(`No node handler for handler_class ${name}`, 'configuration', [], undefined, false);
-        const result = await handler.run({ ...request, caseInputs: {}, attempt });
+        const result = await runKind(request, services);
         const size = jsonBytes(result.outputs);
         if (size > maxBytes) {
           // The outputs would go into Temporal history (the activity result) and on to the next nodes' inputs.
           throw new NodeFailure(
             `Node outputs are ${size} bytes as JSON, over the limit of ${maxBytes} (cases.maxNodeOutputBytes); return large data as a file`,
-            'limit',
-            result.logs,
-            undefined,
-            false,
+            { kind: 'limit', logs: result.logs, retryable: false },
           );
         }
         return { outputs: result.outputs, logs: boundLogs(result.logs, maxBytes), startedAt, finishedAt: new Date().toISOString() };
       } catch (err) {
-        const failure = err instanceof NodeFailure ? err : new NodeFailure(err instanceof Error ? err.message : String(err), 'handler');
+        const failure = err instanceof NodeFailure ? err : new NodeFailure(err instanceof Error ? err.message : String(err), { kind: 'handler' });
         if (!(err instanceof NodeFailure)) deps.logger.error({ err, caseId: request.caseId, nodeId: request.node.id }, 'node handler threw');
         const details: NodeFailureDetails = {
           error: { message: failure.message, kind: failure.kind, ...(failure.traceback ? { traceback: failure.traceback } : {}) },
@@ -92,6 +87,24 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
       return repo.finalize(input);
     },
   };
+}
+
+/**
+ * One node by its kind, with `process` parsed by the kind's schema (saved
+ * versions were validated, but a kind's schema may have changed since). A
+ * kind that runs inline in the workflow runs here too when the workflow
+ * bundle does not know it (a kind registered at run time).
+ */
+async function runKind(request: RunNodeRequest, services: NodeServices): Promise<NodeRunResult> {
+  const kind = nodeKinds.of(request.node);
+  if (!kind) throw new NodeFailure(`No node kind for handler_class ${handlerClassName(request.node)}`, { kind: 'configuration', retryable: false });
+  const parsed = processSchemaOf(kind).safeParse(request.node.process ?? {});
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => [...issue.path.map(String), issue.message].join(': ')).join('; ');
+    throw new NodeFailure(`${kind.handlerClass} process is invalid: ${problems}`, { kind: 'configuration', retryable: false });
+  }
+  const context = { ...request, process: parsed.data, caseInputs: {} };
+  return kind.runs === 'inline' ? kind.evaluate(context) : kind.run(context, services);
 }
 
 /**

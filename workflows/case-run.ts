@@ -16,22 +16,20 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CaseActivities, NodeFailureDetails, RunNodeRequest, RunNodeResponse } from '../activities/cases.js';
-import { outputResults, pureNodeHandlers } from '../activities/node-handlers/pure.js';
-import { NodeFailure, type NodeRunResult } from '../activities/node-handlers/types.js';
-import { edgeTaken, indexGraph, isInputNode, resolveNodeInputs } from '../src/domain/case-graph.js';
+import { CaseScheduler, type NodeCompletion, type RunEnding } from '../src/domain/case-scheduler.js';
 import {
   caseProgressQueryName,
   defaultNodeTimeoutMs,
   localActivityMaxMs,
-  type CaseError,
   type CaseProgress,
   type CaseResults,
   type CaseRunInput,
   type NodeError,
-  type NodeRecord,
   type TerminalStatus,
 } from '../src/domain/cases.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
+import { NodeFailure, type InlineNodeKind } from '../src/domain/node-kinds/kind.js';
+import { nodeKinds } from '../src/domain/node-kinds/registry.js';
 
 export const caseProgressQuery = defineQuery<CaseProgress>(caseProgressQueryName);
 
@@ -104,122 +102,65 @@ function failureOf(err: unknown, node: WorkflowNode): { error: NodeError; detail
 }
 
 /**
- * One case: interprets the workflow graph from its input node. Nodes run as
- * soon as every parent has finished or been skipped; independent branches
- * run in parallel; a route's bool output picks its edges (or their
- * complement) and nodes left with no taken incoming edge are skipped. Pure
- * handlers (input, output, condition) run inline; others run as activities.
- * The case deadline is a timer here; cancellation comes from Temporal. The
- * end (status, results, node audit) is written by one activity, outside
- * cancellation, and the callback child is started when a URL was given.
+ * An inline kind's node, in the workflow (no activity, no history event).
+ * Async on purpose: the node settles one microtask later, as it always has,
+ * so the order of commands (and the replay of cases running across a deploy)
+ * stays the same.
  */
-export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
-  const { graph } = input;
-  const index = indexGraph(graph);
+async function evaluateInline(kind: InlineNodeKind, input: CaseRunInput, node: WorkflowNode, inputs: Record<string, unknown>): Promise<NodeCompletion> {
+  const { caseId, organizationId, workspaceId } = input;
+  return kind.evaluate({ caseId, organizationId, workspaceId, node, process: node.process ?? {}, inputs, caseInputs: input.inputs, attempt: 1 });
+}
+
+/**
+ * Runs the nodes the scheduler hands out until none is left or the case is
+ * ending; independent branches run in parallel. Inline kinds run in the
+ * workflow, others as activities. The deadline is a timer (and a clock check
+ * at every node end); cancellation comes from Temporal.
+ */
+async function runGraph(input: CaseRunInput, scheduler: CaseScheduler): Promise<RunEnding> {
   const now = () => new Date().toISOString();
   const startedAt = Date.now();
-  const state: CaseProgress = { caseId: input.caseId, status: 'RUNNING', nodes: {}, executed: [], failed: [], running: [], remaining: [], results: {} };
-  for (const node of Object.values(graph.nodes)) {
-    state.nodes[node.id] = { nodeId: node.id, name: node.name, handlerClass: node.handler_class ?? node.type, status: 'pending', logs: [], attempts: 0 };
-  }
-  const remaining = () => index.order.filter((id) => state.nodes[id]?.status === 'pending');
-  setHandler(caseProgressQuery, () => ({ ...state, remaining: remaining() }));
-
-  const outputs = new Map<string, Record<string, unknown>>();
-  const launched = new Set<string>();
   const tasks: Promise<void>[] = [];
-  let failure: CaseError | undefined;
   let deadlinePassed = false;
   const graphScope = new CancellationScope();
   const deadlineScope = new CancellationScope();
 
-  const record = (id: string): NodeRecord => state.nodes[id] as NodeRecord;
-
-  /** Called when a node completed or was skipped: its children whose parents are all settled run or are skipped. */
-  const settle = (id: string): void => {
-    for (const edge of index.outgoing.get(id) ?? []) {
-      const target = edge.to_node_id;
-      if (launched.has(target)) continue;
-      const incoming = index.incoming.get(target) ?? [];
-      const settled = incoming.every((e) => ['completed', 'skipped'].includes(record(e.from_node_id).status));
-      if (!settled) continue;
-      launched.add(target);
-      const taken = incoming.some((e) => {
-        const from = graph.nodes[e.from_node_id];
-        return record(e.from_node_id).status === 'completed' && from !== undefined && edgeTaken(e, from, outputs.get(e.from_node_id) ?? {});
-      });
-      if (taken) tasks.push(execute(target));
-      else skip(target);
-    }
-  };
-
-  const skip = (id: string): void => {
-    const rec = record(id);
-    rec.status = 'skipped';
-    settle(id);
+  const launch = (ids: string[]): void => {
+    for (const id of ids) tasks.push(execute(id));
   };
 
   const execute = async (id: string): Promise<void> => {
-    const node = graph.nodes[id] as WorkflowNode;
-    const rec = record(id);
     // Nothing new starts once the case is ending (failure elsewhere, cancel, deadline).
     if (graphScope.consideredCancelled) return;
-    rec.status = 'running';
-    rec.startedAt = now();
-    state.running.push(id);
+    const node = scheduler.node(id);
+    scheduler.begin(id, now());
     try {
-      const inputs = isInputNode(node) ? input.inputs : resolveNodeInputs(index, node, outputs);
-      rec.inputs = inputs;
-      const pure = Object.hasOwn(pureNodeHandlers, rec.handlerClass) ? pureNodeHandlers[rec.handlerClass] : undefined;
-      let result: NodeRunResult;
-      if (pure) {
-        result = await pure.run({ caseId: input.caseId, organizationId: input.organizationId, workspaceId: input.workspaceId, node, inputs, caseInputs: input.inputs, attempt: 1 });
-        rec.attempts = 1;
+      const inputs = scheduler.inputsOf(id);
+      const kind = nodeKinds.of(node);
+      if (kind?.runs === 'inline') {
+        const completion = await evaluateInline(kind, input, node, inputs);
+        scheduler.attempt(id, 1);
+        scheduler.complete(id, completion);
       } else {
-        const request = { caseId: input.caseId, organizationId: input.organizationId, workspaceId: input.workspaceId, node, inputs, attempt: 1 };
-        const response = await runWithRetries(node, request, (attempt) => {
-          rec.attempts = attempt;
-        });
-        rec.startedAt = response.startedAt;
-        rec.finishedAt = response.finishedAt;
-        result = response;
+        const { caseId, organizationId, workspaceId } = input;
+        const request = { caseId, organizationId, workspaceId, node, inputs, attempt: 1 };
+        scheduler.complete(id, await runWithRetries(node, request, (attempt) => scheduler.attempt(id, attempt)));
       }
-      rec.outputs = result.outputs;
-      rec.logs = result.logs;
-      rec.status = 'completed';
-      outputs.set(id, result.outputs);
-      if (rec.handlerClass === 'output') Object.assign(state.results, outputResults(node, result.outputs));
-      state.executed.push(id);
     } catch (err) {
-      if (isCancellation(err)) {
-        rec.status = 'cancelled';
-        rec.error = { message: 'Stopped: the case ended while the node ran', kind: 'cancelled' };
-      } else {
+      if (isCancellation(err)) scheduler.cancel(id);
+      else {
         const { error, details } = failureOf(err, node);
-        rec.status = 'failed';
-        rec.error = error;
-        if (details) {
-          rec.logs = details.logs;
-          rec.startedAt = details.startedAt;
-          rec.finishedAt = details.finishedAt;
-        }
-        state.executed.push(id);
-        state.failed.push(id);
-        if (!failure) {
-          failure = { message: `Node ${node.name} failed: ${error.message}`, nodeId: id };
-          graphScope.cancel();
-        }
+        if (scheduler.fail(id, error, details)) graphScope.cancel();
       }
-    } finally {
-      rec.finishedAt ??= now();
-      state.running = state.running.filter((r) => r !== id);
     }
+    const ready = scheduler.settle(id, now());
     // A local activity holds the workflow task, so the deadline timer may not have fired yet: check the clock too.
     if (Date.now() - startedAt >= input.deadlineMs && !deadlinePassed) {
       deadlinePassed = true;
       graphScope.cancel();
     }
-    if (rec.status === 'completed') settle(id);
+    launch(ready);
   };
 
   void deadlineScope.run(() => sleep(input.deadlineMs)).then(
@@ -232,22 +173,8 @@ export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
   );
 
   await graphScope.run(async () => {
-    const entries = Object.values(graph.nodes).filter(isInputNode);
-    if (entries.length === 0) {
-      failure = { message: 'The workflow has no input node' };
-      return;
-    }
-    for (const node of entries) {
-      launched.add(node.id);
-      tasks.push(execute(node.id));
-    }
-    // A node no edge leads to (other than the input) can never run.
-    for (const id of index.order) {
-      if (!launched.has(id) && (index.incoming.get(id) ?? []).length === 0) {
-        launched.add(id);
-        skip(id);
-      }
-    }
+    launch(scheduler.start());
+    // Tasks launch more tasks as nodes finish: wait until a round adds none.
     for (let settledCount = 0; settledCount < tasks.length; ) {
       const batch = tasks.length;
       await Promise.all(tasks.slice(settledCount));
@@ -255,50 +182,47 @@ export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
     }
   });
   deadlineScope.cancel();
+  return { deadlinePassed, cancelled: graphScope.consideredCancelled, deadlineMs: input.deadlineMs };
+}
 
-  const stuck = remaining();
-  let status: TerminalStatus;
-  if (failure) status = 'FAILED';
-  else if (deadlinePassed) status = 'TIMED_OUT';
-  else if (graphScope.consideredCancelled) status = 'CANCELLED';
-  else if (stuck.length > 0) {
-    status = 'FAILED';
-    failure = { message: `Nodes ${stuck.join(', ')} can never run: the graph has a cycle` };
-  } else status = 'COMPLETED';
-  for (const id of stuck) record(id).status = 'not_executed';
-  state.status = status;
-  if (status === 'FAILED') state.error = failure;
-  else if (status === 'TIMED_OUT') state.error = { message: `The case did not finish within its deadline of ${input.deadlineMs} ms` };
-  else if (status === 'CANCELLED') state.error = { message: 'The case was cancelled' };
+/** Writes the end (status, results, node audit) and starts the callback child when a URL was given. */
+async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: CaseProgress): Promise<void> {
+  await finalizeCase({ caseId: input.caseId, status, runId: workflowInfo().runId, progress: final });
+  if (!input.callbackUrl) return;
+  try {
+    await startChild('callbackDelivery', {
+      workflowId: `callback-${input.caseId}`,
+      args: [
+        {
+          deliveryId: `${input.caseId}-${status}`,
+          caseId: input.caseId,
+          workspaceId: input.workspaceId,
+          callbackUrl: input.callbackUrl,
+          body: { caseId: input.caseId, status, results: final.results, ...(final.error ? { error: final.error } : {}) },
+        },
+      ],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+    });
+  } catch (err) {
+    // The case outcome is recorded already; a callback that cannot start must not change it.
+    log.error('callback delivery could not start', { caseId: input.caseId, error: err instanceof Error ? err.message : String(err) });
+  }
+}
 
-  await CancellationScope.nonCancellable(async () => {
-    const final: CaseProgress = { ...state, remaining: [] };
-    await finalizeCase({ caseId: input.caseId, status, runId: workflowInfo().runId, progress: final });
-    if (input.callbackUrl) {
-      try {
-        await startChild('callbackDelivery', {
-          workflowId: `callback-${input.caseId}`,
-          args: [
-            {
-              deliveryId: `${input.caseId}-${status}`,
-              caseId: input.caseId,
-              workspaceId: input.workspaceId,
-              callbackUrl: input.callbackUrl,
-              body: { caseId: input.caseId, status, results: state.results, ...(state.error ? { error: state.error } : {}) },
-            },
-          ],
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-        });
-      } catch (err) {
-        // The case outcome is recorded already; a callback that cannot start must not change it.
-        log.error('callback delivery could not start', { caseId: input.caseId, error: err instanceof Error ? err.message : String(err) });
-      }
-    }
-  });
+/**
+ * One case: runs the graph of its workflow version (see CaseScheduler for
+ * the rules), then records the end outside cancellation.
+ */
+export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
+  const scheduler = new CaseScheduler(input);
+  setHandler(caseProgressQuery, () => scheduler.progress());
+  const status = scheduler.finish(await runGraph(input, scheduler));
+  const final: CaseProgress = { ...scheduler.progress(), remaining: [] };
+  await CancellationScope.nonCancellable(() => recordEnd(input, status, final));
 
   // The Temporal run ends the way the case did, so the Web UI tells the same story.
   if (status === 'CANCELLED') throw new CancelledFailure('The case was cancelled');
-  if (status === 'FAILED') throw ApplicationFailure.nonRetryable(state.error?.message ?? 'The case failed', 'CaseFailed');
-  if (status === 'TIMED_OUT') throw ApplicationFailure.nonRetryable(state.error?.message ?? 'The case timed out', 'CaseTimedOut');
-  return { status, results: state.results };
+  if (status === 'FAILED') throw ApplicationFailure.nonRetryable(final.error?.message ?? 'The case failed', 'CaseFailed');
+  if (status === 'TIMED_OUT') throw ApplicationFailure.nonRetryable(final.error?.message ?? 'The case timed out', 'CaseTimedOut');
+  return { status, results: final.results };
 }

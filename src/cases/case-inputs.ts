@@ -1,6 +1,7 @@
-import { isInputNode } from '../domain/case-graph.js';
 import type { WorkflowGraph } from '../domain/graph.js';
-import type { VariableSchemaEntry, VariableType } from '../domain/variables.js';
+import { isEntryNode } from '../domain/node-kinds/registry.js';
+import type { VariableSchemaEntry } from '../domain/variables.js';
+import type { VariableType } from '../domain/vocabulary.js';
 
 export interface InputProblem {
   field: string;
@@ -52,7 +53,7 @@ const typeChecks: Record<VariableType, (v: unknown) => boolean> = {
 
 /** The workflow's input variables keyed by variable_name (the input node's output_schema). */
 export function inputVariables(graph: WorkflowGraph): { entries: Map<string, VariableSchemaEntry>; additionAllowed: boolean } {
-  const node = Object.values(graph.nodes).find(isInputNode);
+  const node = Object.values(graph.nodes).find(isEntryNode);
   const entries = new Map<string, VariableSchemaEntry>();
   for (const entry of Object.values(node?.output_schema?.schema ?? {})) entries.set(entry.variable_name, entry);
   return { entries, additionAllowed: node?.output_schema?.variable_addition_allowed ?? false };

@@ -17,6 +17,7 @@ import {
   type NodeRecord,
 } from '../domain/cases.js';
 import type { WorkflowGraph, WorkflowVersionSnapshot } from '../domain/graph.js';
+import { handlerClassName } from '../domain/vocabulary.js';
 import { createFileService, type FileService } from '../files/file-service.js';
 import { Outbound, OutboundRefusedError } from '../net/outbound.js';
 import { CaseRepo, type CaseRecord } from '../store/case-repo.js';
@@ -420,7 +421,7 @@ export class CaseService {
 
 function blankNode(graph: WorkflowGraph, id: string, status: NodeRecord['status']): NodeRecord {
   const node = graph.nodes[id];
-  return { nodeId: id, name: node?.name ?? id, handlerClass: node?.handler_class ?? node?.type ?? '', status, logs: [], attempts: 0 };
+  return { nodeId: id, name: node?.name ?? id, handlerClass: node ? handlerClassName(node) : '', status, logs: [], attempts: 0 };
 }
 
 function buildAudit(

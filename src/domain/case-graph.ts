@@ -96,8 +96,3 @@ export function resolveNodeInputs(
   }
   return inputs;
 }
-
-/** The entry node: handler class (or type) `input`. */
-export function isInputNode(node: WorkflowNode): boolean {
-  return (node.handler_class ?? node.type) === 'input';
-}

@@ -1,6 +1,10 @@
 import type { WorkflowEdge, WorkflowGraph, WorkflowNode } from './graph.js';
-import { handlerClassName, handlerClassOf } from './handler-classes.js';
+import { inputKind } from './node-kinds/input.js';
+import { outputKind } from './node-kinds/output.js';
+import { processSchemaOf } from './node-kinds/process-schema.js';
+import { nodeKinds } from './node-kinds/registry.js';
 import type { VariableSchema } from './variables.js';
+import { handlerClassName } from './vocabulary.js';
 
 /** One reason a graph cannot be saved; `path` is dotted from the graph root (`nodes.<id>.routes.<routeId>`). */
 export interface GraphProblem {
@@ -119,18 +123,18 @@ function checkUniqueNames(schema: VariableSchema | undefined, path: string, prob
 
 function checkProcess(key: string, node: WorkflowNode, problems: GraphProblem[]): void {
   const name = handlerClassName(node);
-  const handler = handlerClassOf(node);
-  if (!handler) {
+  const kind = nodeKinds.of(node);
+  if (!kind) {
     problems.push({
       path: `nodes.${key}.handler_class`,
       message: node.handler_class ? `Unknown handler_class ${name}` : `Node type ${node.type} needs a handler_class`,
     });
     return;
   }
-  if (handler.nodeType !== node.type) {
-    problems.push({ path: `nodes.${key}.handler_class`, message: `handler_class ${name} belongs to node type ${handler.nodeType}, not ${node.type}` });
+  if (kind.nodeType !== node.type) {
+    problems.push({ path: `nodes.${key}.handler_class`, message: `handler_class ${name} belongs to node type ${kind.nodeType}, not ${node.type}` });
   }
-  const parsed = handler.process.safeParse(node.process ?? {});
+  const parsed = processSchemaOf(kind).safeParse(node.process ?? {});
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       problems.push({ path: ['nodes', key, 'process', ...issue.path.map(String)].join('.'), message: issue.message });
@@ -214,8 +218,8 @@ export function validateGraph(graph: WorkflowGraph): GraphProblem[] {
     }
   }
 
-  const inputNodes = nodes.filter(([, node]) => node.type === 'input');
-  const outputNodes = nodes.filter(([, node]) => node.type === 'output');
+  const inputNodes = nodes.filter(([, node]) => node.type === inputKind.nodeType);
+  const outputNodes = nodes.filter(([, node]) => node.type === outputKind.nodeType);
   if (inputNodes.length !== 1) problems.push({ path: 'nodes', message: `Exactly one input node is required, found ${inputNodes.length}` });
   if (outputNodes.length !== 1) problems.push({ path: 'nodes', message: `Exactly one output node is required, found ${outputNodes.length}` });
 

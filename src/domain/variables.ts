@@ -1,13 +1,5 @@
 import { z } from 'zod';
-
-/**
- * Value types a workflow variable may carry. The contract's input-schema types
- * (str, float, bool, date, file, array, array_files, object) plus the catalog's
- * field types (int, json_string, binary, node) so code-node and action fields
- * map onto node variables without loss.
- */
-export const variableTypes = ['str', 'int', 'float', 'bool', 'date', 'file', 'array', 'array_files', 'object', 'json_string', 'binary', 'node'] as const;
-export type VariableType = (typeof variableTypes)[number];
+import { variableTypes } from './vocabulary.js';
 
 export const variableTagSchema = z.object({ variable_name: z.string().min(1), value: z.unknown() });
 

@@ -1,10 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { ValueType } from '../domain/vocabulary.js';
 import type { EgressOptions, EgressStats } from './egress.js';
-
-/** Type names of the spec's `allowedTypes[].type`. */
-export type PythonValueType =
-  | 'str' | 'int' | 'float' | 'bool' | 'object' | 'array' | 'file' | 'date' | 'json_string' | 'binary' | 'node';
 
 /** A file input pre-resolved by the Node caller; code reads its bytes with `caseflow.read_file(url)`. */
 export interface PythonFileInput {
@@ -28,7 +25,7 @@ export interface PythonRunRequest {
   /** script form only: the connection's secret, as `credential_value`. */
   credentialValue?: unknown;
   /** {variableName: allowed type names}; returned keys are checked against it. */
-  declaredOutputs?: Record<string, PythonValueType[]>;
+  declaredOutputs?: Record<string, ValueType[]>;
   /** Keyed by file URL. */
   files?: Record<string, PythonFileInput>;
   /** TCP through the egress proxy, to addresses the outbound policy allows; runs in the separate network pool. */

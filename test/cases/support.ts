@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { JobAudit } from '../../src/cases/case-service.js';
 import type { WorkflowEdge, WorkflowNode } from '../../src/domain/graph.js';
-import type { VariableSchema, VariableSchemaEntry, VariableType } from '../../src/domain/variables.js';
+import type { VariableSchema, VariableSchemaEntry } from '../../src/domain/variables.js';
+import type { VariableType } from '../../src/domain/vocabulary.js';
 import type { TestResponse, TestService } from '../support/harness.js';
 
 export interface Var {

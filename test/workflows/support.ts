@@ -1,19 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import type { WorkflowEdge, WorkflowNode } from '../../src/domain/graph.js';
-import { handlerClasses } from '../../src/domain/handler-classes.js';
-import type { VariableSchema, VariableSchemaEntry, VariableType } from '../../src/domain/variables.js';
+import type { VariableSchema, VariableSchemaEntry } from '../../src/domain/variables.js';
+import type { VariableType } from '../../src/domain/vocabulary.js';
+import '../support/branch-kind.js';
 import type { TestService } from '../support/harness.js';
-
-/**
- * A branching handler class registered the way other areas register theirs,
- * so routing rules are tested without depending on the case engine's classes.
- */
-handlerClasses.test_branch = {
-  nodeType: 'branch',
-  process: z.object({ threshold: z.number() }).strict(),
-  describe: 'Test only: decides its routes from a threshold.',
-};
 
 export function variables(entries: Array<{ id?: string; name: string; type?: VariableType; tags?: VariableSchemaEntry['tags'] }>): VariableSchema {
   const schema: Record<string, VariableSchemaEntry> = {};

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { valueTypes } from '../../domain/vocabulary.js';
 
 /**
  * The catalog's Field object: one typed variable of an integration action's
@@ -7,7 +8,7 @@ import { z } from 'zod';
  * one place.
  */
 
-export const catalogFieldTypes = ['int', 'float', 'bool', 'str', 'object', 'file', 'array', 'date', 'binary', 'json_string', 'node'] as const;
+export const catalogFieldTypes = valueTypes;
 export type CatalogFieldType = (typeof catalogFieldTypes)[number];
 
 export const fieldLimits = {

@@ -1,7 +1,7 @@
-import type { ConditionOperand, ConditionProcess, ConditionRule } from './condition-schema.js';
+import type { ConditionOperand, ConditionProcess, ConditionRule } from './condition.js';
 
 /**
- * Evaluates condition-node rules (schema in condition-schema.ts). Pure and
+ * Evaluates condition-node rules (schema in condition.ts). Pure and
  * deterministic: the case-run workflow runs it inline. Variable paths walk
  * own properties only, so `__proto__` and friends read as undefined.
  */

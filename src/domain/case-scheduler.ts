@@ -1,0 +1,212 @@
+import { edgeTaken, indexGraph, resolveNodeInputs, type GraphIndex } from './case-graph.js';
+import type { CaseError, CaseProgress, CaseRunInput, NodeError, NodeLog, NodeRecord, TerminalStatus } from './cases.js';
+import type { WorkflowNode } from './graph.js';
+import { isEntryNode, nodeKinds } from './node-kinds/registry.js';
+import { handlerClassName } from './vocabulary.js';
+
+/** A node's end as the activity reports it (times are the activity's own). */
+export interface NodeCompletion {
+  outputs: Record<string, unknown>;
+  logs: NodeLog[];
+  startedAt?: string;
+  finishedAt?: string;
+}
+
+/** What a failing activity reported besides the error. */
+export interface NodeFailureReport {
+  logs: NodeLog[];
+  startedAt: string;
+  finishedAt: string;
+}
+
+/** How the run around the graph ended, besides the nodes' own outcomes. */
+export interface RunEnding {
+  deadlinePassed: boolean;
+  /** The run was cancelled (by a request, a failure or the deadline). */
+  cancelled: boolean;
+  deadlineMs: number;
+}
+
+/**
+ * The case engine's bookkeeping, without Temporal: which nodes are ready,
+ * which are skipped after a route decision, the live progress and how the
+ * case ends. Pure and deterministic (the workflow bundle imports it); the
+ * caller passes the times in.
+ *
+ * Nodes run once every parent has completed or been skipped; a route's bool
+ * output picks its edges (or their complement), and a node left with no
+ * taken incoming edge is skipped, which propagates.
+ */
+export class CaseScheduler {
+  private readonly index: GraphIndex;
+  private readonly outputs = new Map<string, Record<string, unknown>>();
+  /** Nodes handed out to run or skipped: each is decided once. */
+  private readonly decided = new Set<string>();
+  private failure: CaseError | undefined;
+  private readonly state: CaseProgress;
+
+  constructor(private readonly input: Pick<CaseRunInput, 'caseId' | 'graph' | 'inputs'>) {
+    this.index = indexGraph(input.graph);
+    this.state = { caseId: input.caseId, status: 'RUNNING', nodes: {}, executed: [], failed: [], running: [], remaining: [], results: {} };
+    for (const node of Object.values(input.graph.nodes)) {
+      this.state.nodes[node.id] = { nodeId: node.id, name: node.name, handlerClass: handlerClassName(node), status: 'pending', logs: [], attempts: 0 };
+    }
+  }
+
+  /**
+   * The nodes to run first: the entry nodes. A node no edge leads to (other
+   * than an entry) can never run and is skipped. Without an entry node the
+   * case fails and nothing runs.
+   */
+  start(): string[] {
+    const entries = Object.values(this.input.graph.nodes).filter(isEntryNode);
+    if (entries.length === 0) {
+      this.failure = { message: 'The workflow has no input node' };
+      return [];
+    }
+    for (const node of entries) this.decided.add(node.id);
+    const ready = entries.map((node) => node.id);
+    for (const id of this.index.order) {
+      if (!this.decided.has(id) && (this.index.incoming.get(id) ?? []).length === 0) {
+        this.decided.add(id);
+        ready.push(...this.skip(id));
+      }
+    }
+    return ready;
+  }
+
+  node(id: string): WorkflowNode {
+    return this.input.graph.nodes[id] as WorkflowNode;
+  }
+
+  /** The node starts running at `at`. */
+  begin(id: string, at: string): void {
+    const rec = this.record(id);
+    rec.status = 'running';
+    rec.startedAt = at;
+    this.state.running.push(id);
+  }
+
+  /** Its inputs by variable_name: the case inputs for an entry node, else resolved from upstream outputs. */
+  inputsOf(id: string): Record<string, unknown> {
+    const node = this.node(id);
+    const inputs = isEntryNode(node) ? this.input.inputs : resolveNodeInputs(this.index, node, this.outputs);
+    this.record(id).inputs = inputs;
+    return inputs;
+  }
+
+  attempt(id: string, attempt: number): void {
+    this.record(id).attempts = attempt;
+  }
+
+  complete(id: string, completion: NodeCompletion): void {
+    const rec = this.record(id);
+    if (completion.startedAt) rec.startedAt = completion.startedAt;
+    if (completion.finishedAt) rec.finishedAt = completion.finishedAt;
+    rec.outputs = completion.outputs;
+    rec.logs = completion.logs;
+    rec.status = 'completed';
+    this.outputs.set(id, completion.outputs);
+    const node = this.node(id);
+    const results = nodeKinds.of(node)?.results?.(node, completion.outputs);
+    if (results) Object.assign(this.state.results, results);
+    this.state.executed.push(id);
+  }
+
+  /** The node failed; true when it is the case's first failure (the caller then stops the other branches). */
+  fail(id: string, error: NodeError, report?: NodeFailureReport): boolean {
+    const rec = this.record(id);
+    rec.status = 'failed';
+    rec.error = error;
+    if (report) {
+      rec.logs = report.logs;
+      rec.startedAt = report.startedAt;
+      rec.finishedAt = report.finishedAt;
+    }
+    this.state.executed.push(id);
+    this.state.failed.push(id);
+    if (this.failure) return false;
+    this.failure = { message: `Node ${this.node(id).name} failed: ${error.message}`, nodeId: id };
+    return true;
+  }
+
+  /** The node was stopped because the case ended while it ran. */
+  cancel(id: string): void {
+    const rec = this.record(id);
+    rec.status = 'cancelled';
+    rec.error = { message: 'Stopped: the case ended while the node ran', kind: 'cancelled' };
+  }
+
+  /**
+   * The node is done running (whatever its outcome) at `at`. Returns the
+   * nodes that become ready to run: after a completion, the children whose
+   * parents are all settled and that have a taken incoming edge (the others
+   * are skipped, and so on downstream).
+   */
+  settle(id: string, at: string): string[] {
+    const rec = this.record(id);
+    rec.finishedAt ??= at;
+    this.state.running = this.state.running.filter((r) => r !== id);
+    return rec.status === 'completed' ? this.release(id) : [];
+  }
+
+  /** Ends the case: its terminal status, with the error and `not_executed` nodes set in the progress. */
+  finish(ending: RunEnding): TerminalStatus {
+    const stuck = this.remaining();
+    let status: TerminalStatus;
+    if (this.failure) status = 'FAILED';
+    else if (ending.deadlinePassed) status = 'TIMED_OUT';
+    else if (ending.cancelled) status = 'CANCELLED';
+    else if (stuck.length > 0) {
+      status = 'FAILED';
+      this.failure = { message: `Nodes ${stuck.join(', ')} can never run: the graph has a cycle` };
+    } else status = 'COMPLETED';
+    for (const id of stuck) this.record(id).status = 'not_executed';
+    this.state.status = status;
+    if (status === 'FAILED') this.state.error = this.failure;
+    else if (status === 'TIMED_OUT') this.state.error = { message: `The case did not finish within its deadline of ${ending.deadlineMs} ms` };
+    else if (status === 'CANCELLED') this.state.error = { message: 'The case was cancelled' };
+    return status;
+  }
+
+  /** The live progress (the workflow's query), with the nodes still to run. */
+  progress(): CaseProgress {
+    return { ...this.state, remaining: this.remaining() };
+  }
+
+  private record(id: string): NodeRecord {
+    return this.state.nodes[id] as NodeRecord;
+  }
+
+  /** Not yet started and not skipped, in graph order (nodes on a cycle, which has none, last). */
+  private remaining(): string[] {
+    const pending = (id: string) => this.state.nodes[id]?.status === 'pending';
+    const ordered = new Set(this.index.order);
+    return [...this.index.order.filter(pending), ...Object.keys(this.input.graph.nodes).filter((id) => !ordered.has(id) && pending(id))];
+  }
+
+  private skip(id: string): string[] {
+    this.record(id).status = 'skipped';
+    return this.release(id);
+  }
+
+  /** The children of a completed or skipped node that are now decided: those to run are returned, the others skipped. */
+  private release(id: string): string[] {
+    const ready: string[] = [];
+    for (const edge of this.index.outgoing.get(id) ?? []) {
+      const target = edge.to_node_id;
+      if (this.decided.has(target)) continue;
+      const incoming = this.index.incoming.get(target) ?? [];
+      const settled = incoming.every((e) => ['completed', 'skipped'].includes(this.record(e.from_node_id).status));
+      if (!settled) continue;
+      this.decided.add(target);
+      const taken = incoming.some((e) => {
+        const from = this.input.graph.nodes[e.from_node_id];
+        return this.record(e.from_node_id).status === 'completed' && from !== undefined && edgeTaken(e, from, this.outputs.get(e.from_node_id) ?? {});
+      });
+      if (taken) ready.push(target);
+      else ready.push(...this.skip(target));
+    }
+    return ready;
+  }
+}

@@ -1,0 +1,135 @@
+import type { z, ZodType } from 'zod';
+import type { CaseResults, NodeLog } from '../cases.js';
+import type { WorkflowNode } from '../graph.js';
+import type { NodeServices } from './services.js';
+
+/**
+ * What a node kind is (one `handler_class`), in one module per kind:
+ * src/domain/node-kinds/<kind>.ts, listed in registry.ts. Graph validation,
+ * the case engine and the docs all read the same entry.
+ *
+ * Kind modules are imported by the workflow bundle (the engine must know
+ * which kinds run inline), so they import zod for types only and nothing with
+ * Node built-ins or side effects: an activity kind reaches I/O through the
+ * NodeServices it is handed at run time.
+ */
+
+/** zod itself, handed to a kind's `process` builder (zod would add ~600 KiB, a third, to the workflow bundle). */
+export type Zod = typeof z;
+
+/** What a kind gets for one node of one case. */
+export interface NodeContext<Process> {
+  caseId: string;
+  organizationId: string;
+  workspaceId: string;
+  node: WorkflowNode;
+  /** The node's `process`, valid against the kind's schema. */
+  process: Process;
+  /** Resolved by the engine (variable mappings, fixed values, parents' outputs), keyed by variable_name. */
+  inputs: Record<string, unknown>;
+  /** The case's validated inputs, keyed by variable_name: read by the entry kind. */
+  caseInputs: Record<string, unknown>;
+  /** 1 for the first attempt. */
+  attempt: number;
+}
+
+export interface NodeRunResult {
+  /** Keyed by the node's output variable_name; a route's bool output decides its branch. */
+  outputs: Record<string, unknown>;
+  logs: NodeLog[];
+}
+
+/** What describes a kind, whatever its `process` type. */
+export interface NodeKindInfo {
+  readonly handlerClass: string;
+  /** The node `type` this class belongs to (graph validation holds nodes to it). */
+  readonly nodeType: string;
+  /** One line for the docs and the generation agents. */
+  readonly describe: string;
+  /** Where a case starts: nodes of this kind take the case inputs instead of parents' outputs. */
+  readonly entry?: boolean;
+  /** What a completed node of this kind adds to the case results. */
+  readonly results?: (node: WorkflowNode, outputs: Record<string, unknown>) => CaseResults;
+}
+
+interface KindDefinition<Schema extends ZodType> extends NodeKindInfo {
+  /** The schema of the node's `process`, checked when a workflow is saved and, for activity kinds, at each run. */
+  process(zod: Zod): Schema;
+}
+
+/**
+ * Runs inside the workflow: deterministic, no I/O, no clock, no randomness.
+ * It gets `process` as saved (validated then, not parsed again: the bundle has
+ * no zod), so its schema must not transform values or fill in defaults.
+ */
+export interface InlineKindDefinition<Schema extends ZodType> extends KindDefinition<Schema> {
+  evaluate(context: NodeContext<z.output<Schema>>): NodeRunResult;
+}
+
+/** Runs in the `runNode` activity with `process` parsed by its schema; failures throw NodeFailure. */
+export interface ActivityKindDefinition<Schema extends ZodType> extends KindDefinition<Schema> {
+  run(context: NodeContext<z.output<Schema>>, services: NodeServices): Promise<NodeRunResult>;
+}
+
+/** A registered kind; `process` is erased to unknown so kinds of every process type share one registry. */
+export type NodeKind = InlineNodeKind | ActivityNodeKind;
+
+interface RegisteredKind extends NodeKindInfo {
+  processSchema(zod: Zod): ZodType;
+}
+
+export interface InlineNodeKind extends RegisteredKind {
+  readonly runs: 'inline';
+  evaluate(context: NodeContext<unknown>): NodeRunResult;
+}
+
+export interface ActivityNodeKind extends RegisteredKind {
+  readonly runs: 'activity';
+  run(context: NodeContext<unknown>, services: NodeServices): Promise<NodeRunResult>;
+}
+
+/**
+ * The one place the erased `process` gets its type back. Sound because every
+ * caller passes a process that passed this kind's schema: the activity parses
+ * it, and the workflow only runs saved versions, validated when saved.
+ */
+function withProcess<Schema extends ZodType>(context: NodeContext<unknown>): NodeContext<z.output<Schema>> {
+  return { ...context, process: context.process as z.output<Schema> };
+}
+
+export function inlineKind<Schema extends ZodType>(definition: InlineKindDefinition<Schema>): InlineNodeKind {
+  const { process, evaluate, ...info } = definition;
+  return { ...info, runs: 'inline', processSchema: process, evaluate: (context) => evaluate(withProcess<Schema>(context)) };
+}
+
+export function activityKind<Schema extends ZodType>(definition: ActivityKindDefinition<Schema>): ActivityNodeKind {
+  const { process, run, ...info } = definition;
+  return { ...info, runs: 'activity', processSchema: process, run: (context, services) => run(withProcess<Schema>(context), services) };
+}
+
+export interface NodeFailureOptions {
+  /** e.g. configuration, input, output, limit, timeout (Python), handler. */
+  kind: string;
+  /** Logs gathered before the failure. */
+  logs?: NodeLog[];
+  traceback?: string;
+  /** false when another attempt cannot help (bad configuration, invalid output); default true. */
+  retryable?: boolean;
+}
+
+/** How a kind fails a node; anything else thrown is an unexpected error and fails it with kind `handler`. */
+export class NodeFailure extends Error {
+  readonly kind: string;
+  readonly logs: NodeLog[];
+  readonly traceback?: string;
+  readonly retryable: boolean;
+
+  constructor(message: string, options: NodeFailureOptions) {
+    super(message);
+    this.name = 'NodeFailure';
+    this.kind = options.kind;
+    this.logs = options.logs ?? [];
+    this.traceback = options.traceback;
+    this.retryable = options.retryable ?? true;
+  }
+}

@@ -1,0 +1,43 @@
+import type { PythonRunRequest, PythonRunResult } from '../../python/types.js';
+import type { ValueType } from '../vocabulary.js';
+
+/**
+ * What activity kinds may use, as ports: the worker hands in the
+ * implementations (activities/cases.ts), so kind modules stay free of I/O and
+ * importable by the workflow bundle. A new kind that needs a new service adds
+ * its port here and its wiring there.
+ */
+
+/** The case a node runs for: its tenancy decides what the node may read. */
+export interface NodeScope {
+  caseId: string;
+  organizationId: string;
+  workspaceId: string;
+}
+
+/** A file as a node reads or writes it. */
+export interface NodeFile {
+  name: string;
+  contentType: string;
+  bytes: Buffer;
+}
+
+export interface NodeFiles {
+  /** A file the node was given, authorized against the case at use time; a refusal throws NodeFailure (not retried). */
+  read(url: string, scope: NodeScope): Promise<NodeFile>;
+  /** Stores a file the node produced in the case's workspace and returns its URL; a refused type throws NodeFailure. */
+  store(scope: NodeScope, file: NodeFile): Promise<string>;
+}
+
+/** What a node needs of a catalog code node version: its source and the outputs it declares (keyed by variableName). */
+export interface CodeVersion {
+  sourceCode: string;
+  outputs: Record<string, { variableName: string; allowedTypes: Array<{ type: ValueType }> }>;
+}
+
+export interface NodeServices {
+  python: { run(request: PythonRunRequest): Promise<PythonRunResult> };
+  files: NodeFiles;
+  /** A catalog code node version of the organization; undefined when it has none by these ids. */
+  codeVersion(organizationId: string, codeId: string, versionId: string): Promise<CodeVersion | undefined>;
+}
