@@ -1,0 +1,338 @@
+import { z } from 'zod';
+import { CatalogService } from '../catalog/catalog-service.js';
+import type { ActionVersion, CredentialVersion, IntegrationCreation, IntegrationDetail, IntegrationVersion, Provider } from '../catalog/types.js';
+import type { AppContext } from '../context.js';
+import { CatalogRepo } from '../store/catalog-repo.js';
+import { scanSourceOrThrow } from './python-source-gates.js';
+import { parseOrThrow, type ApiRoutes } from './route.js';
+import {
+  actionResponse,
+  actionUpdateBody,
+  credentialBody,
+  credentialResponse,
+  credentialUpdateBody,
+  idempotencyHeaders,
+  integrationBody,
+  integrationDraft,
+  integrationCreatedResponse,
+  integrationDetailResponse,
+  integrationListResponse,
+  integrationResponse,
+  integrationUpdateBody,
+  providerBody,
+  providerListResponse,
+  providerResponse,
+} from './schemas/catalog.js';
+import { uuid } from './schemas/common.js';
+
+const toProvider = (p: Provider): z.infer<typeof providerResponse> => ({ id: p.id, name: p.name, createdAt: p.createdAt });
+
+function integrationFields(v: IntegrationVersion) {
+  return {
+    id: v.id,
+    versionId: v.versionId,
+    name: v.name,
+    description: v.description,
+    icon: v.icon,
+    category: v.category,
+    requiredPlan: v.requiredPlan,
+    status: v.status,
+    providerId: v.providerId,
+    isNew: v.isNew,
+    isPopular: v.isPopular,
+  };
+}
+
+const toCreated = (c: IntegrationCreation): z.infer<typeof integrationCreatedResponse> => ({
+  ...integrationFields(c.integration),
+  createdActions: c.createdActions,
+  createdCredential: c.createdCredential,
+});
+
+const toIntegration = (v: IntegrationVersion): z.infer<typeof integrationResponse> => ({
+  ...integrationFields(v),
+  versionNumber: v.versionNumber,
+  createdAt: v.createdAt,
+  versionCreatedAt: v.versionCreatedAt,
+  published: v.organizationId === null,
+});
+
+const toAction = (a: ActionVersion): z.infer<typeof actionResponse> => ({
+  id: a.id,
+  versionId: a.versionId,
+  integrationId: a.integrationId,
+  name: a.name,
+  endpoint: a.endpoint,
+  description: a.description,
+  inputs: a.inputs,
+  outputs: a.outputs,
+  code: a.code,
+  versionNumber: a.versionNumber,
+  createdAt: a.createdAt,
+  versionCreatedAt: a.versionCreatedAt,
+});
+
+const toCredential = (c: CredentialVersion): z.infer<typeof credentialResponse> => ({
+  id: c.id,
+  versionId: c.versionId,
+  integrationId: c.integrationId,
+  name: c.name,
+  description: c.description,
+  inputs: c.inputs,
+  status: c.status,
+  icon: c.icon,
+  authType: c.authType,
+  versionNumber: c.versionNumber,
+  createdAt: c.createdAt,
+  versionCreatedAt: c.versionCreatedAt,
+});
+
+const toDetail = (d: IntegrationDetail): z.infer<typeof integrationDetailResponse> => ({
+  ...toIntegration(d.integration),
+  actions: d.actions.map(toAction),
+  credentials: d.credentials.map(toCredential),
+});
+
+/** Path ids are documented as plain strings and checked in the handler, after the permission check. */
+const idParam = (name: string, description: string) => z.object({ [name]: z.string().meta({ description }) });
+const parseId = (value: unknown, name: string): string => parseOrThrow(uuid, value, `path.${name}`);
+
+const authorErrors = {
+  403: { description: 'Key not organization-scoped, Integration: Full missing, or organization not verified (checked before the body)' },
+};
+const readerErrors = { 403: { description: 'Integration: Read missing' } };
+const scanErrors = {
+  400: { description: 'Invalid body, a value over its limit, or action code security-scan violations (metadata.violations)' },
+  503: { description: 'The code scanner is unavailable; retry' },
+};
+
+export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
+  const catalog = new CatalogService(new CatalogRepo(ctx.store.db), (source, field) => scanSourceOrThrow(ctx, source, field));
+  const common = { auth: true as const, validateBody: false };
+
+  api.route({
+    ...common,
+    tags: ['Providers'],
+    method: 'post',
+    path: '/api/v1/provider',
+    summary: 'Create a provider',
+    description: 'A provider of the key\'s organization; integrations name one as `providerId`.',
+    body: providerBody,
+    responses: { 201: { description: 'Created', schema: providerResponse }, 400: { description: 'Invalid body' }, ...authorErrors },
+    handler: async ({ req, res, auth }) => {
+      catalog.requireAuthor(auth);
+      const body = parseOrThrow(providerBody, req.body ?? {}, 'body');
+      res.status(201).json(toProvider(await catalog.createProvider(auth, body.name)));
+    },
+  });
+
+  api.route({
+    ...common,
+    tags: ['Providers'],
+    method: 'get',
+    path: '/api/v1/provider',
+    summary: 'List the providers of the key\'s organization',
+    responses: { 200: { description: 'Oldest first', schema: providerListResponse }, ...readerErrors },
+    handler: async ({ res, auth }) => {
+      catalog.requireReader(auth);
+      res.json({ providers: (await catalog.listProviders(auth)).map(toProvider) });
+    },
+  });
+
+  api.route({
+    ...common,
+    tags: ['Integrations'],
+    method: 'post',
+    path: '/api/v1/integration',
+    summary: 'Create an integration with its actions and credential',
+    description:
+      'All or nothing: the integration, its actions and its credential are written in one transaction, after every action\'s code passed the scan. ' +
+      'With an `Idempotency-Key`, a retry returns the first result instead of creating a duplicate.',
+    headers: idempotencyHeaders,
+    body: integrationBody,
+    responses: {
+      201: { description: 'Created (or, with Idempotency-Replayed: true, the first result of this key)', schema: integrationCreatedResponse },
+      ...scanErrors,
+      403: { description: `${authorErrors[403].description}; or providerId belongs to another organization` },
+      422: { description: 'providerId does not exist, or the Idempotency-Key was used with a different body' },
+    },
+    handler: async ({ req, res, auth }) => {
+      catalog.requireAuthor(auth);
+      const headers = parseOrThrow(idempotencyHeaders, { 'idempotency-key': req.get('idempotency-key') }, 'header');
+      const { integration } = parseOrThrow(integrationBody, req.body ?? {}, 'body');
+      const key = headers['idempotency-key'];
+      const outcome = await catalog.createIntegration(auth, {
+        draft: integrationDraft(integration),
+        idempotency: key === undefined ? undefined : { key, body: req.body },
+      });
+      if (outcome.replayed) res.set('Idempotency-Replayed', 'true');
+      res.status(201).json(toCreated(outcome.result));
+    },
+  });
+
+  api.route({
+    ...common,
+    tags: ['Integrations'],
+    method: 'post',
+    path: '/api/v1/integration/v/:integrationVersionId/credential',
+    summary: 'Add a credential template to an integration',
+    description: 'On the integration\'s versionId (not its id). An integration holds at most one credential per authType.',
+    params: idParam('integrationVersionId', 'The integration versionId'),
+    body: credentialBody,
+    responses: {
+      201: { description: 'Created; inputs echoed with defaults filled in', schema: credentialResponse },
+      400: { description: 'Invalid body' },
+      403: { description: `${authorErrors[403].description}; or the integration belongs to another organization` },
+      404: { description: 'No such integration version (an integration id is not a version id)' },
+      409: { description: 'The integration already has a credential with this authType' },
+    },
+    handler: async ({ req, res, auth }) => {
+      catalog.requireAuthor(auth);
+      // A malformed id names no version: 404 like an unknown one.
+      const versionId = uuid.safeParse(req.params.integrationVersionId);
+      const integration = await catalog.ownIntegrationVersion(auth, versionId.success ? versionId.data : '');
+      const { credential } = parseOrThrow(credentialBody, req.body ?? {}, 'body');
+      const created = await catalog.addCredential(auth, integration, { ...credential, description: credential.description ?? null });
+      res.status(201).json(toCredential(created));
+    },
+  });
+
+  api.route({
+    ...common,
+    tags: ['Integrations'],
+    method: 'get',
+    path: '/api/v1/integration',
+    summary: 'List the integrations visible to the key',
+    description: 'The latest version of each integration of the key\'s organization and of each published by the service, newest first.',
+    responses: { 200: { description: 'Visible integrations', schema: integrationListResponse }, ...readerErrors },
+    handler: async ({ res, auth }) => {
+      catalog.requireReader(auth);
+      res.json({ integrations: (await catalog.listIntegrations(auth)).map(toIntegration) });
+    },
+  });
+
+  const readErrors = { 400: { description: 'Malformed id' }, ...readerErrors, 404: { description: 'Unknown, or another organization\'s' } };
+
+  api.route({
+    ...common,
+    tags: ['Integrations'],
+    method: 'get',
+    path: '/api/v1/integration/v/:integrationVersionId',
+    summary: 'Read one integration version with the latest actions and credential templates',
+    params: idParam('integrationVersionId', 'The integration versionId'),
+    responses: { 200: { description: 'The version', schema: integrationDetailResponse }, ...readErrors },
+    handler: async ({ req, res, auth }) => {
+      catalog.requireReader(auth);
+      res.json(toDetail(await catalog.integrationVersion(auth, parseId(req.params.integrationVersionId, 'integrationVersionId'))));
+    },
+  });
+
+  api.route({
+    ...common,
+    tags: ['Integrations'],
+    method: 'get',
+    path: '/api/v1/integration/action/v/:actionVersionId',
+    summary: 'Read one action version',
+    params: idParam('actionVersionId', 'The action versionId'),
+    responses: { 200: { description: 'The version', schema: actionResponse }, ...readErrors },
+    handler: async ({ req, res, auth }) => {
+      catalog.requireReader(auth);
+      res.json(toAction(await catalog.actionVersion(auth, parseId(req.params.actionVersionId, 'actionVersionId'))));
+    },
+  });
+
+  api.route({
+    ...common,
+    tags: ['Integrations'],
+    method: 'get',
+    path: '/api/v1/integration/credential/v/:credentialVersionId',
+    summary: 'Read one credential template version',
+    params: idParam('credentialVersionId', 'The credential versionId'),
+    responses: { 200: { description: 'The version', schema: credentialResponse }, ...readErrors },
+    handler: async ({ req, res, auth }) => {
+      catalog.requireReader(auth);
+      res.json(toCredential(await catalog.credentialVersion(auth, parseId(req.params.credentialVersionId, 'credentialVersionId'))));
+    },
+  });
+
+  const updateErrors = {
+    ...authorErrors,
+    403: { description: `${authorErrors[403].description}; or the entry belongs to another organization or to the service` },
+    404: { description: 'Unknown id' },
+    409: { description: 'Concurrent updates kept moving the latest version; retry' },
+  };
+
+  api.route({
+    ...common,
+    tags: ['Integrations'],
+    method: 'patch',
+    path: '/api/v1/integration/action/:actionId',
+    summary: 'Update an action (cuts a new action version)',
+    description: 'Any subset of the fields; the rest carry over. Earlier action versions stay readable and runnable by their versionId. The resulting code is scanned again.',
+    params: idParam('actionId', 'The action id'),
+    body: actionUpdateBody,
+    responses: { 200: { description: 'The new version', schema: actionResponse }, ...scanErrors, ...updateErrors },
+    handler: async ({ req, res, auth }) => {
+      catalog.requireAuthor(auth);
+      const actionId = parseId(req.params.actionId, 'actionId');
+      const { action } = parseOrThrow(actionUpdateBody, req.body ?? {}, 'body');
+      res.json(toAction(await catalog.updateAction(auth, actionId, withoutUndefined(action))));
+    },
+  });
+
+  api.route({
+    ...common,
+    tags: ['Integrations'],
+    method: 'patch',
+    path: '/api/v1/integration/credential/:credentialId',
+    summary: 'Update a credential template (cuts a new credential version)',
+    description: 'Any subset of the fields except authType; the rest carry over. Earlier versions stay readable by their versionId.',
+    params: idParam('credentialId', 'The credential id'),
+    body: credentialUpdateBody,
+    responses: { 200: { description: 'The new version', schema: credentialResponse }, 400: { description: 'Invalid body' }, ...updateErrors },
+    handler: async ({ req, res, auth }) => {
+      catalog.requireAuthor(auth);
+      const credentialId = parseId(req.params.credentialId, 'credentialId');
+      const { credential } = parseOrThrow(credentialUpdateBody, req.body ?? {}, 'body');
+      const { authType: _fixed, ...patch } = credential;
+      res.json(toCredential(await catalog.updateCredential(auth, credentialId, withoutUndefined(patch))));
+    },
+  });
+
+  api.route({
+    ...common,
+    tags: ['Integrations'],
+    method: 'get',
+    path: '/api/v1/integration/:integrationId',
+    summary: 'Read an integration: its latest version with the latest actions and credential templates',
+    params: idParam('integrationId', 'The integration id'),
+    responses: { 200: { description: 'The integration', schema: integrationDetailResponse }, ...readErrors },
+    handler: async ({ req, res, auth }) => {
+      catalog.requireReader(auth);
+      res.json(toDetail(await catalog.integration(auth, parseId(req.params.integrationId, 'integrationId'))));
+    },
+  });
+
+  api.route({
+    ...common,
+    tags: ['Integrations'],
+    method: 'patch',
+    path: '/api/v1/integration/:integrationId',
+    summary: 'Update an integration (cuts a new integration version)',
+    description: 'Any subset of its own fields; actions and credentials are updated on their own paths. Earlier integration versions stay readable and connectable.',
+    params: idParam('integrationId', 'The integration id'),
+    body: integrationUpdateBody,
+    responses: { 200: { description: 'The new version', schema: integrationResponse }, 400: { description: 'Invalid body' }, ...updateErrors },
+    handler: async ({ req, res, auth }) => {
+      catalog.requireAuthor(auth);
+      const integrationId = parseId(req.params.integrationId, 'integrationId');
+      const { integration } = parseOrThrow(integrationUpdateBody, req.body ?? {}, 'body');
+      res.json(toIntegration(await catalog.updateIntegration(auth, integrationId, withoutUndefined(integration))));
+    },
+  });
+}
+
+/** A patch keeps only what was sent, so absent fields carry over instead of overwriting with undefined. */
+function withoutUndefined<T extends object>(patch: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
+}
