@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { destination } from 'pino';
 import { integrationBody, integrationDraft } from '../api/schemas/catalog.js';
 import { scanSourceOrThrow } from '../api/python-source-gates.js';
 import { CatalogService } from '../catalog/catalog-service.js';
@@ -22,7 +23,7 @@ type Fail = (message: string) => never;
 export function registerCatalogCommands(program: Command, print: Output, fail: Fail): void {
   const withCatalog = async (needsScanner: boolean, fn: (catalog: CatalogService) => Promise<unknown>): Promise<void> => {
     const config = loadConfig();
-    const logger = createLogger(config.logLevel);
+    const logger = createLogger(config.logLevel, {}, destination(2));
     const store = openStore(config.dataDir, config.databaseUrl);
     const python = needsScanner
       ? await PythonRunnerPool.create({ size: 1, allowUnsandboxed: config.python.allowUnsandboxed, logger: logger.child({ component: 'python' }) })

@@ -1,4 +1,4 @@
-import { pino, type Logger, type LoggerOptions } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 export type { Logger };
 
@@ -40,12 +40,14 @@ export function redactUrl(url: string): string {
   return url.replace(secretQueryParams, '$1[redacted]');
 }
 
-export function createLogger(level: string, options: LoggerOptions = {}): Logger {
-  return pino({
+export function createLogger(level: string, options: LoggerOptions = {}, destination?: DestinationStream): Logger {
+  const settings: LoggerOptions = {
     level,
     base: { service: 'caseflow' },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: redactedPaths, censor: '[redacted]' },
     ...options,
-  });
+  };
+  // Operator commands print JSON on stdout; their logs go to stderr instead.
+  return destination ? pino(settings, destination) : pino(settings);
 }
