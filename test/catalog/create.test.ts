@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { action, createIntegration, created, credential, expectError, failedFields, field, newAuthor, pngIcon, svgIcon, type Author } from './support.js';
+import { action, createIntegration, created, credential, expectError, expectRollbackHalfWay, failedFields, field, newAuthor, pngIcon, svgIcon, type Author } from './support.js';
 
 describe('POST /api/v1/integration', () => {
   let svc: TestService;
@@ -155,6 +155,10 @@ describe('POST /api/v1/integration', () => {
     expect((list.body.integrations as Array<{ name: string }>).map((i) => i.name)).not.toContain(name);
     const rows = await svc.service.context.store.db.selectFrom('integration_versions').select('id').where('name', '=', name).execute();
     expect(rows).toEqual([]);
+  });
+
+  it('rolls back the whole creation when a write fails half-way', async () => {
+    await expectRollbackHalfWay(svc, await newAuthor(svc));
   });
 
   it('wants a provider of the caller\'s organization: unknown 422, another organization\'s 403', async () => {

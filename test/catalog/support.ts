@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { CatalogRepo } from '../../src/store/catalog-repo.js';
 import type { TestService } from '../support/harness.js';
 import { field, newCaller, type Caller } from '../code/support.js';
 
@@ -61,4 +62,30 @@ export async function created(svc: TestService, author: Author, overrides: Recor
   const res = await createIntegration(svc, author, overrides);
   expect(res.status, res.text).toBe(201);
   return res.body as unknown as Created;
+}
+
+/**
+ * A creation that fails after the integration and its actions were written
+ * (the credential's default cannot be serialized) leaves none of them behind.
+ */
+export async function expectRollbackHalfWay(svc: TestService, author: Author): Promise<void> {
+  const db = svc.service.context.store.db;
+  const name = `half-${crypto.randomUUID()}`;
+  const draft = {
+    providerId: author.providerId,
+    content: { name, description: null, icon: pngIcon, category: ['a'], requiredPlan: 'core' as const, status: 'active' as const, isNew: false, isPopular: false, isBeta: false },
+    actions: [{ name: `${name}-action`, endpoint: 'https://x', description: null, inputs: {}, outputs: {}, code: null }],
+    credential: {
+      name: 'c',
+      description: null,
+      icon: pngIcon,
+      authType: 'api_key' as const,
+      status: 'active' as const,
+      inputs: { k: { displayName: 'k', variableName: 'k', type: 'int' as const, order: 1, isSecret: true, isNullable: true, isEditable: true, isVisible: true, default: 1n } },
+    },
+  };
+  await expect(new CatalogRepo(db).createIntegration(author.organizationId, author.userId, draft)).rejects.toThrow(/BigInt/);
+  expect(await db.selectFrom('integration_versions').select('id').where('name', '=', name).execute()).toEqual([]);
+  expect(await db.selectFrom('integration_action_versions').select('id').where('name', '=', `${name}-action`).execute()).toEqual([]);
+  expect(await db.selectFrom('integrations').select('id').where('provider_id', '=', author.providerId).execute()).toEqual([]);
 }
