@@ -129,12 +129,9 @@ export class CatalogService {
     }
   }
 
-  /** Without an idempotency claim the repository never answers 'key-taken'. */
   private async createUnclaimed(owner: string | null, author: Author, draft: IntegrationDraft): Promise<IntegrationCreation> {
     await this.scanActions(draft);
-    const created = await this.repo.createIntegration(owner, author, draft);
-    if (created === 'key-taken') throw new Error('an unclaimed creation reported a taken idempotency key');
-    return created;
+    return this.repo.createIntegration(owner, author, draft);
   }
 
   /** An integration version the key's organization owns: 404 unknown, 403 another organization's (or the service's). */

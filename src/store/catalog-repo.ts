@@ -212,6 +212,8 @@ export class CatalogRepo {
    * written in the same transaction; 'key-taken' means another request holds
    * the key (nothing of this one was kept).
    */
+  async createIntegration(organizationId: string | null, author: Author, draft: IntegrationDraft): Promise<IntegrationCreation>;
+  async createIntegration(organizationId: string | null, author: Author, draft: IntegrationDraft, claim: IdempotencyClaim): Promise<IntegrationCreation | 'key-taken'>;
   async createIntegration(organizationId: string | null, author: Author, draft: IntegrationDraft, claim?: IdempotencyClaim): Promise<IntegrationCreation | 'key-taken'> {
     try {
       return await this.db.transaction().execute(async (trx) => {

@@ -84,8 +84,10 @@ export async function expectRollbackHalfWay(svc: TestService, author: Author): P
       inputs: { k: { displayName: 'k', variableName: 'k', type: 'int' as const, order: 1, isSecret: true, isNullable: true, isEditable: true, isVisible: true, default: 1n } },
     },
   };
+  const integrationsOf = () => db.selectFrom('integrations').select('id').where('provider_id', '=', author.providerId).execute();
+  const before = await integrationsOf();
   await expect(new CatalogRepo(db).createIntegration(author.organizationId, author.userId, draft)).rejects.toThrow(/BigInt/);
   expect(await db.selectFrom('integration_versions').select('id').where('name', '=', name).execute()).toEqual([]);
   expect(await db.selectFrom('integration_action_versions').select('id').where('name', '=', `${name}-action`).execute()).toEqual([]);
-  expect(await db.selectFrom('integrations').select('id').where('provider_id', '=', author.providerId).execute()).toEqual([]);
+  expect(await integrationsOf()).toEqual(before);
 }
