@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { integrationCreatedResponse } from '../../src/api/schemas/catalog.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { action, createIntegration, created, credential, expectError, expectRollbackHalfWay, failedFields, field, newAuthor, pngIcon, svgIcon, type Author } from './support.js';
 
@@ -38,6 +39,7 @@ describe('POST /api/v1/integration', () => {
       isPopular: false,
     });
     expect(body).not.toHaveProperty('isBeta');
+    expect(integrationCreatedResponse.safeParse(body).success).toBe(true);
     expect(body.id).not.toBe(body.versionId);
     const actions = body.createdActions as Array<Record<string, string>>;
     expect(actions.map((a) => a.name)).toEqual(['Echo', 'Second']);

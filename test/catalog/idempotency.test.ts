@@ -78,4 +78,17 @@ describe('Idempotency-Key on POST /api/v1/integration', () => {
     expectError(await createIntegration(svc, author, {}, { 'Idempotency-Key': 'has space' }), 400, 'idempotency-key');
     expectError(await createIntegration(svc, author, {}, { 'Idempotency-Key': 'k'.repeat(256) }), 400, 'idempotency-key');
   });
+
+  // Last: it closes this service's Python pool.
+  it('answers 503 when the scanner is down, storing neither the integration nor the key', async () => {
+    await svc.service.context.python.close();
+    const key = crypto.randomUUID();
+    const res = await createIntegration(svc, author, { name: `down-${key}` }, { 'Idempotency-Key': key });
+    expectError(res, 503, 'scanner is unavailable');
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(await countNamed(`down-${key}`)).toBe(0);
+    // Without action code nothing needs the scanner, and the same key is still free.
+    const noCode = await createIntegration(svc, author, { name: `down-${key}`, actions: [] }, { 'Idempotency-Key': key });
+    expect(noCode.status, noCode.text).toBe(201);
+  });
 });

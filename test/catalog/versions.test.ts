@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ZodType } from 'zod';
+import { actionResponse, credentialResponse, integrationDetailResponse, integrationListResponse, integrationResponse } from '../../src/api/schemas/catalog.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { actionCode, created, credential, expectError, field, newAuthor, pngIcon, type Author, type Created } from './support.js';
 
@@ -22,6 +24,11 @@ describe('catalog versions and reads', () => {
     return res.body;
   };
   const patch = (path: string, body: unknown) => svc.request('PATCH', path, { body, key: author.key });
+  /** What the OpenAPI document promises is what came back. */
+  const conforms = (schema: ZodType, body: unknown) => {
+    const parsed = schema.safeParse(body);
+    expect(parsed.success, parsed.error?.message).toBe(true);
+  };
   beforeAll(async () => {
     svc = await startTestService();
     author = await newAuthor(svc);
@@ -38,7 +45,9 @@ describe('catalog versions and reads', () => {
     expect(detail.actions).toHaveLength(1);
     expect(detail.actions[0]).toMatchObject({ versionId: base.createdActions[0]?.actionVersionId, code: actionCode, endpoint: 'https://api.example.com/echo' });
     expect(detail.credentials[0]).toMatchObject({ versionId: base.createdCredential?.credentialVersionId, authType: 'api_key' });
+    conforms(integrationDetailResponse, detail);
     const list = await get('/api/v1/integration');
+    conforms(integrationListResponse, list);
     expect((list.integrations as Array<{ id: string }>).map((i) => i.id)).toContain(base.id);
   });
 
@@ -47,6 +56,7 @@ describe('catalog versions and reads', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ id: base.id, versionNumber: 2, name: 'Renamed', status: 'deprecated', description: 'now described', category: ['utilities'] });
     expect(res.body.versionId).not.toBe(base.versionId);
+    conforms(integrationResponse, res.body);
     expect(await get(`/api/v1/integration/v/${base.versionId}`)).toMatchObject({ versionId: base.versionId, versionNumber: 1, name: 'Echo service', status: 'active' });
     expect(await get(`/api/v1/integration/${base.id}`)).toMatchObject({ versionId: res.body.versionId, name: 'Renamed' });
     const cleared = await patch(`/api/v1/integration/${base.id}`, { integration: { description: null } });
@@ -68,6 +78,7 @@ describe('catalog versions and reads', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ id: actionId, versionNumber: 2, name: 'Echo', endpoint: 'https://api.example.com/echo' });
     expect(Object.keys(res.body.outputs as object)).toEqual(['echo', 'length']);
+    conforms(actionResponse, res.body);
     expect(await get(`/api/v1/integration/action/v/${oldVersionId}`)).toMatchObject({ versionNumber: 1, code: actionCode });
     expect(await get(`/api/v1/integration/action/v/${String(res.body.versionId)}`)).toMatchObject({ versionNumber: 2 });
     const detail = (await get(`/api/v1/integration/${base.id}`)) as unknown as Detail;
@@ -84,6 +95,7 @@ describe('catalog versions and reads', () => {
       credential: { name: 'Key v2', icon: pngIcon, inputs: { token: { displayName: 'Token', variableName: 'token', type: 'str' } } },
     });
     expect(res.status, res.text).toBe(200);
+    conforms(credentialResponse, res.body);
     expect(res.body).toMatchObject({ id: credentialId, versionNumber: 2, name: 'Key v2', authType: 'api_key', inputs: { token: { isSecret: true, order: 1 } } });
     expect(await get(`/api/v1/integration/credential/v/${oldVersionId}`)).toMatchObject({ versionNumber: 1, name: 'API key', inputs: { api_key: { type: 'str' } } });
   });
