@@ -16,6 +16,7 @@ import {
   integrationDraft,
   integrationCreatedResponse,
   integrationDetailResponse,
+  integrationListQuery,
   integrationListResponse,
   integrationResponse,
   integrationUpdateBody,
@@ -203,11 +204,12 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     method: 'get',
     path: '/api/v1/integration',
     summary: 'List the integrations visible to the key',
-    description: 'The latest version of each integration of the key\'s organization and of each published by the service, newest first.',
-    responses: { 200: { description: 'Visible integrations', schema: integrationListResponse }, ...readerErrors },
-    handler: async ({ res, auth }) => {
+    description: 'The latest version of each integration of the key\'s organization and of each published by the service, newest first, a page at a time.',
+    query: integrationListQuery,
+    responses: { 200: { description: 'Visible integrations', schema: integrationListResponse }, 400: { description: 'Malformed limit or offset' }, ...readerErrors },
+    handler: async ({ res, auth, query }) => {
       catalog.requireReader(auth);
-      res.json({ integrations: (await catalog.listIntegrations(auth)).map(toIntegration) });
+      res.json({ integrations: (await catalog.listIntegrations(auth, query)).map(toIntegration), limit: query.limit, offset: query.offset });
     },
   });
 

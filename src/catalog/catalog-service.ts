@@ -173,8 +173,8 @@ export class CatalogService {
     });
   }
 
-  listIntegrations(auth: AuthContext): Promise<IntegrationVersion[]> {
-    return this.repo.listIntegrations(auth.organizationId);
+  listIntegrations(auth: AuthContext, page: { limit: number; offset: number }): Promise<IntegrationVersion[]> {
+    return this.repo.listIntegrations(auth.organizationId, page);
   }
 
   async integration(auth: AuthContext, integrationId: string): Promise<IntegrationDetail> {

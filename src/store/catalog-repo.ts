@@ -354,21 +354,23 @@ export class CatalogRepo {
     });
   }
 
-  /** The latest version of every integration of this organization and of the service, newest first. */
-  async listIntegrations(organizationId: string): Promise<IntegrationVersion[]> {
+  /** A page of the latest versions of this organization's and the service's integrations, newest first. */
+  async listIntegrations(organizationId: string, page: { limit: number; offset: number }): Promise<IntegrationVersion[]> {
     const heads = await this.db
       .selectFrom('integrations')
       .selectAll()
       .where((eb) => eb.or([eb('organization_id', '=', organizationId), eb('organization_id', 'is', null)]))
       .orderBy('created_at', 'desc')
       .orderBy('id')
+      .limit(page.limit)
+      .offset(page.offset)
       .execute();
     if (heads.length === 0) return [];
     const rows = await this.db
       .selectFrom('integration_versions as v')
       .innerJoin('integrations as i', (join) => join.onRef('v.integration_id', '=', 'i.id').onRef('v.version_number', '=', 'i.latest_version_number'))
       .selectAll('v')
-      .where((eb) => eb.or([eb('i.organization_id', '=', organizationId), eb('i.organization_id', 'is', null)]))
+      .where('i.id', 'in', heads.map((head) => head.id))
       .execute();
     const byIntegration = new Map(rows.map((row) => [row.integration_id, row]));
     return heads.flatMap((head) => {

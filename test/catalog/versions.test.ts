@@ -118,4 +118,22 @@ describe('catalog versions and reads', () => {
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     expect(results.map((r) => r.body.versionNumber).sort()).toEqual([2, 3, 4, 5]);
   });
+
+  it('pages the list newest first', async () => {
+    const pager = await newAuthor(svc);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await created(svc, pager, { name: `p${i}` })).id);
+    const page = async (query: string) => {
+      const res = await svc.request('GET', `/api/v1/integration${query}`, { key: pager.key });
+      expect(res.status, res.text).toBe(200);
+      return res.body as { integrations: Array<{ id: string }>; limit: number; offset: number };
+    };
+    const first = await page('?limit=2');
+    expect(first).toMatchObject({ limit: 2, offset: 0 });
+    expect(first.integrations.map((i) => i.id)).toEqual([ids[2], ids[1]]);
+    expect((await page('?limit=2&offset=2')).integrations.map((i) => i.id)).toEqual([ids[0]]);
+    expect((await page('')).limit).toBe(50);
+    expectError(await svc.request('GET', '/api/v1/integration?limit=201', { key: pager.key }), 400, 'query.limit');
+    expectError(await svc.request('GET', '/api/v1/integration?offset=-1', { key: pager.key }), 400, 'query.offset');
+  });
 });

@@ -243,4 +243,8 @@ export const credentialResponse = z
   .meta({ id: 'CredentialTemplate' });
 
 export const integrationDetailResponse = integrationResponse.extend({ actions: z.array(actionResponse), credentials: z.array(credentialResponse) });
-export const integrationListResponse = z.object({ integrations: z.array(integrationResponse) });
+export const integrationListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+export const integrationListResponse = z.object({ integrations: z.array(integrationResponse), limit: z.number().int(), offset: z.number().int() });
