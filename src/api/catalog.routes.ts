@@ -6,6 +6,9 @@ import { CatalogRepo } from '../store/catalog-repo.js';
 import { scanSourceOrThrow } from './python-source-gates.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import {
+  actionBody,
+  actionContent,
+  credentialContent,
   actionResponse,
   actionUpdateBody,
   credentialBody,
@@ -97,6 +100,11 @@ const toDetail = (d: IntegrationDetail): z.infer<typeof integrationDetailRespons
 /** Path ids are documented as plain strings and checked in the handler, after the permission check. */
 const idParam = (name: string, description: string) => z.object({ [name]: z.string().meta({ description }) });
 const parseId = (value: unknown, name: string): string => parseOrThrow(uuid, value, `path.${name}`);
+/** Where a version id is written to: a malformed one names no version, so it is a 404 like an unknown one. */
+const versionIdOrNone = (value: unknown): string => {
+  const parsed = uuid.safeParse(value);
+  return parsed.success ? parsed.data : '';
+};
 
 const authorErrors = {
   403: { description: 'Key not organization-scoped, Integration: Full missing, or organization not verified (checked before the body)' },
@@ -189,12 +197,35 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     },
     handler: async ({ req, res, auth }) => {
       catalog.requireAuthor(auth);
-      // A malformed id names no version: 404 like an unknown one.
-      const versionId = uuid.safeParse(req.params.integrationVersionId);
-      const integration = await catalog.ownIntegrationVersion(auth, versionId.success ? versionId.data : '');
+      const integration = await catalog.ownIntegrationVersion(auth, versionIdOrNone(req.params.integrationVersionId));
       const { credential } = parseOrThrow(credentialBody, req.body ?? {}, 'body');
-      const created = await catalog.addCredential(auth, integration, { ...credential, description: credential.description ?? null });
+      const created = await catalog.addCredential(auth, integration, credentialContent(credential));
       res.status(201).json(toCredential(created));
+    },
+  });
+
+  api.route({
+    ...common,
+    tags: ['Integrations'],
+    method: 'post',
+    path: '/api/v1/integration/v/:integrationVersionId/action',
+    summary: 'Add an action to an integration',
+    description: 'On any versionId of the integration. Its code is scanned first; an integration holds at most 50 actions.',
+    params: idParam('integrationVersionId', 'The integration versionId'),
+    body: actionBody,
+    responses: {
+      201: { description: 'Created: the action\'s first version', schema: actionResponse },
+      400: { description: 'Invalid body, the integration already holds 50 actions, or code security-scan violations (metadata.violations)' },
+      403: { description: `${authorErrors[403].description}; or the integration belongs to another organization` },
+      404: { description: 'No such integration version' },
+      503: scanErrors[503],
+    },
+    handler: async ({ req, res, auth }) => {
+      catalog.requireAuthor(auth);
+      const integration = await catalog.ownIntegrationVersion(auth, versionIdOrNone(req.params.integrationVersionId));
+      const { action } = parseOrThrow(actionBody, req.body ?? {}, 'body');
+      const created = await catalog.addAction(auth, integration, actionContent(action));
+      res.status(201).json(toAction(created));
     },
   });
 

@@ -31,6 +31,9 @@ export interface CreationOutcome {
   replayed: boolean;
 }
 
+/** The contract's bound on an integration's actions, kept when actions are added later too. */
+const MAX_ACTIONS = 50;
+
 /** A concurrent update moved the latest version: how often an update re-reads its base before 409. */
 const UPDATE_ATTEMPTS = 5;
 
@@ -137,6 +140,14 @@ export class CatalogService {
   /** An integration version the key's organization owns: 404 unknown, 403 another organization's (or the service's). */
   async ownIntegrationVersion(auth: AuthContext, integrationVersionId: string): Promise<IntegrationVersion> {
     return this.owned(auth, await this.repo.findIntegrationVersion(integrationVersionId), `Integration version ${integrationVersionId}`);
+  }
+
+  /** Adds an action to an integration the key's organization owns; its code is scanned first. */
+  async addAction(auth: AuthContext, integration: IntegrationVersion, content: ActionContent): Promise<ActionVersion> {
+    if (content.code !== null) await this.scanCode(content.code, 'action.code');
+    const created = await this.repo.addAction(integration, auth.userId, content, MAX_ACTIONS);
+    if (created === 'full') throw DomainError.badRequest(`An integration holds at most ${MAX_ACTIONS} actions`);
+    return created;
   }
 
   async addCredential(auth: AuthContext, integration: IntegrationVersion, content: CredentialContent): Promise<CredentialVersion> {

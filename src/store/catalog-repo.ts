@@ -302,6 +302,25 @@ export class CatalogRepo {
     return toCredential(head, organizationId, row);
   }
 
+  /**
+   * Adds an action to an integration unless it already holds `maxActions`;
+   * touching the integration's row first serializes concurrent additions
+   * (a row lock on Postgres), so the count cannot be raced past the limit.
+   */
+  async addAction(integration: Pick<IntegrationVersion, 'id' | 'organizationId'>, author: Author, content: ActionContent, maxActions: number): Promise<ActionVersion | 'full'> {
+    const at = now();
+    return this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('integrations').set({ updated_at: at }).where('id', '=', integration.id).execute();
+      const { n } = await trx
+        .selectFrom('integration_actions')
+        .select((eb) => eb.fn.countAll<string | number>().as('n'))
+        .where('integration_id', '=', integration.id)
+        .executeTakeFirstOrThrow();
+      if (Number(n) >= maxActions) return 'full';
+      return this.insertAction(trx, integration.id, integration.organizationId, author, content, at);
+    });
+  }
+
   /** Adds a credential template to an integration; undefined when its authType is taken (409). */
   async addCredential(integration: Pick<IntegrationVersion, 'id' | 'organizationId'>, author: Author, content: CredentialContent): Promise<CredentialVersion | undefined> {
     return this.db.transaction().execute((trx) => this.insertCredential(trx, integration.id, integration.organizationId, author, content, now()));

@@ -95,6 +95,7 @@ describe('catalog permissions', () => {
       ['/api/v1/integration', 'post', ['201', '400', '401', '403', '422', '503']],
       ['/api/v1/integration', 'get', ['200', '400', '401', '403']],
       ['/api/v1/integration/v/{integrationVersionId}/credential', 'post', ['201', '400', '401', '403', '404', '409']],
+      ['/api/v1/integration/v/{integrationVersionId}/action', 'post', ['201', '400', '401', '403', '404', '503']],
       ['/api/v1/integration/{integrationId}', 'get', ['200', '400', '401', '403', '404']],
       ['/api/v1/integration/{integrationId}', 'patch', ['200', '400', '401', '403', '404', '409']],
       ['/api/v1/integration/v/{integrationVersionId}', 'get', ['200', '400', '401', '403', '404']],

@@ -56,6 +56,18 @@ describe('the catalog on Postgres', () => {
     expect(updates.map((r) => r.body.versionNumber).sort()).toEqual([2, 3, 4, 5]);
   });
 
+  it('keeps an integration at 50 actions when additions race for the last place', async () => {
+    const fresh = await created(svc, author, { actions: Array.from({ length: 49 }, (_, i) => action({ name: `a${i}`, code: undefined })) });
+    const adds = await Promise.all(
+      Array.from({ length: 3 }, (_, i) =>
+        svc.request('POST', `/api/v1/integration/v/${fresh.versionId}/action`, { body: { action: action({ name: `r${i}`, code: undefined }) }, key: author.key }),
+      ),
+    );
+    expect(adds.map((r) => r.status).sort()).toEqual([201, 400, 400]);
+    const detail = await svc.request('GET', `/api/v1/integration/${fresh.id}`, { key: author.key });
+    expect(detail.body.actions).toHaveLength(50);
+  });
+
   it('lists own and published integrations, never another organization\'s', async () => {
     const repo = new CatalogRepo(svc.service.context.store.db);
     const provider = await repo.createProvider(null, null, 'Service');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ZodType } from 'zod';
 import { actionResponse, credentialResponse, integrationDetailResponse, integrationListResponse, integrationResponse } from '../../src/api/schemas/catalog.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { actionCode, created, credential, expectError, field, newAuthor, pngIcon, type Author, type Created } from './support.js';
+import { action, actionCode, created, credential, expectError, field, newAuthor, pngIcon, type Author, type Created } from './support.js';
 
 interface Detail {
   id: string;
@@ -135,5 +135,27 @@ describe('catalog versions and reads', () => {
     expect((await page('')).limit).toBe(50);
     expectError(await svc.request('GET', '/api/v1/integration?limit=201', { key: pager.key }), 400, 'query.limit');
     expectError(await svc.request('GET', '/api/v1/integration?offset=-1', { key: pager.key }), 400, 'query.offset');
+  });
+
+  it('adds actions to an existing integration, scanned, up to 50', async () => {
+    const fresh = await created(svc, author, { actions: Array.from({ length: 48 }, (_, i) => action({ name: `a${i}`, code: undefined })) });
+    const add = (body: unknown, key = author.key, versionId = fresh.versionId) =>
+      svc.request('POST', `/api/v1/integration/v/${versionId}/action`, { body, key });
+    const added = await add({ action: action({ name: 'Added' }) });
+    expect(added.status, added.text).toBe(201);
+    conforms(actionResponse, added.body);
+    expect(added.body).toMatchObject({ integrationId: fresh.id, name: 'Added', versionNumber: 1, code: actionCode });
+    expectError(await add({ action: action({ code: 'import subprocess\n' }) }), 400, 'security scan');
+    expectError(await add({ action: { name: 'no endpoint' } }), 400, 'body.action.endpoint');
+    const attacker = await newAuthor(svc);
+    expectError(await add({ action: action() }, attacker.key), 403, 'another organization');
+    expectError(await add({ action: action() }, author.key, fresh.id), 404);
+    expectError(await add({ action: action() }, author.key, 'nope'), 404);
+    // 49 now: two concurrent additions race for the last place.
+    const racing = await Promise.all([add({ action: action({ name: 'r1' }) }), add({ action: action({ name: 'r2' }) })]);
+    expect(racing.map((r) => r.status).sort()).toEqual([201, 400]);
+    expect(racing.find((r) => r.status === 400)?.text).toContain('at most 50 actions');
+    const detail = (await get(`/api/v1/integration/${fresh.id}`)) as unknown as Detail;
+    expect(detail.actions).toHaveLength(50);
   });
 });

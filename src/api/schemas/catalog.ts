@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { credentialValueMatchesType } from '../../catalog/credential-fields.js';
 import { iconProblem } from '../../catalog/icon.js';
-import { authTypes, credentialFieldTypes, credentialStatuses, integrationStatuses, requiredPlans, type IntegrationDraft } from '../../catalog/types.js';
+import { authTypes, credentialFieldTypes, credentialStatuses, integrationStatuses, requiredPlans, type ActionContent, type CredentialContent, type IntegrationDraft } from '../../catalog/types.js';
 import { catalogFieldMapSchema, catalogFieldSchema } from './catalog-fields.js';
 
 /** The contract's integration limits (Limits table), plus our bounds where it is silent. */
@@ -96,6 +96,8 @@ export const actionSchema = z.object({
   code: code.optional(),
 });
 
+export const actionBody = z.object({ action: actionSchema });
+
 const category = z.array(name).min(1, 'at least one category').max(catalogLimits.categories, `at most ${catalogLimits.categories} categories`);
 
 export const integrationSchema = z.object({
@@ -114,14 +116,22 @@ export const integrationSchema = z.object({
 });
 export const integrationBody = z.object({ integration: integrationSchema });
 
+export function actionContent(action: z.infer<typeof actionSchema>): ActionContent {
+  return { ...action, description: action.description ?? null, code: action.code ?? null };
+}
+
+export function credentialContent(credential: z.infer<typeof credentialTemplate>): CredentialContent {
+  return { ...credential, description: credential.description ?? null };
+}
+
 /** The domain draft of a parsed integration body (the API route and the operator's publish command share it). */
 export function integrationDraft(integration: z.infer<typeof integrationSchema>): IntegrationDraft {
   const { providerId, actions, credential, description, ...content } = integration;
   return {
     providerId,
     content: { ...content, description: description ?? null },
-    actions: actions.map((action) => ({ ...action, description: action.description ?? null, code: action.code ?? null })),
-    credential: credential ? { ...credential, description: credential.description ?? null } : null,
+    actions: actions.map(actionContent),
+    credential: credential ? credentialContent(credential) : null,
   };
 }
 
