@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { CatalogService } from '../catalog/catalog-service.js';
-import type { ActionVersion, CredentialVersion, IntegrationCreation, IntegrationDetail, IntegrationVersion, Provider } from '../catalog/types.js';
 import type { AppContext } from '../context.js';
 import { CatalogRepo } from '../store/catalog-repo.js';
+import { toAction, toCreated, toCredential, toDetail, toIntegration, toProvider } from './catalog.views.js';
 import { scanSourceOrThrow } from './python-source-gates.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import {
@@ -28,74 +28,6 @@ import {
   providerResponse,
 } from './schemas/catalog.js';
 import { uuid } from './schemas/common.js';
-
-const toProvider = (p: Provider): z.infer<typeof providerResponse> => ({ id: p.id, name: p.name, createdAt: p.createdAt });
-
-function integrationFields(v: IntegrationVersion) {
-  return {
-    id: v.id,
-    versionId: v.versionId,
-    name: v.name,
-    description: v.description,
-    icon: v.icon,
-    category: v.category,
-    requiredPlan: v.requiredPlan,
-    status: v.status,
-    providerId: v.providerId,
-    isNew: v.isNew,
-    isPopular: v.isPopular,
-  };
-}
-
-const toCreated = (c: IntegrationCreation): z.infer<typeof integrationCreatedResponse> => ({
-  ...integrationFields(c.integration),
-  createdActions: c.createdActions,
-  createdCredential: c.createdCredential,
-});
-
-const toIntegration = (v: IntegrationVersion): z.infer<typeof integrationResponse> => ({
-  ...integrationFields(v),
-  versionNumber: v.versionNumber,
-  createdAt: v.createdAt,
-  versionCreatedAt: v.versionCreatedAt,
-  published: v.organizationId === null,
-});
-
-const toAction = (a: ActionVersion): z.infer<typeof actionResponse> => ({
-  id: a.id,
-  versionId: a.versionId,
-  integrationId: a.integrationId,
-  name: a.name,
-  endpoint: a.endpoint,
-  description: a.description,
-  inputs: a.inputs,
-  outputs: a.outputs,
-  code: a.code,
-  versionNumber: a.versionNumber,
-  createdAt: a.createdAt,
-  versionCreatedAt: a.versionCreatedAt,
-});
-
-const toCredential = (c: CredentialVersion): z.infer<typeof credentialResponse> => ({
-  id: c.id,
-  versionId: c.versionId,
-  integrationId: c.integrationId,
-  name: c.name,
-  description: c.description,
-  inputs: c.inputs,
-  status: c.status,
-  icon: c.icon,
-  authType: c.authType,
-  versionNumber: c.versionNumber,
-  createdAt: c.createdAt,
-  versionCreatedAt: c.versionCreatedAt,
-});
-
-const toDetail = (d: IntegrationDetail): z.infer<typeof integrationDetailResponse> => ({
-  ...toIntegration(d.integration),
-  actions: d.actions.map(toAction),
-  credentials: d.credentials.map(toCredential),
-});
 
 /** Path ids are documented as plain strings and checked in the handler, after the permission check. */
 const idParam = (name: string, description: string) => z.object({ [name]: z.string().meta({ description }) });
