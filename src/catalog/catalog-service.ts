@@ -80,6 +80,11 @@ export class CatalogService {
     return this.repo.listProviders(auth.organizationId);
   }
 
+  /** Operator: the service's own providers. */
+  publishedProviders(): Promise<Provider[]> {
+    return this.repo.listProviders(null);
+  }
+
   /** Operator: a provider of the service itself, for integrations every organization sees. */
   publishProvider(name: string): Promise<Provider> {
     return this.repo.createProvider(null, null, name);

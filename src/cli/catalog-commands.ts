@@ -51,6 +51,10 @@ export function registerCatalogCommands(program: Command, print: Output, fail: F
     .description('create a provider of the service (integrations published under it are visible to every organization)')
     .action((name: string) => withCatalog(false, (c) => c.publishProvider(name)));
   catalog
+    .command('providers')
+    .description('list the providers of the service')
+    .action(() => withCatalog(false, (c) => c.publishedProviders()));
+  catalog
     .command('publish <file>')
     .description('publish an integration from a JSON file shaped like the body of POST /api/v1/integration; its providerId is a service provider')
     .action((file: string) =>

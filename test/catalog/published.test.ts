@@ -29,6 +29,8 @@ describe('integrations published by the service (operator CLI)', () => {
     const provider = await cli('catalog', 'provider', 'Caseflow');
     expect(provider.organizationId).toBeNull();
     providerId = String(provider.id);
+    const listed = (await cli('catalog', 'providers')) as unknown as Array<{ id: string }>;
+    expect(listed.map((p) => p.id)).toEqual([providerId]);
     // The command prints what was created: the integration version, createdActions and createdCredential.
     const out = (await cli('catalog', 'publish', bodyFile('pub.json', { integration: integration(providerId, { name: 'Published echo', credential: credential() }) }))) as unknown as {
       integration: { id: string; versionId: string; organizationId: string | null };
