@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js';
 import { CatalogRepo } from '../store/catalog-repo.js';
 import { toAction, toCreated, toCredential, toDetail, toIntegration, toProvider } from './catalog.views.js';
 import { scanSourceOrThrow } from './python-source-gates.js';
+import { assertJsonDepth } from './json-depth.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import {
   actionBody,
@@ -32,6 +33,11 @@ import { uuid } from './schemas/common.js';
 /** Path ids are documented as plain strings and checked in the handler, after the permission check. */
 const idParam = (name: string, description: string) => z.object({ [name]: z.string().meta({ description }) });
 const parseId = (value: unknown, name: string): string => parseOrThrow(uuid, value, `path.${name}`);
+/** Bodies are checked for depth before anything walks them recursively. */
+function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
+  assertJsonDepth(body, 'body');
+  return parseOrThrow(schema, body ?? {}, 'body');
+}
 /** Where a version id is written to: a malformed one names no version, so it is a 404 like an unknown one. */
 const versionIdOrNone = (value: unknown): string => {
   const parsed = uuid.safeParse(value);
@@ -62,7 +68,7 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     responses: { 201: { description: 'Created', schema: providerResponse }, 400: { description: 'Invalid body' }, ...authorErrors },
     handler: async ({ req, res, auth }) => {
       catalog.requireAuthor(auth);
-      const body = parseOrThrow(providerBody, req.body ?? {}, 'body');
+      const body = parseBody(providerBody, req.body);
       res.status(201).json(toProvider(await catalog.createProvider(auth, body.name)));
     },
   });
@@ -100,7 +106,7 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     handler: async ({ req, res, auth }) => {
       catalog.requireAuthor(auth);
       const headers = parseOrThrow(idempotencyHeaders, { 'idempotency-key': req.get('idempotency-key') }, 'header');
-      const { integration } = parseOrThrow(integrationBody, req.body ?? {}, 'body');
+      const { integration } = parseBody(integrationBody, req.body);
       const key = headers['idempotency-key'];
       const outcome = await catalog.createIntegration(auth, {
         draft: integrationDraft(integration),
@@ -130,7 +136,7 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     handler: async ({ req, res, auth }) => {
       catalog.requireAuthor(auth);
       const integration = await catalog.ownIntegrationVersion(auth, versionIdOrNone(req.params.integrationVersionId));
-      const { credential } = parseOrThrow(credentialBody, req.body ?? {}, 'body');
+      const { credential } = parseBody(credentialBody, req.body);
       const created = await catalog.addCredential(auth, integration, credentialContent(credential));
       res.status(201).json(toCredential(created));
     },
@@ -155,7 +161,7 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     handler: async ({ req, res, auth }) => {
       catalog.requireAuthor(auth);
       const integration = await catalog.ownIntegrationVersion(auth, versionIdOrNone(req.params.integrationVersionId));
-      const { action } = parseOrThrow(actionBody, req.body ?? {}, 'body');
+      const { action } = parseBody(actionBody, req.body);
       const created = await catalog.addAction(auth, integration, actionContent(action));
       res.status(201).json(toAction(created));
     },
@@ -240,7 +246,7 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     handler: async ({ req, res, auth }) => {
       catalog.requireAuthor(auth);
       const actionId = parseId(req.params.actionId, 'actionId');
-      const { action } = parseOrThrow(actionUpdateBody, req.body ?? {}, 'body');
+      const { action } = parseBody(actionUpdateBody, req.body);
       res.json(toAction(await catalog.updateAction(auth, actionId, withoutUndefined(action))));
     },
   });
@@ -258,7 +264,7 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     handler: async ({ req, res, auth }) => {
       catalog.requireAuthor(auth);
       const credentialId = parseId(req.params.credentialId, 'credentialId');
-      const { credential } = parseOrThrow(credentialUpdateBody, req.body ?? {}, 'body');
+      const { credential } = parseBody(credentialUpdateBody, req.body);
       const { authType: _fixed, ...patch } = credential;
       res.json(toCredential(await catalog.updateCredential(auth, credentialId, withoutUndefined(patch))));
     },
@@ -291,7 +297,7 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     handler: async ({ req, res, auth }) => {
       catalog.requireAuthor(auth);
       const integrationId = parseId(req.params.integrationId, 'integrationId');
-      const { integration } = parseOrThrow(integrationUpdateBody, req.body ?? {}, 'body');
+      const { integration } = parseBody(integrationUpdateBody, req.body);
       res.json(toIntegration(await catalog.updateIntegration(auth, integrationId, withoutUndefined(integration))));
     },
   });

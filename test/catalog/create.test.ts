@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { integrationCreatedResponse } from '../../src/api/schemas/catalog.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { action, createIntegration, created, credential, expectError, expectRollbackHalfWay, failedFields, field, newAuthor, pngIcon, svgIcon, type Author } from './support.js';
+import { action, createIntegration, created, credential, expectError, expectRollbackHalfWay, failedFields, field, integration, newAuthor, pngIcon, svgIcon, type Author } from './support.js';
 
 describe('POST /api/v1/integration', () => {
   let svc: TestService;
@@ -157,6 +157,26 @@ describe('POST /api/v1/integration', () => {
     expect((list.body.integrations as Array<{ name: string }>).map((i) => i.name)).not.toContain(name);
     const rows = await svc.service.context.store.db.selectFrom('integration_versions').select('id').where('name', '=', name).execute();
     expect(rows).toEqual([]);
+  });
+
+  it('refuses a body nested too deep with 400 instead of overflowing the stack', async () => {
+    const depth = 200_000;
+    const deep = '['.repeat(depth) + ']'.repeat(depth);
+    for (const extra of [{ default: '__DEEP__' }, { options: [{ a: '__DEEP__' }] }]) {
+      const body = JSON.stringify({ integration: integration(author.providerId, { actions: [action({ inputs: { text: field('text', ['array'], extra as object) } })] }) });
+      const rawBody = body.replace('"__DEEP__"', deep);
+      for (const headers of [{}, { 'Idempotency-Key': crypto.randomUUID() }] as Array<Record<string, string>>) {
+        const res = await svc.request('POST', '/api/v1/integration', { rawBody, headers: { 'content-type': 'application/json', ...headers }, key: author.key });
+        expectError(res, 400, 'nests deeper than');
+      }
+    }
+  });
+
+  it('accepts typeDefinition nested to its 10-level limit', async () => {
+    let inner = field('leaf');
+    for (let level = 0; level < 10; level++) inner = { ...field(`l${level}`), allowedTypes: [{ type: 'object', typeDefinition: { [inner.variableName]: inner } }] };
+    const res = await createIntegration(svc, author, { actions: [action({ inputs: { text: { ...inner, variableName: 'text' } } })] });
+    expect(res.status, res.text).toBe(201);
   });
 
   it('rolls back the whole creation when a write fails half-way', async () => {
