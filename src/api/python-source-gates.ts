@@ -6,7 +6,7 @@ import type { WorkflowGraph } from '../domain/graph.js';
 import { DomainError } from '../errors.js';
 
 /** The authoring scan of Python source; a violation list means 400 with metadata.violations. */
-export async function scanSourceOrThrow(ctx: AppContext, source: string, field: string): Promise<void> {
+export async function scanSourceOrThrow(ctx: Pick<AppContext, 'python' | 'logger'>, source: string, field: string): Promise<void> {
   let violations: ScanViolation[];
   try {
     violations = await ctx.python.scan(source, 'main');

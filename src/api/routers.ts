@@ -9,6 +9,7 @@ import { registerCallbackRoutes } from './callback.routes.js';
 import { registerWorkflowRoutes } from './workflow.routes.js';
 import { registerCaseRoutes } from './case.routes.js';
 import { registerJobRoutes } from './job.routes.js';
+import { registerCatalogRoutes } from './catalog.routes.js';
 import { registerDiscoveryRoutes } from './discovery.routes.js';
 
 /** Every resource's routes; each resource adds one line. */
@@ -22,5 +23,6 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerCodeRoutes,
   registerCaseRoutes,
   registerJobRoutes,
+  registerCatalogRoutes,
   registerDiscoveryRoutes,
 ];

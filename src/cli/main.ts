@@ -10,6 +10,7 @@ import { addMemberInput, createKeyInput, createOrganizationInput, createUserInpu
 import { parseGrantList } from '../auth/grants.js';
 import { startService, type Role } from '../service.js';
 import { printBootstrapKey } from './bootstrap-banner.js';
+import { registerCatalogCommands } from './catalog-commands.js';
 
 function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -151,6 +152,8 @@ key
   );
 key.command('list <organizationId>').action((organizationId: string) => withTenancy((s) => s.listKeys(organizationId)));
 key.command('revoke <keyId>').action((keyId: string) => withTenancy(async (s) => s.revokeKey(keyId)));
+
+registerCatalogCommands(program, print, fail);
 
 try {
   await program.parseAsync(process.argv);

@@ -4,7 +4,8 @@ import type { CallbackTables } from './tables/callbacks.js';
 import type { FileTables } from './tables/files.js';
 import type { CaseTables } from './tables/cases.js';
 import type { CodeNodeTables } from './tables/code-nodes.js';
+import type { CatalogTables } from './tables/catalog.js';
 import type { DiscoveryTables } from './tables/discovery.js';
 
 /** Every table of the store; each area adds its tables interface here. */
-export interface Database extends TenancyTables, WorkflowTables, CallbackTables, FileTables, CaseTables, CodeNodeTables, DiscoveryTables {}
+export interface Database extends TenancyTables, WorkflowTables, CallbackTables, FileTables, CaseTables, CodeNodeTables, CatalogTables, DiscoveryTables {}

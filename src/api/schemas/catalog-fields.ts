@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { valueTypes } from '../../domain/vocabulary.js';
+import { catalogFieldTypes, type CatalogField, type CatalogFieldType } from '../../domain/catalog-field.js';
+
+export { catalogFieldTypes };
+export type { CatalogAllowedType, CatalogField, CatalogFieldType } from '../../domain/catalog-field.js';
 
 /**
  * The catalog's Field object: one typed variable of an integration action's
@@ -7,9 +10,6 @@ import { valueTypes } from '../../domain/vocabulary.js';
  * Shared by every catalog author endpoint so the shape and its limits live in
  * one place.
  */
-
-export const catalogFieldTypes = valueTypes;
-export type CatalogFieldType = (typeof catalogFieldTypes)[number];
 
 export const fieldLimits = {
   name: 255,
@@ -38,26 +38,6 @@ export const fieldKeys = [
   'nonEditableFields',
   'isRemovable',
 ] as const;
-
-export interface CatalogAllowedType {
-  type: CatalogFieldType;
-  typeDefinition?: Record<string, CatalogField>;
-  typeDefinitionEnforced?: boolean;
-}
-
-export interface CatalogField {
-  id: string;
-  variableName: string;
-  displayName: string;
-  allowedTypes: CatalogAllowedType[];
-  description?: string;
-  default?: unknown;
-  isOptional: boolean;
-  tags?: string[];
-  options?: Array<Record<string, unknown>>;
-  nonEditableFields?: string[];
-  isRemovable: boolean;
-}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -6,6 +6,7 @@ import * as callbacks from './012_callbacks.js';
 import * as files from './020_files.js';
 import * as caseFileReads from './021_case_file_reads.js';
 import * as codeNodes from './030_code_nodes.js';
+import * as catalog from './040_catalog.js';
 import * as discovery from './050_discovery.js';
 
 /**
@@ -20,5 +21,6 @@ export const migrations: Record<string, Migration> = {
   '020_files': files,
   '021_case_file_reads': caseFileReads,
   '030_code_nodes': codeNodes,
+  '040_catalog': catalog,
   '050_discovery': discovery,
 };

@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newCaller } from '../code/support.js';
+import { startTestService, type TestService } from '../support/harness.js';
+import { createIntegration, created, credential, expectError, newAuthor, type Author, type Created } from './support.js';
+
+describe('catalog permissions', () => {
+  let svc: TestService;
+  let author: Author;
+  let mine: Created;
+  beforeAll(async () => {
+    svc = await startTestService();
+    author = await newAuthor(svc);
+    mine = await created(svc, author, { credential: credential() });
+  });
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
+  const bad = { integration: { name: '', category: 'nope' } };
+
+  it('answers 401 without a key or with a wrong one, on every catalog endpoint', async () => {
+    for (const [method, path] of [
+      ['POST', '/api/v1/integration'],
+      ['GET', '/api/v1/integration'],
+      ['POST', '/api/v1/provider'],
+      ['GET', '/api/v1/provider'],
+      ['GET', `/api/v1/integration/${mine.id}`],
+      ['POST', `/api/v1/integration/v/${mine.versionId}/credential`],
+    ] as const) {
+      const body = method === 'GET' ? undefined : bad;
+      expectError(await svc.request(method, path, { body, key: null }), 401);
+      expectError(await svc.request(method, path, { body, key: 'cf_nope_nope' }), 401);
+    }
+  });
+
+  it('refuses an unverified organization with 403 before the body', async () => {
+    const caller = await newCaller(svc, { verified: false, grants: ['integration:full'] });
+    expectError(await svc.request('POST', '/api/v1/integration', { body: bad, key: caller.key }), 403, 'not verified');
+    expectError(await svc.request('POST', '/api/v1/provider', { body: {}, key: caller.key }), 403, 'not verified');
+    expectError(await svc.request('POST', `/api/v1/integration/v/${mine.versionId}/credential`, { body: {}, key: caller.key }), 403, 'not verified');
+    expectError(await svc.request('PATCH', `/api/v1/integration/${mine.id}`, { body: {}, key: caller.key }), 403, 'not verified');
+  });
+
+  it('refuses a key without Integration: Full with 403 before the body, and Integration: Read can browse but not author', async () => {
+    const reader = await newCaller(svc, { grants: ['integration:read', 'code:full', 'workflow:full'] });
+    expectError(await svc.request('POST', '/api/v1/integration', { body: bad, key: reader.key }), 403, 'Integration: Full');
+    expectError(await svc.request('POST', '/api/v1/provider', { body: { name: 'x' }, key: reader.key }), 403, 'Integration: Full');
+    expect((await svc.request('GET', '/api/v1/integration', { key: reader.key })).status).toBe(200);
+    const none = await newCaller(svc, { grants: ['code:full'] });
+    expectError(await svc.request('GET', '/api/v1/integration', { key: none.key }), 403, 'Integration: Read');
+    expectError(await svc.request('GET', '/api/v1/provider', { key: none.key }), 403, 'Integration: Read');
+  });
+
+  it('refuses a workspace-scoped key for authoring even with Integration: Full', async () => {
+    const scoped = await newCaller(svc, { workspaceScoped: true, grants: ['integration:full'] });
+    expectError(await svc.request('POST', '/api/v1/integration', { body: bad, key: scoped.key }), 403, 'not organization-scoped');
+    expect((await svc.request('GET', '/api/v1/integration', { key: scoped.key })).status).toBe(200);
+  });
+
+  it('hides another organization\'s integration from reads (404) and refuses writes to it (403)', async () => {
+    const attacker = await newAuthor(svc);
+    const detail = (await svc.request('GET', `/api/v1/integration/${mine.id}`, { key: author.key })).body as {
+      actions: Array<{ id: string; versionId: string }>;
+      credentials: Array<{ id: string; versionId: string }>;
+    };
+    const action = detail.actions[0];
+    const cred = detail.credentials[0];
+    if (!action || !cred) throw new Error('fixture has an action and a credential');
+    for (const path of [
+      `/api/v1/integration/${mine.id}`,
+      `/api/v1/integration/v/${mine.versionId}`,
+      `/api/v1/integration/action/v/${action.versionId}`,
+      `/api/v1/integration/credential/v/${cred.versionId}`,
+    ]) {
+      expectError(await svc.request('GET', path, { key: attacker.key }), 404);
+    }
+    const list = await svc.request('GET', '/api/v1/integration', { key: attacker.key });
+    expect((list.body.integrations as Array<{ id: string }>).map((i) => i.id)).not.toContain(mine.id);
+
+    const cred2 = await svc.request('POST', `/api/v1/integration/v/${mine.versionId}/credential`, { body: { credential: credential({ authType: 'jwt' }) }, key: attacker.key });
+    expectError(cred2, 403, 'another organization');
+    expectError(await svc.request('PATCH', `/api/v1/integration/${mine.id}`, { body: { integration: { name: 'pwned' } }, key: attacker.key }), 403, 'another organization');
+    expectError(await svc.request('PATCH', `/api/v1/integration/action/${action.id}`, { body: { action: { code: 'result = {}' } }, key: attacker.key }), 403, 'another organization');
+    expectError(await svc.request('PATCH', `/api/v1/integration/credential/${cred.id}`, { body: { credential: { name: 'x' } }, key: attacker.key }), 403, 'another organization');
+    // Nothing moved: still version 1 with its own name.
+    const still = await svc.request('GET', `/api/v1/integration/${mine.id}`, { key: author.key });
+    expect(still.body).toMatchObject({ versionNumber: 1, name: 'Echo service' });
+  });
+
+  it('documents every catalog operation with its statuses in the OpenAPI document', async () => {
+    const doc = (await svc.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const expected: Array<[string, string, string[]]> = [
+      ['/api/v1/provider', 'post', ['201', '400', '401', '403']],
+      ['/api/v1/provider', 'get', ['200', '401', '403']],
+      ['/api/v1/integration', 'post', ['201', '400', '401', '403', '422', '503']],
+      ['/api/v1/integration', 'get', ['200', '400', '401', '403']],
+      ['/api/v1/integration/v/{integrationVersionId}/credential', 'post', ['201', '400', '401', '403', '404', '409']],
+      ['/api/v1/integration/v/{integrationVersionId}/action', 'post', ['201', '400', '401', '403', '404', '503']],
+      ['/api/v1/integration/{integrationId}', 'get', ['200', '400', '401', '403', '404']],
+      ['/api/v1/integration/{integrationId}', 'patch', ['200', '400', '401', '403', '404', '409']],
+      ['/api/v1/integration/v/{integrationVersionId}', 'get', ['200', '400', '401', '403', '404']],
+      ['/api/v1/integration/action/v/{actionVersionId}', 'get', ['200', '400', '401', '403', '404']],
+      ['/api/v1/integration/action/{actionId}', 'patch', ['200', '400', '401', '403', '404', '409', '503']],
+      ['/api/v1/integration/credential/v/{credentialVersionId}', 'get', ['200', '400', '401', '403', '404']],
+      ['/api/v1/integration/credential/{credentialId}', 'patch', ['200', '400', '401', '403', '404', '409']],
+    ];
+    for (const [path, method, statuses] of expected) {
+      const op = doc.paths[path]?.[method];
+      expect(op, `${method} ${path}`).toBeDefined();
+      expect(Object.keys(op?.responses ?? {}).sort(), `${method} ${path}`).toEqual(statuses.sort());
+    }
+  });
+
+  it('checks the body only after the permission: an author with a bad body gets 400', async () => {
+    expectError(await createIntegration(svc, author, { category: 'nope' }), 400);
+  });
+});
