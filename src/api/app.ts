@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { parsesAsJson } from '../files/upload-body.js';
 import { adminGate } from './admin.routes.js';
 import { errorHandler, notFoundHandler } from './errors.js';
+import { assertJsonDepth } from './json-depth.js';
 import { OpenApiBuilder } from './openapi.js';
 import { ApiRoutes } from './route.js';
 import { routeRegistrations } from './routers.js';
@@ -41,6 +42,11 @@ export function createApp(ctx: AppContext): App {
   app.use(httpMetrics(ctx.metrics));
   app.use(adminGate(ctx));
   app.use(express.json({ limit: ctx.config.bodyLimit, type: parsesAsJson }));
+  // Before any handler hashes, validates or copies the body recursively.
+  app.use((req, _res, next) => {
+    assertJsonDepth(req.body, 'body');
+    next();
+  });
 
   const openApi = new OpenApiBuilder();
   const router = express.Router();

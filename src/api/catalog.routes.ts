@@ -4,7 +4,6 @@ import type { AppContext } from '../context.js';
 import { CatalogRepo } from '../store/catalog-repo.js';
 import { toAction, toCreated, toCredential, toDetail, toIntegration, toProvider } from './catalog.views.js';
 import { scanSourceOrThrow } from './python-source-gates.js';
-import { assertJsonDepth } from './json-depth.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import {
   actionBody,
@@ -33,9 +32,7 @@ import { uuid } from './schemas/common.js';
 /** Path ids are documented as plain strings and checked in the handler, after the permission check. */
 const idParam = (name: string, description: string) => z.object({ [name]: z.string().meta({ description }) });
 const parseId = (value: unknown, name: string): string => parseOrThrow(uuid, value, `path.${name}`);
-/** Bodies are checked for depth before anything walks them recursively. */
 function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
-  assertJsonDepth(body, 'body');
   return parseOrThrow(schema, body ?? {}, 'body');
 }
 /** Where a version id is written to: a malformed one names no version, so it is a 404 like an unknown one. */

@@ -114,14 +114,26 @@ describe('code node limits, at the boundary and one over', () => {
 
   it('refuses typeDefinition nested thousands of levels deep with 400, not a crash', async () => {
     // Written as text: JSON.stringify itself overflows the stack at this depth.
-    const levels = 3000;
+    for (const [levels, message] of [
+      [3000, 'body nests deeper than 128 levels'],
+      [20, 'nests more than 10 levels'],
+    ] as const) {
     const open = '{"id":"1","variableName":"node","displayName":"n","allowedTypes":[{"type":"object","typeDefinition":{"node":';
     const leaf = '{"id":"1","variableName":"leaf","displayName":"l","allowedTypes":[{"type":"str"}]}';
     const deep = open.repeat(levels) + leaf + '}}]}'.repeat(levels);
     const body = JSON.stringify(codeBody({ inputs: {} })).replace('"inputs":{}', `"inputs":{"node":${deep}}`);
     const res = await svc.request('POST', '/api/v1/code', { rawBody: body, headers: { 'content-type': 'application/json' } });
-    expectError(res, 400, 'nests more than 10 levels');
+    expectError(res, 400, message);
+    }
     expect((await svc.request('GET', '/healthz', { key: null })).status).toBe(200);
+  });
+
+  it('refuses any JSON body nested 200,000 levels deep with 400 on every route, before a handler walks it', async () => {
+    const deep = '['.repeat(200_000) + ']'.repeat(200_000);
+    for (const path of ['/api/v1/code', '/api/v1/workflow', '/api/v1/case']) {
+      const res = await svc.request('POST', path, { rawBody: `{"name":${deep}}`, headers: { 'content-type': 'application/json' } });
+      expectError(res, 400, 'body nests deeper than 128 levels');
+    }
   });
 });
 
