@@ -1,7 +1,5 @@
 import { signedHeaders } from '../src/callbacks/signing.js';
-import { WebhookSecrets } from '../src/callbacks/webhook-secrets.js';
-import { secretBoxFromConfig } from '../src/crypto/secret-box.js';
-import { CallbackRepo, type DeliveryStatus } from '../src/store/callback-repo.js';
+import type { DeliveryStatus } from '../src/store/callback-repo.js';
 import { Outbound, OutboundRefusedError, RequestError } from '../src/net/outbound.js';
 import type { ActivityDeps } from './deps.js';
 
@@ -82,12 +80,11 @@ function describeError(err: unknown, timeoutMs: number): string {
 
 /** Activities that deliver case completion callbacks. */
 export function createCallbackActivities(deps: ActivityDeps) {
-  const repo = new CallbackRepo(deps.db);
+  const repo = deps.repos.callbacks;
   const settings = deps.config.callbacks;
   const log = deps.logger.child({ component: 'callbacks' });
   // DNS is checked again at every attempt: a name that was public at execute may point inside now.
   const outbound = new Outbound({ allowCidrs: deps.config.outbound.allowCidrs });
-  const secrets = () => new WebhookSecrets(repo, secretBoxFromConfig(deps.config), settings.secretRotationOverlapMs);
 
   return {
     /** Records the delivery (idempotent: a redelivery's row already exists) and hands the workflow its schedule. */
@@ -121,7 +118,7 @@ export function createCallbackActivities(deps: ActivityDeps) {
       const headers = {
         'content-type': 'application/json',
         'user-agent': 'caseflow-webhooks/1',
-        ...signedHeaders(await secrets().signingSecrets(delivery.workspaceId, started), delivery.id, Math.floor(started.getTime() / 1000), delivery.body),
+        ...signedHeaders(await deps.services.callbacks.signingSecrets(delivery.workspaceId, started), delivery.id, Math.floor(started.getTime() / 1000), delivery.body),
       };
       const http = await post(outbound, delivery.url, delivery.body, headers, settings.timeoutMs);
       const durationMs = Date.now() - started.getTime();

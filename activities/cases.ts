@@ -3,9 +3,6 @@ import type { FinalizeCaseInput, NodeError, NodeLog } from '../src/domain/cases.
 import type { WorkflowNode } from '../src/domain/graph.js';
 import { handlerClassName } from '../src/domain/handler-classes.js';
 import { jsonBytes } from '../src/cases/payload-limits.js';
-import { createFileService } from '../src/files/file-service.js';
-import { CaseRepo } from '../src/store/case-repo.js';
-import { CodeNodeRepo } from '../src/store/code-node-repo.js';
 import type { ActivityDeps } from './deps.js';
 import { createNodeHandlers } from './node-handlers/registry.js';
 import { NodeFailure } from './node-handlers/types.js';
@@ -44,13 +41,11 @@ export interface CaseActivities {
 
 /** The case engine's activities: one node of a case, and the end of a case. */
 export function createCaseActivities(deps: ActivityDeps): CaseActivities {
-  const repo = new CaseRepo(deps.db);
-  const files = createFileService({ db: deps.db, config: deps.config, logger: deps.logger });
-  const codeNodes = new CodeNodeRepo(deps.db);
+  const { services } = deps;
   const handlers = createNodeHandlers({
     python: deps.python,
-    files,
-    loadCodeVersion: (organizationId, codeId, versionId) => codeNodes.findVersionIn(organizationId, codeId, versionId),
+    files: services.files,
+    loadCodeVersion: (organizationId, codeId, versionId) => services.codeNodes.findRunnableVersion(organizationId, codeId, versionId),
   });
   const maxBytes = deps.config.cases.maxNodeOutputBytes;
 
@@ -89,7 +84,7 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
     },
 
     async finalizeCase(input) {
-      return repo.finalize(input);
+      return deps.repos.cases.finalize(input);
     },
   };
 }

@@ -1,15 +1,17 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { CaseService, executeBodySchema, initiateBodySchema } from '../cases/case-service.js';
-import { errors, executedBody, executedSchema, registerCaseReads, statusSchema } from './case.routes.js';
+import { executeBodySchema, initiateBodySchema } from '../cases/schemas.js';
+import { registerCaseReads } from './case.routes.js';
 import type { ApiRoutes } from './route.js';
+import { caseErrors as errors, executedSchema, statusSchema } from './schemas/cases.js';
 import { errorBodySchema, uuid } from './schemas/common.js';
+import { executedView, statusView } from './views/cases.js';
 
 const jobParams = z.object({ jobExecutionId: uuid });
 
 /** The deprecated job endpoints: cases under their old paths, same behaviour. */
 export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
-  const cases = new CaseService(ctx);
+  const { cases } = ctx.services;
   const tags = ['Jobs (deprecated)'];
 
   api.route({
@@ -39,7 +41,7 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     handler: async ({ auth, body, res }) => {
       const { jobExecutionId, ...execute } = body;
       const { record, temporalUiUrl } = await cases.execute(auth, jobExecutionId, execute);
-      res.status(202).json({ jobExecutionId, ...executedBody(record, temporalUiUrl) });
+      res.status(202).json({ jobExecutionId, ...executedView(record, temporalUiUrl) });
     },
   });
 
@@ -53,7 +55,7 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     params: jobParams,
     responses: { 200: { description: 'Status', schema: statusSchema.extend({ jobExecutionId: z.string() }) }, ...errors },
     handler: async ({ auth, params, res }) => {
-      res.json({ jobExecutionId: params.jobExecutionId, ...(await cases.status(auth, params.jobExecutionId)) });
+      res.json({ jobExecutionId: params.jobExecutionId, ...statusView(await cases.status(auth, params.jobExecutionId)) });
     },
   });
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import type { JobAudit } from '../../src/cases/case-service.js';
+import type { JobAudit } from '../../src/api/schemas/cases.js';
 import type { WorkflowEdge, WorkflowNode } from '../../src/domain/graph.js';
 import type { VariableSchema, VariableSchemaEntry, VariableType } from '../../src/domain/variables.js';
 import type { TestResponse, TestService } from '../support/harness.js';

@@ -1,0 +1,63 @@
+import { CallbackService } from './callbacks/callback-service.js';
+import { WebhookSecrets } from './callbacks/webhook-secrets.js';
+import { CaseService } from './cases/case-service.js';
+import { CodeNodeService } from './code/code-node-service.js';
+import { SourceGates } from './code/source-gates.js';
+import type { Config } from './config/config.js';
+import { secretBoxFromConfig } from './crypto/secret-box.js';
+import { createFileService, type FileService } from './files/file-service.js';
+import type { Logger } from './logging/logger.js';
+import type { PythonRunnerPool } from './python/pool.js';
+import type { Store } from './store/database.js';
+import { createRepositories, type Repositories } from './store/repositories.js';
+import type { TemporalHandle } from './temporal/connection.js';
+import { TenancyService } from './tenancy/tenancy-service.js';
+import { WorkflowService } from './workflows/workflow-service.js';
+
+/** What a process opens once before anything is wired: configuration, logs, the store, Temporal, the Python pool. */
+export interface Infrastructure {
+  config: Config;
+  logger: Logger;
+  store: Store;
+  temporal: TemporalHandle;
+  /** Sandboxed Python: the authoring scan on the API side, node code on the worker side. */
+  python: PythonRunnerPool;
+}
+
+/** One service per area, holding its rules; the API's routes and the worker's activities both call these. */
+export interface Services {
+  tenancy: TenancyService;
+  workflows: WorkflowService;
+  cases: CaseService;
+  files: FileService;
+  codeNodes: CodeNodeService;
+  callbacks: CallbackService;
+}
+
+export interface Wiring {
+  repos: Repositories;
+  services: Services;
+}
+
+/**
+ * The composition root: every repository and service is built here, once per
+ * process, so secrets are read and storage is opened once and the API and the
+ * worker share the same objects. A new area adds its service in one line.
+ */
+export function wire(infra: Infrastructure): Wiring {
+  const { config, logger, store, temporal, python } = infra;
+  const repos = createRepositories(store.db);
+  const gates = new SourceGates(python, logger);
+  const files = createFileService({ repos, config, logger });
+  const workflows = new WorkflowService(repos.workflows, repos.tenancy, gates);
+  const secrets = new WebhookSecrets(repos.callbacks, secretBoxFromConfig(config), config.callbacks.secretRotationOverlapMs);
+  const services: Services = {
+    tenancy: new TenancyService(repos.tenancy),
+    workflows,
+    files,
+    cases: new CaseService({ config, logger, temporal, repo: repos.cases, workflows, files }),
+    codeNodes: new CodeNodeService(repos.codeNodes, gates),
+    callbacks: new CallbackService({ repo: repos.callbacks, cases: repos.cases, tenancy: repos.tenancy, secrets, temporal }),
+  };
+  return { repos, services };
+}

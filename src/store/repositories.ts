@@ -1,0 +1,28 @@
+import { CallbackRepo } from './callback-repo.js';
+import { CaseRepo } from './case-repo.js';
+import { CodeNodeRepo } from './code-node-repo.js';
+import type { Db } from './database.js';
+import { FileRepo } from './file-repo.js';
+import { TenancyRepo } from './tenancy-repo.js';
+import { WorkflowRepo } from './workflow-repo.js';
+
+/** Every repository over one database handle: built once by the composition root and shared. */
+export interface Repositories {
+  tenancy: TenancyRepo;
+  workflows: WorkflowRepo;
+  cases: CaseRepo;
+  files: FileRepo;
+  codeNodes: CodeNodeRepo;
+  callbacks: CallbackRepo;
+}
+
+export function createRepositories(db: Db): Repositories {
+  return {
+    tenancy: new TenancyRepo(db),
+    workflows: new WorkflowRepo(db),
+    cases: new CaseRepo(db),
+    files: new FileRepo(db),
+    codeNodes: new CodeNodeRepo(db),
+    callbacks: new CallbackRepo(db),
+  };
+}
