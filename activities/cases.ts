@@ -84,7 +84,7 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
     },
 
     async finalizeCase(input) {
-      return deps.repos.cases.finalize(input);
+      return services.cases.finalize(input);
     },
   };
 }

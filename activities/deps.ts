@@ -1,4 +1,6 @@
-import type { Infrastructure, Wiring } from '../src/composition.js';
+import type { Infrastructure, Services } from '../src/composition.js';
 
 /** What activities get from the process that hosts the worker: the same wired services as its API. */
-export type ActivityDeps = Pick<Infrastructure, 'config' | 'logger' | 'python'> & Wiring;
+export interface ActivityDeps extends Pick<Infrastructure, 'config' | 'logger' | 'python'> {
+  services: Services;
+}

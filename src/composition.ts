@@ -7,6 +7,7 @@ import type { Config } from './config/config.js';
 import { secretBoxFromConfig } from './crypto/secret-box.js';
 import { createFileService, type FileService } from './files/file-service.js';
 import type { Logger } from './logging/logger.js';
+import { Outbound } from './net/outbound.js';
 import type { PythonRunnerPool } from './python/pool.js';
 import type { Store } from './store/database.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
@@ -51,13 +52,23 @@ export function wire(infra: Infrastructure): Wiring {
   const files = createFileService({ repos, config, logger });
   const workflows = new WorkflowService(repos.workflows, repos.tenancy, gates);
   const secrets = new WebhookSecrets(repos.callbacks, secretBoxFromConfig(config), config.callbacks.secretRotationOverlapMs);
+  const outbound = new Outbound({ allowCidrs: config.outbound.allowCidrs });
   const services: Services = {
     tenancy: new TenancyService(repos.tenancy),
     workflows,
     files,
-    cases: new CaseService({ config, logger, temporal, repo: repos.cases, workflows, files }),
+    cases: new CaseService({ config, logger, temporal, repo: repos.cases, workflows, files, outbound }),
     codeNodes: new CodeNodeService(repos.codeNodes, gates),
-    callbacks: new CallbackService({ repo: repos.callbacks, cases: repos.cases, tenancy: repos.tenancy, secrets, temporal }),
+    callbacks: new CallbackService({
+      repo: repos.callbacks,
+      cases: repos.cases,
+      tenancy: repos.tenancy,
+      secrets,
+      temporal,
+      settings: config.callbacks,
+      outbound,
+      logger: logger.child({ component: 'callbacks' }),
+    }),
   };
   return { repos, services };
 }

@@ -113,7 +113,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
     let worker: Worker | undefined;
     if (role !== 'api') {
-      worker = await createWorker(temporal, { config, logger, python, repos, services }, { maxCachedWorkflows: config.temporal.maxCachedWorkflows });
+      worker = await createWorker(temporal, { config, logger, python, services }, { maxCachedWorkflows: config.temporal.maxCachedWorkflows });
       const running = worker.run();
       const w = worker;
       stops.push(async () => {

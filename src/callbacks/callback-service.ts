@@ -3,12 +3,17 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { assertWorkspaceGrant, requireWorkspaceGrant } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Grant } from '../auth/grants.js';
+import type { Config } from '../config/config.js';
 import { DomainError } from '../errors.js';
-import type { CallbackAttempt, CallbackDelivery, CallbackRepo } from '../store/callback-repo.js';
+import type { Logger } from '../logging/logger.js';
+import type { Outbound } from '../net/outbound.js';
+import type { CallbackAttempt, CallbackDelivery, CallbackRepo, DeliveryStatus } from '../store/callback-repo.js';
 import type { CaseRepo } from '../store/case-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import type { TemporalHandle } from '../temporal/connection.js';
 import type { CallbackDeliveryInput } from '../../workflows/callback-delivery.js';
+import { classifyStatus, post, type AttemptInput, type AttemptResult, type OpenDeliveryInput, type RetrySchedule } from './delivery.js';
+import { signedHeaders } from './signing.js';
 import type { WebhookSecrets, WorkspaceWebhookSecret } from './webhook-secrets.js';
 
 export interface CallbackServiceDeps {
@@ -17,6 +22,10 @@ export interface CallbackServiceDeps {
   tenancy: TenancyRepo;
   secrets: WebhookSecrets;
   temporal: TemporalHandle;
+  settings: Config['callbacks'];
+  /** The outbound policy: DNS is checked again at every attempt, a name public at execute may point inside now. */
+  outbound: Outbound;
+  logger: Logger;
 }
 
 /** A case's deliveries, oldest first, with each one's attempts in order. */
@@ -31,8 +40,9 @@ export interface Redelivery {
 }
 
 /**
- * Callback deliveries of a case (read, redeliver) and each workspace's
- * webhook signing secret (read, rotate, sign with).
+ * Callback deliveries of a case (read, redeliver; on the worker: record, sign,
+ * send, classify each attempt) and each workspace's webhook signing secret
+ * (read, rotate).
  */
 export class CallbackService {
   constructor(private readonly deps: CallbackServiceDeps) {}
@@ -86,9 +96,64 @@ export class CallbackService {
     return this.deps.secrets.rotate(workspaceId);
   }
 
-  /** What a delivery attempt signs with now (the worker side; no caller to authorize). */
-  signingSecrets(workspaceId: string, at: Date): Promise<string[]> {
-    return this.deps.secrets.signingSecrets(workspaceId, at);
+  /** Records the delivery (idempotent: a redelivery's row already exists) and hands the workflow its schedule. */
+  async openDelivery(input: OpenDeliveryInput): Promise<RetrySchedule> {
+    await this.deps.repo.createDelivery({
+      id: input.deliveryId,
+      caseId: input.caseId,
+      workspaceId: input.workspaceId,
+      url: input.callbackUrl,
+      body: JSON.stringify(input.body),
+      workflowId: input.workflowId,
+    });
+    const { settings } = this.deps;
+    return {
+      timeoutMs: settings.timeoutMs,
+      initialIntervalMs: settings.initialIntervalMs,
+      backoffCoefficient: settings.backoffCoefficient,
+      maximumIntervalMs: settings.maximumIntervalMs,
+      maxElapsedMs: settings.maxElapsedMs,
+    };
+  }
+
+  /**
+   * One signed POST of the stored body. HTTP failures are results, not
+   * exceptions: the attempt is recorded either way and the workflow decides
+   * when to try again. Only infrastructure failures (store down) throw.
+   */
+  async deliverAttempt(input: AttemptInput): Promise<AttemptResult> {
+    const { repo, secrets, settings } = this.deps;
+    const delivery = await repo.findDelivery(input.deliveryId);
+    if (!delivery) throw new Error(`callback delivery ${input.deliveryId} does not exist`);
+    const started = new Date();
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'caseflow-webhooks/1',
+      ...signedHeaders(await secrets.signingSecrets(delivery.workspaceId, started), delivery.id, Math.floor(started.getTime() / 1000), delivery.body),
+    };
+    const http = await post(this.deps.outbound, delivery.url, delivery.body, headers, settings.timeoutMs);
+    const durationMs = Date.now() - started.getTime();
+    let outcome = classifyStatus(http.status);
+    if (outcome === 'retry' && input.retryInMs === null) outcome = 'failed';
+    const status: DeliveryStatus = outcome === 'delivered' ? 'delivered' : outcome === 'failed' ? 'failed' : 'pending';
+    await repo.recordAttempt({
+      deliveryId: delivery.id,
+      attempt: input.attempt,
+      startedAt: started.toISOString(),
+      durationMs,
+      responseStatus: http.status,
+      responseBody: http.body,
+      error: http.error,
+      status,
+      nextAttemptAt: outcome === 'retry' && input.retryInMs !== null ? new Date(Date.now() + input.retryInMs).toISOString() : null,
+    });
+    this.deps.logger.info({ deliveryId: delivery.id, caseId: delivery.caseId, attempt: input.attempt, responseStatus: http.status, outcome, durationMs }, 'callback attempt');
+    return { outcome, responseStatus: http.status, error: http.error };
+  }
+
+  /** Ends a delivery that stops without a final attempt (its workflow was cancelled). */
+  finishDelivery(deliveryId: string, status: DeliveryStatus): Promise<void> {
+    return this.deps.repo.finishDelivery(deliveryId, status);
   }
 
   /**

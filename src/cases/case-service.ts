@@ -14,11 +14,12 @@ import {
   type CaseProgress,
   type CaseResults,
   type CaseRunInput,
+  type FinalizeCaseInput,
   type NodeRecord,
 } from '../domain/cases.js';
 import type { WorkflowGraph, WorkflowVersionSnapshot } from '../domain/graph.js';
 import type { FileService } from '../files/file-service.js';
-import { Outbound, OutboundRefusedError } from '../net/outbound.js';
+import { OutboundRefusedError, type Outbound } from '../net/outbound.js';
 import type { CaseRepo, CaseRecord } from '../store/case-repo.js';
 import { temporalUiLink, type TemporalHandle } from '../temporal/connection.js';
 import type { WorkflowService } from '../workflows/workflow-service.js';
@@ -35,6 +36,8 @@ export interface CaseServiceDeps {
   repo: CaseRepo;
   workflows: WorkflowService;
   files: FileService;
+  /** The outbound policy a callbackUrl must pass at execute. */
+  outbound: Outbound;
 }
 
 /** A case's status: the record, the nodes running now (first is the current one), the run's Temporal UI page. */
@@ -64,11 +67,9 @@ const START_RETRY_AFTER_S = 5;
  */
 export class CaseService {
   private readonly repo: CaseRepo;
-  private readonly outbound: Outbound;
 
   constructor(private readonly deps: CaseServiceDeps) {
     this.repo = deps.repo;
-    this.outbound = new Outbound({ allowCidrs: deps.config.outbound.allowCidrs });
   }
 
   async initiate(auth: AuthContext, body: InitiateBody): Promise<CaseRecord> {
@@ -194,7 +195,7 @@ export class CaseService {
   /** A callbackUrl the outbound policy refuses is a 400 now, not a failed delivery later. */
   private async checkCallbackUrl(url: string): Promise<void> {
     try {
-      await this.outbound.checkUrl(url);
+      await this.deps.outbound.checkUrl(url);
     } catch (err) {
       if (!(err instanceof OutboundRefusedError)) throw err;
       throw DomainError.invalidFields([{ field: 'body.callbackUrl', message: err.message }]);
@@ -291,6 +292,11 @@ export class CaseService {
       running: running.map((id) => ({ id, name: progress?.nodes[id]?.name ?? id })),
       temporalUiUrl: workflowId ? temporalUiLink(this.deps.temporal, workflowId, current.temporalRunId ?? undefined) : null,
     };
+  }
+
+  /** Records a run's end in its case (the worker's last step); false when the case had already ended. */
+  finalize(input: FinalizeCaseInput): Promise<boolean> {
+    return this.repo.finalize(input);
   }
 
   /** The results of a finished case; undefined while it has not finished. */
