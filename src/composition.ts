@@ -5,7 +5,7 @@ import { CodeNodeService } from './code/code-node-service.js';
 import { SourceGates } from './code/source-gates.js';
 import type { Config } from './config/config.js';
 import { secretBoxFromConfig } from './crypto/secret-box.js';
-import { createFileService, type FileService } from './files/file-service.js';
+import { createFileService } from './files/file-service.js';
 import type { Logger } from './logging/logger.js';
 import { Outbound } from './net/outbound.js';
 import type { PythonRunnerPool } from './python/pool.js';
@@ -25,35 +25,20 @@ export interface Infrastructure {
   python: PythonRunnerPool;
 }
 
-/** One service per area, holding its rules; the API's routes and the worker's activities both call these. */
-export interface Services {
-  tenancy: TenancyService;
-  workflows: WorkflowService;
-  cases: CaseService;
-  files: FileService;
-  codeNodes: CodeNodeService;
-  callbacks: CallbackService;
-}
-
-export interface Wiring {
-  repos: Repositories;
-  services: Services;
-}
-
 /**
  * The composition root: every repository and service is built here, once per
  * process, so secrets are read and storage is opened once and the API and the
- * worker share the same objects. A new area adds its service in one line.
+ * worker share the same objects. A new area adds its service here, in one
+ * line of the returned object; `Services` follows.
  */
-export function wire(infra: Infrastructure): Wiring {
-  const { config, logger, store, temporal, python } = infra;
-  const repos = createRepositories(store.db);
+function buildServices(infra: Infrastructure, repos: Repositories) {
+  const { config, logger, temporal, python } = infra;
   const gates = new SourceGates(python, logger);
   const files = createFileService({ repos, config, logger });
   const workflows = new WorkflowService(repos.workflows, repos.tenancy, gates);
   const secrets = new WebhookSecrets(repos.callbacks, secretBoxFromConfig(config), config.callbacks.secretRotationOverlapMs);
   const outbound = new Outbound({ allowCidrs: config.outbound.allowCidrs });
-  const services: Services = {
+  return {
     tenancy: new TenancyService(repos.tenancy),
     workflows,
     files,
@@ -70,5 +55,17 @@ export function wire(infra: Infrastructure): Wiring {
       logger: logger.child({ component: 'callbacks' }),
     }),
   };
-  return { repos, services };
+}
+
+/** One service per area, holding its rules; the API's routes and the worker's activities both call these. */
+export type Services = ReturnType<typeof buildServices>;
+
+export interface Wiring {
+  repos: Repositories;
+  services: Services;
+}
+
+export function wire(infra: Infrastructure): Wiring {
+  const repos = createRepositories(infra.store.db);
+  return { repos, services: buildServices(infra, repos) };
 }
