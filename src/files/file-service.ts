@@ -469,7 +469,11 @@ async function receiveInto(body: Readable, tempFile: string, check: ContentCheck
       }
     },
   });
-  const written = pipeline(meter, createWriteStream(tempFile, { flags: 'wx', mode: 0o600 }));
+  const file = createWriteStream(tempFile, { flags: 'wx', mode: 0o600 });
+  // The file is opened asynchronously: a refusal can come before the open has created it. Waiting
+  // for the close lets the caller's cleanup run after the file exists, so no `.part` is left behind.
+  const closed = new Promise<void>((resolve) => file.once('close', () => resolve()));
+  const written = pipeline(meter, file);
   const onClose = () => {
     if (!body.readableEnded) meter.destroy(new UploadAbortedError('aborted'));
   };
@@ -483,6 +487,7 @@ async function receiveInto(body: Readable, tempFile: string, check: ContentCheck
     body.unpipe(meter);
     body.off('close', onClose);
     body.off('error', onError);
+    await closed;
   }
   return size;
 }
