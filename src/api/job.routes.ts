@@ -3,9 +3,9 @@ import type { AppContext } from '../context.js';
 import { executeBodySchema, initiateBodySchema } from '../cases/schemas.js';
 import { registerCaseReads } from './case.routes.js';
 import type { ApiRoutes } from './route.js';
-import { caseErrors as errors, executedSchema, statusSchema } from './schemas/cases.js';
+import { caseErrors as errors, jobExecutedSchema, jobInitiatedSchema, jobStatusSchema } from './schemas/cases.js';
 import { errorBodySchema, uuid } from './schemas/common.js';
-import { executedView, statusView } from './views/cases.js';
+import { jobExecutedView, jobInitiatedView, jobStatusView } from './views/cases.js';
 
 const jobParams = z.object({ jobExecutionId: uuid });
 
@@ -22,10 +22,10 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     deprecated: true,
     auth: true,
     body: initiateBodySchema,
-    responses: { 201: { description: 'Created', schema: z.object({ jobExecutionId: z.string() }) }, ...errors, 409: { description: 'No active version', schema: errorBodySchema }, 413: { description: 'initialInput over cases.maxInputBytes as JSON', schema: errorBodySchema } },
+    responses: { 201: { description: 'Created', schema: jobInitiatedSchema }, ...errors, 409: { description: 'No active version', schema: errorBodySchema }, 413: { description: 'initialInput over cases.maxInputBytes as JSON', schema: errorBodySchema } },
     handler: async ({ auth, body, res }) => {
       const record = await cases.initiate(auth, body);
-      res.status(201).json({ jobExecutionId: record.id });
+      res.status(201).json(jobInitiatedView(record));
     },
   });
 
@@ -37,11 +37,11 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     deprecated: true,
     auth: true,
     body: executeBodySchema.extend({ jobExecutionId: uuid }),
-    responses: { 202: { description: 'Running', schema: executedSchema.extend({ jobExecutionId: z.string() }) }, ...errors, 409: { description: 'Already executed', schema: errorBodySchema }, 413: { description: 'Job inputs over cases.maxInputBytes as JSON', schema: errorBodySchema } },
+    responses: { 202: { description: 'Running', schema: jobExecutedSchema }, ...errors, 409: { description: 'Already executed', schema: errorBodySchema }, 413: { description: 'Job inputs over cases.maxInputBytes as JSON', schema: errorBodySchema } },
     handler: async ({ auth, body, res }) => {
       const { jobExecutionId, ...execute } = body;
       const { record, temporalUiUrl } = await cases.execute(auth, jobExecutionId, execute);
-      res.status(202).json({ jobExecutionId, ...executedView(record, temporalUiUrl) });
+      res.status(202).json(jobExecutedView(record, temporalUiUrl));
     },
   });
 
@@ -53,9 +53,9 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     deprecated: true,
     auth: true,
     params: jobParams,
-    responses: { 200: { description: 'Status', schema: statusSchema.extend({ jobExecutionId: z.string() }) }, ...errors },
+    responses: { 200: { description: 'Status', schema: jobStatusSchema }, ...errors },
     handler: async ({ auth, params, res }) => {
-      res.json({ jobExecutionId: params.jobExecutionId, ...statusView(await cases.status(auth, params.jobExecutionId)) });
+      res.json(jobStatusView(await cases.status(auth, params.jobExecutionId)));
     },
   });
 

@@ -2,9 +2,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z, type ZodType } from 'zod';
+import type { ZodType } from 'zod';
 import { deliveriesSchema, redeliveryStartedSchema, webhookSecretSchema } from '../../src/api/schemas/callbacks.js';
-import { auditSchema, cancelledSchema, executedSchema, initiatedSchema, resultsBodySchema, statusSchema } from '../../src/api/schemas/cases.js';
+import {
+  auditSchema,
+  cancelledSchema,
+  executedSchema,
+  initiatedSchema,
+  jobExecutedSchema,
+  jobInitiatedSchema,
+  jobStatusSchema,
+  resultsBodySchema,
+  statusSchema,
+} from '../../src/api/schemas/cases.js';
 import { codeNodeResponse } from '../../src/api/schemas/code-nodes.js';
 import { createdSchema, deprecatedDetailsSchema, detailsSchema, statusResultSchema, updatedSchema } from '../../src/api/schemas/workflows.js';
 import { Receiver } from '../callbacks/receiver.js';
@@ -113,8 +123,14 @@ describe('services behind the routes answer in their documented shapes', () => {
     expect(results.body).toMatchObject({ status: 'COMPLETED', results: { text: { value: 'hi' } } });
     expectDocumented(await svc.request('GET', `/api/v1/case/${caseId}/audit`), { method: 'get', path: `${base}/audit`, status: 200 }, auditSchema);
     const job = await svc.request('GET', `/job/${caseId}/status`);
-    expectDocumented(job, { method: 'get', path: '/job/{jobExecutionId}/status', status: 200 }, statusSchema.extend({ jobExecutionId: z.string() }));
+    expectDocumented(job, { method: 'get', path: '/job/{jobExecutionId}/status', status: 200 }, jobStatusSchema);
     expect(job.body.jobExecutionId).toBe(caseId);
+    const jobInitiated = await svc.request('POST', '/job/initiate', { body: { workflowId } });
+    expectDocumented(jobInitiated, { method: 'post', path: '/job/initiate', status: 201 }, jobInitiatedSchema);
+    const jobExecuted = await svc.request('POST', '/job/execute', { body: { jobExecutionId: jobInitiated.body.jobExecutionId, inputs: { text: 'job' } } });
+    expectDocumented(jobExecuted, { method: 'post', path: '/job/execute', status: 202 }, jobExecutedSchema);
+    expect(jobExecuted.body.jobExecutionId).toBe(jobInitiated.body.jobExecutionId);
+    expect((await waitForEnd(svc, String(jobExecuted.body.jobExecutionId))).status).toBe('COMPLETED');
 
     const until = Date.now() + 20_000;
     let deliveries = await svc.request('GET', `/api/v1/case/${caseId}/callbacks`);

@@ -71,5 +71,10 @@ export const caseErrors = {
 export const initiatedSchema = z.object({ caseId: z.string(), workflowVersionId: z.string(), workflowVersionNumber: z.number(), status: z.enum(caseStatuses) });
 export const cancelledSchema = z.object({ caseId: z.string(), status: z.enum(caseStatuses) });
 
+/** The deprecated job paths answer the case bodies with the case id also as jobExecutionId. */
+export const jobInitiatedSchema = z.object({ jobExecutionId: z.string() });
+export const jobExecutedSchema = executedSchema.extend({ jobExecutionId: z.string() });
+export const jobStatusSchema = statusSchema.extend({ jobExecutionId: z.string() });
+
 /** The audit record of the deprecated job API, which the case API serves too. */
 export type JobAudit = z.infer<typeof auditSchema>;

@@ -2,7 +2,19 @@ import type { z } from 'zod';
 import type { CaseAudit, CaseStatus } from '../../cases/case-service.js';
 import type { CaseResults } from '../../domain/cases.js';
 import type { CaseRecord } from '../../store/case-repo.js';
-import type { auditSchema, cancelledSchema, executedSchema, initiatedSchema, nodeDataSchema, notFinishedSchema, resultsBodySchema, statusSchema } from '../schemas/cases.js';
+import type {
+  auditSchema,
+  cancelledSchema,
+  executedSchema,
+  initiatedSchema,
+  jobExecutedSchema,
+  jobInitiatedSchema,
+  jobStatusSchema,
+  nodeDataSchema,
+  notFinishedSchema,
+  resultsBodySchema,
+  statusSchema,
+} from '../schemas/cases.js';
 
 export function initiatedView(record: CaseRecord): z.infer<typeof initiatedSchema> {
   return { caseId: record.id, workflowVersionId: record.workflowVersionId, workflowVersionNumber: record.workflowVersionNumber, status: record.status };
@@ -29,6 +41,18 @@ export function statusView({ record, running, temporalUiUrl }: CaseStatus): z.in
     error: record.error,
     temporalUiUrl,
   };
+}
+
+export function jobInitiatedView(record: CaseRecord): z.infer<typeof jobInitiatedSchema> {
+  return { jobExecutionId: record.id };
+}
+
+export function jobExecutedView(record: CaseRecord, temporalUiUrl: string | null): z.infer<typeof jobExecutedSchema> {
+  return { jobExecutionId: record.id, ...executedView(record, temporalUiUrl) };
+}
+
+export function jobStatusView(status: CaseStatus): z.infer<typeof jobStatusSchema> {
+  return { jobExecutionId: status.record.id, ...statusView(status) };
 }
 
 export function resultsView(record: CaseRecord, results: CaseResults): z.infer<typeof resultsBodySchema> {
