@@ -7,10 +7,7 @@ import { nodeKinds } from '../src/domain/node-kinds/registry.js';
 import type { NodeServices } from '../src/domain/node-kinds/services.js';
 import { handlerClassName } from '../src/domain/vocabulary.js';
 import { jsonBytes } from '../src/cases/payload-limits.js';
-import { createFileService } from '../src/files/file-service.js';
 import { nodeFiles } from '../src/files/node-files.js';
-import { CaseRepo } from '../src/store/case-repo.js';
-import { CodeNodeRepo } from '../src/store/code-node-repo.js';
 import type { ActivityDeps } from './deps.js';
 
 export interface RunNodeRequest {
@@ -47,12 +44,11 @@ export interface CaseActivities {
 
 /** The case engine's activities: one node of a case, and the end of a case. */
 export function createCaseActivities(deps: ActivityDeps): CaseActivities {
-  const repo = new CaseRepo(deps.db);
-  const codeNodes = new CodeNodeRepo(deps.db);
-  const services: NodeServices = {
+  const { services } = deps;
+  const nodeServices: NodeServices = {
     python: deps.python,
-    files: nodeFiles(createFileService({ db: deps.db, config: deps.config, logger: deps.logger })),
-    codeVersion: (organizationId, codeId, versionId) => codeNodes.findVersionIn(organizationId, codeId, versionId),
+    files: nodeFiles(services.files),
+    codeVersion: (organizationId, codeId, versionId) => services.codeNodes.findRunnableVersion(organizationId, codeId, versionId),
   };
   const maxBytes = deps.config.cases.maxNodeOutputBytes;
 
@@ -60,7 +56,7 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
     async runNode(request) {
       const startedAt = new Date().toISOString();
       try {
-        const result = await runKind(request, services);
+        const result = await runKind(request, nodeServices);
         const size = jsonBytes(result.outputs);
         if (size > maxBytes) {
           // The outputs would go into Temporal history (the activity result) and on to the next nodes' inputs.
@@ -84,7 +80,7 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
     },
 
     async finalizeCase(input) {
-      return repo.finalize(input);
+      return services.cases.finalize(input);
     },
   };
 }

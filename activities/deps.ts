@@ -1,12 +1,6 @@
-import type { Config } from '../src/config/config.js';
-import type { Logger } from '../src/logging/logger.js';
-import type { Db } from '../src/store/database.js';
-import type { PythonRunnerPool } from '../src/python/pool.js';
+import type { Infrastructure, Services } from '../src/composition.js';
 
-/** What activities get from the process that hosts the worker. */
-export interface ActivityDeps {
-  config: Config;
-  db: Db;
-  logger: Logger;
-  python: PythonRunnerPool;
+/** What activities get from the process that hosts the worker: the same wired services as its API. */
+export interface ActivityDeps extends Pick<Infrastructure, 'config' | 'logger' | 'python'> {
+  services: Services;
 }

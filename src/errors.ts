@@ -18,6 +18,12 @@ export type ErrorCode =
   | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_ERROR';
 
+/** One bad field of a request, as `metadata.fields` lists it. */
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
 export class DomainError extends Error {
   constructor(
     readonly errorCode: ErrorCode,
@@ -33,8 +39,17 @@ export class DomainError extends Error {
   static badRequest(message: string, metadata?: Record<string, unknown>): DomainError {
     return new DomainError('BAD_REQUEST', message, metadata);
   }
-  static validation(message: string, metadata?: Record<string, unknown>): DomainError {
-    return new DomainError('VALIDATION_ERROR', message, metadata);
+  /**
+   * The one shape of a field error: every bad field under `metadata.fields`, the first one in the
+   * message. VALIDATION_ERROR unless the caller names the code its contract gives the problem.
+   */
+  static invalidFields(
+    fields: readonly FieldProblem[],
+    options: { errorCode?: ErrorCode; message?: string; metadata?: Record<string, unknown> } = {},
+  ): DomainError {
+    const first = fields[0];
+    const message = options.message ?? (first ? `Invalid ${first.field}: ${first.message}` : 'Invalid request');
+    return new DomainError(options.errorCode ?? 'VALIDATION_ERROR', message, { ...options.metadata, fields });
   }
   static unauthorized(message = 'Missing, invalid or expired API key'): DomainError {
     return new DomainError('UNAUTHORIZED', message);

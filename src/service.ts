@@ -6,19 +6,17 @@ import { DefaultLogger, Runtime, type Worker, type LogLevel } from '@temporalio/
 import { listenUrl, type Config } from './config/config.js';
 import type { Logger } from './logging/logger.js';
 import { createApp } from './api/app.js';
+import { wire } from './composition.js';
 import type { AppContext } from './context.js';
 import { createMetrics } from './metrics/metrics.js';
 import { migrateToLatest, openStore } from './store/database.js';
-import { TenancyRepo } from './store/tenancy-repo.js';
-import { TenancyService, type BootstrapResult } from './tenancy/tenancy-service.js';
+import type { BootstrapResult } from './tenancy/tenancy-service.js';
 import { temporalCliPath } from './temporal/binaries.js';
 import { connectTemporal } from './temporal/connection.js';
 import { startDevServer, type DevServer } from './temporal/dev-server.js';
 import { createWorker } from './temporal/worker.js';
 import { PythonRunnerPool } from './python/pool.js';
-import { CaseService } from './cases/case-service.js';
 import { CaseRunReconciler } from './cases/run-reconciler.js';
-import { createFileService } from './files/file-service.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -98,9 +96,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     stops.push(store.close);
     const applied = await migrateToLatest(store.db);
     logger.info({ store: store.location, dialect: store.dialect, applied }, 'store ready');
-    const tenancy = new TenancyRepo(store.db);
-    const bootstrap = await new TenancyService(tenancy).bootstrap();
-    if (bootstrap) options.onBootstrap?.(bootstrap);
 
     const temporal = await connectTemporal(config, address, devServer?.uiUrl);
     stops.push(() => temporal.connection.close());
@@ -115,11 +110,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger: logger.child({ component: 'python' }),
     });
     stops.push(() => python.close());
-    const context: AppContext = { config, logger, store, tenancy, temporal, metrics, python };
+    const { repos, services } = wire({ config, logger, store, temporal, python });
+    const bootstrap = await services.tenancy.bootstrap();
+    if (bootstrap) options.onBootstrap?.(bootstrap);
+    const context: AppContext = { config, logger, store, temporal, python, metrics, services };
 
     let worker: Worker | undefined;
     if (role !== 'api') {
-      worker = await createWorker(temporal, { config, db: store.db, logger, python }, { maxCachedWorkflows: config.temporal.maxCachedWorkflows });
+      worker = await createWorker(temporal, { config, logger, python, services }, { maxCachedWorkflows: config.temporal.maxCachedWorkflows });
       const running = worker.run();
       const w = worker;
       stops.push(async () => {
@@ -132,9 +130,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     let url: string | undefined;
     if (role !== 'worker') {
       // A kill between accepting an execute and starting its run must not lose the case.
-      const cases = new CaseService(context);
       const resume = () => {
-        cases.resumeUnstarted(config.cases.resumeUnstartedAfterMs).catch((err: unknown) => logger.error({ err }, 'case recovery failed'));
+        services.cases.resumeUnstarted(config.cases.resumeUnstartedAfterMs).catch((err: unknown) => logger.error({ err }, 'case recovery failed'));
       };
       resume();
       const recovery = setInterval(resume, Math.max(500, config.cases.resumeUnstartedAfterMs / 2));
@@ -142,7 +139,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       stops.push(async () => clearInterval(recovery));
 
       // A run that ended without writing its case (store down, terminated) must not leave it RUNNING.
-      const reconciler = new CaseRunReconciler(context);
+      const reconciler = new CaseRunReconciler({ repo: repos.cases, temporal, logger });
       let reconciling = false;
       const reconcile = setInterval(() => {
         if (reconciling) return; // a slow pass is not overlapped by the next
@@ -158,9 +155,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       stops.push(async () => clearInterval(reconcile));
 
       // Uploads a crashed process left in 'receiving' are released at start and every minute.
-      const files = createFileService({ db: store.db, config, logger });
       const cleanUploads = () => {
-        files.cleanUpStuckUploads().catch((err: unknown) => logger.error({ err }, 'upload cleanup failed'));
+        services.files.cleanUpStuckUploads().catch((err: unknown) => logger.error({ err }, 'upload cleanup failed'));
       };
       cleanUploads();
       const uploadCleanup = setInterval(cleanUploads, 60_000);

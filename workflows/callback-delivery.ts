@@ -1,5 +1,6 @@
 import { ActivityFailure, CancellationScope, isCancellation, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
-import type { CallbackActivities, RetrySchedule } from '../activities/callbacks.js';
+import type { CallbackActivities } from '../activities/callbacks.js';
+import type { RetrySchedule } from '../src/callbacks/delivery.js';
 
 export interface CallbackDeliveryInput {
   /** The delivery's id, also the `webhook-id` header (stable across its attempts). */

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { TenancyService, TenancyError } from '../tenancy/tenancy-service.js';
+import { TenancyError } from '../tenancy/tenancy-service.js';
 import { addMemberInput, createKeyInput, createOrganizationInput, createUserInput, createWorkspaceInput, keyViewSchema } from '../tenancy/schemas.js';
 import { DomainError } from '../errors.js';
 import type { ApiRoutes } from './route.js';
@@ -48,7 +48,7 @@ async function tenancyCall<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 export function registerAdminRoutes(api: ApiRoutes, ctx: AppContext): void {
-  const service = new TenancyService(ctx.tenancy);
+  const service = ctx.services.tenancy;
   const common = { tags: ['Operator'], auth: false as const, headers: adminHeaders };
 
   api.route({

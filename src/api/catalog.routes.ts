@@ -1,9 +1,6 @@
 import { z } from 'zod';
-import { CatalogService } from '../catalog/catalog-service.js';
 import type { AppContext } from '../context.js';
-import { CatalogRepo } from '../store/catalog-repo.js';
 import { toAction, toCreated, toCredential, toDetail, toIntegration, toProvider } from './catalog.views.js';
-import { scanSourceOrThrow } from './python-source-gates.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import {
   actionBody,
@@ -51,7 +48,7 @@ const scanErrors = {
 };
 
 export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
-  const catalog = new CatalogService(new CatalogRepo(ctx.store.db), (source, field) => scanSourceOrThrow(ctx, source, field));
+  const { catalog } = ctx.services;
   const common = { auth: true as const, validateBody: false };
 
   api.route({

@@ -1,6 +1,5 @@
 import express, { type Request, type Response } from 'express';
 import type { AppContext } from '../context.js';
-import { DiscoveryService } from '../discovery/discovery-service.js';
 import { DomainError } from '../errors.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import {
@@ -35,7 +34,7 @@ const authoringErrors = {
 };
 
 export function registerDiscoveryRoutes(api: ApiRoutes, ctx: AppContext): void {
-  const discovery = new DiscoveryService({ db: ctx.store.db, tenancy: ctx.tenancy });
+  const { discovery } = ctx.services;
   const common = { tags: ['Discovery'], auth: true as const };
 
   api.route({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { createFileService, type FileService } from '../files/file-service.js';
+import type { FileService, PresignResult } from '../files/file-service.js';
 import { maxFileBytes, supportedExtensions } from '../files/file-types.js';
 import { accessScopes, type FileRecord } from '../store/file-repo.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
@@ -64,6 +64,10 @@ function contentDisposition(name: string): string {
   return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
 }
 
+function presignedView(result: PresignResult): z.infer<typeof presignResponse> {
+  return { presignedUrl: result.presignedUrl, fileUrl: result.fileUrl, fileId: result.fileId, expiresAt: result.expiresAt, uploadMethod: 'PUT' };
+}
+
 function view(files: FileService, record: FileRecord): z.infer<typeof fileView> {
   return {
     fileId: record.id,
@@ -81,7 +85,7 @@ function view(files: FileService, record: FileRecord): z.infer<typeof fileView> 
 }
 
 export function registerFileRoutes(api: ApiRoutes, ctx: AppContext): void {
-  const files = createFileService({ db: ctx.store.db, config: ctx.config, logger: ctx.logger });
+  const { files } = ctx.services;
 
   for (const [path, deprecated] of [
     ['/job/file/upload', true],
@@ -106,8 +110,7 @@ export function registerFileRoutes(api: ApiRoutes, ctx: AppContext): void {
       },
       handler: async ({ req, res, auth }) => {
         const body = parseOrThrow(presignBody, req.body ?? {}, 'body');
-        const result = await files.presign(auth, body);
-        res.status(201).json({ ...result, uploadMethod: 'PUT' });
+        res.status(201).json(presignedView(await files.presign(auth, body)));
       },
     });
   }

@@ -1,15 +1,17 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { CaseService, executeBodySchema, initiateBodySchema } from '../cases/case-service.js';
-import { errors, executedBody, executedSchema, registerCaseReads, statusSchema } from './case.routes.js';
+import { executeBodySchema, initiateBodySchema } from '../cases/schemas.js';
+import { registerCaseReads } from './case.routes.js';
 import type { ApiRoutes } from './route.js';
+import { caseErrors as errors, jobExecutedSchema, jobInitiatedSchema, jobStatusSchema } from './schemas/cases.js';
 import { errorBodySchema, uuid } from './schemas/common.js';
+import { jobExecutedView, jobInitiatedView, jobStatusView } from './views/cases.js';
 
 const jobParams = z.object({ jobExecutionId: uuid });
 
 /** The deprecated job endpoints: cases under their old paths, same behaviour. */
 export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
-  const cases = new CaseService(ctx);
+  const { cases } = ctx.services;
   const tags = ['Jobs (deprecated)'];
 
   api.route({
@@ -20,10 +22,10 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     deprecated: true,
     auth: true,
     body: initiateBodySchema,
-    responses: { 201: { description: 'Created', schema: z.object({ jobExecutionId: z.string() }) }, ...errors, 409: { description: 'No active version', schema: errorBodySchema }, 413: { description: 'initialInput over cases.maxInputBytes as JSON', schema: errorBodySchema } },
+    responses: { 201: { description: 'Created', schema: jobInitiatedSchema }, ...errors, 409: { description: 'No active version', schema: errorBodySchema }, 413: { description: 'initialInput over cases.maxInputBytes as JSON', schema: errorBodySchema } },
     handler: async ({ auth, body, res }) => {
       const record = await cases.initiate(auth, body);
-      res.status(201).json({ jobExecutionId: record.id });
+      res.status(201).json(jobInitiatedView(record));
     },
   });
 
@@ -35,11 +37,11 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     deprecated: true,
     auth: true,
     body: executeBodySchema.extend({ jobExecutionId: uuid }),
-    responses: { 202: { description: 'Running', schema: executedSchema.extend({ jobExecutionId: z.string() }) }, ...errors, 409: { description: 'Already executed', schema: errorBodySchema }, 413: { description: 'Job inputs over cases.maxInputBytes as JSON', schema: errorBodySchema } },
+    responses: { 202: { description: 'Running', schema: jobExecutedSchema }, ...errors, 409: { description: 'Already executed', schema: errorBodySchema }, 413: { description: 'Job inputs over cases.maxInputBytes as JSON', schema: errorBodySchema } },
     handler: async ({ auth, body, res }) => {
       const { jobExecutionId, ...execute } = body;
       const { record, temporalUiUrl } = await cases.execute(auth, jobExecutionId, execute);
-      res.status(202).json({ jobExecutionId, ...executedBody(record, temporalUiUrl) });
+      res.status(202).json(jobExecutedView(record, temporalUiUrl));
     },
   });
 
@@ -51,9 +53,9 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     deprecated: true,
     auth: true,
     params: jobParams,
-    responses: { 200: { description: 'Status', schema: statusSchema.extend({ jobExecutionId: z.string() }) }, ...errors },
+    responses: { 200: { description: 'Status', schema: jobStatusSchema }, ...errors },
     handler: async ({ auth, params, res }) => {
-      res.json({ jobExecutionId: params.jobExecutionId, ...(await cases.status(auth, params.jobExecutionId)) });
+      res.json(jobStatusView(await cases.status(auth, params.jobExecutionId)));
     },
   });
 

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { canUseWorkspace } from '../auth/access.js';
 import { grantSchema } from '../auth/grants.js';
 import type { ApiRoutes } from './route.js';
 
@@ -24,11 +23,8 @@ export function registerMeRoutes(api: ApiRoutes, ctx: AppContext): void {
     auth: true,
     responses: { 200: { description: 'The key', schema: meSchema } },
     handler: async ({ res, auth }) => {
-      const workspaces = (await ctx.tenancy.listWorkspaces(auth.organizationId))
-        .filter((w) => auth.scope.type === 'organization' || auth.scope.workspaceIds.includes(w.id))
-        .filter((w) => [...auth.grants].some((g) => canUseWorkspace(auth, w, g)))
-        .map((w) => ({ id: w.id, name: w.name }));
-      res.json({
+      const workspaces = (await ctx.services.tenancy.reachableWorkspaces(auth)).map((w) => ({ id: w.id, name: w.name }));
+      const me: z.infer<typeof meSchema> = {
         keyId: auth.keyId,
         userId: auth.userId,
         organizationId: auth.organizationId,
@@ -36,7 +32,8 @@ export function registerMeRoutes(api: ApiRoutes, ctx: AppContext): void {
         scope: auth.scope,
         grants: [...auth.grants],
         workspaces,
-      });
+      };
+      res.json(me);
     },
   });
 }

@@ -51,12 +51,9 @@ export interface HandlerInput<P extends ZodType, Q extends ZodType, B extends Zo
 export function parseOrThrow<T extends ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const fields = parsed.error.issues.map((issue) => ({
-    field: [where, ...issue.path.map(String)].join('.'),
-    message: issue.message,
-  }));
-  const first = fields[0];
-  throw DomainError.validation(first ? `Invalid ${first.field}: ${first.message}` : `Invalid ${where}`, { fields });
+  throw DomainError.invalidFields(
+    parsed.error.issues.map((issue) => ({ field: [where, ...issue.path.map(String)].join('.'), message: issue.message })),
+  );
 }
 
 function openApiPath(path: string): string {

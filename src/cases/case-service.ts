@@ -4,104 +4,55 @@ import { DomainError } from '../errors.js';
 import { assertWorkspaceGrant } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Grant } from '../auth/grants.js';
-import type { AppContext } from '../context.js';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../logging/logger.js';
 import { indexGraph } from '../domain/case-graph.js';
 import {
   caseProgressQueryName,
-  caseSources,
   caseWorkflowId,
   isTerminal,
   type CaseProgress,
   type CaseResults,
   type CaseRunInput,
+  type FinalizeCaseInput,
   type NodeRecord,
 } from '../domain/cases.js';
 import type { WorkflowGraph, WorkflowVersionSnapshot } from '../domain/graph.js';
 import { handlerClassName } from '../domain/vocabulary.js';
-import { createFileService, type FileService } from '../files/file-service.js';
-import { Outbound, OutboundRefusedError } from '../net/outbound.js';
-import { CaseRepo, type CaseRecord } from '../store/case-repo.js';
-import { WorkflowRepo } from '../store/workflow-repo.js';
-import { temporalUiLink } from '../temporal/connection.js';
+import type { FileService } from '../files/file-service.js';
+import { OutboundRefusedError, type Outbound } from '../net/outbound.js';
+import type { CaseRepo, CaseRecord } from '../store/case-repo.js';
+import { temporalUiLink, type TemporalHandle } from '../temporal/connection.js';
+import type { WorkflowService } from '../workflows/workflow-service.js';
 import type { caseRun } from '../../workflows/case-run.js';
 import { validateCaseInputs } from './case-inputs.js';
 import { assertCaseInputsWithinLimit } from './payload-limits.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
+import type { ExecuteBody, InitiateBody } from './schemas.js';
 
-export const initiateBodySchema = z
-  .object({
-    workflowId: z.string().min(1).max(255).optional(),
-    referenceEntityId: z.uuid().optional().describe('Wins over workflowId when both are sent'),
-    workflowVersionId: z.uuid().optional().describe('Pins a version; wins over workflowVersionNumber'),
-    workflowVersionNumber: z.number().int().min(1).optional(),
-    title: z.string().max(255).optional(),
-    description: z.string().max(2048).optional(),
-    refUserId: z.string().max(255).optional(),
-    source: z.enum(caseSources).default('api'),
-    webAppId: z.string().min(1).max(255).optional().describe('The published web app that launched the case'),
-    workspaces: z.string().max(4096).optional().describe('Comma-separated workspace ids; the workflow must be in one of them'),
-    initialInput: z.record(z.string(), z.unknown()).default({}),
-  })
-  .refine((b) => b.workflowId !== undefined || b.referenceEntityId !== undefined, { message: 'Send workflowId or referenceEntityId', path: ['workflowId'] });
-export type InitiateBody = z.infer<typeof initiateBodySchema>;
-
-const payloadEntrySchema = z.looseObject({ value: z.unknown() });
-
-export const executeBodySchema = z.object({
-  jobPayloadSchema: z
-    .record(z.string(), payloadEntrySchema)
-    .optional()
-    .describe('The input schema populated with values: each entry (keyed by variable_name) with a `value`'),
-  inputs: z.record(z.string(), z.unknown()).optional().describe('Convenience: values keyed by variable_name'),
-  callbackUrl: z.url({ protocol: /^https?$/ }).max(2048).optional().describe('POSTed { caseId, status, results, error? } when the case ends'),
-  timeoutMs: z.number().int().min(1000).optional().describe('Case deadline; past it the case ends TIMED_OUT (default and maximum are configured)'),
-});
-export type ExecuteBody = z.infer<typeof executeBodySchema>;
-
-export interface JobAudit {
-  caseId: string;
-  status: string;
-  nb_nodes: number;
-  executed_nodes: string[];
-  nb_executed_nodes: number;
-  running_node: string;
-  next_node_to_execute: string;
-  remaining_nodes_to_execute: string[];
-  failed_nodes: string[];
-  nb_failed_nodes: number;
-  audit: { nodes_execution_data: Record<string, NodeExecutionData> };
+export interface CaseServiceDeps {
+  config: Config;
+  logger: Logger;
+  temporal: TemporalHandle;
+  repo: CaseRepo;
+  workflows: WorkflowService;
+  files: FileService;
+  /** The outbound policy a callbackUrl must pass at execute. */
+  outbound: Outbound;
 }
 
-export interface NodeExecutionData {
-  node_id: string;
-  node_name: string;
-  handler_class: string;
-  status: string;
-  inputs: Record<string, unknown> | null;
-  outputs: Record<string, unknown> | null;
-  logs: NodeRecord['logs'];
-  started_at: string | null;
-  finished_at: string | null;
-  attempts: number;
-  error: NodeRecord['error'] | null;
-}
-
-export interface CaseStatusView {
-  caseId: string;
-  status: string;
-  workflowId: string;
-  workflowVersionId: string;
-  workflowVersionNumber: number;
-  title: string | null;
-  source: string;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  /** The first node running now; null when none. */
-  currentNode: { id: string; name: string } | null;
-  runningNodes: string[];
-  error: { message: string; nodeId?: string } | null;
+/** A case's status: the record, the nodes running now (first is the current one), the run's Temporal UI page. */
+export interface CaseStatus {
+  record: CaseRecord;
+  running: Array<{ id: string; name: string }>;
   temporalUiUrl: string | null;
+}
+
+/** A case's per-node audit: every node's record and where each stands. */
+export interface CaseAudit {
+  record: CaseRecord;
+  nodes: NodeRecord[];
+  lists: Pick<CaseProgress, 'executed' | 'failed' | 'running' | 'remaining'>;
 }
 
 /** A query waits while a local activity holds the workflow task: answer without live data rather than hang. */
@@ -116,21 +67,15 @@ const START_RETRY_AFTER_S = 5;
  * over this, so both paths behave the same.
  */
 export class CaseService {
-  readonly repo: CaseRepo;
-  private readonly workflows: WorkflowRepo;
-  private readonly files: FileService;
-  private readonly outbound: Outbound;
+  private readonly repo: CaseRepo;
 
-  constructor(private readonly ctx: AppContext) {
-    this.outbound = new Outbound({ allowCidrs: ctx.config.outbound.allowCidrs });
-    this.repo = new CaseRepo(ctx.store.db);
-    this.workflows = new WorkflowRepo(ctx.store.db);
-    this.files = createFileService({ db: ctx.store.db, config: ctx.config, logger: ctx.logger });
+  constructor(private readonly deps: CaseServiceDeps) {
+    this.repo = deps.repo;
   }
 
   async initiate(auth: AuthContext, body: InitiateBody): Promise<CaseRecord> {
     const listed = body.workspaces === undefined ? undefined : this.parseWorkspaces(body.workspaces);
-    const version = await this.workflows.resolveForRun(
+    const version = await this.deps.workflows.resolveForRun(
       auth.organizationId,
       { workflowId: body.workflowId, referenceEntityId: body.referenceEntityId },
       { versionId: body.workflowVersionId, versionNumber: body.workflowVersionNumber },
@@ -140,8 +85,8 @@ export class CaseService {
       throw DomainError.forbidden('The workflow belongs to none of the workspaces given in `workspaces`');
     }
     const checked = validateCaseInputs(version.graph, body.initialInput, { partial: true, prefix: 'body.initialInput' });
-    if (checked.problems.length > 0) throw validationError(checked.problems);
-    assertCaseInputsWithinLimit(checked.inputs, this.ctx.config.cases.maxInputBytes, 'body.initialInput');
+    if (checked.problems.length > 0) throw DomainError.invalidFields(checked.problems);
+    assertCaseInputsWithinLimit(checked.inputs, this.deps.config.cases.maxInputBytes, 'body.initialInput');
     return this.repo.create({
       organizationId: version.organizationId,
       workspaceId: version.workspaceId,
@@ -165,8 +110,8 @@ export class CaseService {
     const ids = value.split(',').map((s) => s.trim()).filter(Boolean);
     const bad = ids.filter((id) => !z.uuid().safeParse(id).success);
     if (ids.length === 0 || bad.length > 0) {
-      throw DomainError.validation('Invalid body.workspaces: comma-separated workspace UUIDs expected', {
-        fields: [{ field: 'body.workspaces', message: bad.length > 0 ? `not UUIDs: ${bad.join(', ')}` : 'no workspace id' }],
+      throw DomainError.invalidFields([{ field: 'body.workspaces', message: bad.length > 0 ? `not UUIDs: ${bad.join(', ')}` : 'no workspace id' }], {
+        message: 'Invalid body.workspaces: comma-separated workspace UUIDs expected',
       });
     }
     return ids;
@@ -181,7 +126,7 @@ export class CaseService {
   }
 
   private async version(record: CaseRecord): Promise<WorkflowVersionSnapshot> {
-    const version = await this.workflows.findVersion(record.workflowVersionId);
+    const version = await this.deps.workflows.findVersion(record.workflowVersionId);
     if (!version) throw new Error(`workflow version ${record.workflowVersionId} of case ${record.id} is missing`);
     return version;
   }
@@ -192,9 +137,9 @@ export class CaseService {
     if (body.jobPayloadSchema !== undefined && body.inputs !== undefined) {
       throw DomainError.badRequest('Send the inputs either as jobPayloadSchema or as inputs, not both');
     }
-    const maxDeadline = this.ctx.config.cases.maxDeadlineMs;
+    const maxDeadline = this.deps.config.cases.maxDeadlineMs;
     if (body.timeoutMs !== undefined && body.timeoutMs > maxDeadline) {
-      throw DomainError.validation(`Invalid body.timeoutMs: at most ${maxDeadline}`, { fields: [{ field: 'body.timeoutMs', message: `at most ${maxDeadline}` }] });
+      throw DomainError.invalidFields([{ field: 'body.timeoutMs', message: `at most ${maxDeadline}` }]);
     }
     const supplied: Record<string, unknown> = { ...record.initialInput };
     if (body.inputs) Object.assign(supplied, body.inputs);
@@ -205,13 +150,13 @@ export class CaseService {
     const version = await this.version(record);
     const prefix = body.jobPayloadSchema !== undefined ? 'body.jobPayloadSchema' : 'body.inputs';
     const checked = validateCaseInputs(version.graph, supplied, { partial: false, prefix });
-    if (checked.problems.length > 0) throw validationError(checked.problems);
-    assertCaseInputsWithinLimit(checked.inputs, this.ctx.config.cases.maxInputBytes, prefix);
+    if (checked.problems.length > 0) throw DomainError.invalidFields(checked.problems);
+    assertCaseInputsWithinLimit(checked.inputs, this.deps.config.cases.maxInputBytes, prefix);
     await this.checkFiles(auth, record, checked.files);
     if (body.callbackUrl !== undefined) await this.checkCallbackUrl(body.callbackUrl);
 
     const workflowId = caseWorkflowId(caseId);
-    const deadlineMs = body.timeoutMs ?? Math.min(this.ctx.config.cases.defaultDeadlineMs, maxDeadline);
+    const deadlineMs = body.timeoutMs ?? Math.min(this.deps.config.cases.defaultDeadlineMs, maxDeadline);
     const started = await this.repo.markRunning(caseId, { inputs: checked.inputs, callbackUrl: body.callbackUrl, deadlineMs, temporalWorkflowId: workflowId });
     if (!started) throw DomainError.conflict(`Case ${caseId} was already executed`);
     let runId: string;
@@ -227,7 +172,7 @@ export class CaseService {
     }
     await this.repo.setRunId(caseId, runId);
     const updated = (await this.repo.find(caseId)) ?? record;
-    return { record: updated, temporalUiUrl: temporalUiLink(this.ctx.temporal, workflowId, runId) };
+    return { record: updated, temporalUiUrl: temporalUiLink(this.deps.temporal, workflowId, runId) };
   }
 
   /**
@@ -239,7 +184,7 @@ export class CaseService {
     try {
       return await this.startRun(record, version, run);
     } catch (err) {
-      const { client } = this.ctx.temporal;
+      const { client } = this.deps.temporal;
       const existing = await client
         .withDeadline(Date.now() + START_TIMEOUT_MS, () => client.workflow.getHandle(caseWorkflowId(record.id)).describe())
         .catch(() => undefined);
@@ -251,10 +196,10 @@ export class CaseService {
   /** A callbackUrl the outbound policy refuses is a 400 now, not a failed delivery later. */
   private async checkCallbackUrl(url: string): Promise<void> {
     try {
-      await this.outbound.checkUrl(url);
+      await this.deps.outbound.checkUrl(url);
     } catch (err) {
       if (!(err instanceof OutboundRefusedError)) throw err;
-      throw DomainError.validation(`Invalid body.callbackUrl: ${err.message}`, { fields: [{ field: 'body.callbackUrl', message: err.message }] });
+      throw DomainError.invalidFields([{ field: 'body.callbackUrl', message: err.message }]);
     }
   }
 
@@ -269,7 +214,7 @@ export class CaseService {
       deadlineMs: run.deadlineMs,
       ...(run.callbackUrl ? { callbackUrl: run.callbackUrl } : {}),
     };
-    const { temporal } = this.ctx;
+    const { temporal } = this.deps;
     // Bounded, so an unreachable server gives a prompt 503 instead of a request held by retries.
     const handle = await temporal.client.withDeadline(Date.now() + START_TIMEOUT_MS, () => temporal.client.workflow.start<typeof caseRun>('caseRun', {
       taskQueue: temporal.taskQueue,
@@ -300,13 +245,13 @@ export class CaseService {
         const runId = await this.startOrLinkRun(record, await this.version(record), {
           inputs: record.inputs ?? {},
           callbackUrl: record.callbackUrl ?? undefined,
-          deadlineMs: record.deadlineMs ?? this.ctx.config.cases.defaultDeadlineMs,
+          deadlineMs: record.deadlineMs ?? this.deps.config.cases.defaultDeadlineMs,
         });
         await this.repo.setRunId(record.id, runId);
         resumed++;
-        this.ctx.logger.warn({ caseId: record.id, runId }, 'resumed a case whose run had not been started');
+        this.deps.logger.warn({ caseId: record.id, runId }, 'resumed a case whose run had not been started');
       } catch (err) {
-        this.ctx.logger.error({ err, caseId: record.id }, 'could not resume a case whose run had not been started');
+        this.deps.logger.error({ err, caseId: record.id }, 'could not resume a case whose run had not been started');
       }
     }
     return resumed;
@@ -316,51 +261,43 @@ export class CaseService {
     const problems: Array<{ field: string; message: string; code: string }> = [];
     const caseScope = { organizationId: record.organizationId, workspaceId: record.workspaceId, userId: record.createdByUserId };
     for (const file of files) {
-      const problem = await this.files.checkCaseFileInput(auth, file.url, file.allowedTypes, caseScope);
+      const problem = await this.deps.files.checkCaseFileInput(auth, file.url, file.allowedTypes, caseScope);
       if (problem) problems.push({ field: file.field, message: problem.message, code: problem.code });
     }
     const first = problems[0];
     if (!first) return;
-    const errorCode = first.code === 'unknown_file' ? 'NOT_FOUND' : first.code === 'forbidden' ? 'FORBIDDEN' : 'VALIDATION_ERROR';
-    throw new DomainError(errorCode, `Invalid ${first.field}: ${first.message}`, { fields: problems });
+    throw DomainError.invalidFields(problems, { errorCode: first.code === 'unknown_file' ? 'NOT_FOUND' : first.code === 'forbidden' ? 'FORBIDDEN' : 'VALIDATION_ERROR' });
   }
 
   /** Live progress from the workflow (RUNNING cases); undefined when the worker does not answer in time. */
   private async liveProgress(record: CaseRecord): Promise<CaseProgress | undefined> {
-    const { client } = this.ctx.temporal;
+    const { client } = this.deps.temporal;
     try {
       const handle = client.workflow.getHandle(record.temporalWorkflowId ?? caseWorkflowId(record.id));
       return await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query<CaseProgress>(caseProgressQueryName));
     } catch (err) {
-      this.ctx.logger.warn({ err, caseId: record.id }, 'case progress query failed');
+      this.deps.logger.warn({ err, caseId: record.id }, 'case progress query failed');
       return undefined;
     }
   }
 
-  async status(auth: AuthContext, caseId: string): Promise<CaseStatusView> {
+  async status(auth: AuthContext, caseId: string): Promise<CaseStatus> {
     const record = await this.load(auth, caseId, 'case:read');
     const progress = record.status === 'RUNNING' ? await this.liveProgress(record) : undefined;
     // The run may have ended between the read and the query.
     const current = progress && isTerminal(progress.status) ? ((await this.repo.find(caseId)) ?? record) : record;
     const running = progress && !isTerminal(current.status) ? progress.running : [];
-    const first = running[0];
     const workflowId = current.temporalWorkflowId;
     return {
-      caseId: current.id,
-      status: current.status,
-      workflowId: current.workflowId,
-      workflowVersionId: current.workflowVersionId,
-      workflowVersionNumber: current.workflowVersionNumber,
-      title: current.title,
-      source: current.source,
-      createdAt: current.createdAt,
-      startedAt: current.startedAt,
-      finishedAt: current.finishedAt,
-      currentNode: first ? { id: first, name: progress?.nodes[first]?.name ?? first } : null,
-      runningNodes: running,
-      error: current.error,
-      temporalUiUrl: workflowId ? temporalUiLink(this.ctx.temporal, workflowId, current.temporalRunId ?? undefined) : null,
+      record: current,
+      running: running.map((id) => ({ id, name: progress?.nodes[id]?.name ?? id })),
+      temporalUiUrl: workflowId ? temporalUiLink(this.deps.temporal, workflowId, current.temporalRunId ?? undefined) : null,
     };
+  }
+
+  /** Records a run's end in its case (the worker's last step); false when the case had already ended. */
+  finalize(input: FinalizeCaseInput): Promise<boolean> {
+    return this.repo.finalize(input);
   }
 
   /** The results of a finished case; undefined while it has not finished. */
@@ -370,7 +307,7 @@ export class CaseService {
     return { record, results: record.results ?? {} };
   }
 
-  async audit(auth: AuthContext, caseId: string): Promise<JobAudit> {
+  async audit(auth: AuthContext, caseId: string): Promise<CaseAudit> {
     const record = await this.load(auth, caseId, 'case:read');
     const { graph } = await this.version(record);
     if (isTerminal(record.status)) {
@@ -380,23 +317,22 @@ export class CaseService {
       const all = Object.values(graph.nodes).map((n) => byId.get(n.id) ?? blankNode(graph, n.id, 'not_executed'));
       const executed = nodes.filter((n) => n.status === 'completed' || n.status === 'failed').map((n) => n.nodeId);
       const failed = nodes.filter((n) => n.status === 'failed').map((n) => n.nodeId);
-      return buildAudit(record, all, { executed, failed, running: [], remaining: [] });
+      return { record, nodes: all, lists: { executed, failed, running: [], remaining: [] } };
     }
     const progress = record.status === 'RUNNING' ? await this.liveProgress(record) : undefined;
-    if (progress) return buildAudit(record, Object.values(progress.nodes), progress);
-    const order = indexGraph(graph).order;
-    return buildAudit(
+    if (progress) return { record, nodes: Object.values(progress.nodes), lists: progress };
+    return {
       record,
-      Object.keys(graph.nodes).map((id) => blankNode(graph, id, 'pending')),
-      { executed: [], failed: [], running: [], remaining: order },
-    );
+      nodes: Object.keys(graph.nodes).map((id) => blankNode(graph, id, 'pending')),
+      lists: { executed: [], failed: [], running: [], remaining: indexGraph(graph).order },
+    };
   }
 
   async cancel(auth: AuthContext, caseId: string): Promise<CaseRecord> {
     const record = await this.load(auth, caseId, 'case:full');
     if (isTerminal(record.status)) throw DomainError.conflict(`Case ${caseId} has already ended (status ${record.status})`, { status: record.status });
     if (record.status === 'PENDING' && (await this.repo.cancelPending(caseId))) return (await this.repo.find(caseId)) ?? record;
-    const handle = this.ctx.temporal.client.workflow.getHandle(record.temporalWorkflowId ?? caseWorkflowId(caseId));
+    const handle = this.deps.temporal.client.workflow.getHandle(record.temporalWorkflowId ?? caseWorkflowId(caseId));
     // Temporal accepts a cancel request for a closed run without error, so ask first: a run that
     // closed without writing its row (terminated, store down) or no longer exists cannot be cancelled.
     const noRun = DomainError.conflict(`Case ${caseId} has no running run to cancel`, { status: record.status });
@@ -422,45 +358,4 @@ export class CaseService {
 function blankNode(graph: WorkflowGraph, id: string, status: NodeRecord['status']): NodeRecord {
   const node = graph.nodes[id];
   return { nodeId: id, name: node?.name ?? id, handlerClass: node ? handlerClassName(node) : '', status, logs: [], attempts: 0 };
-}
-
-function buildAudit(
-  record: CaseRecord,
-  nodes: NodeRecord[],
-  lists: Pick<CaseProgress, 'executed' | 'failed' | 'running' | 'remaining'>,
-): JobAudit {
-  const data: Record<string, NodeExecutionData> = {};
-  for (const n of nodes) {
-    data[n.nodeId] = {
-      node_id: n.nodeId,
-      node_name: n.name,
-      handler_class: n.handlerClass,
-      status: n.status,
-      inputs: n.inputs ?? null,
-      outputs: n.outputs ?? null,
-      logs: n.logs,
-      started_at: n.startedAt ?? null,
-      finished_at: n.finishedAt ?? null,
-      attempts: n.attempts,
-      error: n.error ?? null,
-    };
-  }
-  return {
-    caseId: record.id,
-    status: record.status,
-    nb_nodes: nodes.length,
-    executed_nodes: lists.executed,
-    nb_executed_nodes: lists.executed.length,
-    running_node: lists.running[0] ?? '',
-    next_node_to_execute: lists.remaining[0] ?? '',
-    remaining_nodes_to_execute: lists.remaining,
-    failed_nodes: lists.failed,
-    nb_failed_nodes: lists.failed.length,
-    audit: { nodes_execution_data: data },
-  };
-}
-
-function validationError(problems: Array<{ field: string; message: string }>): DomainError {
-  const first = problems[0];
-  return DomainError.validation(first ? `Invalid ${first.field}: ${first.message}` : 'Invalid inputs', { fields: problems });
 }

@@ -1,7 +1,8 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { AppContext } from '../context.js';
 import { caseWorkflowId, type CaseError, type CaseResults, type TerminalStatus } from '../domain/cases.js';
-import { CaseRepo, type CaseRecord } from '../store/case-repo.js';
+import type { Logger } from '../logging/logger.js';
+import type { CaseRepo, CaseRecord } from '../store/case-repo.js';
+import type { TemporalHandle } from '../temporal/connection.js';
 import type { CaseRunOutcome } from '../../workflows/case-run.js';
 
 const PAGE = 100;
@@ -19,23 +20,19 @@ interface ClosedRun {
  * touched (finalize only writes non-terminal rows).
  */
 export class CaseRunReconciler {
-  private readonly repo: CaseRepo;
-
-  constructor(private readonly ctx: AppContext) {
-    this.repo = new CaseRepo(ctx.store.db);
-  }
+  constructor(private readonly deps: { repo: CaseRepo; temporal: TemporalHandle; logger: Logger }) {}
 
   /** One pass over every RUNNING case with a linked run; how many were closed. */
   async reconcile(): Promise<number> {
     let closed = 0;
     let afterId: string | undefined;
     for (;;) {
-      const page = await this.repo.listRunningWithRun(afterId, PAGE);
+      const page = await this.deps.repo.listRunningWithRun(afterId, PAGE);
       for (const record of page) {
         try {
           if (await this.reconcileCase(record)) closed++;
         } catch (err) {
-          this.ctx.logger.error({ err, caseId: record.id }, 'could not reconcile a case with its run');
+          this.deps.logger.error({ err, caseId: record.id }, 'could not reconcile a case with its run');
         }
       }
       if (page.length < PAGE) return closed;
@@ -47,19 +44,19 @@ export class CaseRunReconciler {
     const runId = record.temporalRunId ?? undefined;
     const outcome = await this.closedRun(record.temporalWorkflowId ?? caseWorkflowId(record.id), runId);
     if (!outcome) return false;
-    const written = await this.repo.finalize({
+    const written = await this.deps.repo.finalize({
       caseId: record.id,
       status: outcome.status,
       runId: runId ?? '',
       progress: { caseId: record.id, status: outcome.status, nodes: {}, executed: [], failed: [], running: [], remaining: [], results: outcome.results, ...(outcome.error ? { error: outcome.error } : {}) },
     });
-    if (written) this.ctx.logger.warn({ caseId: record.id, runId, status: outcome.status }, 'closed a case whose run ended without recording it');
+    if (written) this.deps.logger.warn({ caseId: record.id, runId, status: outcome.status }, 'closed a case whose run ended without recording it');
     return written;
   }
 
   /** The run's outcome once Temporal reports it closed; undefined while it runs. */
   private async closedRun(workflowId: string, runId: string | undefined): Promise<ClosedRun | undefined> {
-    const handle = this.ctx.temporal.client.workflow.getHandle<() => Promise<CaseRunOutcome>>(workflowId, runId);
+    const handle = this.deps.temporal.client.workflow.getHandle<() => Promise<CaseRunOutcome>>(workflowId, runId);
     let status: string;
     try {
       status = (await handle.describe()).status.name;

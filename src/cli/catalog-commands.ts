@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { destination } from 'pino';
 import { integrationBody, integrationDraft } from '../api/schemas/catalog.js';
-import { scanSourceOrThrow } from '../api/python-source-gates.js';
+import { SourceGates } from '../code/source-gates.js';
 import { CatalogService } from '../catalog/catalog-service.js';
 import { loadConfig } from '../config/config.js';
 import { DomainError } from '../errors.js';
@@ -32,7 +32,7 @@ export function registerCatalogCommands(program: Command, print: Output, fail: F
     try {
       await migrateToLatest(store.db);
       const scan = (source: string, field: string) =>
-        python ? scanSourceOrThrow({ python, logger }, source, field) : Promise.reject(new Error('no scanner in this command'));
+        python ? new SourceGates(python, logger).scanOrThrow(source, field) : Promise.reject(new Error('no scanner in this command'));
       print(await fn(new CatalogService(new CatalogRepo(store.db), scan)));
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;

@@ -3,7 +3,6 @@ import { assertWorkspaceGrant, canUseWorkspace, requireWorkspaceGrant } from '..
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Grant } from '../auth/grants.js';
 import { DomainError } from '../errors.js';
-import type { Db } from '../store/database.js';
 import { DiscoveryRepo, type ProcessRecord, type ProcessSnapshotRecord } from '../store/discovery-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import { importBpmn, type DroppedElement } from './bpmn-import.js';
@@ -43,10 +42,10 @@ const MAX_HIERARCHY_DEPTH = 100;
 
 function invalid(problems: ProcessProblem[]): DomainError {
   const first = problems[0];
-  return DomainError.validation(`Invalid process${first ? `: ${first.path}: ${first.message}` : ''}`, {
-    violations: problems,
-    fields: problems.map((problem) => ({ field: `body.${problem.path}`, message: problem.message })),
-  });
+  return DomainError.invalidFields(
+    problems.map((problem) => ({ field: `body.${problem.path}`, message: problem.message })),
+    { message: `Invalid process${first ? `: ${first.path}: ${first.message}` : ''}`, metadata: { violations: problems } },
+  );
 }
 
 /** Shapes and limits first (zod), then the cross-field rules. */
@@ -106,8 +105,8 @@ export class DiscoveryService {
   private readonly repo: DiscoveryRepo;
   private readonly tenancy: TenancyRepo;
 
-  constructor(deps: { db: Db; tenancy: TenancyRepo }) {
-    this.repo = new DiscoveryRepo(deps.db);
+  constructor(deps: { repo: DiscoveryRepo; tenancy: TenancyRepo }) {
+    this.repo = deps.repo;
     this.tenancy = deps.tenancy;
   }
 

@@ -9,11 +9,11 @@ import { hasGrant, requireWorkspaceGrant } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { ConfigError, publicUrl, type Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
-import type { Db } from '../store/database.js';
-import { FileRepo, type AccessScope, type FileRecord, type LibraryFilter } from '../store/file-repo.js';
-import { CaseRepo } from '../store/case-repo.js';
-import { TenancyRepo } from '../store/tenancy-repo.js';
-import { WorkflowRepo } from '../store/workflow-repo.js';
+import type { AccessScope, FileRecord, FileRepo, LibraryFilter } from '../store/file-repo.js';
+import type { CaseRepo } from '../store/case-repo.js';
+import type { Repositories } from '../store/repositories.js';
+import type { TenancyRepo } from '../store/tenancy-repo.js';
+import type { WorkflowRepo } from '../store/workflow-repo.js';
 import { ContentCheck, ContentMismatchError, contentTypeOf, extensionAllowed, isSupportedExtension, maxFileBytes, outputFileType, supportedExtensions } from './file-types.js';
 import { S3FileStorage } from './s3-storage.js';
 import { loadSigningSecret, UploadSigner } from './signing.js';
@@ -75,7 +75,7 @@ export interface NodeOutputInput {
 }
 
 export interface FileServiceDeps {
-  db: Db;
+  repos: Pick<Repositories, 'files' | 'tenancy' | 'workflows' | 'cases'>;
   config: Config;
   storage: FileStorage;
   signer: UploadSigner;
@@ -95,8 +95,8 @@ export function createFileStorage(config: Config): FileStorage {
   return new S3FileStorage({ bucket, ...s3 }, path.join(root, 'tmp'));
 }
 
-/** A FileService from what both the API and the worker have: the store and the configuration. */
-export function createFileService(deps: { db: Db; config: Config; logger?: Logger }): FileService {
+/** A FileService over the configured storage and the upload signing secret (read or created once, here). */
+export function createFileService(deps: Omit<FileServiceDeps, 'storage' | 'signer'>): FileService {
   const signer = new UploadSigner(loadSigningSecret(deps.config.dataDir, deps.config.files.signingSecret));
   return new FileService({ ...deps, storage: createFileStorage(deps.config), signer });
 }
@@ -107,7 +107,7 @@ class UploadAbortedError extends Error {}
  * File inputs and outputs: presigned uploads, the bytes' checks, downloads,
  * the library, and what the case engine needs (input checks, reads for
  * nodes, node outputs). Depends on the store, configuration and storage
- * only, so activities build it as well as the API.
+ * only: the API and the worker's activities share one instance.
  */
 export class FileService {
   private readonly repo: FileRepo;
@@ -116,10 +116,10 @@ export class FileService {
   private readonly cases: CaseRepo;
 
   constructor(private readonly deps: FileServiceDeps) {
-    this.repo = new FileRepo(deps.db);
-    this.tenancy = new TenancyRepo(deps.db);
-    this.workflows = new WorkflowRepo(deps.db);
-    this.cases = new CaseRepo(deps.db);
+    this.repo = deps.repos.files;
+    this.tenancy = deps.repos.tenancy;
+    this.workflows = deps.repos.workflows;
+    this.cases = deps.repos.cases;
   }
 
   get storage(): FileStorage {
@@ -154,13 +154,15 @@ export class FileService {
     if (!hasGrant(auth, 'file:full')) throw DomainError.forbidden('This API key lacks File: Full');
     const extension = input.fileExtension.toLowerCase();
     if (!isSupportedExtension(extension)) {
-      throw DomainError.badRequest(`fileExtension must be one of ${supportedExtensions.join(', ')}`, {
-        fields: [{ field: 'body.fileExtension', message: `unsupported extension ${input.fileExtension}` }],
+      throw DomainError.invalidFields([{ field: 'body.fileExtension', message: `unsupported extension ${input.fileExtension}` }], {
+        errorCode: 'BAD_REQUEST',
+        message: `fileExtension must be one of ${supportedExtensions.join(', ')}`,
       });
     }
     if (input.accessScope === 'workspace' && !input.workspaceId && !input.workflowId) {
-      throw DomainError.badRequest('accessScope workspace needs workspaceId or workflowId', {
-        fields: [{ field: 'body.workspaceId', message: 'required when accessScope is workspace and workflowId is absent' }],
+      throw DomainError.invalidFields([{ field: 'body.workspaceId', message: 'required when accessScope is workspace and workflowId is absent' }], {
+        errorCode: 'BAD_REQUEST',
+        message: 'accessScope workspace needs workspaceId or workflowId',
       });
     }
     let workspaceId = input.workspaceId;
@@ -169,8 +171,9 @@ export class FileService {
       if (!workflow) throw DomainError.notFound(`Workflow ${input.workflowId} does not exist`);
       if (workflow.organizationId !== auth.organizationId) throw DomainError.forbidden('The workflow belongs to another organization');
       if (workspaceId && workspaceId !== workflow.workspaceId) {
-        throw DomainError.badRequest('workspaceId is not the workspace of workflowId', {
-          fields: [{ field: 'body.workspaceId', message: `workflow ${workflow.id} belongs to workspace ${workflow.workspaceId}` }],
+        throw DomainError.invalidFields([{ field: 'body.workspaceId', message: `workflow ${workflow.id} belongs to workspace ${workflow.workspaceId}` }], {
+          errorCode: 'BAD_REQUEST',
+          message: 'workspaceId is not the workspace of workflowId',
         });
       }
       workspaceId = workflow.workspaceId;
@@ -466,7 +469,11 @@ async function receiveInto(body: Readable, tempFile: string, check: ContentCheck
       }
     },
   });
-  const written = pipeline(meter, createWriteStream(tempFile, { flags: 'wx', mode: 0o600 }));
+  const file = createWriteStream(tempFile, { flags: 'wx', mode: 0o600 });
+  // The file is opened asynchronously: a refusal can come before the open has created it. Waiting
+  // for the close lets the caller's cleanup run after the file exists, so no `.part` is left behind.
+  const closed = new Promise<void>((resolve) => file.once('close', () => resolve()));
+  const written = pipeline(meter, file);
   const onClose = () => {
     if (!body.readableEnded) meter.destroy(new UploadAbortedError('aborted'));
   };
@@ -480,6 +487,7 @@ async function receiveInto(body: Readable, tempFile: string, check: ContentCheck
     body.unpipe(meter);
     body.off('close', onClose);
     body.off('error', onError);
+    await closed;
   }
   return size;
 }

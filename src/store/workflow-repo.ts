@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Selectable, Transaction } from 'kysely';
-import { DomainError } from '../errors.js';
 import { graphSchema, type WorkflowGraph, type WorkflowVersionSnapshot } from '../domain/graph.js';
 import type { Db } from './database.js';
 import type { Database } from './schema.js';
@@ -8,8 +7,9 @@ import type { WorkflowTable, WorkflowVersionTable } from './tables/workflows.js'
 
 export type VersionStatus = 'active' | 'inactive';
 
-/** How this service builds workflows: the contract allows SERVICE_V1 or SERVICE_V2; ours is V2. */
-export const builderType = 'SERVICE_V2';
+/** How a workflow was built: the contract allows SERVICE_V1 or SERVICE_V2; this service builds V2. */
+export type BuilderType = 'SERVICE_V1' | 'SERVICE_V2';
+export const builderType: BuilderType = 'SERVICE_V2';
 
 export interface WorkflowRecord {
   id: string;
@@ -18,7 +18,7 @@ export interface WorkflowRecord {
   workspaceId: string;
   name: string;
   description: string | null;
-  builderType: string;
+  builderType: BuilderType;
   createdBy: string;
   createdAt: string;
   updatedAt: string;
@@ -63,11 +63,6 @@ export interface WorkflowWithVersion {
   version: WorkflowVersionRecord;
 }
 
-export interface WorkflowRef {
-  workflowId?: string;
-  referenceEntityId?: string;
-}
-
 export interface VersionPin {
   versionId?: string;
   versionNumber?: number;
@@ -83,7 +78,7 @@ function toWorkflow(r: Selectable<WorkflowTable>): WorkflowRecord {
     workspaceId: r.workspace_id,
     name: r.name,
     description: r.description,
-    builderType: r.builder_type,
+    builderType: r.builder_type === 'SERVICE_V1' ? 'SERVICE_V1' : 'SERVICE_V2',
     createdBy: r.created_by,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -292,37 +287,6 @@ export class WorkflowRepo {
     if (!v) return undefined;
     const w = await this.db.selectFrom('workflows').selectAll().where('id', '=', v.workflow_id).executeTakeFirstOrThrow();
     return toSnapshot(toWorkflow(w), toVersion(v));
-  }
-
-  /**
-   * The version a new case runs. `referenceEntityId` wins over `workflowId`
-   * (which may itself be an id or an entity id). A pin (`versionId` wins over
-   * `versionNumber`) runs whatever its status; without one the latest active
-   * version runs, and a workflow without any gives 409. Unknown workflows and
-   * versions, and workflows of another organization, give 404 (nothing leaks).
-   */
-  async resolveForRun(organizationId: string, ref: WorkflowRef, pin: VersionPin): Promise<WorkflowVersionSnapshot> {
-    let workflow: WorkflowRecord | undefined;
-    if (ref.referenceEntityId !== undefined) workflow = await this.findWorkflowByEntityId(ref.referenceEntityId);
-    else if (ref.workflowId !== undefined) workflow = await this.findWorkflowByIdOrEntityId(ref.workflowId);
-    else throw DomainError.badRequest('Send workflowId or referenceEntityId');
-    const label = ref.referenceEntityId ?? ref.workflowId;
-    if (!workflow || workflow.organizationId !== organizationId) throw DomainError.notFound(`Workflow ${label} does not exist`);
-    if (pin.versionId !== undefined || pin.versionNumber !== undefined) {
-      const version = await this.findWorkflowVersion(workflow.id, pin);
-      if (!version) {
-        throw DomainError.notFound(`Workflow ${workflow.id} has no version ${pin.versionId ?? `number ${pin.versionNumber}`}`);
-      }
-      return toSnapshot(workflow, version);
-    }
-    const active = await this.latestActiveVersion(workflow.id);
-    if (!active) {
-      throw DomainError.conflict(`Workflow ${workflow.id} has no active version; activate one or pin a version`, {
-        reason: 'NO_ACTIVE_VERSION',
-        workflowId: workflow.id,
-      });
-    }
-    return toSnapshot(workflow, active);
   }
 
   private async deactivateOthers(trx: Transaction<Database>, workflowId: string, keepVersionId: string): Promise<void> {

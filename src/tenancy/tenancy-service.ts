@@ -1,5 +1,7 @@
 import type { z } from 'zod';
+import { canUseWorkspace } from '../auth/access.js';
 import { issueKey } from '../auth/api-keys.js';
+import type { AuthContext } from '../auth/auth-context.js';
 import { grants as allGrants } from '../auth/grants.js';
 import type { ApiKeyRecord, Membership, Organization, TenancyRepo, User, Workspace } from '../store/tenancy-repo.js';
 import type { addMemberInput, createKeyInput, createOrganizationInput, createUserInput, createWorkspaceInput, KeyView } from './schemas.js';
@@ -45,6 +47,11 @@ export function keyView(record: ApiKeyRecord): KeyView {
 /** Operator actions on tenancy, shared by the CLI and the admin HTTP area. */
 export class TenancyService {
   constructor(private readonly repo: TenancyRepo) {}
+
+  /** The workspaces of the key's organization that the key reaches with at least one of its grants. */
+  async reachableWorkspaces(auth: AuthContext): Promise<Workspace[]> {
+    return (await this.repo.listWorkspaces(auth.organizationId)).filter((w) => [...auth.grants].some((g) => canUseWorkspace(auth, w, g)));
+  }
 
   createOrganization(input: z.output<typeof createOrganizationInput>): Promise<Organization> {
     return this.repo.createOrganization(input.name, input.verified);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import type { JobAudit } from '../../src/cases/case-service.js';
+import type { JobAudit } from '../../src/api/schemas/cases.js';
 import type { WorkflowEdge, WorkflowNode } from '../../src/domain/graph.js';
 import type { VariableSchema, VariableSchemaEntry } from '../../src/domain/variables.js';
 import type { VariableType } from '../../src/domain/vocabulary.js';

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readlinkSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFileService, type FileService } from '../../src/files/file-service.js';
+import type { FileService } from '../../src/files/file-service.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { presign, upload } from './support.js';
 
@@ -23,7 +23,7 @@ describe('downloads and stored content types', () => {
   let files: FileService;
   beforeAll(async () => {
     svc = await startTestService();
-    files = createFileService({ db: svc.service.context.store.db, config: svc.config });
+    files = svc.service.context.services.files;
   });
   afterAll(async () => {
     await svc?.stop();

@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFileService } from '../../src/files/file-service.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { download, presign, samples, storedFiles, upload } from './support.js';
 
@@ -69,7 +68,7 @@ describe('S3-compatible storage backend (against a fake S3 over HTTP)', () => {
   });
 
   it('stores node outputs in the bucket', async () => {
-    const files = createFileService({ db: svc.service.context.store.db, config: svc.config });
+    const files = svc.service.context.services.files;
     const url = await files.storeNodeOutput({ organizationId: svc.organizationId, workspaceId: svc.workspaceId, name: 'n.txt', contentType: 'text/plain', bytes: Buffer.from('node') });
     const scope = { caseId: crypto.randomUUID(), organizationId: svc.organizationId, workspaceId: svc.workspaceId };
     expect(await files.readForNode(url, scope)).toMatchObject({ name: 'n.txt', bytes: Buffer.from('node') });

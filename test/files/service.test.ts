@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../src/auth/auth-context.js';
-import { createFileService, type FileService } from '../../src/files/file-service.js';
+import type { FileService } from '../../src/files/file-service.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { download, makeKey, presign, samples, upload } from './support.js';
 
@@ -26,8 +26,8 @@ describe('FileService for the case engine', () => {
 
   beforeAll(async () => {
     svc = await startTestService();
-    // Built like an activity builds it: store and configuration only.
-    files = createFileService({ db: svc.service.context.store.db, config: svc.config });
+    // The instance the worker's activities share with the API.
+    files = svc.service.context.services.files;
     owner = auth(svc.userId);
     inCase = { organizationId: svc.organizationId, workspaceId: svc.workspaceId, userId: svc.userId };
     caseScope = { caseId: crypto.randomUUID(), organizationId: svc.organizationId, workspaceId: svc.workspaceId };

@@ -3,6 +3,7 @@ import { requireOrganizationGrant, requireWorkspaceGrant } from '../../src/auth/
 import type { AuthContext } from '../../src/auth/auth-context.js';
 import { httpStatus } from '../../src/api/errors.js';
 import { DomainError } from '../../src/errors.js';
+import { TenancyRepo } from '../../src/store/tenancy-repo.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { secretOf } from '../support/keys.js';
 
@@ -119,7 +120,7 @@ describe('authentication and permissions', () => {
       };
       return { ...me, grants: new Set(me.grants) };
     }
-    const tenancy = () => svc.service.context.tenancy;
+    const tenancy = () => new TenancyRepo(svc.service.context.store.db);
     const status = async (fn: () => unknown) => {
       try {
         await fn();

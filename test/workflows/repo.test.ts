@@ -8,6 +8,7 @@ import type { WorkflowGraph } from '../../src/domain/graph.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import { TenancyRepo } from '../../src/store/tenancy-repo.js';
 import { WorkflowRepo } from '../../src/store/workflow-repo.js';
+import { resolveRunVersion } from '../../src/workflows/run-version.js';
 import { createPostgresSchema } from '../support/postgres.js';
 
 function graph(name: string): WorkflowGraph {
@@ -121,13 +122,13 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
   it('resolves the latest active version without a pin and any pinned version', async () => {
     const { workflow, version: v1 } = await create('active');
     const v2 = await repo.update(workflow.id, { activeStatus: 'inactive', graph: graph('draft'), updatedBy: userId });
-    const run = await repo.resolveForRun(orgId, { workflowId: workflow.id }, {});
+    const run = await resolveRunVersion(repo, orgId, { workflowId: workflow.id }, {});
     expect(run).toMatchObject({ versionId: v1.id, versionNumber: 1, activeStatus: 'active', workspaceId, entityId: workflow.entityId });
-    const pinned = await repo.resolveForRun(orgId, { workflowId: workflow.id }, { versionNumber: 2 });
+    const pinned = await resolveRunVersion(repo, orgId, { workflowId: workflow.id }, { versionNumber: 2 });
     expect(pinned).toMatchObject({ versionId: v2?.version.id, activeStatus: 'inactive' });
-    expect((await repo.resolveForRun(orgId, { workflowId: workflow.id }, { versionId: v2?.version.id, versionNumber: 1 })).versionNumber).toBe(2);
+    expect((await resolveRunVersion(repo, orgId, { workflowId: workflow.id }, { versionId: v2?.version.id, versionNumber: 1 })).versionNumber).toBe(2);
     await repo.setVersionStatus(workflow.id, v2?.version.id ?? '', 'active');
-    expect((await repo.resolveForRun(orgId, { workflowId: workflow.id }, {})).versionNumber).toBe(2);
+    expect((await resolveRunVersion(repo, orgId, { workflowId: workflow.id }, {})).versionNumber).toBe(2);
     // One active version at a time: activating v2 deactivated v1.
     expect((await repo.listVersionSummaries(workflow.id, { limit: 1000 })).map((v) => v.status)).toEqual(['active', 'inactive']);
     expect(await repo.findVersion(v1.id)).toMatchObject({ workflowId: workflow.id, versionNumber: 1, graph: v1.graph });
@@ -137,21 +138,21 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
   it('lets referenceEntityId win and accepts an entity id as workflowId', async () => {
     const a = await create('active', 'a');
     const b = await create('active', 'b');
-    const run = await repo.resolveForRun(orgId, { workflowId: a.workflow.id, referenceEntityId: b.workflow.entityId }, {});
+    const run = await resolveRunVersion(repo, orgId, { workflowId: a.workflow.id, referenceEntityId: b.workflow.entityId }, {});
     expect(run.workflowId).toBe(b.workflow.id);
-    expect((await repo.resolveForRun(orgId, { workflowId: a.workflow.entityId }, {})).workflowId).toBe(a.workflow.id);
+    expect((await resolveRunVersion(repo, orgId, { workflowId: a.workflow.entityId }, {})).workflowId).toBe(a.workflow.id);
   });
 
   it('gives 409 without an active version, 404 for unknown ids, versions and other organizations', async () => {
     const { workflow } = await create('inactive');
-    const err = await expectDomainError(repo.resolveForRun(orgId, { workflowId: workflow.id }, {}), 'CONFLICT');
+    const err = await expectDomainError(resolveRunVersion(repo, orgId, { workflowId: workflow.id }, {}), 'CONFLICT');
     expect(err.metadata).toMatchObject({ reason: 'NO_ACTIVE_VERSION' });
-    await expectDomainError(repo.resolveForRun(orgId, { workflowId: randomUUID() }, {}), 'NOT_FOUND');
-    await expectDomainError(repo.resolveForRun(orgId, { referenceEntityId: workflow.id }, {}), 'NOT_FOUND');
-    await expectDomainError(repo.resolveForRun(orgId, { workflowId: workflow.id }, { versionNumber: 9 }), 'NOT_FOUND');
-    await expectDomainError(repo.resolveForRun(orgId, { workflowId: workflow.id }, { versionId: randomUUID() }), 'NOT_FOUND');
-    await expectDomainError(repo.resolveForRun(otherOrgId, { workflowId: workflow.id }, { versionNumber: 1 }), 'NOT_FOUND');
-    await expectDomainError(repo.resolveForRun(orgId, {}, {}), 'BAD_REQUEST');
+    await expectDomainError(resolveRunVersion(repo, orgId, { workflowId: randomUUID() }, {}), 'NOT_FOUND');
+    await expectDomainError(resolveRunVersion(repo, orgId, { referenceEntityId: workflow.id }, {}), 'NOT_FOUND');
+    await expectDomainError(resolveRunVersion(repo, orgId, { workflowId: workflow.id }, { versionNumber: 9 }), 'NOT_FOUND');
+    await expectDomainError(resolveRunVersion(repo, orgId, { workflowId: workflow.id }, { versionId: randomUUID() }), 'NOT_FOUND');
+    await expectDomainError(resolveRunVersion(repo, otherOrgId, { workflowId: workflow.id }, { versionNumber: 1 }), 'NOT_FOUND');
+    await expectDomainError(resolveRunVersion(repo, orgId, {}, {}), 'BAD_REQUEST');
   });
 
   it('deactivates every version at once', async () => {
@@ -163,7 +164,7 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
     await repo.update(workflow.id, { name: 'v3', activeStatus: 'active', updatedBy: userId });
     await repo.setVersionStatus(workflow.id, (await repo.listVersionSummaries(workflow.id, { limit: 1000 }))[2]?.id ?? '', 'active');
     expect(await repo.deactivateAllVersions(workflow.id)).toBe(1);
-    await expectDomainError(repo.resolveForRun(orgId, { workflowId: workflow.id }, {}), 'CONFLICT');
+    await expectDomainError(resolveRunVersion(repo, orgId, { workflowId: workflow.id }, {}), 'CONFLICT');
     expect(await repo.setVersionStatus(workflow.id, randomUUID(), 'active')).toBeUndefined();
   });
 });

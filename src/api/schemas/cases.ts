@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { caseStatuses } from '../../domain/cases.js';
+import { errorBodySchema } from './common.js';
+
+const resultEntrySchema = z.object({ value: z.unknown(), type: z.string(), displayName: z.string() });
+export const resultsBodySchema = z.object({
+  results: z.record(z.string(), resultEntrySchema).meta({ description: "Keyed by the output variable's variable_name" }),
+  status: z.enum(caseStatuses),
+});
+export const notFinishedSchema = z
+  .object({ statusCode: z.literal(202), message: z.string(), timestamp: z.string(), path: z.string(), errorCode: z.literal('') })
+  .meta({ description: 'The case has not finished: no results yet' });
+
+export const nodeDataSchema = z.object({
+  node_id: z.string(),
+  node_name: z.string(),
+  handler_class: z.string(),
+  status: z.enum(['pending', 'running', 'completed', 'failed', 'skipped', 'cancelled', 'not_executed']),
+  inputs: z.record(z.string(), z.unknown()).nullable(),
+  outputs: z.record(z.string(), z.unknown()).nullable(),
+  logs: z.array(z.object({ level: z.string(), message: z.string(), at: z.string() })),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  attempts: z.number(),
+  error: z.object({ message: z.string(), kind: z.string().optional(), traceback: z.string().optional() }).nullable(),
+});
+export const auditSchema = z.object({
+  caseId: z.string(),
+  status: z.enum(caseStatuses),
+  nb_nodes: z.number(),
+  executed_nodes: z.array(z.string()).meta({ description: 'Nodes that ran (completed or failed), in the order they finished' }),
+  nb_executed_nodes: z.number(),
+  running_node: z.string().meta({ description: 'Empty when none is running' }),
+  next_node_to_execute: z.string().meta({ description: 'Empty when none is queued' }),
+  remaining_nodes_to_execute: z.array(z.string()),
+  failed_nodes: z.array(z.string()),
+  nb_failed_nodes: z.number(),
+  audit: z.object({ nodes_execution_data: z.record(z.string(), nodeDataSchema).meta({ description: 'Keyed by node id' }) }),
+});
+export const statusSchema = z.object({
+  caseId: z.string(),
+  status: z.enum(caseStatuses),
+  workflowId: z.string(),
+  workflowVersionId: z.string(),
+  workflowVersionNumber: z.number(),
+  title: z.string().nullable(),
+  source: z.string(),
+  createdAt: z.string(),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  currentNode: z.object({ id: z.string(), name: z.string() }).nullable(),
+  runningNodes: z.array(z.string()),
+  error: z.object({ message: z.string(), nodeId: z.string().optional() }).nullable(),
+  temporalUiUrl: z.string().nullable().meta({ description: "The run's page in the Temporal Web UI" }),
+});
+export const executedSchema = z.object({
+  caseId: z.string(),
+  status: z.enum(caseStatuses),
+  workflowVersionId: z.string(),
+  workflowVersionNumber: z.number(),
+  temporalUiUrl: z.string().nullable(),
+});
+
+export const caseErrors = {
+  400: { description: 'Invalid body or id (metadata.fields)', schema: errorBodySchema },
+  401: { description: 'Missing, invalid or expired key', schema: errorBodySchema },
+  403: { description: 'The key lacks the case permission in the workspace', schema: errorBodySchema },
+  404: { description: 'Unknown case (or one of another organization)', schema: errorBodySchema },
+};
+
+export const initiatedSchema = z.object({ caseId: z.string(), workflowVersionId: z.string(), workflowVersionNumber: z.number(), status: z.enum(caseStatuses) });
+export const cancelledSchema = z.object({ caseId: z.string(), status: z.enum(caseStatuses) });
+
+/** The deprecated job paths answer the case bodies with the case id also as jobExecutionId. */
+export const jobInitiatedSchema = z.object({ jobExecutionId: z.string() });
+export const jobExecutedSchema = executedSchema.extend({ jobExecutionId: z.string() });
+export const jobStatusSchema = statusSchema.extend({ jobExecutionId: z.string() });
+
+/** The audit record of the deprecated job API, which the case API serves too. */
+export type JobAudit = z.infer<typeof auditSchema>;

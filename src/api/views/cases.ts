@@ -1,0 +1,102 @@
+import type { z } from 'zod';
+import type { CaseAudit, CaseStatus } from '../../cases/case-service.js';
+import type { CaseResults } from '../../domain/cases.js';
+import type { CaseRecord } from '../../store/case-repo.js';
+import type {
+  auditSchema,
+  cancelledSchema,
+  executedSchema,
+  initiatedSchema,
+  jobExecutedSchema,
+  jobInitiatedSchema,
+  jobStatusSchema,
+  nodeDataSchema,
+  notFinishedSchema,
+  resultsBodySchema,
+  statusSchema,
+} from '../schemas/cases.js';
+
+export function initiatedView(record: CaseRecord): z.infer<typeof initiatedSchema> {
+  return { caseId: record.id, workflowVersionId: record.workflowVersionId, workflowVersionNumber: record.workflowVersionNumber, status: record.status };
+}
+
+export function executedView(record: CaseRecord, temporalUiUrl: string | null): z.infer<typeof executedSchema> {
+  return { caseId: record.id, status: record.status, workflowVersionId: record.workflowVersionId, workflowVersionNumber: record.workflowVersionNumber, temporalUiUrl };
+}
+
+export function statusView({ record, running, temporalUiUrl }: CaseStatus): z.infer<typeof statusSchema> {
+  return {
+    caseId: record.id,
+    status: record.status,
+    workflowId: record.workflowId,
+    workflowVersionId: record.workflowVersionId,
+    workflowVersionNumber: record.workflowVersionNumber,
+    title: record.title,
+    source: record.source,
+    createdAt: record.createdAt,
+    startedAt: record.startedAt,
+    finishedAt: record.finishedAt,
+    currentNode: running[0] ?? null,
+    runningNodes: running.map((node) => node.id),
+    error: record.error,
+    temporalUiUrl,
+  };
+}
+
+export function jobInitiatedView(record: CaseRecord): z.infer<typeof jobInitiatedSchema> {
+  return { jobExecutionId: record.id };
+}
+
+export function jobExecutedView(record: CaseRecord, temporalUiUrl: string | null): z.infer<typeof jobExecutedSchema> {
+  return { jobExecutionId: record.id, ...executedView(record, temporalUiUrl) };
+}
+
+export function jobStatusView(status: CaseStatus): z.infer<typeof jobStatusSchema> {
+  return { jobExecutionId: status.record.id, ...statusView(status) };
+}
+
+export function resultsView(record: CaseRecord, results: CaseResults): z.infer<typeof resultsBodySchema> {
+  return { results, status: record.status };
+}
+
+/** The contract's exact 202 body while a case has not finished. */
+export function notFinishedView(caseId: string, path: string): z.infer<typeof notFinishedSchema> {
+  return { statusCode: 202, message: `Case ${caseId} has not finished yet`, timestamp: new Date().toISOString(), path, errorCode: '' };
+}
+
+export function cancelledView(record: CaseRecord): z.infer<typeof cancelledSchema> {
+  return { caseId: record.id, status: record.status };
+}
+
+/** The contract's audit record: snake_case, every node keyed by id, the lists' heads as single fields. */
+export function auditView({ record, nodes, lists }: CaseAudit): z.infer<typeof auditSchema> {
+  const data: Record<string, z.infer<typeof nodeDataSchema>> = {};
+  for (const n of nodes) {
+    data[n.nodeId] = {
+      node_id: n.nodeId,
+      node_name: n.name,
+      handler_class: n.handlerClass,
+      status: n.status,
+      inputs: n.inputs ?? null,
+      outputs: n.outputs ?? null,
+      logs: n.logs,
+      started_at: n.startedAt ?? null,
+      finished_at: n.finishedAt ?? null,
+      attempts: n.attempts,
+      error: n.error ?? null,
+    };
+  }
+  return {
+    caseId: record.id,
+    status: record.status,
+    nb_nodes: nodes.length,
+    executed_nodes: lists.executed,
+    nb_executed_nodes: lists.executed.length,
+    running_node: lists.running[0] ?? '',
+    next_node_to_execute: lists.remaining[0] ?? '',
+    remaining_nodes_to_execute: lists.remaining,
+    failed_nodes: lists.failed,
+    nb_failed_nodes: lists.failed.length,
+    audit: { nodes_execution_data: data },
+  };
+}

@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { assertWorkspaceGrant, requireWorkspaceGrant } from '../auth/access.js';
+import type { AuthContext } from '../auth/auth-context.js';
+import type { Grant } from '../auth/grants.js';
+import type { Config } from '../config/config.js';
+import { DomainError } from '../errors.js';
+import type { Logger } from '../logging/logger.js';
+import type { Outbound } from '../net/outbound.js';
+import type { CallbackAttempt, CallbackDelivery, CallbackRepo, DeliveryStatus } from '../store/callback-repo.js';
+import type { CaseRepo } from '../store/case-repo.js';
+import type { TenancyRepo } from '../store/tenancy-repo.js';
+import type { TemporalHandle } from '../temporal/connection.js';
+import type { CallbackDeliveryInput } from '../../workflows/callback-delivery.js';
+import { classifyStatus, post, type AttemptInput, type AttemptResult, type OpenDeliveryInput, type RetrySchedule } from './delivery.js';
+import { signedHeaders } from './signing.js';
+import type { WebhookSecrets, WorkspaceWebhookSecret } from './webhook-secrets.js';
+
+export interface CallbackServiceDeps {
+  repo: CallbackRepo;
+  cases: CaseRepo;
+  tenancy: TenancyRepo;
+  secrets: WebhookSecrets;
+  temporal: TemporalHandle;
+  settings: Config['callbacks'];
+  /** The outbound policy: DNS is checked again at every attempt, a name public at execute may point inside now. */
+  outbound: Outbound;
+  logger: Logger;
+}
+
+/** A case's deliveries, oldest first, with each one's attempts in order. */
+export interface CaseDeliveries {
+  deliveries: CallbackDelivery[];
+  attempts: Map<string, CallbackAttempt[]>;
+}
+
+export interface Redelivery {
+  deliveryId: string;
+  workflowId: string;
+}
+
+/**
+ * Callback deliveries of a case (read, redeliver; on the worker: record, sign,
+ * send, classify each attempt) and each workspace's webhook signing secret
+ * (read, rotate).
+ */
+export class CallbackService {
+  constructor(private readonly deps: CallbackServiceDeps) {}
+
+  async listDeliveries(auth: AuthContext, caseId: string): Promise<CaseDeliveries> {
+    const { deliveries } = await this.authorizedDeliveries(auth, caseId, 'case:read');
+    return { deliveries, attempts: await this.deps.repo.listAttempts(deliveries.map((d) => d.id)) };
+  }
+
+  /**
+   * Sends the case's latest callback again as a new delivery. `admit` runs once the case's
+   * workspace is known and before anything is written: the caller's rate limit, which may refuse.
+   */
+  async redeliver(auth: AuthContext, caseId: string, admit: (workspaceId: string) => Promise<void>): Promise<Redelivery> {
+    const { workspaceId, deliveries } = await this.authorizedDeliveries(auth, caseId, 'case:full');
+    const last = deliveries.at(-1);
+    if (!last) throw DomainError.conflict(`Case ${caseId} has no callback to redeliver`);
+    await admit(workspaceId);
+    const deliveryId = randomUUID();
+    const workflowId = `callback-${caseId}-redeliver-${deliveries.length}`;
+    // The row first, so the delivery is listed as soon as this answers; the workflow's own insert is then a no-op.
+    await this.deps.repo.createDelivery({ id: deliveryId, caseId, workspaceId, url: last.url, body: last.body, workflowId });
+    const input: CallbackDeliveryInput = {
+      deliveryId,
+      caseId,
+      workspaceId,
+      callbackUrl: last.url,
+      body: JSON.parse(last.body) as CallbackDeliveryInput['body'],
+    };
+    const { temporal } = this.deps;
+    try {
+      await temporal.client.workflow.start('callbackDelivery', { taskQueue: temporal.taskQueue, workflowId, args: [input] });
+    } catch (err) {
+      await this.deps.repo.deleteDelivery(deliveryId);
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        throw DomainError.conflict('Another redelivery of this case is starting; try again');
+      }
+      throw err;
+    }
+    return { deliveryId, workflowId };
+  }
+
+  /** The workspace's signing secret, for a caller with Case: Full there: it lets its holder forge callbacks. */
+  async webhookSecret(auth: AuthContext, workspaceId: string): Promise<WorkspaceWebhookSecret> {
+    await requireWorkspaceGrant(this.deps.tenancy, auth, workspaceId, 'case:full');
+    return this.deps.secrets.current(workspaceId);
+  }
+
+  async rotateWebhookSecret(auth: AuthContext, workspaceId: string): Promise<WorkspaceWebhookSecret> {
+    await requireWorkspaceGrant(this.deps.tenancy, auth, workspaceId, 'case:full');
+    return this.deps.secrets.rotate(workspaceId);
+  }
+
+  /** Records the delivery (idempotent: a redelivery's row already exists) and hands the workflow its schedule. */
+  async openDelivery(input: OpenDeliveryInput): Promise<RetrySchedule> {
+    await this.deps.repo.createDelivery({
+      id: input.deliveryId,
+      caseId: input.caseId,
+      workspaceId: input.workspaceId,
+      url: input.callbackUrl,
+      body: JSON.stringify(input.body),
+      workflowId: input.workflowId,
+    });
+    const { settings } = this.deps;
+    return {
+      timeoutMs: settings.timeoutMs,
+      initialIntervalMs: settings.initialIntervalMs,
+      backoffCoefficient: settings.backoffCoefficient,
+      maximumIntervalMs: settings.maximumIntervalMs,
+      maxElapsedMs: settings.maxElapsedMs,
+    };
+  }
+
+  /**
+   * One signed POST of the stored body. HTTP failures are results, not
+   * exceptions: the attempt is recorded either way and the workflow decides
+   * when to try again. Only infrastructure failures (store down) throw.
+   */
+  async deliverAttempt(input: AttemptInput): Promise<AttemptResult> {
+    const { repo, secrets, settings } = this.deps;
+    const delivery = await repo.findDelivery(input.deliveryId);
+    if (!delivery) throw new Error(`callback delivery ${input.deliveryId} does not exist`);
+    const started = new Date();
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'caseflow-webhooks/1',
+      ...signedHeaders(await secrets.signingSecrets(delivery.workspaceId, started), delivery.id, Math.floor(started.getTime() / 1000), delivery.body),
+    };
+    const http = await post(this.deps.outbound, delivery.url, delivery.body, headers, settings.timeoutMs);
+    const durationMs = Date.now() - started.getTime();
+    let outcome = classifyStatus(http.status);
+    if (outcome === 'retry' && input.retryInMs === null) outcome = 'failed';
+    const status: DeliveryStatus = outcome === 'delivered' ? 'delivered' : outcome === 'failed' ? 'failed' : 'pending';
+    await repo.recordAttempt({
+      deliveryId: delivery.id,
+      attempt: input.attempt,
+      startedAt: started.toISOString(),
+      durationMs,
+      responseStatus: http.status,
+      responseBody: http.body,
+      error: http.error,
+      status,
+      nextAttemptAt: outcome === 'retry' && input.retryInMs !== null ? new Date(Date.now() + input.retryInMs).toISOString() : null,
+    });
+    this.deps.logger.info({ deliveryId: delivery.id, caseId: delivery.caseId, attempt: input.attempt, responseStatus: http.status, outcome, durationMs }, 'callback attempt');
+    return { outcome, responseStatus: http.status, error: http.error };
+  }
+
+  /** Ends a delivery that stops without a final attempt (its workflow was cancelled). */
+  finishDelivery(deliveryId: string, status: DeliveryStatus): Promise<void> {
+    return this.deps.repo.finishDelivery(deliveryId, status);
+  }
+
+  /**
+   * The case's deliveries after checking the grant in the case's workspace:
+   * the case record's workspace, or for deliveries whose case record is gone,
+   * the workspace the deliveries were made for. 404 when neither exists.
+   */
+  private async authorizedDeliveries(auth: AuthContext, caseId: string, grant: Grant): Promise<{ workspaceId: string; deliveries: CallbackDelivery[] }> {
+    const deliveries = await this.deps.repo.listDeliveries(caseId);
+    const workspaceId = (await this.deps.cases.find(caseId))?.workspaceId ?? deliveries[0]?.workspaceId;
+    const workspace = workspaceId === undefined ? undefined : await this.deps.tenancy.findWorkspace(workspaceId);
+    // Another organization's case does not exist for this caller, as on the other case routes.
+    if (!workspace || workspace.organizationId !== auth.organizationId) throw DomainError.notFound(`Case ${caseId} does not exist`);
+    assertWorkspaceGrant(auth, workspace, grant);
+    return { workspaceId: workspace.id, deliveries };
+  }
+}

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { caseSources } from '../domain/cases.js';
+
+/** What a case is initiated and executed with: the service's inputs, validated by the API as request bodies. */
+export const initiateBodySchema = z
+  .object({
+    workflowId: z.string().min(1).max(255).optional(),
+    referenceEntityId: z.uuid().optional().describe('Wins over workflowId when both are sent'),
+    workflowVersionId: z.uuid().optional().describe('Pins a version; wins over workflowVersionNumber'),
+    workflowVersionNumber: z.number().int().min(1).optional(),
+    title: z.string().max(255).optional(),
+    description: z.string().max(2048).optional(),
+    refUserId: z.string().max(255).optional(),
+    source: z.enum(caseSources).default('api'),
+    webAppId: z.string().min(1).max(255).optional().describe('The published web app that launched the case'),
+    workspaces: z.string().max(4096).optional().describe('Comma-separated workspace ids; the workflow must be in one of them'),
+    initialInput: z.record(z.string(), z.unknown()).default({}),
+  })
+  .refine((b) => b.workflowId !== undefined || b.referenceEntityId !== undefined, { message: 'Send workflowId or referenceEntityId', path: ['workflowId'] });
+export type InitiateBody = z.infer<typeof initiateBodySchema>;
+
+const payloadEntrySchema = z.looseObject({ value: z.unknown() });
+
+export const executeBodySchema = z.object({
+  jobPayloadSchema: z
+    .record(z.string(), payloadEntrySchema)
+    .optional()
+    .describe('The input schema populated with values: each entry (keyed by variable_name) with a `value`'),
+  inputs: z.record(z.string(), z.unknown()).optional().describe('Convenience: values keyed by variable_name'),
+  callbackUrl: z.url({ protocol: /^https?$/ }).max(2048).optional().describe('POSTed { caseId, status, results, error? } when the case ends'),
+  timeoutMs: z.number().int().min(1000).optional().describe('Case deadline; past it the case ends TIMED_OUT (default and maximum are configured)'),
+});
+export type ExecuteBody = z.infer<typeof executeBodySchema>;

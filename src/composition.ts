@@ -1,0 +1,75 @@
+import { CallbackService } from './callbacks/callback-service.js';
+import { WebhookSecrets } from './callbacks/webhook-secrets.js';
+import { CaseService } from './cases/case-service.js';
+import { CatalogService } from './catalog/catalog-service.js';
+import { CodeNodeService } from './code/code-node-service.js';
+import { SourceGates } from './code/source-gates.js';
+import type { Config } from './config/config.js';
+import { secretBoxFromConfig } from './crypto/secret-box.js';
+import { DiscoveryService } from './discovery/discovery-service.js';
+import { createFileService } from './files/file-service.js';
+import type { Logger } from './logging/logger.js';
+import { Outbound } from './net/outbound.js';
+import type { PythonRunnerPool } from './python/pool.js';
+import type { Store } from './store/database.js';
+import { createRepositories, type Repositories } from './store/repositories.js';
+import type { TemporalHandle } from './temporal/connection.js';
+import { TenancyService } from './tenancy/tenancy-service.js';
+import { WorkflowService } from './workflows/workflow-service.js';
+
+/** What a process opens once before anything is wired: configuration, logs, the store, Temporal, the Python pool. */
+export interface Infrastructure {
+  config: Config;
+  logger: Logger;
+  store: Store;
+  temporal: TemporalHandle;
+  /** Sandboxed Python: the authoring scan on the API side, node code on the worker side. */
+  python: PythonRunnerPool;
+}
+
+/**
+ * The composition root: every repository and service is built here, once per
+ * process, so secrets are read and storage is opened once and the API and the
+ * worker share the same objects. A new area adds its service here, in one
+ * line of the returned object; `Services` follows.
+ */
+function buildServices(infra: Infrastructure, repos: Repositories) {
+  const { config, logger, temporal, python } = infra;
+  const gates = new SourceGates(python, logger);
+  const files = createFileService({ repos, config, logger });
+  const workflows = new WorkflowService(repos.workflows, repos.tenancy, gates);
+  const secrets = new WebhookSecrets(repos.callbacks, secretBoxFromConfig(config), config.callbacks.secretRotationOverlapMs);
+  const outbound = new Outbound({ allowCidrs: config.outbound.allowCidrs });
+  return {
+    tenancy: new TenancyService(repos.tenancy),
+    workflows,
+    files,
+    cases: new CaseService({ config, logger, temporal, repo: repos.cases, workflows, files, outbound }),
+    codeNodes: new CodeNodeService(repos.codeNodes, gates),
+    catalog: new CatalogService(repos.catalog, (source, field) => gates.scanOrThrow(source, field)),
+    discovery: new DiscoveryService({ repo: repos.discovery, tenancy: repos.tenancy }),
+    callbacks: new CallbackService({
+      repo: repos.callbacks,
+      cases: repos.cases,
+      tenancy: repos.tenancy,
+      secrets,
+      temporal,
+      settings: config.callbacks,
+      outbound,
+      logger: logger.child({ component: 'callbacks' }),
+    }),
+  };
+}
+
+/** One service per area, holding its rules; the API's routes and the worker's activities both call these. */
+export type Services = ReturnType<typeof buildServices>;
+
+export interface Wiring {
+  repos: Repositories;
+  services: Services;
+}
+
+export function wire(infra: Infrastructure): Wiring {
+  const repos = createRepositories(infra.store.db);
+  return { repos, services: buildServices(infra, repos) };
+}

@@ -1,0 +1,25 @@
+import { CallbackRepo } from './callback-repo.js';
+import { CatalogRepo } from './catalog-repo.js';
+import { CaseRepo } from './case-repo.js';
+import { CodeNodeRepo } from './code-node-repo.js';
+import type { Db } from './database.js';
+import { DiscoveryRepo } from './discovery-repo.js';
+import { FileRepo } from './file-repo.js';
+import { TenancyRepo } from './tenancy-repo.js';
+import { WorkflowRepo } from './workflow-repo.js';
+
+/** Every repository over one database handle, built once by the composition root; a new area adds one line. */
+export function createRepositories(db: Db) {
+  return {
+    tenancy: new TenancyRepo(db),
+    workflows: new WorkflowRepo(db),
+    cases: new CaseRepo(db),
+    files: new FileRepo(db),
+    codeNodes: new CodeNodeRepo(db),
+    callbacks: new CallbackRepo(db),
+    catalog: new CatalogRepo(db),
+    discovery: new DiscoveryRepo(db),
+  };
+}
+
+export type Repositories = ReturnType<typeof createRepositories>;

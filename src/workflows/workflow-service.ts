@@ -1,0 +1,177 @@
+import { assertWorkspaceGrant, requireWorkspaceGrant } from '../auth/access.js';
+import type { AuthContext } from '../auth/auth-context.js';
+import type { Grant } from '../auth/grants.js';
+import type { SourceGates } from '../code/source-gates.js';
+import { defaultGraph } from '../domain/default-graph.js';
+import type { WorkflowEdge, WorkflowGraph, WorkflowNode, WorkflowVersionSnapshot } from '../domain/graph.js';
+import { validateGraph, type GraphProblem } from '../domain/graph-validation.js';
+import { DomainError } from '../errors.js';
+import type { TenancyRepo, Workspace } from '../store/tenancy-repo.js';
+import type {
+  VersionPin,
+  VersionStatus,
+  WorkflowRecord,
+  WorkflowRepo,
+  WorkflowVersionRecord,
+  WorkflowWithVersion,
+} from '../store/workflow-repo.js';
+import { isPinned, pinnedVersion, resolveRunVersion, type WorkflowRef } from './run-version.js';
+
+export interface NewWorkflow {
+  name: string;
+  description?: string;
+  activeStatus: VersionStatus;
+  nodes?: Record<string, WorkflowNode>;
+  edges?: Record<string, WorkflowEdge>;
+  orgUnitIds?: string[];
+}
+
+/** Any subset; the rest carries over from the latest version. */
+export interface WorkflowChanges {
+  name?: string;
+  description?: string;
+  activeStatus?: VersionStatus;
+  nodes?: Record<string, WorkflowNode>;
+  edges?: Record<string, WorkflowEdge>;
+}
+
+export type VersionSummary = Omit<WorkflowVersionRecord, 'graph'>;
+
+/** One workflow as its details page shows it: the version asked for and a page of the others. */
+export interface WorkflowDetails {
+  workflow: WorkflowRecord;
+  version: WorkflowVersionRecord;
+  latest: WorkflowVersionRecord;
+  active: WorkflowVersionRecord | undefined;
+  versions: VersionSummary[];
+  nextVersionsCursor: number | null;
+}
+
+/** Which version unpinned runs use after an activate or deactivate. */
+export interface WorkflowStatus {
+  workflowId: string;
+  active: WorkflowVersionRecord | undefined;
+}
+
+/** Graph problems as the one 400: the problems under metadata.violations and as field errors. */
+function invalidGraph(problems: GraphProblem[]): DomainError {
+  const first = problems[0];
+  return DomainError.invalidFields(
+    problems.map((p) => ({ field: `body.${p.path}`, message: p.message })),
+    { message: `Invalid workflow graph${first ? `: ${first.path}: ${first.message}` : ''}`, metadata: { violations: problems } },
+  );
+}
+
+function checkedGraph(graph: WorkflowGraph): WorkflowGraph {
+  const problems = validateGraph(graph);
+  if (problems.length > 0) throw invalidGraph(problems);
+  return graph;
+}
+
+/**
+ * Workflows and their versions: who may read and change them, the graph's
+ * validation and source gates before anything is stored, which version runs.
+ */
+export class WorkflowService {
+  constructor(
+    private readonly repo: WorkflowRepo,
+    private readonly tenancy: TenancyRepo,
+    private readonly gates: SourceGates,
+  ) {}
+
+  /** The workspace a workflow is created in, checked for Workflow: Full before the body is read. */
+  authorizeCreate(auth: AuthContext, workspaceId: string): Promise<Workspace> {
+    return requireWorkspaceGrant(this.tenancy, auth, workspaceId, 'workflow:full');
+  }
+
+  async create(auth: AuthContext, workspace: Workspace, input: NewWorkflow): Promise<WorkflowWithVersion> {
+    const graph = input.nodes === undefined && input.edges === undefined ? defaultGraph() : checkedGraph({ nodes: input.nodes ?? {}, edges: input.edges ?? {} });
+    await this.gates.gateInlineSources(auth, graph);
+    return this.repo.create({
+      organizationId: auth.organizationId,
+      workspaceId: workspace.id,
+      name: input.name,
+      description: input.description,
+      createdBy: auth.userId,
+      graph,
+      activeStatus: input.activeStatus,
+      orgUnitIds: [...new Set(input.orgUnitIds ?? [])],
+    });
+  }
+
+  /** The workflow by id or entity id (404), then the grant in its workspace (403, also for another organization's). */
+  async load(auth: AuthContext, workflowId: string, grant: Grant): Promise<WorkflowRecord> {
+    const workflow = await this.repo.findWorkflowByIdOrEntityId(workflowId);
+    if (!workflow) throw DomainError.notFound(`Workflow ${workflowId} does not exist`);
+    assertWorkspaceGrant(auth, { id: workflow.workspaceId, organizationId: workflow.organizationId }, grant);
+    return workflow;
+  }
+
+  async details(auth: AuthContext, workflowId: string, pin: VersionPin, page: { limit: number; cursor?: number }): Promise<WorkflowDetails> {
+    const workflow = await this.load(auth, workflowId, 'workflow:read');
+    const latest = await this.repo.latestVersion(workflow.id);
+    if (!latest) throw DomainError.notFound(`Workflow ${workflow.id} has no versions`);
+    const version = isPinned(pin) ? await pinnedVersion(this.repo, workflow.id, pin) : latest;
+    const active = await this.repo.latestActiveVersion(workflow.id);
+    const versions = await this.repo.listVersionSummaries(workflow.id, { limit: page.limit, beforeNumber: page.cursor });
+    const last = versions[versions.length - 1];
+    const nextVersionsCursor = versions.length === page.limit && last && last.versionNumber > 1 ? last.versionNumber : null;
+    return { workflow, version, latest, active, versions, nextVersionsCursor };
+  }
+
+  /** Cuts a new version of a workflow already loaded with Workflow: Full. */
+  async update(auth: AuthContext, workflow: WorkflowRecord, changes: WorkflowChanges): Promise<WorkflowWithVersion> {
+    if (Object.values(changes).every((value) => value === undefined)) {
+      throw DomainError.badRequest('Send at least one of name, description, nodes, edges, activeStatus');
+    }
+    let graph: WorkflowGraph | undefined;
+    if (changes.nodes !== undefined || changes.edges !== undefined) {
+      const latest = await this.repo.latestVersion(workflow.id);
+      graph = checkedGraph({ nodes: changes.nodes ?? latest?.graph.nodes ?? {}, edges: changes.edges ?? latest?.graph.edges ?? {} });
+      await this.gates.gateInlineSources(auth, graph);
+    }
+    const updated = await this.repo.update(workflow.id, {
+      name: changes.name,
+      description: changes.description,
+      graph,
+      activeStatus: changes.activeStatus,
+      updatedBy: auth.userId,
+    });
+    if (!updated) throw DomainError.notFound(`Workflow ${workflow.id} does not exist`);
+    return updated;
+  }
+
+  /** Makes the pinned version (by default the latest) the active one; the others become inactive. */
+  async activate(workflow: WorkflowRecord, pin: VersionPin): Promise<WorkflowStatus> {
+    const version = isPinned(pin) ? await pinnedVersion(this.repo, workflow.id, pin) : await this.repo.latestVersion(workflow.id);
+    if (!version) throw DomainError.notFound(`Workflow ${workflow.id} has no versions`);
+    await this.repo.setVersionStatus(workflow.id, version.id, 'active');
+    return this.status(workflow.id);
+  }
+
+  /** Deactivates the pinned version, or without a pin every version. */
+  async deactivate(workflow: WorkflowRecord, pin: VersionPin): Promise<WorkflowStatus> {
+    if (isPinned(pin)) await this.repo.setVersionStatus(workflow.id, (await pinnedVersion(this.repo, workflow.id, pin)).id, 'inactive');
+    else await this.repo.deactivateAllVersions(workflow.id);
+    return this.status(workflow.id);
+  }
+
+  /** The version a run of this workflow would use, for a caller with Workflow: Read. */
+  async runnable(auth: AuthContext, workflowId: string, pin: VersionPin): Promise<{ workflow: WorkflowRecord; snapshot: WorkflowVersionSnapshot }> {
+    const workflow = await this.load(auth, workflowId, 'workflow:read');
+    return { workflow, snapshot: await this.resolveForRun(auth.organizationId, { workflowId: workflow.id }, pin) };
+  }
+
+  resolveForRun(organizationId: string, ref: WorkflowRef, pin: VersionPin): Promise<WorkflowVersionSnapshot> {
+    return resolveRunVersion(this.repo, organizationId, ref, pin);
+  }
+
+  /** The version of a case already created (its snapshot); undefined when it is gone. */
+  findVersion(versionId: string): Promise<WorkflowVersionSnapshot | undefined> {
+    return this.repo.findVersion(versionId);
+  }
+
+  private async status(workflowId: string): Promise<WorkflowStatus> {
+    return { workflowId, active: await this.repo.latestActiveVersion(workflowId) };
+  }
+}
