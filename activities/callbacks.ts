@@ -1,4 +1,4 @@
-import type { AttemptInput, AttemptResult, OpenDeliveryInput, RetrySchedule } from '../src/callbacks/delivery.js';
+import type { AttemptInput, AttemptResult, FirstAttemptResult, OpenDeliveryInput, RetrySchedule } from '../src/callbacks/delivery.js';
 import type { DeliveryStatus } from '../src/store/callback-repo.js';
 import type { ActivityDeps } from './deps.js';
 
@@ -8,6 +8,9 @@ export function createCallbackActivities({ services }: ActivityDeps) {
   return {
     openCallbackDelivery(input: OpenDeliveryInput): Promise<RetrySchedule> {
       return callbacks.openDelivery(input);
+    },
+    firstCallbackAttempt(input: OpenDeliveryInput): Promise<FirstAttemptResult> {
+      return callbacks.firstAttempt(input);
     },
     deliverCallback(input: AttemptInput): Promise<AttemptResult> {
       return callbacks.deliverAttempt(input);

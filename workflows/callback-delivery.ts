@@ -1,15 +1,8 @@
 import { ActivityFailure, CancellationScope, isCancellation, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { CallbackActivities } from '../activities/callbacks.js';
-import type { RetrySchedule } from '../src/callbacks/delivery.js';
+import type { CallbackDeliveryInput, RetrySchedule } from '../src/callbacks/delivery.js';
 
-export interface CallbackDeliveryInput {
-  /** The delivery's id, also the `webhook-id` header (stable across its attempts). */
-  deliveryId: string;
-  caseId: string;
-  workspaceId: string;
-  callbackUrl: string;
-  body: { caseId: string; status: string; results: Record<string, unknown>; error?: { message: string; nodeId?: string } };
-}
+export type { CallbackDeliveryInput };
 
 export interface CallbackDeliveryResult {
   deliveryId: string;
@@ -33,15 +26,17 @@ function backoff(schedule: RetrySchedule, attempt: number): number {
 }
 
 /**
- * Delivers one case completion callback: the first attempt at once, then
- * retries with exponential backoff until a 2xx, a final answer (410), or the
- * schedule's total time runs out. Each attempt is its own activity so every
+ * Delivers one case completion callback: the first attempt at once (or, when
+ * the case run already made it, after the first backoff), then retries with
+ * exponential backoff until a 2xx, a final answer (410), or the schedule's
+ * total time runs out. Each attempt is its own activity so every
  * one is recorded, whatever happened. Started by the case run as an abandoned
  * child, so it never delays or changes the case's own status.
  */
 export async function callbackDelivery(input: CallbackDeliveryInput): Promise<CallbackDeliveryResult> {
   const { workflowId, startTime } = workflowInfo();
-  const schedule = await setup.openCallbackDelivery({ ...input, workflowId });
+  const { attemptsMade = 0, ...delivery } = input;
+  const schedule = await setup.openCallbackDelivery({ ...delivery, workflowId });
   const { deliverCallback } = proxyActivities<CallbackActivities>({
     // The HTTP timeout plus room for signing and recording.
     startToCloseTimeout: schedule.timeoutMs + 30_000,
@@ -49,8 +44,9 @@ export async function callbackDelivery(input: CallbackDeliveryInput): Promise<Ca
   });
   const deadline = startTime.getTime() + schedule.maxElapsedMs;
 
-  let attempt = 0;
+  let attempt = attemptsMade;
   try {
+    if (attempt > 0) await sleep(backoff(schedule, attempt));
     for (;;) {
       attempt += 1;
       const delay = backoff(schedule, attempt);

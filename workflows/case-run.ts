@@ -8,6 +8,7 @@ import {
   defineQuery,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -15,7 +16,9 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { CallbackActivities } from '../activities/callbacks.js';
 import type { CaseActivities, NodeFailureDetails, RunNodeRequest, RunNodeResponse } from '../activities/cases.js';
+import type { CallbackDeliveryInput } from '../src/callbacks/delivery.js';
 import { CaseScheduler, type NodeCompletion, type RunEnding } from '../src/domain/case-scheduler.js';
 import {
   caseProgressQueryName,
@@ -44,6 +47,12 @@ const ACTIVITY_GRACE_MS = 10_000;
 const { finalizeCase } = proxyLocalActivities<CaseActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 20 },
+});
+
+/** The first callback attempt, inside the run: one HTTP call bounded by callbacks.timeoutMs, never retried here. */
+const { firstCallbackAttempt } = proxyLocalActivities<CallbackActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumAttempts: 1 },
 });
 
 /**
@@ -185,22 +194,38 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler): Promise<
   return { deadlinePassed, cancelled: graphScope.consideredCancelled, deadlineMs: input.deadlineMs };
 }
 
-/** Writes the end (status, results, node audit) and starts the callback child when a URL was given. */
+/**
+ * Writes the end (status, results, node audit), then delivers the callback
+ * when a URL was given: the first attempt right here (no other workflow, no
+ * task queue round trip); only when it fails does a retry workflow start,
+ * which keeps trying for hours. Runs started before this change keep the
+ * old path (every attempt in the child), so their histories still replay.
+ */
 async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: CaseProgress): Promise<void> {
   await finalizeCase({ caseId: input.caseId, status, runId: workflowInfo().runId, progress: final });
   if (!input.callbackUrl) return;
+  const delivery: CallbackDeliveryInput = {
+    deliveryId: `${input.caseId}-${status}`,
+    caseId: input.caseId,
+    workspaceId: input.workspaceId,
+    callbackUrl: input.callbackUrl,
+    body: { caseId: input.caseId, status, results: final.results, ...(final.error ? { error: final.error } : {}) },
+  };
+  let attemptsMade = 0;
+  if (patched('callback-first-attempt-in-run')) {
+    try {
+      const first = await firstCallbackAttempt({ ...delivery, workflowId: workflowInfo().workflowId });
+      if (first.outcome !== 'retry') return;
+      attemptsMade = 1;
+    } catch (err) {
+      // The store or the signing secret failed us: the retry workflow starts from the first attempt.
+      log.warn('first callback attempt could not run', { caseId: input.caseId, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
   try {
     await startChild('callbackDelivery', {
       workflowId: `callback-${input.caseId}`,
-      args: [
-        {
-          deliveryId: `${input.caseId}-${status}`,
-          caseId: input.caseId,
-          workspaceId: input.workspaceId,
-          callbackUrl: input.callbackUrl,
-          body: { caseId: input.caseId, status, results: final.results, ...(final.error ? { error: final.error } : {}) },
-        },
-      ],
+      args: [attemptsMade > 0 ? { ...delivery, attemptsMade } : delivery],
       parentClosePolicy: ParentClosePolicy.ABANDON,
     });
   } catch (err) {

@@ -11,8 +11,7 @@ import type { CallbackAttempt, CallbackDelivery, CallbackRepo, DeliveryStatus } 
 import type { CaseRepo } from '../store/case-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import type { TemporalHandle } from '../temporal/connection.js';
-import type { CallbackDeliveryInput } from '../../workflows/callback-delivery.js';
-import { classifyStatus, post, type AttemptInput, type AttemptResult, type OpenDeliveryInput, type RetrySchedule } from './delivery.js';
+import { classifyStatus, post, type AttemptInput, type AttemptResult, type CallbackDeliveryInput, type FirstAttemptResult, type OpenDeliveryInput, type RetrySchedule } from './delivery.js';
 import { signedHeaders } from './signing.js';
 import type { WebhookSecrets, WorkspaceWebhookSecret } from './webhook-secrets.js';
 
@@ -114,6 +113,18 @@ export class CallbackService {
       maximumIntervalMs: settings.maximumIntervalMs,
       maxElapsedMs: settings.maxElapsedMs,
     };
+  }
+
+  /**
+   * Opens the delivery and makes its first attempt at once, from the case run
+   * itself: most receivers answer the first time, and then no retry workflow
+   * is needed at all. A failed attempt is recorded like any other, due again
+   * after the schedule's first interval.
+   */
+  async firstAttempt(input: OpenDeliveryInput): Promise<FirstAttemptResult> {
+    const schedule = await this.openDelivery(input);
+    const result = await this.deliverAttempt({ deliveryId: input.deliveryId, attempt: 1, retryInMs: schedule.initialIntervalMs });
+    return { ...result, schedule };
   }
 
   /**

@@ -3,6 +3,18 @@ import { OutboundRefusedError, RequestError, type Outbound } from '../net/outbou
 /** How many bytes of a receiver's response body are kept per attempt. */
 const RESPONSE_BODY_LIMIT = 1024;
 
+/** The callback delivery workflow's input: one delivery of a case's end. */
+export interface CallbackDeliveryInput {
+  /** The delivery's id, also the `webhook-id` header (stable across its attempts). */
+  deliveryId: string;
+  caseId: string;
+  workspaceId: string;
+  callbackUrl: string;
+  body: { caseId: string; status: string; results: Record<string, unknown>; error?: { message: string; nodeId?: string } };
+  /** Attempts already made before the workflow started (the case run makes the first one itself). */
+  attemptsMade?: number;
+}
+
 /** What the delivery workflow and its activities pass: the delivery, its schedule, one attempt. */
 export interface OpenDeliveryInput {
   deliveryId: string;
@@ -20,6 +32,11 @@ export interface RetrySchedule {
   backoffCoefficient: number;
   maximumIntervalMs: number;
   maxElapsedMs: number;
+}
+
+/** The first attempt, made inside the case run; the schedule is what a retry workflow continues with. */
+export interface FirstAttemptResult extends AttemptResult {
+  schedule: RetrySchedule;
 }
 
 export interface AttemptInput {

@@ -93,7 +93,8 @@ export class CallbackRepo {
         created_at: at,
         updated_at: at,
       })
-      .onConflict((oc) => oc.column('id').doNothing())
+      // Idempotent; a delivery the case run began and a retry workflow carries on names that workflow.
+      .onConflict((oc) => oc.column('id').doUpdateSet({ workflow_id: delivery.workflowId, updated_at: at }))
       .execute();
   }
 

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { startTestService, type TestService } from '../support/harness.js';
 import { freePort } from '../../src/net/free-port.js';
@@ -43,6 +44,19 @@ describe('callbacks from real cases', () => {
       .toBe('delivered');
   });
 
+  it('makes the first attempt inside the case run: a receiver that answers needs no retry workflow', async () => {
+    const hook = new Receiver();
+    await hook.listen();
+    receivers.push(hook);
+    const caseId = await startCase(svc, workflowId, { greeting: 'fast' }, { callbackUrl: hook.url });
+    await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(1);
+    const [delivery] = (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ status: string; workflowId: string; attempts: unknown[] }>;
+    expect(delivery).toMatchObject({ status: 'delivered', workflowId: `case-${caseId}` });
+    expect(delivery?.attempts).toHaveLength(1);
+    const { client } = svc.service.context.temporal;
+    await expect(client.workflow.getHandle(`callback-${caseId}`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+  });
+
   it('lists no delivery and refuses to redeliver for a case run without a callbackUrl', async () => {
     const caseId = await startCase(svc, workflowId, { greeting: 'quiet' });
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
@@ -71,5 +85,14 @@ describe('callbacks from real cases', () => {
     receivers.push(hook);
     await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(1);
     expect(JSON.parse(hook.received[0]!.body)).toMatchObject({ caseId, status: 'COMPLETED', results: { greeting: { value: 'later' } } });
+    // Attempt 1 was the case run's own; the retry workflow carried on from attempt 2, numbering without gaps or repeats.
+    await expect
+      .poll(async () => ((await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ status: string }>)[0]?.status, { timeout: 10_000 })
+      .toBe('delivered');
+    const [delivery] = (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ workflowId: string; attempts: Array<{ attempt: number }> }>;
+    expect(delivery?.workflowId).toBe(`callback-${caseId}`);
+    const numbers = delivery?.attempts.map((a) => a.attempt) ?? [];
+    expect(numbers).toEqual(numbers.map((_n, i) => i + 1));
+    expect(numbers.length).toBeGreaterThanOrEqual(2);
   });
 });
