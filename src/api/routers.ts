@@ -9,6 +9,7 @@ import { registerCallbackRoutes } from './callback.routes.js';
 import { registerWorkflowRoutes } from './workflow.routes.js';
 import { registerCaseRoutes } from './case.routes.js';
 import { registerJobRoutes } from './job.routes.js';
+import { registerGenerationRoutes } from './generation.routes.js';
 
 /** Every resource's routes; each resource adds one line. */
 export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void> = [
@@ -16,6 +17,7 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerAdminRoutes,
   registerMeRoutes,
   registerCallbackRoutes,
+  registerGenerationRoutes,
   registerWorkflowRoutes,
   registerFileRoutes,
   registerCodeRoutes,

@@ -4,6 +4,7 @@ import type { CallbackTables } from './tables/callbacks.js';
 import type { FileTables } from './tables/files.js';
 import type { CaseTables } from './tables/cases.js';
 import type { CodeNodeTables } from './tables/code-nodes.js';
+import type { GenerationTables } from './tables/generation.js';
 
 /** Every table of the store; each area adds its tables interface here. */
-export interface Database extends TenancyTables, WorkflowTables, CallbackTables, FileTables, CaseTables, CodeNodeTables {}
+export interface Database extends TenancyTables, WorkflowTables, CallbackTables, FileTables, CaseTables, CodeNodeTables, GenerationTables {}

@@ -6,6 +6,7 @@ import * as callbacks from './012_callbacks.js';
 import * as files from './020_files.js';
 import * as caseFileReads from './021_case_file_reads.js';
 import * as codeNodes from './030_code_nodes.js';
+import * as generation from './060_generation.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '020_files': files,
   '021_case_file_reads': caseFileReads,
   '030_code_nodes': codeNodes,
+  '060_generation': generation,
 };

@@ -1,0 +1,220 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { assertWorkspaceGrant, hasGrant, requireWorkspaceGrant } from '../auth/access.js';
+import type { AuthContext } from '../auth/auth-context.js';
+import type { AppContext } from '../context.js';
+import { defaultGraph } from '../domain/default-graph.js';
+import { DomainError } from '../errors.js';
+import { createFileService, type FileService } from '../files/file-service.js';
+import { GenerationRepo, type StoredRun } from '../store/generation-repo.js';
+import { WorkflowRepo, type WorkflowRecord } from '../store/workflow-repo.js';
+import type { Grant } from '../auth/grants.js';
+import {
+  cancelGenerationSignalName,
+  generationRunQueryName,
+  generationWorkflowId,
+  isActiveRunStatus,
+  type GenerationRunInput,
+  type GenerationRunRecord,
+} from './run-types.js';
+
+export interface StartRequest {
+  prompt: string;
+  workflowId?: string;
+  name?: string;
+  fileUrls: string[];
+}
+
+export interface StartedRun {
+  workflowId: string;
+  runId: string;
+  status: string;
+  createdWorkflow: boolean;
+}
+
+/** The contract's run record as served: the stored / live record plus the figures derived from its tasks. */
+export type RunView = GenerationRunRecord & {
+  elapsed_ms: number;
+  instances: {
+    running: number;
+    done: number;
+    failed: number;
+    by_status: Record<string, number>;
+    live: { busy: boolean; working_agents: number; working_agents_detail: Array<{ task_id: string; specialty: string; worker_name: string; started_at: string }>; pending_running_tasks: number; master_evaluating: boolean };
+  };
+  task_count: number;
+};
+
+function view(record: GenerationRunRecord, now: number): RunView {
+  const running = record.tasks_by_agent.filter((t) => t.status === 'running');
+  const byStatus: Record<string, number> = {};
+  for (const t of record.tasks_by_agent) byStatus[t.status] = (byStatus[t.status] ?? 0) + 1;
+  const end = record.finished_at ? Date.parse(record.finished_at) : now;
+  return {
+    ...record,
+    elapsed_ms: Math.max(0, end - Date.parse(record.started_at)),
+    instances: {
+      running: running.length,
+      done: byStatus.completed ?? 0,
+      failed: byStatus.failed ?? 0,
+      by_status: byStatus,
+      live: {
+        busy: running.length > 0,
+        working_agents: new Set(running.map((t) => t.worker_name)).size,
+        working_agents_detail: running.map((t) => ({ task_id: t.task_id, specialty: t.specialty, worker_name: t.worker_name, started_at: t.started_at })),
+        pending_running_tasks: running.length,
+        // The orchestrating workflow is deciding the next step: the room is live and no agent is at work.
+        master_evaluating: record.room_active && running.length === 0,
+      },
+    },
+    task_count: record.tasks_by_agent.length,
+  };
+}
+
+/**
+ * Generation runs: start (one active run per workflow), read (live from the
+ * run's query while it runs, from the store after), cancel. The agents run
+ * in the worker (workflows/generation-run.ts, activities/generation.ts).
+ */
+export class GenerationService {
+  private readonly runs: GenerationRepo;
+  private readonly workflows: WorkflowRepo;
+  private readonly files: FileService;
+
+  constructor(private readonly ctx: AppContext) {
+    this.runs = new GenerationRepo(ctx.store.db);
+    this.workflows = new WorkflowRepo(ctx.store.db);
+    this.files = createFileService({ db: ctx.store.db, config: ctx.config, logger: ctx.logger });
+  }
+
+  /** The workflow (404), then the grant in its workspace (403, also for another organization's). */
+  private async workflowFor(auth: AuthContext, workflowId: string, grant: Grant): Promise<WorkflowRecord> {
+    const workflow = await this.workflows.findWorkflow(workflowId);
+    if (!workflow) throw DomainError.notFound(`Workflow ${workflowId} does not exist`);
+    assertWorkspaceGrant(auth, { id: workflow.workspaceId, organizationId: workflow.organizationId }, grant);
+    return workflow;
+  }
+
+  async start(auth: AuthContext, workspaceId: string, request: StartRequest): Promise<StartedRun> {
+    const workspace = await requireWorkspaceGrant(this.ctx.tenancy, auth, workspaceId, 'workflow:full');
+    // Generated steps are inline Python: the same gate as a hand-made workflow with inline source.
+    if (!hasGrant(auth, 'code:full')) throw DomainError.forbidden('Generation writes inline Python steps, which need Code: Full');
+    if (!auth.organizationVerified) throw DomainError.forbidden('Generation writes inline Python steps, which need a verified organization');
+    let workflow: WorkflowRecord | undefined;
+    if (request.workflowId) {
+      workflow = await this.workflowFor(auth, request.workflowId, 'workflow:full');
+      if (workflow.workspaceId !== workspace.id) throw DomainError.badRequest(`Workflow ${workflow.id} is not in workspace ${workspace.id}`);
+      if (await this.runs.active(workflow.id)) throw DomainError.conflict(`Workflow ${workflow.id} already has an active generation run`);
+    }
+    const fileUrls: string[] = [];
+    const refusedFiles: GenerationRunInput['refusedFiles'] = [];
+    for (const url of new Set(request.fileUrls)) {
+      const problem = await this.files.checkCaseFileInput(auth, url, undefined, { organizationId: auth.organizationId, workspaceId: workspace.id, userId: auth.userId });
+      if (problem) refusedFiles.push({ url, reason: problem.message });
+      else fileUrls.push(url);
+    }
+    const displayName = request.name ?? (request.prompt.trim().split(/\s+/).slice(0, 8).join(' ').slice(0, 255) || 'Generated workflow');
+    const createdWorkflow = workflow === undefined;
+    workflow ??= (
+      await this.workflows.create({
+        organizationId: auth.organizationId,
+        workspaceId: workspace.id,
+        name: displayName,
+        createdBy: auth.userId,
+        graph: defaultGraph(),
+        activeStatus: 'inactive',
+        orgUnitIds: [],
+      })
+    ).workflow;
+
+    const startedAt = new Date().toISOString();
+    const record: GenerationRunRecord = {
+      workflow_id: workflow.id,
+      run_id: randomUUID(),
+      status: 'received',
+      progress: null,
+      text: request.prompt,
+      display_name: displayName,
+      origin: 'api',
+      room_active: true,
+      started_at: startedAt,
+      last_activity_at: startedAt,
+      finished_at: null,
+      planner: this.ctx.config.llm.baseUrl ? 'llm' : 'offline',
+      tasks_by_agent: [],
+      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      applied_versions: [],
+      needs_attention: [],
+    };
+    await this.runs.insert({ organizationId: auth.organizationId, workspaceId: workspace.id, createdBy: auth.userId, record });
+    const input: GenerationRunInput = {
+      runId: record.run_id,
+      workflowId: workflow.id,
+      organizationId: auth.organizationId,
+      workspaceId: workspace.id,
+      userId: auth.userId,
+      prompt: request.prompt,
+      displayName,
+      origin: record.origin,
+      startedAt,
+      fileUrls,
+      refusedFiles,
+      planner: record.planner,
+      timeLimitMs: this.ctx.config.generation.timeLimitMs,
+      maxReviewRounds: this.ctx.config.generation.maxReviewRounds,
+    };
+    try {
+      await this.ctx.temporal.client.workflow.start('generationRun', {
+        taskQueue: this.ctx.temporal.taskQueue,
+        workflowId: generationWorkflowId(workflow.id),
+        args: [input],
+        workflowIdConflictPolicy: 'FAIL',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      });
+    } catch (err) {
+      await this.runs.delete(record.run_id);
+      if (err instanceof WorkflowExecutionAlreadyStartedError) throw DomainError.conflict(`Workflow ${workflow.id} already has an active generation run`);
+      throw err;
+    }
+    return { workflowId: workflow.id, runId: record.run_id, status: record.status, createdWorkflow };
+  }
+
+  async get(auth: AuthContext, workflowId: string, runId: string | undefined): Promise<RunView> {
+    await this.workflowFor(auth, workflowId, 'workflow:read');
+    const run = runId ? await this.runs.find(workflowId, runId) : await this.runs.latest(workflowId);
+    if (!run) throw DomainError.notFound(runId ? `Run ${runId} does not exist for workflow ${workflowId}` : `Workflow ${workflowId} has no generation run`);
+    const live = run.finalized ? undefined : await this.liveRecord(run);
+    const record = live ?? run.record;
+    // The stored status wins when it is terminal: a caller's cancel is final at once.
+    const status = isActiveRunStatus(run.status) ? record.status : run.status;
+    const finished = !isActiveRunStatus(status);
+    return view({ ...record, status: status as GenerationRunRecord['status'], progress: finished ? 1 : record.progress, room_active: !finished && record.room_active }, Date.now());
+  }
+
+  /** The running workflow's own record, when it is this run and answers; undefined otherwise (the store's is used). */
+  private async liveRecord(run: StoredRun): Promise<GenerationRunRecord | undefined> {
+    try {
+      const handle = this.ctx.temporal.client.workflow.getHandle(generationWorkflowId(run.workflowId));
+      const record = await handle.query<GenerationRunRecord>(generationRunQueryName);
+      return record.run_id === run.id ? record : undefined;
+    } catch (err) {
+      this.ctx.logger.debug({ err, runId: run.id }, 'generation run query failed; serving the stored record');
+      return undefined;
+    }
+  }
+
+  async cancel(auth: AuthContext, workflowId: string, runId: string | undefined): Promise<{ cancelled: boolean; run_id: string; workflow_id: string }> {
+    await this.workflowFor(auth, workflowId, 'workflow:full');
+    const run = runId ? await this.runs.find(workflowId, runId) : await this.runs.active(workflowId);
+    if (!run || !isActiveRunStatus(run.status) || !(await this.runs.markCancelled(run.id))) {
+      throw DomainError.notFound(`Workflow ${workflowId} has no active generation run${runId ? ` ${runId}` : ''}`);
+    }
+    try {
+      await this.ctx.temporal.client.workflow.getHandle(generationWorkflowId(workflowId)).signal(cancelGenerationSignalName);
+    } catch (err) {
+      // The run ended meanwhile: the stored status is cancelled already and its last record keeps it.
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+    return { cancelled: true, run_id: run.id, workflow_id: workflowId };
+  }
+}
