@@ -51,9 +51,12 @@ function meta(usage: TokenUsage = noUsage): TaskMeta {
   return { attempt: Context.current().info.attempt, worker, usage };
 }
 
+/** The longest wait a 429's Retry-After may impose between two attempts. */
+const maxRetryAfterSeconds = 15 * 60;
+
 const textTypes = /^(text\/|application\/(json|xml|csv))/;
 
-/** LLM errors as Temporal failures: retryable ones are left to the activity's retry policy (429 waits as asked). */
+/** LLM errors as Temporal failures: retryable ones are left to the activity's retry policy (a 429 waits as asked). */
 async function asActivityFailure<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
@@ -63,7 +66,8 @@ async function asActivityFailure<T>(call: () => Promise<T>): Promise<T> {
       message: err.message,
       type: `Llm_${err.kind}`,
       nonRetryable: !err.retryable,
-      ...(err.retryAfterSeconds !== undefined ? { nextRetryDelay: `${Math.min(err.retryAfterSeconds, 60)}s` } : {}),
+      // An exhausted quota may ask for minutes; the run's time limit bounds the wait.
+      ...(err.retryAfterSeconds !== undefined ? { nextRetryDelay: `${Math.min(Math.max(err.retryAfterSeconds, 1), maxRetryAfterSeconds)}s` } : {}),
     });
   }
 }
@@ -78,7 +82,7 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
   const files = createFileService({ db: deps.db, config: deps.config, logger: deps.logger });
   const offline = new OfflinePlanner();
   const { llm } = deps.config;
-  const online = llm.baseUrl ? new LlmAgents(new LlmClient({ baseUrl: llm.baseUrl, apiKey: llm.apiKey, model: llm.model, timeoutMs: llm.timeoutMs })) : undefined;
+  const online = llm.baseUrl ? new LlmAgents(new LlmClient({ baseUrl: llm.baseUrl, apiKey: llm.apiKey, model: llm.model, timeoutMs: llm.timeoutMs, cancellation: () => Context.current().cancellationSignal })) : undefined;
 
   function agents(planner: AgentCall['planner']): Agents {
     if (planner === 'offline') return offline;

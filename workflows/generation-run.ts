@@ -14,10 +14,12 @@ import {
 import type { GenerationActivities, ReviewOutcome, TaskMeta } from '../activities/generation.js';
 import type { FileExcerpt } from '../src/generation/agents.js';
 import type { Plan, ReviewProblem, StepBuild } from '../src/generation/plan.js';
+import { placeholderBuild } from '../src/generation/placeholder-build.js';
 import {
   addUsage,
   cancelGenerationSignalName,
   generationRunQueryName,
+  initialRunRecord,
   noUsage,
   type GenerationRunInput,
   type GenerationRunRecord,
@@ -30,10 +32,14 @@ import type { CaseRunOutcome } from './case-run.js';
 export const generationRunQuery = defineQuery<GenerationRunRecord>(generationRunQueryName);
 export const cancelGenerationSignal = defineSignal(cancelGenerationSignalName);
 
-/** LLM calls: a timeout per attempt, retries (429, 5xx, timeouts, malformed answers) as activity retries. */
+/**
+ * LLM calls: a timeout per attempt, retries (429, 5xx, timeouts, malformed
+ * answers) as activity retries. An unreachable LLM fails the task after about
+ * five minutes of backoff; one that hangs runs into the run's time limit.
+ */
 const agents = proxyActivities<GenerationActivities>({
   startToCloseTimeout: '4 minutes',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 4 },
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
 });
 const store = proxyActivities<GenerationActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5 } });
 const { genSaveRun } = proxyLocalActivities<GenerationActivities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 10 } });
@@ -56,24 +62,7 @@ class Stop extends Error {
  * store, so it outlives Temporal retention.
  */
 export async function generationRun(input: GenerationRunInput): Promise<GenerationRunRecord> {
-  const record: GenerationRunRecord = {
-    workflow_id: input.workflowId,
-    run_id: input.runId,
-    status: 'processing',
-    progress: null,
-    text: input.prompt,
-    display_name: input.displayName,
-    origin: input.origin,
-    room_active: true,
-    started_at: input.startedAt,
-    last_activity_at: new Date().toISOString(),
-    finished_at: null,
-    planner: input.planner,
-    tasks_by_agent: [],
-    usage: noUsage,
-    applied_versions: [],
-    needs_attention: [],
-  };
+  const record: GenerationRunRecord = { ...initialRunRecord(input), status: 'processing', last_activity_at: new Date().toISOString() };
   setHandler(generationRunQuery, () => record);
   const work = new CancellationScope();
   let stopReason: string | undefined;
@@ -195,10 +184,16 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       await Promise.all(
         toBuild.map(async (stepId) => {
           const step = currentPlan.steps.find((s) => s.id === stepId);
-          const built = await task('builder', `builder:${stepId}`, () => agents.genBuildStep({ planner: input.planner, prompt: input.prompt, plan: currentPlan, stepId, feedback: stepFeedback.get(stepId) ?? [] }), (r) =>
-            r.build.unresolved ? `Step "${step?.name}" needs attention: ${r.build.unresolved}` : `Built step "${step?.name}" as ${step?.kind === 'condition' ? 'a condition' : 'Python code'}`,
-          );
-          builds[stepId] = built.build;
+          try {
+            const built = await task('builder', `builder:${stepId}`, () => agents.genBuildStep({ planner: input.planner, prompt: input.prompt, plan: currentPlan, stepId, feedback: stepFeedback.get(stepId) ?? [] }), (r) =>
+              r.build.unresolved ? `Step "${step?.name}" needs attention: ${r.build.unresolved}` : `Built step "${step?.name}" as ${step?.kind === 'condition' ? 'a condition' : 'Python code'}`,
+            );
+            builds[stepId] = built.build;
+          } catch (err) {
+            // One step the LLM could not build leaves that step for a person, not the whole run.
+            if (isCancellation(err)) throw err;
+            builds[stepId] = placeholderBuild(`its builder failed: ${errorText(err)}`);
+          }
           done += 1;
           record.progress = progressAt.skeleton + ((progressAt.built - progressAt.skeleton) * done) / toBuild.length;
         }),
@@ -224,7 +219,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
     }
     // A build still failing validation becomes a placeholder so what is applied always validates.
     if (problems.some((p) => !p.message.startsWith('dry run'))) {
-      for (const p of problems) if (p.stepId) builds[p.stepId] = { source: null, match: null, rules: null, unresolved: p.message.slice(0, 900) };
+      for (const p of problems) if (p.stepId) builds[p.stepId] = placeholderBuild(p.message.slice(0, 900));
       review = await task('reviewer', 'reviewer', () => store.genReview({ runId: input.runId, plan: plan as Plan, builds }), (r) => (r.problems.length === 0 ? 'Replaced failing steps with placeholders that validate' : `${r.problems.length} problem(s) remain`));
       if (review.problems.length > 0) throw new Stop('failed');
     }

@@ -13,6 +13,7 @@ import {
   cancelGenerationSignalName,
   generationRunQueryName,
   generationWorkflowId,
+  initialRunRecord,
   isActiveRunStatus,
   type GenerationRunInput,
   type GenerationRunRecord,
@@ -127,42 +128,24 @@ export class GenerationService {
       })
     ).workflow;
 
-    const startedAt = new Date().toISOString();
-    const record: GenerationRunRecord = {
-      workflow_id: workflow.id,
-      run_id: randomUUID(),
-      status: 'received',
-      progress: null,
-      text: request.prompt,
-      display_name: displayName,
-      origin: 'api',
-      room_active: true,
-      started_at: startedAt,
-      last_activity_at: startedAt,
-      finished_at: null,
-      planner: this.ctx.config.llm.baseUrl ? 'llm' : 'offline',
-      tasks_by_agent: [],
-      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-      applied_versions: [],
-      needs_attention: [],
-    };
-    await this.runs.insert({ organizationId: auth.organizationId, workspaceId: workspace.id, createdBy: auth.userId, record });
     const input: GenerationRunInput = {
-      runId: record.run_id,
+      runId: randomUUID(),
       workflowId: workflow.id,
       organizationId: auth.organizationId,
       workspaceId: workspace.id,
       userId: auth.userId,
       prompt: request.prompt,
       displayName,
-      origin: record.origin,
-      startedAt,
+      origin: 'api',
+      startedAt: new Date().toISOString(),
       fileUrls,
       refusedFiles,
-      planner: record.planner,
+      planner: this.ctx.config.llm.baseUrl ? 'llm' : 'offline',
       timeLimitMs: this.ctx.config.generation.timeLimitMs,
       maxReviewRounds: this.ctx.config.generation.maxReviewRounds,
     };
+    const record = initialRunRecord(input);
+    await this.runs.insert({ organizationId: auth.organizationId, workspaceId: workspace.id, createdBy: auth.userId, record });
     try {
       await this.ctx.temporal.client.workflow.start('generationRun', {
         taskQueue: this.ctx.temporal.taskQueue,

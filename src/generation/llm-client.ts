@@ -6,6 +6,8 @@ export interface LlmSettings {
   apiKey?: string;
   model: string;
   timeoutMs: number;
+  /** Aborts a call in flight (an activity's cancellation: worker shutdown, a cancelled run). */
+  cancellation?: () => AbortSignal | undefined;
 }
 
 /**
@@ -128,7 +130,7 @@ export class LlmClient {
           ],
           response_format: responseFormat,
         }),
-        signal: AbortSignal.timeout(this.settings.timeoutMs),
+        signal: this.signal(),
         redirect: 'error',
       });
     } catch (err) {
@@ -136,6 +138,12 @@ export class LlmClient {
       if (timedOut) throw new LlmError(`The LLM did not answer within ${this.settings.timeoutMs} ms`, 'timeout', true);
       throw new LlmError(`The LLM endpoint is unreachable: ${err instanceof Error ? err.message : String(err)}`, 'unavailable', true);
     }
+  }
+
+  private signal(): AbortSignal {
+    const timeout = AbortSignal.timeout(this.settings.timeoutMs);
+    const cancelled = this.settings.cancellation?.();
+    return cancelled ? AbortSignal.any([timeout, cancelled]) : timeout;
   }
 
   private failure(response: Response, text: string): LlmError {

@@ -1,5 +1,6 @@
 import type { AgentAnswer, Agents, ArchitectRequest, BuildRequest } from './agents.js';
-import { placeholderBuild, type Plan, type PlanInput, type PlanStep, type StepBuild, type TriageVerdict } from './plan.js';
+import { placeholderBuild } from './placeholder-build.js';
+import type { Plan, PlanInput, PlanStep, StepBuild, TriageVerdict } from './plan.js';
 import { noUsage } from './run-types.js';
 
 /**

@@ -75,11 +75,6 @@ export interface ReviewProblem {
   message: string;
 }
 
-/** A step's build that says it could not be built. */
-export function placeholderBuild(reason: string): StepBuild {
-  return { source: null, match: null, rules: null, unresolved: reason };
-}
-
 /** Parses a sample / rule value written as JSON text; a bare word is taken as a string. */
 export function parseJsonText(text: string): unknown {
   try {

@@ -91,3 +91,25 @@ export const cancelGenerationSignalName = 'cancelGeneration';
 export function generationWorkflowId(workflowId: string): string {
   return `generation-${workflowId}`;
 }
+
+/** A run's record before any agent worked: what the API stores at start and the workflow begins from. */
+export function initialRunRecord(run: Pick<GenerationRunInput, 'runId' | 'workflowId' | 'prompt' | 'displayName' | 'origin' | 'startedAt' | 'planner'>): GenerationRunRecord {
+  return {
+    workflow_id: run.workflowId,
+    run_id: run.runId,
+    status: 'received',
+    progress: null,
+    text: run.prompt,
+    display_name: run.displayName,
+    origin: run.origin,
+    room_active: true,
+    started_at: run.startedAt,
+    last_activity_at: run.startedAt,
+    finished_at: null,
+    planner: run.planner,
+    tasks_by_agent: [],
+    usage: noUsage,
+    applied_versions: [],
+    needs_attention: [],
+  };
+}

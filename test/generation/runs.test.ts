@@ -115,18 +115,39 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
   });
 
   it('retries malformed JSON and a 429 as activity retries', async () => {
-    llm.script = happyScript((agent, _request, n) => {
-      if (agent === 'triage' && n === 1) return { raw: { status: 429, body: '{"error":"slow down"}', headers: { 'retry-after': '1' } } };
-      if (agent === 'plan' && n === 1) return { content: '{"name": "broken' };
+    const seen = { triage: 0, plan: 0 };
+    llm.script = happyScript((agent) => {
+      if (agent === 'triage' && ++seen.triage === 1) return { raw: { status: 429, body: '{"error":"slow down"}', headers: { 'retry-after': '1' } } };
+      if (agent === 'plan' && ++seen.plan === 1) return { content: '{"name": "broken' };
       return undefined;
     });
-    const before = { triage: llm.count('triage'), plan: llm.count('plan') };
-    llm.script = ((inner) => (agent: Parameters<typeof inner>[0], request: Parameters<typeof inner>[1], n: number) => inner(agent, request, n - (agent === 'triage' ? before.triage : agent === 'plan' ? before.plan : 0)))(llm.script);
     const res = await start({ prompt: 'Route invoices by amount' });
     const run = await until(String(res.body.workflowId), finished, 50_000);
     expect(run.status).toBe('completed');
     expect(run.tasks_by_agent.find((t) => t.specialty === 'triage')?.attempt).toBe(2);
     expect(run.tasks_by_agent.find((t) => t.specialty === 'architect')?.attempt).toBe(2);
+  });
+
+  it('falls back to JSON mode where the server has no structured output', async () => {
+    const modes: string[] = [];
+    llm.script = happyScript((_agent, request) => {
+      modes.push(request.response_format?.type ?? 'none');
+      return request.response_format?.type === 'json_schema' ? { raw: { status: 400, body: '{"error":"response_format json_schema is not supported"}' } } : undefined;
+    });
+    const res = await start({ prompt: 'Route invoices by amount' });
+    const run = await until(String(res.body.workflowId), finished);
+    expect(run.status).toBe('completed');
+    expect(modes.filter((m) => m === 'json_object').length).toBeGreaterThanOrEqual(6);
+    expect(llm.calls.at(-1)?.request.messages[0]?.content).toContain('JSON schema');
+  });
+
+  it('leaves a step whose builder keeps failing for a person (partial), not the whole run', async () => {
+    llm.script = happyScript((agent, request) => (agent === 'step_build' && stepOf(request) === 's1' ? { raw: { status: 400, body: '{"error":"context too long"}' } } : undefined));
+    const res = await start({ prompt: 'Route invoices by amount' });
+    const run = await until(String(res.body.workflowId), finished);
+    expect(run.status).toBe('partial');
+    expect(run.needs_attention).toEqual(['Clean vendor']);
+    expect(run.tasks_by_agent.find((t) => t.specialty === 'builder' && t.status === 'failed')?.result_summary).toContain('context too long');
   });
 
   it('fails on a refusal, which no retry can fix', async () => {
