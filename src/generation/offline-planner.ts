@@ -11,7 +11,7 @@ import { noUsage } from './run-types.js';
  * no rule for is left unresolved, so the run ends `partial` and names it.
  */
 const actionWords =
-  /\b(extract|calculate|compute|send|notify|check|validate|verify|classify|route|approve|reject|convert|sum|total|count|parse|read|review|flag|email|store|save|update|generate|summari[sz]e|translate|filter|sort|format|uppercase|lowercase|round|score|assign|escalate|forward|merge|split|look ?up|trim|clean|normalize|dedupe|deduplicate|reverse|compose|record|create|collect|compare|tag|archive)\w*/g;
+  /\b(extract|calculate|compute|send|notify|check|validate|verify|classify|route|approve|reject|convert|sum|total|count|parse|read|review|flag|email|store|save|update|generate|summari[sz]e|translate|filter|sort|format|uppercase|lowercase|round|score|assign|escalate|forward|merge|split|look ?up|trim|clean|normalize|dedupe|deduplicate|reverse|compose|record|create|collect|compare|tag|archive|ship|use|ask|require|grant|mark|keep|alert|attach|deny|hold)\w*/g;
 const structureWords = /\b(when|if|then|after|before|each|every|workflow|process|step|input|output|receive[sd]?|given|takes?|returns?|otherwise)\b/g;
 const chatter = /^(what|who|why|how (are|is|do|does)|tell me|write (me )?a (poem|story|song|joke)|hi\b|hello\b|thanks|thank you|can you explain|explain)/;
 
@@ -64,6 +64,33 @@ export function clausesOf(prompt: string): string[] {
     .split(/\n+|(?<=[.;!])\s+|\s*(?:,\s*)?\b(?:and then|then|after that|afterwards|finally|next)\b\s*,?\s*/i)
     .map((c) => c.replace(/^\s*(?:\d+[.)]|[-*•])\s*/, '').replace(/[.;!]+$/, '').trim())
     .filter((c) => c.split(/\s+/).length >= 2);
+}
+
+/** Branch outcomes the planner records as the workflow's decision (no outside effect is claimed). */
+const decisionVerbs = /^(approve|reject|flag|route|escalate|use|ask|require|grant|assign|mark|keep|return|accept|deny|hold)\b/i;
+/** A clause that only names the trigger or the input ("when a payment arrives", "receive a message"): no step. */
+const triggerClause = /^(when|whenever|once|after)\b(?!.*\b(is|are|over|above|under|below|contains|equals|exceeds)\b)|^(given|receive[sd]?|take|takes|get|gets|accept|accepts)\b/i;
+
+function isTrigger(part: string): boolean {
+  return triggerClause.test(part.trim()) && !actionAfterInput(part);
+}
+
+/** "Take the text and count the words": an action after the input words makes it a step. */
+function actionAfterInput(part: string): boolean {
+  const rest = part.trim().split(/\s+/).slice(1).join(' ').toLowerCase();
+  return templates.some((t) => t.match.test(rest));
+}
+
+/** The actions of a clause: "extract the numbers and compute the average" → two parts, each starting with a verb. */
+function actionsOf(clause: string): string[] {
+  const parts = clause.split(/,\s*|\s+and\s+(?=[a-z]+\b)/i).map((p) => p.trim()).filter(Boolean);
+  const merged: string[] = [];
+  for (const part of parts) {
+    const startsWithVerb = new RegExp(`^${actionWords.source}`, 'i').test(part) || decisionVerbs.test(part);
+    if (merged.length > 0 && !startsWithVerb) merged[merged.length - 1] += `, ${part}`;
+    else merged.push(part);
+  }
+  return merged;
 }
 
 interface Template {
@@ -141,38 +168,45 @@ export class OfflinePlanner implements Agents {
         inputs.push({ name, type: numeric ? 'float' : 'str', description: `Compared in a condition: ${name.replace(/_/g, ' ')}`, sample });
       }
     };
-    const codeStep = (clause: string, branch: PlanStep['branch_of']): void => {
+    const codeStep = (action: string, branch: PlanStep['branch_of']): void => {
+      if (isTrigger(action)) return;
       const id = `s${steps.length + 1}`;
-      const output = { name: `${id}_${slug(clause).slice(0, 30)}`, type: templateOf(clause)?.type ?? 'str' };
+      const decision = decisionVerbs.test(action);
+      const output = decision ? { name: 'decision', type: 'str' as const } : { name: `${id}_${slug(action).slice(0, 30)}`, type: templateOf(action)?.type ?? 'str' };
       if (!current) {
         inputs.push({ name: 'text', type: 'str', description: 'The text the process works on', sample: JSON.stringify('Sample text with 3 numbers 10 20 30 and info@example.com') });
         current = 'text';
       }
-      steps.push({ id, name: clause.slice(0, 120), kind: 'code', description: clause, inputs: [current], outputs: [output], branch_of: branch });
-      outputs.push(output);
-      if (!branch) current = output.name;
+      steps.push({ id, name: action.slice(0, 120), kind: 'code', description: action, inputs: decision ? [] : [current], outputs: [output], branch_of: branch });
+      if (!outputs.some((o) => o.name === output.name)) outputs.push(output);
+      if (!branch && !decision) current = output.name;
+    };
+    const branchSteps = (text: string, branch: PlanStep['branch_of']): void => {
+      for (const action of actionsOf(text)) codeStep(action, branch);
     };
 
     for (const clause of clausesOf(request.prompt)) {
-      const [head = '', ...rest] = clause.split(/,\s*/);
-      const comparison = /^(if|when|whenever|in case)\b/i.test(head) ? parseComparison(head) : undefined;
-      if (!comparison) {
-        if (/^(otherwise|else)\b/i.test(clause)) {
-          const last = [...steps].reverse().find((s) => s.kind === 'condition');
-          if (last) codeStep(clause.replace(/^(otherwise|else)\b,?\s*/i, ''), { condition: last.id, when: false });
-          continue;
-        }
-        codeStep(clause, null);
+      const parts = clause.split(/,\s*/);
+      const at = parts.findIndex((p) => /^(if|when|whenever|in case)\b/i.test(p.trim()) && parseComparison(p) !== undefined);
+      if (at < 0) {
+        const otherwise = /^(otherwise|else)\b,?\s*/i;
+        const last = [...steps].reverse().find((s) => s.kind === 'condition');
+        if (otherwise.test(clause) && last) branchSteps(clause.replace(otherwise, ''), { condition: last.id, when: false });
+        else branchSteps(clause, null);
         continue;
       }
+      branchSteps(parts.slice(0, at).join(', '), null);
+      const comparison = parseComparison(parts[at] ?? '') as Comparison;
       addInput(comparison.variable, sampleFor(comparison), comparison.numeric);
       const id = `s${steps.length + 1}`;
+      const head = (parts[at] ?? '').trim();
       steps.push({ id, name: head.slice(0, 120), kind: 'condition', description: head, inputs: [comparison.variable], outputs: [], branch_of: null });
-      const [then = '', otherwise] = rest.join(', ').split(/[,;]?\s*\b(?:otherwise|else)\b,?\s*/i);
-      if (then.trim()) codeStep(then.trim(), { condition: id, when: true });
-      if (otherwise?.trim()) codeStep(otherwise.trim(), { condition: id, when: false });
+      const [then = '', otherwise] = parts.slice(at + 1).join(', ').split(/[,;]?\s*\b(?:otherwise|else)\b,?\s*/i);
+      if (then.trim()) branchSteps(then, { condition: id, when: true });
+      if (otherwise?.trim()) branchSteps(otherwise, { condition: id, when: false });
     }
     if (steps.length === 0) codeStep(request.prompt.slice(0, 200), null);
+    if (outputs.length === 0 && current) outputs.push({ name: current, type: inputs.find((i) => i.name === current)?.type ?? 'str' });
     const name = request.prompt.trim().split(/\s+/).slice(0, 8).join(' ').slice(0, 255);
     return { value: { name, description: `Built by the offline planner from: ${request.prompt.slice(0, 1900)}`, inputs, steps, outputs }, usage: noUsage };
   }
@@ -187,9 +221,13 @@ export class OfflinePlanner implements Agents {
       if (!comparison) return placeholderBuild(`the offline planner cannot read the condition "${step.description}"`);
       return { source: null, match: 'all', rules: [{ variable: comparison.variable, op: comparison.op, value: comparison.value }], unresolved: null };
     }
+    const output = step.outputs[0];
+    if (output?.name === 'decision') {
+      // A branch outcome: the workflow records which way it went; it performs no outside action.
+      return { source: `def main(inputs):\n    return {"decision": ${JSON.stringify(step.description)}}\n`, match: null, rules: null, unresolved: null };
+    }
     const template = templateOf(step.description);
     const input = step.inputs[0];
-    const output = step.outputs[0];
     if (!template || !input || !output) {
       return placeholderBuild(`the offline planner has no rule for "${step.description.slice(0, 200)}"; configure an LLM (LLM_BASE_URL) or write this step`);
     }
