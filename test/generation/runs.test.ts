@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService, type TestResponse } from '../support/harness.js';
 import { createKey, otherOrganization } from '../workflows/support.js';
+import { makeKey, presign, upload } from '../files/support.js';
 import { FakeLlm, goodBuilds, happyScript, stepOf } from './fake-llm.js';
 
 const llmKey = 'sk-test-secret-llm-key-0123456789';
@@ -234,16 +235,29 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     expectStatus(await svc.request('POST', '/api/v1/workflow/generate', { body: { prompt: 'Route invoices' }, headers: { 'x-workspace-id': randomUUID() } }), 404);
   });
 
-  it('skips files the run may not read, with a note, without failing the run', async () => {
+  it('gives readable files to the agents and skips the others with a note, without failing the run', async () => {
     llm.script = happyScript();
+    const file = await presign(svc, { fileExtension: '.csv', accessScope: 'workspace', workspaceId: svc.workspaceId });
+    expect((await upload(file.presignedUrl, Buffer.from('vendor,amount\nacme,1500\n'))).status).toBeLessThan(300);
     const foreign = `${svc.url}/api/v1/file/${randomUUID()}`;
-    const res = await start({ prompt: 'Route invoices by amount', fileUrls: [foreign, 'https://example.com/x.pdf'] });
+    const planCalls = llm.count('plan');
+    const res = await start({ prompt: 'Route invoices by amount', fileUrls: [file.fileUrl, foreign, 'https://example.com/x.pdf'] });
     expect(res.status, res.text).toBe(202);
     const run = await until(String(res.body.workflowId), finished);
     expect(run.status).toBe('completed');
     const skipped = run.tasks_by_agent.filter((t) => t.specialty === 'file_reader' && t.status === 'skipped');
     expect(skipped).toHaveLength(2);
     expect(skipped[0]?.result_summary).toContain(foreign);
+    const architect = llm.calls.filter((c) => c.agent === 'plan')[planCalls];
+    expect(architect?.request.messages[1]?.content).toContain('acme,1500');
+  });
+
+  it('answers 401 once the key’s user has left the organization', async () => {
+    const member = await makeKey(svc, svc.organizationId, ['workflow:full', 'code:full']);
+    expect((await svc.request('GET', `/api/v1/workflow/${randomUUID()}/run`, { key: member.key })).status).toBe(404);
+    expect((await svc.admin('DELETE', `/admin/organizations/${svc.organizationId}/members/${member.userId}`)).status).toBeLessThan(300);
+    expect((await svc.request('GET', `/api/v1/workflow/${randomUUID()}/run`, { key: member.key })).status).toBe(401);
+    expect((await svc.request('POST', `/api/v1/workflow/${randomUUID()}/run/cancel`, { key: null, headers: { authorization: `Bearer ${member.key}` }, body: {} })).status).toBe(401);
   });
 
   it('limits requests per key across the generation endpoints (429 with Retry-After and RateLimit)', async () => {
@@ -255,6 +269,9 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     expect(Number(last?.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(last?.headers.get('ratelimit')).toMatch(/r=0/);
     // Another key has its own window.
-    expect((await svc.request('GET', `/api/v1/workflow/${workflowId}/run`)).status).toBe(404);
+    const fresh = await createKey(svc, ['workflow:read']);
+    const other = await svc.request('GET', `/api/v1/workflow/${workflowId}/run`, { key: fresh });
+    expect(other.status).toBe(404);
+    expect(other.headers.get('ratelimit')).toMatch(/r=59/);
   });
 });
