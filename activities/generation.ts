@@ -54,10 +54,19 @@ function meta(usage: TokenUsage = noUsage): TaskMeta {
 /** The longest wait a 429's Retry-After may impose between two attempts. */
 const maxRetryAfterSeconds = 15 * 60;
 
+/** Well inside the agent activities' heartbeat timeout (workflows/generation-run.ts). */
+const heartbeatEveryMs = 5_000;
+
 const textTypes = /^(text\/|application\/(json|xml|csv))/;
 
-/** LLM errors as Temporal failures: retryable ones are left to the activity's retry policy (a 429 waits as asked). */
-async function asActivityFailure<T>(call: () => Promise<T>): Promise<T> {
+/**
+ * An agent call: heartbeats while it waits, so a cancelled run's cancellation
+ * reaches the activity (and aborts the LLM request); LLM errors become Temporal
+ * failures, retryable ones left to the retry policy (a 429 waits as asked).
+ */
+async function agentCall<T>(call: () => Promise<T>): Promise<T> {
+  const context = Context.current();
+  const beat = setInterval(() => context.heartbeat(), heartbeatEveryMs);
   try {
     return await call();
   } catch (err) {
@@ -69,6 +78,8 @@ async function asActivityFailure<T>(call: () => Promise<T>): Promise<T> {
       // An exhausted quota may ask for minutes; the run's time limit bounds the wait.
       ...(err.retryAfterSeconds !== undefined ? { nextRetryDelay: `${Math.min(Math.max(err.retryAfterSeconds, 1), maxRetryAfterSeconds)}s` } : {}),
     });
+  } finally {
+    clearInterval(beat);
   }
 }
 
@@ -108,19 +119,19 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
     },
 
     async genTriage(input) {
-      const answer = await asActivityFailure(() => agents(input.planner).triage(input.prompt, input.files));
+      const answer = await agentCall(() => agents(input.planner).triage(input.prompt, input.files));
       return { verdict: answer.value, meta: meta(answer.usage) };
     },
 
     async genArchitect(input) {
-      const answer = await asActivityFailure(() => agents(input.planner).architect({ prompt: input.prompt, files: input.files, feedback: input.feedback }));
+      const answer = await agentCall(() => agents(input.planner).architect({ prompt: input.prompt, files: input.files, feedback: input.feedback }));
       return { plan: answer.value, meta: meta(answer.usage) };
     },
 
     async genBuildStep(input) {
       const step = input.plan.steps.find((s) => s.id === input.stepId);
       if (!step) throw ApplicationFailure.nonRetryable(`The plan has no step ${input.stepId}`, 'UnknownStep');
-      const answer = await asActivityFailure(() => agents(input.planner).build({ prompt: input.prompt, plan: input.plan, step, feedback: input.feedback }));
+      const answer = await agentCall(() => agents(input.planner).build({ prompt: input.prompt, plan: input.plan, step, feedback: input.feedback }));
       return { build: answer.value, meta: meta(answer.usage) };
     },
 

@@ -39,6 +39,8 @@ export const cancelGenerationSignal = defineSignal(cancelGenerationSignalName);
  */
 const agents = proxyActivities<GenerationActivities>({
   startToCloseTimeout: '4 minutes',
+  // Agent calls heartbeat, so a cancel reaches a call in flight and a lost worker is noticed early.
+  heartbeatTimeout: '30s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
 });
 const store = proxyActivities<GenerationActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5 } });

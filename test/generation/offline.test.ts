@@ -53,6 +53,13 @@ describe('generation with the offline planner', () => {
     expect(run.tasks_by_agent.some((t) => t.specialty === 'builder' && t.result_summary.includes('configure an LLM'))).toBe(true);
   });
 
+  it('documents the three endpoints with every status they answer', async () => {
+    const doc = (await svc.request('GET', '/openapi.json', { key: null })).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    expect(Object.keys(doc.paths['/api/v1/workflow/generate']?.post?.responses ?? {}).sort()).toEqual(['202', '400', '401', '403', '404', '409', '429']);
+    expect(Object.keys(doc.paths['/api/v1/workflow/{workflowId}/run']?.get?.responses ?? {}).sort()).toEqual(['200', '400', '401', '403', '404', '429']);
+    expect(Object.keys(doc.paths['/api/v1/workflow/{workflowId}/run/cancel']?.post?.responses ?? {}).sort()).toEqual(['200', '400', '401', '403', '404', '429']);
+  });
+
   it('ends irrelevant for a prompt that is no process', async () => {
     const { run } = await generate('What is the capital of France?');
     expect(run.status).toBe('irrelevant');

@@ -20,7 +20,7 @@ describe('generation on Postgres, across API processes', () => {
     await schema?.drop();
   });
 
-  it('starts on one API process, is read on both, and one window counts both processes' requests', async () => {
+  it('starts on one API process, is read on both, and one window counts the requests of both', async () => {
     const started = await http(`${second.url}/api/v1/workflow/generate`, 'POST', {
       key: first.key,
       headers: { 'x-workspace-id': first.workspaceId },
