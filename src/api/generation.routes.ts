@@ -95,6 +95,7 @@ export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void 
       404: { description: 'The workspace or the workflow does not exist' },
       409: { description: 'The workflow already has an active generation run' },
       ...limited,
+      503: { description: 'The workflow engine is unreachable; retry after Retry-After seconds' },
     },
     handler: async ({ req, res, auth }) => {
       await limiter.take(auth.keyId, res);

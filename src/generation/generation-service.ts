@@ -9,12 +9,14 @@ import { createFileService, type FileService } from '../files/file-service.js';
 import { GenerationRepo, type StoredRun } from '../store/generation-repo.js';
 import { WorkflowRepo, type WorkflowRecord } from '../store/workflow-repo.js';
 import type { Grant } from '../auth/grants.js';
+import { isTemporalUnavailable } from '../temporal/unavailable.js';
 import {
   cancelGenerationSignalName,
   generationRunQueryName,
   generationWorkflowId,
   initialRunRecord,
   isActiveRunStatus,
+  noUsage,
   type GenerationRunInput,
   type GenerationRunRecord,
 } from './run-types.js';
@@ -157,6 +159,7 @@ export class GenerationService {
     } catch (err) {
       await this.runs.delete(record.run_id);
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw DomainError.conflict(`Workflow ${workflow.id} already has an active generation run`);
+      if (isTemporalUnavailable(err)) throw DomainError.unavailable(`The workflow engine is unreachable; start the generation of workflow ${workflow.id} again later`, 5);
       throw err;
     }
     return { workflowId: workflow.id, runId: record.run_id, status: record.status, createdWorkflow };
@@ -174,12 +177,36 @@ export class GenerationService {
     return view({ ...record, status: status as GenerationRunRecord['status'], progress: finished ? 1 : record.progress, room_active: !finished && record.room_active }, Date.now());
   }
 
-  /** The running workflow's own record, when it is this run and answers; undefined otherwise (the store's is used). */
+  /**
+   * The running workflow's own record, when it is this run and answers;
+   * undefined otherwise (the store's is used). A run whose workflow closed
+   * without writing its end (terminated by an operator, say) is closed here
+   * as `failed`, so it does not stay "processing" for ever.
+   */
   private async liveRecord(run: StoredRun): Promise<GenerationRunRecord | undefined> {
+    const handle = this.ctx.temporal.client.workflow.getHandle(generationWorkflowId(run.workflowId));
     try {
-      const handle = this.ctx.temporal.client.workflow.getHandle(generationWorkflowId(run.workflowId));
+      const description = await handle.describe();
       const record = await handle.query<GenerationRunRecord>(generationRunQueryName);
-      return record.run_id === run.id ? record : undefined;
+      if (record.run_id === run.id && description.status.name === 'RUNNING') return record;
+      if (record.run_id !== run.id || description.status.name === 'RUNNING') return undefined;
+      const at = new Date().toISOString();
+      const closed: GenerationRunRecord = { ...record, status: 'failed', room_active: false, progress: 1, finished_at: at, last_activity_at: at };
+      closed.tasks_by_agent = [...record.tasks_by_agent.map((t) => (t.status === 'running' ? { ...t, status: 'cancelled' as const, finished_at: at } : t))];
+      closed.tasks_by_agent.push({
+        task_id: `reviewer-${closed.tasks_by_agent.length + 1}`,
+        specialty: 'reviewer',
+        worker_name: 'reviewer',
+        worker_instance_id: null,
+        status: 'failed',
+        attempt: 1,
+        result_summary: `The run's workflow ended ${description.status.name} without recording its outcome`,
+        started_at: at,
+        finished_at: at,
+        usage: noUsage,
+      });
+      await this.runs.save(closed, true);
+      return closed;
     } catch (err) {
       this.ctx.logger.debug({ err, runId: run.id }, 'generation run query failed; serving the stored record');
       return undefined;

@@ -55,7 +55,7 @@ describe('generation with the offline planner', () => {
 
   it('documents the three endpoints with every status they answer', async () => {
     const doc = (await svc.request('GET', '/openapi.json', { key: null })).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
-    expect(Object.keys(doc.paths['/api/v1/workflow/generate']?.post?.responses ?? {}).sort()).toEqual(['202', '400', '401', '403', '404', '409', '429']);
+    expect(Object.keys(doc.paths['/api/v1/workflow/generate']?.post?.responses ?? {}).sort()).toEqual(['202', '400', '401', '403', '404', '409', '429', '503']);
     expect(Object.keys(doc.paths['/api/v1/workflow/{workflowId}/run']?.get?.responses ?? {}).sort()).toEqual(['200', '400', '401', '403', '404', '429']);
     expect(Object.keys(doc.paths['/api/v1/workflow/{workflowId}/run/cancel']?.post?.responses ?? {}).sort()).toEqual(['200', '400', '401', '403', '404', '429']);
   });

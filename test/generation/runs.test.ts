@@ -6,6 +6,8 @@ import { makeKey, presign, upload } from '../files/support.js';
 import { FakeLlm, goodBuilds, happyScript, stepOf } from './fake-llm.js';
 
 const llmKey = 'sk-test-secret-llm-key-0123456789';
+/** Per key and minute: room for the runs' polling with the default key; the 429 test exhausts a fresh key. */
+const rateLimit = 300;
 
 interface Task {
   task_id: string;
@@ -37,7 +39,7 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
 
   beforeAll(async () => {
     await llm.start();
-    svc = await startTestService({ config: { llm: { baseUrl: llm.url, apiKey: llmKey, timeoutMs: 3000 }, generation: { rateLimitMax: 60 } } });
+    svc = await startTestService({ config: { llm: { baseUrl: llm.url, apiKey: llmKey, timeoutMs: 3000 }, generation: { rateLimitMax: rateLimit } } });
   });
   afterAll(async () => {
     await svc?.stop();
@@ -203,6 +205,21 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     expect(details.body).toMatchObject({ version: { workflowVersionNumber: 2 } });
   });
 
+  it('closes a run whose workflow was terminated as failed instead of leaving it processing', async () => {
+    llm.script = happyScript((agent) => (agent === 'step_build' ? { delayMs: 2500, then: { raw: { status: 503, body: 'busy' } } } : undefined));
+    const res = await start({ prompt: 'Route invoices by amount' });
+    const workflowId = String(res.body.workflowId);
+    await until(workflowId, (run) => run.tasks_by_agent.some((t) => t.specialty === 'builder'));
+    await svc.service.context.temporal.client.workflow.getHandle(`generation-${workflowId}`).terminate('operator test');
+    const run = await until(workflowId, finished);
+    expect(run).toMatchObject({ status: 'failed', room_active: false, progress: 1 });
+    expect(run.tasks_by_agent.at(-1)?.result_summary).toContain('TERMINATED');
+    // A new run may start now.
+    llm.script = happyScript();
+    expect((await start({ prompt: 'Route invoices by amount', workflowId })).status).toBe(202);
+    expect((await until(workflowId, finished)).status).toBe('completed');
+  });
+
   it('applies every 400/401/403/404 rule, for another organization too', async () => {
     llm.script = happyScript();
     const res = await start({ prompt: 'Route invoices by amount' });
@@ -264,7 +281,7 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     const key = await createKey(svc, ['workflow:read']);
     const workflowId = randomUUID();
     let last: TestResponse | undefined;
-    for (let i = 0; i < 61; i++) last = await svc.request('GET', `/api/v1/workflow/${workflowId}/run`, { key });
+    for (let i = 0; i <= rateLimit; i++) last = await svc.request('GET', `/api/v1/workflow/${workflowId}/run`, { key });
     expect(last?.status).toBe(429);
     expect(Number(last?.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(last?.headers.get('ratelimit')).toMatch(/r=0/);
@@ -272,6 +289,6 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     const fresh = await createKey(svc, ['workflow:read']);
     const other = await svc.request('GET', `/api/v1/workflow/${workflowId}/run`, { key: fresh });
     expect(other.status).toBe(404);
-    expect(other.headers.get('ratelimit')).toMatch(/r=59/);
+    expect(other.headers.get('ratelimit')).toMatch(new RegExp(`r=${rateLimit - 1};`));
   });
 });
