@@ -27,7 +27,7 @@ import {
   type RunStatus,
   type Specialty,
 } from '../src/generation/run-types.js';
-import type { CaseRunOutcome } from './case-run.js';
+import type { caseRun } from './case-run.js';
 
 export const generationRunQuery = defineQuery<GenerationRunRecord>(generationRunQueryName);
 export const cancelGenerationSignal = defineSignal(cancelGenerationSignalName);
@@ -130,17 +130,17 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
 
   async function dryRun(review: ReviewOutcome, round: number): Promise<ReviewProblem[]> {
     try {
-      const outcome = await executeChild<(i: unknown) => Promise<CaseRunOutcome>>('caseRun', {
+      const outcome = await executeChild<typeof caseRun>('caseRun', {
         workflowId: `generation-dry-run-${input.runId}-${round}`,
         args: [{ caseId: `dry-run-${input.runId}-${round}`, organizationId: input.organizationId, workspaceId: input.workspaceId, graph: review.graph, inputs: review.sampleInputs, deadlineMs: 120_000 }],
         parentClosePolicy: ParentClosePolicy.TERMINATE,
       });
-      return outcome.status === 'COMPLETED' ? [] : [{ stepId: null, message: `The dry run ended ${outcome.status}` }];
+      return outcome.status === 'COMPLETED' ? [] : [{ stepId: null, message: `The dry run ended ${outcome.status}`, fromDryRun: true }];
     } catch (err) {
       if (isCancellation(err) || !(err instanceof ChildWorkflowFailure)) throw err;
       const message = err.cause?.message ?? err.message;
       const name = /^Node (.+?) failed: /.exec(message)?.[1];
-      return [{ stepId: (name && review.stepOfName[name]) ?? null, message: `dry run with sample inputs: ${message}` }];
+      return [{ stepId: (name && review.stepOfName[name]) ?? null, message: `dry run with sample inputs: ${message}`, fromDryRun: true }];
     }
   }
 
@@ -220,7 +220,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       for (const p of fixable) stepFeedback.set(p.stepId as string, [...(stepFeedback.get(p.stepId as string) ?? []), p.message]);
     }
     // A build still failing validation becomes a placeholder so what is applied always validates.
-    if (problems.some((p) => !p.message.startsWith('dry run'))) {
+    if (problems.some((p) => !p.fromDryRun)) {
       for (const p of problems) if (p.stepId) builds[p.stepId] = placeholderBuild(p.message.slice(0, 900));
       review = await task('reviewer', 'reviewer', () => store.genReview({ runId: input.runId, plan: plan as Plan, builds }), (r) => (r.problems.length === 0 ? 'Replaced failing steps with placeholders that validate' : `${r.problems.length} problem(s) remain`));
       if (review.problems.length > 0) throw new Stop('failed');

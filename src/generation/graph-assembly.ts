@@ -134,6 +134,10 @@ export function assembleGraph(seed: string, plan: Plan, builds: Record<string, S
   let ends: End[] = [{ nodeId: inputId }];
   const names = new Set<string>();
   const stepIds = new Set(plan.steps.map((s) => s.id));
+  if (stepIds.size !== plan.steps.length) b.problems.push({ stepId: null, message: 'Step ids must be unique (s1, s2, …)' });
+  for (const [i, input] of plan.inputs.entries()) {
+    if (plan.inputs.findIndex((other) => other.name === input.name) !== i) b.problems.push({ stepId: null, message: `Input ${input.name} is declared twice` });
+  }
 
   for (const step of plan.steps) {
     const nodeId = b.id(`node:${step.id}`);

@@ -73,6 +73,8 @@ export type StepBuild = z.infer<typeof stepBuildSchema>;
 export interface ReviewProblem {
   stepId: string | null;
   message: string;
+  /** Found by running the workflow (the graph itself validated). */
+  fromDryRun?: boolean;
 }
 
 /** Parses a sample / rule value written as JSON text; a bare word is taken as a string. */
