@@ -100,8 +100,7 @@ export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void 
     handler: async ({ req, res, auth }) => {
       await limiter.take(auth.keyId, res);
       const headers = parseOrThrow(workspaceHeaders, req.headers, 'header');
-      const body = parseOrThrow(startBody, req.body ?? {}, 'body');
-      res.status(202).json(await service.start(auth, headers['x-workspace-id'], body));
+      res.status(202).json(await service.start(auth, headers['x-workspace-id'], () => parseOrThrow(startBody, req.body ?? {}, 'body')));
     },
   });
 

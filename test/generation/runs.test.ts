@@ -250,6 +250,10 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     expectStatus(await svc.request('POST', '/api/v1/workflow/generate', { body: { prompt: 'Route invoices' }, key: other.key, headers: { 'x-workspace-id': svc.workspaceId } }), 403);
     expectStatus(await svc.request('POST', '/api/v1/workflow/generate', { body: { prompt: 'Route invoices' }, headers: { 'x-workspace-id': 'nope' } }), 400);
     expectStatus(await svc.request('POST', '/api/v1/workflow/generate', { body: { prompt: 'Route invoices' }, headers: { 'x-workspace-id': randomUUID() } }), 404);
+    // Access is checked before the body: a bad body from a key without access is 403, from one with access 400.
+    expectStatus(await svc.request('POST', '/api/v1/workflow/generate', { body: { prompt: '' }, key: other.key, headers: { 'x-workspace-id': svc.workspaceId } }), 403);
+    expectStatus(await svc.request('POST', '/api/v1/workflow/generate', { body: { prompt: '' }, headers: { 'x-workspace-id': svc.workspaceId } }), 400);
+    expectStatus(await svc.request('POST', '/api/v1/workflow/generate', { body: { prompt: 'x', workflowId: 'nope' }, headers: { 'x-workspace-id': svc.workspaceId } }), 400);
   });
 
   it('gives readable files to the agents and skips the others with a note, without failing the run', async () => {
