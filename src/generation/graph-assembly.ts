@@ -3,7 +3,7 @@ import type { WorkflowEdge, WorkflowGraph, WorkflowNode } from '../domain/graph.
 import type { ConditionRule } from '../domain/condition-schema.js';
 import type { VariableSchema } from '../domain/variables.js';
 import { routeProperty } from '../domain/graph-validation.js';
-import { parseJsonText, type Plan, type PlanStep, type ReviewProblem, type StepBuild } from './plan.js';
+import { parseJsonText, type Plan, type PlanStep, type PlanVariableType, type ReviewProblem, type StepBuild } from './plan.js';
 
 /**
  * Turns the architect's plan and the builders' answers into a workflow graph
@@ -97,11 +97,11 @@ class Builder {
     return { input_schema: { schema, variable_addition_allowed: false }, variable_mappings: mappings };
   }
 
-  produce(nodeId: string, outputs: Array<{ name: string; type: string }>): VariableSchema {
+  produce(nodeId: string, outputs: Array<{ name: string; type: PlanVariableType }>): VariableSchema {
     const schema: VariableSchema['schema'] = {};
     for (const output of outputs) {
       const id = this.id(`out:${nodeId}:${output.name}`);
-      schema[id] = { id, variable_name: output.name, allowed_types: [{ type: output.type as 'str' }] };
+      schema[id] = { id, variable_name: output.name, allowed_types: [{ type: output.type }] };
       this.producers.set(output.name, [...(this.producers.get(output.name) ?? []), nodeId]);
     }
     return { schema, variable_addition_allowed: false };

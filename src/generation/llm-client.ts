@@ -1,5 +1,5 @@
 import { z, type ZodType } from 'zod';
-import { addUsage, noUsage, type TokenUsage } from './run-types.js';
+import { noUsage, type TokenUsage } from './run-types.js';
 
 export interface LlmSettings {
   baseUrl: string;
@@ -40,8 +40,6 @@ export interface StructuredCall<T extends ZodType> {
 export interface StructuredResult<T> {
   value: T;
   usage: TokenUsage;
-  /** json_schema when the server honoured the schema, json_object when it fell back to JSON mode. */
-  mode: 'json_schema' | 'json_object';
 }
 
 const completionSchema = z.object({
@@ -81,12 +79,10 @@ export class LlmClient {
   async structured<T extends ZodType>(call: StructuredCall<T>): Promise<StructuredResult<z.infer<T>>> {
     const jsonSchema = z.toJSONSchema(call.schema, { target: 'draft-7' });
     const schemaFormat = { type: 'json_schema', json_schema: { name: call.schemaName, strict: true, schema: jsonSchema } };
-    let mode: StructuredResult<unknown>['mode'] = 'json_schema';
     let response = await this.post(call, schemaFormat);
     if (!response.ok) {
       const text = await response.text();
       if (!schemaUnsupported(response.status, text)) throw this.failure(response, text);
-      mode = 'json_object';
       // JSON mode keeps the schema in the instructions instead.
       response = await this.post(
         { ...call, system: `${call.system}\n\nAnswer with one JSON object matching this JSON schema:\n${JSON.stringify(jsonSchema)}` },
@@ -111,7 +107,7 @@ export class LlmClient {
       const issue = value.error.issues[0];
       throw new LlmError(`The LLM answer does not match ${call.schemaName}: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}`, 'malformed', true);
     }
-    return { value: value.data as z.infer<T>, usage: addUsage(noUsage, usage), mode };
+    return { value: value.data as z.infer<T>, usage };
   }
 
   private async post(call: StructuredCall<ZodType>, responseFormat: Record<string, unknown>): Promise<Response> {

@@ -7,6 +7,7 @@ import { z } from 'zod';
  * is required (nullable where optional), as strict structured output wants.
  */
 export const planVariableTypes = ['str', 'int', 'float', 'bool', 'date', 'object', 'array'] as const;
+export type PlanVariableType = (typeof planVariableTypes)[number];
 const identifier = z.string().regex(/^[a-z][a-z0-9_]{0,62}$/, 'a snake_case identifier');
 
 export const planInputSchema = z.object({
