@@ -43,6 +43,7 @@ const agents = proxyActivities<GenerationActivities>({
   heartbeatTimeout: '30s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
 });
+/** Store, files and review work: no LLM, so no heartbeat; a few retries for a busy database. */
 const store = proxyActivities<GenerationActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5 } });
 const { genSaveRun } = proxyLocalActivities<GenerationActivities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 10 } });
 
@@ -149,7 +150,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
     for (const refused of input.refusedFiles) note('file_reader', 'skipped', `Skipped ${refused.url}: ${refused.reason}`);
     let files: FileExcerpt[] = [];
     if (input.fileUrls.length > 0) {
-      const read = await task('file_reader', 'file_reader', () => agents.genReadFiles({ organizationId: input.organizationId, workspaceId: input.workspaceId, userId: input.userId, urls: input.fileUrls }), (r) => `Read ${r.files.length} file(s)`);
+      const read = await task('file_reader', 'file_reader', () => store.genReadFiles({ organizationId: input.organizationId, workspaceId: input.workspaceId, userId: input.userId, urls: input.fileUrls }), (r) => `Read ${r.files.length} file(s)`);
       files = read.files;
       for (const skipped of read.skipped) note('file_reader', 'skipped', `Skipped ${skipped.url}: ${skipped.reason}`);
     }
