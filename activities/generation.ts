@@ -159,7 +159,8 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
     async genApply(input) {
       const problems = validateGraph(input.graph);
       if (problems.length > 0) throw ApplicationFailure.nonRetryable(`The generated graph does not validate: ${problems[0]?.path}: ${problems[0]?.message}`, 'InvalidGraph');
-      const updated = await workflows.update(input.workflowId, { graph: input.graph, description: input.description.slice(0, 2048), updatedBy: input.userId });
+      // Saved as drafts: a rebuilt workflow keeps running its active version until a person activates the new one.
+      const updated = await workflows.update(input.workflowId, { graph: input.graph, description: input.description.slice(0, 2048), updatedBy: input.userId, activeStatus: 'inactive' });
       if (!updated) throw ApplicationFailure.nonRetryable(`Workflow ${input.workflowId} no longer exists`, 'WorkflowGone');
       return { workflowVersionId: updated.version.id, workflowVersionNumber: updated.version.versionNumber, meta: meta() };
     },

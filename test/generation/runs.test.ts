@@ -214,10 +214,15 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     const run = await until(workflowId, finished);
     expect(run).toMatchObject({ status: 'failed', room_active: false, progress: 1 });
     expect(run.tasks_by_agent.at(-1)?.result_summary).toContain('TERMINATED');
-    // A new run may start now.
+    // A new run may start now; the version that runs stays the active one until someone activates the result.
+    const activated = await svc.request('POST', `/api/v1/workflow/${workflowId}/activate`, { body: { workflowVersionNumber: 1 } });
+    expect(activated.status, activated.text).toBe(200);
     llm.script = happyScript();
     expect((await start({ prompt: 'Route invoices by amount', workflowId })).status).toBe(202);
-    expect((await until(workflowId, finished)).status).toBe('completed');
+    const rebuilt = await until(workflowId, finished);
+    expect(rebuilt.status).toBe('completed');
+    const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
+    expect(details.body).toMatchObject({ activeVersion: { workflowVersionNumber: 1 }, latestVersion: { workflowVersionNumber: rebuilt.applied_versions.at(-1)?.workflowVersionNumber, status: 'inactive' } });
   });
 
   it('applies every 400/401/403/404 rule, for another organization too', async () => {
