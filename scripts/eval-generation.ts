@@ -9,7 +9,7 @@ import { startService } from '../src/service.js';
 import type { BootstrapResult } from '../src/tenancy/tenancy-service.js';
 
 /**
- * npm run eval:generation — runs the prompt set in eval/generation-prompts.json
+ * npm run eval:generation — runs the prompt set in scripts/generation-prompts.json
  * through a fresh service (its own data directory; the embedded Temporal dev
  * server unless TEMPORAL_ADDRESS is set) against the configured LLM
  * (LLM_BASE_URL, LLM_API_KEY, LLM_MODEL) or the offline planner, over HTTP as
@@ -31,7 +31,7 @@ interface RunResult {
 }
 
 async function main(): Promise<void> {
-  const { prompts } = JSON.parse(readFileSync(path.join(projectRoot, 'eval', 'generation-prompts.json'), 'utf8')) as { prompts: EvalPrompt[] };
+  const { prompts } = JSON.parse(readFileSync(path.join(projectRoot, 'scripts', 'generation-prompts.json'), 'utf8')) as { prompts: EvalPrompt[] };
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-eval-'));
   const config = loadConfig(process.env, {
     dataDir,
