@@ -29,6 +29,8 @@ COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/config ./config
+# The generation agents' versioned prompts are read at run time.
+COPY --from=build /app/src/generation/prompts ./src/generation/prompts
 COPY --from=build /app/src/python/*.py ./src/python/
 COPY --from=build /app/.venv/bin/temporal /usr/local/bin/temporal
 ENV NODE_ENV=production \

@@ -8,6 +8,7 @@ import type { Config } from './config/config.js';
 import { secretBoxFromConfig } from './crypto/secret-box.js';
 import { DiscoveryService } from './discovery/discovery-service.js';
 import { createFileService } from './files/file-service.js';
+import { GenerationService } from './generation/generation-service.js';
 import type { Logger } from './logging/logger.js';
 import { Outbound } from './net/outbound.js';
 import type { PythonRunnerPool } from './python/pool.js';
@@ -48,6 +49,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     codeNodes: new CodeNodeService(repos.codeNodes, gates),
     catalog: new CatalogService(repos.catalog, (source, field) => gates.scanOrThrow(source, field)),
     discovery: new DiscoveryService({ repo: repos.discovery, tenancy: repos.tenancy }),
+    generation: new GenerationService({ runs: repos.generation, workflows: repos.workflows, tenancy: repos.tenancy, files, config, temporal, logger }),
     callbacks: new CallbackService({
       repo: repos.callbacks,
       cases: repos.cases,

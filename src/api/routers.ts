@@ -11,6 +11,7 @@ import { registerCaseRoutes } from './case.routes.js';
 import { registerJobRoutes } from './job.routes.js';
 import { registerCatalogRoutes } from './catalog.routes.js';
 import { registerDiscoveryRoutes } from './discovery.routes.js';
+import { registerGenerationRoutes } from './generation.routes.js';
 
 /** Every resource's routes; each resource adds one line. */
 export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void> = [
@@ -18,6 +19,7 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerAdminRoutes,
   registerMeRoutes,
   registerCallbackRoutes,
+  registerGenerationRoutes,
   registerWorkflowRoutes,
   registerFileRoutes,
   registerCodeRoutes,

@@ -86,6 +86,24 @@ export const configSchema = z.object({
     redeliverPerCase: z.coerce.number().int().min(1),
     redeliverPerWorkspace: z.coerce.number().int().min(1),
   }),
+  /** An OpenAI-compatible chat-completions endpoint; without baseUrl generation uses the offline planner. */
+  llm: z.object({
+    baseUrl: z.url().optional(),
+    apiKey: z.string().min(1).optional(),
+    model: z.string().min(1),
+    timeoutMs: z.coerce.number().int().min(1000),
+  }),
+  generation: z.object({
+    /** A run still going after this long is cancelled (contract: 25 minutes). */
+    timeLimitMs: z.coerce.number().int().min(1000),
+    /** Review rounds that send errors back to the builders before the run settles for partial. */
+    maxReviewRounds: z.coerce.number().int().min(0).max(10),
+    /** Requests per key to the generation endpoints in one fixed window. */
+    rateLimitMax: z.coerce.number().int().min(1),
+    rateLimitWindowMs: z.coerce.number().int().min(1000),
+    /** Bytes of one attached file given to the agents (text files only). */
+    maxFileBytes: z.coerce.number().int().min(1024),
+  }),
   outbound: z.object({
     /** CIDRs of private/loopback ranges tenant-supplied URLs may reach; metadata and link-local stay refused. */
     allowCidrs: z.string().refine((v) => {
@@ -158,6 +176,14 @@ const envMap: Record<string, string> = {
   CASEFLOW_REDELIVER_PER_CASE: 'callbacks.redeliverPerCase',
   CASEFLOW_REDELIVER_PER_WORKSPACE: 'callbacks.redeliverPerWorkspace',
   CASEFLOW_OUTBOUND_ALLOW_CIDRS: 'outbound.allowCidrs',
+  LLM_BASE_URL: 'llm.baseUrl',
+  LLM_API_KEY: 'llm.apiKey',
+  LLM_MODEL: 'llm.model',
+  LLM_TIMEOUT_MS: 'llm.timeoutMs',
+  CASEFLOW_GENERATION_TIME_LIMIT_MS: 'generation.timeLimitMs',
+  CASEFLOW_GENERATION_REVIEW_ROUNDS: 'generation.maxReviewRounds',
+  CASEFLOW_GENERATION_RATE_LIMIT: 'generation.rateLimitMax',
+  CASEFLOW_GENERATION_RATE_WINDOW_MS: 'generation.rateLimitWindowMs',
 };
 
 type Json = { [key: string]: unknown };

@@ -384,6 +384,22 @@ export class FileService {
   }
 
   /**
+   * For a generation run, at use time: the first `maxBytes` of a file the
+   * run's user may read in its workspace (the case rule, caseMayRead, with
+   * the run's user). Throws FileReadRefused; a refused file is never read.
+   */
+  async readForGeneration(url: string, scope: { organizationId: string; workspaceId: string; userId: string }, maxBytes: number): Promise<NodeFile> {
+    const fileId = this.fileIdOf(url);
+    if (!fileId) throw new FileReadRefused('invalid_url', `${url} is not a file URL of this service`);
+    const record = await this.repo.find(fileId);
+    if (!record || !FileService.caseMayRead(scope, record)) throw new FileReadRefused('forbidden', `${url} is not readable by this run`);
+    if (record.status !== 'uploaded' || record.sizeBytes === null) throw new FileReadRefused('not_uploaded', `${url} has no bytes yet`);
+    const stream = await this.storage.open(record.storageKey);
+    if (!stream) throw new FileReadRefused('not_uploaded', `${url} has no bytes in storage`);
+    return { name: downloadName(record), contentType: record.contentType, bytes: await readPrefix(stream, maxBytes) };
+  }
+
+  /**
    * Stores a file a node produced and returns its permanent URL. It belongs
    * to the case's workspace (scope `workspace`, unlisted). Same 10 MB limit
    * as uploads; its type is one of the contract's (by the name's extension)
@@ -435,6 +451,23 @@ function downloadName(record: FileRecord): string {
  * request and with it the socket the 413 or 400 has to go back on.
  */
 /** The stream's bytes in one Buffer, refusing more than the recorded size (what was counted against the limits). */
+/** The first `max` bytes of a stream; the rest is never read. */
+async function readPrefix(stream: Readable, max: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let length = 0;
+  try {
+    for await (const chunk of stream) {
+      const part = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+      parts.push(part.subarray(0, max - length));
+      length += Math.min(part.length, max - length);
+      if (length >= max) break;
+    }
+  } finally {
+    stream.destroy();
+  }
+  return Buffer.concat(parts);
+}
+
 async function readAtMost(stream: Readable, size: number): Promise<Buffer> {
   const bytes = Buffer.allocUnsafe(size);
   let filled = 0;

@@ -5,6 +5,7 @@ import { CodeNodeRepo } from './code-node-repo.js';
 import type { Db } from './database.js';
 import { DiscoveryRepo } from './discovery-repo.js';
 import { FileRepo } from './file-repo.js';
+import { GenerationRepo } from './generation-repo.js';
 import { TenancyRepo } from './tenancy-repo.js';
 import { WorkflowRepo } from './workflow-repo.js';
 
@@ -19,6 +20,7 @@ export function createRepositories(db: Db) {
     callbacks: new CallbackRepo(db),
     catalog: new CatalogRepo(db),
     discovery: new DiscoveryRepo(db),
+    generation: new GenerationRepo(db),
   };
 }
 

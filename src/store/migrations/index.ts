@@ -8,6 +8,7 @@ import * as caseFileReads from './021_case_file_reads.js';
 import * as codeNodes from './030_code_nodes.js';
 import * as catalog from './040_catalog.js';
 import * as discovery from './050_discovery.js';
+import * as generation from './060_generation.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '030_code_nodes': codeNodes,
   '040_catalog': catalog,
   '050_discovery': discovery,
+  '060_generation': generation,
 };

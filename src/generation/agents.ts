@@ -1,0 +1,38 @@
+import type { Plan, PlanStep, StepBuild, TriageVerdict } from './plan.js';
+import type { TokenUsage } from './run-types.js';
+
+/** What an agent answered and what it cost. */
+export interface AgentAnswer<T> {
+  value: T;
+  usage: TokenUsage;
+}
+
+export interface FileExcerpt {
+  name: string;
+  text: string;
+}
+
+export interface ArchitectRequest {
+  prompt: string;
+  files: FileExcerpt[];
+  /** Problems the reviewer found in the previous plan, if any. */
+  feedback: string[];
+}
+
+export interface BuildRequest {
+  prompt: string;
+  plan: Plan;
+  step: PlanStep;
+  /** Errors of the previous build of this step (validation, scan, dry run). */
+  feedback: string[];
+}
+
+/**
+ * The team's thinking, behind one interface: the configured LLM
+ * (llm-agents.ts) or the built-in offline planner (offline-planner.ts).
+ */
+export interface Agents {
+  triage(prompt: string, files: FileExcerpt[]): Promise<AgentAnswer<TriageVerdict>>;
+  architect(request: ArchitectRequest): Promise<AgentAnswer<Plan>>;
+  build(request: BuildRequest): Promise<AgentAnswer<StepBuild>>;
+}

@@ -1,0 +1,255 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { assertWorkspaceGrant, hasGrant, requireWorkspaceGrant } from '../auth/access.js';
+import type { AuthContext } from '../auth/auth-context.js';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../logging/logger.js';
+import type { TemporalHandle } from '../temporal/connection.js';
+import type { TenancyRepo } from '../store/tenancy-repo.js';
+import { defaultGraph } from '../domain/default-graph.js';
+import { DomainError } from '../errors.js';
+import type { FileService } from '../files/file-service.js';
+import type { GenerationRepo, StoredRun } from '../store/generation-repo.js';
+import type { UpdateWorkflowInput, WorkflowRecord, WorkflowRepo, WorkflowWithVersion } from '../store/workflow-repo.js';
+import type { Grant } from '../auth/grants.js';
+import { isTemporalUnavailable } from '../temporal/unavailable.js';
+import {
+  cancelGenerationSignalName,
+  generationRunQueryName,
+  generationWorkflowId,
+  initialRunRecord,
+  isActiveRunStatus,
+  noUsage,
+  type GenerationRunInput,
+  type GenerationRunRecord,
+} from './run-types.js';
+
+export interface StartRequest {
+  prompt: string;
+  workflowId?: string;
+  name?: string;
+  fileUrls: string[];
+}
+
+export interface StartedRun {
+  workflowId: string;
+  runId: string;
+  status: string;
+  createdWorkflow: boolean;
+}
+
+/** The contract's run record as served: the stored / live record plus the figures derived from its tasks. */
+export type RunView = GenerationRunRecord & {
+  elapsed_ms: number;
+  instances: {
+    running: number;
+    done: number;
+    failed: number;
+    by_status: Record<string, number>;
+    live: { busy: boolean; working_agents: number; working_agents_detail: Array<{ task_id: string; specialty: string; worker_name: string; started_at: string }>; pending_running_tasks: number; master_evaluating: boolean };
+  };
+  task_count: number;
+};
+
+function view(record: GenerationRunRecord, now: number): RunView {
+  const running = record.tasks_by_agent.filter((t) => t.status === 'running');
+  const byStatus: Record<string, number> = {};
+  for (const t of record.tasks_by_agent) byStatus[t.status] = (byStatus[t.status] ?? 0) + 1;
+  const end = record.finished_at ? Date.parse(record.finished_at) : now;
+  return {
+    ...record,
+    elapsed_ms: Math.max(0, end - Date.parse(record.started_at)),
+    instances: {
+      running: running.length,
+      done: byStatus.completed ?? 0,
+      failed: byStatus.failed ?? 0,
+      by_status: byStatus,
+      live: {
+        busy: running.length > 0,
+        working_agents: new Set(running.map((t) => t.worker_name)).size,
+        working_agents_detail: running.map((t) => ({ task_id: t.task_id, specialty: t.specialty, worker_name: t.worker_name, started_at: t.started_at })),
+        pending_running_tasks: running.length,
+        // The orchestrating workflow is deciding the next step: the room is live and no agent is at work.
+        master_evaluating: record.room_active && running.length === 0,
+      },
+    },
+    task_count: record.tasks_by_agent.length,
+  };
+}
+
+/**
+ * Generation runs: start (one active run per workflow), read (live from the
+ * run's query while it runs, from the store after), cancel. The agents run
+ * in the worker (workflows/generation-run.ts, activities/generation.ts).
+ */
+export interface GenerationServiceDeps {
+  runs: GenerationRepo;
+  workflows: WorkflowRepo;
+  tenancy: TenancyRepo;
+  files: FileService;
+  config: Config;
+  temporal: TemporalHandle;
+  logger: Logger;
+}
+
+export class GenerationService {
+  private readonly runs: GenerationRepo;
+  private readonly workflows: WorkflowRepo;
+  private readonly files: FileService;
+
+  constructor(private readonly ctx: GenerationServiceDeps) {
+    this.runs = ctx.runs;
+    this.workflows = ctx.workflows;
+    this.files = ctx.files;
+  }
+
+  /** Worker side: a generated graph becomes a new version of the run's workflow (undefined: the workflow is gone). */
+  applyVersion(workflowId: string, input: UpdateWorkflowInput): Promise<WorkflowWithVersion | undefined> {
+    return this.workflows.update(workflowId, input);
+  }
+
+  /** Worker side: the run's record, written at every change so it outlives Temporal retention. */
+  saveRecord(record: Parameters<GenerationRepo['save']>[0], final: boolean): Promise<void> {
+    return this.runs.save(record, final);
+  }
+
+  /** The workflow (404), then the grant in its workspace (403, also for another organization's). */
+  private async workflowFor(auth: AuthContext, workflowId: string, grant: Grant): Promise<WorkflowRecord> {
+    const workflow = await this.workflows.findWorkflow(workflowId);
+    if (!workflow) throw DomainError.notFound(`Workflow ${workflowId} does not exist`);
+    assertWorkspaceGrant(auth, { id: workflow.workspaceId, organizationId: workflow.organizationId }, grant);
+    return workflow;
+  }
+
+  /** `readRequest` parses the body; it is called after the access checks (403 / 404 come before a 400 for the body). */
+  async start(auth: AuthContext, workspaceId: string, readRequest: () => StartRequest): Promise<StartedRun> {
+    const workspace = await requireWorkspaceGrant(this.ctx.tenancy, auth, workspaceId, 'workflow:full');
+    // Generated steps are inline Python: the same gate as a hand-made workflow with inline source.
+    if (!hasGrant(auth, 'code:full')) throw DomainError.forbidden('Generation writes inline Python steps, which need Code: Full');
+    if (!auth.organizationVerified) throw DomainError.forbidden('Generation writes inline Python steps, which need a verified organization');
+    const request = readRequest();
+    let workflow: WorkflowRecord | undefined;
+    if (request.workflowId) {
+      workflow = await this.workflowFor(auth, request.workflowId, 'workflow:full');
+      if (workflow.workspaceId !== workspace.id) throw DomainError.badRequest(`Workflow ${workflow.id} is not in workspace ${workspace.id}`);
+      if (await this.runs.active(workflow.id)) throw DomainError.conflict(`Workflow ${workflow.id} already has an active generation run`);
+    }
+    const fileUrls: string[] = [];
+    const refusedFiles: GenerationRunInput['refusedFiles'] = [];
+    for (const url of new Set(request.fileUrls)) {
+      const problem = await this.files.checkCaseFileInput(auth, url, undefined, { organizationId: auth.organizationId, workspaceId: workspace.id, userId: auth.userId });
+      if (problem) refusedFiles.push({ url, reason: problem.message });
+      else fileUrls.push(url);
+    }
+    const displayName = request.name ?? (request.prompt.trim().split(/\s+/).slice(0, 8).join(' ').slice(0, 255) || 'Generated workflow');
+    const createdWorkflow = workflow === undefined;
+    workflow ??= (
+      await this.workflows.create({
+        organizationId: auth.organizationId,
+        workspaceId: workspace.id,
+        name: displayName,
+        createdBy: auth.userId,
+        graph: defaultGraph(),
+        activeStatus: 'inactive',
+        orgUnitIds: [],
+      })
+    ).workflow;
+
+    const input: GenerationRunInput = {
+      runId: randomUUID(),
+      workflowId: workflow.id,
+      organizationId: auth.organizationId,
+      workspaceId: workspace.id,
+      userId: auth.userId,
+      prompt: request.prompt,
+      displayName,
+      origin: 'api',
+      startedAt: new Date().toISOString(),
+      fileUrls,
+      refusedFiles,
+      planner: this.ctx.config.llm.baseUrl ? 'llm' : 'offline',
+      timeLimitMs: this.ctx.config.generation.timeLimitMs,
+      maxReviewRounds: this.ctx.config.generation.maxReviewRounds,
+    };
+    const record = initialRunRecord(input);
+    await this.runs.insert({ organizationId: auth.organizationId, workspaceId: workspace.id, createdBy: auth.userId, record });
+    try {
+      await this.ctx.temporal.client.workflow.start('generationRun', {
+        taskQueue: this.ctx.temporal.taskQueue,
+        workflowId: generationWorkflowId(workflow.id),
+        args: [input],
+        workflowIdConflictPolicy: 'FAIL',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      });
+    } catch (err) {
+      await this.runs.delete(record.run_id);
+      if (err instanceof WorkflowExecutionAlreadyStartedError) throw DomainError.conflict(`Workflow ${workflow.id} already has an active generation run`);
+      if (isTemporalUnavailable(err)) throw DomainError.unavailable(`The workflow engine is unreachable; start the generation of workflow ${workflow.id} again later`, 5);
+      throw err;
+    }
+    return { workflowId: workflow.id, runId: record.run_id, status: record.status, createdWorkflow };
+  }
+
+  async get(auth: AuthContext, workflowId: string, runId: string | undefined): Promise<RunView> {
+    await this.workflowFor(auth, workflowId, 'workflow:read');
+    const run = runId ? await this.runs.find(workflowId, runId) : await this.runs.latest(workflowId);
+    if (!run) throw DomainError.notFound(runId ? `Run ${runId} does not exist for workflow ${workflowId}` : `Workflow ${workflowId} has no generation run`);
+    const live = run.finalized ? undefined : await this.liveRecord(run);
+    const record = live ?? run.record;
+    // The stored status wins when it is terminal: a caller's cancel is final at once.
+    const status = isActiveRunStatus(run.status) ? record.status : run.status;
+    const finished = !isActiveRunStatus(status);
+    return view({ ...record, status: status as GenerationRunRecord['status'], progress: finished ? 1 : record.progress, room_active: !finished && record.room_active }, Date.now());
+  }
+
+  /**
+   * The running workflow's own record, when it is this run and answers;
+   * undefined otherwise (the store's is used). A run whose workflow closed
+   * without writing its end (terminated by an operator, say) is closed here
+   * as `failed`, so it does not stay "processing" for ever.
+   */
+  private async liveRecord(run: StoredRun): Promise<GenerationRunRecord | undefined> {
+    const handle = this.ctx.temporal.client.workflow.getHandle(generationWorkflowId(run.workflowId));
+    try {
+      const description = await handle.describe();
+      const record = await handle.query<GenerationRunRecord>(generationRunQueryName);
+      if (record.run_id === run.id && description.status.name === 'RUNNING') return record;
+      if (record.run_id !== run.id || description.status.name === 'RUNNING') return undefined;
+      const at = new Date().toISOString();
+      const closed: GenerationRunRecord = { ...record, status: 'failed', room_active: false, progress: 1, finished_at: at, last_activity_at: at };
+      closed.tasks_by_agent = [...record.tasks_by_agent.map((t) => (t.status === 'running' ? { ...t, status: 'cancelled' as const, finished_at: at } : t))];
+      closed.tasks_by_agent.push({
+        task_id: `reviewer-${closed.tasks_by_agent.length + 1}`,
+        specialty: 'reviewer',
+        worker_name: 'reviewer',
+        worker_instance_id: null,
+        status: 'failed',
+        attempt: 1,
+        result_summary: `The run's workflow ended ${description.status.name} without recording its outcome`,
+        started_at: at,
+        finished_at: at,
+        usage: noUsage,
+      });
+      await this.runs.save(closed, true);
+      return closed;
+    } catch (err) {
+      this.ctx.logger.debug({ err, runId: run.id }, 'generation run query failed; serving the stored record');
+      return undefined;
+    }
+  }
+
+  async cancel(auth: AuthContext, workflowId: string, runId: string | undefined): Promise<{ cancelled: boolean; run_id: string; workflow_id: string }> {
+    await this.workflowFor(auth, workflowId, 'workflow:full');
+    const run = runId ? await this.runs.find(workflowId, runId) : await this.runs.active(workflowId);
+    if (!run || !isActiveRunStatus(run.status) || !(await this.runs.markCancelled(run.id))) {
+      throw DomainError.notFound(`Workflow ${workflowId} has no active generation run${runId ? ` ${runId}` : ''}`);
+    }
+    try {
+      await this.ctx.temporal.client.workflow.getHandle(generationWorkflowId(workflowId)).signal(cancelGenerationSignalName);
+    } catch (err) {
+      // The run ended meanwhile: the stored status is cancelled already and its last record keeps it.
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+    return { cancelled: true, run_id: run.id, workflow_id: workflowId };
+  }
+}

@@ -1,0 +1,201 @@
+import { createHash } from 'node:crypto';
+import type { WorkflowEdge, WorkflowGraph, WorkflowNode } from '../domain/graph.js';
+import type { ConditionRule } from '../domain/node-kinds/condition.js';
+import type { VariableSchema } from '../domain/variables.js';
+import { routeProperty } from '../domain/graph-validation.js';
+import { parseJsonText, type Plan, type PlanStep, type PlanVariableType, type ReviewProblem, type StepBuild } from './plan.js';
+
+/**
+ * Turns the architect's plan and the builders' answers into a workflow graph
+ * the case engine runs. Ids are derived from the run and the plan (UUID v5
+ * shape), so a step keeps its node id from the skeleton to the final version.
+ */
+export interface AssembledGraph {
+  graph: WorkflowGraph;
+  /** Node id → step id, to send the engine's and validator's errors back to the right builder. */
+  stepOfNode: Record<string, string>;
+  problems: ReviewProblem[];
+  sampleInputs: Record<string, unknown>;
+}
+
+export function stableId(seed: string, key: string): string {
+  const hex = createHash('sha1').update(`${seed}:${key}`).digest('hex');
+  const variant = ((parseInt(hex.slice(16, 18), 16) & 0x3f) | 0x80).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(18, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** The Python a step gets when it could not be built: it fails clearly if run, so nothing pretends to work. */
+export function placeholderSource(step: PlanStep, reason: string): string {
+  const message = `Step "${step.name}" needs attention: ${reason}`.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, ' ');
+  return `def main(inputs):\n    raise NotImplementedError("${message}")\n`;
+}
+
+interface End {
+  nodeId: string;
+  /** Set on a condition's branch end: the route edge (taken when true, or its complement). */
+  route?: { routeId: string; when: boolean };
+  /** `${conditionStepId}:${when}` for an open branch. */
+  branchKey?: string;
+}
+
+class Builder {
+  nodes: Record<string, WorkflowNode> = {};
+  edges: Record<string, WorkflowEdge> = {};
+  stepOfNode: Record<string, string> = {};
+  problems: ReviewProblem[] = [];
+  /** variable name → producing node ids, in the order they were added. */
+  producers = new Map<string, string[]>();
+  parents = new Map<string, string[]>();
+
+  constructor(readonly seed: string) {}
+
+  id(key: string): string {
+    return stableId(this.seed, key);
+  }
+
+  connect(end: End, to: string): void {
+    const id = this.id(`edge:${end.nodeId}:${to}:${end.route ? String(end.route.when) : 'plain'}`);
+    this.edges[id] = {
+      id,
+      from_node_id: end.nodeId,
+      to_node_id: to,
+      ...(end.route ? { route_id: end.route.routeId, ...(end.route.when ? {} : { route_complement: true }) } : {}),
+    };
+    this.parents.set(to, [...(this.parents.get(to) ?? []), end.nodeId]);
+  }
+
+  ancestors(nodeId: string): Set<string> {
+    const seen = new Set<string>();
+    const queue = [...(this.parents.get(nodeId) ?? [])];
+    for (let i = 0; i < queue.length; i++) {
+      const id = queue[i] ?? '';
+      if (seen.has(id)) continue;
+      seen.add(id);
+      queue.push(...(this.parents.get(id) ?? []));
+    }
+    return seen;
+  }
+
+  /** The latest upstream producer of each name, as input_schema + variable_mappings; unknown names are problems. */
+  wire(nodeId: string, names: string[], stepId: string | null, label: string): Pick<WorkflowNode, 'input_schema' | 'variable_mappings'> {
+    const ancestors = this.ancestors(nodeId);
+    const schema: VariableSchema['schema'] = {};
+    const mappings: NonNullable<WorkflowNode['variable_mappings']> = {};
+    for (const name of new Set(names)) {
+      const from = (this.producers.get(name) ?? []).filter((p) => ancestors.has(p)).at(-1);
+      if (!from) {
+        this.problems.push({ stepId, message: `${label} reads "${name}", which no workflow input or earlier step on its path provides` });
+        continue;
+      }
+      const producer = this.nodes[from];
+      const variable = Object.values(producer?.output_schema?.schema ?? {}).find((v) => v.variable_name === name);
+      if (!producer || !variable) continue;
+      const id = this.id(`in:${nodeId}:${name}`);
+      schema[id] = { id, variable_name: name, allowed_types: variable.allowed_types };
+      mappings[id] = { from_node_id: from, from_variable_id: variable.id };
+    }
+    return { input_schema: { schema, variable_addition_allowed: false }, variable_mappings: mappings };
+  }
+
+  produce(nodeId: string, outputs: Array<{ name: string; type: PlanVariableType }>): VariableSchema {
+    const schema: VariableSchema['schema'] = {};
+    for (const output of outputs) {
+      const id = this.id(`out:${nodeId}:${output.name}`);
+      schema[id] = { id, variable_name: output.name, allowed_types: [{ type: output.type }] };
+      this.producers.set(output.name, [...(this.producers.get(output.name) ?? []), nodeId]);
+    }
+    return { schema, variable_addition_allowed: false };
+  }
+}
+
+function conditionRules(build: StepBuild): ConditionRule[] {
+  return (build.rules ?? []).map((rule) => {
+    const unary = rule.op === 'exists' || rule.op === 'empty';
+    return { left: { var: rule.variable }, op: rule.op, ...(unary ? {} : { right: { value: parseJsonText(rule.value ?? 'null') } }) };
+  });
+}
+
+/** Whether a build fills its step (a placeholder otherwise). */
+export function isFilled(step: PlanStep, build: StepBuild | undefined): boolean {
+  if (!build || build.unresolved !== null) return false;
+  return step.kind === 'code' ? typeof build.source === 'string' && build.source.trim().length > 0 : (build.rules ?? []).length > 0;
+}
+
+/**
+ * The graph of a plan: input node, one node per step (a Python code node, or
+ * a condition node whose route picks the branch), output node. A step reads
+ * its inputs from the latest upstream producer of each name. Steps without
+ * a usable build become placeholders that fail clearly when run.
+ */
+export function assembleGraph(seed: string, plan: Plan, builds: Record<string, StepBuild>): AssembledGraph {
+  const b = new Builder(seed);
+  const inputId = b.id('node:input');
+  b.nodes[inputId] = { id: inputId, name: 'Workflow Input', type: 'input', handler_class: 'input', output_schema: b.produce(inputId, plan.inputs) };
+  let ends: End[] = [{ nodeId: inputId }];
+  const names = new Set<string>();
+  const stepIds = new Set(plan.steps.map((s) => s.id));
+  if (stepIds.size !== plan.steps.length) b.problems.push({ stepId: null, message: 'Step ids must be unique (s1, s2, …)' });
+  for (const [i, input] of plan.inputs.entries()) {
+    if (plan.inputs.findIndex((other) => other.name === input.name) !== i) b.problems.push({ stepId: null, message: `Input ${input.name} is declared twice` });
+  }
+
+  for (const step of plan.steps) {
+    const nodeId = b.id(`node:${step.id}`);
+    b.stepOfNode[nodeId] = step.id;
+    // Node names are unique: the engine reports failures by name.
+    let name = step.name;
+    for (let n = 2; names.has(name); n++) name = `${step.name} (${n})`;
+    names.add(name);
+
+    const key = step.branch_of ? `${step.branch_of.condition}:${String(step.branch_of.when)}` : undefined;
+    const branchEnd = key ? ends.find((e) => e.branchKey === key) : undefined;
+    if (step.branch_of && !stepIds.has(step.branch_of.condition)) {
+      b.problems.push({ stepId: step.id, message: `branch_of names ${step.branch_of.condition}, which is not a step` });
+    }
+    if (branchEnd) {
+      b.connect(branchEnd, nodeId);
+      ends = ends.map((e) => (e === branchEnd ? { nodeId, branchKey: key } : e));
+    } else {
+      for (const end of ends) b.connect(end, nodeId);
+      ends = [{ nodeId }];
+    }
+
+    const build = builds[step.id];
+    const filled = isFilled(step, build);
+    const wiring = b.wire(nodeId, step.inputs, step.id, `Step "${step.name}"`);
+    const base = { id: nodeId, name, description: step.description.slice(0, 2048), ...wiring };
+    if (step.kind === 'condition') {
+      const routeId = b.id(`route:${step.id}`);
+      const routeVariable = { schema: { [routeId]: { id: routeId, variable_name: `${step.id}_taken`, allowed_types: [{ type: 'bool' as const }] } }, variable_addition_allowed: false };
+      const routing = { output_schema: routeVariable, routes: { [routeId]: { id: routeId, name: step.name.slice(0, 255) } }, properties: [routeProperty] };
+      const rules = filled && build ? conditionRules(build) : [];
+      for (const rule of rules) {
+        const variable = 'var' in rule.left ? rule.left.var : '';
+        if (!step.inputs.includes(variable)) b.problems.push({ stepId: step.id, message: `Condition rule reads "${variable}", which is not among the step's inputs` });
+      }
+      b.nodes[nodeId] =
+        rules.length > 0
+          ? { ...base, type: 'condition', handler_class: 'condition', process: { routes: { [routeId]: build?.match === 'any' ? { any: rules } : { all: rules } } }, ...routing }
+          : { ...base, type: 'code', handler_class: 'python_code', process: { source: placeholderSource(step, build?.unresolved ?? 'no rules yet') }, ...routing };
+      const at = ends.findIndex((e) => e.nodeId === nodeId);
+      ends.splice(at, 1, { nodeId, route: { routeId, when: true }, branchKey: `${step.id}:true` }, { nodeId, route: { routeId, when: false }, branchKey: `${step.id}:false` });
+    } else {
+      const source = filled && build?.source ? build.source : placeholderSource(step, build?.unresolved ?? 'not built yet');
+      b.nodes[nodeId] = { ...base, type: 'code', handler_class: 'python_code', process: { source }, output_schema: b.produce(nodeId, step.outputs) };
+    }
+  }
+
+  const outputId = b.id('node:output');
+  b.nodes[outputId] = { id: outputId, name: 'Workflow Output', type: 'output', handler_class: 'output' };
+  for (const end of ends) b.connect(end, outputId);
+  const wiring = b.wire(outputId, plan.outputs.map((o) => o.name), null, 'The workflow output');
+  // An output made on several branches is mapped from none: the engine then takes it from whichever parent ran.
+  for (const [id, mapping] of Object.entries(wiring.variable_mappings ?? {})) {
+    const variable = wiring.input_schema?.schema[id]?.variable_name ?? '';
+    if ((b.producers.get(variable) ?? []).length > 1 && mapping) delete wiring.variable_mappings?.[id];
+  }
+  b.nodes[outputId] = { ...b.nodes[outputId], ...wiring } as WorkflowNode;
+
+  const sampleInputs = Object.fromEntries(plan.inputs.map((input) => [input.name, parseJsonText(input.sample)]));
+  return { graph: { nodes: b.nodes, edges: b.edges }, stepOfNode: b.stepOfNode, problems: b.problems, sampleInputs };
+}

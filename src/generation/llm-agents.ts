@@ -1,0 +1,34 @@
+import type { AgentAnswer, Agents, ArchitectRequest, BuildRequest, FileExcerpt } from './agents.js';
+import type { LlmClient } from './llm-client.js';
+import { planSchema, stepBuildSchema, triageSchema, type Plan, type StepBuild, type TriageVerdict } from './plan.js';
+import { systemPrompt } from './prompts.js';
+
+/** File excerpts as data blocks after the prompt. */
+function withFiles(prompt: string, files: FileExcerpt[]): string {
+  const blocks = files.map((f) => `--- file ${f.name} (excerpt) ---\n${f.text}\n--- end of file ---`);
+  return [`Process description:\n${prompt}`, ...blocks].join('\n\n');
+}
+
+/** The agents as calls to an OpenAI-compatible LLM with structured output. */
+export class LlmAgents implements Agents {
+  constructor(private readonly llm: LlmClient) {}
+
+  async triage(prompt: string, files: FileExcerpt[]): Promise<AgentAnswer<TriageVerdict>> {
+    return this.llm.structured({ system: systemPrompt('triage'), user: withFiles(prompt, files), schemaName: 'triage', schema: triageSchema });
+  }
+
+  async architect(request: ArchitectRequest): Promise<AgentAnswer<Plan>> {
+    const feedback = request.feedback.length > 0 ? `\n\nProblems in your previous plan to fix:\n- ${request.feedback.join('\n- ')}` : '';
+    return this.llm.structured({ system: systemPrompt('architect'), user: withFiles(request.prompt, request.files) + feedback, schemaName: 'plan', schema: planSchema });
+  }
+
+  async build(request: BuildRequest): Promise<AgentAnswer<StepBuild>> {
+    const user = JSON.stringify({
+      process: request.prompt,
+      plan: { inputs: request.plan.inputs.map(({ name, type }) => ({ name, type })), outputs: request.plan.outputs },
+      step: request.step,
+      feedback: request.feedback,
+    });
+    return this.llm.structured({ system: systemPrompt('builder'), user, schemaName: 'step_build', schema: stepBuildSchema });
+  }
+}

@@ -1,0 +1,238 @@
+import type { AgentAnswer, Agents, ArchitectRequest, BuildRequest } from './agents.js';
+import { placeholderBuild } from './placeholder-build.js';
+import type { Plan, PlanInput, PlanStep, StepBuild, TriageVerdict } from './plan.js';
+import { noUsage } from './run-types.js';
+
+/**
+ * The built-in planner used when no LLM is configured (docs/generation.md).
+ * It reads the prompt with fixed rules: clauses become steps, "if … ,
+ * otherwise …" becomes a condition with branches, comparisons become rules,
+ * and a small set of text and number operations become Python. A step it has
+ * no rule for is left unresolved, so the run ends `partial` and names it.
+ */
+const actionWords =
+  /\b(extract|calculate|compute|send|notify|check|validate|verify|classify|route|approve|reject|convert|sum|total|count|parse|read|review|flag|email|store|save|update|generate|summari[sz]e|translate|filter|sort|format|uppercase|lowercase|round|score|assign|escalate|forward|merge|split|look ?up|trim|clean|normalize|dedupe|deduplicate|reverse|compose|record|create|collect|compare|tag|archive|ship|use|ask|require|grant|mark|keep|alert|attach|deny|hold)\w*/g;
+const structureWords = /\b(when|if|then|after|before|each|every|workflow|process|step|input|output|receive[sd]?|given|takes?|returns?|otherwise)\b/g;
+const chatter = /^(what|who|why|how (are|is|do|does)|tell me|write (me )?a (poem|story|song|joke)|hi\b|hello\b|thanks|thank you|can you explain|explain)/;
+
+function slug(text: string): string {
+  const words = text.toLowerCase().replace(/[^a-z0-9 ]+/g, ' ').trim().split(/\s+/).filter((w) => !['the', 'a', 'an', 'its', 'their', 'of'].includes(w));
+  const joined = words.slice(0, 4).join('_').replace(/^[0-9_]+/, '');
+  return joined.length > 0 ? joined.slice(0, 40) : 'value';
+}
+
+interface Comparison {
+  variable: string;
+  op: 'gt' | 'gte' | 'lt' | 'lte' | 'eq' | 'ne' | 'contains' | 'exists' | 'empty';
+  value: string | null;
+  numeric: boolean;
+}
+
+const comparisonPattern =
+  /^(?:if|when|whenever|in case)\s+(?:the\s+|a\s+|an\s+)?([a-z][a-z0-9 _]*?)\s+(?:is\s+|are\s+)?(greater than or equal to|less than or equal to|over|above|greater than|more than|exceeds|at least|under|below|less than|at most|not equal to|equals|equal to|is not|contains|includes|is missing|is empty|exists|is present|is)\s*(.*)$/;
+
+const opWords: Record<string, Comparison['op']> = {
+  over: 'gt', above: 'gt', 'greater than': 'gt', 'more than': 'gt', exceeds: 'gt', 'at least': 'gte', 'greater than or equal to': 'gte',
+  under: 'lt', below: 'lt', 'less than': 'lt', 'at most': 'lte', 'less than or equal to': 'lte',
+  equals: 'eq', 'equal to': 'eq', is: 'eq', 'not equal to': 'ne', 'is not': 'ne', contains: 'contains', includes: 'contains',
+  'is missing': 'empty', 'is empty': 'empty', exists: 'exists', 'is present': 'exists',
+};
+
+/** "if the amount is over 1000" → amount gt 1000; undefined when the clause is no comparison it knows. */
+export function parseComparison(clause: string): Comparison | undefined {
+  const m = comparisonPattern.exec(clause.toLowerCase().trim());
+  if (!m) return undefined;
+  const [, subject = '', opWord = '', rest = ''] = m;
+  const op = opWords[opWord];
+  if (!op) return undefined;
+  const variable = slug(subject);
+  if (op === 'exists' || op === 'empty') return { variable, op, value: null, numeric: false };
+  const operand = rest.trim().replace(/^["'$€£]|["']$/g, '').replace(/,/g, '');
+  if (!operand) return undefined;
+  const number = /^-?\d+(\.\d+)?\s*(k)?\b/.exec(operand);
+  if (number) {
+    const n = Number(number[0].replace(/k$/i, '').trim()) * (number[2] ? 1000 : 1);
+    return { variable, op, value: JSON.stringify(n), numeric: true };
+  }
+  return { variable, op, value: JSON.stringify(operand.split(/\s+/).slice(0, 3).join(' ')), numeric: false };
+}
+
+/** Clauses of a prompt: sentences, list items, "then" sequences; "if X, Y" stays one clause. */
+export function clausesOf(prompt: string): string[] {
+  return prompt
+    .replace(/\r/g, '')
+    .split(/\n+|(?<=[.;!])\s+|\s*(?:,\s*)?\b(?:and then|then|after that|afterwards|finally|next)\b\s*,?\s*/i)
+    .map((c) => c.replace(/^\s*(?:\d+[.)]|[-*•])\s*/, '').replace(/[.;!]+$/, '').trim())
+    .filter((c) => c.split(/\s+/).length >= 2);
+}
+
+/** Branch outcomes the planner records as the workflow's decision (no outside effect is claimed). */
+const decisionVerbs = /^(approve|reject|flag|route|escalate|use|ask|require|grant|assign|mark|keep|return|accept|deny|hold)\b/i;
+/** A clause that only names the trigger or the input ("when a payment arrives", "receive a message"): no step. */
+const triggerClause = /^(when|whenever|once|after)\b(?!.*\b(is|are|over|above|under|below|contains|equals|exceeds)\b)|^(given|receive[sd]?|take|takes|get|gets|accept|accepts)\b/i;
+
+function isTrigger(part: string): boolean {
+  return triggerClause.test(part.trim()) && !actionAfterInput(part);
+}
+
+/** "Take the text and count the words": an action after the input words makes it a step. */
+function actionAfterInput(part: string): boolean {
+  const rest = part.trim().split(/\s+/).slice(1).join(' ').toLowerCase();
+  return templates.some((t) => t.match.test(rest));
+}
+
+/** The actions of a clause: "extract the numbers and compute the average" → two parts, each starting with a verb. */
+function actionsOf(clause: string): string[] {
+  const parts = clause.split(/,\s*|\s+and\s+(?=[a-z]+\b)/i).map((p) => p.trim()).filter(Boolean);
+  const merged: string[] = [];
+  for (const part of parts) {
+    const startsWithVerb = new RegExp(`^${actionWords.source}`, 'i').test(part) || decisionVerbs.test(part);
+    if (merged.length > 0 && !startsWithVerb) merged[merged.length - 1] += `, ${part}`;
+    else merged.push(part);
+  }
+  return merged;
+}
+
+interface Template {
+  match: RegExp;
+  type: PlanStep['outputs'][number]['type'];
+  body: string;
+}
+
+/** Operations the planner can honestly write; `value` is the step's first input. */
+const templates: Template[] = [
+  { match: /\b(upper ?case|capitali[sz]e)/, type: 'str', body: 'return str(value or "").upper()' },
+  { match: /\blower ?case/, type: 'str', body: 'return str(value or "").lower()' },
+  { match: /\b(count|number of) (the )?words|\bword count/, type: 'int', body: 'return len(str(value or "").split())' },
+  { match: /\b(count|number of) (the )?(characters|letters)|\blength\b/, type: 'int', body: 'return len(str(value or ""))' },
+  { match: /\bextract\b.*\be-?mail/, type: 'array', body: 'return re.findall(r"[\\w.+-]+@[\\w-]+\\.[\\w.-]+", str(value or ""))' },
+  { match: /\bextract\b.*\b(urls?|links?)\b/, type: 'array', body: 'return re.findall(r"https?://[^\\s]+", str(value or ""))' },
+  { match: /\bextract\b.*\b(numbers?|amounts?|figures?|prices?)\b/, type: 'array', body: 'return [float(n) for n in re.findall(r"-?\\d+(?:\\.\\d+)?", str(value or ""))]' },
+  { match: /\b(sum|total|add up)\b/, type: 'float', body: 'items = value if isinstance(value, list) else re.findall(r"-?\\d+(?:\\.\\d+)?", str(value or ""))\n    return float(sum(float(x) for x in items))' },
+  { match: /\b(average|mean)\b/, type: 'float', body: 'items = value if isinstance(value, list) else re.findall(r"-?\\d+(?:\\.\\d+)?", str(value or ""))\n    return float(sum(float(x) for x in items) / len(items)) if items else 0.0' },
+  { match: /\b(trim|strip|clean|normali[sz]e)\b/, type: 'str', body: 'return " ".join(str(value or "").split())' },
+  { match: /\bround\b/, type: 'float', body: 'return float(round(float(value or 0), 2))' },
+  { match: /\breverse\b/, type: 'str', body: 'return str(value or "")[::-1]' },
+  { match: /\bsort\b/, type: 'array', body: 'items = value if isinstance(value, list) else str(value or "").split()\n    return sorted(items, key=str)' },
+  { match: /\b(dedupe|deduplicate|unique|remove duplicates)\b/, type: 'array', body: 'items = value if isinstance(value, list) else str(value or "").split()\n    return list(dict.fromkeys(items))' },
+  { match: /\b(split|tokeni[sz]e)\b/, type: 'array', body: 'return str(value or "").split()' },
+  { match: /\bfirst sentence\b/, type: 'str', body: 'return re.split(r"(?<=[.!?])\\s+", str(value or "").strip())[0]' },
+];
+
+function templateOf(text: string): Template | undefined {
+  const lower = text.toLowerCase();
+  return templates.find((t) => t.match.test(lower));
+}
+
+/** Inputs named in the prompt: "given a/the X", "takes X", "receives X", "input(s): X, Y". */
+function detectInputs(prompt: string): PlanInput[] {
+  const names = new Set<string>();
+  const lower = prompt.toLowerCase();
+  for (const m of lower.matchAll(/\b(?:given|takes?|receives?|accepts?|gets?|from)\s+(?:a|an|the|some)?\s*([a-z][a-z ]{1,30}?)(?=[,.;:]| and | then | with | to | from |$)/g)) {
+    if (m[1]) names.add(slug(m[1]));
+  }
+  for (const m of lower.matchAll(/\binputs?\s*(?:are|is|:)\s*([a-z0-9_ ,]+)/g)) {
+    for (const part of (m[1] ?? '').split(/,| and /)) if (part.trim()) names.add(slug(part));
+  }
+  return [...names].slice(0, 6).map((name) => ({ name, type: 'str', description: `Detected in the prompt: ${name.replace(/_/g, ' ')}`, sample: JSON.stringify(`sample ${name.replace(/_/g, ' ')} 42 info@example.com`) }));
+}
+
+function sampleFor(comparison: Comparison): string {
+  if (comparison.numeric) return JSON.stringify(Number(comparison.value ?? '0') + 1);
+  return comparison.value ?? JSON.stringify('sample');
+}
+
+export class OfflinePlanner implements Agents {
+  async triage(prompt: string): Promise<AgentAnswer<TriageVerdict>> {
+    const lower = prompt.toLowerCase().trim();
+    const words = lower.split(/\s+/).filter(Boolean).length;
+    const actions = lower.match(actionWords)?.length ?? 0;
+    const structure = lower.match(structureWords)?.length ?? 0;
+    let verdict: TriageVerdict;
+    if (words < 4) verdict = { relevant: false, reason: `Too short to describe a process (${words} words)` };
+    else if (chatter.test(lower) && actions < 2) verdict = { relevant: false, reason: 'Reads as a question or a conversational request, not a process to automate' };
+    else if (actions === 0) verdict = { relevant: false, reason: 'Names no action a workflow step could perform' };
+    else if (actions < 2 && structure === 0) verdict = { relevant: false, reason: 'Names one action and no inputs, order or conditions: not a process' };
+    else verdict = { relevant: true, reason: `Found ${actions} action(s) and ${structure} process word(s)` };
+    return { value: verdict, usage: noUsage };
+  }
+
+  async architect(request: ArchitectRequest): Promise<AgentAnswer<Plan>> {
+    const inputs = detectInputs(request.prompt);
+    const steps: PlanStep[] = [];
+    const outputs: Plan['outputs'] = [];
+    // The value the next step works on: the last output, or the first input.
+    let current: string | undefined = inputs[0]?.name;
+    const addInput = (name: string, sample: string, numeric: boolean): void => {
+      if (!inputs.some((i) => i.name === name) && !outputs.some((o) => o.name === name)) {
+        inputs.push({ name, type: numeric ? 'float' : 'str', description: `Compared in a condition: ${name.replace(/_/g, ' ')}`, sample });
+      }
+    };
+    const codeStep = (action: string, branch: PlanStep['branch_of']): void => {
+      if (isTrigger(action)) return;
+      const id = `s${steps.length + 1}`;
+      const decision = decisionVerbs.test(action);
+      const output = decision ? { name: 'decision', type: 'str' as const } : { name: `${id}_${slug(action).slice(0, 30)}`, type: templateOf(action)?.type ?? 'str' };
+      if (!current) {
+        inputs.push({ name: 'text', type: 'str', description: 'The text the process works on', sample: JSON.stringify('Sample text with 3 numbers 10 20 30 and info@example.com') });
+        current = 'text';
+      }
+      steps.push({ id, name: action.slice(0, 120), kind: 'code', description: action, inputs: decision ? [] : [current], outputs: [output], branch_of: branch });
+      if (!outputs.some((o) => o.name === output.name)) outputs.push(output);
+      if (!branch && !decision) current = output.name;
+    };
+    const branchSteps = (text: string, branch: PlanStep['branch_of']): void => {
+      for (const action of actionsOf(text)) codeStep(action, branch);
+    };
+
+    for (const clause of clausesOf(request.prompt)) {
+      const parts = clause.split(/,\s*/);
+      const at = parts.findIndex((p) => /^(if|when|whenever|in case)\b/i.test(p.trim()) && parseComparison(p) !== undefined);
+      if (at < 0) {
+        const otherwise = /^(otherwise|else)\b,?\s*/i;
+        const last = [...steps].reverse().find((s) => s.kind === 'condition');
+        if (otherwise.test(clause) && last) branchSteps(clause.replace(otherwise, ''), { condition: last.id, when: false });
+        else branchSteps(clause, null);
+        continue;
+      }
+      branchSteps(parts.slice(0, at).join(', '), null);
+      const comparison = parseComparison(parts[at] ?? '') as Comparison;
+      addInput(comparison.variable, sampleFor(comparison), comparison.numeric);
+      const id = `s${steps.length + 1}`;
+      const head = (parts[at] ?? '').trim();
+      steps.push({ id, name: head.slice(0, 120), kind: 'condition', description: head, inputs: [comparison.variable], outputs: [], branch_of: null });
+      const [then = '', otherwise] = parts.slice(at + 1).join(', ').split(/[,;]?\s*\b(?:otherwise|else)\b,?\s*/i);
+      if (then.trim()) branchSteps(then, { condition: id, when: true });
+      if (otherwise?.trim()) branchSteps(otherwise, { condition: id, when: false });
+    }
+    if (steps.length === 0) codeStep(request.prompt.slice(0, 200), null);
+    if (outputs.length === 0 && current) outputs.push({ name: current, type: inputs.find((i) => i.name === current)?.type ?? 'str' });
+    const name = request.prompt.trim().split(/\s+/).slice(0, 8).join(' ').slice(0, 255);
+    return { value: { name, description: `Built by the offline planner from: ${request.prompt.slice(0, 1900)}`, inputs, steps, outputs }, usage: noUsage };
+  }
+
+  async build(request: BuildRequest): Promise<AgentAnswer<StepBuild>> {
+    return { value: this.buildStep(request.step), usage: noUsage };
+  }
+
+  private buildStep(step: PlanStep): StepBuild {
+    if (step.kind === 'condition') {
+      const comparison = parseComparison(step.description);
+      if (!comparison) return placeholderBuild(`the offline planner cannot read the condition "${step.description}"`);
+      return { source: null, match: 'all', rules: [{ variable: comparison.variable, op: comparison.op, value: comparison.value }], unresolved: null };
+    }
+    const output = step.outputs[0];
+    if (output?.name === 'decision') {
+      // A branch outcome: the workflow records which way it went; it performs no outside action.
+      return { source: `def main(inputs):\n    return {"decision": ${JSON.stringify(step.description)}}\n`, match: null, rules: null, unresolved: null };
+    }
+    const template = templateOf(step.description);
+    const input = step.inputs[0];
+    if (!template || !input || !output) {
+      return placeholderBuild(`the offline planner has no rule for "${step.description.slice(0, 200)}"; configure an LLM (LLM_BASE_URL) or write this step`);
+    }
+    const body = template.body.replace(/^(\s*)return (.*)$/m, `$1return {${JSON.stringify(output.name)}: $2}`);
+    const source = `import re\n\n\ndef main(inputs):\n    value = inputs.get(${JSON.stringify(input)})\n    ${body}\n`;
+    return { source, match: null, rules: null, unresolved: null };
+  }
+}

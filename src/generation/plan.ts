@@ -1,0 +1,88 @@
+import { z } from 'zod';
+
+/**
+ * What the agents exchange: the architect's plan, the triage verdict and a
+ * builder's answer for one step. The same zod schemas validate the LLM's
+ * structured output and produce the JSON schemas sent to it, so every field
+ * is required (nullable where optional), as strict structured output wants.
+ */
+export const planVariableTypes = ['str', 'int', 'float', 'bool', 'date', 'object', 'array'] as const;
+export type PlanVariableType = (typeof planVariableTypes)[number];
+const identifier = z.string().regex(/^[a-z][a-z0-9_]{0,62}$/, 'a snake_case identifier');
+
+export const planInputSchema = z.object({
+  name: identifier,
+  type: z.enum(planVariableTypes),
+  description: z.string().max(500),
+  /** JSON text of a value used when the reviewer dry-runs the workflow. */
+  sample: z.string().max(2000),
+});
+
+export const planOutputSchema = z.object({ name: identifier, type: z.enum(planVariableTypes) });
+
+export const planStepSchema = z.object({
+  id: z.string().regex(/^s[0-9]{1,3}$/, 's1, s2, …'),
+  name: z.string().min(1).max(120),
+  kind: z.enum(['code', 'condition']),
+  description: z.string().max(1000),
+  /** Variable names this step reads: workflow inputs or earlier steps' outputs. */
+  inputs: z.array(identifier).max(50),
+  /** Variables it produces (a condition produces none: it picks a branch). */
+  outputs: z.array(planOutputSchema).max(50),
+  /** Set on steps that run only on one branch of an earlier condition step. */
+  branch_of: z.object({ condition: z.string(), when: z.boolean() }).nullable(),
+});
+
+export const planSchema = z.object({
+  name: z.string().min(1).max(255),
+  description: z.string().max(2048),
+  inputs: z.array(planInputSchema).max(50),
+  steps: z.array(planStepSchema).min(1).max(30),
+  outputs: z.array(planOutputSchema).min(1).max(50),
+});
+
+export type PlanInput = z.infer<typeof planInputSchema>;
+export type PlanStep = z.infer<typeof planStepSchema>;
+export type Plan = z.infer<typeof planSchema>;
+
+export const triageSchema = z.object({ relevant: z.boolean(), reason: z.string().max(1000) });
+export type TriageVerdict = z.infer<typeof triageSchema>;
+
+export const conditionRuleOps = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'contains', 'in', 'exists', 'empty'] as const;
+
+/** A builder's answer: Python source for a code step, rules for a condition step, or why it could not. */
+export const stepBuildSchema = z.object({
+  source: z.string().max(262_144).nullable(),
+  match: z.enum(['all', 'any']).nullable(),
+  rules: z
+    .array(
+      z.object({
+        variable: identifier,
+        op: z.enum(conditionRuleOps),
+        /** JSON text of the right operand; null for exists / empty. */
+        value: z.string().max(2000).nullable(),
+      }),
+    )
+    .max(50)
+    .nullable(),
+  /** Why the step could not be built, when it could not (the step then needs attention). */
+  unresolved: z.string().max(1000).nullable(),
+});
+export type StepBuild = z.infer<typeof stepBuildSchema>;
+
+/** One thing the reviewer found, tied to a step when it is one step's fault. */
+export interface ReviewProblem {
+  stepId: string | null;
+  message: string;
+  /** Found by running the workflow (the graph itself validated). */
+  fromDryRun?: boolean;
+}
+
+/** Parses a sample / rule value written as JSON text; a bare word is taken as a string. */
+export function parseJsonText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
