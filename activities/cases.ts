@@ -12,6 +12,7 @@ import { nodeFiles } from '../src/files/node-files.js';
 import { CaseRepo } from '../src/store/case-repo.js';
 import { CodeNodeRepo } from '../src/store/code-node-repo.js';
 import type { ActivityDeps } from './deps.js';
+import { createConnectionRuntime } from './connections.js';
 
 export interface RunNodeRequest {
   caseId: string;
@@ -49,10 +50,12 @@ export interface CaseActivities {
 export function createCaseActivities(deps: ActivityDeps): CaseActivities {
   const repo = new CaseRepo(deps.db);
   const codeNodes = new CodeNodeRepo(deps.db);
+  const connections = createConnectionRuntime(deps);
   const services: NodeServices = {
     python: deps.python,
     files: nodeFiles(createFileService({ db: deps.db, config: deps.config, logger: deps.logger })),
     codeVersion: (organizationId, codeId, versionId) => codeNodes.findVersionIn(organizationId, codeId, versionId),
+    integrationAction: (scope, request) => connections.runAction(scope, request),
   };
   const maxBytes = deps.config.cases.maxNodeOutputBytes;
 

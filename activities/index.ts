@@ -1,12 +1,14 @@
 import type { ActivityDeps } from './deps.js';
 import { createCallbackActivities } from './callbacks.js';
 import { createCaseActivities } from './cases.js';
+import { createConnectionActivities } from './connections.js';
 
 /** Every activity the worker registers, built over the worker's dependencies. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createCallbackActivities(deps),
     ...createCaseActivities(deps),
+    ...createConnectionActivities(deps),
   };
 }
 

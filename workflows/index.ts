@@ -4,3 +4,4 @@
  */
 export { callbackDelivery } from './callback-delivery.js';
 export { caseRun, caseProgressQuery } from './case-run.js';
+export { connectionSmokeTest } from './connection-smoke-test.js';

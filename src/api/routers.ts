@@ -11,6 +11,7 @@ import { registerCaseRoutes } from './case.routes.js';
 import { registerJobRoutes } from './job.routes.js';
 import { registerCatalogRoutes } from './catalog.routes.js';
 import { registerDiscoveryRoutes } from './discovery.routes.js';
+import { registerConnectionRoutes } from './connection.routes.js';
 
 /** Every resource's routes; each resource adds one line. */
 export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void> = [
@@ -25,4 +26,5 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerJobRoutes,
   registerCatalogRoutes,
   registerDiscoveryRoutes,
+  registerConnectionRoutes,
 ];

@@ -9,7 +9,11 @@ import { validateGraph, type GraphProblem } from '../domain/graph-validation.js'
 import { jobPayloadSchema, payloadSchemaSchema, resultsSchema } from '../domain/input-schema.js';
 import { WorkflowRepo, type VersionPin, type WorkflowRecord, type WorkflowVersionRecord } from '../store/workflow-repo.js';
 import { DomainError } from '../errors.js';
-import { gateInlineSources } from './python-source-gates.js';
+import { gateInlineSources, scanSourceOrThrow } from './python-source-gates.js';
+import { integrationActionProblems } from '../connections/workflow-references.js';
+import { CatalogService } from '../catalog/catalog-service.js';
+import { CatalogRepo } from '../store/catalog-repo.js';
+import { ConnectionRepo } from '../store/connection-repo.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { uuid } from './schemas/common.js';
 
@@ -163,6 +167,16 @@ const errors = {
 
 export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
   const repo = new WorkflowRepo(ctx.store.db);
+  const references = {
+    connections: new ConnectionRepo(ctx.store.db),
+    catalog: new CatalogService(new CatalogRepo(ctx.store.db), (source, field) => scanSourceOrThrow(ctx, source, field)),
+  };
+
+  /** What a graph names outside itself (catalog actions, connections) must be usable by the workflow's workspace. */
+  async function checkReferences(auth: AuthContext, workspaceId: string, graph: WorkflowGraph): Promise<void> {
+    const problems = await integrationActionProblems(references, auth, workspaceId, graph);
+    if (problems.length > 0) throw invalidGraph(problems);
+  }
 
   /** The workflow by id or entity id (404), then the grant in its workspace (403, also for another organization's). */
   async function loadWorkflow(auth: AuthContext, workflowId: string, grant: Grant): Promise<WorkflowRecord> {
@@ -215,6 +229,7 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
       const graph =
         body.nodes === undefined && body.edges === undefined ? defaultGraph() : checkedGraph({ nodes: body.nodes ?? {}, edges: body.edges ?? {} });
       await gateInlineSources(ctx, auth, graph);
+      await checkReferences(auth, workspace.id, graph);
       const { workflow, version } = await repo.create({
         organizationId: auth.organizationId,
         workspaceId: workspace.id,
@@ -300,6 +315,7 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
         const latest = await repo.latestVersion(workflow.id);
         graph = checkedGraph({ nodes: body.nodes ?? latest?.graph.nodes ?? {}, edges: body.edges ?? latest?.graph.edges ?? {} });
         await gateInlineSources(ctx, auth, graph);
+        await checkReferences(auth, workflow.workspaceId, graph);
       }
       const updated = await repo.update(workflow.id, {
         name: body.name,

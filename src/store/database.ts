@@ -67,7 +67,9 @@ function withStatementCache(database: SQLite.Database): SqliteDatabase {
 }
 
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  // Areas own number ranges (e.g. 045-049 after 050 shipped): a store that already ran a later
+  // number must still apply an earlier one added since, so order is by name but not enforced.
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
