@@ -1,4 +1,6 @@
 import type { SecretBox } from '../crypto/secret-box.js';
+import type { ConnectionRepo } from '../store/connection-repo.js';
+import { forEachRow } from '../store/paging.js';
 import type { CredentialData } from './credential-data.js';
 import type { StoredCredential } from './types.js';
 
@@ -23,9 +25,19 @@ export class CredentialVault {
     return JSON.parse(this.box.decrypt(credential.dataCiphertext, context(credential))) as CredentialData;
   }
 
-  /** The ciphertext under the ring's current key, or undefined when it already is. */
-  resealed(credential: StoredCredential): string | undefined {
-    if (!this.box.needsReencryption(credential.dataCiphertext)) return undefined;
-    return this.box.encrypt(this.box.decrypt(credential.dataCiphertext, context(credential)), context(credential));
+  /** Re-encrypts every stored credential under the ring's current key (master key rotation); rows changed. */
+  async reencryptAll(repo: ConnectionRepo): Promise<number> {
+    let changed = 0;
+    await forEachRow(
+      (after) => repo.credentialPage(after, 100),
+      (credential) => credential.id,
+      async (credential) => {
+        if (!this.box.needsReencryption(credential.dataCiphertext)) return;
+        const next = this.box.encrypt(this.box.decrypt(credential.dataCiphertext, context(credential)), context(credential));
+        // Only re-encryption rewrites a credential, so a lost compare-and-set means another run did it.
+        if (await repo.replaceCiphertext(credential.id, credential.dataCiphertext, next)) changed += 1;
+      },
+    );
+    return changed;
   }
 }
