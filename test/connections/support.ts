@@ -108,3 +108,18 @@ export async function newWorkspace(svc: TestService, organizationId: string): Pr
   expect(ws.status, ws.text).toBe(201);
   return String(ws.body.id);
 }
+
+/** A workflow's history as searchable text: the JSON plus every payload's decoded bytes (payload data is base64). */
+export async function historyText(svc: TestService, workflowId: string): Promise<string> {
+  const history = await svc.service.context.temporal.client.workflow.getHandle(workflowId).fetchHistory();
+  const decoded: string[] = [];
+  const visit = (value: unknown, key: string): void => {
+    if (key === 'data' && typeof value === 'string') decoded.push(Buffer.from(value, 'base64').toString('utf8'));
+    else if (value instanceof Uint8Array) decoded.push(Buffer.from(value).toString('utf8'));
+    else if (Array.isArray(value)) value.forEach((v) => visit(v, key));
+    else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) visit(v, k);
+  };
+  const json = JSON.stringify(history);
+  visit(JSON.parse(json), '');
+  return `${json}\n${decoded.join('\n')}`;
+}
