@@ -1,21 +1,11 @@
 import { ConnectionRuntime } from '../src/connections/connection-runtime.js';
 import { CredentialVault } from '../src/connections/credential-vault.js';
-import type { SmokeTestOutcome } from '../src/connections/types.js';
+import type { ConnectionActivities } from '../src/connections/types.js';
 import { secretBoxFromConfig } from '../src/crypto/secret-box.js';
 import { Outbound } from '../src/net/outbound.js';
 import { CatalogRepo } from '../src/store/catalog-repo.js';
 import { ConnectionRepo } from '../src/store/connection-repo.js';
 import type { ActivityDeps } from './deps.js';
-
-/** What the smoke-test workflow carries: ids and test inputs, never a secret. */
-export interface SmokeTestInput {
-  connectionId: string;
-  testInputData?: Record<string, unknown>;
-}
-
-export interface ConnectionActivities {
-  smokeTestConnection(input: SmokeTestInput): Promise<SmokeTestOutcome>;
-}
 
 /** The worker's ConnectionRuntime: credentials are decrypted here, in the activity, and nowhere else. */
 export function createConnectionRuntime(deps: ActivityDeps): ConnectionRuntime {

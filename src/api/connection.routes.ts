@@ -11,7 +11,13 @@ import { ConnectionRepo } from '../store/connection-repo.js';
 import { assertJsonDepth } from './json-depth.js';
 import { scanSourceOrThrow } from './python-source-gates.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
-import { connectBody, connectionListQuery, connectionListResponse, connectionResponse, connectResponse } from './schemas/connection.js';
+import {
+  connectBody,
+  connectionListQuery,
+  connectionListResponse,
+  connectionResponse,
+  connectResponse,
+} from './schemas/connection.js';
 import { uuid } from './schemas/common.js';
 
 function toConnection(c: Connection): z.infer<typeof connectionResponse> {
@@ -55,15 +61,20 @@ const notFound = { 404: { description: 'The connection does not exist' } };
 
 /** The body's connection.workspaceId, read without trusting the body's shape (the permission check comes first). */
 function workspaceIdOf(body: unknown): unknown {
-  const connection = typeof body === 'object' && body !== null ? (body as { connection?: unknown }).connection : undefined;
-  return typeof connection === 'object' && connection !== null ? (connection as { workspaceId?: unknown }).workspaceId : undefined;
+  const connection =
+    typeof body === 'object' && body !== null ? (body as { connection?: unknown }).connection : undefined;
+  return typeof connection === 'object' && connection !== null
+    ? (connection as { workspaceId?: unknown }).workspaceId
+    : undefined;
 }
 
 export function registerConnectionRoutes(api: ApiRoutes, ctx: AppContext): void {
   const repo = new ConnectionRepo(ctx.store.db);
   const connections = new ConnectionService({
     repo,
-    catalog: new CatalogService(new CatalogRepo(ctx.store.db), (source, field) => scanSourceOrThrow(ctx, source, field)),
+    catalog: new CatalogService(new CatalogRepo(ctx.store.db), (source, field) =>
+      scanSourceOrThrow(ctx, source, field),
+    ),
     tenancy: ctx.tenancy,
     vault: new CredentialVault(secretBoxFromConfig(ctx.config)),
     runSmokeTest: temporalSmokeTests(ctx.temporal, repo, ctx.logger, ctx.config.connections.smokeTestTimeoutMs),
@@ -83,10 +94,22 @@ export function registerConnectionRoutes(api: ApiRoutes, ctx: AppContext): void 
     body: connectBody,
     responses: {
       201: { description: 'Connected (or pending_authorization for OAuth)', schema: connectResponse },
-      400: { description: 'Missing or malformed field (other than workspaceId), neither credentialVersionId nor activeCredentialId, credentialData with activeCredentialId, credentialData over 100 fields or 64 KB' },
-      403: { description: 'Integration: Full missing in the workspace, or a workspaceId that is not one of the key’s (not a UUID, unknown, another organization’s)' },
-      404: { description: 'integrationVersionId, actionVersionId, credentialVersionId, testActionVersionId or activeCredentialId does not exist (nothing is created)' },
-      422: { description: 'credentialData does not match the template, is missing, or an OAuth credential lacks client_id/client_secret; ids of different integrations; inactive template or integration' },
+      400: {
+        description:
+          'Missing or malformed field (other than workspaceId), neither credentialVersionId nor activeCredentialId, credentialData with activeCredentialId, credentialData over 100 fields or 64 KB',
+      },
+      403: {
+        description:
+          'Integration: Full missing in the workspace, or a workspaceId that is not one of the key’s (not a UUID, unknown, another organization’s)',
+      },
+      404: {
+        description:
+          'integrationVersionId, actionVersionId, credentialVersionId, testActionVersionId or activeCredentialId does not exist (nothing is created)',
+      },
+      422: {
+        description:
+          'credentialData does not match the template, is missing, or an OAuth credential lacks client_id/client_secret; ids of different integrations; inactive template or integration',
+      },
     },
     handler: async ({ req, res, auth }) => {
       const workspace = await connections.requireConnectWorkspace(auth, workspaceIdOf(req.body));
@@ -142,7 +165,8 @@ export function registerConnectionRoutes(api: ApiRoutes, ctx: AppContext): void 
     method: 'post',
     path: '/api/v1/connection/:connectionId/revoke',
     summary: 'Revoke a connection',
-    description: 'For good: integration_action nodes naming it fail from then on and workflows naming it no longer save. Repeating it answers the same. Requires Integration: Full in its workspace.',
+    description:
+      'For good: integration_action nodes naming it fail from then on and workflows naming it no longer save. Repeating it answers the same. Requires Integration: Full in its workspace.',
     params: connectionParams,
     responses: {
       200: { description: 'The revoked connection', schema: connectionResponse },

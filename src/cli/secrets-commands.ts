@@ -11,12 +11,19 @@ type Output = (value: unknown) => void;
 type Fail = (message: string) => never;
 
 /** Every secret of the store under the box's current key: connection credentials and webhook signing secrets. */
-async function reencryptEverything(config: Config, box: SecretBox): Promise<{ currentKeyId: string; credentials: number; webhookSecrets: number }> {
+async function reencryptEverything(
+  config: Config,
+  box: SecretBox,
+): Promise<{ currentKeyId: string; credentials: number; webhookSecrets: number }> {
   const store = openStore(config.dataDir, config.databaseUrl);
   try {
     await migrateToLatest(store.db);
     const credentials = await new CredentialVault(box).reencryptAll(new ConnectionRepo(store.db));
-    const webhookSecrets = await new WebhookSecrets(new CallbackRepo(store.db), box, config.callbacks.secretRotationOverlapMs).reencryptAll();
+    const webhookSecrets = await new WebhookSecrets(
+      new CallbackRepo(store.db),
+      box,
+      config.callbacks.secretRotationOverlapMs,
+    ).reencryptAll();
     return { currentKeyId: box.currentKeyId, credentials, webhookSecrets };
   } finally {
     await store.close();
@@ -32,12 +39,16 @@ export function registerSecretsCommands(program: Command, print: Output, fail: F
 
   secrets
     .command('rotate-master-key')
-    .description('put a fresh master key first in the key file, re-encrypt every secret with it, then drop the old keys')
+    .description(
+      'put a fresh master key first in the key file, re-encrypt every secret with it, then drop the old keys',
+    )
     .option('--keep-old', 'keep the old keys in the file after re-encrypting', false)
     .action(async (opts: { keepOld: boolean }) => {
       const config = loadConfig();
       if (config.secrets.masterKey) {
-        fail('CASEFLOW_MASTER_KEY is set: put a new id:key pair first in it (keep the old ones after it), restart, then run `caseflow secrets reencrypt`');
+        fail(
+          'CASEFLOW_MASTER_KEY is set: put a new id:key pair first in it (keep the old ones after it), restart, then run `caseflow secrets reencrypt`',
+        );
       }
       const keyFile = keyFileOf(config);
       // Creates the file with a first key when there is none yet, like the service would.
@@ -51,6 +62,11 @@ export function registerSecretsCommands(program: Command, print: Output, fail: F
     .description('re-encrypt every secret under the current (first) master key of the configured ring')
     .action(async () => {
       const config = loadConfig();
-      print(await reencryptEverything(config, new SecretBox(loadMasterKeys({ masterKey: config.secrets.masterKey, keyFile: keyFileOf(config) }))));
+      print(
+        await reencryptEverything(
+          config,
+          new SecretBox(loadMasterKeys({ masterKey: config.secrets.masterKey, keyFile: keyFileOf(config) })),
+        ),
+      );
     });
 }

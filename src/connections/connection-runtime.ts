@@ -35,9 +35,18 @@ export class ConnectionRuntime {
     const { connections, catalog, vault } = this.deps;
     const connection = await connections.find(connectionId);
     if (!connection?.testActionVersionId) throw new Error(`Connection ${connectionId} has no smoke test`);
-    const [action, credential] = await Promise.all([catalog.findActionVersion(connection.testActionVersionId), connections.findCredential(connection.credentialId)]);
+    const [action, credential] = await Promise.all([
+      catalog.findActionVersion(connection.testActionVersionId),
+      connections.findCredential(connection.credentialId),
+    ]);
     if (!action || !credential) throw new Error(`Connection ${connectionId} lost its test action or credential`);
-    const outcome = await smokeTest(this.deps.outbound, { action, credential, data: vault.open(credential), testInputData, timeoutMs: this.deps.smokeTestTimeoutMs });
+    const outcome = await smokeTest(this.deps.outbound, {
+      action,
+      credential,
+      data: vault.open(credential),
+      testInputData,
+      timeoutMs: this.deps.smokeTestTimeoutMs,
+    });
     await connections.recordTest(connectionId, outcome);
     return outcome;
   }
@@ -51,17 +60,30 @@ export class ConnectionRuntime {
   async runAction(scope: NodeScope, request: IntegrationActionRequest): Promise<PythonRunResult> {
     const { connections, catalog, vault, python } = this.deps;
     const connection = await connections.find(request.connectionId);
-    if (!connection || connection.organizationId !== scope.organizationId || connection.workspaceId !== scope.workspaceId) {
+    if (
+      !connection ||
+      connection.organizationId !== scope.organizationId ||
+      connection.workspaceId !== scope.workspaceId
+    ) {
       throw unusable(`Connection ${request.connectionId} does not exist in this case's workspace`);
     }
-    if (connection.status !== 'connected') throw unusable(`Connection ${connection.id} is ${connection.status.replace('_', ' ')}`);
+    if (connection.status !== 'connected')
+      throw unusable(`Connection ${connection.id} is ${connection.status.replace('_', ' ')}`);
     const action = await catalog.findActionVersion(request.actionVersionId);
-    if (!action || (action.organizationId !== null && action.organizationId !== scope.organizationId) || action.integrationId !== connection.integrationId) {
+    if (
+      !action ||
+      (action.organizationId !== null && action.organizationId !== scope.organizationId) ||
+      action.integrationId !== connection.integrationId
+    ) {
       throw unusable(`Action version ${request.actionVersionId} is not an action of the connection's integration`);
     }
     if (action.code === null) throw unusable(`Action version ${action.versionId} has no code to run`);
     const credential = await connections.findCredential(connection.credentialId);
-    if (!credential || credential.organizationId !== scope.organizationId || credential.workspaceId !== scope.workspaceId) {
+    if (
+      !credential ||
+      credential.organizationId !== scope.organizationId ||
+      credential.workspaceId !== scope.workspaceId
+    ) {
       throw unusable(`Connection ${connection.id} has no credential in this workspace`);
     }
     const data = vault.open(credential);

@@ -13,7 +13,10 @@ import type { Connection, SmokeTestOutcome, StoredCredential } from './types.js'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Runs a connection's smoke test (a Temporal activity) and records it; never throws for the endpoint's failures. */
-export type SmokeTestRunner = (connectionId: string, testInputData: Record<string, unknown> | undefined) => Promise<SmokeTestOutcome>;
+export type SmokeTestRunner = (
+  connectionId: string,
+  testInputData: Record<string, unknown> | undefined,
+) => Promise<SmokeTestOutcome>;
 
 /** A connect request after the body passed its schema. */
 export interface ConnectRequest {
@@ -68,7 +71,10 @@ export class ConnectionService {
    * organization's all answer 403 alike.
    */
   async requireConnectWorkspace(auth: AuthContext, workspaceId: unknown): Promise<Workspace> {
-    const workspace = typeof workspaceId === 'string' && UUID.test(workspaceId) ? await this.deps.tenancy.findWorkspace(workspaceId) : undefined;
+    const workspace =
+      typeof workspaceId === 'string' && UUID.test(workspaceId)
+        ? await this.deps.tenancy.findWorkspace(workspaceId)
+        : undefined;
     if (!workspace) throw DomainError.forbidden('This API key has no access to the workspace');
     assertWorkspaceGrant(auth, workspace, 'integration:full');
     return workspace;
@@ -94,7 +100,8 @@ export class ConnectionService {
       auth.userId,
     );
     // OAuth has no token to test with until a person authorizes (the OAuth flow's job).
-    if (!resolved.testAction || connection.status !== 'connected') return { connection, testPassed: null, testError: null };
+    if (!resolved.testAction || connection.status !== 'connected')
+      return { connection, testPassed: null, testError: null };
     const outcome = await this.deps.runSmokeTest(connection.id, request.testInputData);
     return { connection: { ...connection, ...outcome }, ...outcome };
   }
@@ -104,8 +111,14 @@ export class ConnectionService {
     const { catalog } = this.deps;
     const integration = (await catalog.integrationVersion(auth, request.integrationVersionId)).integration;
     const action = await catalog.actionVersion(auth, request.actionVersionId);
-    const template = request.credentialVersionId === undefined ? undefined : await catalog.credentialVersion(auth, request.credentialVersionId);
-    const testAction = request.testActionVersionId === undefined ? undefined : await catalog.actionVersion(auth, request.testActionVersionId);
+    const template =
+      request.credentialVersionId === undefined
+        ? undefined
+        : await catalog.credentialVersion(auth, request.credentialVersionId);
+    const testAction =
+      request.testActionVersionId === undefined
+        ? undefined
+        : await catalog.actionVersion(auth, request.testActionVersionId);
     let reused: StoredCredential | undefined;
     if (request.activeCredentialId !== undefined) {
       reused = await this.deps.repo.findCredential(request.activeCredentialId);
@@ -124,14 +137,23 @@ export class ConnectionService {
     request: ConnectRequest,
     { integration, action, template, testAction, reused }: Resolved,
   ): { authType: AuthType; credential: { reuse: string } | { id: string; create: Omit<StoredCredential, 'id'> } } {
-    if (unconnectable.has(integration.status)) throw DomainError.unprocessable(`Integration ${integration.id} is ${integration.status} and cannot be connected`);
-    for (const [field, entry] of [['actionVersionId', action], ['testActionVersionId', testAction], ['credentialVersionId', template]] as const) {
-      if (entry && entry.integrationId !== integration.id) throw DomainError.unprocessable(`connection.${field} is not part of integration ${integration.id}`);
+    if (unconnectable.has(integration.status))
+      throw DomainError.unprocessable(`Integration ${integration.id} is ${integration.status} and cannot be connected`);
+    for (const [field, entry] of [
+      ['actionVersionId', action],
+      ['testActionVersionId', testAction],
+      ['credentialVersionId', template],
+    ] as const) {
+      if (entry && entry.integrationId !== integration.id)
+        throw DomainError.unprocessable(`connection.${field} is not part of integration ${integration.id}`);
     }
-    if (template?.status === 'inactive') throw DomainError.unprocessable(`Credential template ${template.id} is inactive`);
+    if (template?.status === 'inactive')
+      throw DomainError.unprocessable(`Credential template ${template.id} is inactive`);
     if (reused) {
-      if (reused.integrationId !== integration.id) throw DomainError.unprocessable(`Credential ${reused.id} belongs to another integration`);
-      if (template && template.id !== reused.templateId) throw DomainError.unprocessable(`Credential ${reused.id} was made from another credential template`);
+      if (reused.integrationId !== integration.id)
+        throw DomainError.unprocessable(`Credential ${reused.id} belongs to another integration`);
+      if (template && template.id !== reused.templateId)
+        throw DomainError.unprocessable(`Credential ${reused.id} was made from another credential template`);
       return { authType: reused.authType, credential: { reuse: reused.id } };
     }
     // The schema guarantees credentialVersionId without activeCredentialId, hence a template here.
@@ -163,7 +185,11 @@ export class ConnectionService {
   }
 
   /** A connection of a workspace the key reaches with the grant: 404 unknown, 403 otherwise. */
-  async get(auth: AuthContext, connectionId: string, grant: 'integration:read' | 'integration:full' = 'integration:read'): Promise<Connection> {
+  async get(
+    auth: AuthContext,
+    connectionId: string,
+    grant: 'integration:read' | 'integration:full' = 'integration:read',
+  ): Promise<Connection> {
     const connection = await this.deps.repo.find(connectionId);
     if (!connection) throw DomainError.notFound(`Connection ${connectionId} does not exist`);
     assertWorkspaceGrant(auth, { id: connection.workspaceId, organizationId: connection.organizationId }, grant);

@@ -29,12 +29,16 @@ export function applyCredential(authType: AuthType, data: CredentialData): Appli
   switch (authType) {
     case 'api_key': {
       const key = pick(data, ['api_key', 'apiKey', 'key']);
-      return key === undefined ? { error: 'the credential has no api_key value to send' } : { headers: { 'x-api-key': key } };
+      return key === undefined
+        ? { error: 'the credential has no api_key value to send' }
+        : { headers: { 'x-api-key': key } };
     }
     case 'access_token':
     case 'jwt': {
       const token = pick(data, ['access_token', 'token', 'jwt']);
-      return token === undefined ? { error: 'the credential has no access_token value to send' } : { headers: { authorization: `Bearer ${token}` } };
+      return token === undefined
+        ? { error: 'the credential has no access_token value to send' }
+        : { headers: { authorization: `Bearer ${token}` } };
     }
     case 'custom_header_auth': {
       const name = data.header_name;

@@ -11,9 +11,12 @@ interface Problem {
 
 function refuse(problems: Problem[]): never {
   const first = problems[0];
-  throw DomainError.unprocessable(`credentialData does not match the credential template${first ? `: ${first.field}: ${first.message}` : ''}`, {
-    fields: problems,
-  });
+  throw DomainError.unprocessable(
+    `credentialData does not match the credential template${first ? `: ${first.field}: ${first.message}` : ''}`,
+    {
+      fields: problems,
+    },
+  );
 }
 
 /**
@@ -25,7 +28,9 @@ function refuse(problems: Problem[]): never {
  */
 export function checkCredentialData(template: CredentialVersion, data: CredentialData | undefined): CredentialData {
   if (data === undefined && template.authType !== 'no_auth') {
-    refuse([{ field: 'connection.credentialData', message: `required for a credential of authType ${template.authType}` }]);
+    refuse([
+      { field: 'connection.credentialData', message: `required for a credential of authType ${template.authType}` },
+    ]);
   }
   const given = data ?? {};
   const problems: Problem[] = [];
@@ -46,7 +51,8 @@ export function checkCredentialData(template: CredentialVersion, data: Credentia
   if (template.authType === 'oauth') {
     for (const name of ['client_id', 'client_secret']) {
       const value = checked[name];
-      if (typeof value !== 'string' || value === '') problems.push({ field: `connection.credentialData.${name}`, message: 'is required for an OAuth credential' });
+      if (typeof value !== 'string' || value === '')
+        problems.push({ field: `connection.credentialData.${name}`, message: 'is required for an OAuth credential' });
     }
   }
   if (problems.length > 0) refuse(problems);

@@ -33,7 +33,10 @@ export class CredentialVault {
       (credential) => credential.id,
       async (credential) => {
         if (!this.box.needsReencryption(credential.dataCiphertext)) return;
-        const next = this.box.encrypt(this.box.decrypt(credential.dataCiphertext, context(credential)), context(credential));
+        const next = this.box.encrypt(
+          this.box.decrypt(credential.dataCiphertext, context(credential)),
+          context(credential),
+        );
         // Only re-encryption rewrites a credential, so a lost compare-and-set means another run did it.
         if (await repo.replaceCiphertext(credential.id, credential.dataCiphertext, next)) changed += 1;
       },

@@ -28,7 +28,8 @@ export function redactValue<T>(value: T, secrets: string[]): T {
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') return redactText(v, secrets);
     if (Array.isArray(v)) return v.map(walk);
-    if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [redactText(k, secrets), walk(x)]));
+    if (typeof v === 'object' && v !== null)
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [redactText(k, secrets), walk(x)]));
     return v;
   };
   return walk(value) as T;

@@ -1,8 +1,8 @@
 import type { Logger } from '../logging/logger.js';
 import type { ConnectionRepo } from '../store/connection-repo.js';
 import type { TemporalHandle } from '../temporal/connection.js';
-import type { connectionSmokeTest } from '../../workflows/connection-smoke-test.js';
 import type { SmokeTestRunner } from './connection-service.js';
+import type { ConnectionSmokeTestWorkflow } from './types.js';
 
 /** Room beyond the HTTP timeout for the activity to load, decrypt and record. */
 const ACTIVITY_MARGIN_MS = 5_000;
@@ -15,11 +15,16 @@ const WORKFLOW_MARGIN_MS = 25_000;
  * ids and test inputs enter history. A test that does not finish (timeout,
  * Temporal unavailable) is a failed test, recorded as such.
  */
-export function temporalSmokeTests(temporal: TemporalHandle, repo: ConnectionRepo, logger: Logger, httpTimeoutMs: number): SmokeTestRunner {
+export function temporalSmokeTests(
+  temporal: TemporalHandle,
+  repo: ConnectionRepo,
+  logger: Logger,
+  httpTimeoutMs: number,
+): SmokeTestRunner {
   return async (connectionId, testInputData) => {
     const timeoutMs = httpTimeoutMs + ACTIVITY_MARGIN_MS;
     try {
-      return await temporal.client.workflow.execute<typeof connectionSmokeTest>('connectionSmokeTest', {
+      return await temporal.client.workflow.execute<ConnectionSmokeTestWorkflow>('connectionSmokeTest', {
         taskQueue: temporal.taskQueue,
         workflowId: `connection-smoke-${connectionId}`,
         workflowExecutionTimeout: timeoutMs + WORKFLOW_MARGIN_MS,

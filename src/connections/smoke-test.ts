@@ -35,7 +35,11 @@ export async function smokeTest(outbound: Outbound, request: SmokeTestRequest): 
   try {
     const response = await outbound.request(request.action.endpoint, {
       method: withBody ? 'POST' : 'GET',
-      headers: { ...applied.headers, ...(withBody ? { 'content-type': 'application/json' } : {}), 'user-agent': 'caseflow-smoke-test' },
+      headers: {
+        ...applied.headers,
+        ...(withBody ? { 'content-type': 'application/json' } : {}),
+        'user-agent': 'caseflow-smoke-test',
+      },
       body: withBody ? JSON.stringify(request.testInputData) : undefined,
       timeoutMs: request.timeoutMs,
       maxResponseBytes: READ_BYTES,

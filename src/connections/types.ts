@@ -41,10 +41,32 @@ export interface StoredCredential {
 /** A credential to store with a new connection: already encrypted. */
 export type NewCredential = Omit<StoredCredential, 'id'>;
 
-export type NewConnection = Omit<Connection, 'id' | 'credentialId' | 'testPassed' | 'testError' | 'createdAt' | 'revokedAt'>;
+export type NewConnection = Omit<
+  Connection,
+  'id' | 'credentialId' | 'testPassed' | 'testError' | 'createdAt' | 'revokedAt'
+>;
 
 /** What a smoke test concluded. */
 export interface SmokeTestOutcome {
   testPassed: boolean;
   testError: string | null;
 }
+
+/** What the smoke-test activity is given: ids and test inputs, never a secret. */
+export interface SmokeTestInput {
+  connectionId: string;
+  testInputData?: Record<string, unknown>;
+}
+
+/** The smoke-test workflow's input: the activity's start-to-close timeout with it. */
+export interface ConnectionSmokeTestInput extends SmokeTestInput {
+  timeoutMs: number;
+}
+
+/** The activities of connections (implemented in activities/connections.ts). */
+export interface ConnectionActivities {
+  smokeTestConnection(input: SmokeTestInput): Promise<SmokeTestOutcome>;
+}
+
+/** The smoke-test workflow's signature (workflows/connection-smoke-test.ts), for the client that starts it. */
+export type ConnectionSmokeTestWorkflow = (input: ConnectionSmokeTestInput) => Promise<SmokeTestOutcome>;

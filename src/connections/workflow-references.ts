@@ -27,16 +27,23 @@ export async function integrationActionProblems(
     const actionVersionId = String(node.process?.action_version_id);
     const connection = await deps.connections.find(connectionId);
     if (connection?.organizationId !== auth.organizationId || connection.workspaceId !== workspaceId) {
-      problems.push({ path: `nodes.${key}.process.connection_id`, message: `connection ${connectionId} does not exist in this workspace` });
+      problems.push({
+        path: `nodes.${key}.process.connection_id`,
+        message: `connection ${connectionId} does not exist in this workspace`,
+      });
       continue;
     }
-    if (connection.status === 'revoked') problems.push({ path: `nodes.${key}.process.connection_id`, message: `connection ${connectionId} is revoked` });
+    if (connection.status === 'revoked')
+      problems.push({ path: `nodes.${key}.process.connection_id`, message: `connection ${connectionId} is revoked` });
     const action = await deps.catalog.actionVersion(auth, actionVersionId).catch((err: unknown) => {
       if (err instanceof DomainError && err.errorCode === 'NOT_FOUND') return undefined;
       throw err;
     });
     if (action?.integrationId !== connection.integrationId) {
-      problems.push({ path: `nodes.${key}.process.action_version_id`, message: `action version ${actionVersionId} is not an action of the connection's integration` });
+      problems.push({
+        path: `nodes.${key}.process.action_version_id`,
+        message: `action version ${actionVersionId} is not an action of the connection's integration`,
+      });
     }
   }
   return problems;

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { AuthType } from '../catalog/types.js';
-import type { Connection, ConnectionStatus, NewConnection, NewCredential, SmokeTestOutcome, StoredCredential } from '../connections/types.js';
+import type {
+  Connection,
+  ConnectionStatus,
+  NewConnection,
+  NewCredential,
+  SmokeTestOutcome,
+  StoredCredential,
+} from '../connections/types.js';
 import type { Db } from './database.js';
 import type { ConnectionCredentialTable, ConnectionTable } from './tables/connections.js';
 
@@ -50,7 +57,11 @@ export class ConnectionRepo {
    * caller for `credentialId`, so the ciphertext is bound to the row id) or an
    * existing one, in one transaction.
    */
-  async create(connection: NewConnection, credential: { reuse: string } | { id: string; create: NewCredential }, createdBy: string): Promise<Connection> {
+  async create(
+    connection: NewConnection,
+    credential: { reuse: string } | { id: string; create: NewCredential },
+    createdBy: string,
+  ): Promise<Connection> {
     const at = now();
     const id = randomUUID();
     return this.db.transaction().execute(async (trx) => {
@@ -104,7 +115,11 @@ export class ConnectionRepo {
     return row && toConnection(row);
   }
 
-  async list(organizationId: string, workspaceId: string, page: { limit: number; offset: number }): Promise<Connection[]> {
+  async list(
+    organizationId: string,
+    workspaceId: string,
+    page: { limit: number; offset: number },
+  ): Promise<Connection[]> {
     const rows = await this.db
       .selectFrom('connections')
       .selectAll()
@@ -144,7 +159,13 @@ export class ConnectionRepo {
 
   /** Every stored credential, a page at a time (for re-encryption under a new master key). */
   async credentialPage(afterId: string, limit: number): Promise<StoredCredential[]> {
-    const rows = await this.db.selectFrom('connection_credentials').selectAll().where('id', '>', afterId).orderBy('id').limit(limit).execute();
+    const rows = await this.db
+      .selectFrom('connection_credentials')
+      .selectAll()
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
     return rows.map(toCredential);
   }
 

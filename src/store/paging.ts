@@ -1,5 +1,9 @@
 /** Walks a table in key order, a page at a time: `fetch(after)` returns the rows after that key. */
-export async function forEachRow<T>(fetch: (after: string) => Promise<T[]>, keyOf: (row: T) => string, visit: (row: T) => Promise<void>): Promise<void> {
+export async function forEachRow<T>(
+  fetch: (after: string) => Promise<T[]>,
+  keyOf: (row: T) => string,
+  visit: (row: T) => Promise<void>,
+): Promise<void> {
   let after = '';
   for (;;) {
     const page = await fetch(after);

@@ -7,7 +7,17 @@ import { newCaller } from '../code/support.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { WorkflowRepo } from '../../src/store/workflow-repo.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { authorIntegration, connect, connection, expectError, historyText, localServer, newWorkspace, type Integration, type LocalServer } from './support.js';
+import {
+  authorIntegration,
+  connect,
+  connection,
+  expectError,
+  historyText,
+  localServer,
+  newWorkspace,
+  type Integration,
+  type LocalServer,
+} from './support.js';
 
 const secret = 'sk-live-action-9f8e7d6c5b4a';
 const code = [
@@ -31,7 +41,9 @@ let integration: Integration;
 let connectionId: string;
 
 beforeAll(async () => {
-  svc = await startTestService({ logger: createLogger('debug', {}, 'json', { write: (line: string) => void logLines.push(line) }) });
+  svc = await startTestService({
+    logger: createLogger('debug', {}, 'json', { write: (line: string) => void logLines.push(line) }),
+  });
   api = await localServer((req, res) => {
     if (req.headers['x-api-key'] !== secret) res.writeHead(401).end('{"error":"bad key"}');
     else res.writeHead(200, { 'content-type': 'application/json' }).end('{"greeting":"hello"}');
@@ -41,7 +53,13 @@ beforeAll(async () => {
     code,
     outputs: { echo: field('echo'), leak: field('leak') },
   });
-  const res = await connect(svc, connection(integration, svc.workspaceId, { credentialData: { api_key: secret }, testActionVersionId: integration.actionVersionId }));
+  const res = await connect(
+    svc,
+    connection(integration, svc.workspaceId, {
+      credentialData: { api_key: secret },
+      testActionVersionId: integration.actionVersionId,
+    }),
+  );
   expect(res.status, res.text).toBe(201);
   expect(res.body.testPassed).toBe(true);
   connectionId = String(res.body.activeIntegrationId);
@@ -71,7 +89,12 @@ function actionGraph(connection: string, actionVersionId = integration.actionVer
 }
 
 /** A workflow stored without the save-time check, as if it got past it. */
-async function storedWorkflow(organizationId: string, workspaceId: string, createdBy: string, graph: Graph): Promise<string> {
+async function storedWorkflow(
+  organizationId: string,
+  workspaceId: string,
+  createdBy: string,
+  graph: Graph,
+): Promise<string> {
   const created = await new WorkflowRepo(svc.service.context.store.db).create({
     organizationId,
     workspaceId,
@@ -124,7 +147,10 @@ describe('integration_action nodes', () => {
 
   it("refuses at save a connection of another workspace or organization, an unknown one, or another integration's action", async () => {
     const other = await newWorkspace(svc, svc.organizationId);
-    const elsewhere = await connect(svc, connection(integration, other, { credentialData: { api_key: 'sk-other-workspace' } }));
+    const elsewhere = await connect(
+      svc,
+      connection(integration, other, { credentialData: { api_key: 'sk-other-workspace' } }),
+    );
     const second = await authorIntegration(svc, svc.key);
     const attacker = await newCaller(svc, { grants: ['integration:full', 'workflow:full'] });
     const attackerWorkspace = await newWorkspace(svc, attacker.organizationId);
@@ -135,7 +161,11 @@ describe('integration_action nodes', () => {
       [attacker.key, attackerWorkspace, actionGraph(connectionId)],
     ];
     for (const [key, workspaceId, graph] of cases) {
-      const res = await svc.request('POST', '/api/v1/workflow', { key, headers: { 'x-workspace-id': workspaceId }, body: { name: 'x', nodes: graph.nodes, edges: graph.edges } });
+      const res = await svc.request('POST', '/api/v1/workflow', {
+        key,
+        headers: { 'x-workspace-id': workspaceId },
+        body: { name: 'x', nodes: graph.nodes, edges: graph.edges },
+      });
       expectError(res, 400, 'nodes.');
     }
   });
@@ -146,18 +176,28 @@ describe('integration_action nodes', () => {
     const before = api.received.length;
     const caseId = await startCase(svc, workflowId, { text: 'x', url: `${api.url}/hello` });
     expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
-    const errors = Object.values((await audit(svc, caseId)).audit.nodes_execution_data).flatMap((n) => (n.error ? [n.error] : []));
+    const errors = Object.values((await audit(svc, caseId)).audit.nodes_execution_data).flatMap((n) =>
+      n.error ? [n.error] : [],
+    );
     expect(errors[0]).toMatchObject({ kind: 'configuration' });
     expect(JSON.stringify(errors)).toContain("does not exist in this case's workspace");
     expect(api.received.length).toBe(before);
 
     const attacker = await newCaller(svc, { grants: ['workflow:full', 'case:full'] });
     const attackerWorkspace = await newWorkspace(svc, attacker.organizationId);
-    const foreign = await storedWorkflow(attacker.organizationId, attackerWorkspace, attacker.userId, actionGraph(connectionId));
+    const foreign = await storedWorkflow(
+      attacker.organizationId,
+      attackerWorkspace,
+      attacker.userId,
+      actionGraph(connectionId),
+    );
     const initiated = await svc.request('POST', '/api/v1/case', { key: attacker.key, body: { workflowId: foreign } });
     expect(initiated.status, initiated.text).toBe(201);
     const foreignCase = String(initiated.body.caseId);
-    const executed = await svc.request('POST', `/api/v1/case/${foreignCase}/execute`, { key: attacker.key, body: { inputs: { text: 'x', url: `${api.url}/hello` } } });
+    const executed = await svc.request('POST', `/api/v1/case/${foreignCase}/execute`, {
+      key: attacker.key,
+      body: { inputs: { text: 'x', url: `${api.url}/hello` } },
+    });
     expect(executed.status, executed.text).toBe(202);
     for (;;) {
       const s = await svc.request('GET', `/api/v1/case/${foreignCase}/status`, { key: attacker.key });
@@ -177,7 +217,10 @@ describe('integration_action nodes', () => {
     expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
     expect(JSON.stringify(await audit(svc, caseId))).toContain('is revoked');
     const again = actionGraph(id);
-    const saved = await svc.request('POST', '/api/v1/workflow', { headers: { 'x-workspace-id': svc.workspaceId }, body: { name: 'x', nodes: again.nodes, edges: again.edges } });
+    const saved = await svc.request('POST', '/api/v1/workflow', {
+      headers: { 'x-workspace-id': svc.workspaceId },
+      body: { name: 'x', nodes: again.nodes, edges: again.edges },
+    });
     expectError(saved, 400, 'revoked');
   });
 });

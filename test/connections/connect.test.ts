@@ -4,7 +4,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAuthor } from '../catalog/support.js';
 import { newCaller } from '../code/support.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { authorIntegration, connect, connection, expectError, failedFields, localServer, newWorkspace, type Integration, type LocalServer } from './support.js';
+import {
+  authorIntegration,
+  connect,
+  connection,
+  expectError,
+  failedFields,
+  localServer,
+  newWorkspace,
+  type Integration,
+  type LocalServer,
+} from './support.js';
 
 const secret = 'sk-live-0123456789abcdef';
 let svc: TestService;
@@ -21,8 +31,10 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-const countConnections = async () => (await svc.service.context.store.db.selectFrom('connections').select('id').execute()).length;
-const countCredentials = async () => (await svc.service.context.store.db.selectFrom('connection_credentials').select('id').execute()).length;
+const countConnections = async () =>
+  (await svc.service.context.store.db.selectFrom('connections').select('id').execute()).length;
+const countCredentials = async () =>
+  (await svc.service.context.store.db.selectFrom('connection_credentials').select('id').execute()).length;
 
 describe('POST /api/v1/integration/connect', () => {
   it('connects: 201 with the contract fields, no secret anywhere in the answer, readable and listed', async () => {
@@ -43,7 +55,12 @@ describe('POST /api/v1/integration/connect', () => {
 
     const read = await svc.request('GET', `/api/v1/connection/${String(res.body.activeIntegrationId)}`);
     expect(read.status, read.text).toBe(200);
-    expect(read.body).toMatchObject({ id: res.body.activeIntegrationId, status: 'connected', name: 'My connection', activeCredentialId: res.body.activeCredentialId });
+    expect(read.body).toMatchObject({
+      id: res.body.activeIntegrationId,
+      status: 'connected',
+      name: 'My connection',
+      activeCredentialId: res.body.activeCredentialId,
+    });
     expect(read.text).not.toContain(secret);
     const list = await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/connections`);
     expect(list.status, list.text).toBe(200);
@@ -78,13 +95,27 @@ describe('POST /api/v1/integration/connect', () => {
 
   it('reuses a credential with activeCredentialId (same workspace only)', async () => {
     const first = await connect(svc, connection(integration, svc.workspaceId));
-    const reused = await connect(svc, connection(integration, svc.workspaceId, { credentialVersionId: undefined, credentialData: undefined, activeCredentialId: first.body.activeCredentialId }));
+    const reused = await connect(
+      svc,
+      connection(integration, svc.workspaceId, {
+        credentialVersionId: undefined,
+        credentialData: undefined,
+        activeCredentialId: first.body.activeCredentialId,
+      }),
+    );
     expect(reused.status, reused.text).toBe(201);
     expect(reused.body.activeCredentialId).toBe(first.body.activeCredentialId);
     expect(reused.body.activeIntegrationId).not.toBe(first.body.activeIntegrationId);
 
     const other = await newWorkspace(svc, svc.organizationId);
-    const elsewhere = await connect(svc, connection(integration, other, { credentialVersionId: undefined, credentialData: undefined, activeCredentialId: first.body.activeCredentialId }));
+    const elsewhere = await connect(
+      svc,
+      connection(integration, other, {
+        credentialVersionId: undefined,
+        credentialData: undefined,
+        activeCredentialId: first.body.activeCredentialId,
+      }),
+    );
     expectError(elsewhere, 404, 'does not exist');
   });
 
@@ -96,17 +127,36 @@ describe('POST /api/v1/integration/connect', () => {
         client_secret: { displayName: 'Client secret', variableName: 'client_secret', type: 'str' },
       },
     });
-    const pending = await connect(svc, connection(oauth, svc.workspaceId, { credentialData: { client_id: 'id-1234', client_secret: 'secret-5678' }, testActionVersionId: oauth.actionVersionId }));
+    const pending = await connect(
+      svc,
+      connection(oauth, svc.workspaceId, {
+        credentialData: { client_id: 'id-1234', client_secret: 'secret-5678' },
+        testActionVersionId: oauth.actionVersionId,
+      }),
+    );
     expect(pending.status, pending.text).toBe(201);
-    expect(pending.body).toMatchObject({ status: 'pending_authorization', activeIntegrationId: null, testPassed: null });
-    const missing = await connect(svc, connection(oauth, svc.workspaceId, { credentialData: { client_id: 'id-1234' } }));
+    expect(pending.body).toMatchObject({
+      status: 'pending_authorization',
+      activeIntegrationId: null,
+      testPassed: null,
+    });
+    const missing = await connect(
+      svc,
+      connection(oauth, svc.workspaceId, { credentialData: { client_id: 'id-1234' } }),
+    );
     expectError(missing, 422, 'client_secret');
   });
 });
 
 describe('permission first (403), then the body (400)', () => {
   it('401 without a key', async () => {
-    expectError(await svc.request('POST', '/api/v1/integration/connect', { body: { connection: connection(integration, svc.workspaceId) }, key: null }), 401);
+    expectError(
+      await svc.request('POST', '/api/v1/integration/connect', {
+        body: { connection: connection(integration, svc.workspaceId) },
+        key: null,
+      }),
+      401,
+    );
   });
 
   it('403 for a workspaceId that is not a UUID, even with an otherwise broken body', async () => {
@@ -119,10 +169,25 @@ describe('permission first (403), then the body (400)', () => {
     const attacker = await newAuthor(svc);
     // The attacker's key names the victim's workspace and the victim's integration.
     expectError(await connect(svc, connection(integration, svc.workspaceId), attacker.key), 403);
-    const reader = await svc.admin('POST', '/admin/keys', { organizationId: svc.organizationId, userId: svc.userId, name: 'r', grants: ['integration:read'] });
-    expectError(await connect(svc, connection(integration, svc.workspaceId), String(reader.body.key)), 403, 'Integration: Full');
+    const reader = await svc.admin('POST', '/admin/keys', {
+      organizationId: svc.organizationId,
+      userId: svc.userId,
+      name: 'r',
+      grants: ['integration:read'],
+    });
+    expectError(
+      await connect(svc, connection(integration, svc.workspaceId), String(reader.body.key)),
+      403,
+      'Integration: Full',
+    );
     const other = await newWorkspace(svc, svc.organizationId);
-    const scoped = await svc.admin('POST', '/admin/keys', { organizationId: svc.organizationId, userId: svc.userId, name: 's', grants: ['integration:full'], workspaceIds: [other] });
+    const scoped = await svc.admin('POST', '/admin/keys', {
+      organizationId: svc.organizationId,
+      userId: svc.userId,
+      name: 's',
+      grants: ['integration:full'],
+      workspaceIds: [other],
+    });
     expectError(await connect(svc, connection(integration, svc.workspaceId), String(scoped.body.key)), 403);
     expect((await connect(svc, connection(integration, other), String(scoped.body.key))).status).toBe(201);
   });
@@ -135,7 +200,10 @@ describe('permission first (403), then the body (400)', () => {
       [{ testActionVersionId: 'x' }, 'body.connection.testActionVersionId'],
       [{ credentialVersionId: undefined }, 'body.connection.credentialVersionId'],
       [{ activeCredentialId: crypto.randomUUID() }, 'body.connection.credentialData'],
-      [{ credentialData: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`f${i}`, 'v'])) }, 'body.connection.credentialData'],
+      [
+        { credentialData: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`f${i}`, 'v'])) },
+        'body.connection.credentialData',
+      ],
       [{ credentialData: { api_key: 'x'.repeat(65 * 1024) } }, 'body.connection.credentialData'],
       [{ workflowId: crypto.randomUUID() }, 'body.connection'],
       [{ name: 'n'.repeat(256) }, 'body.connection.name'],
@@ -153,10 +221,23 @@ describe('404 and 422', () => {
     const before = [await countConnections(), await countCredentials(), endpoint.received.length];
     const unknown = crypto.randomUUID();
     for (const field of ['integrationVersionId', 'actionVersionId', 'credentialVersionId', 'testActionVersionId']) {
-      const res = await connect(svc, connection(integration, svc.workspaceId, { testActionVersionId: integration.actionVersionId, [field]: unknown }));
+      const res = await connect(
+        svc,
+        connection(integration, svc.workspaceId, {
+          testActionVersionId: integration.actionVersionId,
+          [field]: unknown,
+        }),
+      );
       expectError(res, 404, 'does not exist');
     }
-    const reuse = await connect(svc, connection(integration, svc.workspaceId, { credentialData: undefined, activeCredentialId: unknown, testActionVersionId: integration.actionVersionId }));
+    const reuse = await connect(
+      svc,
+      connection(integration, svc.workspaceId, {
+        credentialData: undefined,
+        activeCredentialId: unknown,
+        testActionVersionId: integration.actionVersionId,
+      }),
+    );
     expectError(reuse, 404);
     expect([await countConnections(), await countCredentials(), endpoint.received.length]).toEqual(before);
   });
@@ -165,8 +246,14 @@ describe('404 and 422', () => {
     const other = await newAuthor(svc);
     const theirs = await authorIntegration(svc, other.key);
     expectError(await connect(svc, connection(theirs, svc.workspaceId)), 404);
-    expectError(await connect(svc, connection(integration, svc.workspaceId, { actionVersionId: theirs.actionVersionId })), 404);
-    expectError(await connect(svc, connection(integration, svc.workspaceId, { credentialVersionId: theirs.credentialVersionId })), 404);
+    expectError(
+      await connect(svc, connection(integration, svc.workspaceId, { actionVersionId: theirs.actionVersionId })),
+      404,
+    );
+    expectError(
+      await connect(svc, connection(integration, svc.workspaceId, { credentialVersionId: theirs.credentialVersionId })),
+      404,
+    );
   });
 
   it('422: unknown field, wrong type, missing required value, missing credentialData; values never echoed', async () => {
@@ -189,15 +276,30 @@ describe('404 and 422', () => {
       expectError(res, 422, field);
       expect(res.text).not.toMatch(/sk-hidden-extra|three/);
     }
-    const ok = await connect(svc, connection(typed, svc.workspaceId, { credentialData: { api_key: 'sk-ok-value', retries: 2 } }));
+    const ok = await connect(
+      svc,
+      connection(typed, svc.workspaceId, { credentialData: { api_key: 'sk-ok-value', retries: 2 } }),
+    );
     expect(ok.status, ok.text).toBe(201);
   });
 
-  it("422 when the ids belong to different integrations, for an inactive template or integration", async () => {
+  it('422 when the ids belong to different integrations, for an inactive template or integration', async () => {
     const second = await authorIntegration(svc, svc.key);
-    expectError(await connect(svc, connection(integration, svc.workspaceId, { actionVersionId: second.actionVersionId })), 422, 'actionVersionId');
-    expectError(await connect(svc, connection(integration, svc.workspaceId, { testActionVersionId: second.actionVersionId })), 422, 'testActionVersionId');
-    expectError(await connect(svc, connection(integration, svc.workspaceId, { credentialVersionId: second.credentialVersionId })), 422, 'credentialVersionId');
+    expectError(
+      await connect(svc, connection(integration, svc.workspaceId, { actionVersionId: second.actionVersionId })),
+      422,
+      'actionVersionId',
+    );
+    expectError(
+      await connect(svc, connection(integration, svc.workspaceId, { testActionVersionId: second.actionVersionId })),
+      422,
+      'testActionVersionId',
+    );
+    expectError(
+      await connect(svc, connection(integration, svc.workspaceId, { credentialVersionId: second.credentialVersionId })),
+      422,
+      'credentialVersionId',
+    );
     const inactiveTemplate = await authorIntegration(svc, svc.key, { credentialStatus: 'inactive' });
     expectError(await connect(svc, connection(inactiveTemplate, svc.workspaceId)), 422, 'inactive');
     const inactive = await authorIntegration(svc, svc.key, { status: 'inactive' });
@@ -211,10 +313,18 @@ describe('reading and revoking', () => {
     const id = String(res.body.activeIntegrationId);
     const attacker = await newCaller(svc, { grants: ['integration:full'] });
     expectError(await svc.request('GET', `/api/v1/connection/${id}`, { key: attacker.key }), 403);
-    expectError(await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/connections`, { key: attacker.key }), 403);
+    expectError(
+      await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/connections`, { key: attacker.key }),
+      403,
+    );
     expectError(await svc.request('POST', `/api/v1/connection/${id}/revoke`, { key: attacker.key }), 403);
     expectError(await svc.request('GET', `/api/v1/connection/${crypto.randomUUID()}`), 404);
-    const reader = await svc.admin('POST', '/admin/keys', { organizationId: svc.organizationId, userId: svc.userId, name: 'r', grants: ['integration:read'] });
+    const reader = await svc.admin('POST', '/admin/keys', {
+      organizationId: svc.organizationId,
+      userId: svc.userId,
+      name: 'r',
+      grants: ['integration:read'],
+    });
     expectError(await svc.request('POST', `/api/v1/connection/${id}/revoke`, { key: String(reader.body.key) }), 403);
 
     const revoked = await svc.request('POST', `/api/v1/connection/${id}/revoke`);
@@ -228,7 +338,9 @@ describe('reading and revoking', () => {
   it('documents the endpoints in the OpenAPI document', async () => {
     const doc = await svc.request('GET', '/openapi.json', { key: null });
     const paths = doc.body.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>;
-    expect(Object.keys(paths['/api/v1/integration/connect']?.post?.responses ?? {})).toEqual(expect.arrayContaining(['201', '400', '401', '403', '404', '422']));
+    expect(Object.keys(paths['/api/v1/integration/connect']?.post?.responses ?? {})).toEqual(
+      expect.arrayContaining(['201', '400', '401', '403', '404', '422']),
+    );
     expect(paths['/api/v1/workspace/{workspaceId}/connections']?.get).toBeDefined();
     expect(paths['/api/v1/connection/{connectionId}']?.get).toBeDefined();
     expect(paths['/api/v1/connection/{connectionId}/revoke']?.post).toBeDefined();

@@ -41,7 +41,11 @@ describe('caseflow secrets rotate-master-key', () => {
     expect(webhook.status, webhook.text).toBe(200);
     const db = svc.service.context.store.db;
     const credentialId = String(made.body.activeCredentialId);
-    const before = await db.selectFrom('connection_credentials').select('data_ciphertext').where('id', '=', credentialId).executeTakeFirstOrThrow();
+    const before = await db
+      .selectFrom('connection_credentials')
+      .select('data_ciphertext')
+      .where('id', '=', credentialId)
+      .executeTakeFirstOrThrow();
     const oldKeyId = keyIdOf(before.data_ciphertext);
     const { dataDir, organizationId, workspaceId, userId } = svc;
     await svc.stop({ keepData: true });
@@ -58,18 +62,38 @@ describe('caseflow secrets rotate-master-key', () => {
 
     // A process reads the ring at start; this one is handed the rotated ring (the file's content) explicitly.
     second = await startTestService({ dataDir, config: { secrets: { masterKey: ring } } });
-    const after = await second.service.context.store.db.selectFrom('connection_credentials').select('data_ciphertext').where('id', '=', credentialId).executeTakeFirstOrThrow();
+    const after = await second.service.context.store.db
+      .selectFrom('connection_credentials')
+      .select('data_ciphertext')
+      .where('id', '=', credentialId)
+      .executeTakeFirstOrThrow();
     expect(keyIdOf(after.data_ciphertext)).toBe(rotated.currentKeyId);
     expect(after.data_ciphertext).not.toContain(secret);
 
-    const key = await second.admin('POST', '/admin/keys', { organizationId, userId, name: 'after rotation', grants: ['workflow:full', 'case:full', 'file:full', 'integration:full', 'code:full', 'discovery:full'] });
+    const key = await second.admin('POST', '/admin/keys', {
+      organizationId,
+      userId,
+      name: 'after rotation',
+      grants: ['workflow:full', 'case:full', 'file:full', 'integration:full', 'code:full', 'discovery:full'],
+    });
     expect(key.status, key.text).toBe(201);
     const apiKey = String(key.body.key);
-    const reused = await connect(second, connection(integration, workspaceId, { credentialVersionId: undefined, credentialData: undefined, activeCredentialId: credentialId, testActionVersionId: integration.actionVersionId }), apiKey);
+    const reused = await connect(
+      second,
+      connection(integration, workspaceId, {
+        credentialVersionId: undefined,
+        credentialData: undefined,
+        activeCredentialId: credentialId,
+        testActionVersionId: integration.actionVersionId,
+      }),
+      apiKey,
+    );
     expect(reused.status, reused.text).toBe(201);
     expect(reused.body.testPassed).toBe(true);
     expect(server.received.at(-1)?.headers['x-api-key']).toBe(secret);
-    const webhookAfter = await second.request('GET', `/api/v1/workspace/${workspaceId}/webhook-secret`, { key: apiKey });
+    const webhookAfter = await second.request('GET', `/api/v1/workspace/${workspaceId}/webhook-secret`, {
+      key: apiKey,
+    });
     expect(webhookAfter.body.secret).toBe(webhook.body.secret);
   });
 });

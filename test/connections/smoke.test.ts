@@ -25,9 +25,23 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-async function smoke(path: string, options: Parameters<typeof authorIntegration>[2] = {}, overrides: Record<string, unknown> = {}) {
-  const integration = await authorIntegration(svc, svc.key, { endpoint: path.startsWith('http') ? path : `${server.url}${path}`, ...options });
-  const res = await connect(svc, connection(integration, svc.workspaceId, { credentialData: { api_key: secret }, testActionVersionId: integration.actionVersionId, ...overrides }));
+async function smoke(
+  path: string,
+  options: Parameters<typeof authorIntegration>[2] = {},
+  overrides: Record<string, unknown> = {},
+) {
+  const integration = await authorIntegration(svc, svc.key, {
+    endpoint: path.startsWith('http') ? path : `${server.url}${path}`,
+    ...options,
+  });
+  const res = await connect(
+    svc,
+    connection(integration, svc.workspaceId, {
+      credentialData: { api_key: secret },
+      testActionVersionId: integration.actionVersionId,
+      ...overrides,
+    }),
+  );
   expect(res.status, res.text).toBe(201);
   expect(res.text).not.toContain(secret);
   return res.body as { testPassed: boolean | null; testError: string | null; activeIntegrationId: string };
@@ -51,7 +65,9 @@ describe('smoke test', () => {
   });
 
   it('401 fails with the status and body', async () => {
-    expect(await smoke('/unauthorized')).toEqual(expect.objectContaining({ testPassed: false, testError: 'HTTP 401: bad key' }));
+    expect(await smoke('/unauthorized')).toEqual(
+      expect.objectContaining({ testPassed: false, testError: 'HTTP 401: bad key' }),
+    );
   });
 
   it('500 with a 300-character body quotes exactly its first 200 characters', async () => {
@@ -85,7 +101,14 @@ describe('smoke test', () => {
   });
 
   it('applies bearer tokens and custom headers as the authType says; testInputData is POSTed as JSON', async () => {
-    await smoke('/ok', { authType: 'access_token', inputs: { access_token: { displayName: 'Token', variableName: 'access_token', type: 'str' } } }, { credentialData: { access_token: 'tok-abcdef' } });
+    await smoke(
+      '/ok',
+      {
+        authType: 'access_token',
+        inputs: { access_token: { displayName: 'Token', variableName: 'access_token', type: 'str' } },
+      },
+      { credentialData: { access_token: 'tok-abcdef' } },
+    );
     expect(server.received.at(-1)?.headers.authorization).toBe('Bearer tok-abcdef');
 
     await smoke(

@@ -27,7 +27,12 @@ export async function localServer(handle: (req: Received, res: ServerResponse) =
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const entry = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const entry = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       received.push(entry);
       handle(entry, res);
     });
@@ -56,7 +61,15 @@ export interface Integration {
 export async function authorIntegration(
   svc: TestService,
   key: string,
-  options: { endpoint?: string; code?: string; authType?: string; inputs?: Record<string, unknown>; status?: string; credentialStatus?: string; outputs?: Record<string, unknown> } = {},
+  options: {
+    endpoint?: string;
+    code?: string;
+    authType?: string;
+    inputs?: Record<string, unknown>;
+    status?: string;
+    credentialStatus?: string;
+    outputs?: Record<string, unknown>;
+  } = {},
 ): Promise<Integration> {
   const provider = await svc.request('POST', '/api/v1/provider', { body: { name: 'Acme' }, key });
   expect(provider.status, provider.text).toBe(201);
@@ -82,11 +95,25 @@ export async function authorIntegration(
   };
   const created = await svc.request('POST', '/api/v1/integration', { body: { integration: body }, key });
   expect(created.status, created.text).toBe(201);
-  const c = created.body as { id: string; versionId: string; createdActions: Array<{ actionVersionId: string }>; createdCredential: { credentialVersionId: string } };
-  return { id: c.id, versionId: c.versionId, actionVersionId: c.createdActions[0]?.actionVersionId ?? '', credentialVersionId: c.createdCredential.credentialVersionId };
+  const c = created.body as {
+    id: string;
+    versionId: string;
+    createdActions: Array<{ actionVersionId: string }>;
+    createdCredential: { credentialVersionId: string };
+  };
+  return {
+    id: c.id,
+    versionId: c.versionId,
+    actionVersionId: c.createdActions[0]?.actionVersionId ?? '',
+    credentialVersionId: c.createdCredential.credentialVersionId,
+  };
 }
 
-export function connection(integration: Integration, workspaceId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function connection(
+  integration: Integration,
+  workspaceId: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     name: 'My connection',
     workspaceId,

@@ -20,7 +20,8 @@ function processSchema(zod: Zod) {
 export const integrationActionKind = activityKind({
   handlerClass: 'integration_action',
   nodeType: 'action',
-  describe: 'Integration action: process { connection_id, action_version_id }; runs the action code with input_data and the connection credential.',
+  describe:
+    'Integration action: process { connection_id, action_version_id }; runs the action code with input_data and the connection credential.',
   process: processSchema,
   async run(context, services) {
     const { node, process, inputs } = context;
@@ -34,7 +35,12 @@ export const integrationActionKind = activityKind({
     if (!result.ok) {
       const { message, kind, traceback } = result.error;
       // The action's own exception (an HTTP failure it raised, a bug) is kind `action`; the rest keep the runner's kind.
-      throw new NodeFailure(message, { kind: kind === 'error' ? 'action' : kind, logs, traceback, retryable: kind !== 'output' });
+      throw new NodeFailure(message, {
+        kind: kind === 'error' ? 'action' : kind,
+        logs,
+        traceback,
+        retryable: kind !== 'output',
+      });
     }
     return { outputs: result.outputs, logs };
   },

@@ -15,7 +15,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('connection_credentials_workspace').on('connection_credentials').columns(['workspace_id', 'organization_id']).execute();
+  await db.schema
+    .createIndex('connection_credentials_workspace')
+    .on('connection_credentials')
+    .columns(['workspace_id', 'organization_id'])
+    .execute();
 
   await db.schema
     .createTable('connections')
@@ -36,7 +40,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('revoked_at', 'text')
     .execute();
-  await db.schema.createIndex('connections_workspace').on('connections').columns(['workspace_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('connections_workspace')
+    .on('connections')
+    .columns(['workspace_id', 'created_at'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
