@@ -1,7 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newAuthor } from '../catalog/support.js';
+import { CatalogService } from '../../src/catalog/catalog-service.js';
+import { CatalogRepo } from '../../src/store/catalog-repo.js';
+import { newAuthor, pngIcon } from '../catalog/support.js';
 import { newCaller } from '../code/support.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import {
@@ -145,6 +147,65 @@ describe('POST /api/v1/integration/connect', () => {
       connection(oauth, svc.workspaceId, { credentialData: { client_id: 'id-1234' } }),
     );
     expectError(missing, 422, 'client_secret');
+  });
+});
+
+describe('published integrations', () => {
+  it('any organization connects what the service published, into its own workspace only', async () => {
+    const catalog = new CatalogService(new CatalogRepo(svc.service.context.store.db), () => Promise.resolve());
+    const provider = await catalog.publishProvider('Caseflow');
+    const published = await catalog.publishIntegration({
+      providerId: provider.id,
+      content: {
+        name: 'Published',
+        description: null,
+        icon: pngIcon,
+        category: ['a'],
+        requiredPlan: 'core',
+        status: 'active',
+        isNew: false,
+        isPopular: false,
+        isBeta: false,
+      },
+      actions: [
+        { name: 'Ping', endpoint: `${endpoint.url}/ping`, description: null, inputs: {}, outputs: {}, code: null },
+      ],
+      credential: {
+        name: 'Key',
+        description: null,
+        icon: pngIcon,
+        authType: 'api_key',
+        status: 'active',
+        inputs: {
+          api_key: {
+            displayName: 'Key',
+            variableName: 'api_key',
+            type: 'str',
+            order: 1,
+            isSecret: true,
+            isNullable: true,
+            isEditable: true,
+            isVisible: true,
+          },
+        },
+      },
+    });
+    const ids: Integration = {
+      id: published.integration.id,
+      versionId: published.integration.versionId,
+      actionVersionId: published.createdActions[0]?.actionVersionId ?? '',
+      credentialVersionId: published.createdCredential?.credentialVersionId ?? '',
+    };
+    const tenant = await newCaller(svc, { grants: ['integration:full'], verified: false });
+    const workspace = await newWorkspace(svc, tenant.organizationId);
+    const made = await connect(
+      svc,
+      connection(ids, workspace, { testActionVersionId: ids.actionVersionId }),
+      tenant.key,
+    );
+    expect(made.status, made.text).toBe(201);
+    expect(made.body).toMatchObject({ status: 'connected', testPassed: true });
+    expectError(await connect(svc, connection(ids, svc.workspaceId), tenant.key), 403);
   });
 });
 
