@@ -49,6 +49,7 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
     python: deps.python,
     files: nodeFiles(services.files),
     codeVersion: (organizationId, codeId, versionId) => services.codeNodes.findRunnableVersion(organizationId, codeId, versionId),
+    integrationAction: (scope, request) => services.connectionRuntime.runAction(scope, request),
   };
   const maxBytes = deps.config.cases.maxNodeOutputBytes;
 

@@ -2,6 +2,7 @@ import type { ActivityDeps } from './deps.js';
 import { createCallbackActivities } from './callbacks.js';
 import { createCaseActivities } from './cases.js';
 import { createGenerationActivities } from './generation.js';
+import { createConnectionActivities } from './connections.js';
 
 /** Every activity the worker registers, built over the worker's dependencies. */
 export function createActivities(deps: ActivityDeps) {
@@ -9,6 +10,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createCallbackActivities(deps),
     ...createCaseActivities(deps),
     ...createGenerationActivities(deps),
+    ...createConnectionActivities(deps),
   };
 }
 

@@ -3,6 +3,10 @@ import { WebhookSecrets } from './callbacks/webhook-secrets.js';
 import { CaseService } from './cases/case-service.js';
 import { CatalogService } from './catalog/catalog-service.js';
 import { CodeNodeService } from './code/code-node-service.js';
+import { ConnectionRuntime } from './connections/connection-runtime.js';
+import { ConnectionService } from './connections/connection-service.js';
+import { CredentialVault } from './connections/credential-vault.js';
+import { temporalSmokeTests } from './connections/smoke-test-runner.js';
 import { SourceGates } from './code/source-gates.js';
 import type { Config } from './config/config.js';
 import { secretBoxFromConfig } from './crypto/secret-box.js';
@@ -38,16 +42,29 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
   const { config, logger, temporal, python } = infra;
   const gates = new SourceGates(python, logger);
   const files = createFileService({ repos, config, logger });
-  const workflows = new WorkflowService(repos.workflows, repos.tenancy, gates);
-  const secrets = new WebhookSecrets(repos.callbacks, secretBoxFromConfig(config), config.callbacks.secretRotationOverlapMs);
+  const box = secretBoxFromConfig(config);
+  const vault = new CredentialVault(box);
+  const catalog = new CatalogService(repos.catalog, (source, field) => gates.scanOrThrow(source, field));
+  const workflows = new WorkflowService(repos.workflows, repos.tenancy, gates, { connections: repos.connections, catalog });
+  const secrets = new WebhookSecrets(repos.callbacks, box, config.callbacks.secretRotationOverlapMs);
   const outbound = new Outbound({ allowCidrs: config.outbound.allowCidrs });
+  const smokeTestTimeoutMs = config.connections.smokeTestTimeoutMs;
   return {
     tenancy: new TenancyService(repos.tenancy),
     workflows,
     files,
     cases: new CaseService({ config, logger, temporal, repo: repos.cases, workflows, files, outbound }),
     codeNodes: new CodeNodeService(repos.codeNodes, gates),
-    catalog: new CatalogService(repos.catalog, (source, field) => gates.scanOrThrow(source, field)),
+    catalog,
+    connections: new ConnectionService({
+      repo: repos.connections,
+      catalog,
+      tenancy: repos.tenancy,
+      vault,
+      runSmokeTest: temporalSmokeTests(temporal, repos.connections, logger, smokeTestTimeoutMs),
+    }),
+    /** Worker side: decrypts a connection's credential inside an activity, and nowhere else. */
+    connectionRuntime: new ConnectionRuntime({ connections: repos.connections, catalog: repos.catalog, vault, outbound, python, smokeTestTimeoutMs }),
     discovery: new DiscoveryService({ repo: repos.discovery, tenancy: repos.tenancy }),
     generation: new GenerationService({ runs: repos.generation, workflows: repos.workflows, tenancy: repos.tenancy, files, config, temporal, logger }),
     callbacks: new CallbackService({

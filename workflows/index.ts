@@ -5,3 +5,4 @@
 export { callbackDelivery } from './callback-delivery.js';
 export { caseRun, caseProgressQuery } from './case-run.js';
 export { generationRun, generationRunQuery, cancelGenerationSignal } from './generation-run.js';
+export { connectionSmokeTest } from './connection-smoke-test.js';

@@ -12,6 +12,7 @@ import { registerJobRoutes } from './job.routes.js';
 import { registerCatalogRoutes } from './catalog.routes.js';
 import { registerDiscoveryRoutes } from './discovery.routes.js';
 import { registerGenerationRoutes } from './generation.routes.js';
+import { registerConnectionRoutes } from './connection.routes.js';
 
 /** Every resource's routes; each resource adds one line. */
 export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void> = [
@@ -27,4 +28,5 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerJobRoutes,
   registerCatalogRoutes,
   registerDiscoveryRoutes,
+  registerConnectionRoutes,
 ];

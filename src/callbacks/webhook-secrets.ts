@@ -1,5 +1,6 @@
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { CallbackRepo, WebhookSecretRow } from '../store/callback-repo.js';
+import { forEachRow } from '../store/paging.js';
 import { generateWebhookSecret } from './signing.js';
 
 export interface WorkspaceWebhookSecret {
@@ -60,6 +61,30 @@ export class WebhookSecrets {
       // Another rotation or first use won the race: go again so the caller gets a secret that is really in force.
       if (stored?.secretCiphertext === ciphertext) return this.describe(workspaceId, stored);
     }
+  }
+
+  /** Re-encrypts every workspace's secrets under the ring's current key (master key rotation); rows changed. */
+  async reencryptAll(): Promise<number> {
+    let changed = 0;
+    await forEachRow(
+      (after) => this.repo.webhookSecretPage(after, 100),
+      (row) => row.workspaceId,
+      async (row) => {
+        if (await this.reseal(row)) changed += 1;
+      },
+    );
+    return changed;
+  }
+
+  private async reseal(row: WebhookSecretRow): Promise<boolean> {
+    const stale = (ciphertext: string | null) => ciphertext !== null && this.box.needsReencryption(ciphertext);
+    if (!stale(row.secretCiphertext) && !stale(row.previousSecretCiphertext)) return false;
+    const reseal = (ciphertext: string) => this.box.encrypt(this.box.decrypt(ciphertext, context(row.workspaceId)), context(row.workspaceId));
+    const previous = row.previousSecretCiphertext === null ? null : reseal(row.previousSecretCiphertext);
+    if (await this.repo.replaceWebhookCiphertexts(row, reseal(row.secretCiphertext), previous)) return true;
+    // Rotated in between: the fresh row is resealed instead.
+    const fresh = await this.repo.findWebhookSecret(row.workspaceId);
+    return fresh ? this.reseal(fresh) : false;
   }
 
   private async row(workspaceId: string): Promise<WebhookSecretRow> {

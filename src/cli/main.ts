@@ -11,6 +11,7 @@ import { parseGrantList } from '../auth/grants.js';
 import { startService, type Role } from '../service.js';
 import { printBootstrapKey } from './bootstrap-banner.js';
 import { registerCatalogCommands } from './catalog-commands.js';
+import { registerSecretsCommands } from './secrets-commands.js';
 
 function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -154,6 +155,7 @@ key.command('list <organizationId>').action((organizationId: string) => withTena
 key.command('revoke <keyId>').action((keyId: string) => withTenancy(async (s) => s.revokeKey(keyId)));
 
 registerCatalogCommands(program, print, fail);
+registerSecretsCommands(program, print, fail);
 
 try {
   await program.parseAsync(process.argv);

@@ -115,6 +115,10 @@ export const configSchema = z.object({
       }
     }, 'a comma-separated list of CIDRs such as 10.0.0.0/8,127.0.0.1/32'),
   }),
+  connections: z.object({
+    /** How long a connection's smoke test waits for the action's endpoint. */
+    smokeTestTimeoutMs: z.coerce.number().int().min(100).max(120_000),
+  }),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -122,6 +126,7 @@ export type Config = z.infer<typeof configSchema>;
 /** Environment variables and the config key each one sets. */
 const envMap: Record<string, string> = {
   CASEFLOW_DATA_DIR: 'dataDir',
+  CASEFLOW_SMOKE_TEST_TIMEOUT_MS: 'connections.smokeTestTimeoutMs',
   HOST: 'host',
   PORT: 'port',
   CASEFLOW_PUBLIC_URL: 'publicUrl',

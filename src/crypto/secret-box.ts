@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/config.js';
 
@@ -149,6 +149,34 @@ function createKeyFile(keyFile: string): void {
   }
 }
 
+/** Replaces the key file's ring whole (temporary file, then rename), mode 0600. */
+function writeKeyFile(keyFile: string, ring: MasterKey[]): void {
+  const temporary = `${keyFile}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(temporary, ring.map(({ id, key }) => `${id}:${key.toString('base64')}\n`).join(''), { mode: 0o600, flag: 'wx' });
+  renameSync(temporary, keyFile);
+}
+
+/**
+ * Rotation, step 1: a fresh key goes first in the key file (it encrypts from
+ * now on); the old keys stay after it so existing values still decrypt.
+ * Returns the new ring.
+ */
+export function addKeyToFile(keyFile: string): MasterKey[] {
+  const old = loadMasterKeys({ keyFile });
+  let id = generatedKeyId();
+  while (old.some((key) => key.id === id)) id = generatedKeyId();
+  const ring = [{ id, key: randomBytes(KEY_BYTES) }, ...old];
+  writeKeyFile(keyFile, ring);
+  return ring;
+}
+
+/** Rotation, last step (after every value was re-encrypted): only the current key stays in the file. */
+export function dropOldKeysFromFile(keyFile: string): string[] {
+  const [current, ...old] = loadMasterKeys({ keyFile });
+  if (current) writeKeyFile(keyFile, [current]);
+  return old.map((key) => key.id);
+}
+
 function generatedKeyId(): string {
   return `k${new Date().toISOString().slice(0, 10).replaceAll('-', '')}${randomBytes(2).toString('hex')}`;
 }
@@ -169,10 +197,12 @@ export function openSecretBox(source: SecretBoxSource): SecretBox {
   return box;
 }
 
-/** The process's SecretBox: CASEFLOW_MASTER_KEY, else the key file (default `<dataDir>/master.key`). */
+/** Where the key ring lives when CASEFLOW_MASTER_KEY is not set (default `<dataDir>/master.key`). */
+export function keyFileOf(config: Pick<Config, 'dataDir' | 'secrets'>): string {
+  return config.secrets.keyFile ? path.resolve(config.dataDir, config.secrets.keyFile) : path.join(config.dataDir, 'master.key');
+}
+
+/** The process's SecretBox: CASEFLOW_MASTER_KEY, else the key file. */
 export function secretBoxFromConfig(config: Pick<Config, 'dataDir' | 'secrets'>): SecretBox {
-  return openSecretBox({
-    masterKey: config.secrets.masterKey,
-    keyFile: config.secrets.keyFile ? path.resolve(config.dataDir, config.secrets.keyFile) : path.join(config.dataDir, 'master.key'),
-  });
+  return openSecretBox({ masterKey: config.secrets.masterKey, keyFile: keyFileOf(config) });
 }

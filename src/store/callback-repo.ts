@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db } from './database.js';
-import type { CallbackDeliveryTable } from './tables/callbacks.js';
+import type { CallbackDeliveryTable, WebhookSecretTable } from './tables/callbacks.js';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -51,6 +51,17 @@ export interface WebhookSecretRow {
   previousExpiresAt: string | null;
   createdAt: string;
   rotatedAt: string | null;
+}
+
+function toWebhookSecret(r: Selectable<WebhookSecretTable>): WebhookSecretRow {
+  return {
+    workspaceId: r.workspace_id,
+    secretCiphertext: r.secret_ciphertext,
+    previousSecretCiphertext: r.previous_secret_ciphertext,
+    previousExpiresAt: r.previous_expires_at,
+    createdAt: r.created_at,
+    rotatedAt: r.rotated_at,
+  };
 }
 
 function toDelivery(r: Selectable<CallbackDeliveryTable>): CallbackDelivery {
@@ -177,16 +188,24 @@ export class CallbackRepo {
 
   async findWebhookSecret(workspaceId: string): Promise<WebhookSecretRow | undefined> {
     const r = await this.db.selectFrom('webhook_secrets').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
-    return (
-      r && {
-        workspaceId: r.workspace_id,
-        secretCiphertext: r.secret_ciphertext,
-        previousSecretCiphertext: r.previous_secret_ciphertext,
-        previousExpiresAt: r.previous_expires_at,
-        createdAt: r.created_at,
-        rotatedAt: r.rotated_at,
-      }
-    );
+    return r && toWebhookSecret(r);
+  }
+
+  /** Every workspace's secret row, a page at a time (for re-encryption under a new master key). */
+  async webhookSecretPage(afterWorkspaceId: string, limit: number): Promise<WebhookSecretRow[]> {
+    const rows = await this.db.selectFrom('webhook_secrets').selectAll().where('workspace_id', '>', afterWorkspaceId).orderBy('workspace_id').limit(limit).execute();
+    return rows.map(toWebhookSecret);
+  }
+
+  /** Swaps both ciphertexts if they are still the ones read (a rotation in between wins); false otherwise. */
+  async replaceWebhookCiphertexts(row: WebhookSecretRow, secretCiphertext: string, previousSecretCiphertext: string | null): Promise<boolean> {
+    const result = await this.db
+      .updateTable('webhook_secrets')
+      .set({ secret_ciphertext: secretCiphertext, previous_secret_ciphertext: previousSecretCiphertext })
+      .where('workspace_id', '=', row.workspaceId)
+      .where('secret_ciphertext', '=', row.secretCiphertext)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   /** Stores a first secret unless one exists (two first uses racing keep the one that won). */

@@ -71,7 +71,14 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   // databases in one Postgres (one schema each) it would find the other's.
   const migrationTableSchema =
     db.getExecutor().adapter instanceof PostgresAdapter ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableSchema });
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableSchema,
+    // Areas own number ranges (e.g. 045-049 after 050 shipped): a store that already ran a later
+    // number must still apply an earlier one added since, so order is by name but not enforced.
+    allowUnorderedMigrations: true,
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

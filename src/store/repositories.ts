@@ -2,6 +2,7 @@ import { CallbackRepo } from './callback-repo.js';
 import { CatalogRepo } from './catalog-repo.js';
 import { CaseRepo } from './case-repo.js';
 import { CodeNodeRepo } from './code-node-repo.js';
+import { ConnectionRepo } from './connection-repo.js';
 import type { Db } from './database.js';
 import { DiscoveryRepo } from './discovery-repo.js';
 import { FileRepo } from './file-repo.js';
@@ -21,6 +22,7 @@ export function createRepositories(db: Db) {
     catalog: new CatalogRepo(db),
     discovery: new DiscoveryRepo(db),
     generation: new GenerationRepo(db),
+    connections: new ConnectionRepo(db),
   };
 }
 

@@ -6,6 +6,7 @@ import type { CaseTables } from './tables/cases.js';
 import type { CodeNodeTables } from './tables/code-nodes.js';
 import type { CatalogTables } from './tables/catalog.js';
 import type { DiscoveryTables } from './tables/discovery.js';
+import type { ConnectionTables } from './tables/connections.js';
 import type { GenerationTables } from './tables/generation.js';
 
 /** Every table of the store; each area adds its tables interface here. */
@@ -18,4 +19,5 @@ export interface Database
     CodeNodeTables,
     CatalogTables,
     DiscoveryTables,
-    GenerationTables {}
+    GenerationTables,
+    ConnectionTables {}

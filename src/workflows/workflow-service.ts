@@ -2,6 +2,7 @@ import { assertWorkspaceGrant, requireWorkspaceGrant } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Grant } from '../auth/grants.js';
 import type { SourceGates } from '../code/source-gates.js';
+import { integrationActionProblems, type GraphReferences } from '../connections/workflow-references.js';
 import { defaultGraph } from '../domain/default-graph.js';
 import type { WorkflowEdge, WorkflowGraph, WorkflowNode, WorkflowVersionSnapshot } from '../domain/graph.js';
 import { validateGraph, type GraphProblem } from '../domain/graph-validation.js';
@@ -77,7 +78,15 @@ export class WorkflowService {
     private readonly repo: WorkflowRepo,
     private readonly tenancy: TenancyRepo,
     private readonly gates: SourceGates,
+    /** What a graph may name outside itself: catalog actions and the workspace's connections. */
+    private readonly references: GraphReferences,
   ) {}
+
+  /** Integration actions and connections a graph names must be usable by the workflow's workspace. */
+  private async checkReferences(auth: AuthContext, workspaceId: string, graph: WorkflowGraph): Promise<void> {
+    const problems = await integrationActionProblems(this.references, auth, workspaceId, graph);
+    if (problems.length > 0) throw invalidGraph(problems);
+  }
 
   /** The workspace a workflow is created in, checked for Workflow: Full before the body is read. */
   authorizeCreate(auth: AuthContext, workspaceId: string): Promise<Workspace> {
@@ -87,6 +96,7 @@ export class WorkflowService {
   async create(auth: AuthContext, workspace: Workspace, input: NewWorkflow): Promise<WorkflowWithVersion> {
     const graph = input.nodes === undefined && input.edges === undefined ? defaultGraph() : checkedGraph({ nodes: input.nodes ?? {}, edges: input.edges ?? {} });
     await this.gates.gateInlineSources(auth, graph);
+    await this.checkReferences(auth, workspace.id, graph);
     return this.repo.create({
       organizationId: auth.organizationId,
       workspaceId: workspace.id,
@@ -129,6 +139,7 @@ export class WorkflowService {
       const latest = await this.repo.latestVersion(workflow.id);
       graph = checkedGraph({ nodes: changes.nodes ?? latest?.graph.nodes ?? {}, edges: changes.edges ?? latest?.graph.edges ?? {} });
       await this.gates.gateInlineSources(auth, graph);
+      await this.checkReferences(auth, workflow.workspaceId, graph);
     }
     const updated = await this.repo.update(workflow.id, {
       name: changes.name,

@@ -21,6 +21,7 @@ describe('node kind registry', () => {
       ['output', 'output', 'inline'],
       ['condition', 'condition', 'inline'],
       ['python_code', 'code', 'activity'],
+      ['integration_action', 'action', 'activity'],
     ]);
     for (const kind of builtIn) expect(kind.describe.length).toBeGreaterThan(10);
   });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/config.js';
-import { createLogger } from '../../src/logging/logger.js';
+import { createLogger, type Logger } from '../../src/logging/logger.js';
 import { startService, type Role, type RunningService } from '../../src/service.js';
 import type { BootstrapResult } from '../../src/tenancy/tenancy-service.js';
 
@@ -20,6 +20,8 @@ export interface TestServiceOptions {
   config?: Record<string, unknown>;
   /** A dedicated Temporal server (fault tests that stop it); the shared dev server otherwise. */
   temporalAddress?: string;
+  /** Where the service logs (tests that search the logs); the TEST_LOG_LEVEL logger otherwise. */
+  logger?: Logger;
 }
 
 export interface TestService {
@@ -103,7 +105,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   let bootstrap: BootstrapResult | undefined;
   const service = await startService({
     config,
-    logger: createLogger(config.logLevel),
+    logger: options.logger ?? createLogger(config.logLevel),
     role: options.role ?? 'all',
     onBootstrap: (result) => {
       bootstrap = result;

@@ -16,7 +16,7 @@ interface CodeToRun {
 }
 
 /** {variableName: allowed types} from a catalog version's outputs: the code's own declaration. */
-function catalogOutputs(version: CodeVersion): Declared {
+export function catalogOutputs(version: Pick<CodeVersion, 'outputs'>): Declared {
   const declared: Declared = {};
   for (const field of Object.values(version.outputs)) declared[field.variableName] = field.allowedTypes.map((t) => t.type);
   return declared;
@@ -49,7 +49,7 @@ function isFileMarker(value: unknown): value is PythonFileMarker {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, '$file');
 }
 
-function toNodeLogs(logs: PythonLogEntry[], stdout: string, stderr: string): NodeLog[] {
+export function toNodeLogs(logs: PythonLogEntry[], stdout: string, stderr: string): NodeLog[] {
   const result: NodeLog[] = logs.map((l) => ({ level: l.level, message: l.message, at: l.at }));
   const at = new Date().toISOString();
   if (stdout.trim()) result.push({ level: 'info', message: `stdout: ${stdout.trimEnd()}`, at });

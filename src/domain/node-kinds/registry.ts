@@ -2,6 +2,7 @@ import type { WorkflowNode } from '../graph.js';
 import { handlerClassName } from '../vocabulary.js';
 import { conditionKind } from './condition.js';
 import { inputKind } from './input.js';
+import { integrationActionKind } from './integration-action.js';
 import type { NodeKind } from './kind.js';
 import { outputKind } from './output.js';
 import { pythonCodeKind } from './python-code.js';
@@ -39,6 +40,7 @@ export const nodeKinds = new NodeKindRegistry([
   outputKind,
   conditionKind,
   pythonCodeKind,
+  integrationActionKind,
 ]);
 
 /** Whether the case starts at this node (its kind is an entry kind, i.e. `input`). */

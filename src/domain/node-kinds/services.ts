@@ -40,4 +40,17 @@ export interface NodeServices {
   files: NodeFiles;
   /** A catalog code node version of the organization; undefined when it has none by these ids. */
   codeVersion(organizationId: string, codeId: string, versionId: string): Promise<CodeVersion | undefined>;
+  /**
+   * Runs an integration action with a connection of the node's own workspace; the credential is
+   * decrypted behind this port and redacted from what comes back. Unusable ids throw NodeFailure.
+   */
+  integrationAction(scope: NodeScope, request: IntegrationActionRequest): Promise<PythonRunResult>;
+}
+
+/** One run of a catalog action on a connection: ids only, the credential is resolved behind the port. */
+export interface IntegrationActionRequest {
+  connectionId: string;
+  actionVersionId: string;
+  inputs: Record<string, unknown>;
+  timeoutMs: number;
 }

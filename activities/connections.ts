@@ -1,0 +1,9 @@
+import type { ConnectionActivities } from '../src/connections/types.js';
+import type { ActivityDeps } from './deps.js';
+
+export function createConnectionActivities({ services }: ActivityDeps): ConnectionActivities {
+  const runtime = services.connectionRuntime;
+  return {
+    smokeTestConnection: (input) => runtime.smokeTest(input.connectionId, input.testInputData),
+  };
+}

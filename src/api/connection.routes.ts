@@ -1,0 +1,163 @@
+import { z } from 'zod';
+import type { ConnectOutcome } from '../connections/connection-service.js';
+import type { Connection } from '../connections/types.js';
+import type { AppContext } from '../context.js';
+import { parseOrThrow, type ApiRoutes } from './route.js';
+import {
+  connectBody,
+  connectionListQuery,
+  connectionListResponse,
+  connectionResponse,
+  connectResponse,
+} from './schemas/connection.js';
+import { uuid } from './schemas/common.js';
+
+function toConnection(c: Connection): z.infer<typeof connectionResponse> {
+  return {
+    id: c.id,
+    name: c.name,
+    description: c.description,
+    status: c.status,
+    workspaceId: c.workspaceId,
+    integrationId: c.integrationId,
+    integrationVersionId: c.integrationVersionId,
+    actionVersionId: c.actionVersionId,
+    activeCredentialId: c.credentialId,
+    testActionVersionId: c.testActionVersionId,
+    testPassed: c.testPassed,
+    testError: c.testError,
+    createdAt: c.createdAt,
+    revokedAt: c.revokedAt,
+  };
+}
+
+function toConnectResponse({ connection, testPassed, testError }: ConnectOutcome): z.infer<typeof connectResponse> {
+  const pending = connection.status === 'pending_authorization';
+  return {
+    status: pending ? 'pending_authorization' : 'connected',
+    activeIntegrationId: pending ? null : connection.id,
+    activeIntegrationVersionId: connection.integrationVersionId,
+    activeCredentialId: connection.credentialId,
+    workspaceId: connection.workspaceId,
+    testPassed,
+    testError,
+    // Issued by the OAuth flow (a later issue; docs/connections.md).
+    authorizationUrl: null,
+    connectionToken: null,
+  };
+}
+
+const connectionParams = z.object({ connectionId: uuid.meta({ description: 'The activeIntegrationId' }) });
+const workspaceParams = z.object({ workspaceId: uuid });
+const notFound = { 404: { description: 'The connection does not exist' } };
+
+/** The body's connection.workspaceId, read without trusting the body's shape (the permission check comes first). */
+function workspaceIdOf(body: unknown): unknown {
+  const connection =
+    typeof body === 'object' && body !== null ? (body as { connection?: unknown }).connection : undefined;
+  return typeof connection === 'object' && connection !== null
+    ? (connection as { workspaceId?: unknown }).workspaceId
+    : undefined;
+}
+
+export function registerConnectionRoutes(api: ApiRoutes, ctx: AppContext): void {
+  const { connections } = ctx.services;
+
+  api.route({
+    auth: true,
+    validateBody: false,
+    tags: ['Connections'],
+    method: 'post',
+    path: '/api/v1/integration/connect',
+    summary: 'Connect an integration into a workspace',
+    description:
+      'Stores the credential (checked against the template, encrypted, never returned) and creates a connection; with ' +
+      "testActionVersionId the action's endpoint is called with the credential (2xx/3xx pass). Requires Integration: Full " +
+      'in the workspace, checked before the body. Not idempotent. See docs/connections.md.',
+    body: connectBody,
+    responses: {
+      201: { description: 'Connected (or pending_authorization for OAuth)', schema: connectResponse },
+      400: {
+        description:
+          'Missing or malformed field (other than workspaceId), neither credentialVersionId nor activeCredentialId, credentialData with activeCredentialId, credentialData over 100 fields or 64 KB',
+      },
+      403: {
+        description:
+          'Integration: Full missing in the workspace, or a workspaceId that is not one of the key’s (not a UUID, unknown, another organization’s)',
+      },
+      404: {
+        description:
+          'integrationVersionId, actionVersionId, credentialVersionId, testActionVersionId or activeCredentialId does not exist (nothing is created)',
+      },
+      422: {
+        description:
+          'credentialData does not match the template, is missing, or an OAuth credential lacks client_id/client_secret; ids of different integrations; inactive template or integration',
+      },
+    },
+    handler: async ({ req, res, auth }) => {
+      const workspace = await connections.requireConnectWorkspace(auth, workspaceIdOf(req.body));
+      const body = parseOrThrow(connectBody, req.body, 'body');
+      res.status(201).json(toConnectResponse(await connections.connect(auth, workspace, body.connection)));
+    },
+  });
+
+  api.route({
+    auth: true,
+    tags: ['Connections'],
+    method: 'get',
+    path: '/api/v1/workspace/:workspaceId/connections',
+    summary: "List a workspace's connections",
+    description: 'Newest first; no secret values. Requires Integration: Read in the workspace.',
+    params: workspaceParams,
+    query: connectionListQuery,
+    responses: {
+      200: { description: 'The connections', schema: connectionListResponse },
+      400: { description: 'Malformed workspaceId or paging' },
+      403: { description: 'No access to the workspace or Integration: Read missing' },
+      404: { description: 'The workspace does not exist' },
+    },
+    handler: async ({ res, auth, params, query }) => {
+      const list = await connections.list(auth, params.workspaceId, query);
+      res.json({ connections: list.map(toConnection), limit: query.limit, offset: query.offset });
+    },
+  });
+
+  api.route({
+    auth: true,
+    tags: ['Connections'],
+    method: 'get',
+    path: '/api/v1/connection/:connectionId',
+    summary: 'Read a connection',
+    description: 'No secret values. Requires Integration: Read in its workspace.',
+    params: connectionParams,
+    responses: {
+      200: { description: 'The connection', schema: connectionResponse },
+      400: { description: 'Malformed connectionId' },
+      403: { description: 'No access to its workspace or Integration: Read missing' },
+      ...notFound,
+    },
+    handler: async ({ res, auth, params }) => {
+      res.json(toConnection(await connections.get(auth, params.connectionId)));
+    },
+  });
+
+  api.route({
+    auth: true,
+    tags: ['Connections'],
+    method: 'post',
+    path: '/api/v1/connection/:connectionId/revoke',
+    summary: 'Revoke a connection',
+    description:
+      'For good: integration_action nodes naming it fail from then on and workflows naming it no longer save. Repeating it answers the same. Requires Integration: Full in its workspace.',
+    params: connectionParams,
+    responses: {
+      200: { description: 'The revoked connection', schema: connectionResponse },
+      400: { description: 'Malformed connectionId' },
+      403: { description: 'No access to its workspace or Integration: Full missing' },
+      ...notFound,
+    },
+    handler: async ({ res, auth, params }) => {
+      res.json(toConnection(await connections.revoke(auth, params.connectionId)));
+    },
+  });
+}

@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import { uuid } from './common.js';
+
+/** The contract's bounds on credentialData. */
+export const credentialDataLimits = { fields: 100, bytes: 64 * 1024 } as const;
+
+const credentialData = z
+  .record(z.string(), z.unknown())
+  .superRefine((value, ctx) => {
+    if (Object.keys(value).length > credentialDataLimits.fields)
+      ctx.addIssue({ code: 'custom', message: `at most ${credentialDataLimits.fields} fields` });
+    else if (Buffer.byteLength(JSON.stringify(value), 'utf8') > credentialDataLimits.bytes) {
+      ctx.addIssue({ code: 'custom', message: `at most ${credentialDataLimits.bytes} bytes as JSON` });
+    }
+  })
+  .meta({
+    description:
+      "Secret values keyed by the credential template's variableNames; encrypted at rest, never returned. At most 100 fields and 64 KB",
+  });
+
+export const connectionFields = z
+  .object({
+    name: z.string().trim().min(1).max(255),
+    workspaceId: z
+      .string()
+      .meta({
+        description:
+          'Workspace to activate in (checked first: anything but a workspace the key holds Integration: Full in is 403)',
+      }),
+    integrationVersionId: uuid.meta({ description: '`versionId` from integration creation' }),
+    actionVersionId: uuid.meta({ description: 'Action enabled on this connection' }),
+    credentialVersionId: uuid.optional().meta({ description: 'Required unless activeCredentialId is used' }),
+    credentialData: credentialData.optional(),
+    activeCredentialId: uuid
+      .optional()
+      .meta({ description: "Reuse an existing connection's credential (same workspace); omit credentialData then" }),
+    description: z.string().max(2048).optional(),
+    testActionVersionId: uuid
+      .optional()
+      .meta({ description: 'Action whose endpoint is called for a smoke test; omit for no test' }),
+    testInputData: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .meta({ description: 'Sent as the JSON body of the smoke test (POST); without it the test is a GET' }),
+  })
+  .strict()
+  .superRefine((value, ctx) => {
+    if (value.credentialVersionId === undefined && value.activeCredentialId === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['credentialVersionId'],
+        message: 'credentialVersionId or activeCredentialId is required',
+      });
+    }
+    if (value.credentialData !== undefined && value.activeCredentialId !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['credentialData'],
+        message: 'omit credentialData when activeCredentialId reuses a credential',
+      });
+    }
+  });
+
+export const connectBody = z.object({ connection: connectionFields });
+export type ConnectFields = z.infer<typeof connectionFields>;
+
+export const connectResponse = z.object({
+  status: z.enum(['connected', 'pending_authorization']),
+  activeIntegrationId: z
+    .string()
+    .nullable()
+    .meta({ description: 'What an integration_action node names as connection_id; null until OAuth completes' }),
+  activeIntegrationVersionId: z.string(),
+  activeCredentialId: z.string(),
+  workspaceId: z.string(),
+  testPassed: z.boolean().nullable().meta({ description: 'null when no test ran (not a pass)' }),
+  testError: z
+    .string()
+    .nullable()
+    .meta({ description: 'HTTP <status>: the first 200 characters of the body, or the network error' }),
+  authorizationUrl: z
+    .string()
+    .nullable()
+    .meta({ description: 'OAuth only; issued by the OAuth flow (not yet available: null)' }),
+  connectionToken: z
+    .string()
+    .nullable()
+    .meta({ description: 'OAuth only; issued by the OAuth flow (not yet available: null)' }),
+});
+
+export const connectionResponse = z.object({
+  id: z.string().meta({ description: 'The activeIntegrationId' }),
+  name: z.string(),
+  description: z.string().nullable(),
+  status: z.enum(['connected', 'pending_authorization', 'revoked']),
+  workspaceId: z.string(),
+  integrationId: z.string(),
+  integrationVersionId: z.string(),
+  actionVersionId: z.string(),
+  activeCredentialId: z.string(),
+  testActionVersionId: z.string().nullable(),
+  testPassed: z.boolean().nullable(),
+  testError: z.string().nullable(),
+  createdAt: z.string(),
+  revokedAt: z.string().nullable(),
+});
+
+export const connectionListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const connectionListResponse = z.object({
+  connections: z.array(connectionResponse),
+  limit: z.number(),
+  offset: z.number(),
+});

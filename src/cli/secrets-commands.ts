@@ -1,0 +1,72 @@
+import type { Command } from 'commander';
+import { WebhookSecrets } from '../callbacks/webhook-secrets.js';
+import { loadConfig, type Config } from '../config/config.js';
+import { CredentialVault } from '../connections/credential-vault.js';
+import { addKeyToFile, dropOldKeysFromFile, keyFileOf, loadMasterKeys, SecretBox } from '../crypto/secret-box.js';
+import { CallbackRepo } from '../store/callback-repo.js';
+import { ConnectionRepo } from '../store/connection-repo.js';
+import { migrateToLatest, openStore } from '../store/database.js';
+
+type Output = (value: unknown) => void;
+type Fail = (message: string) => never;
+
+/** Every secret of the store under the box's current key: connection credentials and webhook signing secrets. */
+async function reencryptEverything(
+  config: Config,
+  box: SecretBox,
+): Promise<{ currentKeyId: string; credentials: number; webhookSecrets: number }> {
+  const store = openStore(config.dataDir, config.databaseUrl);
+  try {
+    await migrateToLatest(store.db);
+    const credentials = await new CredentialVault(box).reencryptAll(new ConnectionRepo(store.db));
+    const webhookSecrets = await new WebhookSecrets(
+      new CallbackRepo(store.db),
+      box,
+      config.callbacks.secretRotationOverlapMs,
+    ).reencryptAll();
+    return { currentKeyId: box.currentKeyId, credentials, webhookSecrets };
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Master key operations. Services read the key ring at start: run these with
+ * the services stopped, or restart them right after (docs/connections.md).
+ */
+export function registerSecretsCommands(program: Command, print: Output, fail: Fail): void {
+  const secrets = program.command('secrets').description('the master key ring and what it encrypts');
+
+  secrets
+    .command('rotate-master-key')
+    .description(
+      'put a fresh master key first in the key file, re-encrypt every secret with it, then drop the old keys',
+    )
+    .option('--keep-old', 'keep the old keys in the file after re-encrypting', false)
+    .action(async (opts: { keepOld: boolean }) => {
+      const config = loadConfig();
+      if (config.secrets.masterKey) {
+        fail(
+          'CASEFLOW_MASTER_KEY is set: put a new id:key pair first in it (keep the old ones after it), restart, then run `caseflow secrets reencrypt`',
+        );
+      }
+      const keyFile = keyFileOf(config);
+      // Creates the file with a first key when there is none yet, like the service would.
+      loadMasterKeys({ keyFile });
+      const counts = await reencryptEverything(config, new SecretBox(addKeyToFile(keyFile)));
+      print({ ...counts, droppedKeyIds: opts.keepOld ? [] : dropOldKeysFromFile(keyFile) });
+    });
+
+  secrets
+    .command('reencrypt')
+    .description('re-encrypt every secret under the current (first) master key of the configured ring')
+    .action(async () => {
+      const config = loadConfig();
+      print(
+        await reencryptEverything(
+          config,
+          new SecretBox(loadMasterKeys({ masterKey: config.secrets.masterKey, keyFile: keyFileOf(config) })),
+        ),
+      );
+    });
+}

@@ -1,0 +1,72 @@
+import type { AuthType } from '../catalog/types.js';
+
+/** connected: live; pending_authorization: OAuth until a person authorizes; revoked: stopped by the workspace. */
+export type ConnectionStatus = 'connected' | 'pending_authorization' | 'revoked';
+
+/** A connection as stored and read (never with secret values). */
+export interface Connection {
+  /** The `activeIntegrationId` a workflow's integration_action node names. */
+  id: string;
+  organizationId: string;
+  workspaceId: string;
+  name: string;
+  description: string | null;
+  integrationId: string;
+  integrationVersionId: string;
+  actionVersionId: string;
+  /** The `activeCredentialId`: the stored (encrypted) credential, shareable by later connections. */
+  credentialId: string;
+  status: ConnectionStatus;
+  testActionVersionId: string | null;
+  testPassed: boolean | null;
+  testError: string | null;
+  createdBy: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/** A stored credential: where it belongs and its ciphertext; decrypting is the service's job. */
+export interface StoredCredential {
+  id: string;
+  organizationId: string;
+  workspaceId: string;
+  integrationId: string;
+  /** The credential template (stable id) and the version its data was checked against. */
+  templateId: string;
+  templateVersionId: string;
+  authType: AuthType;
+  dataCiphertext: string;
+}
+
+/** A credential to store with a new connection: already encrypted. */
+export type NewCredential = Omit<StoredCredential, 'id'>;
+
+export type NewConnection = Omit<
+  Connection,
+  'id' | 'credentialId' | 'testPassed' | 'testError' | 'createdAt' | 'revokedAt'
+>;
+
+/** What a smoke test concluded. */
+export interface SmokeTestOutcome {
+  testPassed: boolean;
+  testError: string | null;
+}
+
+/** What the smoke-test activity is given: ids and test inputs, never a secret. */
+export interface SmokeTestInput {
+  connectionId: string;
+  testInputData?: Record<string, unknown>;
+}
+
+/** The smoke-test workflow's input: the activity's start-to-close timeout with it. */
+export interface ConnectionSmokeTestInput extends SmokeTestInput {
+  timeoutMs: number;
+}
+
+/** The activities of connections (implemented in activities/connections.ts). */
+export interface ConnectionActivities {
+  smokeTestConnection(input: SmokeTestInput): Promise<SmokeTestOutcome>;
+}
+
+/** The smoke-test workflow's signature (workflows/connection-smoke-test.ts), for the client that starts it. */
+export type ConnectionSmokeTestWorkflow = (input: ConnectionSmokeTestInput) => Promise<SmokeTestOutcome>;

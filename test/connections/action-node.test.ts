@@ -1,0 +1,226 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { field } from '../catalog/support.js';
+import { Graph, audit, createWorkflow, results, startCase, vars, waitForEnd, type Var } from '../cases/support.js';
+import { newCaller } from '../code/support.js';
+import { createLogger } from '../../src/logging/logger.js';
+import { WorkflowRepo } from '../../src/store/workflow-repo.js';
+import { startTestService, type TestService } from '../support/harness.js';
+import {
+  authorIntegration,
+  connect,
+  connection,
+  expectError,
+  historyText,
+  localServer,
+  newWorkspace,
+  type Integration,
+  type LocalServer,
+} from './support.js';
+
+const secret = 'sk-live-action-9f8e7d6c5b4a';
+const code = [
+  'import json',
+  'import urllib.request',
+  "request = urllib.request.Request(input_data['url'], headers={'X-API-Key': credential_value['api_key']})",
+  'with urllib.request.urlopen(request, timeout=5) as answer:',
+  '    data = json.loads(answer.read().decode())',
+  "if input_data['text'] == 'boom':",
+  "    raise RuntimeError('upstream said no to ' + credential_value['api_key'])",
+  "print('using', credential_value['api_key'])",
+  "result['echo'] = data['greeting'] + ' ' + input_data['text']",
+  "result['leak'] = credential_value['api_key']",
+  '',
+].join('\n');
+
+const logLines: string[] = [];
+let svc: TestService;
+let api: LocalServer;
+let integration: Integration;
+let connectionId: string;
+
+beforeAll(async () => {
+  svc = await startTestService({
+    logger: createLogger('debug', {}, 'json', { write: (line: string) => void logLines.push(line) }),
+  });
+  api = await localServer((req, res) => {
+    if (req.headers['x-api-key'] !== secret) res.writeHead(401).end('{"error":"bad key"}');
+    else res.writeHead(200, { 'content-type': 'application/json' }).end('{"greeting":"hello"}');
+  });
+  integration = await authorIntegration(svc, svc.key, {
+    endpoint: `${api.url}/hello`,
+    code,
+    outputs: { echo: field('echo'), leak: field('leak') },
+  });
+  const res = await connect(
+    svc,
+    connection(integration, svc.workspaceId, {
+      credentialData: { api_key: secret },
+      testActionVersionId: integration.actionVersionId,
+    }),
+  );
+  expect(res.status, res.text).toBe(201);
+  expect(res.body.testPassed).toBe(true);
+  connectionId = String(res.body.activeIntegrationId);
+});
+afterAll(async () => {
+  await api?.close();
+  await svc?.stop();
+});
+
+const nodeInputs: Var[] = [{ name: 'text' }, { name: 'url' }];
+
+function actionGraph(connection: string, actionVersionId = integration.actionVersionId): Graph {
+  const g = new Graph();
+  const input = g.input(nodeInputs);
+  const node = g.node({
+    name: 'Say hello',
+    type: 'action',
+    handler_class: 'integration_action',
+    process: { connection_id: connection, action_version_id: actionVersionId },
+    input_schema: vars(nodeInputs),
+    output_schema: vars([{ name: 'echo' }, { name: 'leak' }]),
+  });
+  const output = g.output([{ name: 'echo' }, { name: 'leak' }]);
+  g.edge(input, node);
+  g.edge(node, output);
+  return g;
+}
+
+/** A workflow stored without the save-time check, as if it got past it. */
+async function storedWorkflow(
+  organizationId: string,
+  workspaceId: string,
+  createdBy: string,
+  graph: Graph,
+): Promise<string> {
+  const created = await new WorkflowRepo(svc.service.context.store.db).create({
+    organizationId,
+    workspaceId,
+    name: 'bypass',
+    createdBy,
+    graph: { nodes: graph.nodes, edges: graph.edges },
+    activeStatus: 'active',
+    orgUnitIds: [],
+  });
+  return created.workflow.id;
+}
+
+describe('integration_action nodes', () => {
+  it('runs the action: it calls a local API with the credential and returns its data; the secret is nowhere', async () => {
+    const wf = await createWorkflow(svc, actionGraph(connectionId), 'hello');
+    const caseId = await startCase(svc, wf.workflowId, { text: 'world', url: `${api.url}/hello` });
+    const status = await waitForEnd(svc, caseId);
+    expect(status.status, JSON.stringify(status)).toBe('COMPLETED');
+    const out = await results(svc, caseId);
+    expect(out.echo?.value).toBe('hello world');
+    expect(out.leak?.value).toBe('[redacted]');
+    expect(api.received.at(-1)?.headers['x-api-key']).toBe(secret);
+
+    const auditText = JSON.stringify(await audit(svc, caseId));
+    expect(auditText).toContain('using [redacted]');
+    const history = await historyText(svc, `case-${caseId}`);
+    expect(history).toContain('integration_action');
+    expect(history).toContain('hello world');
+    expect(logLines.length).toBeGreaterThan(10);
+    const responses = [auditText, JSON.stringify(status), JSON.stringify(out), history, logLines.join('\n')];
+    for (const text of responses) {
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain(Buffer.from(secret).toString('base64'));
+    }
+    for (const file of readdirSync(svc.dataDir).filter((f) => f.startsWith('caseflow.db'))) {
+      expect(readFileSync(path.join(svc.dataDir, file)).includes(secret), file).toBe(false);
+    }
+  });
+
+  it('an exception in the action fails the node with kind action, the secret redacted from the error', async () => {
+    const wf = await createWorkflow(svc, actionGraph(connectionId), 'boom');
+    const caseId = await startCase(svc, wf.workflowId, { text: 'boom', url: `${api.url}/hello` });
+    expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
+    const record = await audit(svc, caseId);
+    const errors = Object.values(record.audit.nodes_execution_data).flatMap((n) => (n.error ? [n.error] : []));
+    expect(errors[0]).toMatchObject({ kind: 'action' });
+    expect(JSON.stringify(errors)).toContain('upstream said no to [redacted]');
+    expect(JSON.stringify(record)).not.toContain(secret);
+  });
+
+  it("refuses at save a connection of another workspace or organization, an unknown one, or another integration's action", async () => {
+    const other = await newWorkspace(svc, svc.organizationId);
+    const elsewhere = await connect(
+      svc,
+      connection(integration, other, { credentialData: { api_key: 'sk-other-workspace' } }),
+    );
+    const second = await authorIntegration(svc, svc.key);
+    const attacker = await newCaller(svc, { grants: ['integration:full', 'workflow:full'] });
+    const attackerWorkspace = await newWorkspace(svc, attacker.organizationId);
+    const cases: Array<[TestService['key'], string, Graph]> = [
+      [svc.key, svc.workspaceId, actionGraph(String(elsewhere.body.activeIntegrationId))],
+      [svc.key, svc.workspaceId, actionGraph(crypto.randomUUID())],
+      [svc.key, svc.workspaceId, actionGraph(connectionId, second.actionVersionId)],
+      [attacker.key, attackerWorkspace, actionGraph(connectionId)],
+    ];
+    for (const [key, workspaceId, graph] of cases) {
+      const res = await svc.request('POST', '/api/v1/workflow', {
+        key,
+        headers: { 'x-workspace-id': workspaceId },
+        body: { name: 'x', nodes: graph.nodes, edges: graph.edges },
+      });
+      expectError(res, 400, 'nodes.');
+    }
+  });
+
+  it('refuses in the worker a connection of another workspace or organization that got past the save check', async () => {
+    const other = await newWorkspace(svc, svc.organizationId);
+    const workflowId = await storedWorkflow(svc.organizationId, other, svc.userId, actionGraph(connectionId));
+    const before = api.received.length;
+    const caseId = await startCase(svc, workflowId, { text: 'x', url: `${api.url}/hello` });
+    expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
+    const errors = Object.values((await audit(svc, caseId)).audit.nodes_execution_data).flatMap((n) =>
+      n.error ? [n.error] : [],
+    );
+    expect(errors[0]).toMatchObject({ kind: 'configuration' });
+    expect(JSON.stringify(errors)).toContain("does not exist in this case's workspace");
+    expect(api.received.length).toBe(before);
+
+    const attacker = await newCaller(svc, { grants: ['workflow:full', 'case:full'] });
+    const attackerWorkspace = await newWorkspace(svc, attacker.organizationId);
+    const foreign = await storedWorkflow(
+      attacker.organizationId,
+      attackerWorkspace,
+      attacker.userId,
+      actionGraph(connectionId),
+    );
+    const initiated = await svc.request('POST', '/api/v1/case', { key: attacker.key, body: { workflowId: foreign } });
+    expect(initiated.status, initiated.text).toBe(201);
+    const foreignCase = String(initiated.body.caseId);
+    const executed = await svc.request('POST', `/api/v1/case/${foreignCase}/execute`, {
+      key: attacker.key,
+      body: { inputs: { text: 'x', url: `${api.url}/hello` } },
+    });
+    expect(executed.status, executed.text).toBe(202);
+    for (;;) {
+      const s = await svc.request('GET', `/api/v1/case/${foreignCase}/status`, { key: attacker.key });
+      if (s.body.status === 'FAILED') break;
+      expect(s.body.status).not.toBe('COMPLETED');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(api.received.length).toBe(before);
+  });
+
+  it('a revoked connection stops running and no longer saves', async () => {
+    const res = await connect(svc, connection(integration, svc.workspaceId, { credentialData: { api_key: secret } }));
+    const id = String(res.body.activeIntegrationId);
+    const wf = await createWorkflow(svc, actionGraph(id), 'to revoke');
+    expect((await svc.request('POST', `/api/v1/connection/${id}/revoke`)).status).toBe(200);
+    const caseId = await startCase(svc, wf.workflowId, { text: 'x', url: `${api.url}/hello` });
+    expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
+    expect(JSON.stringify(await audit(svc, caseId))).toContain('is revoked');
+    const again = actionGraph(id);
+    const saved = await svc.request('POST', '/api/v1/workflow', {
+      headers: { 'x-workspace-id': svc.workspaceId },
+      body: { name: 'x', nodes: again.nodes, edges: again.edges },
+    });
+    expectError(saved, 400, 'revoked');
+  });
+});

@@ -1,0 +1,99 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/harness.js';
+import { authorIntegration, connect, connection, localServer, type Integration, type LocalServer } from './support.js';
+
+const run = promisify(execFile);
+const secret = 'sk-rotate-me-0123456789';
+let first: TestService | undefined;
+let second: TestService | undefined;
+let server: LocalServer;
+
+beforeAll(async () => {
+  server = await localServer((_req, res) => res.writeHead(200).end('ok'));
+});
+afterAll(async () => {
+  await second?.stop();
+  await first?.stop();
+  await server?.close();
+});
+
+const keyIdOf = (ciphertext: string) => ciphertext.split(':')[1];
+
+async function caseflow(dataDir: string, ...args: string[]): Promise<Record<string, unknown>> {
+  const { stdout } = await run(process.execPath, [path.resolve('dist/src/cli/main.js'), ...args], {
+    env: { ...process.env, CASEFLOW_DATA_DIR: dataDir, LOG_LEVEL: 'silent', CASEFLOW_MASTER_KEY: '' },
+  });
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
+describe('caseflow secrets rotate-master-key', () => {
+  it('puts a new key in the key file, re-encrypts every credential and webhook secret, drops the old key; the service reads them with the new key', async () => {
+    first = await startTestService();
+    const svc = first;
+    const integration: Integration = await authorIntegration(svc, svc.key, { endpoint: `${server.url}/ping` });
+    const made = await connect(svc, connection(integration, svc.workspaceId, { credentialData: { api_key: secret } }));
+    expect(made.status, made.text).toBe(201);
+    const webhook = await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`);
+    expect(webhook.status, webhook.text).toBe(200);
+    const db = svc.service.context.store.db;
+    const credentialId = String(made.body.activeCredentialId);
+    const before = await db
+      .selectFrom('connection_credentials')
+      .select('data_ciphertext')
+      .where('id', '=', credentialId)
+      .executeTakeFirstOrThrow();
+    const oldKeyId = keyIdOf(before.data_ciphertext);
+    const { dataDir, organizationId, workspaceId, userId } = svc;
+    await svc.stop({ keepData: true });
+    first = undefined;
+
+    const rotated = await caseflow(dataDir, 'secrets', 'rotate-master-key');
+    expect(rotated).toMatchObject({ credentials: 1, webhookSecrets: 1, droppedKeyIds: [oldKeyId] });
+    const ring = readFileSync(path.join(dataDir, 'master.key'), 'utf8').trim();
+    expect(ring.split('\n')).toHaveLength(1);
+    expect(ring.startsWith(`${String(rotated.currentKeyId)}:`)).toBe(true);
+    expect(rotated.currentKeyId).not.toBe(oldKeyId);
+    // Nothing left to do: a second run changes nothing.
+    expect(await caseflow(dataDir, 'secrets', 'reencrypt')).toMatchObject({ credentials: 0, webhookSecrets: 0 });
+
+    // A process reads the ring at start; this one is handed the rotated ring (the file's content) explicitly.
+    second = await startTestService({ dataDir, config: { secrets: { masterKey: ring } } });
+    const after = await second.service.context.store.db
+      .selectFrom('connection_credentials')
+      .select('data_ciphertext')
+      .where('id', '=', credentialId)
+      .executeTakeFirstOrThrow();
+    expect(keyIdOf(after.data_ciphertext)).toBe(rotated.currentKeyId);
+    expect(after.data_ciphertext).not.toContain(secret);
+
+    const key = await second.admin('POST', '/admin/keys', {
+      organizationId,
+      userId,
+      name: 'after rotation',
+      grants: ['workflow:full', 'case:full', 'file:full', 'integration:full', 'code:full', 'discovery:full'],
+    });
+    expect(key.status, key.text).toBe(201);
+    const apiKey = String(key.body.key);
+    const reused = await connect(
+      second,
+      connection(integration, workspaceId, {
+        credentialVersionId: undefined,
+        credentialData: undefined,
+        activeCredentialId: credentialId,
+        testActionVersionId: integration.actionVersionId,
+      }),
+      apiKey,
+    );
+    expect(reused.status, reused.text).toBe(201);
+    expect(reused.body.testPassed).toBe(true);
+    expect(server.received.at(-1)?.headers['x-api-key']).toBe(secret);
+    const webhookAfter = await second.request('GET', `/api/v1/workspace/${workspaceId}/webhook-secret`, {
+      key: apiKey,
+    });
+    expect(webhookAfter.body.secret).toBe(webhook.body.secret);
+  });
+});

@@ -1,0 +1,152 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'vitest';
+import type { TestResponse, TestService } from '../support/harness.js';
+import { action, credential, pngIcon, svgIcon } from '../catalog/support.js';
+
+export { expectError, failedFields } from '../code/support.js';
+
+/** One request a local endpoint received. */
+export interface Received {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+export interface LocalServer {
+  url: string;
+  received: Received[];
+  close(): Promise<void>;
+}
+
+/** A real HTTP server on loopback (the harness's outbound policy allows 127.0.0.0/8). */
+export async function localServer(handle: (req: Received, res: ServerResponse) => void): Promise<LocalServer> {
+  const received: Received[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const entry = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
+      received.push(entry);
+      handle(entry, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export interface Integration {
+  id: string;
+  versionId: string;
+  actionVersionId: string;
+  credentialVersionId: string;
+}
+
+/** An integration with one action (at `endpoint`, running `code`) and one credential template, authored with `key`. */
+export async function authorIntegration(
+  svc: TestService,
+  key: string,
+  options: {
+    endpoint?: string;
+    code?: string;
+    authType?: string;
+    inputs?: Record<string, unknown>;
+    status?: string;
+    credentialStatus?: string;
+    outputs?: Record<string, unknown>;
+  } = {},
+): Promise<Integration> {
+  const provider = await svc.request('POST', '/api/v1/provider', { body: { name: 'Acme' }, key });
+  expect(provider.status, provider.text).toBe(201);
+  const body = {
+    name: 'Echo service',
+    icon: svgIcon,
+    category: ['utilities'],
+    providerId: provider.body.id,
+    ...(options.status ? { status: options.status } : {}),
+    actions: [
+      action({
+        endpoint: options.endpoint ?? 'http://127.0.0.1:9/unused',
+        ...(options.code ? { code: options.code } : {}),
+        ...(options.outputs ? { outputs: options.outputs } : {}),
+      }),
+    ],
+    credential: credential({
+      icon: pngIcon,
+      authType: options.authType ?? 'api_key',
+      ...(options.inputs ? { inputs: options.inputs } : {}),
+      ...(options.credentialStatus ? { status: options.credentialStatus } : {}),
+    }),
+  };
+  const created = await svc.request('POST', '/api/v1/integration', { body: { integration: body }, key });
+  expect(created.status, created.text).toBe(201);
+  const c = created.body as {
+    id: string;
+    versionId: string;
+    createdActions: Array<{ actionVersionId: string }>;
+    createdCredential: { credentialVersionId: string };
+  };
+  return {
+    id: c.id,
+    versionId: c.versionId,
+    actionVersionId: c.createdActions[0]?.actionVersionId ?? '',
+    credentialVersionId: c.createdCredential.credentialVersionId,
+  };
+}
+
+export function connection(
+  integration: Integration,
+  workspaceId: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    name: 'My connection',
+    workspaceId,
+    integrationVersionId: integration.versionId,
+    actionVersionId: integration.actionVersionId,
+    credentialVersionId: integration.credentialVersionId,
+    credentialData: { api_key: 'sk-live-0123456789abcdef' },
+    ...overrides,
+  };
+}
+
+export function connect(svc: TestService, body: Record<string, unknown>, key?: string): Promise<TestResponse> {
+  return svc.request('POST', '/api/v1/integration/connect', { body: { connection: body }, ...(key ? { key } : {}) });
+}
+
+/** A second workspace of an organization, made through the operator area. */
+export async function newWorkspace(svc: TestService, organizationId: string): Promise<string> {
+  const ws = await svc.admin('POST', `/admin/organizations/${organizationId}/workspaces`, { name: `ws ${Date.now()}` });
+  expect(ws.status, ws.text).toBe(201);
+  return String(ws.body.id);
+}
+
+/** A workflow's history as searchable text: the JSON plus every payload's decoded bytes (payload data is base64). */
+export async function historyText(svc: TestService, workflowId: string): Promise<string> {
+  const history = await svc.service.context.temporal.client.workflow.getHandle(workflowId).fetchHistory();
+  const decoded: string[] = [];
+  const visit = (value: unknown, key: string): void => {
+    if (key === 'data' && typeof value === 'string') decoded.push(Buffer.from(value, 'base64').toString('utf8'));
+    else if (value instanceof Uint8Array) decoded.push(Buffer.from(value).toString('utf8'));
+    else if (Array.isArray(value)) value.forEach((v) => visit(v, key));
+    else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) visit(v, k);
+  };
+  const json = JSON.stringify(history);
+  visit(JSON.parse(json), '');
+  return `${json}\n${decoded.join('\n')}`;
+}
