@@ -60,14 +60,18 @@ function groupOf(processName: string, threadName: string, isService: boolean): s
   return `node thread: ${threadName}`;
 }
 
-function sample(root: number): { threads: ThreadSample[]; rssKb: number } {
+function sample(root: number): { threads: ThreadSample[]; rssKb: number; rssByProcess: Map<string, number> } {
   const threads: ThreadSample[] = [];
+  const rssByProcess = new Map<string, number>();
   let rssKb = 0;
   for (const pid of tree(root)) {
     try {
       const processName = comm(`/proc/${pid}/comm`);
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-      rssKb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      rssKb += rss;
+      const group = pid === root ? 'caseflow (node)' : groupOf(processName, '', false);
+      rssByProcess.set(group, (rssByProcess.get(group) ?? 0) + rss);
       for (const tid of readdirSync(`/proc/${pid}/task`)) {
         const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
         const ticks = Number(stat[11]) + Number(stat[12]);
@@ -77,7 +81,7 @@ function sample(root: number): { threads: ThreadSample[]; rssKb: number } {
       // exited while we looked
     }
   }
-  return { threads, rssKb };
+  return { threads, rssKb, rssByProcess };
 }
 
 function cpuByGroup(before: ThreadSample[], after: ThreadSample[]): Map<string, number> {
@@ -152,7 +156,8 @@ export async function benchE2e(): Promise<void> {
     const servicePid = service.pid;
     if (servicePid === undefined) throw new Error('the service has no pid');
     const idle = sample(servicePid);
-    console.log(`e2e: ${os.availableParallelism()} CPUs; idle RSS of the service's process tree ${(idle.rssKb / 1024).toFixed(0)} MB`);
+    const byProcess = [...idle.rssByProcess].map(([group, kb]) => `${group} ${(kb / 1024).toFixed(0)} MB`).join(', ');
+    console.log(`e2e: ${os.availableParallelism()} CPUs; idle RSS of the service's process tree ${(idle.rssKb / 1024).toFixed(0)} MB (${byProcess})`);
 
     const load = spawn(process.execPath, [path.join(here, 'bench-e2e-load.js')], {
       env: { ...process.env, BENCH_E2E_JOB: JSON.stringify({ baseUrl, key, workflowId: wf.workflowId, secret, levels }) },
