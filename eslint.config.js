@@ -18,10 +18,16 @@ export default tseslint.config(
   ...tseslint.configs.strictTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['*.js', 'scripts/*.mjs'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ['*.js', 'scripts/*.mjs'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
       // Express 5 handlers may be async; the router awaits them.
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
@@ -29,7 +35,11 @@ export default tseslint.config(
       '@typescript-eslint/no-confusing-void-expression': ['error', { ignoreArrowShorthand: true }],
     },
   },
-  { files: ['**/*.js', '**/*.mjs'], extends: [tseslint.configs.disableTypeChecked], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
   {
     files: ['test/**/*.ts'],
     rules: {
@@ -49,23 +59,51 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     ignores: ['src/api/**', 'src/service.ts', 'src/cli/**', 'src/temporal/worker.ts'],
-    rules: forbid([['**/api/**', 'express'], 'HTTP belongs to src/api: throw DomainError (src/errors.ts) and let the API map it.'], [temporalLayers, 'src/ is imported by activities and workflows, never the other way; wire in the composition root.']),
+    rules: forbid(
+      [['**/api/**', 'express'], 'HTTP belongs to src/api: throw DomainError (src/errors.ts) and let the API map it.'],
+      [
+        temporalLayers,
+        'src/ is imported by activities and workflows, never the other way; wire in the composition root.',
+      ],
+    ),
   },
   {
     files: ['src/api/**/*.ts'],
-    rules: forbid([temporalLayers, 'Routes call services; Temporal activities and workflows are the worker\'s.']),
+    rules: forbid([temporalLayers, "Routes call services; Temporal activities and workflows are the worker's."]),
   },
   // Workflow code is replayed: deterministic, no I/O, no Node built-ins.
   {
     files: ['workflows/**/*.ts'],
     rules: forbid(
-      [['node:*', 'fs', 'path', 'crypto', 'http', 'https', 'net', 'child_process'], 'Workflow code is deterministic: do I/O in an activity.'],
-      [['**/activities/**', '**/store/**', '**/api/**', '**/python/**', '**/files/**', '**/net/**', 'got', 'express', 'kysely', '@temporalio/worker', '@temporalio/client', '@temporalio/activity'], 'Workflow code imports only deterministic modules (domain, types); call activities through proxies.'],
+      [
+        ['node:*', 'fs', 'path', 'crypto', 'http', 'https', 'net', 'child_process'],
+        'Workflow code is deterministic: do I/O in an activity.',
+      ],
+      [
+        [
+          '**/activities/**',
+          '**/store/**',
+          '**/api/**',
+          '**/python/**',
+          '**/files/**',
+          '**/net/**',
+          'got',
+          'express',
+          'kysely',
+          '@temporalio/worker',
+          '@temporalio/client',
+          '@temporalio/activity',
+        ],
+        'Workflow code imports only deterministic modules (domain, types); call activities through proxies.',
+      ],
     ),
   },
   {
     files: ['activities/**/*.ts'],
-    rules: forbid([['**/api/**', 'express'], 'Activities call services; HTTP belongs to src/api.'], [['**/workflows/**'], 'Activities do not import workflow code.']),
+    rules: forbid(
+      [['**/api/**', 'express'], 'Activities call services; HTTP belongs to src/api.'],
+      [['**/workflows/**'], 'Activities do not import workflow code.'],
+    ),
   },
   prettier,
 );

@@ -1,4 +1,10 @@
-import type { AttemptInput, AttemptResult, FirstAttemptResult, OpenDeliveryInput, RetrySchedule } from '../src/callbacks/delivery.js';
+import type {
+  AttemptInput,
+  AttemptResult,
+  FirstAttemptResult,
+  OpenDeliveryInput,
+  RetrySchedule,
+} from '../src/callbacks/delivery.js';
 import type { DeliveryStatus } from '../src/store/callback-repo.js';
 import type { ActivityDeps } from './deps.js';
 

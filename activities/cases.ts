@@ -48,7 +48,8 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
   const nodeServices: NodeServices = {
     python: deps.python,
     files: nodeFiles(services.files),
-    codeVersion: (organizationId, codeId, versionId) => services.codeNodes.findRunnableVersion(organizationId, codeId, versionId),
+    codeVersion: (organizationId, codeId, versionId) =>
+      services.codeNodes.findRunnableVersion(organizationId, codeId, versionId),
     integrationAction: (scope, request) => services.connectionRuntime.runAction(scope, request),
   };
   const maxBytes = deps.config.cases.maxNodeOutputBytes;
@@ -66,17 +67,35 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
             { kind: 'limit', logs: result.logs, retryable: false },
           );
         }
-        return { outputs: result.outputs, logs: boundLogs(result.logs, maxBytes), startedAt, finishedAt: new Date().toISOString() };
+        return {
+          outputs: result.outputs,
+          logs: boundLogs(result.logs, maxBytes),
+          startedAt,
+          finishedAt: new Date().toISOString(),
+        };
       } catch (err) {
-        const failure = err instanceof NodeFailure ? err : new NodeFailure(err instanceof Error ? err.message : String(err), { kind: 'handler' });
-        if (!(err instanceof NodeFailure)) deps.logger.error({ err, caseId: request.caseId, nodeId: request.node.id }, 'node handler threw');
+        const failure =
+          err instanceof NodeFailure
+            ? err
+            : new NodeFailure(err instanceof Error ? err.message : String(err), { kind: 'handler' });
+        if (!(err instanceof NodeFailure))
+          deps.logger.error({ err, caseId: request.caseId, nodeId: request.node.id }, 'node handler threw');
         const details: NodeFailureDetails = {
-          error: { message: failure.message, kind: failure.kind, ...(failure.traceback ? { traceback: failure.traceback } : {}) },
+          error: {
+            message: failure.message,
+            kind: failure.kind,
+            ...(failure.traceback ? { traceback: failure.traceback } : {}),
+          },
           logs: boundLogs(failure.logs, maxBytes),
           startedAt,
           finishedAt: new Date().toISOString(),
         };
-        throw ApplicationFailure.create({ message: failure.message, type: nodeFailedType, nonRetryable: !failure.retryable, details: [details] });
+        throw ApplicationFailure.create({
+          message: failure.message,
+          type: nodeFailedType,
+          nonRetryable: !failure.retryable,
+          details: [details],
+        });
       }
     },
 
@@ -94,11 +113,20 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
  */
 async function runKind(request: RunNodeRequest, services: NodeServices): Promise<NodeRunResult> {
   const kind = nodeKinds.of(request.node);
-  if (!kind) throw new NodeFailure(`No node kind for handler_class ${handlerClassName(request.node)}`, { kind: 'configuration', retryable: false });
+  if (!kind)
+    throw new NodeFailure(`No node kind for handler_class ${handlerClassName(request.node)}`, {
+      kind: 'configuration',
+      retryable: false,
+    });
   const parsed = processSchemaOf(kind).safeParse(request.node.process ?? {});
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => [...issue.path.map(String), issue.message].join(': ')).join('; ');
-    throw new NodeFailure(`${kind.handlerClass} process is invalid: ${problems}`, { kind: 'configuration', retryable: false });
+    const problems = parsed.error.issues
+      .map((issue) => [...issue.path.map(String), issue.message].join(': '))
+      .join('; ');
+    throw new NodeFailure(`${kind.handlerClass} process is invalid: ${problems}`, {
+      kind: 'configuration',
+      retryable: false,
+    });
   }
   const context = { ...request, process: parsed.data, caseInputs: {} };
   return kind.runs === 'inline' ? kind.evaluate(context) : kind.run(context, services);
@@ -118,9 +146,15 @@ function boundLogs(logs: NodeLog[], maxBytes: number): NodeLog[] {
       room -= size;
       continue;
     }
-    const cut = Buffer.from(log.message, 'utf8').subarray(0, Math.max(0, room - 200)).toString('utf8');
+    const cut = Buffer.from(log.message, 'utf8')
+      .subarray(0, Math.max(0, room - 200))
+      .toString('utf8');
     if (cut.length > 0) kept.push({ ...log, message: cut });
-    kept.push({ level: 'warning', message: `Logs cut: ${logs.length - i} of ${logs.length} entries (partly) dropped, over ${maxBytes} bytes as JSON`, at: log.at });
+    kept.push({
+      level: 'warning',
+      message: `Logs cut: ${logs.length - i} of ${logs.length} entries (partly) dropped, over ${maxBytes} bytes as JSON`,
+      at: log.at,
+    });
     break;
   }
   return kept;

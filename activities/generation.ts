@@ -34,12 +34,26 @@ export interface ReviewOutcome {
 }
 
 export interface GenerationActivities {
-  genReadFiles(input: { organizationId: string; workspaceId: string; userId: string; urls: string[] }): Promise<{ files: FileExcerpt[]; skipped: Array<{ url: string; reason: string }>; meta: TaskMeta }>;
+  genReadFiles(input: {
+    organizationId: string;
+    workspaceId: string;
+    userId: string;
+    urls: string[];
+  }): Promise<{ files: FileExcerpt[]; skipped: Array<{ url: string; reason: string }>; meta: TaskMeta }>;
   genTriage(input: AgentCall & { files: FileExcerpt[] }): Promise<{ verdict: TriageVerdict; meta: TaskMeta }>;
-  genArchitect(input: AgentCall & { files: FileExcerpt[]; feedback: string[] }): Promise<{ plan: Plan; meta: TaskMeta }>;
-  genBuildStep(input: AgentCall & { plan: Plan; stepId: string; feedback: string[] }): Promise<{ build: StepBuild; meta: TaskMeta }>;
+  genArchitect(
+    input: AgentCall & { files: FileExcerpt[]; feedback: string[] },
+  ): Promise<{ plan: Plan; meta: TaskMeta }>;
+  genBuildStep(
+    input: AgentCall & { plan: Plan; stepId: string; feedback: string[] },
+  ): Promise<{ build: StepBuild; meta: TaskMeta }>;
   genReview(input: { runId: string; plan: Plan; builds: Record<string, StepBuild> }): Promise<ReviewOutcome>;
-  genApply(input: { workflowId: string; userId: string; graph: WorkflowGraph; description: string }): Promise<{ workflowVersionId: string; workflowVersionNumber: number; meta: TaskMeta }>;
+  genApply(input: {
+    workflowId: string;
+    userId: string;
+    graph: WorkflowGraph;
+    description: string;
+  }): Promise<{ workflowVersionId: string; workflowVersionNumber: number; meta: TaskMeta }>;
   genSaveRun(input: { record: GenerationRunRecord; final: boolean }): Promise<void>;
 }
 
@@ -74,7 +88,9 @@ async function agentCall<T>(call: () => Promise<T>): Promise<T> {
       type: `Llm_${err.kind}`,
       nonRetryable: !err.retryable,
       // An exhausted quota may ask for minutes; the run's time limit bounds the wait.
-      ...(err.retryAfterSeconds !== undefined ? { nextRetryDelay: `${Math.min(Math.max(err.retryAfterSeconds, 1), maxRetryAfterSeconds)}s` } : {}),
+      ...(err.retryAfterSeconds !== undefined
+        ? { nextRetryDelay: `${Math.min(Math.max(err.retryAfterSeconds, 1), maxRetryAfterSeconds)}s` }
+        : {}),
     });
   } finally {
     clearInterval(beat);
@@ -89,11 +105,25 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
   const { generation, files } = deps.services;
   const offline = new OfflinePlanner();
   const { llm } = deps.config;
-  const online = llm.baseUrl ? new LlmAgents(new LlmClient({ baseUrl: llm.baseUrl, apiKey: llm.apiKey, model: llm.model, timeoutMs: llm.timeoutMs, cancellation: () => Context.current().cancellationSignal })) : undefined;
+  const online = llm.baseUrl
+    ? new LlmAgents(
+        new LlmClient({
+          baseUrl: llm.baseUrl,
+          apiKey: llm.apiKey,
+          model: llm.model,
+          timeoutMs: llm.timeoutMs,
+          cancellation: () => Context.current().cancellationSignal,
+        }),
+      )
+    : undefined;
 
   function agents(planner: AgentCall['planner']): Agents {
     if (planner === 'offline') return offline;
-    if (!online) throw ApplicationFailure.nonRetryable('This worker has no LLM configured (LLM_BASE_URL) but the run was started for one', 'LlmNotConfigured');
+    if (!online)
+      throw ApplicationFailure.nonRetryable(
+        'This worker has no LLM configured (LLM_BASE_URL) but the run was started for one',
+        'LlmNotConfigured',
+      );
     return online;
   }
 
@@ -104,7 +134,8 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
       for (const url of input.urls) {
         try {
           const file = await files.readForGeneration(url, input, deps.config.generation.maxFileBytes);
-          if (!textTypes.test(file.contentType)) skipped.push({ url, reason: `${file.name}: ${file.contentType} is not text the agents can read` });
+          if (!textTypes.test(file.contentType))
+            skipped.push({ url, reason: `${file.name}: ${file.contentType} is not text the agents can read` });
           else excerpts.push({ name: file.name, text: file.bytes.toString('utf8') });
         } catch (err) {
           if (!(err instanceof FileReadRefused)) throw err;
@@ -120,14 +151,18 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
     },
 
     async genArchitect(input) {
-      const answer = await agentCall(() => agents(input.planner).architect({ prompt: input.prompt, files: input.files, feedback: input.feedback }));
+      const answer = await agentCall(() =>
+        agents(input.planner).architect({ prompt: input.prompt, files: input.files, feedback: input.feedback }),
+      );
       return { plan: answer.value, meta: meta(answer.usage) };
     },
 
     async genBuildStep(input) {
       const step = input.plan.steps.find((s) => s.id === input.stepId);
       if (!step) throw ApplicationFailure.nonRetryable(`The plan has no step ${input.stepId}`, 'UnknownStep');
-      const answer = await agentCall(() => agents(input.planner).build({ prompt: input.prompt, plan: input.plan, step, feedback: input.feedback }));
+      const answer = await agentCall(() =>
+        agents(input.planner).build({ prompt: input.prompt, plan: input.plan, step, feedback: input.feedback }),
+      );
       return { build: answer.value, meta: meta(answer.usage) };
     },
 
@@ -137,28 +172,51 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
       // The same validation a hand-made workflow passes, then the same authoring scan as inline code.
       for (const problem of validateGraph(assembled.graph)) {
         const nodeId = /^nodes\.([^.]+)/.exec(problem.path)?.[1];
-        problems.push({ stepId: (nodeId && assembled.stepOfNode[nodeId]) ?? null, message: `${problem.path}: ${problem.message}` });
+        problems.push({
+          stepId: (nodeId && assembled.stepOfNode[nodeId]) ?? null,
+          message: `${problem.path}: ${problem.message}`,
+        });
       }
       for (const [nodeId, node] of Object.entries(assembled.graph.nodes)) {
         const source = node.process?.source;
         if (typeof source !== 'string') continue;
         for (const v of await deps.python.scan(source, 'main')) {
-          problems.push({ stepId: assembled.stepOfNode[nodeId] ?? null, message: `security scan, line ${v.line}, col ${v.col}: ${v.message}` });
+          problems.push({
+            stepId: assembled.stepOfNode[nodeId] ?? null,
+            message: `security scan, line ${v.line}, col ${v.col}: ${v.message}`,
+          });
         }
       }
       const stepOfName = Object.fromEntries(
-        Object.entries(assembled.stepOfNode).map(([nodeId, stepId]) => [assembled.graph.nodes[nodeId]?.name ?? nodeId, stepId]),
+        Object.entries(assembled.stepOfNode).map(([nodeId, stepId]) => [
+          assembled.graph.nodes[nodeId]?.name ?? nodeId,
+          stepId,
+        ]),
       );
       return { graph: assembled.graph, stepOfName, problems, sampleInputs: assembled.sampleInputs, meta: meta() };
     },
 
     async genApply(input) {
       const problems = validateGraph(input.graph);
-      if (problems.length > 0) throw ApplicationFailure.nonRetryable(`The generated graph does not validate: ${problems[0]?.path}: ${problems[0]?.message}`, 'InvalidGraph');
+      if (problems.length > 0)
+        throw ApplicationFailure.nonRetryable(
+          `The generated graph does not validate: ${problems[0]?.path}: ${problems[0]?.message}`,
+          'InvalidGraph',
+        );
       // Saved as drafts: a rebuilt workflow keeps running its active version until a person activates the new one.
-      const updated = await generation.applyVersion(input.workflowId, { graph: input.graph, description: input.description.slice(0, 2048), updatedBy: input.userId, activeStatus: 'inactive' });
-      if (!updated) throw ApplicationFailure.nonRetryable(`Workflow ${input.workflowId} no longer exists`, 'WorkflowGone');
-      return { workflowVersionId: updated.version.id, workflowVersionNumber: updated.version.versionNumber, meta: meta() };
+      const updated = await generation.applyVersion(input.workflowId, {
+        graph: input.graph,
+        description: input.description.slice(0, 2048),
+        updatedBy: input.userId,
+        activeStatus: 'inactive',
+      });
+      if (!updated)
+        throw ApplicationFailure.nonRetryable(`Workflow ${input.workflowId} no longer exists`, 'WorkflowGone');
+      return {
+        workflowVersionId: updated.version.id,
+        workflowVersionNumber: updated.version.versionNumber,
+        meta: meta(),
+      };
     },
 
     async genSaveRun(input) {

@@ -36,19 +36,38 @@ export async function benchCases(): Promise<void> {
     logger,
   });
   let bootstrap: BootstrapResult | undefined;
-  const config = loadConfig({}, { dataDir, host: '127.0.0.1', port: 0, logLevel: 'warn', temporal: { address: dev.address, taskQueue: 'bench-cases', workerMetricsPort: 0 } });
+  const config = loadConfig(
+    {},
+    {
+      dataDir,
+      host: '127.0.0.1',
+      port: 0,
+      logLevel: 'warn',
+      temporal: { address: dev.address, taskQueue: 'bench-cases', workerMetricsPort: 0 },
+    },
+  );
   const service = await startService({ config, logger, role: 'all', onBootstrap: (b) => (bootstrap = b) });
   try {
-    if (!service.context.python.stats().sandboxed) console.log('cases: python runs WITHOUT full containment on this host');
+    if (!service.context.python.stats().sandboxed)
+      console.log('cases: python runs WITHOUT full containment on this host');
     const key = bootstrap?.key.key ?? '';
     const call = async (method: string, urlPath: string, body: unknown, headers: Record<string, string> = {}) => {
-      const r = await fetch(`${service.url}${urlPath}`, { method, headers: { 'content-type': 'application/json', 'x-service-key': key, ...headers }, body: JSON.stringify(body) });
+      const r = await fetch(`${service.url}${urlPath}`, {
+        method,
+        headers: { 'content-type': 'application/json', 'x-service-key': key, ...headers },
+        body: JSON.stringify(body),
+      });
       const json = (await r.json()) as Record<string, unknown>;
       if (r.status >= 300) throw new Error(`${method} ${urlPath} → ${r.status} ${JSON.stringify(json)}`);
       return json;
     };
     const workspaceId = bootstrap?.workspace.id ?? '';
-    const wf = await call('POST', '/api/v1/workflow', { name: 'bench', activeStatus: 'active', ...pythonAddGraph() }, { 'x-workspace-id': workspaceId });
+    const wf = await call(
+      'POST',
+      '/api/v1/workflow',
+      { name: 'bench', activeStatus: 'active', ...pythonAddGraph() },
+      { 'x-workspace-id': workspaceId },
+    );
     // Completion as callers see it: the case row turning terminal. One query
     // every few milliseconds for all cases in flight keeps the observer cheap.
     const waiting = new Map<string, (status: string) => void>();
@@ -97,15 +116,21 @@ export async function benchCases(): Promise<void> {
     await runBatch(Math.min(50, total));
     const { latencies, seconds } = await runBatch(total);
     const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
-    console.log(`cases: ${total} cases of input → python → output, concurrency ${concurrency}, ${os.availableParallelism()} CPUs`);
+    console.log(
+      `cases: ${total} cases of input → python → output, concurrency ${concurrency}, ${os.availableParallelism()} CPUs`,
+    );
     console.log(`cases: sustained ${(total / seconds).toFixed(1)} cases/s (initiate + execute + run)`);
-    console.log(`cases: execute → COMPLETED p50 ${fmt(percentile(latencies, 50))}  p95 ${fmt(percentile(latencies, 95))}  p99 ${fmt(percentile(latencies, 99))}`);
+    console.log(
+      `cases: execute → COMPLETED p50 ${fmt(percentile(latencies, 50))}  p95 ${fmt(percentile(latencies, 95))}  p99 ${fmt(percentile(latencies, 99))}`,
+    );
     const serial = await (async () => {
       const l: number[] = [];
       for (let i = 0; i < 50; i++) l.push(await runOne(i));
       return l.sort((a, b) => a - b);
     })();
-    console.log(`cases: one at a time, execute → COMPLETED p50 ${fmt(percentile(serial, 50))}  p95 ${fmt(percentile(serial, 95))}`);
+    console.log(
+      `cases: one at a time, execute → COMPLETED p50 ${fmt(percentile(serial, 50))}  p95 ${fmt(percentile(serial, 95))}`,
+    );
     clearInterval(poller);
   } finally {
     await service.stop();

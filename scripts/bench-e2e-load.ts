@@ -63,7 +63,11 @@ await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
 async function call(method: string, path: string, body: unknown): Promise<Record<string, unknown>> {
-  const r = await fetch(`${job.baseUrl}${path}`, { method, headers: { 'content-type': 'application/json', 'x-service-key': job.key }, body: JSON.stringify(body) });
+  const r = await fetch(`${job.baseUrl}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', 'x-service-key': job.key },
+    body: JSON.stringify(body),
+  });
   const json = (await r.json()) as Record<string, unknown>;
   if (r.status >= 300) throw new Error(`${method} ${path} → ${r.status} ${JSON.stringify(json)}`);
   return json;
@@ -92,7 +96,16 @@ async function level(concurrency: number, cases: number): Promise<LevelResult> {
   );
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { concurrency, cases, seconds, casesPerSecond: cases / seconds, p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), badSignatures };
+  return {
+    concurrency,
+    cases,
+    seconds,
+    casesPerSecond: cases / seconds,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    p99: percentile(latencies, 99),
+    badSignatures,
+  };
 }
 
 for (const { concurrency, cases } of job.levels) {

@@ -85,7 +85,8 @@ function sample(root: number): { threads: ThreadSample[]; rssKb: number; rssByPr
 }
 
 function cpuByGroup(before: ThreadSample[], after: ThreadSample[]): Map<string, number> {
-  const sum = (list: ThreadSample[]) => list.reduce((m, t) => m.set(t.group, (m.get(t.group) ?? 0) + t.ticks), new Map<string, number>());
+  const sum = (list: ThreadSample[]) =>
+    list.reduce((m, t) => m.set(t.group, (m.get(t.group) ?? 0) + t.ticks), new Map<string, number>());
   const [b, a] = [sum(before), sum(after)];
   return new Map([...a].map(([group, ticks]) => [group, (ticks - (b.get(group) ?? 0)) * TICK_MS]));
 }
@@ -142,14 +143,23 @@ export async function benchE2e(): Promise<void> {
     await waitReady(baseUrl, service);
     const key = await keyLine;
     const call = async (method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}) => {
-      const r = await fetch(`${baseUrl}${urlPath}`, { method, headers: { 'content-type': 'application/json', 'x-service-key': key, ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const r = await fetch(`${baseUrl}${urlPath}`, {
+        method,
+        headers: { 'content-type': 'application/json', 'x-service-key': key, ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const json = (await r.json()) as Record<string, unknown>;
       if (r.status >= 300) throw new Error(`${method} ${urlPath} → ${r.status} ${JSON.stringify(json)}`);
       return json;
     };
     const me = (await call('GET', '/api/v1/me')) as { workspaces: Array<{ id: string }> };
     const workspaceId = me.workspaces[0]?.id ?? '';
-    const wf = (await call('POST', '/api/v1/workflow', { name: 'bench-e2e', activeStatus: 'active', ...pythonAddGraph() }, { 'x-workspace-id': workspaceId })) as { workflowId: string };
+    const wf = (await call(
+      'POST',
+      '/api/v1/workflow',
+      { name: 'bench-e2e', activeStatus: 'active', ...pythonAddGraph() },
+      { 'x-workspace-id': workspaceId },
+    )) as { workflowId: string };
     const { secret } = (await call('GET', `/api/v1/workspace/${workspaceId}/webhook-secret`)) as { secret: string };
 
     await new Promise((r) => setTimeout(r, 3000));
@@ -157,10 +167,15 @@ export async function benchE2e(): Promise<void> {
     if (servicePid === undefined) throw new Error('the service has no pid');
     const idle = sample(servicePid);
     const byProcess = [...idle.rssByProcess].map(([group, kb]) => `${group} ${(kb / 1024).toFixed(0)} MB`).join(', ');
-    console.log(`e2e: ${os.availableParallelism()} CPUs; idle RSS of the service's process tree ${(idle.rssKb / 1024).toFixed(0)} MB (${byProcess})`);
+    console.log(
+      `e2e: ${os.availableParallelism()} CPUs; idle RSS of the service's process tree ${(idle.rssKb / 1024).toFixed(0)} MB (${byProcess})`,
+    );
 
     const load = spawn(process.execPath, [path.join(here, 'bench-e2e-load.js')], {
-      env: { ...process.env, BENCH_E2E_JOB: JSON.stringify({ baseUrl, key, workflowId: wf.workflowId, secret, levels }) },
+      env: {
+        ...process.env,
+        BENCH_E2E_JOB: JSON.stringify({ baseUrl, key, workflowId: wf.workflowId, secret, levels }),
+      },
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     const loadExit = new Promise<number | null>((resolve) => load.once('exit', resolve));

@@ -9,7 +9,12 @@ function variable(name: string, type: string) {
 export function pythonAddGraph() {
   const [inputId, codeId, outputId] = [randomUUID(), randomUUID(), randomUUID()];
   const nodes = {
-    [inputId]: { id: inputId, name: 'Workflow Input', type: 'input', output_schema: { schema: { ...variable('a', 'float'), ...variable('b', 'float') } } },
+    [inputId]: {
+      id: inputId,
+      name: 'Workflow Input',
+      type: 'input',
+      output_schema: { schema: { ...variable('a', 'float'), ...variable('b', 'float') } },
+    },
     [codeId]: {
       id: codeId,
       name: 'Add',
@@ -19,9 +24,17 @@ export function pythonAddGraph() {
       input_schema: { schema: { ...variable('a', 'float'), ...variable('b', 'float') } },
       output_schema: { schema: variable('sum', 'float') },
     },
-    [outputId]: { id: outputId, name: 'Workflow Output', type: 'output', input_schema: { schema: variable('sum', 'float') } },
+    [outputId]: {
+      id: outputId,
+      name: 'Workflow Output',
+      type: 'output',
+      input_schema: { schema: variable('sum', 'float') },
+    },
   };
   const [e1, e2] = [randomUUID(), randomUUID()];
-  const edges = { [e1]: { id: e1, from_node_id: inputId, to_node_id: codeId }, [e2]: { id: e2, from_node_id: codeId, to_node_id: outputId } };
+  const edges = {
+    [e1]: { id: e1, from_node_id: inputId, to_node_id: codeId },
+    [e2]: { id: e2, from_node_id: codeId, to_node_id: outputId },
+  };
   return { nodes, edges };
 }

@@ -40,12 +40,18 @@ export async function benchPython(): Promise<void> {
     warm.sort((a, b) => a - b);
     const n = 2000;
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: n }, (_, i) => pool.run({ form: 'main', source: SOURCE, inputs: { a: i, b: 1 } })));
+    await Promise.all(
+      Array.from({ length: n }, (_, i) => pool.run({ form: 'main', source: SOURCE, inputs: { a: i, b: 1 } })),
+    );
     const perSecond = n / ((performance.now() - t0) / 1000);
     const s = pool.stats();
     console.log(`python sandbox: landlock ABI ${caps?.landlockAbi}, seccomp ${caps?.seccomp}, ${s.servers} servers`);
-    console.log(`python cold start (python3 -I -S -c pass): p50 ${fmt(percentile(cold, 50))}, p99 ${fmt(percentile(cold, 99))}`);
-    console.log(`python warm call (bwrap+Landlock+seccomp+rlimits, sequential): p50 ${fmt(percentile(warm, 50))}, p99 ${fmt(percentile(warm, 99))}`);
+    console.log(
+      `python cold start (python3 -I -S -c pass): p50 ${fmt(percentile(cold, 50))}, p99 ${fmt(percentile(cold, 99))}`,
+    );
+    console.log(
+      `python warm call (bwrap+Landlock+seccomp+rlimits, sequential): p50 ${fmt(percentile(warm, 50))}, p99 ${fmt(percentile(warm, 99))}`,
+    );
     console.log(`python throughput (${n} concurrent calls): ${perSecond.toFixed(0)} calls/s`);
   } finally {
     await pool.close();

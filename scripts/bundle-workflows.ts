@@ -12,7 +12,9 @@ async function main(): Promise<void> {
   });
   await mkdir(path.dirname(workflowBundlePath), { recursive: true });
   await writeFile(workflowBundlePath, code);
-  console.log(`workflow bundle written to ${path.relative(projectRoot, workflowBundlePath)} (${Math.round(code.length / 1024)} KiB)`);
+  console.log(
+    `workflow bundle written to ${path.relative(projectRoot, workflowBundlePath)} (${Math.round(code.length / 1024)} KiB)`,
+  );
 }
 
 await main();

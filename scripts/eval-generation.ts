@@ -31,7 +31,9 @@ interface RunResult {
 }
 
 async function main(): Promise<void> {
-  const { prompts } = JSON.parse(readFileSync(path.join(projectRoot, 'scripts', 'generation-prompts.json'), 'utf8')) as { prompts: EvalPrompt[] };
+  const { prompts } = JSON.parse(
+    readFileSync(path.join(projectRoot, 'scripts', 'generation-prompts.json'), 'utf8'),
+  ) as { prompts: EvalPrompt[] };
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-eval-'));
   const config = loadConfig(process.env, {
     dataDir,
@@ -42,18 +44,33 @@ async function main(): Promise<void> {
     generation: { rateLimitMax: 1_000_000 },
   });
   let bootstrap: BootstrapResult | undefined;
-  const service = await startService({ config, logger: createLogger(config.logLevel), role: 'all', onBootstrap: (b) => (bootstrap = b) });
+  const service = await startService({
+    config,
+    logger: createLogger(config.logLevel),
+    role: 'all',
+    onBootstrap: (b) => (bootstrap = b),
+  });
   try {
     if (!bootstrap || !service.url) throw new Error('the evaluation needs a fresh store and an API');
-    const headers = { 'content-type': 'application/json', 'x-service-key': bootstrap.key.key, 'x-workspace-id': bootstrap.workspace.id };
+    const headers = {
+      'content-type': 'application/json',
+      'x-service-key': bootstrap.key.key,
+      'x-workspace-id': bootstrap.workspace.id,
+    };
     const base = service.url;
     const runOne = async (item: EvalPrompt): Promise<RunResult> => {
-      const started = await fetch(`${base}/api/v1/workflow/generate`, { method: 'POST', headers, body: JSON.stringify({ prompt: item.prompt }) });
+      const started = await fetch(`${base}/api/v1/workflow/generate`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ prompt: item.prompt }),
+      });
       const body = (await started.json()) as { workflowId: string };
       if (started.status !== 202) throw new Error(`start failed (${started.status}): ${JSON.stringify(body)}`);
       for (;;) {
         await new Promise((r) => setTimeout(r, 500));
-        const run = (await (await fetch(`${base}/api/v1/workflow/${body.workflowId}/run`, { headers })).json()) as RunResult;
+        const run = (await (
+          await fetch(`${base}/api/v1/workflow/${body.workflowId}/run`, { headers })
+        ).json()) as RunResult;
         if (!['received', 'processing'].includes(run.status)) return run;
       }
     };
@@ -66,8 +83,11 @@ async function main(): Promise<void> {
     );
     results.sort((a, b) => prompts.indexOf(a.item) - prompts.indexOf(b.item));
     for (const { item, run } of results) {
-      const note = run.needs_attention.length > 0 ? ` (needs attention: ${run.needs_attention.join('; ').slice(0, 100)})` : '';
-      console.log(`${run.status.padEnd(10)} ${String(run.elapsed_ms).padStart(6)} ms ${String(run.usage.total_tokens).padStart(6)} tok  [${item.domain}] ${item.prompt.slice(0, 70)}${note}`);
+      const note =
+        run.needs_attention.length > 0 ? ` (needs attention: ${run.needs_attention.join('; ').slice(0, 100)})` : '';
+      console.log(
+        `${run.status.padEnd(10)} ${String(run.elapsed_ms).padStart(6)} ms ${String(run.usage.total_tokens).padStart(6)} tok  [${item.domain}] ${item.prompt.slice(0, 70)}${note}`,
+      );
     }
     const processRuns = results.filter((r) => r.item.process);
     const share = (n: number, of: number) => `${n}/${of} (${of === 0 ? 0 : Math.round((100 * n) / of)}%)`;
@@ -76,11 +96,15 @@ async function main(): Promise<void> {
     const triaged = results.filter((r) => (r.run.status === 'irrelevant') === !r.item.process).length;
     const mean = (values: number[]) => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
     console.log('');
-    console.log(`planner: ${results[0]?.run.planner ?? 'none'}; prompts: ${prompts.length} (${processRuns.length} processes, ${prompts.length - processRuns.length} not)`);
+    console.log(
+      `planner: ${results[0]?.run.planner ?? 'none'}; prompts: ${prompts.length} (${processRuns.length} processes, ${prompts.length - processRuns.length} not)`,
+    );
     console.log(`validates (a final version applied): ${share(validated, processRuns.length)} of process prompts`);
     console.log(`dry-runs (completed):                ${share(dryRan, processRuns.length)} of process prompts`);
     console.log(`irrelevant detected correctly:       ${share(triaged, results.length)} of all prompts`);
-    console.log(`mean time per run: ${Math.round(mean(results.map((r) => r.run.elapsed_ms)))} ms; mean tokens per run: ${Math.round(mean(results.map((r) => r.run.usage.total_tokens)))}`);
+    console.log(
+      `mean time per run: ${Math.round(mean(results.map((r) => r.run.elapsed_ms)))} ms; mean tokens per run: ${Math.round(mean(results.map((r) => r.run.usage.total_tokens)))}`,
+    );
   } finally {
     await service.stop();
     rmSync(dataDir, { recursive: true, force: true });

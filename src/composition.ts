@@ -45,7 +45,10 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
   const box = secretBoxFromConfig(config);
   const vault = new CredentialVault(box);
   const catalog = new CatalogService(repos.catalog, (source, field) => gates.scanOrThrow(source, field));
-  const workflows = new WorkflowService(repos.workflows, repos.tenancy, gates, { connections: repos.connections, catalog });
+  const workflows = new WorkflowService(repos.workflows, repos.tenancy, gates, {
+    connections: repos.connections,
+    catalog,
+  });
   const secrets = new WebhookSecrets(repos.callbacks, box, config.callbacks.secretRotationOverlapMs);
   const outbound = new Outbound({ allowCidrs: config.outbound.allowCidrs });
   const smokeTestTimeoutMs = config.connections.smokeTestTimeoutMs;
@@ -64,9 +67,24 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       runSmokeTest: temporalSmokeTests(temporal, repos.connections, logger, smokeTestTimeoutMs),
     }),
     /** Worker side: decrypts a connection's credential inside an activity, and nowhere else. */
-    connectionRuntime: new ConnectionRuntime({ connections: repos.connections, catalog: repos.catalog, vault, outbound, python, smokeTestTimeoutMs }),
+    connectionRuntime: new ConnectionRuntime({
+      connections: repos.connections,
+      catalog: repos.catalog,
+      vault,
+      outbound,
+      python,
+      smokeTestTimeoutMs,
+    }),
     discovery: new DiscoveryService({ repo: repos.discovery, tenancy: repos.tenancy }),
-    generation: new GenerationService({ runs: repos.generation, workflows: repos.workflows, tenancy: repos.tenancy, files, config, temporal, logger }),
+    generation: new GenerationService({
+      runs: repos.generation,
+      workflows: repos.workflows,
+      tenancy: repos.tenancy,
+      files,
+      config,
+      temporal,
+      logger,
+    }),
     callbacks: new CallbackService({
       repo: repos.callbacks,
       cases: repos.cases,

@@ -45,7 +45,13 @@ function installTemporalRuntime(config: Config, logger: Logger): string | undefi
   runtimeInstalled = true;
   const port = config.temporal.workerMetricsPort;
   const log = logger.child({ component: 'temporal' });
-  const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
+  const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+    TRACE: 'trace',
+    DEBUG: 'debug',
+    INFO: 'info',
+    WARN: 'warn',
+    ERROR: 'error',
+  };
   Runtime.install({
     logger: new DefaultLogger('WARN', (entry) => log[levels[entry.level]](entry.meta ?? {}, entry.message)),
     telemetryOptions: port > 0 ? { metrics: { prometheus: { bindAddress: `127.0.0.1:${port}` } } } : undefined,
@@ -117,7 +123,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
     let worker: Worker | undefined;
     if (role !== 'api') {
-      worker = await createWorker(temporal, { config, logger, python, services }, { maxCachedWorkflows: config.temporal.maxCachedWorkflows });
+      worker = await createWorker(
+        temporal,
+        { config, logger, python, services },
+        { maxCachedWorkflows: config.temporal.maxCachedWorkflows },
+      );
       const running = worker.run();
       const w = worker;
       stops.push(async () => {
@@ -131,7 +141,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     if (role !== 'worker') {
       // A kill between accepting an execute and starting its run must not lose the case.
       const resume = () => {
-        services.cases.resumeUnstarted(config.cases.resumeUnstartedAfterMs).catch((err: unknown) => logger.error({ err }, 'case recovery failed'));
+        services.cases
+          .resumeUnstarted(config.cases.resumeUnstartedAfterMs)
+          .catch((err: unknown) => logger.error({ err }, 'case recovery failed'));
       };
       resume();
       const recovery = setInterval(resume, Math.max(500, config.cases.resumeUnstartedAfterMs / 2));

@@ -1,4 +1,11 @@
-import { ActivityFailure, CancellationScope, isCancellation, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { CallbackActivities } from '../activities/callbacks.js';
 import type { CallbackDeliveryInput, RetrySchedule } from '../src/callbacks/delivery.js';
 
@@ -21,7 +28,10 @@ const setup = proxyActivities<CallbackActivities>({
  * every pending delivery at once (Math.random is seeded, hence replay-safe).
  */
 function backoff(schedule: RetrySchedule, attempt: number): number {
-  const base = Math.min(schedule.initialIntervalMs * schedule.backoffCoefficient ** (attempt - 1), schedule.maximumIntervalMs);
+  const base = Math.min(
+    schedule.initialIntervalMs * schedule.backoffCoefficient ** (attempt - 1),
+    schedule.maximumIntervalMs,
+  );
   return Math.round(base * (1 - Math.random() * 0.1));
 }
 
@@ -51,12 +61,16 @@ export async function callbackDelivery(input: CallbackDeliveryInput): Promise<Ca
       attempt += 1;
       const delay = backoff(schedule, attempt);
       const retryInMs = Date.now() + delay <= deadline ? delay : null;
-      const result = await deliverCallback({ deliveryId: input.deliveryId, attempt, retryInMs }).catch((err: unknown) => {
-        // The store stayed unreachable through the activity's own retries: treat it as a failed attempt, keep to the schedule.
-        if (err instanceof ActivityFailure && !isCancellation(err)) return { outcome: retryInMs === null ? ('failed' as const) : ('retry' as const) };
-        throw err;
-      });
-      if (result.outcome === 'delivered') return { deliveryId: input.deliveryId, status: 'delivered', attempts: attempt };
+      const result = await deliverCallback({ deliveryId: input.deliveryId, attempt, retryInMs }).catch(
+        (err: unknown) => {
+          // The store stayed unreachable through the activity's own retries: treat it as a failed attempt, keep to the schedule.
+          if (err instanceof ActivityFailure && !isCancellation(err))
+            return { outcome: retryInMs === null ? ('failed' as const) : ('retry' as const) };
+          throw err;
+        },
+      );
+      if (result.outcome === 'delivered')
+        return { deliveryId: input.deliveryId, status: 'delivered', attempts: attempt };
       if (result.outcome === 'failed' || retryInMs === null) {
         await setup.finishCallbackDelivery({ deliveryId: input.deliveryId, status: 'failed' });
         return { deliveryId: input.deliveryId, status: 'failed', attempts: attempt };
@@ -65,7 +79,9 @@ export async function callbackDelivery(input: CallbackDeliveryInput): Promise<Ca
     }
   } catch (err) {
     if (isCancellation(err)) {
-      await CancellationScope.nonCancellable(() => setup.finishCallbackDelivery({ deliveryId: input.deliveryId, status: 'failed' }));
+      await CancellationScope.nonCancellable(() =>
+        setup.finishCallbackDelivery({ deliveryId: input.deliveryId, status: 'failed' }),
+      );
     }
     throw err;
   }

@@ -63,7 +63,9 @@ const { firstCallbackAttempt } = proxyLocalActivities<CallbackActivities>({
 function nodeActivity(node: WorkflowNode): CaseActivities['runNode'] {
   const timeoutMs = node.execution?.timeout_ms ?? defaultNodeTimeoutMs;
   const options = { startToCloseTimeout: timeoutMs + ACTIVITY_GRACE_MS, retry: { maximumAttempts: 1 } };
-  return timeoutMs <= localActivityMaxMs ? proxyLocalActivities<CaseActivities>(options).runNode : proxyActivities<CaseActivities>(options).runNode;
+  return timeoutMs <= localActivityMaxMs
+    ? proxyLocalActivities<CaseActivities>(options).runNode
+    : proxyActivities<CaseActivities>(options).runNode;
 }
 
 /**
@@ -78,7 +80,11 @@ function nodeApplicationFailure(err: unknown): ApplicationFailure | undefined {
 }
 
 /** Up to `execution.max_attempts` attempts (default 1), backing off 1 s, 2 s, 4 s … (at most 1 min) between them. */
-async function runWithRetries(node: WorkflowNode, request: RunNodeRequest, onAttempt: (attempt: number) => void): Promise<RunNodeResponse> {
+async function runWithRetries(
+  node: WorkflowNode,
+  request: RunNodeRequest,
+  onAttempt: (attempt: number) => void,
+): Promise<RunNodeResponse> {
   const maxAttempts = node.execution?.max_attempts ?? 1;
   const run = nodeActivity(node);
   for (let attempt = 1; ; attempt++) {
@@ -102,7 +108,12 @@ function failureOf(err: unknown, node: WorkflowNode): { error: NodeError; detail
   if (err instanceof ActivityFailure) {
     const cause = err.cause;
     if (cause instanceof TimeoutFailure) {
-      return { error: { message: `Node ${node.name} timed out (${node.execution?.timeout_ms ?? defaultNodeTimeoutMs} ms per attempt)`, kind: 'timeout' } };
+      return {
+        error: {
+          message: `Node ${node.name} timed out (${node.execution?.timeout_ms ?? defaultNodeTimeoutMs} ms per attempt)`,
+          kind: 'timeout',
+        },
+      };
     }
     return { error: { message: cause?.message ?? err.message, kind: 'error' } };
   }
@@ -116,9 +127,23 @@ function failureOf(err: unknown, node: WorkflowNode): { error: NodeError; detail
  * so the order of commands (and the replay of cases running across a deploy)
  * stays the same.
  */
-async function evaluateInline(kind: InlineNodeKind, input: CaseRunInput, node: WorkflowNode, inputs: Record<string, unknown>): Promise<NodeCompletion> {
+async function evaluateInline(
+  kind: InlineNodeKind,
+  input: CaseRunInput,
+  node: WorkflowNode,
+  inputs: Record<string, unknown>,
+): Promise<NodeCompletion> {
   const { caseId, organizationId, workspaceId } = input;
-  return kind.evaluate({ caseId, organizationId, workspaceId, node, process: node.process ?? {}, inputs, caseInputs: input.inputs, attempt: 1 });
+  return kind.evaluate({
+    caseId,
+    organizationId,
+    workspaceId,
+    node,
+    process: node.process ?? {},
+    inputs,
+    caseInputs: input.inputs,
+    attempt: 1,
+  });
 }
 
 /**
@@ -172,19 +197,21 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler): Promise<
     launch(ready);
   };
 
-  void deadlineScope.run(() => sleep(input.deadlineMs)).then(
-    () => {
-      deadlinePassed = true;
-      graphScope.cancel();
-    },
-    // The timer is cancelled when the case ends first, or by a cancel request.
-    () => undefined,
-  );
+  void deadlineScope
+    .run(() => sleep(input.deadlineMs))
+    .then(
+      () => {
+        deadlinePassed = true;
+        graphScope.cancel();
+      },
+      // The timer is cancelled when the case ends first, or by a cancel request.
+      () => undefined,
+    );
 
   await graphScope.run(async () => {
     launch(scheduler.start());
     // Tasks launch more tasks as nodes finish: wait until a round adds none.
-    for (let settledCount = 0; settledCount < tasks.length; ) {
+    for (let settledCount = 0; settledCount < tasks.length;) {
       const batch = tasks.length;
       await Promise.all(tasks.slice(settledCount));
       settledCount = batch;
@@ -219,7 +246,10 @@ async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: Cas
       attemptsMade = 1;
     } catch (err) {
       // The store or the signing secret failed us: the retry workflow starts from the first attempt.
-      log.warn('first callback attempt could not run', { caseId: input.caseId, error: err instanceof Error ? err.message : String(err) });
+      log.warn('first callback attempt could not run', {
+        caseId: input.caseId,
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
   }
   try {
@@ -230,7 +260,10 @@ async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: Cas
     });
   } catch (err) {
     // The case outcome is recorded already; a callback that cannot start must not change it.
-    log.error('callback delivery could not start', { caseId: input.caseId, error: err instanceof Error ? err.message : String(err) });
+    log.error('callback delivery could not start', {
+      caseId: input.caseId,
+      error: err instanceof Error ? err.message : String(err),
+    });
   }
 }
 
@@ -247,7 +280,9 @@ export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
 
   // The Temporal run ends the way the case did, so the Web UI tells the same story.
   if (status === 'CANCELLED') throw new CancelledFailure('The case was cancelled');
-  if (status === 'FAILED') throw ApplicationFailure.nonRetryable(final.error?.message ?? 'The case failed', 'CaseFailed');
-  if (status === 'TIMED_OUT') throw ApplicationFailure.nonRetryable(final.error?.message ?? 'The case timed out', 'CaseTimedOut');
+  if (status === 'FAILED')
+    throw ApplicationFailure.nonRetryable(final.error?.message ?? 'The case failed', 'CaseFailed');
+  if (status === 'TIMED_OUT')
+    throw ApplicationFailure.nonRetryable(final.error?.message ?? 'The case timed out', 'CaseTimedOut');
   return { status, results: final.results };
 }

@@ -45,7 +45,10 @@ const agents = proxyActivities<GenerationActivities>({
 });
 /** Store, files and review work: no LLM, so no heartbeat; a few retries for a busy database. */
 const store = proxyActivities<GenerationActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5 } });
-const { genSaveRun } = proxyLocalActivities<GenerationActivities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 10 } });
+const { genSaveRun } = proxyLocalActivities<GenerationActivities>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 10 },
+});
 
 /** Where progress stands after each phase (0..1); builders and review rounds fill the span between. */
 const progressAt = { triage: 0.05, architect: 0.15, skeleton: 0.3, built: 0.6, reviewed: 0.85, applied: 0.95 } as const;
@@ -65,7 +68,11 @@ class Stop extends Error {
  * store, so it outlives Temporal retention.
  */
 export async function generationRun(input: GenerationRunInput): Promise<GenerationRunRecord> {
-  const record: GenerationRunRecord = { ...initialRunRecord(input), status: 'processing', last_activity_at: new Date().toISOString() };
+  const record: GenerationRunRecord = {
+    ...initialRunRecord(input),
+    status: 'processing',
+    last_activity_at: new Date().toISOString(),
+  };
   setHandler(generationRunQuery, () => record);
   const work = new CancellationScope();
   let stopReason: string | undefined;
@@ -74,13 +81,15 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
     work.cancel();
   });
   const limit = new CancellationScope();
-  void limit.run(() => sleep(input.timeLimitMs)).then(
-    () => {
-      stopReason ??= `stopped by the run time limit (${Math.round(input.timeLimitMs / 60_000)} minutes)`;
-      work.cancel();
-    },
-    () => undefined,
-  );
+  void limit
+    .run(() => sleep(input.timeLimitMs))
+    .then(
+      () => {
+        stopReason ??= `stopped by the run time limit (${Math.round(input.timeLimitMs / 60_000)} minutes)`;
+        work.cancel();
+      },
+      () => undefined,
+    );
 
   const touch = () => {
     record.last_activity_at = new Date().toISOString();
@@ -88,7 +97,12 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
   const save = (final = false) => genSaveRun({ record, final });
 
   /** One agent task: recorded as running, then completed / failed / cancelled with its attempt, worker and tokens. */
-  async function task<T extends { meta: TaskMeta }>(specialty: Specialty, workerName: string, run: () => Promise<T>, summary: (result: T) => string): Promise<T> {
+  async function task<T extends { meta: TaskMeta }>(
+    specialty: Specialty,
+    workerName: string,
+    run: () => Promise<T>,
+    summary: (result: T) => string,
+  ): Promise<T> {
     const entry: GenerationTask = {
       task_id: `${specialty}-${record.tasks_by_agent.length + 1}`,
       specialty,
@@ -105,7 +119,13 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
     touch();
     try {
       const result = await run();
-      Object.assign(entry, { status: 'completed', attempt: result.meta.attempt, worker_instance_id: result.meta.worker, usage: result.meta.usage, result_summary: summary(result) });
+      Object.assign(entry, {
+        status: 'completed',
+        attempt: result.meta.attempt,
+        worker_instance_id: result.meta.worker,
+        usage: result.meta.usage,
+        result_summary: summary(result),
+      });
       record.usage = addUsage(record.usage, result.meta.usage);
       return result;
     } catch (err) {
@@ -120,42 +140,97 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
 
   function note(specialty: Specialty, status: GenerationTask['status'], summary: string): void {
     const at = new Date().toISOString();
-    record.tasks_by_agent.push({ task_id: `${specialty}-${record.tasks_by_agent.length + 1}`, specialty, worker_name: specialty, worker_instance_id: null, status, attempt: 1, result_summary: summary, started_at: at, finished_at: at, usage: noUsage });
+    record.tasks_by_agent.push({
+      task_id: `${specialty}-${record.tasks_by_agent.length + 1}`,
+      specialty,
+      worker_name: specialty,
+      worker_instance_id: null,
+      status,
+      attempt: 1,
+      result_summary: summary,
+      started_at: at,
+      finished_at: at,
+      usage: noUsage,
+    });
     touch();
   }
 
   async function apply(graph: ReviewOutcome['graph'], plan: Plan, stage: 'skeleton' | 'final'): Promise<void> {
-    const applied = await task('applier', 'applier', () => store.genApply({ workflowId: input.workflowId, userId: input.userId, graph, description: plan.description }), (r) => `Applied the ${stage} as version ${r.workflowVersionNumber}`);
-    record.applied_versions.push({ workflowVersionId: applied.workflowVersionId, workflowVersionNumber: applied.workflowVersionNumber, stage });
+    const applied = await task(
+      'applier',
+      'applier',
+      () =>
+        store.genApply({ workflowId: input.workflowId, userId: input.userId, graph, description: plan.description }),
+      (r) => `Applied the ${stage} as version ${r.workflowVersionNumber}`,
+    );
+    record.applied_versions.push({
+      workflowVersionId: applied.workflowVersionId,
+      workflowVersionNumber: applied.workflowVersionNumber,
+      stage,
+    });
   }
 
   async function dryRun(review: ReviewOutcome, round: number): Promise<ReviewProblem[]> {
     try {
       const outcome = await executeChild<typeof caseRun>('caseRun', {
         workflowId: `generation-dry-run-${input.runId}-${round}`,
-        args: [{ caseId: `dry-run-${input.runId}-${round}`, organizationId: input.organizationId, workspaceId: input.workspaceId, graph: review.graph, inputs: review.sampleInputs, deadlineMs: 120_000 }],
+        args: [
+          {
+            caseId: `dry-run-${input.runId}-${round}`,
+            organizationId: input.organizationId,
+            workspaceId: input.workspaceId,
+            graph: review.graph,
+            inputs: review.sampleInputs,
+            deadlineMs: 120_000,
+          },
+        ],
         parentClosePolicy: ParentClosePolicy.TERMINATE,
       });
-      return outcome.status === 'COMPLETED' ? [] : [{ stepId: null, message: `The dry run ended ${outcome.status}`, fromDryRun: true }];
+      return outcome.status === 'COMPLETED'
+        ? []
+        : [{ stepId: null, message: `The dry run ended ${outcome.status}`, fromDryRun: true }];
     } catch (err) {
       if (isCancellation(err) || !(err instanceof ChildWorkflowFailure)) throw err;
       const message = err.cause?.message ?? err.message;
       const name = /^Node (.+?) failed: /.exec(message)?.[1];
-      return [{ stepId: (name && review.stepOfName[name]) ?? null, message: `dry run with sample inputs: ${message}`, fromDryRun: true }];
+      return [
+        {
+          stepId: (name && review.stepOfName[name]) ?? null,
+          message: `dry run with sample inputs: ${message}`,
+          fromDryRun: true,
+        },
+      ];
     }
   }
 
   async function pipeline(): Promise<RunStatus> {
     await save();
-    for (const refused of input.refusedFiles) note('file_reader', 'skipped', `Skipped ${refused.url}: ${refused.reason}`);
+    for (const refused of input.refusedFiles)
+      note('file_reader', 'skipped', `Skipped ${refused.url}: ${refused.reason}`);
     let files: FileExcerpt[] = [];
     if (input.fileUrls.length > 0) {
-      const read = await task('file_reader', 'file_reader', () => store.genReadFiles({ organizationId: input.organizationId, workspaceId: input.workspaceId, userId: input.userId, urls: input.fileUrls }), (r) => `Read ${r.files.length} file(s)`);
+      const read = await task(
+        'file_reader',
+        'file_reader',
+        () =>
+          store.genReadFiles({
+            organizationId: input.organizationId,
+            workspaceId: input.workspaceId,
+            userId: input.userId,
+            urls: input.fileUrls,
+          }),
+        (r) => `Read ${r.files.length} file(s)`,
+      );
       files = read.files;
       for (const skipped of read.skipped) note('file_reader', 'skipped', `Skipped ${skipped.url}: ${skipped.reason}`);
     }
     record.progress = progressAt.triage;
-    const triage = await task('triage', 'triage', () => agents.genTriage({ planner: input.planner, prompt: input.prompt, files }), (r) => `${r.verdict.relevant ? 'Buildable' : 'Not a buildable process'}: ${r.verdict.reason}`);
+    const triage = await task(
+      'triage',
+      'triage',
+      () => agents.genTriage({ planner: input.planner, prompt: input.prompt, files }),
+      (r) => `${r.verdict.relevant ? 'Buildable' : 'Not a buildable process'}: ${r.verdict.reason}`,
+    );
     await save();
     if (!triage.verdict.relevant) return 'irrelevant';
 
@@ -164,9 +239,23 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
     let skeleton: ReviewOutcome | undefined;
     let feedback: string[] = [];
     for (let attempt = 0; attempt <= input.maxReviewRounds && (!skeleton || skeleton.problems.length > 0); attempt++) {
-      const planned = await task('architect', 'architect', () => agents.genArchitect({ planner: input.planner, prompt: input.prompt, files, feedback }), (r) => `Planned ${r.plan.inputs.length} input(s), ${r.plan.steps.length} step(s), ${r.plan.outputs.length} output(s)`);
+      const planned = await task(
+        'architect',
+        'architect',
+        () => agents.genArchitect({ planner: input.planner, prompt: input.prompt, files, feedback }),
+        (r) =>
+          `Planned ${r.plan.inputs.length} input(s), ${r.plan.steps.length} step(s), ${r.plan.outputs.length} output(s)`,
+      );
       plan = planned.plan;
-      skeleton = await task('reviewer', 'reviewer', () => store.genReview({ runId: input.runId, plan: planned.plan, builds: {} }), (r) => (r.problems.length === 0 ? 'The plan assembles into a valid graph' : `${r.problems.length} problem(s) in the plan`));
+      skeleton = await task(
+        'reviewer',
+        'reviewer',
+        () => store.genReview({ runId: input.runId, plan: planned.plan, builds: {} }),
+        (r) =>
+          r.problems.length === 0
+            ? 'The plan assembles into a valid graph'
+            : `${r.problems.length} problem(s) in the plan`,
+      );
       feedback = skeleton.problems.map((p) => p.message);
     }
     if (!plan || !skeleton || skeleton.problems.length > 0) throw new Stop('failed');
@@ -188,8 +277,21 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
         toBuild.map(async (stepId) => {
           const step = currentPlan.steps.find((s) => s.id === stepId);
           try {
-            const built = await task('builder', `builder:${stepId}`, () => agents.genBuildStep({ planner: input.planner, prompt: input.prompt, plan: currentPlan, stepId, feedback: stepFeedback.get(stepId) ?? [] }), (r) =>
-              r.build.unresolved ? `Step "${step?.name}" needs attention: ${r.build.unresolved}` : `Built step "${step?.name}" as ${step?.kind === 'condition' ? 'a condition' : 'Python code'}`,
+            const built = await task(
+              'builder',
+              `builder:${stepId}`,
+              () =>
+                agents.genBuildStep({
+                  planner: input.planner,
+                  prompt: input.prompt,
+                  plan: currentPlan,
+                  stepId,
+                  feedback: stepFeedback.get(stepId) ?? [],
+                }),
+              (r) =>
+                r.build.unresolved
+                  ? `Step "${step?.name}" needs attention: ${r.build.unresolved}`
+                  : `Built step "${step?.name}" as ${step?.kind === 'condition' ? 'a condition' : 'Python code'}`,
             );
             builds[stepId] = built.build;
           } catch (err) {
@@ -202,10 +304,21 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
         }),
       );
       await save();
-      review = await task('reviewer', 'reviewer', async () => {
-        const checked = await store.genReview({ runId: input.runId, plan: currentPlan, builds });
-        return checked.problems.length > 0 ? checked : { ...checked, problems: await dryRun(checked, round) };
-      }, (r) => (r.problems.length === 0 ? 'Validated and dry-ran with sample inputs' : `Round ${round + 1}: ${r.problems.map((p) => p.message).join('; ').slice(0, 1000)}`));
+      review = await task(
+        'reviewer',
+        'reviewer',
+        async () => {
+          const checked = await store.genReview({ runId: input.runId, plan: currentPlan, builds });
+          return checked.problems.length > 0 ? checked : { ...checked, problems: await dryRun(checked, round) };
+        },
+        (r) =>
+          r.problems.length === 0
+            ? 'Validated and dry-ran with sample inputs'
+            : `Round ${round + 1}: ${r.problems
+                .map((p) => p.message)
+                .join('; ')
+                .slice(0, 1000)}`,
+      );
       problems = review.problems;
       record.progress = Math.min(progressAt.reviewed, progressAt.built + (round + 1) * 0.1);
       await save();
@@ -218,17 +331,27 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
         break;
       }
       stepFeedback.clear();
-      for (const p of fixable) stepFeedback.set(p.stepId as string, [...(stepFeedback.get(p.stepId as string) ?? []), p.message]);
+      for (const p of fixable)
+        stepFeedback.set(p.stepId as string, [...(stepFeedback.get(p.stepId as string) ?? []), p.message]);
     }
     // A build still failing validation becomes a placeholder so what is applied always validates.
     if (problems.some((p) => !p.fromDryRun)) {
       for (const p of problems) if (p.stepId) builds[p.stepId] = placeholderBuild(p.message.slice(0, 900));
-      review = await task('reviewer', 'reviewer', () => store.genReview({ runId: input.runId, plan: plan as Plan, builds }), (r) => (r.problems.length === 0 ? 'Replaced failing steps with placeholders that validate' : `${r.problems.length} problem(s) remain`));
+      review = await task(
+        'reviewer',
+        'reviewer',
+        () => store.genReview({ runId: input.runId, plan: plan as Plan, builds }),
+        (r) =>
+          r.problems.length === 0
+            ? 'Replaced failing steps with placeholders that validate'
+            : `${r.problems.length} problem(s) remain`,
+      );
       if (review.problems.length > 0) throw new Stop('failed');
     }
     await apply(review.graph, plan, 'final');
     record.progress = progressAt.applied;
-    if (record.needs_attention.length > 0) note('reviewer', 'completed', `Partial: steps needing attention: ${record.needs_attention.join(', ')}`);
+    if (record.needs_attention.length > 0)
+      note('reviewer', 'completed', `Partial: steps needing attention: ${record.needs_attention.join(', ')}`);
     return record.needs_attention.length === 0 && problems.length === 0 ? 'completed' : 'partial';
   }
 
@@ -244,7 +367,12 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
     }
   }
   limit.cancel();
-  if (status === 'cancelled') note('reviewer', 'cancelled', `Run ${stopReason ?? 'cancelled'}; ${record.applied_versions.length} version(s) already applied are kept`);
+  if (status === 'cancelled')
+    note(
+      'reviewer',
+      'cancelled',
+      `Run ${stopReason ?? 'cancelled'}; ${record.applied_versions.length} version(s) already applied are kept`,
+    );
   for (const t of record.tasks_by_agent) {
     if (t.status === 'running') {
       t.status = 'cancelled';

@@ -3,15 +3,32 @@ import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { TenancyError } from '../tenancy/tenancy-service.js';
-import { addMemberInput, createKeyInput, createOrganizationInput, createUserInput, createWorkspaceInput, keyViewSchema } from '../tenancy/schemas.js';
+import {
+  addMemberInput,
+  createKeyInput,
+  createOrganizationInput,
+  createUserInput,
+  createWorkspaceInput,
+  keyViewSchema,
+} from '../tenancy/schemas.js';
 import { DomainError } from '../errors.js';
 import type { ApiRoutes } from './route.js';
 import { uuid } from './schemas/common.js';
 
 const organizationSchema = z.object({ id: z.string(), name: z.string(), verified: z.boolean(), createdAt: z.string() });
-const workspaceSchema = z.object({ id: z.string(), organizationId: z.string(), name: z.string(), createdAt: z.string() });
+const workspaceSchema = z.object({
+  id: z.string(),
+  organizationId: z.string(),
+  name: z.string(),
+  createdAt: z.string(),
+});
 const userSchema = z.object({ id: z.string(), email: z.string(), name: z.string(), createdAt: z.string() });
-const membershipSchema = z.object({ organizationId: z.string(), userId: z.string(), role: z.string(), createdAt: z.string() });
+const membershipSchema = z.object({
+  organizationId: z.string(),
+  userId: z.string(),
+  role: z.string(),
+  createdAt: z.string(),
+});
 const orgParams = z.object({ organizationId: uuid });
 const adminHeaders = z.object({ authorization: z.string().meta({ description: 'Bearer <CASEFLOW_ADMIN_TOKEN>' }) });
 
@@ -68,7 +85,9 @@ export function registerAdminRoutes(api: ApiRoutes, ctx: AppContext): void {
     method: 'get',
     path: '/admin/organizations',
     summary: 'List organizations',
-    responses: { 200: { description: 'Organizations', schema: z.object({ organizations: z.array(organizationSchema) }) } },
+    responses: {
+      200: { description: 'Organizations', schema: z.object({ organizations: z.array(organizationSchema) }) },
+    },
     handler: async ({ req, res }) => {
       requireAdmin(ctx, req);
       res.json({ organizations: await service.listOrganizations() });
@@ -154,7 +173,7 @@ export function registerAdminRoutes(api: ApiRoutes, ctx: AppContext): void {
     ...common,
     method: 'delete',
     path: '/admin/organizations/:organizationId/members/:userId',
-    summary: "Remove a member (their keys stop working in this organization)",
+    summary: 'Remove a member (their keys stop working in this organization)',
     params: z.object({ organizationId: uuid, userId: uuid }),
     responses: { 204: { description: 'Removed' } },
     handler: async ({ req, res, params }) => {

@@ -34,9 +34,12 @@ export function createApp(ctx: AppContext): App {
         res.setHeader('x-request-id', id);
         return id;
       },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+      customLogLevel: (_req, res, err) =>
+        err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
-      serializers: { req: (req: { url?: string }) => ({ ...req, url: req.url === undefined ? undefined : redactUrl(req.url) }) },
+      serializers: {
+        req: (req: { url?: string }) => ({ ...req, url: req.url === undefined ? undefined : redactUrl(req.url) }),
+      },
     }),
   );
   app.use(httpMetrics(ctx.metrics));
@@ -74,7 +77,10 @@ function httpMetrics(metrics: Metrics): RequestHandler {
       // The route pattern, not the raw path, keeps label cardinality bounded.
       const pattern = (req.route as { path?: unknown } | undefined)?.path;
       const route = typeof pattern === 'string' ? `${req.baseUrl}${pattern}` : 'unmatched';
-      metrics.observeHttp({ method: req.method, route, status: String(res.statusCode) }, Number(process.hrtime.bigint() - started) / 1e9);
+      metrics.observeHttp(
+        { method: req.method, route, status: String(res.statusCode) },
+        Number(process.hrtime.bigint() - started) / 1e9,
+      );
     });
     next();
   };

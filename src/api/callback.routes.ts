@@ -29,7 +29,8 @@ export function registerCallbackRoutes(api: ApiRoutes, ctx: AppContext): void {
     method: 'get',
     path: '/api/v1/case/:caseId/callbacks',
     summary: "List a case's callback deliveries with every attempt",
-    description: 'Requires Case: Read in the case\'s workspace. Deliveries oldest first (the case run\'s own, then redeliveries); attempts in order.',
+    description:
+      "Requires Case: Read in the case's workspace. Deliveries oldest first (the case run's own, then redeliveries); attempts in order.",
     tags: ['Callbacks'],
     auth: true,
     params: caseParams,
@@ -55,7 +56,10 @@ export function registerCallbackRoutes(api: ApiRoutes, ctx: AppContext): void {
       202: { description: 'Redelivery started', schema: redeliveryStartedSchema },
       404: { description: 'The case does not exist' },
       409: { description: 'The case has no callback to redeliver, or another redelivery is starting' },
-      429: { description: 'Over the redelivery limit of the case or of its workspace (callbacks.redeliverPerCase / redeliverPerWorkspace per redeliverWindowMs); `Retry-After` says when to try again' },
+      429: {
+        description:
+          'Over the redelivery limit of the case or of its workspace (callbacks.redeliverPerCase / redeliverPerWorkspace per redeliverWindowMs); `Retry-After` says when to try again',
+      },
     },
     handler: async ({ res, params, auth }) => {
       const redelivery = await callbacks.redeliver(auth, params.caseId, async (workspaceId) => {
@@ -77,7 +81,10 @@ export function registerCallbackRoutes(api: ApiRoutes, ctx: AppContext): void {
     tags: ['Callbacks'],
     auth: true,
     params: workspaceParams,
-    responses: { 200: { description: 'The secret', schema: webhookSecretSchema }, 404: { description: 'The workspace does not exist' } },
+    responses: {
+      200: { description: 'The secret', schema: webhookSecretSchema },
+      404: { description: 'The workspace does not exist' },
+    },
     handler: async ({ res, params, auth }) => {
       sendSecret(res, await callbacks.webhookSecret(auth, params.workspaceId));
     },
@@ -91,7 +98,10 @@ export function registerCallbackRoutes(api: ApiRoutes, ctx: AppContext): void {
     tags: ['Callbacks'],
     auth: true,
     params: workspaceParams,
-    responses: { 200: { description: 'The new secret', schema: webhookSecretSchema }, 404: { description: 'The workspace does not exist' } },
+    responses: {
+      200: { description: 'The new secret', schema: webhookSecretSchema },
+      404: { description: 'The workspace does not exist' },
+    },
     handler: async ({ res, params, auth }) => {
       sendSecret(res, await callbacks.rotateWebhookSecret(auth, params.workspaceId));
     },

@@ -6,12 +6,34 @@ import { executeBodySchema, initiateBodySchema } from '../cases/schemas.js';
 import type { CaseResults } from '../domain/cases.js';
 import type { CaseRecord } from '../store/case-repo.js';
 import type { ApiRoutes } from './route.js';
-import { auditSchema, cancelledSchema, caseErrors as errors, executedSchema, initiatedSchema, notFinishedSchema, resultsBodySchema, statusSchema } from './schemas/cases.js';
+import {
+  auditSchema,
+  cancelledSchema,
+  caseErrors as errors,
+  executedSchema,
+  initiatedSchema,
+  notFinishedSchema,
+  resultsBodySchema,
+  statusSchema,
+} from './schemas/cases.js';
 import { errorBodySchema, uuid } from './schemas/common.js';
-import { auditView, cancelledView, executedView, initiatedView, notFinishedView, resultsView, statusView } from './views/cases.js';
+import {
+  auditView,
+  cancelledView,
+  executedView,
+  initiatedView,
+  notFinishedView,
+  resultsView,
+  statusView,
+} from './views/cases.js';
 
 /** 200 { results } once the case has ended; 202 with the contract's exact body before. */
-function sendResults(req: Request, res: Response, caseId: string, outcome: { record: CaseRecord; results: CaseResults } | undefined): void {
+function sendResults(
+  req: Request,
+  res: Response,
+  caseId: string,
+  outcome: { record: CaseRecord; results: CaseResults } | undefined,
+): void {
   if (!outcome) {
     res.status(202).json(notFinishedView(caseId, req.originalUrl));
     return;
@@ -46,7 +68,11 @@ export function registerCaseReads<P extends ZodType>(
     deprecated: spec.deprecated,
     auth: true,
     params: spec.params,
-    responses: { 200: { description: spec.results.ended, schema: resultsBodySchema }, 202: { description: 'Not finished', schema: notFinishedSchema }, ...errors },
+    responses: {
+      200: { description: spec.results.ended, schema: resultsBodySchema },
+      202: { description: 'Not finished', schema: notFinishedSchema },
+      ...errors,
+    },
     handler: async ({ auth, params, req, res }) => {
       const id = spec.id(params);
       sendResults(req, res, id, await cases.results(auth, id));
@@ -78,7 +104,8 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     method: 'post',
     path: '/api/v1/case',
     summary: 'Initiate a case',
-    description: 'Creates a PENDING case of the latest active version of the workflow, or of the pinned one. Requires Case: Full in the workflow\'s workspace.',
+    description:
+      "Creates a PENDING case of the latest active version of the workflow, or of the pinned one. Requires Case: Full in the workflow's workspace.",
     tags,
     auth: true,
     body: initiateBodySchema,
@@ -104,7 +131,12 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     auth: true,
     params: caseParams,
     body: executeBodySchema,
-    responses: { 202: { description: 'Running', schema: executedSchema }, ...errors, 409: { description: 'Already executed or cancelled', schema: errorBodySchema }, 413: { description: 'Case inputs over cases.maxInputBytes as JSON', schema: errorBodySchema } },
+    responses: {
+      202: { description: 'Running', schema: executedSchema },
+      ...errors,
+      409: { description: 'Already executed or cancelled', schema: errorBodySchema },
+      413: { description: 'Case inputs over cases.maxInputBytes as JSON', schema: errorBodySchema },
+    },
     handler: async ({ auth, params, body, res }) => {
       const { record, temporalUiUrl } = await cases.execute(auth, params.caseId, body);
       res.status(202).json(executedView(record, temporalUiUrl));
@@ -118,7 +150,10 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     tags,
     auth: true,
     params: caseParams,
-    responses: { 200: { description: 'Status, timestamps, running node, error, link to the Temporal run', schema: statusSchema }, ...errors },
+    responses: {
+      200: { description: 'Status, timestamps, running node, error, link to the Temporal run', schema: statusSchema },
+      ...errors,
+    },
     handler: async ({ auth, params, res }) => {
       res.json(statusView(await cases.status(auth, params.caseId)));
     },
@@ -137,7 +172,8 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     method: 'post',
     path: '/api/v1/case/:caseId/cancel',
     summary: 'Cancel a case',
-    description: 'A PENDING case ends CANCELLED at once; a RUNNING one is cancelled through Temporal and records CANCELLED (the answer waits up to 10 s for it). Requires Case: Full.',
+    description:
+      'A PENDING case ends CANCELLED at once; a RUNNING one is cancelled through Temporal and records CANCELLED (the answer waits up to 10 s for it). Requires Case: Full.',
     tags,
     auth: true,
     params: caseParams,

@@ -39,11 +39,16 @@ const versionIdOrNone = (value: unknown): string => {
 };
 
 const authorErrors = {
-  403: { description: 'Key not organization-scoped, Integration: Full missing, or organization not verified (checked before the body)' },
+  403: {
+    description:
+      'Key not organization-scoped, Integration: Full missing, or organization not verified (checked before the body)',
+  },
 };
 const readerErrors = { 403: { description: 'Integration: Read missing' } };
 const scanErrors = {
-  400: { description: 'Invalid body, a value over its limit, or action code security-scan violations (metadata.violations)' },
+  400: {
+    description: 'Invalid body, a value over its limit, or action code security-scan violations (metadata.violations)',
+  },
   503: { description: 'The code scanner is unavailable; retry' },
 };
 
@@ -57,9 +62,13 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     method: 'post',
     path: '/api/v1/provider',
     summary: 'Create a provider',
-    description: 'A provider of the key\'s organization; integrations name one as `providerId`.',
+    description: "A provider of the key's organization; integrations name one as `providerId`.",
     body: providerBody,
-    responses: { 201: { description: 'Created', schema: providerResponse }, 400: { description: 'Invalid body' }, ...authorErrors },
+    responses: {
+      201: { description: 'Created', schema: providerResponse },
+      400: { description: 'Invalid body' },
+      ...authorErrors,
+    },
     handler: async ({ req, res, auth }) => {
       catalog.requireAuthor(auth);
       const body = parseBody(providerBody, req.body);
@@ -72,7 +81,7 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     tags: ['Providers'],
     method: 'get',
     path: '/api/v1/provider',
-    summary: 'List the providers of the key\'s organization',
+    summary: "List the providers of the key's organization",
     responses: { 200: { description: 'Oldest first', schema: providerListResponse }, ...readerErrors },
     handler: async ({ res, auth }) => {
       catalog.requireReader(auth);
@@ -87,12 +96,15 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/api/v1/integration',
     summary: 'Create an integration with its actions and credential',
     description:
-      'All or nothing: the integration, its actions and its credential are written in one transaction, after every action\'s code passed the scan. ' +
+      "All or nothing: the integration, its actions and its credential are written in one transaction, after every action's code passed the scan. " +
       'With an `Idempotency-Key`, a retry returns the first result instead of creating a duplicate.',
     headers: idempotencyHeaders,
     body: integrationBody,
     responses: {
-      201: { description: 'Created (or, with Idempotency-Replayed: true, the first result of this key)', schema: integrationCreatedResponse },
+      201: {
+        description: 'Created (or, with Idempotency-Replayed: true, the first result of this key)',
+        schema: integrationCreatedResponse,
+      },
       ...scanErrors,
       403: { description: `${authorErrors[403].description}; or providerId belongs to another organization` },
       422: { description: 'providerId does not exist, or the Idempotency-Key was used with a different body' },
@@ -117,7 +129,8 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     method: 'post',
     path: '/api/v1/integration/v/:integrationVersionId/credential',
     summary: 'Add a credential template to an integration',
-    description: 'On the integration\'s versionId (not its id). An integration holds at most one credential per authType.',
+    description:
+      "On the integration's versionId (not its id). An integration holds at most one credential per authType.",
     params: idParam('integrationVersionId', 'The integration versionId'),
     body: credentialBody,
     responses: {
@@ -142,12 +155,16 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     method: 'post',
     path: '/api/v1/integration/v/:integrationVersionId/action',
     summary: 'Add an action to an integration',
-    description: 'On any versionId of the integration. Its code is scanned first; an integration holds at most 50 actions.',
+    description:
+      'On any versionId of the integration. Its code is scanned first; an integration holds at most 50 actions.',
     params: idParam('integrationVersionId', 'The integration versionId'),
     body: actionBody,
     responses: {
-      201: { description: 'Created: the action\'s first version', schema: actionResponse },
-      400: { description: 'Invalid body, the integration already holds 50 actions, or code security-scan violations (metadata.violations)' },
+      201: { description: "Created: the action's first version", schema: actionResponse },
+      400: {
+        description:
+          'Invalid body, the integration already holds 50 actions, or code security-scan violations (metadata.violations)',
+      },
       403: { description: `${authorErrors[403].description}; or the integration belongs to another organization` },
       404: { description: 'No such integration version' },
       503: scanErrors[503],
@@ -167,16 +184,29 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     method: 'get',
     path: '/api/v1/integration',
     summary: 'List the integrations visible to the key',
-    description: 'The latest version of each integration of the key\'s organization and of each published by the service, newest first, a page at a time.',
+    description:
+      "The latest version of each integration of the key's organization and of each published by the service, newest first, a page at a time.",
     query: integrationListQuery,
-    responses: { 200: { description: 'Visible integrations', schema: integrationListResponse }, 400: { description: 'Malformed limit or offset' }, ...readerErrors },
+    responses: {
+      200: { description: 'Visible integrations', schema: integrationListResponse },
+      400: { description: 'Malformed limit or offset' },
+      ...readerErrors,
+    },
     handler: async ({ res, auth, query }) => {
       catalog.requireReader(auth);
-      res.json({ integrations: (await catalog.listIntegrations(auth, query)).map(toIntegration), limit: query.limit, offset: query.offset });
+      res.json({
+        integrations: (await catalog.listIntegrations(auth, query)).map(toIntegration),
+        limit: query.limit,
+        offset: query.offset,
+      });
     },
   });
 
-  const readErrors = { 400: { description: 'Malformed id' }, ...readerErrors, 404: { description: 'Unknown, or another organization\'s' } };
+  const readErrors = {
+    400: { description: 'Malformed id' },
+    ...readerErrors,
+    404: { description: "Unknown, or another organization's" },
+  };
 
   api.route({
     ...common,
@@ -188,7 +218,11 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     responses: { 200: { description: 'The version', schema: integrationDetailResponse }, ...readErrors },
     handler: async ({ req, res, auth }) => {
       catalog.requireReader(auth);
-      res.json(toDetail(await catalog.integrationVersion(auth, parseId(req.params.integrationVersionId, 'integrationVersionId'))));
+      res.json(
+        toDetail(
+          await catalog.integrationVersion(auth, parseId(req.params.integrationVersionId, 'integrationVersionId')),
+        ),
+      );
     },
   });
 
@@ -216,13 +250,19 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     responses: { 200: { description: 'The version', schema: credentialResponse }, ...readErrors },
     handler: async ({ req, res, auth }) => {
       catalog.requireReader(auth);
-      res.json(toCredential(await catalog.credentialVersion(auth, parseId(req.params.credentialVersionId, 'credentialVersionId'))));
+      res.json(
+        toCredential(
+          await catalog.credentialVersion(auth, parseId(req.params.credentialVersionId, 'credentialVersionId')),
+        ),
+      );
     },
   });
 
   const updateErrors = {
     ...authorErrors,
-    403: { description: `${authorErrors[403].description}; or the entry belongs to another organization or to the service` },
+    403: {
+      description: `${authorErrors[403].description}; or the entry belongs to another organization or to the service`,
+    },
     404: { description: 'Unknown id' },
     409: { description: 'Concurrent updates kept moving the latest version; retry' },
   };
@@ -233,7 +273,8 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     method: 'patch',
     path: '/api/v1/integration/action/:actionId',
     summary: 'Update an action (cuts a new action version)',
-    description: 'Any subset of the fields; the rest carry over. Earlier action versions stay readable and runnable by their versionId. The resulting code is scanned again.',
+    description:
+      'Any subset of the fields; the rest carry over. Earlier action versions stay readable and runnable by their versionId. The resulting code is scanned again.',
     params: idParam('actionId', 'The action id'),
     body: actionUpdateBody,
     responses: { 200: { description: 'The new version', schema: actionResponse }, ...scanErrors, ...updateErrors },
@@ -251,10 +292,15 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     method: 'patch',
     path: '/api/v1/integration/credential/:credentialId',
     summary: 'Update a credential template (cuts a new credential version)',
-    description: 'Any subset of the fields except authType; the rest carry over. Earlier versions stay readable by their versionId.',
+    description:
+      'Any subset of the fields except authType; the rest carry over. Earlier versions stay readable by their versionId.',
     params: idParam('credentialId', 'The credential id'),
     body: credentialUpdateBody,
-    responses: { 200: { description: 'The new version', schema: credentialResponse }, 400: { description: 'Invalid body' }, ...updateErrors },
+    responses: {
+      200: { description: 'The new version', schema: credentialResponse },
+      400: { description: 'Invalid body' },
+      ...updateErrors,
+    },
     handler: async ({ req, res, auth }) => {
       catalog.requireAuthor(auth);
       const credentialId = parseId(req.params.credentialId, 'credentialId');
@@ -284,10 +330,15 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     method: 'patch',
     path: '/api/v1/integration/:integrationId',
     summary: 'Update an integration (cuts a new integration version)',
-    description: 'Any subset of its own fields; actions and credentials are updated on their own paths. Earlier integration versions stay readable and connectable.',
+    description:
+      'Any subset of its own fields; actions and credentials are updated on their own paths. Earlier integration versions stay readable and connectable.',
     params: idParam('integrationId', 'The integration id'),
     body: integrationUpdateBody,
-    responses: { 200: { description: 'The new version', schema: integrationResponse }, 400: { description: 'Invalid body' }, ...updateErrors },
+    responses: {
+      200: { description: 'The new version', schema: integrationResponse },
+      400: { description: 'Invalid body' },
+      ...updateErrors,
+    },
     handler: async ({ req, res, auth }) => {
       catalog.requireAuthor(auth);
       const integrationId = parseId(req.params.integrationId, 'integrationId');
@@ -299,5 +350,7 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
 
 /** A patch keeps only what was sent, so absent fields carry over instead of overwriting with undefined. */
 function withoutUndefined<T extends object>(patch: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
+  return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
 }

@@ -1,5 +1,12 @@
 import type { z } from 'zod';
-import type { ActionVersion, CredentialVersion, IntegrationCreation, IntegrationDetail, IntegrationVersion, Provider } from '../catalog/types.js';
+import type {
+  ActionVersion,
+  CredentialVersion,
+  IntegrationCreation,
+  IntegrationDetail,
+  IntegrationVersion,
+  Provider,
+} from '../catalog/types.js';
 import type {
   actionResponse,
   credentialResponse,
@@ -10,7 +17,11 @@ import type {
 } from './schemas/catalog.js';
 
 /** The catalog's response bodies: what each documented schema shows of a domain entry (never organizationId or isBeta). */
-export const toProvider = (p: Provider): z.infer<typeof providerResponse> => ({ id: p.id, name: p.name, createdAt: p.createdAt });
+export const toProvider = (p: Provider): z.infer<typeof providerResponse> => ({
+  id: p.id,
+  name: p.name,
+  createdAt: p.createdAt,
+});
 
 function integrationFields(v: IntegrationVersion) {
   return {

@@ -4,7 +4,12 @@ import type { AuthContext } from '../auth/auth-context.js';
 import type { AppContext } from '../context.js';
 import { DomainError } from '../errors.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
-import { codeNodeBadRequestBody, codeNodeResponse, createCodeNodeBody, updateCodeNodeBody } from './schemas/code-nodes.js';
+import {
+  codeNodeBadRequestBody,
+  codeNodeResponse,
+  createCodeNodeBody,
+  updateCodeNodeBody,
+} from './schemas/code-nodes.js';
 import { uuid } from './schemas/common.js';
 import { codeNodeView } from './views/code-nodes.js';
 
@@ -26,7 +31,10 @@ export function registerCodeRoutes(api: ApiRoutes, ctx: AppContext): void {
   };
   const errors = {
     401: { description: 'Missing, invalid or expired key' },
-    403: { description: 'Key not organization-scoped, Code: Full missing, or organization not verified (checked before the body)' },
+    403: {
+      description:
+        'Key not organization-scoped, Code: Full missing, or organization not verified (checked before the body)',
+    },
     503: { description: 'The source scanner is unavailable' },
   };
 
@@ -36,12 +44,15 @@ export function registerCodeRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/api/v1/code',
     summary: 'Register a code node',
     description:
-      'Registers a Python code node in the catalog of the key\'s organization and cuts its first version. The source is scanned ' +
+      "Registers a Python code node in the catalog of the key's organization and cuts its first version. The source is scanned " +
       '(blocked imports and constructs, the reserved SDK name `caseflow`) before anything is stored. No workspace id is accepted; providerId is ignored.',
     body: createCodeNodeBody,
     responses: {
       201: { description: 'Registered: the stored first version', schema: codeNodeResponse },
-      400: { description: 'Invalid body, a value over its limit, or security-scan violations (metadata.violations)', schema: codeNodeBadRequestBody },
+      400: {
+        description: 'Invalid body, a value over its limit, or security-scan violations (metadata.violations)',
+        schema: codeNodeBadRequestBody,
+      },
       ...errors,
     },
     handler: async ({ req, res, auth }) => {
@@ -76,8 +87,12 @@ export function registerCodeRoutes(api: ApiRoutes, ctx: AppContext): void {
     body: updateCodeNodeBody,
     responses: {
       200: { description: 'Updated: the new version', schema: codeNodeResponse },
-      400: { description: 'Malformed codeId, invalid body, a value over its limit, or security-scan violations (metadata.violations)', schema: codeNodeBadRequestBody },
-      404: { description: 'No code node with this id in the key\'s organization' },
+      400: {
+        description:
+          'Malformed codeId, invalid body, a value over its limit, or security-scan violations (metadata.violations)',
+        schema: codeNodeBadRequestBody,
+      },
+      404: { description: "No code node with this id in the key's organization" },
       409: { description: 'Concurrent updates kept moving the latest version; retry' },
       ...errors,
     },

@@ -30,7 +30,9 @@ async function xmlBody(req: Request, res: Response): Promise<string> {
 }
 
 const authoringErrors = {
-  403: { description: 'The key lacks Discovery: Full in the workspace, or the process belongs to another organization' },
+  403: {
+    description: 'The key lacks Discovery: Full in the workspace, or the process belongs to another organization',
+  },
 };
 
 export function registerDiscoveryRoutes(api: ApiRoutes, ctx: AppContext): void {
@@ -51,7 +53,10 @@ export function registerDiscoveryRoutes(api: ApiRoutes, ctx: AppContext): void {
     validateBody: false,
     responses: {
       201: { description: 'Created: the process as the read returns it', schema: discoveredProcessSchema },
-      400: { description: 'Missing or malformed x-workspace-id, or an invalid process (metadata.violations: [{ path, message }])' },
+      400: {
+        description:
+          'Missing or malformed x-workspace-id, or an invalid process (metadata.violations: [{ path, message }])',
+      },
       ...authoringErrors,
       404: { description: 'The workspace does not exist' },
       413: { description: 'The body is over the JSON body limit' },
@@ -80,7 +85,10 @@ export function registerDiscoveryRoutes(api: ApiRoutes, ctx: AppContext): void {
     validateBody: false,
     responses: {
       201: { description: 'Imported: the stored process and what was dropped', schema: importResultSchema },
-      400: { description: 'Malformed x-workspace-id, XML not well-formed or with a DOCTYPE, not BPMN, or the mapped process is invalid' },
+      400: {
+        description:
+          'Malformed x-workspace-id, XML not well-formed or with a DOCTYPE, not BPMN, or the mapped process is invalid',
+      },
       ...authoringErrors,
       404: { description: 'The workspace does not exist' },
       413: { description: `The document is over ${bpmnBodyLimit}` },
@@ -107,7 +115,9 @@ export function registerDiscoveryRoutes(api: ApiRoutes, ctx: AppContext): void {
     responses: {
       200: { description: 'The process', schema: discoveredProcessSchema },
       400: { description: 'processId or processVersionId is not a UUID' },
-      403: { description: 'The process belongs to another organization, or the key lacks Discovery: Read in its workspace' },
+      403: {
+        description: 'The process belongs to another organization, or the key lacks Discovery: Read in its workspace',
+      },
       404: { description: 'The process does not exist, or the version does not belong to it' },
     },
     handler: async ({ res, params, query, auth }) => {
@@ -128,7 +138,10 @@ export function registerDiscoveryRoutes(api: ApiRoutes, ctx: AppContext): void {
     validateBody: false,
     responses: {
       200: { description: 'Updated: the process as the read returns it', schema: discoveredProcessSchema },
-      400: { description: 'processId is not a UUID, nothing to update, or the merged process is invalid (metadata.violations)' },
+      400: {
+        description:
+          'processId is not a UUID, nothing to update, or the merged process is invalid (metadata.violations)',
+      },
       ...authoringErrors,
       404: { description: 'The process does not exist' },
       409: { description: 'Concurrent updates kept moving the process; retry' },

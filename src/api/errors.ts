@@ -49,8 +49,21 @@ export interface ErrorBody {
   metadata?: Record<string, unknown>;
 }
 
-export function errorBody(statusCode: number, errorCode: string, message: string, path: string, metadata?: Record<string, unknown>): ErrorBody {
-  return { statusCode, message, errorCode, timestamp: new Date().toISOString(), path, ...(metadata ? { metadata } : {}) };
+export function errorBody(
+  statusCode: number,
+  errorCode: string,
+  message: string,
+  path: string,
+  metadata?: Record<string, unknown>,
+): ErrorBody {
+  return {
+    statusCode,
+    message,
+    errorCode,
+    timestamp: new Date().toISOString(),
+    path,
+    ...(metadata ? { metadata } : {}),
+  };
 }
 
 export const notFoundHandler: RequestHandler = (req, _res, next) => {

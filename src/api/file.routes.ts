@@ -11,15 +11,37 @@ const presignBody = z.object({
     .string()
     .regex(/^\.[A-Za-z0-9]+$/, 'must be an extension with its leading dot, such as .pdf')
     .meta({ description: `With the leading dot; one of ${supportedExtensions.join(', ')}` }),
-  accessScope: z.enum(accessScopes).optional().meta({ description: 'Omitted: the file is unlisted (tracked, readable in the organization, absent from the library)' }),
-  originalName: z.string().trim().min(1).max(255).optional().meta({ description: 'Name shown in the library and sent as the download file name' }),
-  workspaceId: uuid.optional().meta({ description: 'Owning workspace; required when accessScope is workspace and workflowId is absent' }),
-  workflowId: uuid.optional().meta({ description: "The workflow's workspace owns the file; required when accessScope is workspace and workspaceId is absent" }),
+  accessScope: z
+    .enum(accessScopes)
+    .optional()
+    .meta({
+      description: 'Omitted: the file is unlisted (tracked, readable in the organization, absent from the library)',
+    }),
+  originalName: z
+    .string()
+    .trim()
+    .min(1)
+    .max(255)
+    .optional()
+    .meta({ description: 'Name shown in the library and sent as the download file name' }),
+  workspaceId: uuid
+    .optional()
+    .meta({ description: 'Owning workspace; required when accessScope is workspace and workflowId is absent' }),
+  workflowId: uuid
+    .optional()
+    .meta({
+      description:
+        "The workflow's workspace owns the file; required when accessScope is workspace and workspaceId is absent",
+    }),
 });
 
 const presignResponse = z.object({
-  presignedUrl: z.string().meta({ description: 'Send the bytes here with PUT (raw body, no API key) before expiresAt; works once' }),
-  fileUrl: z.string().meta({ description: 'Permanent URL: put it in the execute request; GET it with the API key to download' }),
+  presignedUrl: z
+    .string()
+    .meta({ description: 'Send the bytes here with PUT (raw body, no API key) before expiresAt; works once' }),
+  fileUrl: z
+    .string()
+    .meta({ description: 'Permanent URL: put it in the execute request; GET it with the API key to download' }),
   fileId: z.string(),
   expiresAt: z.string(),
   uploadMethod: z.literal('PUT'),
@@ -40,9 +62,14 @@ const fileView = z.object({
 });
 
 const libraryQuery = z.object({
-  workspaceId: uuid.optional().meta({ description: "Only this workspace's files (plus the organization's `all` files)" }),
+  workspaceId: uuid
+    .optional()
+    .meta({ description: "Only this workspace's files (plus the organization's `all` files)" }),
   accessScope: z.enum(accessScopes).optional(),
-  fileExtension: z.string().regex(/^\.[A-Za-z0-9]+$/, 'an extension with its leading dot').optional(),
+  fileExtension: z
+    .string()
+    .regex(/^\.[A-Za-z0-9]+$/, 'an extension with its leading dot')
+    .optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   offset: z.coerce.number().int().min(0).default(0),
 });
@@ -65,7 +92,13 @@ function contentDisposition(name: string): string {
 }
 
 function presignedView(result: PresignResult): z.infer<typeof presignResponse> {
-  return { presignedUrl: result.presignedUrl, fileUrl: result.fileUrl, fileId: result.fileId, expiresAt: result.expiresAt, uploadMethod: 'PUT' };
+  return {
+    presignedUrl: result.presignedUrl,
+    fileUrl: result.fileUrl,
+    fileId: result.fileId,
+    expiresAt: result.expiresAt,
+    uploadMethod: 'PUT',
+  };
 }
 
 function view(files: FileService, record: FileRecord): z.infer<typeof fileView> {
@@ -155,12 +188,17 @@ export function registerFileRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/api/v1/file',
     summary: 'The file library',
     description:
-      'Listed (accessScope given at upload), uploaded files of the caller\'s organization that its key may read, newest first. Requires File: Read ' +
+      "Listed (accessScope given at upload), uploaded files of the caller's organization that its key may read, newest first. Requires File: Read " +
       '(in the workspace when workspaceId is given).',
     tags: ['Files'],
     auth: true,
     query: libraryQuery,
-    responses: { 200: { description: 'Files', schema: z.object({ files: z.array(fileView), limit: z.number(), offset: z.number() }) } },
+    responses: {
+      200: {
+        description: 'Files',
+        schema: z.object({ files: z.array(fileView), limit: z.number(), offset: z.number() }),
+      },
+    },
     handler: async ({ res, auth, query }) => {
       const records = await files.listLibrary(auth, { ...query, extension: query.fileExtension?.toLowerCase() });
       res.json({ files: records.map((r) => view(files, r)), limit: query.limit, offset: query.offset });
@@ -171,7 +209,8 @@ export function registerFileRoutes(api: ApiRoutes, ctx: AppContext): void {
     method: 'get',
     path: '/api/v1/file/:fileId',
     summary: 'Download a file (its fileUrl)',
-    description: "The bytes with their content type and file name. Requires File: Read and a key inside the file's access scope.",
+    description:
+      "The bytes with their content type and file name. Requires File: Read and a key inside the file's access scope.",
     tags: ['Files'],
     auth: true,
     params: fileParams,

@@ -35,7 +35,13 @@ export class GenerationRateLimiter {
       RateLimit: `"generation";r=${Math.max(0, this.limit.max - hits)};t=${resetS}`,
     };
     if (hits > this.limit.max) {
-      throw new ApiError('RATE_LIMITED', `Too many generation requests for this API key; retry in ${resetS} s`, { retryAfterSeconds: resetS }, { ...headers, 'Retry-After': String(resetS) }, resetS);
+      throw new ApiError(
+        'RATE_LIMITED',
+        `Too many generation requests for this API key; retry in ${resetS} s`,
+        { retryAfterSeconds: resetS },
+        { ...headers, 'Retry-After': String(resetS) },
+        resetS,
+      );
     }
     res.set(headers);
   }

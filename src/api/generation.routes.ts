@@ -8,13 +8,29 @@ import { uuid } from './schemas/common.js';
 
 const startBody = z.object({
   prompt: z.string().trim().min(1).max(20_000).meta({ description: 'The process to build, in plain language' }),
-  workflowId: uuid.optional().meta({ description: 'Rebuild this workflow (a new version); omitted: a new workflow is created' }),
-  name: z.string().trim().min(1).max(255).optional().meta({ description: 'Run title and, for a new workflow, its name' }),
-  fileUrls: z.array(z.string().max(2048)).max(20).default([]).meta({ description: 'File URLs for the agents to read; unreadable ones are skipped with a note in the task results' }),
+  workflowId: uuid
+    .optional()
+    .meta({ description: 'Rebuild this workflow (a new version); omitted: a new workflow is created' }),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(255)
+    .optional()
+    .meta({ description: 'Run title and, for a new workflow, its name' }),
+  fileUrls: z
+    .array(z.string().max(2048))
+    .max(20)
+    .default([])
+    .meta({
+      description: 'File URLs for the agents to read; unreadable ones are skipped with a note in the task results',
+    }),
 });
 const workspaceHeaders = z.object({ 'x-workspace-id': uuid.meta({ description: 'Workspace of the workflow' }) });
 const workflowParams = z.object({ workflowId: uuid });
-const runQuery = z.object({ runId: uuid.optional().meta({ description: 'Defaults to the current or most recent run' }) });
+const runQuery = z.object({
+  runId: uuid.optional().meta({ description: 'Defaults to the current or most recent run' }),
+});
 const cancelBody = z.object({ runId: uuid.optional().meta({ description: "Defaults to the workflow's active run" }) });
 
 const usageSchema = z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() });
@@ -52,7 +68,9 @@ const runSchema = z.object({
     live: z.object({
       busy: z.boolean(),
       working_agents: z.number(),
-      working_agents_detail: z.array(z.object({ task_id: z.string(), specialty: z.string(), worker_name: z.string(), started_at: z.string() })),
+      working_agents_detail: z.array(
+        z.object({ task_id: z.string(), specialty: z.string(), worker_name: z.string(), started_at: z.string() }),
+      ),
       pending_running_tasks: z.number(),
       master_evaluating: z.boolean(),
     }),
@@ -60,18 +78,34 @@ const runSchema = z.object({
   tasks_by_agent: z.array(taskSchema),
   task_count: z.number(),
   usage: usageSchema.meta({ description: 'Tokens used by the whole run' }),
-  applied_versions: z.array(z.object({ workflowVersionId: z.string(), workflowVersionNumber: z.number(), stage: z.enum(['skeleton', 'final']) })),
+  applied_versions: z.array(
+    z.object({
+      workflowVersionId: z.string(),
+      workflowVersionNumber: z.number(),
+      stage: z.enum(['skeleton', 'final']),
+    }),
+  ),
   needs_attention: z.array(z.string()).meta({ description: 'Steps left needing attention (status partial)' }),
 });
-const startedSchema = z.object({ workflowId: z.string(), runId: z.string(), status: z.enum(runStatuses), createdWorkflow: z.boolean() });
+const startedSchema = z.object({
+  workflowId: z.string(),
+  runId: z.string(),
+  status: z.enum(runStatuses),
+  createdWorkflow: z.boolean(),
+});
 const cancelledSchema = z.object({ cancelled: z.boolean(), run_id: z.string(), workflow_id: z.string() });
 
-const limited = { 429: { description: 'Too many generation requests for this key (Retry-After, RateLimit, RateLimit-Policy headers)' } };
+const limited = {
+  429: { description: 'Too many generation requests for this key (Retry-After, RateLimit, RateLimit-Policy headers)' },
+};
 const bearer = 'The key is accepted as x-service-key or Authorization: Bearer.';
 
 export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void {
   const service = ctx.services.generation;
-  const limiter = new GenerationRateLimiter(new GenerationRepo(ctx.store.db), { max: ctx.config.generation.rateLimitMax, windowMs: ctx.config.generation.rateLimitWindowMs });
+  const limiter = new GenerationRateLimiter(new GenerationRepo(ctx.store.db), {
+    max: ctx.config.generation.rateLimitMax,
+    windowMs: ctx.config.generation.rateLimitWindowMs,
+  });
 
   api.route({
     method: 'post',
@@ -89,8 +123,13 @@ export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void 
     validateBody: false,
     responses: {
       202: { description: 'The run started', schema: startedSchema },
-      400: { description: 'Missing or malformed x-workspace-id, invalid body, or the workflow is in another workspace' },
-      403: { description: 'No access to the workspace, or the key lacks Workflow: Full / Code: Full, or the organization is not verified' },
+      400: {
+        description: 'Missing or malformed x-workspace-id, invalid body, or the workflow is in another workspace',
+      },
+      403: {
+        description:
+          'No access to the workspace, or the key lacks Workflow: Full / Code: Full, or the organization is not verified',
+      },
       404: { description: 'The workspace or the workflow does not exist' },
       409: { description: 'The workflow already has an active generation run' },
       ...limited,
@@ -99,7 +138,11 @@ export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void 
     handler: async ({ req, res, auth }) => {
       await limiter.take(auth.keyId, res);
       const headers = parseOrThrow(workspaceHeaders, req.headers, 'header');
-      res.status(202).json(await service.start(auth, headers['x-workspace-id'], () => parseOrThrow(startBody, req.body ?? {}, 'body')));
+      res
+        .status(202)
+        .json(
+          await service.start(auth, headers['x-workspace-id'], () => parseOrThrow(startBody, req.body ?? {}, 'body')),
+        );
     },
   });
 
@@ -115,7 +158,9 @@ export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void 
     responses: {
       200: { description: 'The run', schema: runSchema },
       400: { description: 'workflowId or runId is not a UUID' },
-      403: { description: 'The key lacks Workflow: Read in the workspace, or the workflow belongs to another organization' },
+      403: {
+        description: 'The key lacks Workflow: Read in the workspace, or the workflow belongs to another organization',
+      },
       404: { description: 'No such workflow, no run for it, or unknown runId' },
       ...limited,
     },

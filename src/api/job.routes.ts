@@ -22,7 +22,12 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     deprecated: true,
     auth: true,
     body: initiateBodySchema,
-    responses: { 201: { description: 'Created', schema: jobInitiatedSchema }, ...errors, 409: { description: 'No active version', schema: errorBodySchema }, 413: { description: 'initialInput over cases.maxInputBytes as JSON', schema: errorBodySchema } },
+    responses: {
+      201: { description: 'Created', schema: jobInitiatedSchema },
+      ...errors,
+      409: { description: 'No active version', schema: errorBodySchema },
+      413: { description: 'initialInput over cases.maxInputBytes as JSON', schema: errorBodySchema },
+    },
     handler: async ({ auth, body, res }) => {
       const record = await cases.initiate(auth, body);
       res.status(201).json(jobInitiatedView(record));
@@ -37,7 +42,12 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     deprecated: true,
     auth: true,
     body: executeBodySchema.extend({ jobExecutionId: uuid }),
-    responses: { 202: { description: 'Running', schema: jobExecutedSchema }, ...errors, 409: { description: 'Already executed', schema: errorBodySchema }, 413: { description: 'Job inputs over cases.maxInputBytes as JSON', schema: errorBodySchema } },
+    responses: {
+      202: { description: 'Running', schema: jobExecutedSchema },
+      ...errors,
+      409: { description: 'Already executed', schema: errorBodySchema },
+      413: { description: 'Job inputs over cases.maxInputBytes as JSON', schema: errorBodySchema },
+    },
     handler: async ({ auth, body, res }) => {
       const { jobExecutionId, ...execute } = body;
       const { record, temporalUiUrl } = await cases.execute(auth, jobExecutionId, execute);

@@ -8,7 +8,10 @@ const meSchema = z.object({
   userId: z.string(),
   organizationId: z.string(),
   organizationVerified: z.boolean(),
-  scope: z.union([z.object({ type: z.literal('organization') }), z.object({ type: z.literal('workspaces'), workspaceIds: z.array(z.string()) })]),
+  scope: z.union([
+    z.object({ type: z.literal('organization') }),
+    z.object({ type: z.literal('workspaces'), workspaceIds: z.array(z.string()) }),
+  ]),
   grants: z.array(grantSchema),
   workspaces: z.array(z.object({ id: z.string(), name: z.string() })),
 });
@@ -23,7 +26,10 @@ export function registerMeRoutes(api: ApiRoutes, ctx: AppContext): void {
     auth: true,
     responses: { 200: { description: 'The key', schema: meSchema } },
     handler: async ({ res, auth }) => {
-      const workspaces = (await ctx.services.tenancy.reachableWorkspaces(auth)).map((w) => ({ id: w.id, name: w.name }));
+      const workspaces = (await ctx.services.tenancy.reachableWorkspaces(auth)).map((w) => ({
+        id: w.id,
+        name: w.name,
+      }));
       const me: z.infer<typeof meSchema> = {
         keyId: auth.keyId,
         userId: auth.userId,

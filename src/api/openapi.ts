@@ -39,7 +39,13 @@ function parameters(schema: ZodType | undefined, location: 'path' | 'query' | 'h
   const required = new Set((object.required ?? []) as string[]);
   return Object.entries(properties).map(([name, property]) => {
     const { description, ...rest } = property;
-    return { name, in: location, required: location === 'path' || required.has(name), schema: rest, ...(description ? { description } : {}) };
+    return {
+      name,
+      in: location,
+      required: location === 'path' || required.has(name),
+      schema: rest,
+      ...(description ? { description } : {}),
+    };
   });
 }
 
@@ -83,19 +89,36 @@ export class OpenApiBuilder {
     for (const [status, spec] of Object.entries(all)) {
       const schema = spec.schema ?? (Number(status) >= 400 ? errorBodySchema : undefined);
       responses[status] = schema
-        ? { description: spec.description, content: { 'application/json': { schema: hoistDefs(jsonSchema(schema, 'output'), 'output', this.schemas) } } }
+        ? {
+            description: spec.description,
+            content: {
+              'application/json': { schema: hoistDefs(jsonSchema(schema, 'output'), 'output', this.schemas) },
+            },
+          }
         : { description: spec.description };
     }
     const operation: JsonSchema = {
       summary: op.summary,
       tags: op.tags,
-      parameters: [...parameters(op.params, 'path'), ...parameters(op.query, 'query'), ...parameters(op.headers, 'header')],
+      parameters: [
+        ...parameters(op.params, 'path'),
+        ...parameters(op.query, 'query'),
+        ...parameters(op.headers, 'header'),
+      ],
       responses,
     };
     if (op.description) operation.description = op.description;
     if (op.deprecated) operation.deprecated = true;
     if (!op.secured) operation.security = [];
-    if (op.body) operation.requestBody = { required: true, content: { [op.bodyMediaType ?? 'application/json']: { schema: hoistDefs(jsonSchema(op.body, 'input'), 'input', this.schemas) } } };
+    if (op.body)
+      operation.requestBody = {
+        required: true,
+        content: {
+          [op.bodyMediaType ?? 'application/json']: {
+            schema: hoistDefs(jsonSchema(op.body, 'input'), 'input', this.schemas),
+          },
+        },
+      };
     (this.paths[op.path] ??= {})[op.method] = operation;
   }
 
@@ -115,7 +138,12 @@ export class OpenApiBuilder {
       paths: this.paths,
       components: {
         securitySchemes: {
-          serviceKey: { type: 'apiKey', in: 'header', name: 'x-service-key', description: 'API key, issued by an operator and shown once.' },
+          serviceKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-service-key',
+            description: 'API key, issued by an operator and shown once.',
+          },
           bearer: { type: 'http', scheme: 'bearer', description: 'The same API key as `Authorization: Bearer <key>`.' },
         },
         schemas: { ...this.schemas, Error: jsonSchema(errorBodySchema, 'output') },

@@ -30,26 +30,46 @@ export class RedeliverLimiter {
 
   /** Counts one redelivery; the draft-8 RateLimit headers to send, or a 429 (headers in `metadata`) when over either limit. */
   async take(workspaceId: string, caseId: string): Promise<LimitHeaders> {
-    const [byCase, byWorkspace] = await Promise.all([this.perCase.increment(`case:${caseId}`), this.perWorkspace.increment(`workspace:${workspaceId}`)]);
+    const [byCase, byWorkspace] = await Promise.all([
+      this.perCase.increment(`case:${caseId}`),
+      this.perWorkspace.increment(`workspace:${workspaceId}`),
+    ]);
     const window = Math.ceil(this.limits.redeliverWindowMs / 1000);
     const quotas = [
       { name: 'case', limit: this.limits.redeliverPerCase, info: byCase },
       { name: 'workspace', limit: this.limits.redeliverPerWorkspace, info: byWorkspace },
-    ].map((q) => ({ ...q, remaining: Math.max(0, q.limit - q.info.totalHits), resetS: Math.max(0, Math.ceil(((q.info.resetTime?.getTime() ?? Date.now()) - Date.now()) / 1000)) }));
+    ].map((q) => ({
+      ...q,
+      remaining: Math.max(0, q.limit - q.info.totalHits),
+      resetS: Math.max(0, Math.ceil(((q.info.resetTime?.getTime() ?? Date.now()) - Date.now()) / 1000)),
+    }));
     const headers: LimitHeaders = {
       'RateLimit-Policy': quotas.map((q) => `"${q.name}";q=${q.limit};w=${window}`).join(', '),
       RateLimit: quotas.map((q) => `"${q.name}";r=${q.remaining};t=${q.resetS}`).join(', '),
     };
     const over = quotas.filter((q) => q.info.totalHits > q.limit);
     if (over.length === 0) return headers;
-    await Promise.all([this.perCase.decrement(`case:${caseId}`), this.perWorkspace.decrement(`workspace:${workspaceId}`)]);
+    await Promise.all([
+      this.perCase.decrement(`case:${caseId}`),
+      this.perWorkspace.decrement(`workspace:${workspaceId}`),
+    ]);
     const retryAfter = Math.max(1, ...over.map((q) => q.resetS));
-    throw new RedeliverLimitError({ ...headers, 'Retry-After': String(retryAfter) }, over.map((q) => q.name).join(' and '), retryAfter);
+    throw new RedeliverLimitError(
+      { ...headers, 'Retry-After': String(retryAfter) },
+      over.map((q) => q.name).join(' and '),
+      retryAfter,
+    );
   }
 }
 
 export class RedeliverLimitError extends ApiError {
   constructor(headers: LimitHeaders, scope: string, retryAfterSeconds: number) {
-    super('RATE_LIMITED', `Too many redeliveries for this ${scope}; retry in ${retryAfterSeconds} s`, { retryAfterSeconds }, { ...headers }, retryAfterSeconds);
+    super(
+      'RATE_LIMITED',
+      `Too many redeliveries for this ${scope}; retry in ${retryAfterSeconds} s`,
+      { retryAfterSeconds },
+      { ...headers },
+      retryAfterSeconds,
+    );
   }
 }

@@ -52,7 +52,10 @@ export function parseOrThrow<T extends ZodType>(schema: T, value: unknown, where
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   throw DomainError.invalidFields(
-    parsed.error.issues.map((issue) => ({ field: [where, ...issue.path.map(String)].join('.'), message: issue.message })),
+    parsed.error.issues.map((issue) => ({
+      field: [where, ...issue.path.map(String)].join('.'),
+      message: issue.message,
+    })),
   );
 }
 
@@ -72,9 +75,12 @@ export class ApiRoutes {
     private readonly authenticate: (req: Request) => Promise<AuthContext>,
   ) {}
 
-  route<P extends ZodType = ZodType, Q extends ZodType = ZodType, B extends ZodType = ZodType, A extends boolean = true>(
-    spec: RouteSpec<P, Q, B, A>,
-  ): void {
+  route<
+    P extends ZodType = ZodType,
+    Q extends ZodType = ZodType,
+    B extends ZodType = ZodType,
+    A extends boolean = true,
+  >(spec: RouteSpec<P, Q, B, A>): void {
     this.openApi.add({
       method: spec.method,
       path: openApiPath(spec.path),
@@ -95,7 +101,8 @@ export class ApiRoutes {
       const auth = spec.auth ? await this.authenticate(req) : undefined;
       const params = spec.params ? parseOrThrow(spec.params, req.params, 'path') : req.params;
       const query = spec.query ? parseOrThrow(spec.query, req.query, 'query') : req.query;
-      const body = spec.body && spec.validateBody !== false ? parseOrThrow(spec.body, req.body ?? {}, 'body') : req.body;
+      const body =
+        spec.body && spec.validateBody !== false ? parseOrThrow(spec.body, req.body ?? {}, 'body') : req.body;
       await spec.handler({ req, res, params, query, body, auth } as HandlerInput<P, Q, B, A>);
     });
   }

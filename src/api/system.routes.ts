@@ -4,7 +4,10 @@ import { pingStore } from '../store/database.js';
 import type { ApiRoutes } from './route.js';
 
 const checkSchema = z.object({ ok: z.boolean(), error: z.string().optional(), latencyMs: z.number() });
-const readinessSchema = z.object({ status: z.enum(['ready', 'not_ready']), checks: z.object({ store: checkSchema, temporal: checkSchema }) });
+const readinessSchema = z.object({
+  status: z.enum(['ready', 'not_ready']),
+  checks: z.object({ store: checkSchema, temporal: checkSchema }),
+});
 
 /** The raw error may name hosts, paths or credentials: it goes to the log, the unauthenticated answer stays generic. */
 async function check(ctx: AppContext, name: string, fn: () => Promise<unknown>): Promise<z.infer<typeof checkSchema>> {
@@ -45,7 +48,11 @@ export function registerSystemRoutes(api: ApiRoutes, ctx: AppContext): void {
     handler: async ({ res }) => {
       const [store, temporal] = await Promise.all([
         check(ctx, 'store', () => pingStore(ctx.store.db)),
-        check(ctx, 'temporal', () => ctx.temporal.connection.withDeadline(Date.now() + 2000, () => ctx.temporal.connection.workflowService.getSystemInfo({}))),
+        check(ctx, 'temporal', () =>
+          ctx.temporal.connection.withDeadline(Date.now() + 2000, () =>
+            ctx.temporal.connection.workflowService.getSystemInfo({}),
+          ),
+        ),
       ]);
       const ready = store.ok && temporal.ok;
       res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks: { store, temporal } });

@@ -25,7 +25,9 @@ function pinOf(query: z.infer<typeof versionQuery>): VersionPin {
 
 const errors = {
   400: { description: 'Malformed id or body, or the graph is invalid (metadata.violations: [{ path, message }])' },
-  403: { description: 'The key lacks the grant in the workflow’s workspace, or the workflow belongs to another organization' },
+  403: {
+    description: 'The key lacks the grant in the workflow’s workspace, or the workflow belongs to another organization',
+  },
   404: { description: 'The workflow or the asked version does not exist' },
 };
 
@@ -73,7 +75,10 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
     query: detailsQuery,
     responses: { 200: { description: 'The workflow', schema: detailsSchema }, ...errors },
     handler: async ({ res, params, query, auth }) => {
-      const details = await workflows.details(auth, params.workflowId, pinOf(query), { limit: query.versionsLimit, cursor: query.versionsCursor });
+      const details = await workflows.details(auth, params.workflowId, pinOf(query), {
+        limit: query.versionsLimit,
+        cursor: query.versionsCursor,
+      });
       res.json(detailsView(details));
     },
   });
@@ -120,11 +125,21 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
       params: workflowParams,
       body: workflowStatusBody,
       validateBody: false,
-      responses: { 200: { description: 'The workflow’s status after the change', schema: statusResultSchema }, ...errors },
+      responses: {
+        200: { description: 'The workflow’s status after the change', schema: statusResultSchema },
+        ...errors,
+      },
       handler: async ({ req, res, params, auth }) => {
         const workflow = await workflows.load(auth, params.workflowId, 'workflow:full');
         const body = parseOrThrow(workflowStatusBody, req.body ?? {}, 'body');
-        res.json(statusView(await spec.apply(workflow, { versionId: body.workflowVersionId, versionNumber: body.workflowVersionNumber })));
+        res.json(
+          statusView(
+            await spec.apply(workflow, {
+              versionId: body.workflowVersionId,
+              versionNumber: body.workflowVersionNumber,
+            }),
+          ),
+        );
       },
     });
   }

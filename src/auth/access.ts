@@ -33,15 +33,24 @@ export function requireOrganizationGrant(auth: AuthContext, grant: Grant, option
 }
 
 /** Whether the key reaches this workspace with this grant (no lookup, no throw). */
-export function canUseWorkspace(auth: AuthContext, workspace: Pick<Workspace, 'id' | 'organizationId'>, grant: Grant): boolean {
+export function canUseWorkspace(
+  auth: AuthContext,
+  workspace: Pick<Workspace, 'id' | 'organizationId'>,
+  grant: Grant,
+): boolean {
   if (workspace.organizationId !== auth.organizationId) return false;
   if (auth.scope.type === 'workspaces' && !auth.scope.workspaceIds.includes(workspace.id)) return false;
   return hasGrant(auth, grant);
 }
 
 /** Workspace-level permission on a workspace already loaded: 403 with the reason. */
-export function assertWorkspaceGrant(auth: AuthContext, workspace: Pick<Workspace, 'id' | 'organizationId'>, grant: Grant): void {
-  if (workspace.organizationId !== auth.organizationId) throw DomainError.forbidden('The workspace belongs to another organization');
+export function assertWorkspaceGrant(
+  auth: AuthContext,
+  workspace: Pick<Workspace, 'id' | 'organizationId'>,
+  grant: Grant,
+): void {
+  if (workspace.organizationId !== auth.organizationId)
+    throw DomainError.forbidden('The workspace belongs to another organization');
   if (auth.scope.type === 'workspaces' && !auth.scope.workspaceIds.includes(workspace.id)) {
     throw DomainError.forbidden('This API key has no access to the workspace');
   }
@@ -49,7 +58,12 @@ export function assertWorkspaceGrant(auth: AuthContext, workspace: Pick<Workspac
 }
 
 /** Loads the workspace (404 when it does not exist) and checks the grant in it (403). */
-export async function requireWorkspaceGrant(tenancy: TenancyRepo, auth: AuthContext, workspaceId: string, grant: Grant): Promise<Workspace> {
+export async function requireWorkspaceGrant(
+  tenancy: TenancyRepo,
+  auth: AuthContext,
+  workspaceId: string,
+  grant: Grant,
+): Promise<Workspace> {
   const workspace = await tenancy.findWorkspace(workspaceId);
   if (!workspace) throw DomainError.notFound(`Workspace ${workspaceId} does not exist`);
   assertWorkspaceGrant(auth, workspace, grant);

@@ -33,7 +33,9 @@ export function createAuthenticator(db: Db): (req: Request) => Promise<AuthConte
       .selectFrom('api_keys')
       .innerJoin('organizations', 'organizations.id', 'api_keys.organization_id')
       .leftJoin('memberships', (join) =>
-        join.onRef('memberships.organization_id', '=', 'api_keys.organization_id').onRef('memberships.user_id', '=', 'api_keys.user_id'),
+        join
+          .onRef('memberships.organization_id', '=', 'api_keys.organization_id')
+          .onRef('memberships.user_id', '=', 'api_keys.user_id'),
       )
       .select([
         'api_keys.id',
@@ -60,7 +62,9 @@ export function createAuthenticator(db: Db): (req: Request) => Promise<AuthConte
       await db.updateTable('api_keys').set({ last_used_at: now.toISOString() }).where('id', '=', row.id).execute();
     }
     const scope: KeyScope =
-      row.scope_type === 'organization' ? { type: 'organization' } : { type: 'workspaces', workspaceIds: JSON.parse(row.workspace_ids) as string[] };
+      row.scope_type === 'organization'
+        ? { type: 'organization' }
+        : { type: 'workspaces', workspaceIds: JSON.parse(row.workspace_ids) as string[] };
     const auth: AuthContext = {
       keyId: row.id,
       userId: row.user_id,

@@ -11,7 +11,16 @@ import type { CallbackAttempt, CallbackDelivery, CallbackRepo, DeliveryStatus } 
 import type { CaseRepo } from '../store/case-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import type { TemporalHandle } from '../temporal/connection.js';
-import { classifyStatus, post, type AttemptInput, type AttemptResult, type CallbackDeliveryInput, type FirstAttemptResult, type OpenDeliveryInput, type RetrySchedule } from './delivery.js';
+import {
+  classifyStatus,
+  post,
+  type AttemptInput,
+  type AttemptResult,
+  type CallbackDeliveryInput,
+  type FirstAttemptResult,
+  type OpenDeliveryInput,
+  type RetrySchedule,
+} from './delivery.js';
 import { signedHeaders } from './signing.js';
 import type { WebhookSecrets, WorkspaceWebhookSecret } from './webhook-secrets.js';
 
@@ -55,7 +64,11 @@ export class CallbackService {
    * Sends the case's latest callback again as a new delivery. `admit` runs once the case's
    * workspace is known and before anything is written: the caller's rate limit, which may refuse.
    */
-  async redeliver(auth: AuthContext, caseId: string, admit: (workspaceId: string) => Promise<void>): Promise<Redelivery> {
+  async redeliver(
+    auth: AuthContext,
+    caseId: string,
+    admit: (workspaceId: string) => Promise<void>,
+  ): Promise<Redelivery> {
     const { workspaceId, deliveries } = await this.authorizedDeliveries(auth, caseId, 'case:full');
     const last = deliveries.at(-1);
     if (!last) throw DomainError.conflict(`Case ${caseId} has no callback to redeliver`);
@@ -63,7 +76,14 @@ export class CallbackService {
     const deliveryId = randomUUID();
     const workflowId = `callback-${caseId}-redeliver-${deliveries.length}`;
     // The row first, so the delivery is listed as soon as this answers; the workflow's own insert is then a no-op.
-    await this.deps.repo.createDelivery({ id: deliveryId, caseId, workspaceId, url: last.url, body: last.body, workflowId });
+    await this.deps.repo.createDelivery({
+      id: deliveryId,
+      caseId,
+      workspaceId,
+      url: last.url,
+      body: last.body,
+      workflowId,
+    });
     const input: CallbackDeliveryInput = {
       deliveryId,
       caseId,
@@ -73,7 +93,11 @@ export class CallbackService {
     };
     const { temporal } = this.deps;
     try {
-      await temporal.client.workflow.start('callbackDelivery', { taskQueue: temporal.taskQueue, workflowId, args: [input] });
+      await temporal.client.workflow.start('callbackDelivery', {
+        taskQueue: temporal.taskQueue,
+        workflowId,
+        args: [input],
+      });
     } catch (err) {
       await this.deps.repo.deleteDelivery(deliveryId);
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
@@ -123,7 +147,11 @@ export class CallbackService {
    */
   async firstAttempt(input: OpenDeliveryInput): Promise<FirstAttemptResult> {
     const schedule = await this.openDelivery(input);
-    const result = await this.deliverAttempt({ deliveryId: input.deliveryId, attempt: 1, retryInMs: schedule.initialIntervalMs });
+    const result = await this.deliverAttempt({
+      deliveryId: input.deliveryId,
+      attempt: 1,
+      retryInMs: schedule.initialIntervalMs,
+    });
     return { ...result, schedule };
   }
 
@@ -140,7 +168,12 @@ export class CallbackService {
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'caseflow-webhooks/1',
-      ...signedHeaders(await secrets.signingSecrets(delivery.workspaceId, started), delivery.id, Math.floor(started.getTime() / 1000), delivery.body),
+      ...signedHeaders(
+        await secrets.signingSecrets(delivery.workspaceId, started),
+        delivery.id,
+        Math.floor(started.getTime() / 1000),
+        delivery.body,
+      ),
     };
     const http = await post(this.deps.outbound, delivery.url, delivery.body, headers, settings.timeoutMs);
     const durationMs = Date.now() - started.getTime();
@@ -156,9 +189,20 @@ export class CallbackService {
       responseBody: http.body,
       error: http.error,
       status,
-      nextAttemptAt: outcome === 'retry' && input.retryInMs !== null ? new Date(Date.now() + input.retryInMs).toISOString() : null,
+      nextAttemptAt:
+        outcome === 'retry' && input.retryInMs !== null ? new Date(Date.now() + input.retryInMs).toISOString() : null,
     });
-    this.deps.logger.info({ deliveryId: delivery.id, caseId: delivery.caseId, attempt: input.attempt, responseStatus: http.status, outcome, durationMs }, 'callback attempt');
+    this.deps.logger.info(
+      {
+        deliveryId: delivery.id,
+        caseId: delivery.caseId,
+        attempt: input.attempt,
+        responseStatus: http.status,
+        outcome,
+        durationMs,
+      },
+      'callback attempt',
+    );
     return { outcome, responseStatus: http.status, error: http.error };
   }
 
@@ -172,12 +216,17 @@ export class CallbackService {
    * the case record's workspace, or for deliveries whose case record is gone,
    * the workspace the deliveries were made for. 404 when neither exists.
    */
-  private async authorizedDeliveries(auth: AuthContext, caseId: string, grant: Grant): Promise<{ workspaceId: string; deliveries: CallbackDelivery[] }> {
+  private async authorizedDeliveries(
+    auth: AuthContext,
+    caseId: string,
+    grant: Grant,
+  ): Promise<{ workspaceId: string; deliveries: CallbackDelivery[] }> {
     const deliveries = await this.deps.repo.listDeliveries(caseId);
     const workspaceId = (await this.deps.cases.find(caseId))?.workspaceId ?? deliveries[0]?.workspaceId;
     const workspace = workspaceId === undefined ? undefined : await this.deps.tenancy.findWorkspace(workspaceId);
     // Another organization's case does not exist for this caller, as on the other case routes.
-    if (!workspace || workspace.organizationId !== auth.organizationId) throw DomainError.notFound(`Case ${caseId} does not exist`);
+    if (!workspace || workspace.organizationId !== auth.organizationId)
+      throw DomainError.notFound(`Case ${caseId} does not exist`);
     assertWorkspaceGrant(auth, workspace, grant);
     return { workspaceId: workspace.id, deliveries };
   }

@@ -10,7 +10,12 @@ export interface CallbackDeliveryInput {
   caseId: string;
   workspaceId: string;
   callbackUrl: string;
-  body: { caseId: string; status: string; results: Record<string, unknown>; error?: { message: string; nodeId?: string } };
+  body: {
+    caseId: string;
+    status: string;
+    results: Record<string, unknown>;
+    error?: { message: string; nodeId?: string };
+  };
   /** Attempts already made before the workflow started (the case run makes the first one itself). */
   attemptsMade?: number;
 }
@@ -74,9 +79,21 @@ export function classifyStatus(status: number | null): AttemptOutcome {
 }
 
 /** POSTs once through the outbound policy (no redirects: a signed payload must not be re-sent elsewhere), keeps the first 1 KB of the answer. */
-export async function post(outbound: Outbound, url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<HttpOutcome> {
+export async function post(
+  outbound: Outbound,
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<HttpOutcome> {
   try {
-    const response = await outbound.request(url, { method: 'POST', body, headers, timeoutMs, maxResponseBytes: RESPONSE_BODY_LIMIT });
+    const response = await outbound.request(url, {
+      method: 'POST',
+      body,
+      headers,
+      timeoutMs,
+      maxResponseBytes: RESPONSE_BODY_LIMIT,
+    });
     const error = classifyStatus(response.status) === 'delivered' ? null : `receiver answered HTTP ${response.status}`;
     return { status: response.status, body: response.body, error };
   } catch (err) {

@@ -79,7 +79,8 @@ export class WebhookSecrets {
   private async reseal(row: WebhookSecretRow): Promise<boolean> {
     const stale = (ciphertext: string | null) => ciphertext !== null && this.box.needsReencryption(ciphertext);
     if (!stale(row.secretCiphertext) && !stale(row.previousSecretCiphertext)) return false;
-    const reseal = (ciphertext: string) => this.box.encrypt(this.box.decrypt(ciphertext, context(row.workspaceId)), context(row.workspaceId));
+    const reseal = (ciphertext: string) =>
+      this.box.encrypt(this.box.decrypt(ciphertext, context(row.workspaceId)), context(row.workspaceId));
     const previous = row.previousSecretCiphertext === null ? null : reseal(row.previousSecretCiphertext);
     if (await this.repo.replaceWebhookCiphertexts(row, reseal(row.secretCiphertext), previous)) return true;
     // Rotated in between: the fresh row is resealed instead.
@@ -97,7 +98,8 @@ export class WebhookSecrets {
   }
 
   private describe(workspaceId: string, row: WebhookSecretRow): WorkspaceWebhookSecret {
-    const previousLive = row.previousSecretCiphertext && row.previousExpiresAt && Date.parse(row.previousExpiresAt) > Date.now();
+    const previousLive =
+      row.previousSecretCiphertext && row.previousExpiresAt && Date.parse(row.previousExpiresAt) > Date.now();
     return {
       workspaceId,
       secret: this.box.decrypt(row.secretCiphertext, context(workspaceId)),

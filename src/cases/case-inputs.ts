@@ -52,7 +52,10 @@ const typeChecks: Record<VariableType, (v: unknown) => boolean> = {
 };
 
 /** The workflow's input variables keyed by variable_name (the input node's output_schema). */
-export function inputVariables(graph: WorkflowGraph): { entries: Map<string, VariableSchemaEntry>; additionAllowed: boolean } {
+export function inputVariables(graph: WorkflowGraph): {
+  entries: Map<string, VariableSchemaEntry>;
+  additionAllowed: boolean;
+} {
   const node = Object.values(graph.nodes).find(isEntryNode);
   const entries = new Map<string, VariableSchemaEntry>();
   for (const entry of Object.values(node?.output_schema?.schema ?? {})) entries.set(entry.variable_name, entry);
@@ -70,7 +73,11 @@ function allowedFileTypes(entry: VariableSchemaEntry): string[] {
  * unless `partial` (initialInput at initiation), every required value
  * present. Defaults fill what is optional and missing.
  */
-export function validateCaseInputs(graph: WorkflowGraph, values: Record<string, unknown>, options: { partial: boolean; prefix: string }): ValidatedInputs {
+export function validateCaseInputs(
+  graph: WorkflowGraph,
+  values: Record<string, unknown>,
+  options: { partial: boolean; prefix: string },
+): ValidatedInputs {
   const { entries, additionAllowed } = inputVariables(graph);
   const problems: InputProblem[] = [];
   const files: FileInputRef[] = [];
@@ -81,7 +88,11 @@ export function validateCaseInputs(graph: WorkflowGraph, values: Record<string, 
     const entry = entries.get(name);
     if (!entry) {
       if (additionAllowed) inputs[name] = value;
-      else problems.push({ field: field(name), message: `is not an input of this workflow (inputs: ${[...entries.keys()].join(', ') || 'none'})` });
+      else
+        problems.push({
+          field: field(name),
+          message: `is not an input of this workflow (inputs: ${[...entries.keys()].join(', ') || 'none'})`,
+        });
       continue;
     }
     const types = entry.allowed_types.map((t) => t.type);
@@ -96,9 +107,12 @@ export function validateCaseInputs(graph: WorkflowGraph, values: Record<string, 
     }
     inputs[name] = value;
     const allowed = allowedFileTypes(entry);
-    if (types.includes('file') && typeof value === 'string') files.push({ field: field(name), url: value, allowedTypes: allowed });
+    if (types.includes('file') && typeof value === 'string')
+      files.push({ field: field(name), url: value, allowedTypes: allowed });
     if (types.includes('array_files') && Array.isArray(value)) {
-      value.forEach((url, i) => files.push({ field: `${field(name)}.${i}`, url: url as string, allowedTypes: allowed }));
+      value.forEach((url, i) =>
+        files.push({ field: `${field(name)}.${i}`, url: url as string, allowedTypes: allowed }),
+      );
     }
   }
   if (!options.partial) {

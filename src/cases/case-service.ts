@@ -84,7 +84,10 @@ export class CaseService {
     if (listed && !listed.includes(version.workspaceId)) {
       throw DomainError.forbidden('The workflow belongs to none of the workspaces given in `workspaces`');
     }
-    const checked = validateCaseInputs(version.graph, body.initialInput, { partial: true, prefix: 'body.initialInput' });
+    const checked = validateCaseInputs(version.graph, body.initialInput, {
+      partial: true,
+      prefix: 'body.initialInput',
+    });
     if (checked.problems.length > 0) throw DomainError.invalidFields(checked.problems);
     assertCaseInputsWithinLimit(checked.inputs, this.deps.config.cases.maxInputBytes, 'body.initialInput');
     return this.repo.create({
@@ -107,12 +110,18 @@ export class CaseService {
   }
 
   private parseWorkspaces(value: string): string[] {
-    const ids = value.split(',').map((s) => s.trim()).filter(Boolean);
+    const ids = value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     const bad = ids.filter((id) => !z.uuid().safeParse(id).success);
     if (ids.length === 0 || bad.length > 0) {
-      throw DomainError.invalidFields([{ field: 'body.workspaces', message: bad.length > 0 ? `not UUIDs: ${bad.join(', ')}` : 'no workspace id' }], {
-        message: 'Invalid body.workspaces: comma-separated workspace UUIDs expected',
-      });
+      throw DomainError.invalidFields(
+        [{ field: 'body.workspaces', message: bad.length > 0 ? `not UUIDs: ${bad.join(', ')}` : 'no workspace id' }],
+        {
+          message: 'Invalid body.workspaces: comma-separated workspace UUIDs expected',
+        },
+      );
     }
     return ids;
   }
@@ -120,7 +129,8 @@ export class CaseService {
   /** A case of the caller's organization (404 otherwise) that the key reaches with the grant (403). */
   async load(auth: AuthContext, caseId: string, grant: Grant): Promise<CaseRecord> {
     const record = await this.repo.find(caseId);
-    if (!record || record.organizationId !== auth.organizationId) throw DomainError.notFound(`Case ${caseId} does not exist`);
+    if (!record || record.organizationId !== auth.organizationId)
+      throw DomainError.notFound(`Case ${caseId} does not exist`);
     assertWorkspaceGrant(auth, { id: record.workspaceId, organizationId: record.organizationId }, grant);
     return record;
   }
@@ -131,9 +141,16 @@ export class CaseService {
     return version;
   }
 
-  async execute(auth: AuthContext, caseId: string, body: ExecuteBody): Promise<{ record: CaseRecord; temporalUiUrl: string | null }> {
+  async execute(
+    auth: AuthContext,
+    caseId: string,
+    body: ExecuteBody,
+  ): Promise<{ record: CaseRecord; temporalUiUrl: string | null }> {
     const record = await this.load(auth, caseId, 'case:full');
-    if (record.status !== 'PENDING') throw DomainError.conflict(`Case ${caseId} was already executed (status ${record.status})`, { status: record.status });
+    if (record.status !== 'PENDING')
+      throw DomainError.conflict(`Case ${caseId} was already executed (status ${record.status})`, {
+        status: record.status,
+      });
     if (body.jobPayloadSchema !== undefined && body.inputs !== undefined) {
       throw DomainError.badRequest('Send the inputs either as jobPayloadSchema or as inputs, not both');
     }
@@ -157,16 +174,28 @@ export class CaseService {
 
     const workflowId = caseWorkflowId(caseId);
     const deadlineMs = body.timeoutMs ?? Math.min(this.deps.config.cases.defaultDeadlineMs, maxDeadline);
-    const started = await this.repo.markRunning(caseId, { inputs: checked.inputs, callbackUrl: body.callbackUrl, deadlineMs, temporalWorkflowId: workflowId });
+    const started = await this.repo.markRunning(caseId, {
+      inputs: checked.inputs,
+      callbackUrl: body.callbackUrl,
+      deadlineMs,
+      temporalWorkflowId: workflowId,
+    });
     if (!started) throw DomainError.conflict(`Case ${caseId} was already executed`);
     let runId: string;
     try {
-      runId = await this.startOrLinkRun(record, version, { inputs: checked.inputs, callbackUrl: body.callbackUrl, deadlineMs });
+      runId = await this.startOrLinkRun(record, version, {
+        inputs: checked.inputs,
+        callbackUrl: body.callbackUrl,
+        deadlineMs,
+      });
     } catch (err) {
       // No run exists: the case goes back to PENDING, so a retry (or resumeUnstarted) can start it.
       await this.repo.revertToPending(caseId);
       if (isTemporalUnavailable(err)) {
-        throw DomainError.unavailable(`The workflow engine is unreachable; case ${caseId} stays PENDING, execute it again later`, START_RETRY_AFTER_S);
+        throw DomainError.unavailable(
+          `The workflow engine is unreachable; case ${caseId} stays PENDING, execute it again later`,
+          START_RETRY_AFTER_S,
+        );
       }
       throw err;
     }
@@ -180,13 +209,19 @@ export class CaseService {
    * that failed or timed out on our side after the server accepted it, did start a run, which must
    * be kept rather than reported as failed. Throws the start's error when no run exists.
    */
-  private async startOrLinkRun(record: CaseRecord, version: WorkflowVersionSnapshot, run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number }): Promise<string> {
+  private async startOrLinkRun(
+    record: CaseRecord,
+    version: WorkflowVersionSnapshot,
+    run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number },
+  ): Promise<string> {
     try {
       return await this.startRun(record, version, run);
     } catch (err) {
       const { client } = this.deps.temporal;
       const existing = await client
-        .withDeadline(Date.now() + START_TIMEOUT_MS, () => client.workflow.getHandle(caseWorkflowId(record.id)).describe())
+        .withDeadline(Date.now() + START_TIMEOUT_MS, () =>
+          client.workflow.getHandle(caseWorkflowId(record.id)).describe(),
+        )
         .catch(() => undefined);
       if (existing) return existing.runId;
       throw err;
@@ -204,7 +239,11 @@ export class CaseService {
   }
 
   /** Starts the case's Temporal run (workflow id `case-<caseId>`); the run id. */
-  private async startRun(record: CaseRecord, version: WorkflowVersionSnapshot, run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number }): Promise<string> {
+  private async startRun(
+    record: CaseRecord,
+    version: WorkflowVersionSnapshot,
+    run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number },
+  ): Promise<string> {
     const input: CaseRunInput = {
       caseId: record.id,
       organizationId: record.organizationId,
@@ -216,18 +255,20 @@ export class CaseService {
     };
     const { temporal } = this.deps;
     // Bounded, so an unreachable server gives a prompt 503 instead of a request held by retries.
-    const handle = await temporal.client.withDeadline(Date.now() + START_TIMEOUT_MS, () => temporal.client.workflow.start<typeof caseRun>('caseRun', {
-      taskQueue: temporal.taskQueue,
-      workflowId: caseWorkflowId(record.id),
-      args: [input],
-      workflowIdConflictPolicy: 'FAIL',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      // Shown in the Temporal Web UI, so a run is recognisable without opening its input.
-      staticSummary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
-      staticDetails: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
-      // The client shares the worker's NativeConnection: the first task comes back with the start.
-      requestEagerStart: true,
-    }));
+    const handle = await temporal.client.withDeadline(Date.now() + START_TIMEOUT_MS, () =>
+      temporal.client.workflow.start<typeof caseRun>('caseRun', {
+        taskQueue: temporal.taskQueue,
+        workflowId: caseWorkflowId(record.id),
+        args: [input],
+        workflowIdConflictPolicy: 'FAIL',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        // Shown in the Temporal Web UI, so a run is recognisable without opening its input.
+        staticSummary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
+        staticDetails: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
+        // The client shares the worker's NativeConnection: the first task comes back with the start.
+        requestEagerStart: true,
+      }),
+    );
     return handle.firstExecutionRunId;
   }
 
@@ -257,16 +298,27 @@ export class CaseService {
     return resumed;
   }
 
-  private async checkFiles(auth: AuthContext, record: CaseRecord, files: Array<{ field: string; url: string; allowedTypes: string[] }>): Promise<void> {
+  private async checkFiles(
+    auth: AuthContext,
+    record: CaseRecord,
+    files: Array<{ field: string; url: string; allowedTypes: string[] }>,
+  ): Promise<void> {
     const problems: Array<{ field: string; message: string; code: string }> = [];
-    const caseScope = { organizationId: record.organizationId, workspaceId: record.workspaceId, userId: record.createdByUserId };
+    const caseScope = {
+      organizationId: record.organizationId,
+      workspaceId: record.workspaceId,
+      userId: record.createdByUserId,
+    };
     for (const file of files) {
       const problem = await this.deps.files.checkCaseFileInput(auth, file.url, file.allowedTypes, caseScope);
       if (problem) problems.push({ field: file.field, message: problem.message, code: problem.code });
     }
     const first = problems[0];
     if (!first) return;
-    throw DomainError.invalidFields(problems, { errorCode: first.code === 'unknown_file' ? 'NOT_FOUND' : first.code === 'forbidden' ? 'FORBIDDEN' : 'VALIDATION_ERROR' });
+    throw DomainError.invalidFields(problems, {
+      errorCode:
+        first.code === 'unknown_file' ? 'NOT_FOUND' : first.code === 'forbidden' ? 'FORBIDDEN' : 'VALIDATION_ERROR',
+    });
   }
 
   /** Live progress from the workflow (RUNNING cases); undefined when the worker does not answer in time. */
@@ -274,7 +326,9 @@ export class CaseService {
     const { client } = this.deps.temporal;
     try {
       const handle = client.workflow.getHandle(record.temporalWorkflowId ?? caseWorkflowId(record.id));
-      return await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query<CaseProgress>(caseProgressQueryName));
+      return await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+        handle.query<CaseProgress>(caseProgressQueryName),
+      );
     } catch (err) {
       this.deps.logger.warn({ err, caseId: record.id }, 'case progress query failed');
       return undefined;
@@ -291,7 +345,9 @@ export class CaseService {
     return {
       record: current,
       running: running.map((id) => ({ id, name: progress?.nodes[id]?.name ?? id })),
-      temporalUiUrl: workflowId ? temporalUiLink(this.deps.temporal, workflowId, current.temporalRunId ?? undefined) : null,
+      temporalUiUrl: workflowId
+        ? temporalUiLink(this.deps.temporal, workflowId, current.temporalRunId ?? undefined)
+        : null,
     };
   }
 
@@ -330,8 +386,12 @@ export class CaseService {
 
   async cancel(auth: AuthContext, caseId: string): Promise<CaseRecord> {
     const record = await this.load(auth, caseId, 'case:full');
-    if (isTerminal(record.status)) throw DomainError.conflict(`Case ${caseId} has already ended (status ${record.status})`, { status: record.status });
-    if (record.status === 'PENDING' && (await this.repo.cancelPending(caseId))) return (await this.repo.find(caseId)) ?? record;
+    if (isTerminal(record.status))
+      throw DomainError.conflict(`Case ${caseId} has already ended (status ${record.status})`, {
+        status: record.status,
+      });
+    if (record.status === 'PENDING' && (await this.repo.cancelPending(caseId)))
+      return (await this.repo.find(caseId)) ?? record;
     const handle = this.deps.temporal.client.workflow.getHandle(record.temporalWorkflowId ?? caseWorkflowId(caseId));
     // Temporal accepts a cancel request for a closed run without error, so ask first: a run that
     // closed without writing its row (terminated, store down) or no longer exists cannot be cancelled.
@@ -357,5 +417,12 @@ export class CaseService {
 
 function blankNode(graph: WorkflowGraph, id: string, status: NodeRecord['status']): NodeRecord {
   const node = graph.nodes[id];
-  return { nodeId: id, name: node?.name ?? id, handlerClass: node ? handlerClassName(node) : '', status, logs: [], attempts: 0 };
+  return {
+    nodeId: id,
+    name: node?.name ?? id,
+    handlerClass: node ? handlerClassName(node) : '',
+    status,
+    logs: [],
+    attempts: 0,
+  };
 }

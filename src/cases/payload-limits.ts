@@ -17,9 +17,12 @@ export function jsonBytes(value: unknown): number {
 export function assertCaseInputsWithinLimit(inputs: Record<string, unknown>, maxBytes: number, field: string): void {
   const size = jsonBytes(inputs);
   if (size <= maxBytes) return;
-  throw DomainError.tooLarge(`Invalid ${field}: the case inputs are ${size} bytes as JSON, at most ${maxBytes} are allowed; pass large data as files`, {
-    field,
-    sizeBytes: size,
-    limitBytes: maxBytes,
-  });
+  throw DomainError.tooLarge(
+    `Invalid ${field}: the case inputs are ${size} bytes as JSON, at most ${maxBytes} are allowed; pass large data as files`,
+    {
+      field,
+      sizeBytes: size,
+      limitBytes: maxBytes,
+    },
+  );
 }

@@ -48,9 +48,23 @@ export class CaseRunReconciler {
       caseId: record.id,
       status: outcome.status,
       runId: runId ?? '',
-      progress: { caseId: record.id, status: outcome.status, nodes: {}, executed: [], failed: [], running: [], remaining: [], results: outcome.results, ...(outcome.error ? { error: outcome.error } : {}) },
+      progress: {
+        caseId: record.id,
+        status: outcome.status,
+        nodes: {},
+        executed: [],
+        failed: [],
+        running: [],
+        remaining: [],
+        results: outcome.results,
+        ...(outcome.error ? { error: outcome.error } : {}),
+      },
     });
-    if (written) this.deps.logger.warn({ caseId: record.id, runId, status: outcome.status }, 'closed a case whose run ended without recording it');
+    if (written)
+      this.deps.logger.warn(
+        { caseId: record.id, runId, status: outcome.status },
+        'closed a case whose run ended without recording it',
+      );
     return written;
   }
 

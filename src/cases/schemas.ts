@@ -13,10 +13,17 @@ export const initiateBodySchema = z
     refUserId: z.string().max(255).optional(),
     source: z.enum(caseSources).default('api'),
     webAppId: z.string().min(1).max(255).optional().describe('The published web app that launched the case'),
-    workspaces: z.string().max(4096).optional().describe('Comma-separated workspace ids; the workflow must be in one of them'),
+    workspaces: z
+      .string()
+      .max(4096)
+      .optional()
+      .describe('Comma-separated workspace ids; the workflow must be in one of them'),
     initialInput: z.record(z.string(), z.unknown()).default({}),
   })
-  .refine((b) => b.workflowId !== undefined || b.referenceEntityId !== undefined, { message: 'Send workflowId or referenceEntityId', path: ['workflowId'] });
+  .refine((b) => b.workflowId !== undefined || b.referenceEntityId !== undefined, {
+    message: 'Send workflowId or referenceEntityId',
+    path: ['workflowId'],
+  });
 export type InitiateBody = z.infer<typeof initiateBodySchema>;
 
 const payloadEntrySchema = z.looseObject({ value: z.unknown() });
@@ -27,7 +34,16 @@ export const executeBodySchema = z.object({
     .optional()
     .describe('The input schema populated with values: each entry (keyed by variable_name) with a `value`'),
   inputs: z.record(z.string(), z.unknown()).optional().describe('Convenience: values keyed by variable_name'),
-  callbackUrl: z.url({ protocol: /^https?$/ }).max(2048).optional().describe('POSTed { caseId, status, results, error? } when the case ends'),
-  timeoutMs: z.number().int().min(1000).optional().describe('Case deadline; past it the case ends TIMED_OUT (default and maximum are configured)'),
+  callbackUrl: z
+    .url({ protocol: /^https?$/ })
+    .max(2048)
+    .optional()
+    .describe('POSTed { caseId, status, results, error? } when the case ends'),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(1000)
+    .optional()
+    .describe('Case deadline; past it the case ends TIMED_OUT (default and maximum are configured)'),
 });
 export type ExecuteBody = z.infer<typeof executeBodySchema>;

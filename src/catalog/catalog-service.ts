@@ -93,7 +93,8 @@ export class CatalogService {
   async createIntegration(auth: AuthContext, request: IntegrationRequest): Promise<CreationOutcome> {
     const { draft, idempotency } = request;
     await this.requireProviderOf(auth.organizationId, draft.providerId);
-    if (!idempotency) return { result: await this.createUnclaimed(auth.organizationId, auth.userId, draft), replayed: false };
+    if (!idempotency)
+      return { result: await this.createUnclaimed(auth.organizationId, auth.userId, draft), replayed: false };
 
     const hashes = idempotencyHashes(idempotency.key, idempotency.body);
     const notBefore = new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString();
@@ -101,7 +102,11 @@ export class CatalogService {
     const earlier = await replay();
     if (earlier) return earlier;
     await this.scanActions(draft);
-    const created = await this.repo.createIntegration(auth.organizationId, auth.userId, draft, { organizationId: auth.organizationId, ...hashes, notBefore });
+    const created = await this.repo.createIntegration(auth.organizationId, auth.userId, draft, {
+      organizationId: auth.organizationId,
+      ...hashes,
+      notBefore,
+    });
     if (created !== 'key-taken') return { result: created, replayed: false };
     // A concurrent request with the same key committed first: answer as its retry would.
     const winner = await replay();
@@ -115,7 +120,11 @@ export class CatalogService {
     return this.createUnclaimed(null, null, draft);
   }
 
-  private async replay(organizationId: string, hashes: { keyHash: string; requestHash: string }, notBefore: string): Promise<CreationOutcome | undefined> {
+  private async replay(
+    organizationId: string,
+    hashes: { keyHash: string; requestHash: string },
+    notBefore: string,
+  ): Promise<CreationOutcome | undefined> {
     const stored = await this.repo.findIdempotency(organizationId, hashes.keyHash, notBefore);
     if (!stored) return undefined;
     if (stored.requestHash !== hashes.requestHash) {
@@ -137,14 +146,22 @@ export class CatalogService {
     }
   }
 
-  private async createUnclaimed(owner: string | null, author: Author, draft: IntegrationDraft): Promise<IntegrationCreation> {
+  private async createUnclaimed(
+    owner: string | null,
+    author: Author,
+    draft: IntegrationDraft,
+  ): Promise<IntegrationCreation> {
     await this.scanActions(draft);
     return this.repo.createIntegration(owner, author, draft);
   }
 
   /** An integration version the key's organization owns: 404 unknown, 403 another organization's (or the service's). */
   async ownIntegrationVersion(auth: AuthContext, integrationVersionId: string): Promise<IntegrationVersion> {
-    return this.owned(auth, await this.repo.findIntegrationVersion(integrationVersionId), `Integration version ${integrationVersionId}`);
+    return this.owned(
+      auth,
+      await this.repo.findIntegrationVersion(integrationVersionId),
+      `Integration version ${integrationVersionId}`,
+    );
   }
 
   /** Adds an action to an integration the key's organization owns; its code is scanned first. */
@@ -155,13 +172,22 @@ export class CatalogService {
     return created;
   }
 
-  async addCredential(auth: AuthContext, integration: IntegrationVersion, content: CredentialContent): Promise<CredentialVersion> {
+  async addCredential(
+    auth: AuthContext,
+    integration: IntegrationVersion,
+    content: CredentialContent,
+  ): Promise<CredentialVersion> {
     const created = await this.repo.addCredential(integration, auth.userId, content);
-    if (!created) throw DomainError.conflict(`The integration already has a credential with authType ${content.authType}`);
+    if (!created)
+      throw DomainError.conflict(`The integration already has a credential with authType ${content.authType}`);
     return created;
   }
 
-  async updateIntegration(auth: AuthContext, integrationId: string, patch: Partial<IntegrationContent>): Promise<IntegrationVersion> {
+  async updateIntegration(
+    auth: AuthContext,
+    integrationId: string,
+    patch: Partial<IntegrationContent>,
+  ): Promise<IntegrationVersion> {
     return withVersionRetries(async () => {
       const base = this.owned(auth, await this.repo.findIntegration(integrationId), `Integration ${integrationId}`);
       return this.repo.addIntegrationVersion(base, auth.userId, { ...base, ...patch });
@@ -182,7 +208,11 @@ export class CatalogService {
     });
   }
 
-  async updateCredential(auth: AuthContext, credentialId: string, patch: Partial<Omit<CredentialContent, 'authType'>>): Promise<CredentialVersion> {
+  async updateCredential(
+    auth: AuthContext,
+    credentialId: string,
+    patch: Partial<Omit<CredentialContent, 'authType'>>,
+  ): Promise<CredentialVersion> {
     return withVersionRetries(async () => {
       const base = this.owned(auth, await this.repo.findCredential(credentialId), `Credential ${credentialId}`);
       return this.repo.addCredentialVersion(base, auth.userId, { ...base, ...patch });
@@ -194,11 +224,19 @@ export class CatalogService {
   }
 
   async integration(auth: AuthContext, integrationId: string): Promise<IntegrationDetail> {
-    return this.detail(this.visible(auth, await this.repo.findIntegration(integrationId), `Integration ${integrationId}`));
+    return this.detail(
+      this.visible(auth, await this.repo.findIntegration(integrationId), `Integration ${integrationId}`),
+    );
   }
 
   async integrationVersion(auth: AuthContext, integrationVersionId: string): Promise<IntegrationDetail> {
-    return this.detail(this.visible(auth, await this.repo.findIntegrationVersion(integrationVersionId), `Integration version ${integrationVersionId}`));
+    return this.detail(
+      this.visible(
+        auth,
+        await this.repo.findIntegrationVersion(integrationVersionId),
+        `Integration version ${integrationVersionId}`,
+      ),
+    );
   }
 
   /** An action version visible to the key: what connections and integration-action nodes resolve. */
@@ -208,23 +246,36 @@ export class CatalogService {
 
   /** A credential template version visible to the key: what a connection's credentialData is checked against. */
   async credentialVersion(auth: AuthContext, credentialVersionId: string): Promise<CredentialVersion> {
-    return this.visible(auth, await this.repo.findCredentialVersion(credentialVersionId), `Credential version ${credentialVersionId}`);
+    return this.visible(
+      auth,
+      await this.repo.findCredentialVersion(credentialVersionId),
+      `Credential version ${credentialVersionId}`,
+    );
   }
 
   private async detail(integration: IntegrationVersion): Promise<IntegrationDetail> {
-    const [actions, credentials] = await Promise.all([this.repo.latestActions(integration), this.repo.latestCredentials(integration)]);
+    const [actions, credentials] = await Promise.all([
+      this.repo.latestActions(integration),
+      this.repo.latestCredentials(integration),
+    ]);
     return { integration, actions, credentials };
   }
 
   /** Another organization's private entry is as absent as an unknown one: its existence is not disclosed. */
-  private visible<T extends { organizationId: string | null }>(auth: AuthContext, entry: T | undefined, what: string): T {
-    if (!entry || !visibleTo(auth.organizationId, entry.organizationId)) throw DomainError.notFound(`${what} does not exist`);
+  private visible<T extends { organizationId: string | null }>(
+    auth: AuthContext,
+    entry: T | undefined,
+    what: string,
+  ): T {
+    if (!entry || !visibleTo(auth.organizationId, entry.organizationId))
+      throw DomainError.notFound(`${what} does not exist`);
     return entry;
   }
 
   private owned<T extends { organizationId: string | null }>(auth: AuthContext, entry: T | undefined, what: string): T {
     if (!entry) throw DomainError.notFound(`${what} does not exist`);
-    if (entry.organizationId !== auth.organizationId) throw DomainError.forbidden(`${what} belongs to another organization`);
+    if (entry.organizationId !== auth.organizationId)
+      throw DomainError.forbidden(`${what} belongs to another organization`);
     return entry;
   }
 }

@@ -5,7 +5,20 @@ export const requiredPlans = ['core', 'pro', 'scale'] as const;
 export const integrationStatuses = ['active', 'inactive', 'soon', 'deprecated'] as const;
 export const authTypes = ['jwt', 'oauth', 'api_key', 'access_token', 'custom_header_auth', 'other', 'no_auth'] as const;
 export const credentialStatuses = ['active', 'inactive'] as const;
-export const credentialFieldTypes = ['str', 'int', 'float', 'bool', 'date', 'list', 'dict', 'set', 'object', 'array', 'file', 'array_files'] as const;
+export const credentialFieldTypes = [
+  'str',
+  'int',
+  'float',
+  'bool',
+  'date',
+  'list',
+  'dict',
+  'set',
+  'object',
+  'array',
+  'file',
+  'array_files',
+] as const;
 
 export type RequiredPlan = (typeof requiredPlans)[number];
 export type IntegrationStatus = (typeof integrationStatuses)[number];

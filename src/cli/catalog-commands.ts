@@ -21,18 +21,27 @@ type Fail = (message: string) => never;
  * one-process Python pool, exactly as the API does.
  */
 export function registerCatalogCommands(program: Command, print: Output, fail: Fail): void {
-  const withCatalog = async (needsScanner: boolean, fn: (catalog: CatalogService) => Promise<unknown>): Promise<void> => {
+  const withCatalog = async (
+    needsScanner: boolean,
+    fn: (catalog: CatalogService) => Promise<unknown>,
+  ): Promise<void> => {
     const config = loadConfig();
     const logger = createLogger(config.logLevel, {}, 'json', destination(2));
     const store = openStore(config.dataDir, config.databaseUrl);
     const python = needsScanner
-      ? await PythonRunnerPool.create({ size: 1, allowUnsandboxed: config.python.allowUnsandboxed, logger: logger.child({ component: 'python' }) })
+      ? await PythonRunnerPool.create({
+          size: 1,
+          allowUnsandboxed: config.python.allowUnsandboxed,
+          logger: logger.child({ component: 'python' }),
+        })
       : undefined;
     let refused: string | undefined;
     try {
       await migrateToLatest(store.db);
       const scan = (source: string, field: string) =>
-        python ? new SourceGates(python, logger).scanOrThrow(source, field) : Promise.reject(new Error('no scanner in this command'));
+        python
+          ? new SourceGates(python, logger).scanOrThrow(source, field)
+          : Promise.reject(new Error('no scanner in this command'));
       print(await fn(new CatalogService(new CatalogRepo(store.db), scan)));
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
@@ -56,7 +65,9 @@ export function registerCatalogCommands(program: Command, print: Output, fail: F
     .action(() => withCatalog(false, (c) => c.publishedProviders()));
   catalog
     .command('publish <file>')
-    .description('publish an integration from a JSON file shaped like the body of POST /api/v1/integration; its providerId is a service provider')
+    .description(
+      'publish an integration from a JSON file shaped like the body of POST /api/v1/integration; its providerId is a service provider',
+    )
     .action((file: string) =>
       withCatalog(true, async (c) => {
         let json: unknown;
@@ -66,7 +77,10 @@ export function registerCatalogCommands(program: Command, print: Output, fail: F
           throw DomainError.badRequest(`${file}: ${err instanceof Error ? err.message : String(err)}`);
         }
         const parsed = integrationBody.safeParse(json);
-        if (!parsed.success) throw DomainError.badRequest(parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; '));
+        if (!parsed.success)
+          throw DomainError.badRequest(
+            parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; '),
+          );
         return c.publishIntegration(integrationDraft(parsed.data.integration));
       }),
     );

@@ -6,7 +6,13 @@ import { createLogger } from '../logging/logger.js';
 import { migrateToLatest, openStore } from '../store/database.js';
 import { TenancyRepo } from '../store/tenancy-repo.js';
 import { TenancyService, TenancyError } from '../tenancy/tenancy-service.js';
-import { addMemberInput, createKeyInput, createOrganizationInput, createUserInput, createWorkspaceInput } from '../tenancy/schemas.js';
+import {
+  addMemberInput,
+  createKeyInput,
+  createOrganizationInput,
+  createUserInput,
+  createWorkspaceInput,
+} from '../tenancy/schemas.js';
 import { parseGrantList } from '../auth/grants.js';
 import { startService, type Role } from '../service.js';
 import { printBootstrapKey } from './bootstrap-banner.js';
@@ -70,7 +76,11 @@ const program = new Command('caseflow').description('caseflow workflow automatio
 program
   .command('serve')
   .description('run the service (API and worker; embedded Temporal when TEMPORAL_ADDRESS is unset)')
-  .addOption(new Option('--role <role>', 'what this process runs').choices(['api', 'worker', 'all']).default(process.env.CASEFLOW_ROLE ?? 'all'))
+  .addOption(
+    new Option('--role <role>', 'what this process runs')
+      .choices(['api', 'worker', 'all'])
+      .default(process.env.CASEFLOW_ROLE ?? 'all'),
+  )
   .action((opts: { role: Role }) => serve(opts.role));
 
 program
@@ -82,7 +92,9 @@ const org = program.command('org').description('organizations');
 org
   .command('create <name>')
   .option('--verified', 'allowed to author integrations and code nodes', false)
-  .action((name: string, opts: { verified: boolean }) => withTenancy((s) => s.createOrganization(parse(createOrganizationInput, { name, verified: opts.verified }))));
+  .action((name: string, opts: { verified: boolean }) =>
+    withTenancy((s) => s.createOrganization(parse(createOrganizationInput, { name, verified: opts.verified }))),
+  );
 org.command('list').action(() => withTenancy((s) => s.listOrganizations()));
 org
   .command('verify <organizationId>')
@@ -92,8 +104,12 @@ org
 const workspace = program.command('workspace').description('workspaces');
 workspace
   .command('create <organizationId> <name>')
-  .action((organizationId: string, name: string) => withTenancy((s) => s.createWorkspace(organizationId, parse(createWorkspaceInput, { name }))));
-workspace.command('list <organizationId>').action((organizationId: string) => withTenancy((s) => s.listWorkspaces(organizationId)));
+  .action((organizationId: string, name: string) =>
+    withTenancy((s) => s.createWorkspace(organizationId, parse(createWorkspaceInput, { name }))),
+  );
+workspace
+  .command('list <organizationId>')
+  .action((organizationId: string) => withTenancy((s) => s.listWorkspaces(organizationId)));
 
 const user = program.command('user').description('users');
 user
@@ -101,7 +117,9 @@ user
   .option('--org <organizationId>', 'add as a member of this organization')
   .option('--role <role>', 'owner, admin or member', 'member')
   .action((email: string, name: string, opts: { org?: string; role: string }) =>
-    withTenancy((s) => s.createUser(parse(createUserInput, { email, name, organizationId: opts.org, role: opts.role }))),
+    withTenancy((s) =>
+      s.createUser(parse(createUserInput, { email, name, organizationId: opts.org, role: opts.role })),
+    ),
   );
 user
   .command('list')
@@ -117,7 +135,7 @@ member
   );
 member
   .command('remove <organizationId> <userId>')
-  .description("remove a member; their keys in the organization stop working")
+  .description('remove a member; their keys in the organization stop working')
   .action((organizationId: string, userId: string) => withTenancy(async (s) => s.removeMember(organizationId, userId)));
 
 const key = program.command('key').description('API keys');
@@ -129,27 +147,28 @@ key
   .option('--grants <list>', `comma-separated grants, or "all"`, 'all')
   .option('--workspaces <ids>', 'comma-separated workspace ids (omit for an organization-scoped key)')
   .option('--expires-in-days <days>', 'expiry')
-  .action((opts: { org: string; user: string; name: string; grants: string; workspaces?: string; expiresInDays?: string }) =>
-    withTenancy(async (s) => {
-      let grantList;
-      try {
-        grantList = parseGrantList(opts.grants);
-      } catch {
-        fail(`--grants: unknown grant in "${opts.grants}"`);
-      }
-      const days = opts.expiresInDays === undefined ? undefined : Number(opts.expiresInDays);
-      if (days !== undefined && !(days > 0)) fail('--expires-in-days must be a positive number');
-      const input = parse(createKeyInput, {
-        organizationId: opts.org,
-        userId: opts.user,
-        name: opts.name,
-        grants: grantList,
-        workspaceIds: opts.workspaces?.split(',').map((w) => w.trim()),
-        expiresAt: days === undefined ? undefined : new Date(Date.now() + days * 86_400_000).toISOString(),
-      });
-      const created = await s.createKey(input);
-      return { key: created.key, note: 'shown once; store it now', apiKey: created.view };
-    }),
+  .action(
+    (opts: { org: string; user: string; name: string; grants: string; workspaces?: string; expiresInDays?: string }) =>
+      withTenancy(async (s) => {
+        let grantList;
+        try {
+          grantList = parseGrantList(opts.grants);
+        } catch {
+          fail(`--grants: unknown grant in "${opts.grants}"`);
+        }
+        const days = opts.expiresInDays === undefined ? undefined : Number(opts.expiresInDays);
+        if (days !== undefined && !(days > 0)) fail('--expires-in-days must be a positive number');
+        const input = parse(createKeyInput, {
+          organizationId: opts.org,
+          userId: opts.user,
+          name: opts.name,
+          grants: grantList,
+          workspaceIds: opts.workspaces?.split(',').map((w) => w.trim()),
+          expiresAt: days === undefined ? undefined : new Date(Date.now() + days * 86_400_000).toISOString(),
+        });
+        const created = await s.createKey(input);
+        return { key: created.key, note: 'shown once; store it now', apiKey: created.view };
+      }),
   );
 key.command('list <organizationId>').action((organizationId: string) => withTenancy((s) => s.listKeys(organizationId)));
 key.command('revoke <keyId>').action((keyId: string) => withTenancy(async (s) => s.revokeKey(keyId)));

@@ -53,7 +53,8 @@ export class CodeNodeService {
     for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
       const latest = await this.repo.findLatest(codeId);
       // Another organization's code node is as absent as an unknown one: its existence is not disclosed.
-      if (!latest || latest.organizationId !== auth.organizationId) throw DomainError.notFound(`Code node ${codeId} does not exist`);
+      if (!latest || latest.organizationId !== auth.organizationId)
+        throw DomainError.notFound(`Code node ${codeId} does not exist`);
       const content = merge(latest, changes);
       // Every version must pass the scan under the current policy, including a carried-over source.
       if (scanned !== content.sourceCode) {

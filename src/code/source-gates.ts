@@ -28,7 +28,9 @@ export class SourceGates {
     if (violations.length > 0) {
       const first = violations[0];
       const where = first ? ` (first at line ${first.line}, col ${first.col}: ${first.message})` : '';
-      throw DomainError.badRequest(`${field} failed the security scan with ${violations.length} violation(s)${where}`, { violations });
+      throw DomainError.badRequest(`${field} failed the security scan with ${violations.length} violation(s)${where}`, {
+        violations,
+      });
     }
   }
 
@@ -38,10 +40,14 @@ export class SourceGates {
    * only Workflow: Full would run unscanned code that the catalog route refuses.
    */
   async gateInlineSources(auth: AuthContext, graph: WorkflowGraph): Promise<void> {
-    const inline = Object.entries(graph.nodes).flatMap(([id, node]) => (typeof node.process?.source === 'string' ? [{ id, source: node.process.source }] : []));
+    const inline = Object.entries(graph.nodes).flatMap(([id, node]) =>
+      typeof node.process?.source === 'string' ? [{ id, source: node.process.source }] : [],
+    );
     if (inline.length === 0) return;
-    if (!hasGrant(auth, 'code:full')) throw DomainError.forbidden('Inline Python source in a workflow needs Code: Full');
-    if (!auth.organizationVerified) throw DomainError.forbidden('Inline Python source in a workflow needs a verified organization');
+    if (!hasGrant(auth, 'code:full'))
+      throw DomainError.forbidden('Inline Python source in a workflow needs Code: Full');
+    if (!auth.organizationVerified)
+      throw DomainError.forbidden('Inline Python source in a workflow needs a verified organization');
     for (const { id, source } of inline) await this.scanOrThrow(source, `nodes.${id}.process.source`);
   }
 }

@@ -5,7 +5,10 @@ import { parseCidrList } from '../net/outbound.js';
 import { projectRoot } from './paths.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
-const bool = z.preprocess((v) => (typeof v === 'string' ? ['1', 'true', 'yes', 'on'].includes(v.toLowerCase()) : v), z.boolean());
+const bool = z.preprocess(
+  (v) => (typeof v === 'string' ? ['1', 'true', 'yes', 'on'].includes(v.toLowerCase()) : v),
+  z.boolean(),
+);
 
 export const configSchema = z.object({
   dataDir: z.string().min(1),
@@ -17,10 +20,16 @@ export const configSchema = z.object({
   logFormat: z.enum(['auto', 'json', 'pretty']),
   bodyLimit: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 2mb'),
   shutdownGraceMs: z.coerce.number().int().min(0),
-  databaseUrl: z.string().regex(/^(postgres(ql)?|sqlite):\/\//, 'a postgres://… or sqlite://… URL').optional(),
+  databaseUrl: z
+    .string()
+    .regex(/^(postgres(ql)?|sqlite):\/\//, 'a postgres://… or sqlite://… URL')
+    .optional(),
   adminToken: z.string().min(16, 'at least 16 characters').optional(),
   temporal: z.object({
-    address: z.string().regex(/^[^:\s]+:\d+$/, 'host:port').optional(),
+    address: z
+      .string()
+      .regex(/^[^:\s]+:\d+$/, 'host:port')
+      .optional(),
     namespace: z.string().min(1),
     taskQueue: z.string().min(1),
     apiKey: z.string().min(1).optional(),
@@ -58,7 +67,11 @@ export const configSchema = z.object({
   secrets: z.object({ masterKey: z.string().min(1).optional(), keyFile: z.string().min(1).optional() }),
   files: z.object({
     storage: z.enum(['local', 's3']),
-    uploadUrlTtlSeconds: z.coerce.number().int().min(1).max(7 * 24 * 3600),
+    uploadUrlTtlSeconds: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 3600),
     signingSecret: z.string().min(32, 'at least 32 characters').optional(),
     /** File reads by the nodes of one case (each read of a file counts, retries too). */
     maxReadsPerCase: z.coerce.number().int().min(1),

@@ -46,7 +46,8 @@ export class SecretBox {
     this.keys = new Map();
     for (const { id, key } of ring) {
       if (!KEY_ID.test(id)) throw new SecretBoxError(`master key id "${id}" must be 1-32 letters, digits, _ or -`);
-      if (key.length !== KEY_BYTES) throw new SecretBoxError(`master key "${id}" must be ${KEY_BYTES} bytes, got ${key.length}`);
+      if (key.length !== KEY_BYTES)
+        throw new SecretBoxError(`master key "${id}" must be ${KEY_BYTES} bytes, got ${key.length}`);
       if (this.keys.has(id)) throw new SecretBoxError(`master key id "${id}" appears twice`);
       this.keys.set(id, key);
     }
@@ -72,7 +73,10 @@ export class SecretBox {
     decipher.setAAD(Buffer.from(context, 'utf8'));
     decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
     try {
-      return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+      return Buffer.concat([
+        decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)),
+        decipher.final(),
+      ]).toString('utf8');
     } catch {
       // GCM's tag check failed: wrong key material, tampering, or another row's context.
       throw new SecretBoxError('ciphertext failed authentication');
@@ -107,7 +111,8 @@ export function parseMasterKeys(text: string, source: string): MasterKey[] {
     const encoded = colon === -1 ? entry : entry.slice(colon + 1);
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) throw new SecretBoxError(`${source}: key "${id}" is not base64`);
     const key = Buffer.from(encoded, 'base64');
-    if (key.length !== KEY_BYTES) throw new SecretBoxError(`${source}: key "${id}" must decode to ${KEY_BYTES} bytes, got ${key.length}`);
+    if (key.length !== KEY_BYTES)
+      throw new SecretBoxError(`${source}: key "${id}" must decode to ${KEY_BYTES} bytes, got ${key.length}`);
     return { id, key };
   });
 }
@@ -139,7 +144,10 @@ function createKeyFile(keyFile: string): void {
   // fails with EEXIST instead of replacing, so a second process starting at
   // the same moment never reads a half-written file nor overwrites the key.
   const temporary = `${keyFile}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  writeFileSync(temporary, `${generatedKeyId()}:${randomBytes(KEY_BYTES).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  writeFileSync(temporary, `${generatedKeyId()}:${randomBytes(KEY_BYTES).toString('base64')}\n`, {
+    mode: 0o600,
+    flag: 'wx',
+  });
   try {
     linkSync(temporary, keyFile);
   } catch (err) {
@@ -152,7 +160,10 @@ function createKeyFile(keyFile: string): void {
 /** Replaces the key file's ring whole (temporary file, then rename), mode 0600. */
 function writeKeyFile(keyFile: string, ring: MasterKey[]): void {
   const temporary = `${keyFile}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  writeFileSync(temporary, ring.map(({ id, key }) => `${id}:${key.toString('base64')}\n`).join(''), { mode: 0o600, flag: 'wx' });
+  writeFileSync(temporary, ring.map(({ id, key }) => `${id}:${key.toString('base64')}\n`).join(''), {
+    mode: 0o600,
+    flag: 'wx',
+  });
   renameSync(temporary, keyFile);
 }
 
@@ -199,7 +210,9 @@ export function openSecretBox(source: SecretBoxSource): SecretBox {
 
 /** Where the key ring lives when CASEFLOW_MASTER_KEY is not set (default `<dataDir>/master.key`). */
 export function keyFileOf(config: Pick<Config, 'dataDir' | 'secrets'>): string {
-  return config.secrets.keyFile ? path.resolve(config.dataDir, config.secrets.keyFile) : path.join(config.dataDir, 'master.key');
+  return config.secrets.keyFile
+    ? path.resolve(config.dataDir, config.secrets.keyFile)
+    : path.join(config.dataDir, 'master.key');
 }
 
 /** The process's SecretBox: CASEFLOW_MASTER_KEY, else the key file. */

@@ -36,9 +36,23 @@ const gatewayRules: Record<string, { kind: string; semantics: string }> = {
   complexGateway: { kind: 'Complex decision', semantics: 'branches are taken by a custom rule' },
 };
 const gatewayKinds = new Set(Object.keys(gatewayRules));
-const eventKinds = new Set(['startEvent', 'endEvent', 'intermediateCatchEvent', 'intermediateThrowEvent', 'boundaryEvent']);
+const eventKinds = new Set([
+  'startEvent',
+  'endEvent',
+  'intermediateCatchEvent',
+  'intermediateThrowEvent',
+  'boundaryEvent',
+]);
 /** Process children the mapping reads; the rest are reported as dropped. */
-const readKinds = new Set(['sequenceFlow', 'laneSet', 'dataObjectReference', 'dataStoreReference', 'dataObject', 'documentation', 'extensionElements']);
+const readKinds = new Set([
+  'sequenceFlow',
+  'laneSet',
+  'dataObjectReference',
+  'dataStoreReference',
+  'dataObject',
+  'documentation',
+  'extensionElements',
+]);
 
 /** Sequence flows one document may hold: about ten per step at the step limit. */
 const maxFlows = 10 * discoveryLimits.steps;
@@ -80,7 +94,6 @@ interface Flow {
   condition: string | null;
 }
 
-
 const bpmnChildren = (element: XmlElement, local?: string) =>
   element.children.filter((child) => child.uri === BPMN_MODEL && (local === undefined || child.local === local));
 
@@ -100,21 +113,33 @@ function documentation(element: XmlElement): string | null {
 
 const attr = (element: XmlElement, name: string): string | undefined => element.attributes[name];
 
-const dropped = (element: XmlElement): DroppedElement => ({ element: element.local, id: attr(element, 'id') ?? null, name: oneLine(attr(element, 'name')) });
+const dropped = (element: XmlElement): DroppedElement => ({
+  element: element.local,
+  id: attr(element, 'id') ?? null,
+  name: oneLine(attr(element, 'name')),
+});
 
 function chooseProcess(definitions: XmlElement, wanted: string | undefined): XmlElement {
   const processes = bpmnChildren(definitions, 'process');
   if (wanted !== undefined) {
     const found = processes.find((process) => attr(process, 'id') === wanted);
-    if (!found) throw DomainError.badRequest(`The BPMN document has no process ${wanted}`, { bpmnProcessIds: processes.map((p) => attr(p, 'id')) });
+    if (!found)
+      throw DomainError.badRequest(`The BPMN document has no process ${wanted}`, {
+        bpmnProcessIds: processes.map((p) => attr(p, 'id')),
+      });
     return found;
   }
-  const withActivities = processes.filter((process) => process.children.some((child) => child.uri === BPMN_MODEL && activityKinds.has(child.local)));
+  const withActivities = processes.filter((process) =>
+    process.children.some((child) => child.uri === BPMN_MODEL && activityKinds.has(child.local)),
+  );
   if (withActivities.length === 1 && withActivities[0]) return withActivities[0];
   if (withActivities.length === 0) throw DomainError.badRequest('The BPMN document has no process with a task');
-  throw DomainError.badRequest('The BPMN document has several processes with tasks: choose one with the bpmnProcessId query parameter', {
-    bpmnProcessIds: withActivities.map((p) => attr(p, 'id')),
-  });
+  throw DomainError.badRequest(
+    'The BPMN document has several processes with tasks: choose one with the bpmnProcessId query parameter',
+    {
+      bpmnProcessIds: withActivities.map((p) => attr(p, 'id')),
+    },
+  );
 }
 
 /** Pool name of the process, if a collaboration draws it as a participant. */
@@ -143,7 +168,10 @@ function laneAssignments(process: XmlElement, pool: string | null, processId: st
     }
   };
   for (const laneSet of bpmnChildren(process, 'laneSet')) walk(laneSet, outer);
-  return { performerOf: (nodeId: string) => performers.get(nodeId), departmentsOf: (nodeId: string) => departments.get(nodeId) ?? outer };
+  return {
+    performerOf: (nodeId: string) => performers.get(nodeId),
+    departmentsOf: (nodeId: string) => departments.get(nodeId) ?? outer,
+  };
 }
 
 /** A task's data associations: data objects read or written, data stores used. */
@@ -189,24 +217,40 @@ export function importBpmn(xml: string, options: { bpmnProcessId?: string } = {}
     if (id !== undefined) kinds.set(id, child.local);
     if (child.local === 'boundaryEvent' && id !== undefined) {
       // Flows leave a boundary event without one entering it: the activity it is attached to is its source.
-      flows.push({ id, source: attr(child, 'attachedToRef') ?? '', target: id, name: oneLine(attr(child, 'name')), condition: null });
+      flows.push({
+        id,
+        source: attr(child, 'attachedToRef') ?? '',
+        target: id,
+        name: oneLine(attr(child, 'name')),
+        condition: null,
+      });
     }
     if (activityKinds.has(child.local)) activities.push(child);
     else if (gatewayKinds.has(child.local) && id !== undefined) gateways.set(id, child);
     else if (child.local === 'sequenceFlow') {
       const condition = oneLine(bpmnChildren(child, 'conditionExpression')[0]?.text);
-      flows.push({ id: id ?? '', source: attr(child, 'sourceRef') ?? '', target: attr(child, 'targetRef') ?? '', name: oneLine(attr(child, 'name')), condition });
+      flows.push({
+        id: id ?? '',
+        source: attr(child, 'sourceRef') ?? '',
+        target: attr(child, 'targetRef') ?? '',
+        name: oneLine(attr(child, 'name')),
+        condition,
+      });
     } else if (child.local === 'dataObjectReference' || child.local === 'dataStoreReference') {
-      if (id !== undefined) dataNames.set(id, { name: oneLine(attr(child, 'name')) ?? id, store: child.local === 'dataStoreReference' });
+      if (id !== undefined)
+        dataNames.set(id, { name: oneLine(attr(child, 'name')) ?? id, store: child.local === 'dataStoreReference' });
     } else if (!readKinds.has(child.local) && !gatewayKinds.has(child.local)) report.push(dropped(child));
   }
   for (const element of bpmnChildren(definitions)) {
     if (element !== process && element.local !== 'collaboration') report.push(dropped(element));
   }
-  for (const diagram of definitions.children.filter((child) => child.local === 'BPMNDiagram')) report.push(dropped(diagram));
+  for (const diagram of definitions.children.filter((child) => child.local === 'BPMNDiagram'))
+    report.push(dropped(diagram));
   for (const activity of activities) {
     // A sub-process is one step: what it contains is not flattened into the parent.
-    for (const inner of activity.children.filter((child) => child.uri === BPMN_MODEL && (activityKinds.has(child.local) || eventKinds.has(child.local)))) {
+    for (const inner of activity.children.filter(
+      (child) => child.uri === BPMN_MODEL && (activityKinds.has(child.local) || eventKinds.has(child.local)),
+    )) {
       report.push(dropped(inner));
     }
   }
@@ -257,7 +301,8 @@ export function importBpmn(xml: string, options: { bpmnProcessId?: string } = {}
         const pair = `${sourceId}\u0000${reached.stepId}`;
         if (joined.has(pair)) continue;
         joined.add(pair);
-        if (edges.length === discoveryLimits.edges) throw tooComplex(`more than ${discoveryLimits.edges} edges between steps`);
+        if (edges.length === discoveryLimits.edges)
+          throw tooComplex(`more than ${discoveryLimits.edges} edges between steps`);
         const direct = flow.target === reached.stepId;
         edges.push({
           id: direct ? flow.id : `${flow.id}:${reached.stepId}`,
@@ -361,7 +406,7 @@ function branchesOf(
   /** The one step before a node, walking back through single-incoming gateways and events. */
   const stepBefore = (nodeId: string): string | undefined => {
     const seen = new Set<string>();
-    for (let node = nodeId; !seen.has(node); ) {
+    for (let node = nodeId; !seen.has(node);) {
       seen.add(node);
       walk();
       const previous: string | undefined = single(incoming.get(node))?.source;
@@ -373,7 +418,7 @@ function branchesOf(
   /** The first step after a node along single outgoing flows (the rejoin after a join). */
   const stepAfter = (nodeId: string): string | null => {
     const seen = new Set<string>();
-    for (let node = nodeId; !seen.has(node); ) {
+    for (let node = nodeId; !seen.has(node);) {
       seen.add(node);
       walk();
       const next: string | undefined = single(outgoing.get(node))?.target;
@@ -391,13 +436,17 @@ function branchesOf(
     if (sourceStepId === undefined) continue;
     const gatewayName = oneLine(attr(gateway, 'name'));
     const rule = gatewayRules[gateway.local];
-    if (rule) addRule(sourceStepId, { id: gatewayId, text: `${rule.kind}${gatewayName ? ` "${gatewayName}"` : ''}: ${rule.semantics}` });
+    if (rule)
+      addRule(sourceStepId, {
+        id: gatewayId,
+        text: `${rule.kind}${gatewayName ? ` "${gatewayName}"` : ''}: ${rule.semantics}`,
+      });
     const defaultFlow = attr(gateway, 'default');
     for (const flow of splits) {
       const members: string[] = [];
       let rejoinStepId: string | null = null;
       const seen = new Set<string>();
-      for (let node: string | undefined = flow.target; node !== undefined && !seen.has(node); ) {
+      for (let node: string | undefined = flow.target; node !== undefined && !seen.has(node);) {
         seen.add(node);
         walk();
         const joins = (incoming.get(node)?.length ?? 0) > 1;
@@ -417,20 +466,29 @@ function branchesOf(
       // Orders count per source step, so two splits after one step never collide.
       const order = branchesFrom.get(sourceStepId) ?? 0;
       branchesFrom.set(sourceStepId, order + 1);
-      for (const stepId of members) membership.set(stepId, { branchId: flow.id, label: flow.name, sourceStepId, rejoinStepId, order });
+      for (const stepId of members)
+        membership.set(stepId, { branchId: flow.id, label: flow.name, sourceStepId, rejoinStepId, order });
       const condition = flow.id === defaultFlow ? 'no other branch’s condition holds' : flow.condition;
-      if (condition !== null && members[0] !== undefined) addRule(members[0], { id: flow.id, text: `Taken when ${condition}` });
+      if (condition !== null && members[0] !== undefined)
+        addRule(members[0], { id: flow.id, text: `Taken when ${condition}` });
     }
   }
   return { membership, rules };
 }
 
 /** Steps numbered in breadth-first order from the start events; steps no start reaches follow in document order. */
-function stepOrder(activities: XmlElement[], flows: Flow[], kinds: Map<string, string>, outgoing: Map<string, Flow[]>): Map<string, number> {
+function stepOrder(
+  activities: XmlElement[],
+  flows: Flow[],
+  kinds: Map<string, string>,
+  outgoing: Map<string, Flow[]>,
+): Map<string, number> {
   const order = new Map<string, number>();
   const activityIds = new Set(activities.map((activity) => attr(activity, 'id') ?? ''));
   const targets = new Set(flows.map((flow) => flow.target));
-  const starts = [...kinds].filter(([id, kind]) => kind === 'startEvent' || (activityIds.has(id) && !targets.has(id))).map(([id]) => id);
+  const starts = [...kinds]
+    .filter(([id, kind]) => kind === 'startEvent' || (activityIds.has(id) && !targets.has(id)))
+    .map(([id]) => id);
   const seen = new Set<string>(starts);
   const queue = [...starts];
   for (let node = queue.shift(); node !== undefined; node = queue.shift()) {

@@ -6,7 +6,13 @@ import { DomainError } from '../errors.js';
 import { DiscoveryRepo, type ProcessRecord, type ProcessSnapshotRecord } from '../store/discovery-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import { importBpmn, type DroppedElement } from './bpmn-import.js';
-import { processContentSchema, processUpdateSchema, type ProcessContent, type Step, type TaggedItem } from './process-schema.js';
+import {
+  processContentSchema,
+  processUpdateSchema,
+  type ProcessContent,
+  type Step,
+  type TaggedItem,
+} from './process-schema.js';
 import { processProblems, type ProcessProblem } from './process-rules.js';
 
 /** The contract's Discovered process, plus which snapshot it is (null: the current state). */
@@ -44,14 +50,20 @@ function invalid(problems: ProcessProblem[]): DomainError {
   const first = problems[0];
   return DomainError.invalidFields(
     problems.map((problem) => ({ field: `body.${problem.path}`, message: problem.message })),
-    { message: `Invalid process${first ? `: ${first.path}: ${first.message}` : ''}`, metadata: { violations: problems } },
+    {
+      message: `Invalid process${first ? `: ${first.path}: ${first.message}` : ''}`,
+      metadata: { violations: problems },
+    },
   );
 }
 
 /** Shapes and limits first (zod), then the cross-field rules. */
 function validated<S extends ZodType>(schema: S, value: unknown): z.infer<S> {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw invalid(parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })));
+  if (!parsed.success)
+    throw invalid(
+      parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })),
+    );
   return parsed.data;
 }
 
@@ -80,7 +92,11 @@ function mergedIntegrations(content: ProcessContent): TaggedItem[] {
   return merged;
 }
 
-function toDiscovered(process: ProcessRecord, content: ProcessContent, snapshot?: ProcessSnapshotRecord): DiscoveredProcess {
+function toDiscovered(
+  process: ProcessRecord,
+  content: ProcessContent,
+  snapshot?: ProcessSnapshotRecord,
+): DiscoveredProcess {
   return {
     ...content,
     id: process.id,
@@ -121,7 +137,12 @@ export class DiscoveryService {
   }
 
   /** Maps a BPMN 2.0 document and stores it exactly as create would (same validation). */
-  async importBpmn(auth: AuthContext, workspaceId: string, xml: string, options: { bpmnProcessId?: string }): Promise<ImportedProcess> {
+  async importBpmn(
+    auth: AuthContext,
+    workspaceId: string,
+    xml: string,
+    options: { bpmnProcessId?: string },
+  ): Promise<ImportedProcess> {
     const imported = importBpmn(xml, options);
     const process = await this.store(auth, workspaceId, validated(processContentSchema, imported.content));
     return { process, bpmnProcessId: imported.bpmnProcessId, dropped: imported.dropped };
@@ -145,7 +166,12 @@ export class DiscoveryService {
   async snapshot(auth: AuthContext, processId: string): Promise<ProcessSnapshot> {
     await this.load(auth, processId, 'discovery:full');
     const snapshot = await this.repo.snapshot(processId, auth.userId);
-    return { processId, processVersionId: snapshot.id, versionNumber: snapshot.versionNumber, createdAt: snapshot.createdAt };
+    return {
+      processId,
+      processVersionId: snapshot.id,
+      versionNumber: snapshot.versionNumber,
+      createdAt: snapshot.createdAt,
+    };
   }
 
   /**
@@ -158,7 +184,8 @@ export class DiscoveryService {
     const process = await this.load(auth, processId, 'discovery:read');
     if (processVersionId === undefined) return toDiscovered(process, process.content);
     const snapshot = await this.repo.findSnapshot(processVersionId);
-    if (!snapshot || snapshot.processId !== process.id) throw DomainError.notFound(`Process ${processId} has no version ${processVersionId}`);
+    if (!snapshot || snapshot.processId !== process.id)
+      throw DomainError.notFound(`Process ${processId} has no version ${processVersionId}`);
     return toDiscovered(process, snapshot.content, snapshot);
   }
 
@@ -173,7 +200,12 @@ export class DiscoveryService {
   private async store(auth: AuthContext, workspaceId: string, content: ProcessContent): Promise<DiscoveredProcess> {
     consistent(content);
     await this.checkParent(auth, content.parentProcessId, undefined);
-    const created = await this.repo.create({ organizationId: auth.organizationId, workspaceId, createdBy: auth.userId, content });
+    const created = await this.repo.create({
+      organizationId: auth.organizationId,
+      workspaceId,
+      createdBy: auth.userId,
+      content,
+    });
     return toDiscovered(created, created.content);
   }
 
@@ -188,7 +220,15 @@ export class DiscoveryService {
       if (current === childId) throw refuse('a process cannot be its own ancestor');
       if (depth >= MAX_HIERARCHY_DEPTH) throw refuse(`the hierarchy is deeper than ${MAX_HIERARCHY_DEPTH}`);
       const ancestor = await this.repo.find(current);
-      if (depth === 0 && (!ancestor || !canUseWorkspace(auth, { id: ancestor.workspaceId, organizationId: ancestor.organizationId }, 'discovery:read'))) {
+      if (
+        depth === 0 &&
+        (!ancestor ||
+          !canUseWorkspace(
+            auth,
+            { id: ancestor.workspaceId, organizationId: ancestor.organizationId },
+            'discovery:read',
+          ))
+      ) {
         throw refuse(`no process ${current} this key can read`);
       }
       current = ancestor?.content.parentProcessId ?? null;

@@ -56,17 +56,22 @@ function branchProblems(steps: Step[], stepIds: Set<string>): ProcessProblem[] {
     const first = firstOfBranch.get(step.branchId);
     if (first) {
       for (const field of branchFields) {
-        if (step[field] !== first[field]) problems.push({ path: `${at}.${field}`, message: `differs from the other steps of branch ${step.branchId}` });
+        if (step[field] !== first[field])
+          problems.push({ path: `${at}.${field}`, message: `differs from the other steps of branch ${step.branchId}` });
       }
       return;
     }
     firstOfBranch.set(step.branchId, step);
     if (step.branchOrder === null) problems.push({ path: `${at}.branchOrder`, message: 'required with branchId' });
-    if (step.branchSourceStepId === null) problems.push({ path: `${at}.branchSourceStepId`, message: 'required with branchId' });
-    else if (!stepIds.has(step.branchSourceStepId)) problems.push({ path: `${at}.branchSourceStepId`, message: `no step ${step.branchSourceStepId}` });
+    if (step.branchSourceStepId === null)
+      problems.push({ path: `${at}.branchSourceStepId`, message: 'required with branchId' });
+    else if (!stepIds.has(step.branchSourceStepId))
+      problems.push({ path: `${at}.branchSourceStepId`, message: `no step ${step.branchSourceStepId}` });
     if (step.branchRejoinStepId !== null) {
-      if (!stepIds.has(step.branchRejoinStepId)) problems.push({ path: `${at}.branchRejoinStepId`, message: `no step ${step.branchRejoinStepId}` });
-      else if (step.branchRejoinStepId === step.branchSourceStepId) problems.push({ path: `${at}.branchRejoinStepId`, message: 'a branch cannot rejoin the step it leaves from' });
+      if (!stepIds.has(step.branchRejoinStepId))
+        problems.push({ path: `${at}.branchRejoinStepId`, message: `no step ${step.branchRejoinStepId}` });
+      else if (step.branchRejoinStepId === step.branchSourceStepId)
+        problems.push({ path: `${at}.branchRejoinStepId`, message: 'a branch cannot rejoin the step it leaves from' });
     }
   });
   const branchOf = new Map(steps.map((step) => [step.id, step.branchId]));
@@ -75,13 +80,18 @@ function branchProblems(steps: Step[], stepIds: Set<string>): ProcessProblem[] {
     const at = `steps.${steps.indexOf(step)}`;
     for (const field of ['branchSourceStepId', 'branchRejoinStepId'] as const) {
       const target = step[field];
-      if (target !== null && branchOf.get(target) === branchId) problems.push({ path: `${at}.${field}`, message: `${target} is inside branch ${branchId} itself` });
+      if (target !== null && branchOf.get(target) === branchId)
+        problems.push({ path: `${at}.${field}`, message: `${target} is inside branch ${branchId} itself` });
     }
     if (step.branchSourceStepId === null || step.branchOrder === null) continue;
     const orders = ordersBySource.get(step.branchSourceStepId) ?? new Map<number, string>();
     ordersBySource.set(step.branchSourceStepId, orders);
     const taken = orders.get(step.branchOrder);
-    if (taken !== undefined) problems.push({ path: `${at}.branchOrder`, message: `branch ${taken} leaving ${step.branchSourceStepId} already has order ${step.branchOrder}` });
+    if (taken !== undefined)
+      problems.push({
+        path: `${at}.branchOrder`,
+        message: `branch ${taken} leaving ${step.branchSourceStepId} already has order ${step.branchOrder}`,
+      });
     else orders.set(step.branchOrder, branchId);
   }
   return problems;
@@ -94,7 +104,11 @@ function orderProblems(steps: Step[]): ProcessProblem[] {
   steps.forEach((step, index) => {
     if (step.stepOrder === null) return;
     const key = `${step.branchId ?? ''}\u0000${step.stepOrder}`;
-    if (seen.has(key)) problems.push({ path: `steps.${index}.stepOrder`, message: `stepOrder ${step.stepOrder} is taken on ${step.branchId === null ? 'the main line' : `branch ${step.branchId}`}` });
+    if (seen.has(key))
+      problems.push({
+        path: `steps.${index}.stepOrder`,
+        message: `stepOrder ${step.stepOrder} is taken on ${step.branchId === null ? 'the main line' : `branch ${step.branchId}`}`,
+      });
     seen.add(key);
   });
   return problems;
@@ -108,9 +122,21 @@ export function processProblems(content: ProcessContent): ProcessProblem[] {
   content.steps.forEach((step, index) => {
     const at = `steps.${index}`;
     if (twiceSteps.has(step.id)) problems.push({ path: `${at}.id`, message: `duplicate step id ${step.id}` });
-    if (step.durationUnit === null && step.duration !== null) problems.push({ path: `${at}.durationUnit`, message: 'required with duration' });
-    problems.push(...rangeProblems(`${at}.durationRange`, step.durationRange), ...rangeProblems(`${at}.waitingTimeRange`, step.waitingTimeRange));
-    for (const list of ['inputs', 'outputs', 'integrations', 'rules', 'departments', 'performers', 'painPoints'] as const) {
+    if (step.durationUnit === null && step.duration !== null)
+      problems.push({ path: `${at}.durationUnit`, message: 'required with duration' });
+    problems.push(
+      ...rangeProblems(`${at}.durationRange`, step.durationRange),
+      ...rangeProblems(`${at}.waitingTimeRange`, step.waitingTimeRange),
+    );
+    for (const list of [
+      'inputs',
+      'outputs',
+      'integrations',
+      'rules',
+      'departments',
+      'performers',
+      'painPoints',
+    ] as const) {
       problems.push(...listProblems(`${at}.${list}`, step[list]));
     }
   });
@@ -118,8 +144,10 @@ export function processProblems(content: ProcessContent): ProcessProblem[] {
   content.customEdges.forEach((edge, index) => {
     const at = `customEdges.${index}`;
     if (twiceEdges.has(edge.id)) problems.push({ path: `${at}.id`, message: `duplicate edge id ${edge.id}` });
-    if (!stepIds.has(edge.sourceStepId)) problems.push({ path: `${at}.sourceStepId`, message: `no step ${edge.sourceStepId}` });
-    if (!stepIds.has(edge.targetStepId)) problems.push({ path: `${at}.targetStepId`, message: `no step ${edge.targetStepId}` });
+    if (!stepIds.has(edge.sourceStepId))
+      problems.push({ path: `${at}.sourceStepId`, message: `no step ${edge.sourceStepId}` });
+    if (!stepIds.has(edge.targetStepId))
+      problems.push({ path: `${at}.targetStepId`, message: `no step ${edge.targetStepId}` });
   });
   for (const list of ['processInputs', 'processOutputs', 'processIntegrations', 'processRules'] as const) {
     problems.push(...listProblems(list, content[list]));

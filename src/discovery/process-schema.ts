@@ -29,18 +29,28 @@ const label = z.string().max(discoveryLimits.name);
 const nullableText = text.nullable().default(null);
 const nullableLabel = label.nullable().default(null);
 
-export const taggedItemSchema = z.object({ id, text: z.string().trim().min(1).max(discoveryLimits.text) }).meta({ description: 'An entry of a { id, text } list' });
+export const taggedItemSchema = z
+  .object({ id, text: z.string().trim().min(1).max(discoveryLimits.text) })
+  .meta({ description: 'An entry of a { id, text } list' });
 const taggedList = z.array(taggedItemSchema).max(discoveryLimits.listEntries).default([]);
 
 const durationUnit = z.enum(durationUnits);
 const rangeBound = z.object({ value: z.number().min(0), unit: durationUnit });
-export const durationRangeSchema = z.object({ min: rangeBound, max: rangeBound }).meta({ description: '{ min, max }, each { value, unit }; min ≤ max' });
+export const durationRangeSchema = z
+  .object({ min: rangeBound, max: rangeBound })
+  .meta({ description: '{ min, max }, each { value, unit }; min ≤ max' });
 
 export const stepSchema = z.object({
   id,
   name,
   description: nullableText,
-  stepOrder: z.number().int().min(0).nullable().default(null).meta({ description: 'Position of the step on its line (the main line or its branch); unique there' }),
+  stepOrder: z
+    .number()
+    .int()
+    .min(0)
+    .nullable()
+    .default(null)
+    .meta({ description: 'Position of the step on its line (the main line or its branch); unique there' }),
   stepType: nullableLabel,
   status: nullableLabel,
   owner: nullableLabel.meta({ description: 'User id or display name' }),
@@ -52,8 +62,16 @@ export const stepSchema = z.object({
   branchId: nullableLabel.meta({ description: 'The branch the step is on; null on the main line' }),
   branchLabel: nullableLabel,
   branchSourceStepId: nullableLabel.meta({ description: 'The step the branch leaves from (required with branchId)' }),
-  branchRejoinStepId: nullableLabel.meta({ description: 'The step the branch joins back into; null when it ends the process' }),
-  branchOrder: z.number().int().min(0).nullable().default(null).meta({ description: 'Order among the branches leaving the same step (required with branchId)' }),
+  branchRejoinStepId: nullableLabel.meta({
+    description: 'The step the branch joins back into; null when it ends the process',
+  }),
+  branchOrder: z
+    .number()
+    .int()
+    .min(0)
+    .nullable()
+    .default(null)
+    .meta({ description: 'Order among the branches leaving the same step (required with branchId)' }),
   groupId: nullableLabel,
   inputs: taggedList,
   outputs: taggedList,
@@ -81,7 +99,10 @@ const processFields = {
   description: text.nullable(),
   status: label.nullable().meta({ description: 'e.g. approved' }),
   processOrigin: label.nullable().meta({ description: 'Set when started from a business process template' }),
-  parentProcessId: z.uuid({ message: 'must be a UUID' }).nullable().meta({ description: 'Parent in the discovery hierarchy: a process of the same organization' }),
+  parentProcessId: z
+    .uuid({ message: 'must be a UUID' })
+    .nullable()
+    .meta({ description: 'Parent in the discovery hierarchy: a process of the same organization' }),
   steps: z.array(stepSchema).max(discoveryLimits.steps),
   customEdges: z.array(customEdgeSchema).max(discoveryLimits.edges),
   processInputs: taggedItems,
@@ -116,5 +137,7 @@ export type ProcessContent = z.infer<typeof processContentSchema>;
 export const processUpdateSchema = z
   .object(processFields)
   .partial()
-  .refine((body) => Object.values(body as Record<string, unknown>).some((value) => value !== undefined), { message: 'nothing to update: send at least one process field' });
+  .refine((body) => Object.values(body as Record<string, unknown>).some((value) => value !== undefined), {
+    message: 'nothing to update: send at least one process field',
+  });
 export type ProcessUpdate = z.infer<typeof processUpdateSchema>;

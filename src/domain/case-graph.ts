@@ -81,7 +81,8 @@ export function resolveNodeInputs(
     const mapping = node.variable_mappings?.[variableId];
     if (mapping) {
       const source = index.graph.nodes[mapping.from_node_id];
-      const sourceName = source?.output_schema?.schema[mapping.from_variable_id]?.variable_name ?? mapping.from_variable_id;
+      const sourceName =
+        source?.output_schema?.schema[mapping.from_variable_id]?.variable_name ?? mapping.from_variable_id;
       const sourceOutputs = outputs.get(mapping.from_node_id);
       if (sourceOutputs && Object.hasOwn(sourceOutputs, sourceName)) inputs[name] = sourceOutputs[sourceName];
       continue;

@@ -47,9 +47,25 @@ export class CaseScheduler {
 
   constructor(private readonly input: Pick<CaseRunInput, 'caseId' | 'graph' | 'inputs'>) {
     this.index = indexGraph(input.graph);
-    this.state = { caseId: input.caseId, status: 'RUNNING', nodes: {}, executed: [], failed: [], running: [], remaining: [], results: {} };
+    this.state = {
+      caseId: input.caseId,
+      status: 'RUNNING',
+      nodes: {},
+      executed: [],
+      failed: [],
+      running: [],
+      remaining: [],
+      results: {},
+    };
     for (const node of Object.values(input.graph.nodes)) {
-      this.state.nodes[node.id] = { nodeId: node.id, name: node.name, handlerClass: handlerClassName(node), status: 'pending', logs: [], attempts: 0 };
+      this.state.nodes[node.id] = {
+        nodeId: node.id,
+        name: node.name,
+        handlerClass: handlerClassName(node),
+        status: 'pending',
+        logs: [],
+        attempts: 0,
+      };
     }
   }
 
@@ -164,7 +180,8 @@ export class CaseScheduler {
     for (const id of stuck) this.record(id).status = 'not_executed';
     this.state.status = status;
     if (status === 'FAILED') this.state.error = this.failure;
-    else if (status === 'TIMED_OUT') this.state.error = { message: `The case did not finish within its deadline of ${ending.deadlineMs} ms` };
+    else if (status === 'TIMED_OUT')
+      this.state.error = { message: `The case did not finish within its deadline of ${ending.deadlineMs} ms` };
     else if (status === 'CANCELLED') this.state.error = { message: 'The case was cancelled' };
     return status;
   }
@@ -182,7 +199,10 @@ export class CaseScheduler {
   private remaining(): string[] {
     const pending = (id: string) => this.state.nodes[id]?.status === 'pending';
     const ordered = new Set(this.index.order);
-    return [...this.index.order.filter(pending), ...Object.keys(this.input.graph.nodes).filter((id) => !ordered.has(id) && pending(id))];
+    return [
+      ...this.index.order.filter(pending),
+      ...Object.keys(this.input.graph.nodes).filter((id) => !ordered.has(id) && pending(id)),
+    ];
   }
 
   private skip(id: string): string[] {
@@ -202,7 +222,11 @@ export class CaseScheduler {
       this.decided.add(target);
       const taken = incoming.some((e) => {
         const from = this.input.graph.nodes[e.from_node_id];
-        return this.record(e.from_node_id).status === 'completed' && from !== undefined && edgeTaken(e, from, this.outputs.get(e.from_node_id) ?? {});
+        return (
+          this.record(e.from_node_id).status === 'completed' &&
+          from !== undefined &&
+          edgeTaken(e, from, this.outputs.get(e.from_node_id) ?? {})
+        );
       });
       if (taken) ready.push(target);
       else ready.push(...this.skip(target));

@@ -13,7 +13,16 @@ export function isTerminal(status: string): status is TerminalStatus {
   return (terminalStatuses as readonly string[]).includes(status);
 }
 
-export const caseSources = ['email-agent', 'chat-agent', 'scheduled', 'api', 'manual', 'agent', 'service-ai', 'web-app'] as const;
+export const caseSources = [
+  'email-agent',
+  'chat-agent',
+  'scheduled',
+  'api',
+  'manual',
+  'agent',
+  'service-ai',
+  'web-app',
+] as const;
 export type CaseSource = (typeof caseSources)[number];
 
 /**

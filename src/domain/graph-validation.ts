@@ -106,7 +106,11 @@ function ancestorsOf(nodeId: string, incoming: Map<string, string[]>): Set<strin
 
 function checkVariableSchema(schema: VariableSchema | undefined, path: string, problems: GraphProblem[]): void {
   for (const [key, entry] of Object.entries(schema?.schema ?? {})) {
-    if (entry.id !== key) problems.push({ path: `${path}.schema.${key}.id`, message: `Variable key ${key} differs from its id ${entry.id}` });
+    if (entry.id !== key)
+      problems.push({
+        path: `${path}.schema.${key}.id`,
+        message: `Variable key ${key} differs from its id ${entry.id}`,
+      });
   }
 }
 
@@ -116,7 +120,10 @@ function checkUniqueNames(schema: VariableSchema | undefined, path: string, prob
   for (const [key, entry] of Object.entries(schema?.schema ?? {})) {
     const first = seen.get(entry.variable_name);
     if (first !== undefined) {
-      problems.push({ path: `${path}.schema.${key}.variable_name`, message: `variable_name ${entry.variable_name} is also used by ${first}` });
+      problems.push({
+        path: `${path}.schema.${key}.variable_name`,
+        message: `variable_name ${entry.variable_name} is also used by ${first}`,
+      });
     } else seen.set(entry.variable_name, key);
   }
 }
@@ -132,7 +139,10 @@ function checkProcess(key: string, node: WorkflowNode, problems: GraphProblem[])
     return;
   }
   if (kind.nodeType !== node.type) {
-    problems.push({ path: `nodes.${key}.handler_class`, message: `handler_class ${name} belongs to node type ${kind.nodeType}, not ${node.type}` });
+    problems.push({
+      path: `nodes.${key}.handler_class`,
+      message: `handler_class ${name} belongs to node type ${kind.nodeType}, not ${node.type}`,
+    });
   }
   const parsed = processSchemaOf(kind).safeParse(node.process ?? {});
   if (!parsed.success) {
@@ -143,23 +153,41 @@ function checkProcess(key: string, node: WorkflowNode, problems: GraphProblem[])
 }
 
 /** The four parts of routing must agree: routes entry, bool output variable, `route` property, edges. */
-function checkRoutes(key: string, node: WorkflowNode, outgoing: Array<[string, WorkflowEdge]>, problems: GraphProblem[]): void {
+function checkRoutes(
+  key: string,
+  node: WorkflowNode,
+  outgoing: Array<[string, WorkflowEdge]>,
+  problems: GraphProblem[],
+): void {
   const routes = Object.entries(node.routes ?? {});
   const declaresRouting = (node.properties ?? []).includes(routeProperty);
   if (routes.length > 0 && !declaresRouting) {
-    problems.push({ path: `nodes.${key}.properties`, message: `A node with routes must list "${routeProperty}" in properties` });
+    problems.push({
+      path: `nodes.${key}.properties`,
+      message: `A node with routes must list "${routeProperty}" in properties`,
+    });
   }
   if (routes.length === 0 && declaresRouting) {
-    problems.push({ path: `nodes.${key}.routes`, message: `properties lists "${routeProperty}" but the node declares no routes` });
+    problems.push({
+      path: `nodes.${key}.routes`,
+      message: `properties lists "${routeProperty}" but the node declares no routes`,
+    });
   }
   for (const [routeKey, route] of routes) {
     const path = `nodes.${key}.routes.${routeKey}`;
-    if (route.id !== routeKey) problems.push({ path: `${path}.id`, message: `Route key ${routeKey} differs from its id ${route.id}` });
+    if (route.id !== routeKey)
+      problems.push({ path: `${path}.id`, message: `Route key ${routeKey} differs from its id ${route.id}` });
     const variable = node.output_schema?.schema[routeKey];
     if (!variable) {
-      problems.push({ path: `nodes.${key}.output_schema.schema.${routeKey}`, message: `Route ${routeKey} needs a bool output variable keyed by the route id` });
+      problems.push({
+        path: `nodes.${key}.output_schema.schema.${routeKey}`,
+        message: `Route ${routeKey} needs a bool output variable keyed by the route id`,
+      });
     } else if (variable.allowed_types.length !== 1 || variable.allowed_types[0]?.type !== 'bool') {
-      problems.push({ path: `nodes.${key}.output_schema.schema.${routeKey}.allowed_types`, message: `The output variable of route ${routeKey} must be of type bool only` });
+      problems.push({
+        path: `nodes.${key}.output_schema.schema.${routeKey}.allowed_types`,
+        message: `The output variable of route ${routeKey} must be of type bool only`,
+      });
     }
     if (!outgoing.some(([, edge]) => edge.route_id === routeKey)) {
       problems.push({ path, message: `No edge out of the node carries route_id ${routeKey}` });
@@ -167,27 +195,47 @@ function checkRoutes(key: string, node: WorkflowNode, outgoing: Array<[string, W
   }
   for (const [edgeKey, edge] of outgoing) {
     if (edge.route_id !== undefined && !Object.hasOwn(node.routes ?? {}, edge.route_id)) {
-      problems.push({ path: `edges.${edgeKey}.route_id`, message: `Route ${edge.route_id} is not declared in the routes of node ${key}` });
+      problems.push({
+        path: `edges.${edgeKey}.route_id`,
+        message: `Route ${edge.route_id} is not declared in the routes of node ${key}`,
+      });
     }
   }
 }
 
-function checkData(key: string, node: WorkflowNode, graph: WorkflowGraph, incoming: Map<string, string[]>, problems: GraphProblem[]): void {
+function checkData(
+  key: string,
+  node: WorkflowNode,
+  graph: WorkflowGraph,
+  incoming: Map<string, string[]>,
+  problems: GraphProblem[],
+): void {
   const inputs = node.input_schema?.schema ?? {};
   const mappings = Object.entries(node.variable_mappings ?? {});
   const ancestors = mappings.length > 0 ? ancestorsOf(key, incoming) : new Set<string>();
   for (const [variableId, mapping] of mappings) {
     const path = `nodes.${key}.variable_mappings.${variableId}`;
-    if (!Object.hasOwn(inputs, variableId)) problems.push({ path, message: `Node has no input variable ${variableId}` });
+    if (!Object.hasOwn(inputs, variableId))
+      problems.push({ path, message: `Node has no input variable ${variableId}` });
     const from = Object.hasOwn(graph.nodes, mapping.from_node_id) ? graph.nodes[mapping.from_node_id] : undefined;
     if (!from || !ancestors.has(mapping.from_node_id)) {
-      problems.push({ path: `${path}.from_node_id`, message: `Node ${mapping.from_node_id} is not upstream of node ${key}` });
+      problems.push({
+        path: `${path}.from_node_id`,
+        message: `Node ${mapping.from_node_id} is not upstream of node ${key}`,
+      });
     } else if (!Object.hasOwn(from.output_schema?.schema ?? {}, mapping.from_variable_id)) {
-      problems.push({ path: `${path}.from_variable_id`, message: `Node ${mapping.from_node_id} has no output variable ${mapping.from_variable_id}` });
+      problems.push({
+        path: `${path}.from_variable_id`,
+        message: `Node ${mapping.from_node_id} has no output variable ${mapping.from_variable_id}`,
+      });
     }
   }
   for (const variableId of Object.keys(node.fixed_values ?? {})) {
-    if (!Object.hasOwn(inputs, variableId)) problems.push({ path: `nodes.${key}.fixed_values.${variableId}`, message: `Node has no input variable ${variableId}` });
+    if (!Object.hasOwn(inputs, variableId))
+      problems.push({
+        path: `nodes.${key}.fixed_values.${variableId}`,
+        message: `Node has no input variable ${variableId}`,
+      });
   }
 }
 
@@ -200,18 +248,27 @@ export function validateGraph(graph: WorkflowGraph): GraphProblem[] {
   const nodes = Object.entries(graph.nodes);
   // Size first: every later check then runs on a bounded graph.
   const edgeCount = Object.keys(graph.edges).length;
-  if (nodes.length > graphLimits.maxNodes) problems.push({ path: 'nodes', message: `At most ${graphLimits.maxNodes} nodes, found ${nodes.length}` });
-  if (edgeCount > graphLimits.maxEdges) problems.push({ path: 'edges', message: `At most ${graphLimits.maxEdges} edges, found ${edgeCount}` });
+  if (nodes.length > graphLimits.maxNodes)
+    problems.push({ path: 'nodes', message: `At most ${graphLimits.maxNodes} nodes, found ${nodes.length}` });
+  if (edgeCount > graphLimits.maxEdges)
+    problems.push({ path: 'edges', message: `At most ${graphLimits.maxEdges} edges, found ${edgeCount}` });
   const bytes = Buffer.byteLength(JSON.stringify(graph));
-  if (bytes > graphLimits.maxBytes) problems.push({ path: 'nodes', message: `The graph may be at most ${graphLimits.maxBytes} bytes as JSON, found ${bytes}` });
+  if (bytes > graphLimits.maxBytes)
+    problems.push({
+      path: 'nodes',
+      message: `The graph may be at most ${graphLimits.maxBytes} bytes as JSON, found ${bytes}`,
+    });
   if (problems.length > 0) return problems;
   for (const [key, node] of nodes) {
-    if (node.id !== key) problems.push({ path: `nodes.${key}.id`, message: `Node key ${key} differs from its id ${node.id}` });
+    if (node.id !== key)
+      problems.push({ path: `nodes.${key}.id`, message: `Node key ${key} differs from its id ${node.id}` });
   }
   for (const [key, edge] of Object.entries(graph.edges)) {
-    if (edge.id !== key) problems.push({ path: `edges.${key}.id`, message: `Edge key ${key} differs from its id ${edge.id}` });
+    if (edge.id !== key)
+      problems.push({ path: `edges.${key}.id`, message: `Edge key ${key} differs from its id ${edge.id}` });
     for (const end of ['from_node_id', 'to_node_id'] as const) {
-      if (!Object.hasOwn(graph.nodes, edge[end])) problems.push({ path: `edges.${key}.${end}`, message: `Node ${edge[end]} is not in nodes` });
+      if (!Object.hasOwn(graph.nodes, edge[end]))
+        problems.push({ path: `edges.${key}.${end}`, message: `Node ${edge[end]} is not in nodes` });
     }
     if (edge.route_complement === true && edge.route_id === undefined) {
       problems.push({ path: `edges.${key}.route_complement`, message: 'route_complement needs a route_id' });
@@ -220,8 +277,10 @@ export function validateGraph(graph: WorkflowGraph): GraphProblem[] {
 
   const inputNodes = nodes.filter(([, node]) => node.type === inputKind.nodeType);
   const outputNodes = nodes.filter(([, node]) => node.type === outputKind.nodeType);
-  if (inputNodes.length !== 1) problems.push({ path: 'nodes', message: `Exactly one input node is required, found ${inputNodes.length}` });
-  if (outputNodes.length !== 1) problems.push({ path: 'nodes', message: `Exactly one output node is required, found ${outputNodes.length}` });
+  if (inputNodes.length !== 1)
+    problems.push({ path: 'nodes', message: `Exactly one input node is required, found ${inputNodes.length}` });
+  if (outputNodes.length !== 1)
+    problems.push({ path: 'nodes', message: `Exactly one output node is required, found ${outputNodes.length}` });
 
   const out = edgesFrom(graph);
   const cycle = findCycle(graph, out);
@@ -230,12 +289,14 @@ export function validateGraph(graph: WorkflowGraph): GraphProblem[] {
   if (inputEntry && inputNodes.length === 1) {
     const reachable = reachableFrom(inputEntry[0], out);
     for (const [key] of nodes) {
-      if (!reachable.has(key)) problems.push({ path: `nodes.${key}`, message: `Node ${key} is not reachable from the input node` });
+      if (!reachable.has(key))
+        problems.push({ path: `nodes.${key}`, message: `Node ${key} is not reachable from the input node` });
     }
     checkUniqueNames(inputEntry[1].output_schema, `nodes.${inputEntry[0]}.output_schema`, problems);
   }
   const [outputEntry] = outputNodes;
-  if (outputEntry && outputNodes.length === 1) checkUniqueNames(outputEntry[1].input_schema, `nodes.${outputEntry[0]}.input_schema`, problems);
+  if (outputEntry && outputNodes.length === 1)
+    checkUniqueNames(outputEntry[1].input_schema, `nodes.${outputEntry[0]}.input_schema`, problems);
 
   const incoming = edgesInto(graph);
   for (const [key, node] of nodes) {

@@ -7,13 +7,19 @@ export const payloadSchemaEntrySchema = z.object({
   id: z.string(),
   variable_name: z.string(),
   display_name: z.string(),
-  type: z.string().meta({ description: 'str, float, bool, date, file, array, array_files or object (plus int, json_string, binary, node)' }),
+  type: z
+    .string()
+    .meta({
+      description: 'str, float, bool, date, file, array, array_files or object (plus int, json_string, binary, node)',
+    }),
   is_nullable: z.boolean(),
   tags: z.array(variableTagSchema),
 });
 export type PayloadSchemaEntry = z.infer<typeof payloadSchemaEntrySchema>;
 
-export const payloadSchemaSchema = z.record(z.string(), payloadSchemaEntrySchema).meta({ description: 'Keyed by variable_name' });
+export const payloadSchemaSchema = z
+  .record(z.string(), payloadSchemaEntrySchema)
+  .meta({ description: 'Keyed by variable_name' });
 export type PayloadSchema = z.infer<typeof payloadSchemaSchema>;
 
 function nodeOfType(graph: WorkflowGraph, type: string): WorkflowNode | undefined {

@@ -6,7 +6,10 @@ export const variableTagSchema = z.object({ variable_name: z.string().min(1), va
 export const variableSchemaEntrySchema = z.object({
   id: z.string().min(1),
   variable_name: z.string().min(1).max(255),
-  allowed_types: z.array(z.object({ type: z.enum(variableTypes) })).min(1).max(11),
+  allowed_types: z
+    .array(z.object({ type: z.enum(variableTypes) }))
+    .min(1)
+    .max(11),
   display_name: z.string().max(255).optional(),
   description: z.string().max(2048).optional(),
   is_nullable: z.boolean().optional(),

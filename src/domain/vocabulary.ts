@@ -10,7 +10,19 @@ import type { WorkflowNode } from './graph.js';
  * Types of catalog fields and Python values; workflow variables take the same
  * ones, so code-node and action fields map onto node variables without loss.
  */
-export const valueTypes = ['str', 'int', 'float', 'bool', 'date', 'file', 'array', 'object', 'json_string', 'binary', 'node'] as const;
+export const valueTypes = [
+  'str',
+  'int',
+  'float',
+  'bool',
+  'date',
+  'file',
+  'array',
+  'object',
+  'json_string',
+  'binary',
+  'node',
+] as const;
 export type ValueType = (typeof valueTypes)[number];
 
 /** A workflow variable may also be `array_files` (an array of file URLs), which travels as an `array`. */

@@ -14,7 +14,16 @@ import type { CaseRepo } from '../store/case-repo.js';
 import type { Repositories } from '../store/repositories.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import type { WorkflowRepo } from '../store/workflow-repo.js';
-import { ContentCheck, ContentMismatchError, contentTypeOf, extensionAllowed, isSupportedExtension, maxFileBytes, outputFileType, supportedExtensions } from './file-types.js';
+import {
+  ContentCheck,
+  ContentMismatchError,
+  contentTypeOf,
+  extensionAllowed,
+  isSupportedExtension,
+  maxFileBytes,
+  outputFileType,
+  supportedExtensions,
+} from './file-types.js';
 import { S3FileStorage } from './s3-storage.js';
 import { loadSigningSecret, UploadSigner } from './signing.js';
 import { LocalFileStorage, sweepStaleTempFiles, type FileStorage } from './storage.js';
@@ -154,27 +163,42 @@ export class FileService {
     if (!hasGrant(auth, 'file:full')) throw DomainError.forbidden('This API key lacks File: Full');
     const extension = input.fileExtension.toLowerCase();
     if (!isSupportedExtension(extension)) {
-      throw DomainError.invalidFields([{ field: 'body.fileExtension', message: `unsupported extension ${input.fileExtension}` }], {
-        errorCode: 'BAD_REQUEST',
-        message: `fileExtension must be one of ${supportedExtensions.join(', ')}`,
-      });
+      throw DomainError.invalidFields(
+        [{ field: 'body.fileExtension', message: `unsupported extension ${input.fileExtension}` }],
+        {
+          errorCode: 'BAD_REQUEST',
+          message: `fileExtension must be one of ${supportedExtensions.join(', ')}`,
+        },
+      );
     }
     if (input.accessScope === 'workspace' && !input.workspaceId && !input.workflowId) {
-      throw DomainError.invalidFields([{ field: 'body.workspaceId', message: 'required when accessScope is workspace and workflowId is absent' }], {
-        errorCode: 'BAD_REQUEST',
-        message: 'accessScope workspace needs workspaceId or workflowId',
-      });
+      throw DomainError.invalidFields(
+        [{ field: 'body.workspaceId', message: 'required when accessScope is workspace and workflowId is absent' }],
+        {
+          errorCode: 'BAD_REQUEST',
+          message: 'accessScope workspace needs workspaceId or workflowId',
+        },
+      );
     }
     let workspaceId = input.workspaceId;
     if (input.workflowId) {
       const workflow = await this.workflows.findWorkflow(input.workflowId);
       if (!workflow) throw DomainError.notFound(`Workflow ${input.workflowId} does not exist`);
-      if (workflow.organizationId !== auth.organizationId) throw DomainError.forbidden('The workflow belongs to another organization');
+      if (workflow.organizationId !== auth.organizationId)
+        throw DomainError.forbidden('The workflow belongs to another organization');
       if (workspaceId && workspaceId !== workflow.workspaceId) {
-        throw DomainError.invalidFields([{ field: 'body.workspaceId', message: `workflow ${workflow.id} belongs to workspace ${workflow.workspaceId}` }], {
-          errorCode: 'BAD_REQUEST',
-          message: 'workspaceId is not the workspace of workflowId',
-        });
+        throw DomainError.invalidFields(
+          [
+            {
+              field: 'body.workspaceId',
+              message: `workflow ${workflow.id} belongs to workspace ${workflow.workspaceId}`,
+            },
+          ],
+          {
+            errorCode: 'BAD_REQUEST',
+            message: 'workspaceId is not the workspace of workflowId',
+          },
+        );
       }
       workspaceId = workflow.workspaceId;
     }
@@ -221,14 +245,23 @@ export class FileService {
    * check passed; any failure removes the temporary file and gives the URL
    * back, so nothing partial is ever visible. A URL works once.
    */
-  async receiveUpload(fileId: string, expiresAtSeconds: number, signature: string, body: Readable, declaredLength?: number): Promise<FileRecord> {
-    if (!this.deps.signer.verify(fileId, expiresAtSeconds, signature)) throw DomainError.forbidden('Invalid upload signature');
-    if (Date.now() >= expiresAtSeconds * 1000) throw DomainError.forbidden('The upload URL has expired; request a new one');
+  async receiveUpload(
+    fileId: string,
+    expiresAtSeconds: number,
+    signature: string,
+    body: Readable,
+    declaredLength?: number,
+  ): Promise<FileRecord> {
+    if (!this.deps.signer.verify(fileId, expiresAtSeconds, signature))
+      throw DomainError.forbidden('Invalid upload signature');
+    if (Date.now() >= expiresAtSeconds * 1000)
+      throw DomainError.forbidden('The upload URL has expired; request a new one');
     const record = await this.repo.find(fileId);
     if (!record || record.source !== 'upload') throw DomainError.notFound(`File ${fileId} does not exist`);
     if (record.status === 'uploaded') throw DomainError.conflict('This upload URL has already been used');
     if (declaredLength !== undefined && declaredLength > maxFileBytes) throw tooLarge();
-    if (!(await this.repo.claimForUpload(fileId))) throw DomainError.conflict('An upload to this URL is already in progress');
+    if (!(await this.repo.claimForUpload(fileId)))
+      throw DomainError.conflict('An upload to this URL is already in progress');
 
     const extension = record.extension;
     if (!isSupportedExtension(extension)) throw new Error(`File ${fileId} has unsupported extension ${extension}`);
@@ -248,7 +281,8 @@ export class FileService {
       if (committed) await this.storage.remove(record.storageKey);
       await this.repo.releaseClaim(fileId);
       if (err instanceof ContentMismatchError) throw DomainError.badRequest(err.message, { fileExtension: extension });
-      if (err instanceof UploadAbortedError) throw DomainError.badRequest('The upload was interrupted before all bytes arrived');
+      if (err instanceof UploadAbortedError)
+        throw DomainError.badRequest('The upload was interrupted before all bytes arrived');
       throw err;
     }
   }
@@ -263,7 +297,11 @@ export class FileService {
     if (stuck.length > 0) {
       const names = await readdir(this.storage.tempDir).catch(() => [] as string[]);
       const prefixes = stuck.map((id) => `${id}.`);
-      await Promise.all(names.filter((n) => prefixes.some((p) => n.startsWith(p))).map((n) => rm(path.join(this.storage.tempDir, n), { force: true })));
+      await Promise.all(
+        names
+          .filter((n) => prefixes.some((p) => n.startsWith(p)))
+          .map((n) => rm(path.join(this.storage.tempDir, n), { force: true })),
+      );
       this.deps.logger?.warn({ fileIds: stuck }, 'released uploads left receiving by a crashed process');
     }
     await sweepStaleTempFiles(this.storage.tempDir);
@@ -276,7 +314,10 @@ export class FileService {
       case 'user':
         return record.uploadedBy === auth.userId;
       case 'workspace':
-        return record.workspaceId !== null && (auth.scope.type === 'organization' || auth.scope.workspaceIds.includes(record.workspaceId));
+        return (
+          record.workspaceId !== null &&
+          (auth.scope.type === 'organization' || auth.scope.workspaceIds.includes(record.workspaceId))
+        );
       case 'organization':
       case 'all':
         return true;
@@ -284,16 +325,25 @@ export class FileService {
   }
 
   /** A file the caller may download, with its bytes: 403 without File: Read or outside its scope, 404 unknown or not uploaded. */
-  async openForDownload(auth: AuthContext, fileId: string): Promise<{ record: FileRecord; name: string; stream: Readable }> {
+  async openForDownload(
+    auth: AuthContext,
+    fileId: string,
+  ): Promise<{ record: FileRecord; name: string; stream: Readable }> {
     if (!hasGrant(auth, 'file:read')) throw DomainError.forbidden('This API key lacks File: Read');
     const record = await this.repo.find(fileId);
     if (!record) throw DomainError.notFound(`File ${fileId} does not exist`);
-    if (record.organizationId !== auth.organizationId) throw DomainError.forbidden('The file belongs to another organization');
-    if (!FileService.canRead(auth, record)) throw DomainError.forbidden(`The file's access scope (${record.accessScope}) does not include this API key`);
-    if (record.status !== 'uploaded') throw DomainError.notFound(`File ${fileId} has no bytes yet: send them to its presigned URL first`);
+    if (record.organizationId !== auth.organizationId)
+      throw DomainError.forbidden('The file belongs to another organization');
+    if (!FileService.canRead(auth, record))
+      throw DomainError.forbidden(`The file's access scope (${record.accessScope}) does not include this API key`);
+    if (record.status !== 'uploaded')
+      throw DomainError.notFound(`File ${fileId} has no bytes yet: send them to its presigned URL first`);
     const stream = await this.storage.open(record.storageKey);
     if (!stream) {
-      this.deps.logger?.error({ fileId, storageKey: record.storageKey }, 'file recorded as uploaded but missing from storage');
+      this.deps.logger?.error(
+        { fileId, storageKey: record.storageKey },
+        'file recorded as uploaded but missing from storage',
+      );
       throw DomainError.notFound(`File ${fileId} has no bytes in storage`);
     }
     return { record, name: downloadName(record), stream };
@@ -311,7 +361,10 @@ export class FileService {
    * scope as seen from the case: a workspace file only in its own workspace,
    * a user's file only in a case that user created.
    */
-  static caseMayRead(scope: { organizationId: string; workspaceId: string; userId: string | null }, record: FileRecord): boolean {
+  static caseMayRead(
+    scope: { organizationId: string; workspaceId: string; userId: string | null },
+    record: FileRecord,
+  ): boolean {
     if (record.organizationId !== scope.organizationId) return false;
     switch (record.accessScope) {
       case 'user':
@@ -339,16 +392,28 @@ export class FileService {
     caseScope: { organizationId: string; workspaceId: string; userId: string | null },
   ): Promise<FileProblem | null> {
     const fileId = this.fileIdOf(url);
-    if (!fileId) return { code: 'invalid_url', message: `${url} is not a file URL of this service (expected ${this.fileUrl('<fileId>')}, no query or fragment)` };
+    if (!fileId)
+      return {
+        code: 'invalid_url',
+        message: `${url} is not a file URL of this service (expected ${this.fileUrl('<fileId>')}, no query or fragment)`,
+      };
     const record = await this.repo.find(fileId);
     if (!record) return { code: 'unknown_file', message: `File ${fileId} does not exist` };
-    const keyMayRead = record.organizationId === auth.organizationId && hasGrant(auth, 'file:read') && FileService.canRead(auth, record);
+    const keyMayRead =
+      record.organizationId === auth.organizationId && hasGrant(auth, 'file:read') && FileService.canRead(auth, record);
     if (!keyMayRead || !FileService.caseMayRead(caseScope, record)) {
-      return { code: 'forbidden', message: `File ${fileId} is not accessible to this API key in this case's workspace` };
+      return {
+        code: 'forbidden',
+        message: `File ${fileId} is not accessible to this API key in this case's workspace`,
+      };
     }
-    if (record.status !== 'uploaded') return { code: 'not_uploaded', message: `File ${fileId} has no bytes yet: send them to its presigned URL first` };
+    if (record.status !== 'uploaded')
+      return { code: 'not_uploaded', message: `File ${fileId} has no bytes yet: send them to its presigned URL first` };
     if (allowedTypes && allowedTypes.length > 0 && !extensionAllowed(record.extension, allowedTypes)) {
-      return { code: 'type_not_allowed', message: `File ${fileId} is ${record.extension}; allowed: ${allowedTypes.join(', ')}` };
+      return {
+        code: 'type_not_allowed',
+        message: `File ${fileId} is ${record.extension}; allowed: ${allowedTypes.join(', ')}`,
+      };
     }
     return null;
   }
@@ -363,16 +428,24 @@ export class FileService {
    */
   async readForNode(url: string, scope: CaseFileScope): Promise<NodeFile> {
     const fileId = this.fileIdOf(url);
-    if (!fileId) throw new FileReadRefused('invalid_url', `File not accessible: ${url} is not a file URL of this service`);
+    if (!fileId)
+      throw new FileReadRefused('invalid_url', `File not accessible: ${url} is not a file URL of this service`);
     const record = await this.repo.find(fileId);
-    const userId = record?.accessScope === 'user' ? ((await this.cases.find(scope.caseId))?.createdByUserId ?? null) : null;
+    const userId =
+      record?.accessScope === 'user' ? ((await this.cases.find(scope.caseId))?.createdByUserId ?? null) : null;
     // Another tenant's file and a missing one read the same: nothing about other tenants' files leaks.
     if (!record || !FileService.caseMayRead({ ...scope, userId }, record)) {
       throw new FileReadRefused('forbidden', `File not accessible: ${url} is not readable by this case`);
     }
-    if (record.status !== 'uploaded' || record.sizeBytes === null) throw new FileReadRefused('not_uploaded', `File not accessible: ${url} has no bytes yet`);
+    if (record.status !== 'uploaded' || record.sizeBytes === null)
+      throw new FileReadRefused('not_uploaded', `File not accessible: ${url} has no bytes yet`);
     const { maxReadsPerCase, maxReadBytesPerCase } = this.deps.config.files;
-    if (!(await this.repo.reserveCaseRead(scope.caseId, record.sizeBytes, { maxFiles: maxReadsPerCase, maxBytes: maxReadBytesPerCase }))) {
+    if (
+      !(await this.repo.reserveCaseRead(scope.caseId, record.sizeBytes, {
+        maxFiles: maxReadsPerCase,
+        maxBytes: maxReadBytesPerCase,
+      }))
+    ) {
       throw new FileReadRefused(
         'limit',
         `File limit of this case reached: at most ${maxReadsPerCase} file reads and ${maxReadBytesPerCase} bytes per case (files.maxReadsPerCase, files.maxReadBytesPerCase)`,
@@ -380,7 +453,11 @@ export class FileService {
     }
     const stream = await this.storage.open(record.storageKey);
     if (!stream) throw new FileReadRefused('not_uploaded', `File not accessible: ${url} has no bytes in storage`);
-    return { name: downloadName(record), contentType: record.contentType, bytes: await readAtMost(stream, record.sizeBytes) };
+    return {
+      name: downloadName(record),
+      contentType: record.contentType,
+      bytes: await readAtMost(stream, record.sizeBytes),
+    };
   }
 
   /**
@@ -388,12 +465,18 @@ export class FileService {
    * run's user may read in its workspace (the case rule, caseMayRead, with
    * the run's user). Throws FileReadRefused; a refused file is never read.
    */
-  async readForGeneration(url: string, scope: { organizationId: string; workspaceId: string; userId: string }, maxBytes: number): Promise<NodeFile> {
+  async readForGeneration(
+    url: string,
+    scope: { organizationId: string; workspaceId: string; userId: string },
+    maxBytes: number,
+  ): Promise<NodeFile> {
     const fileId = this.fileIdOf(url);
     if (!fileId) throw new FileReadRefused('invalid_url', `${url} is not a file URL of this service`);
     const record = await this.repo.find(fileId);
-    if (!record || !FileService.caseMayRead(scope, record)) throw new FileReadRefused('forbidden', `${url} is not readable by this run`);
-    if (record.status !== 'uploaded' || record.sizeBytes === null) throw new FileReadRefused('not_uploaded', `${url} has no bytes yet`);
+    if (!record || !FileService.caseMayRead(scope, record))
+      throw new FileReadRefused('forbidden', `${url} is not readable by this run`);
+    if (record.status !== 'uploaded' || record.sizeBytes === null)
+      throw new FileReadRefused('not_uploaded', `${url} has no bytes yet`);
     const stream = await this.storage.open(record.storageKey);
     if (!stream) throw new FileReadRefused('not_uploaded', `${url} has no bytes in storage`);
     return { name: downloadName(record), contentType: record.contentType, bytes: await readPrefix(stream, maxBytes) };
@@ -406,7 +489,8 @@ export class FileService {
    * or application/octet-stream (outputFileType), so nothing else is ever served.
    */
   async storeNodeOutput(input: NodeOutputInput): Promise<string> {
-    if (input.bytes.length > maxFileBytes) throw new Error(`Output file ${input.name} is ${input.bytes.length} bytes; the limit is ${maxFileBytes}`);
+    if (input.bytes.length > maxFileBytes)
+      throw new Error(`Output file ${input.name} is ${input.bytes.length} bytes; the limit is ${maxFileBytes}`);
     const name = input.name.trim() || 'output';
     const { extension, contentType } = outputFileType(name, input.contentType);
     const id = randomUUID();

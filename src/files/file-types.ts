@@ -10,7 +10,10 @@ interface FileType {
   check: Check;
 }
 
-const magic = (...signatures: number[][]): Check => ({ kind: 'magic', signatures: signatures.map((s) => Buffer.from(s)) });
+const magic = (...signatures: number[][]): Check => ({
+  kind: 'magic',
+  signatures: signatures.map((s) => Buffer.from(s)),
+});
 const zip = magic([0x50, 0x4b, 0x03, 0x04]);
 const jpeg = magic([0xff, 0xd8, 0xff]);
 const text: Check = { kind: 'text' };
@@ -54,8 +57,12 @@ export class OutputTypeError extends Error {}
  * type (parameters aside) or octet-stream, and never carries control
  * characters (a CR/LF would split the download's headers).
  */
-export function outputFileType(name: string, givenContentType: string): { extension: SupportedExtension | ''; contentType: string } {
-  if (/[\u0000-\u001f\u007f]/.test(givenContentType)) throw new OutputTypeError(`Output file ${JSON.stringify(name)}: content type has control characters`);
+export function outputFileType(
+  name: string,
+  givenContentType: string,
+): { extension: SupportedExtension | ''; contentType: string } {
+  if (/[\u0000-\u001f\u007f]/.test(givenContentType))
+    throw new OutputTypeError(`Output file ${JSON.stringify(name)}: content type has control characters`);
   const dot = name.lastIndexOf('.');
   const candidate = dot >= 0 ? name.slice(dot).toLowerCase() : '';
   const extension = isSupportedExtension(candidate) ? candidate : '';
@@ -83,7 +90,10 @@ export function extensionAllowed(extension: string, allowedTypes: string[]): boo
 
 /** The bytes do not match the declared extension. */
 export class ContentMismatchError extends Error {
-  constructor(readonly extension: string, detail: string) {
+  constructor(
+    readonly extension: string,
+    detail: string,
+  ) {
     super(`The uploaded bytes are not a valid ${extension} file: ${detail}`);
     this.name = 'ContentMismatchError';
   }

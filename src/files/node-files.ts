@@ -12,15 +12,24 @@ export function nodeFiles(files: FileService): NodeFiles {
   return {
     async read(url: string, scope: NodeScope): Promise<NodeFile> {
       try {
-        return await files.readForNode(url, { caseId: scope.caseId, organizationId: scope.organizationId, workspaceId: scope.workspaceId });
+        return await files.readForNode(url, {
+          caseId: scope.caseId,
+          organizationId: scope.organizationId,
+          workspaceId: scope.workspaceId,
+        });
       } catch (err) {
-        if (err instanceof FileReadRefused) throw new NodeFailure(err.message, { kind: err.code === 'limit' ? 'limit' : 'input', retryable: false });
+        if (err instanceof FileReadRefused)
+          throw new NodeFailure(err.message, { kind: err.code === 'limit' ? 'limit' : 'input', retryable: false });
         throw err;
       }
     },
     async store(scope: NodeScope, file: NodeFile): Promise<string> {
       try {
-        return await files.storeNodeOutput({ organizationId: scope.organizationId, workspaceId: scope.workspaceId, ...file });
+        return await files.storeNodeOutput({
+          organizationId: scope.organizationId,
+          workspaceId: scope.workspaceId,
+          ...file,
+        });
       } catch (err) {
         if (err instanceof OutputTypeError) throw new NodeFailure(err.message, { kind: 'output', retryable: false });
         throw err;

@@ -58,12 +58,21 @@ export class S3FileStorage {
   }
 
   async putBytes(key: string, bytes: Buffer, contentType: string): Promise<void> {
-    await this.client.send(new PutObjectCommand({ Bucket: this.settings.bucket, Key: this.settings.prefix + key, Body: bytes, ContentType: contentType }));
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: this.settings.bucket,
+        Key: this.settings.prefix + key,
+        Body: bytes,
+        ContentType: contentType,
+      }),
+    );
   }
 
   async open(key: string): Promise<Readable | undefined> {
     try {
-      const result = await this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: this.settings.prefix + key }));
+      const result = await this.client.send(
+        new GetObjectCommand({ Bucket: this.settings.bucket, Key: this.settings.prefix + key }),
+      );
       // In Node the SDK's body is an http.IncomingMessage, a Readable.
       return result.Body instanceof Readable ? result.Body : undefined;
     } catch (err) {

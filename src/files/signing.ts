@@ -29,7 +29,8 @@ export function loadSigningSecret(dataDir: string, configured?: string): Buffer 
 
 function readSecretFile(file: string): Buffer {
   const content = readFileSync(file, 'utf8').trim();
-  if (content.length < 32) throw new Error(`${file} holds no usable file-signing secret (expected 32+ base64 characters)`);
+  if (content.length < 32)
+    throw new Error(`${file} holds no usable file-signing secret (expected 32+ base64 characters)`);
   return Buffer.from(content, 'base64');
 }
 

@@ -46,7 +46,13 @@ export type RunView = GenerationRunRecord & {
     done: number;
     failed: number;
     by_status: Record<string, number>;
-    live: { busy: boolean; working_agents: number; working_agents_detail: Array<{ task_id: string; specialty: string; worker_name: string; started_at: string }>; pending_running_tasks: number; master_evaluating: boolean };
+    live: {
+      busy: boolean;
+      working_agents: number;
+      working_agents_detail: Array<{ task_id: string; specialty: string; worker_name: string; started_at: string }>;
+      pending_running_tasks: number;
+      master_evaluating: boolean;
+    };
   };
   task_count: number;
 };
@@ -67,7 +73,12 @@ function view(record: GenerationRunRecord, now: number): RunView {
       live: {
         busy: running.length > 0,
         working_agents: new Set(running.map((t) => t.worker_name)).size,
-        working_agents_detail: running.map((t) => ({ task_id: t.task_id, specialty: t.specialty, worker_name: t.worker_name, started_at: t.started_at })),
+        working_agents_detail: running.map((t) => ({
+          task_id: t.task_id,
+          specialty: t.specialty,
+          worker_name: t.worker_name,
+          started_at: t.started_at,
+        })),
         pending_running_tasks: running.length,
         // The orchestrating workflow is deciding the next step: the room is live and no agent is at work.
         master_evaluating: record.room_active && running.length === 0,
@@ -125,23 +136,32 @@ export class GenerationService {
   async start(auth: AuthContext, workspaceId: string, readRequest: () => StartRequest): Promise<StartedRun> {
     const workspace = await requireWorkspaceGrant(this.ctx.tenancy, auth, workspaceId, 'workflow:full');
     // Generated steps are inline Python: the same gate as a hand-made workflow with inline source.
-    if (!hasGrant(auth, 'code:full')) throw DomainError.forbidden('Generation writes inline Python steps, which need Code: Full');
-    if (!auth.organizationVerified) throw DomainError.forbidden('Generation writes inline Python steps, which need a verified organization');
+    if (!hasGrant(auth, 'code:full'))
+      throw DomainError.forbidden('Generation writes inline Python steps, which need Code: Full');
+    if (!auth.organizationVerified)
+      throw DomainError.forbidden('Generation writes inline Python steps, which need a verified organization');
     const request = readRequest();
     let workflow: WorkflowRecord | undefined;
     if (request.workflowId) {
       workflow = await this.workflowFor(auth, request.workflowId, 'workflow:full');
-      if (workflow.workspaceId !== workspace.id) throw DomainError.badRequest(`Workflow ${workflow.id} is not in workspace ${workspace.id}`);
-      if (await this.runs.active(workflow.id)) throw DomainError.conflict(`Workflow ${workflow.id} already has an active generation run`);
+      if (workflow.workspaceId !== workspace.id)
+        throw DomainError.badRequest(`Workflow ${workflow.id} is not in workspace ${workspace.id}`);
+      if (await this.runs.active(workflow.id))
+        throw DomainError.conflict(`Workflow ${workflow.id} already has an active generation run`);
     }
     const fileUrls: string[] = [];
     const refusedFiles: GenerationRunInput['refusedFiles'] = [];
     for (const url of new Set(request.fileUrls)) {
-      const problem = await this.files.checkCaseFileInput(auth, url, undefined, { organizationId: auth.organizationId, workspaceId: workspace.id, userId: auth.userId });
+      const problem = await this.files.checkCaseFileInput(auth, url, undefined, {
+        organizationId: auth.organizationId,
+        workspaceId: workspace.id,
+        userId: auth.userId,
+      });
       if (problem) refusedFiles.push({ url, reason: problem.message });
       else fileUrls.push(url);
     }
-    const displayName = request.name ?? (request.prompt.trim().split(/\s+/).slice(0, 8).join(' ').slice(0, 255) || 'Generated workflow');
+    const displayName =
+      request.name ?? (request.prompt.trim().split(/\s+/).slice(0, 8).join(' ').slice(0, 255) || 'Generated workflow');
     const createdWorkflow = workflow === undefined;
     workflow ??= (
       await this.workflows.create({
@@ -172,7 +192,12 @@ export class GenerationService {
       maxReviewRounds: this.ctx.config.generation.maxReviewRounds,
     };
     const record = initialRunRecord(input);
-    await this.runs.insert({ organizationId: auth.organizationId, workspaceId: workspace.id, createdBy: auth.userId, record });
+    await this.runs.insert({
+      organizationId: auth.organizationId,
+      workspaceId: workspace.id,
+      createdBy: auth.userId,
+      record,
+    });
     try {
       await this.ctx.temporal.client.workflow.start('generationRun', {
         taskQueue: this.ctx.temporal.taskQueue,
@@ -183,8 +208,13 @@ export class GenerationService {
       });
     } catch (err) {
       await this.runs.delete(record.run_id);
-      if (err instanceof WorkflowExecutionAlreadyStartedError) throw DomainError.conflict(`Workflow ${workflow.id} already has an active generation run`);
-      if (isTemporalUnavailable(err)) throw DomainError.unavailable(`The workflow engine is unreachable; start the generation of workflow ${workflow.id} again later`, 5);
+      if (err instanceof WorkflowExecutionAlreadyStartedError)
+        throw DomainError.conflict(`Workflow ${workflow.id} already has an active generation run`);
+      if (isTemporalUnavailable(err))
+        throw DomainError.unavailable(
+          `The workflow engine is unreachable; start the generation of workflow ${workflow.id} again later`,
+          5,
+        );
       throw err;
     }
     return { workflowId: workflow.id, runId: record.run_id, status: record.status, createdWorkflow };
@@ -193,13 +223,26 @@ export class GenerationService {
   async get(auth: AuthContext, workflowId: string, runId: string | undefined): Promise<RunView> {
     await this.workflowFor(auth, workflowId, 'workflow:read');
     const run = runId ? await this.runs.find(workflowId, runId) : await this.runs.latest(workflowId);
-    if (!run) throw DomainError.notFound(runId ? `Run ${runId} does not exist for workflow ${workflowId}` : `Workflow ${workflowId} has no generation run`);
+    if (!run)
+      throw DomainError.notFound(
+        runId
+          ? `Run ${runId} does not exist for workflow ${workflowId}`
+          : `Workflow ${workflowId} has no generation run`,
+      );
     const live = run.finalized ? undefined : await this.liveRecord(run);
     const record = live ?? run.record;
     // The stored status wins when it is terminal: a caller's cancel is final at once.
     const status = isActiveRunStatus(run.status) ? record.status : run.status;
     const finished = !isActiveRunStatus(status);
-    return view({ ...record, status: status as GenerationRunRecord['status'], progress: finished ? 1 : record.progress, room_active: !finished && record.room_active }, Date.now());
+    return view(
+      {
+        ...record,
+        status: status as GenerationRunRecord['status'],
+        progress: finished ? 1 : record.progress,
+        room_active: !finished && record.room_active,
+      },
+      Date.now(),
+    );
   }
 
   /**
@@ -216,8 +259,19 @@ export class GenerationService {
       if (record.run_id === run.id && description.status.name === 'RUNNING') return record;
       if (record.run_id !== run.id || description.status.name === 'RUNNING') return undefined;
       const at = new Date().toISOString();
-      const closed: GenerationRunRecord = { ...record, status: 'failed', room_active: false, progress: 1, finished_at: at, last_activity_at: at };
-      closed.tasks_by_agent = [...record.tasks_by_agent.map((t) => (t.status === 'running' ? { ...t, status: 'cancelled' as const, finished_at: at } : t))];
+      const closed: GenerationRunRecord = {
+        ...record,
+        status: 'failed',
+        room_active: false,
+        progress: 1,
+        finished_at: at,
+        last_activity_at: at,
+      };
+      closed.tasks_by_agent = [
+        ...record.tasks_by_agent.map((t) =>
+          t.status === 'running' ? { ...t, status: 'cancelled' as const, finished_at: at } : t,
+        ),
+      ];
       closed.tasks_by_agent.push({
         task_id: `reviewer-${closed.tasks_by_agent.length + 1}`,
         specialty: 'reviewer',
@@ -238,14 +292,20 @@ export class GenerationService {
     }
   }
 
-  async cancel(auth: AuthContext, workflowId: string, runId: string | undefined): Promise<{ cancelled: boolean; run_id: string; workflow_id: string }> {
+  async cancel(
+    auth: AuthContext,
+    workflowId: string,
+    runId: string | undefined,
+  ): Promise<{ cancelled: boolean; run_id: string; workflow_id: string }> {
     await this.workflowFor(auth, workflowId, 'workflow:full');
     const run = runId ? await this.runs.find(workflowId, runId) : await this.runs.active(workflowId);
     if (!run || !isActiveRunStatus(run.status) || !(await this.runs.markCancelled(run.id))) {
       throw DomainError.notFound(`Workflow ${workflowId} has no active generation run${runId ? ` ${runId}` : ''}`);
     }
     try {
-      await this.ctx.temporal.client.workflow.getHandle(generationWorkflowId(workflowId)).signal(cancelGenerationSignalName);
+      await this.ctx.temporal.client.workflow
+        .getHandle(generationWorkflowId(workflowId))
+        .signal(cancelGenerationSignalName);
     } catch (err) {
       // The run ended meanwhile: the stored status is cancelled already and its last record keeps it.
       if (!(err instanceof WorkflowNotFoundError)) throw err;

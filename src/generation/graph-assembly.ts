@@ -3,7 +3,14 @@ import type { WorkflowEdge, WorkflowGraph, WorkflowNode } from '../domain/graph.
 import type { ConditionRule } from '../domain/node-kinds/condition.js';
 import type { VariableSchema } from '../domain/variables.js';
 import { routeProperty } from '../domain/graph-validation.js';
-import { parseJsonText, type Plan, type PlanStep, type PlanVariableType, type ReviewProblem, type StepBuild } from './plan.js';
+import {
+  parseJsonText,
+  type Plan,
+  type PlanStep,
+  type PlanVariableType,
+  type ReviewProblem,
+  type StepBuild,
+} from './plan.js';
 
 /**
  * Turns the architect's plan and the builders' answers into a workflow graph
@@ -26,7 +33,10 @@ export function stableId(seed: string, key: string): string {
 
 /** The Python a step gets when it could not be built: it fails clearly if run, so nothing pretends to work. */
 export function placeholderSource(step: PlanStep, reason: string): string {
-  const message = `Step "${step.name}" needs attention: ${reason}`.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, ' ');
+  const message = `Step "${step.name}" needs attention: ${reason}`
+    .replace(/\\/g, '\\\\')
+    .replace(/"/g, '\\"')
+    .replace(/\n/g, ' ');
   return `def main(inputs):\n    raise NotImplementedError("${message}")\n`;
 }
 
@@ -77,14 +87,22 @@ class Builder {
   }
 
   /** The latest upstream producer of each name, as input_schema + variable_mappings; unknown names are problems. */
-  wire(nodeId: string, names: string[], stepId: string | null, label: string): Pick<WorkflowNode, 'input_schema' | 'variable_mappings'> {
+  wire(
+    nodeId: string,
+    names: string[],
+    stepId: string | null,
+    label: string,
+  ): Pick<WorkflowNode, 'input_schema' | 'variable_mappings'> {
     const ancestors = this.ancestors(nodeId);
     const schema: VariableSchema['schema'] = {};
     const mappings: NonNullable<WorkflowNode['variable_mappings']> = {};
     for (const name of new Set(names)) {
       const from = (this.producers.get(name) ?? []).filter((p) => ancestors.has(p)).at(-1);
       if (!from) {
-        this.problems.push({ stepId, message: `${label} reads "${name}", which no workflow input or earlier step on its path provides` });
+        this.problems.push({
+          stepId,
+          message: `${label} reads "${name}", which no workflow input or earlier step on its path provides`,
+        });
         continue;
       }
       const producer = this.nodes[from];
@@ -111,14 +129,20 @@ class Builder {
 function conditionRules(build: StepBuild): ConditionRule[] {
   return (build.rules ?? []).map((rule) => {
     const unary = rule.op === 'exists' || rule.op === 'empty';
-    return { left: { var: rule.variable }, op: rule.op, ...(unary ? {} : { right: { value: parseJsonText(rule.value ?? 'null') } }) };
+    return {
+      left: { var: rule.variable },
+      op: rule.op,
+      ...(unary ? {} : { right: { value: parseJsonText(rule.value ?? 'null') } }),
+    };
   });
 }
 
 /** Whether a build fills its step (a placeholder otherwise). */
 export function isFilled(step: PlanStep, build: StepBuild | undefined): boolean {
   if (!build || build.unresolved !== null) return false;
-  return step.kind === 'code' ? typeof build.source === 'string' && build.source.trim().length > 0 : (build.rules ?? []).length > 0;
+  return step.kind === 'code'
+    ? typeof build.source === 'string' && build.source.trim().length > 0
+    : (build.rules ?? []).length > 0;
 }
 
 /**
@@ -130,13 +154,21 @@ export function isFilled(step: PlanStep, build: StepBuild | undefined): boolean 
 export function assembleGraph(seed: string, plan: Plan, builds: Record<string, StepBuild>): AssembledGraph {
   const b = new Builder(seed);
   const inputId = b.id('node:input');
-  b.nodes[inputId] = { id: inputId, name: 'Workflow Input', type: 'input', handler_class: 'input', output_schema: b.produce(inputId, plan.inputs) };
+  b.nodes[inputId] = {
+    id: inputId,
+    name: 'Workflow Input',
+    type: 'input',
+    handler_class: 'input',
+    output_schema: b.produce(inputId, plan.inputs),
+  };
   let ends: End[] = [{ nodeId: inputId }];
   const names = new Set<string>();
   const stepIds = new Set(plan.steps.map((s) => s.id));
-  if (stepIds.size !== plan.steps.length) b.problems.push({ stepId: null, message: 'Step ids must be unique (s1, s2, …)' });
+  if (stepIds.size !== plan.steps.length)
+    b.problems.push({ stepId: null, message: 'Step ids must be unique (s1, s2, …)' });
   for (const [i, input] of plan.inputs.entries()) {
-    if (plan.inputs.findIndex((other) => other.name === input.name) !== i) b.problems.push({ stepId: null, message: `Input ${input.name} is declared twice` });
+    if (plan.inputs.findIndex((other) => other.name === input.name) !== i)
+      b.problems.push({ stepId: null, message: `Input ${input.name} is declared twice` });
   }
 
   for (const step of plan.steps) {
@@ -166,29 +198,71 @@ export function assembleGraph(seed: string, plan: Plan, builds: Record<string, S
     const base = { id: nodeId, name, description: step.description.slice(0, 2048), ...wiring };
     if (step.kind === 'condition') {
       const routeId = b.id(`route:${step.id}`);
-      const routeVariable = { schema: { [routeId]: { id: routeId, variable_name: `${step.id}_taken`, allowed_types: [{ type: 'bool' as const }] } }, variable_addition_allowed: false };
-      const routing = { output_schema: routeVariable, routes: { [routeId]: { id: routeId, name: step.name.slice(0, 255) } }, properties: [routeProperty] };
+      const routeVariable = {
+        schema: {
+          [routeId]: { id: routeId, variable_name: `${step.id}_taken`, allowed_types: [{ type: 'bool' as const }] },
+        },
+        variable_addition_allowed: false,
+      };
+      const routing = {
+        output_schema: routeVariable,
+        routes: { [routeId]: { id: routeId, name: step.name.slice(0, 255) } },
+        properties: [routeProperty],
+      };
       const rules = filled && build ? conditionRules(build) : [];
       for (const rule of rules) {
         const variable = 'var' in rule.left ? rule.left.var : '';
-        if (!step.inputs.includes(variable)) b.problems.push({ stepId: step.id, message: `Condition rule reads "${variable}", which is not among the step's inputs` });
+        if (!step.inputs.includes(variable))
+          b.problems.push({
+            stepId: step.id,
+            message: `Condition rule reads "${variable}", which is not among the step's inputs`,
+          });
       }
       b.nodes[nodeId] =
         rules.length > 0
-          ? { ...base, type: 'condition', handler_class: 'condition', process: { routes: { [routeId]: build?.match === 'any' ? { any: rules } : { all: rules } } }, ...routing }
-          : { ...base, type: 'code', handler_class: 'python_code', process: { source: placeholderSource(step, build?.unresolved ?? 'no rules yet') }, ...routing };
+          ? {
+              ...base,
+              type: 'condition',
+              handler_class: 'condition',
+              process: { routes: { [routeId]: build?.match === 'any' ? { any: rules } : { all: rules } } },
+              ...routing,
+            }
+          : {
+              ...base,
+              type: 'code',
+              handler_class: 'python_code',
+              process: { source: placeholderSource(step, build?.unresolved ?? 'no rules yet') },
+              ...routing,
+            };
       const at = ends.findIndex((e) => e.nodeId === nodeId);
-      ends.splice(at, 1, { nodeId, route: { routeId, when: true }, branchKey: `${step.id}:true` }, { nodeId, route: { routeId, when: false }, branchKey: `${step.id}:false` });
+      ends.splice(
+        at,
+        1,
+        { nodeId, route: { routeId, when: true }, branchKey: `${step.id}:true` },
+        { nodeId, route: { routeId, when: false }, branchKey: `${step.id}:false` },
+      );
     } else {
-      const source = filled && build?.source ? build.source : placeholderSource(step, build?.unresolved ?? 'not built yet');
-      b.nodes[nodeId] = { ...base, type: 'code', handler_class: 'python_code', process: { source }, output_schema: b.produce(nodeId, step.outputs) };
+      const source =
+        filled && build?.source ? build.source : placeholderSource(step, build?.unresolved ?? 'not built yet');
+      b.nodes[nodeId] = {
+        ...base,
+        type: 'code',
+        handler_class: 'python_code',
+        process: { source },
+        output_schema: b.produce(nodeId, step.outputs),
+      };
     }
   }
 
   const outputId = b.id('node:output');
   b.nodes[outputId] = { id: outputId, name: 'Workflow Output', type: 'output', handler_class: 'output' };
   for (const end of ends) b.connect(end, outputId);
-  const wiring = b.wire(outputId, plan.outputs.map((o) => o.name), null, 'The workflow output');
+  const wiring = b.wire(
+    outputId,
+    plan.outputs.map((o) => o.name),
+    null,
+    'The workflow output',
+  );
   // An output made on several branches is mapped from none: the engine then takes it from whichever parent ran.
   for (const [id, mapping] of Object.entries(wiring.variable_mappings ?? {})) {
     const variable = wiring.input_schema?.schema[id]?.variable_name ?? '';

@@ -14,12 +14,25 @@ export class LlmAgents implements Agents {
   constructor(private readonly llm: LlmClient) {}
 
   async triage(prompt: string, files: FileExcerpt[]): Promise<AgentAnswer<TriageVerdict>> {
-    return this.llm.structured({ system: systemPrompt('triage'), user: withFiles(prompt, files), schemaName: 'triage', schema: triageSchema });
+    return this.llm.structured({
+      system: systemPrompt('triage'),
+      user: withFiles(prompt, files),
+      schemaName: 'triage',
+      schema: triageSchema,
+    });
   }
 
   async architect(request: ArchitectRequest): Promise<AgentAnswer<Plan>> {
-    const feedback = request.feedback.length > 0 ? `\n\nProblems in your previous plan to fix:\n- ${request.feedback.join('\n- ')}` : '';
-    return this.llm.structured({ system: systemPrompt('architect'), user: withFiles(request.prompt, request.files) + feedback, schemaName: 'plan', schema: planSchema });
+    const feedback =
+      request.feedback.length > 0
+        ? `\n\nProblems in your previous plan to fix:\n- ${request.feedback.join('\n- ')}`
+        : '';
+    return this.llm.structured({
+      system: systemPrompt('architect'),
+      user: withFiles(request.prompt, request.files) + feedback,
+      schemaName: 'plan',
+      schema: planSchema,
+    });
   }
 
   async build(request: BuildRequest): Promise<AgentAnswer<StepBuild>> {
@@ -29,6 +42,11 @@ export class LlmAgents implements Agents {
       step: request.step,
       feedback: request.feedback,
     });
-    return this.llm.structured({ system: systemPrompt('builder'), user, schemaName: 'step_build', schema: stepBuildSchema });
+    return this.llm.structured({
+      system: systemPrompt('builder'),
+      user,
+      schemaName: 'step_build',
+      schema: stepBuildSchema,
+    });
   }
 }

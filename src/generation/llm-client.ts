@@ -51,7 +51,13 @@ const completionSchema = z.object({
       }),
     )
     .min(1),
-  usage: z.object({ prompt_tokens: z.number().optional(), completion_tokens: z.number().optional(), total_tokens: z.number().optional() }).optional(),
+  usage: z
+    .object({
+      prompt_tokens: z.number().optional(),
+      completion_tokens: z.number().optional(),
+      total_tokens: z.number().optional(),
+    })
+    .optional(),
 });
 
 function usageOf(body: z.infer<typeof completionSchema>): TokenUsage {
@@ -78,14 +84,20 @@ export class LlmClient {
 
   async structured<T extends ZodType>(call: StructuredCall<T>): Promise<StructuredResult<z.infer<T>>> {
     const jsonSchema = z.toJSONSchema(call.schema, { target: 'draft-7' });
-    const schemaFormat = { type: 'json_schema', json_schema: { name: call.schemaName, strict: true, schema: jsonSchema } };
+    const schemaFormat = {
+      type: 'json_schema',
+      json_schema: { name: call.schemaName, strict: true, schema: jsonSchema },
+    };
     let response = await this.post(call, schemaFormat);
     if (!response.ok) {
       const text = await response.text();
       if (!schemaUnsupported(response.status, text)) throw this.failure(response, text);
       // JSON mode keeps the schema in the instructions instead.
       response = await this.post(
-        { ...call, system: `${call.system}\n\nAnswer with one JSON object matching this JSON schema:\n${JSON.stringify(jsonSchema)}` },
+        {
+          ...call,
+          system: `${call.system}\n\nAnswer with one JSON object matching this JSON schema:\n${JSON.stringify(jsonSchema)}`,
+        },
         { type: 'json_object' },
       );
       if (!response.ok) throw this.failure(response, await response.text());
@@ -105,7 +117,11 @@ export class LlmClient {
     const value = call.schema.safeParse(json);
     if (!value.success) {
       const issue = value.error.issues[0];
-      throw new LlmError(`The LLM answer does not match ${call.schemaName}: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}`, 'malformed', true);
+      throw new LlmError(
+        `The LLM answer does not match ${call.schemaName}: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}`,
+        'malformed',
+        true,
+      );
     }
     return { value: value.data as z.infer<T>, usage };
   }
@@ -132,7 +148,11 @@ export class LlmClient {
     } catch (err) {
       const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
       if (timedOut) throw new LlmError(`The LLM did not answer within ${this.settings.timeoutMs} ms`, 'timeout', true);
-      throw new LlmError(`The LLM endpoint is unreachable: ${err instanceof Error ? err.message : String(err)}`, 'unavailable', true);
+      throw new LlmError(
+        `The LLM endpoint is unreachable: ${err instanceof Error ? err.message : String(err)}`,
+        'unavailable',
+        true,
+      );
     }
   }
 
@@ -147,9 +167,15 @@ export class LlmClient {
     const detail = text.slice(0, 300);
     if (response.status === 429) {
       const retryAfter = Number(response.headers.get('retry-after'));
-      return new LlmError(`The LLM rate-limited the call (429): ${detail}`, 'rate_limited', true, Number.isFinite(retryAfter) ? retryAfter : undefined);
+      return new LlmError(
+        `The LLM rate-limited the call (429): ${detail}`,
+        'rate_limited',
+        true,
+        Number.isFinite(retryAfter) ? retryAfter : undefined,
+      );
     }
-    if (response.status >= 500 || response.status === 408) return new LlmError(`The LLM failed (${response.status}): ${detail}`, 'unavailable', true);
+    if (response.status >= 500 || response.status === 408)
+      return new LlmError(`The LLM failed (${response.status}): ${detail}`, 'unavailable', true);
     return new LlmError(`The LLM rejected the call (${response.status}): ${detail}`, 'rejected', false);
   }
 }

@@ -12,12 +12,22 @@ import { noUsage } from './run-types.js';
  */
 const actionWords =
   /\b(extract|calculate|compute|send|notify|check|validate|verify|classify|route|approve|reject|convert|sum|total|count|parse|read|review|flag|email|store|save|update|generate|summari[sz]e|translate|filter|sort|format|uppercase|lowercase|round|score|assign|escalate|forward|merge|split|look ?up|trim|clean|normalize|dedupe|deduplicate|reverse|compose|record|create|collect|compare|tag|archive|ship|use|ask|require|grant|mark|keep|alert|attach|deny|hold)\w*/g;
-const structureWords = /\b(when|if|then|after|before|each|every|workflow|process|step|input|output|receive[sd]?|given|takes?|returns?|otherwise)\b/g;
-const chatter = /^(what|who|why|how (are|is|do|does)|tell me|write (me )?a (poem|story|song|joke)|hi\b|hello\b|thanks|thank you|can you explain|explain)/;
+const structureWords =
+  /\b(when|if|then|after|before|each|every|workflow|process|step|input|output|receive[sd]?|given|takes?|returns?|otherwise)\b/g;
+const chatter =
+  /^(what|who|why|how (are|is|do|does)|tell me|write (me )?a (poem|story|song|joke)|hi\b|hello\b|thanks|thank you|can you explain|explain)/;
 
 function slug(text: string): string {
-  const words = text.toLowerCase().replace(/[^a-z0-9 ]+/g, ' ').trim().split(/\s+/).filter((w) => !['the', 'a', 'an', 'its', 'their', 'of'].includes(w));
-  const joined = words.slice(0, 4).join('_').replace(/^[0-9_]+/, '');
+  const words = text
+    .toLowerCase()
+    .replace(/[^a-z0-9 ]+/g, ' ')
+    .trim()
+    .split(/\s+/)
+    .filter((w) => !['the', 'a', 'an', 'its', 'their', 'of'].includes(w));
+  const joined = words
+    .slice(0, 4)
+    .join('_')
+    .replace(/^[0-9_]+/, '');
   return joined.length > 0 ? joined.slice(0, 40) : 'value';
 }
 
@@ -32,10 +42,29 @@ const comparisonPattern =
   /^(?:if|when|whenever|in case)\s+(?:the\s+|a\s+|an\s+)?([a-z][a-z0-9 _]*?)\s+(?:is\s+|are\s+)?(greater than or equal to|less than or equal to|over|above|greater than|more than|exceeds|at least|under|below|less than|at most|not equal to|equals|equal to|is not|contains|includes|is missing|is empty|exists|is present|is)\s*(.*)$/;
 
 const opWords: Record<string, Comparison['op']> = {
-  over: 'gt', above: 'gt', 'greater than': 'gt', 'more than': 'gt', exceeds: 'gt', 'at least': 'gte', 'greater than or equal to': 'gte',
-  under: 'lt', below: 'lt', 'less than': 'lt', 'at most': 'lte', 'less than or equal to': 'lte',
-  equals: 'eq', 'equal to': 'eq', is: 'eq', 'not equal to': 'ne', 'is not': 'ne', contains: 'contains', includes: 'contains',
-  'is missing': 'empty', 'is empty': 'empty', exists: 'exists', 'is present': 'exists',
+  over: 'gt',
+  above: 'gt',
+  'greater than': 'gt',
+  'more than': 'gt',
+  exceeds: 'gt',
+  'at least': 'gte',
+  'greater than or equal to': 'gte',
+  under: 'lt',
+  below: 'lt',
+  'less than': 'lt',
+  'at most': 'lte',
+  'less than or equal to': 'lte',
+  equals: 'eq',
+  'equal to': 'eq',
+  is: 'eq',
+  'not equal to': 'ne',
+  'is not': 'ne',
+  contains: 'contains',
+  includes: 'contains',
+  'is missing': 'empty',
+  'is empty': 'empty',
+  exists: 'exists',
+  'is present': 'exists',
 };
 
 /** "if the amount is over 1000" → amount gt 1000; undefined when the clause is no comparison it knows. */
@@ -47,7 +76,10 @@ export function parseComparison(clause: string): Comparison | undefined {
   if (!op) return undefined;
   const variable = slug(subject);
   if (op === 'exists' || op === 'empty') return { variable, op, value: null, numeric: false };
-  const operand = rest.trim().replace(/^["'$€£]|["']$/g, '').replace(/,/g, '');
+  const operand = rest
+    .trim()
+    .replace(/^["'$€£]|["']$/g, '')
+    .replace(/,/g, '');
   if (!operand) return undefined;
   const number = /^-?\d+(\.\d+)?\s*(k)?\b/.exec(operand);
   if (number) {
@@ -62,14 +94,21 @@ export function clausesOf(prompt: string): string[] {
   return prompt
     .replace(/\r/g, '')
     .split(/\n+|(?<=[.;!])\s+|\s*(?:,\s*)?\b(?:and then|then|after that|afterwards|finally|next)\b\s*,?\s*/i)
-    .map((c) => c.replace(/^\s*(?:\d+[.)]|[-*•])\s*/, '').replace(/[.;!]+$/, '').trim())
+    .map((c) =>
+      c
+        .replace(/^\s*(?:\d+[.)]|[-*•])\s*/, '')
+        .replace(/[.;!]+$/, '')
+        .trim(),
+    )
     .filter((c) => c.split(/\s+/).length >= 2);
 }
 
 /** Branch outcomes the planner records as the workflow's decision (no outside effect is claimed). */
-const decisionVerbs = /^(approve|reject|flag|route|escalate|use|ask|require|grant|assign|mark|keep|return|accept|deny|hold)\b/i;
+const decisionVerbs =
+  /^(approve|reject|flag|route|escalate|use|ask|require|grant|assign|mark|keep|return|accept|deny|hold)\b/i;
 /** A clause that only names the trigger or the input ("when a payment arrives", "receive a message"): no step. */
-const triggerClause = /^(when|whenever|once|after)\b(?!.*\b(is|are|over|above|under|below|contains|equals|exceeds)\b)|^(given|receive[sd]?|take|takes|get|gets|accept|accepts)\b/i;
+const triggerClause =
+  /^(when|whenever|once|after)\b(?!.*\b(is|are|over|above|under|below|contains|equals|exceeds)\b)|^(given|receive[sd]?|take|takes|get|gets|accept|accepts)\b/i;
 
 function isTrigger(part: string): boolean {
   return triggerClause.test(part.trim()) && !actionAfterInput(part);
@@ -83,7 +122,10 @@ function actionAfterInput(part: string): boolean {
 
 /** The actions of a clause: "extract the numbers and compute the average" → two parts, each starting with a verb. */
 function actionsOf(clause: string): string[] {
-  const parts = clause.split(/,\s*|\s+and\s+(?=[a-z]+\b)/i).map((p) => p.trim()).filter(Boolean);
+  const parts = clause
+    .split(/,\s*|\s+and\s+(?=[a-z]+\b)/i)
+    .map((p) => p.trim())
+    .filter(Boolean);
   const merged: string[] = [];
   for (const part of parts) {
     const startsWithVerb = new RegExp(`^${actionWords.source}`, 'i').test(part) || decisionVerbs.test(part);
@@ -104,17 +146,49 @@ const templates: Template[] = [
   { match: /\b(upper ?case|capitali[sz]e)/, type: 'str', body: 'return str(value or "").upper()' },
   { match: /\blower ?case/, type: 'str', body: 'return str(value or "").lower()' },
   { match: /\b(count|number of) (the )?words|\bword count/, type: 'int', body: 'return len(str(value or "").split())' },
-  { match: /\b(count|number of) (the )?(characters|letters)|\blength\b/, type: 'int', body: 'return len(str(value or ""))' },
-  { match: /\bextract\b.*\be-?mail/, type: 'array', body: 'return re.findall(r"[\\w.+-]+@[\\w-]+\\.[\\w.-]+", str(value or ""))' },
-  { match: /\bextract\b.*\b(urls?|links?)\b/, type: 'array', body: 'return re.findall(r"https?://[^\\s]+", str(value or ""))' },
-  { match: /\bextract\b.*\b(numbers?|amounts?|figures?|prices?)\b/, type: 'array', body: 'return [float(n) for n in re.findall(r"-?\\d+(?:\\.\\d+)?", str(value or ""))]' },
-  { match: /\b(sum|total|add up)\b/, type: 'float', body: 'items = value if isinstance(value, list) else re.findall(r"-?\\d+(?:\\.\\d+)?", str(value or ""))\n    return float(sum(float(x) for x in items))' },
-  { match: /\b(average|mean)\b/, type: 'float', body: 'items = value if isinstance(value, list) else re.findall(r"-?\\d+(?:\\.\\d+)?", str(value or ""))\n    return float(sum(float(x) for x in items) / len(items)) if items else 0.0' },
+  {
+    match: /\b(count|number of) (the )?(characters|letters)|\blength\b/,
+    type: 'int',
+    body: 'return len(str(value or ""))',
+  },
+  {
+    match: /\bextract\b.*\be-?mail/,
+    type: 'array',
+    body: 'return re.findall(r"[\\w.+-]+@[\\w-]+\\.[\\w.-]+", str(value or ""))',
+  },
+  {
+    match: /\bextract\b.*\b(urls?|links?)\b/,
+    type: 'array',
+    body: 'return re.findall(r"https?://[^\\s]+", str(value or ""))',
+  },
+  {
+    match: /\bextract\b.*\b(numbers?|amounts?|figures?|prices?)\b/,
+    type: 'array',
+    body: 'return [float(n) for n in re.findall(r"-?\\d+(?:\\.\\d+)?", str(value or ""))]',
+  },
+  {
+    match: /\b(sum|total|add up)\b/,
+    type: 'float',
+    body: 'items = value if isinstance(value, list) else re.findall(r"-?\\d+(?:\\.\\d+)?", str(value or ""))\n    return float(sum(float(x) for x in items))',
+  },
+  {
+    match: /\b(average|mean)\b/,
+    type: 'float',
+    body: 'items = value if isinstance(value, list) else re.findall(r"-?\\d+(?:\\.\\d+)?", str(value or ""))\n    return float(sum(float(x) for x in items) / len(items)) if items else 0.0',
+  },
   { match: /\b(trim|strip|clean|normali[sz]e)\b/, type: 'str', body: 'return " ".join(str(value or "").split())' },
   { match: /\bround\b/, type: 'float', body: 'return float(round(float(value or 0), 2))' },
   { match: /\breverse\b/, type: 'str', body: 'return str(value or "")[::-1]' },
-  { match: /\bsort\b/, type: 'array', body: 'items = value if isinstance(value, list) else str(value or "").split()\n    return sorted(items, key=str)' },
-  { match: /\b(dedupe|deduplicate|unique|remove duplicates)\b/, type: 'array', body: 'items = value if isinstance(value, list) else str(value or "").split()\n    return list(dict.fromkeys(items))' },
+  {
+    match: /\bsort\b/,
+    type: 'array',
+    body: 'items = value if isinstance(value, list) else str(value or "").split()\n    return sorted(items, key=str)',
+  },
+  {
+    match: /\b(dedupe|deduplicate|unique|remove duplicates)\b/,
+    type: 'array',
+    body: 'items = value if isinstance(value, list) else str(value or "").split()\n    return list(dict.fromkeys(items))',
+  },
   { match: /\b(split|tokeni[sz]e)\b/, type: 'array', body: 'return str(value or "").split()' },
   { match: /\bfirst sentence\b/, type: 'str', body: 'return re.split(r"(?<=[.!?])\\s+", str(value or "").strip())[0]' },
 ];
@@ -128,13 +202,22 @@ function templateOf(text: string): Template | undefined {
 function detectInputs(prompt: string): PlanInput[] {
   const names = new Set<string>();
   const lower = prompt.toLowerCase();
-  for (const m of lower.matchAll(/\b(?:given|takes?|receives?|accepts?|gets?|from)\s+(?:a|an|the|some)?\s*([a-z][a-z ]{1,30}?)(?=[,.;:]| and | then | with | to | from |$)/g)) {
+  for (const m of lower.matchAll(
+    /\b(?:given|takes?|receives?|accepts?|gets?|from)\s+(?:a|an|the|some)?\s*([a-z][a-z ]{1,30}?)(?=[,.;:]| and | then | with | to | from |$)/g,
+  )) {
     if (m[1]) names.add(slug(m[1]));
   }
   for (const m of lower.matchAll(/\binputs?\s*(?:are|is|:)\s*([a-z0-9_ ,]+)/g)) {
     for (const part of (m[1] ?? '').split(/,| and /)) if (part.trim()) names.add(slug(part));
   }
-  return [...names].slice(0, 6).map((name) => ({ name, type: 'str', description: `Detected in the prompt: ${name.replace(/_/g, ' ')}`, sample: JSON.stringify(`sample ${name.replace(/_/g, ' ')} 42 info@example.com`) }));
+  return [...names]
+    .slice(0, 6)
+    .map((name) => ({
+      name,
+      type: 'str',
+      description: `Detected in the prompt: ${name.replace(/_/g, ' ')}`,
+      sample: JSON.stringify(`sample ${name.replace(/_/g, ' ')} 42 info@example.com`),
+    }));
 }
 
 function sampleFor(comparison: Comparison): string {
@@ -150,9 +233,14 @@ export class OfflinePlanner implements Agents {
     const structure = lower.match(structureWords)?.length ?? 0;
     let verdict: TriageVerdict;
     if (words < 4) verdict = { relevant: false, reason: `Too short to describe a process (${words} words)` };
-    else if (chatter.test(lower) && actions < 2) verdict = { relevant: false, reason: 'Reads as a question or a conversational request, not a process to automate' };
+    else if (chatter.test(lower) && actions < 2)
+      verdict = {
+        relevant: false,
+        reason: 'Reads as a question or a conversational request, not a process to automate',
+      };
     else if (actions === 0) verdict = { relevant: false, reason: 'Names no action a workflow step could perform' };
-    else if (actions < 2 && structure === 0) verdict = { relevant: false, reason: 'Names one action and no inputs, order or conditions: not a process' };
+    else if (actions < 2 && structure === 0)
+      verdict = { relevant: false, reason: 'Names one action and no inputs, order or conditions: not a process' };
     else verdict = { relevant: true, reason: `Found ${actions} action(s) and ${structure} process word(s)` };
     return { value: verdict, usage: noUsage };
   }
@@ -165,19 +253,39 @@ export class OfflinePlanner implements Agents {
     let current: string | undefined = inputs[0]?.name;
     const addInput = (name: string, sample: string, numeric: boolean): void => {
       if (!inputs.some((i) => i.name === name) && !outputs.some((o) => o.name === name)) {
-        inputs.push({ name, type: numeric ? 'float' : 'str', description: `Compared in a condition: ${name.replace(/_/g, ' ')}`, sample });
+        inputs.push({
+          name,
+          type: numeric ? 'float' : 'str',
+          description: `Compared in a condition: ${name.replace(/_/g, ' ')}`,
+          sample,
+        });
       }
     };
     const codeStep = (action: string, branch: PlanStep['branch_of']): void => {
       if (isTrigger(action)) return;
       const id = `s${steps.length + 1}`;
       const decision = decisionVerbs.test(action);
-      const output = decision ? { name: 'decision', type: 'str' as const } : { name: `${id}_${slug(action).slice(0, 30)}`, type: templateOf(action)?.type ?? 'str' };
+      const output = decision
+        ? { name: 'decision', type: 'str' as const }
+        : { name: `${id}_${slug(action).slice(0, 30)}`, type: templateOf(action)?.type ?? 'str' };
       if (!current) {
-        inputs.push({ name: 'text', type: 'str', description: 'The text the process works on', sample: JSON.stringify('Sample text with 3 numbers 10 20 30 and info@example.com') });
+        inputs.push({
+          name: 'text',
+          type: 'str',
+          description: 'The text the process works on',
+          sample: JSON.stringify('Sample text with 3 numbers 10 20 30 and info@example.com'),
+        });
         current = 'text';
       }
-      steps.push({ id, name: action.slice(0, 120), kind: 'code', description: action, inputs: decision ? [] : [current], outputs: [output], branch_of: branch });
+      steps.push({
+        id,
+        name: action.slice(0, 120),
+        kind: 'code',
+        description: action,
+        inputs: decision ? [] : [current],
+        outputs: [output],
+        branch_of: branch,
+      });
       if (!outputs.some((o) => o.name === output.name)) outputs.push(output);
       if (!branch && !decision) current = output.name;
     };
@@ -187,11 +295,14 @@ export class OfflinePlanner implements Agents {
 
     for (const clause of clausesOf(request.prompt)) {
       const parts = clause.split(/,\s*/);
-      const at = parts.findIndex((p) => /^(if|when|whenever|in case)\b/i.test(p.trim()) && parseComparison(p) !== undefined);
+      const at = parts.findIndex(
+        (p) => /^(if|when|whenever|in case)\b/i.test(p.trim()) && parseComparison(p) !== undefined,
+      );
       if (at < 0) {
         const otherwise = /^(otherwise|else)\b,?\s*/i;
         const last = [...steps].reverse().find((s) => s.kind === 'condition');
-        if (otherwise.test(clause) && last) branchSteps(clause.replace(otherwise, ''), { condition: last.id, when: false });
+        if (otherwise.test(clause) && last)
+          branchSteps(clause.replace(otherwise, ''), { condition: last.id, when: false });
         else branchSteps(clause, null);
         continue;
       }
@@ -200,15 +311,36 @@ export class OfflinePlanner implements Agents {
       addInput(comparison.variable, sampleFor(comparison), comparison.numeric);
       const id = `s${steps.length + 1}`;
       const head = (parts[at] ?? '').trim();
-      steps.push({ id, name: head.slice(0, 120), kind: 'condition', description: head, inputs: [comparison.variable], outputs: [], branch_of: null });
-      const [then = '', otherwise] = parts.slice(at + 1).join(', ').split(/[,;]?\s*\b(?:otherwise|else)\b,?\s*/i);
+      steps.push({
+        id,
+        name: head.slice(0, 120),
+        kind: 'condition',
+        description: head,
+        inputs: [comparison.variable],
+        outputs: [],
+        branch_of: null,
+      });
+      const [then = '', otherwise] = parts
+        .slice(at + 1)
+        .join(', ')
+        .split(/[,;]?\s*\b(?:otherwise|else)\b,?\s*/i);
       if (then.trim()) branchSteps(then, { condition: id, when: true });
       if (otherwise?.trim()) branchSteps(otherwise, { condition: id, when: false });
     }
     if (steps.length === 0) codeStep(request.prompt.slice(0, 200), null);
-    if (outputs.length === 0 && current) outputs.push({ name: current, type: inputs.find((i) => i.name === current)?.type ?? 'str' });
+    if (outputs.length === 0 && current)
+      outputs.push({ name: current, type: inputs.find((i) => i.name === current)?.type ?? 'str' });
     const name = request.prompt.trim().split(/\s+/).slice(0, 8).join(' ').slice(0, 255);
-    return { value: { name, description: `Built by the offline planner from: ${request.prompt.slice(0, 1900)}`, inputs, steps, outputs }, usage: noUsage };
+    return {
+      value: {
+        name,
+        description: `Built by the offline planner from: ${request.prompt.slice(0, 1900)}`,
+        inputs,
+        steps,
+        outputs,
+      },
+      usage: noUsage,
+    };
   }
 
   async build(request: BuildRequest): Promise<AgentAnswer<StepBuild>> {
@@ -219,17 +351,29 @@ export class OfflinePlanner implements Agents {
     if (step.kind === 'condition') {
       const comparison = parseComparison(step.description);
       if (!comparison) return placeholderBuild(`the offline planner cannot read the condition "${step.description}"`);
-      return { source: null, match: 'all', rules: [{ variable: comparison.variable, op: comparison.op, value: comparison.value }], unresolved: null };
+      return {
+        source: null,
+        match: 'all',
+        rules: [{ variable: comparison.variable, op: comparison.op, value: comparison.value }],
+        unresolved: null,
+      };
     }
     const output = step.outputs[0];
     if (output?.name === 'decision') {
       // A branch outcome: the workflow records which way it went; it performs no outside action.
-      return { source: `def main(inputs):\n    return {"decision": ${JSON.stringify(step.description)}}\n`, match: null, rules: null, unresolved: null };
+      return {
+        source: `def main(inputs):\n    return {"decision": ${JSON.stringify(step.description)}}\n`,
+        match: null,
+        rules: null,
+        unresolved: null,
+      };
     }
     const template = templateOf(step.description);
     const input = step.inputs[0];
     if (!template || !input || !output) {
-      return placeholderBuild(`the offline planner has no rule for "${step.description.slice(0, 200)}"; configure an LLM (LLM_BASE_URL) or write this step`);
+      return placeholderBuild(
+        `the offline planner has no rule for "${step.description.slice(0, 200)}"; configure an LLM (LLM_BASE_URL) or write this step`,
+      );
     }
     const body = template.body.replace(/^(\s*)return (.*)$/m, `$1return {${JSON.stringify(output.name)}: $2}`);
     const source = `import re\n\n\ndef main(inputs):\n    value = inputs.get(${JSON.stringify(input)})\n    ${body}\n`;

@@ -2,7 +2,15 @@
  * Generation run types shared by the API, the generation-run workflow and its
  * activities. Type-only and pure helpers: the workflow bundle imports this module.
  */
-export const runStatuses = ['received', 'processing', 'completed', 'partial', 'cancelled', 'irrelevant', 'failed'] as const;
+export const runStatuses = [
+  'received',
+  'processing',
+  'completed',
+  'partial',
+  'cancelled',
+  'irrelevant',
+  'failed',
+] as const;
 export type RunStatus = (typeof runStatuses)[number];
 export const activeRunStatuses: readonly RunStatus[] = ['received', 'processing'];
 
@@ -24,7 +32,11 @@ export interface TokenUsage {
 export const noUsage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
-  return { prompt_tokens: a.prompt_tokens + b.prompt_tokens, completion_tokens: a.completion_tokens + b.completion_tokens, total_tokens: a.total_tokens + b.total_tokens };
+  return {
+    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+    completion_tokens: a.completion_tokens + b.completion_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+  };
 }
 
 /** The contract's Task object, plus when it ran and the tokens it used. */
@@ -93,7 +105,9 @@ export function generationWorkflowId(workflowId: string): string {
 }
 
 /** A run's record before any agent worked: what the API stores at start and the workflow begins from. */
-export function initialRunRecord(run: Pick<GenerationRunInput, 'runId' | 'workflowId' | 'prompt' | 'displayName' | 'origin' | 'startedAt' | 'planner'>): GenerationRunRecord {
+export function initialRunRecord(
+  run: Pick<GenerationRunInput, 'runId' | 'workflowId' | 'prompt' | 'displayName' | 'origin' | 'startedAt' | 'planner'>,
+): GenerationRunRecord {
   return {
     workflow_id: run.workflowId,
     run_id: run.runId,

@@ -48,10 +48,21 @@ export type LogFormat = 'auto' | 'json' | 'pretty';
  * on a terminal) one readable line per event, formatted in-process and
  * synchronously so a crash loses nothing. Redaction runs before either.
  */
-export function createLogger(level: string, options: LoggerOptions = {}, format: LogFormat = 'json', destination?: DestinationStream): Logger {
+export function createLogger(
+  level: string,
+  options: LoggerOptions = {},
+  format: LogFormat = 'json',
+  destination?: DestinationStream,
+): Logger {
   const readable = format === 'pretty' || (format === 'auto' && process.stdout.isTTY);
   const stream = readable
-    ? pretty({ sync: true, colorize: destination === undefined && process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', destination: destination ?? 1 })
+    ? pretty({
+        sync: true,
+        colorize: destination === undefined && process.stdout.isTTY,
+        translateTime: 'SYS:HH:MM:ss.l',
+        ignore: 'pid,hostname,service',
+        destination: destination ?? 1,
+      })
     : (destination ?? fileDestination({ dest: 1, sync: true }));
   return pino(
     {

@@ -43,11 +43,15 @@ privateRanges.addSubnet('fc00::', 7, 'ipv6');
 /** Parses `a.b.c.d/n, x::/n` into a BlockList; throws with the bad entry named. */
 export function parseCidrList(list: string): BlockList {
   const allowed = new BlockList();
-  for (const entry of list.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [address = '', bitsText] = entry.split('/');
     const family = isIP(address);
     const bits = bitsText === undefined ? (family === 6 ? 128 : 32) : Number(bitsText);
-    if (family === 0 || !Number.isInteger(bits) || bits < 0 || bits > (family === 6 ? 128 : 32)) throw new Error(`not a CIDR: ${entry}`);
+    if (family === 0 || !Number.isInteger(bits) || bits < 0 || bits > (family === 6 ? 128 : 32))
+      throw new Error(`not a CIDR: ${entry}`);
     allowed.addSubnet(address, bits, family === 6 ? 'ipv6' : 'ipv4');
   }
   return allowed;
@@ -107,7 +111,9 @@ export interface OutboundResponse {
 }
 
 const defaultResolve: Resolver = (hostname) =>
-  new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
+  new Promise((resolve, reject) =>
+    dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))),
+  );
 
 /**
  * The one way to reach a tenant-supplied URL: only http(s); the host is
@@ -128,10 +134,18 @@ export class Outbound {
   refusal(ip: string): { reason: RefusalReason; message: string } | null {
     const groups = ipv6Groups(ip.toLowerCase());
     const carried = groups ? embeddedIpv4(groups) : [];
-    for (const [address, family] of [[ip.toLowerCase(), groups ? 'ipv6' : 'ipv4'] as const, ...carried.map((a) => [a, 'ipv4'] as const)]) {
+    for (const [address, family] of [
+      [ip.toLowerCase(), groups ? 'ipv6' : 'ipv4'] as const,
+      ...carried.map((a) => [a, 'ipv4'] as const),
+    ]) {
       const via = address === ip.toLowerCase() ? '' : ` (it carries ${address})`;
-      if (alwaysRefused.check(address, family)) return { reason: 'reserved', message: `${ip} is a link-local, metadata, unspecified or multicast address${via}` };
-      if (privateRanges.check(address, family) && !this.allowed.check(address, family)) return { reason: 'private', message: `${ip} is a private or loopback address${via}` };
+      if (alwaysRefused.check(address, family))
+        return {
+          reason: 'reserved',
+          message: `${ip} is a link-local, metadata, unspecified or multicast address${via}`,
+        };
+      if (privateRanges.check(address, family) && !this.allowed.check(address, family))
+        return { reason: 'private', message: `${ip} is a private or loopback address${via}` };
     }
     return null;
   }
@@ -150,7 +164,8 @@ export class Outbound {
     if (addresses.length === 0) throw new OutboundRefusedError(`host ${host} does not resolve`, 'unresolvable');
     for (const a of addresses) {
       const why = this.refusal(a.address);
-      if (why) throw new OutboundRefusedError(isIP(host) ? why.message : `${host} resolves to ${why.message}`, why.reason);
+      if (why)
+        throw new OutboundRefusedError(isIP(host) ? why.message : `${host} resolves to ${why.message}`, why.reason);
     }
     return addresses[0] as LookupAddress;
   }
@@ -193,7 +208,8 @@ export class Outbound {
     } catch {
       throw new OutboundRefusedError('not a URL');
     }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new OutboundRefusedError('only http and https URLs are allowed');
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+      throw new OutboundRefusedError('only http and https URLs are allowed');
     if (parsed.username || parsed.password) throw new OutboundRefusedError('credentials in the URL are not allowed');
     return { url: parsed, address: await this.checkHost(parsed.hostname.replace(/^\[|\]$/g, '')) };
   }

@@ -7,17 +7,16 @@ import type { PythonSandboxCapabilities } from './types.js';
  * filters loaded, and the server is not root. The probe is simply starting
  * the first sandboxed server: its `ready` frame reports what it found.
  */
-export function assessCapabilities(
-  bwrapError: string | null,
-  caps: ServerCaps | null,
-): PythonSandboxCapabilities {
+export function assessCapabilities(bwrapError: string | null, caps: ServerCaps | null): PythonSandboxCapabilities {
   const problems: string[] = [];
   if (bwrapError) problems.push(`bwrap could not start the sandbox: ${bwrapError}`);
   const landlockAbi = caps?.landlockAbi ?? 0;
   const seccomp = caps?.seccomp ?? false;
   const nonRootUid = caps ? caps.uid !== 0 : false;
-  if (caps && landlockAbi < 1) problems.push('Landlock is not available (needs Linux >= 5.13 with landlock in the LSM list)');
-  if (caps && !seccomp) problems.push(`seccomp filter could not be loaded (${caps.errors.join('; ') || 'unknown reason'})`);
+  if (caps && landlockAbi < 1)
+    problems.push('Landlock is not available (needs Linux >= 5.13 with landlock in the LSM list)');
+  if (caps && !seccomp)
+    problems.push(`seccomp filter could not be loaded (${caps.errors.join('; ') || 'unknown reason'})`);
   if (caps && !nonRootUid) problems.push('the Python servers would run as root');
   return {
     bwrap: bwrapError === null,

@@ -28,8 +28,16 @@ export interface EgressOptions extends Partial<EgressLimits> {
 
 /** Why a tunnel was refused or cut: bounded, a metrics label. */
 type EgressReason =
-  | 'ok' | 'invalid' | 'unresolvable' | 'private' | 'reserved'
-  | 'bad-request' | 'unknown-call' | 'tunnel-limit' | 'byte-limit' | 'connect-failed';
+  | 'ok'
+  | 'invalid'
+  | 'unresolvable'
+  | 'private'
+  | 'reserved'
+  | 'bad-request'
+  | 'unknown-call'
+  | 'tunnel-limit'
+  | 'byte-limit'
+  | 'connect-failed';
 
 export interface EgressStats {
   allowed: number;
@@ -191,7 +199,10 @@ export class EgressProxy {
         throw new Refusal('tunnel-limit', `at most ${this.limits.maxTunnelsPerCall} connections may be open at once`);
       }
       if (call.bytes >= this.limits.maxBytesPerCall) {
-        throw new Refusal('byte-limit', `this call has used its ${this.limits.maxBytesPerCall} bytes of network traffic`);
+        throw new Refusal(
+          'byte-limit',
+          `this call has used its ${this.limits.maxBytesPerCall} bytes of network traffic`,
+        );
       }
       // Held before the await so concurrent connects count against the limit.
       call.tunnels.add(client);
@@ -224,21 +235,32 @@ export class EgressProxy {
     try {
       return await this.outbound.connect(host, port, this.limits.connectTimeoutMs);
     } catch (err) {
-      if (err instanceof OutboundRefusedError) throw new Refusal(err.reason, `${host}:${port} refused by the caseflow outbound policy: ${err.message}`);
+      if (err instanceof OutboundRefusedError)
+        throw new Refusal(err.reason, `${host}:${port} refused by the caseflow outbound policy: ${err.message}`);
       const code = (err as { code?: string }).code;
-      throw new Refusal('connect-failed', `cannot connect to ${host}:${port}${code ? ` (${code})` : `: ${(err as Error).message}`}`);
+      throw new Refusal(
+        'connect-failed',
+        `cannot connect to ${host}:${port}${code ? ` (${code})` : `: ${(err as Error).message}`}`,
+      );
     }
   }
 
   /** Copies bytes both ways with the call's byte cap and one idle timer for the tunnel. */
-  private splice(call: CallEgress, client: Socket, remote: Socket, target: { host: string; port: number; address: string }): void {
+  private splice(
+    call: CallEgress,
+    client: Socket,
+    remote: Socket,
+    target: { host: string; port: number; address: string },
+  ): void {
     const moved = { up: 0, down: 0 };
     const idle = setTimeout(() => client.destroy(), this.limits.idleTimeoutMs);
-    const forward = (from: Socket, to: Socket, direction: 'up' | 'down') => (chunk: Buffer): void => {
-      idle.refresh();
-      moved[direction] += chunk.length;
-      this.carry(call, from, to, chunk);
-    };
+    const forward =
+      (from: Socket, to: Socket, direction: 'up' | 'down') =>
+      (chunk: Buffer): void => {
+        idle.refresh();
+        moved[direction] += chunk.length;
+        this.carry(call, from, to, chunk);
+      };
     client.on('data', forward(client, remote, 'up'));
     remote.on('data', forward(remote, client, 'down'));
     // Back-pressure: a slow reader pauses the other side until it drains.
@@ -251,7 +273,10 @@ export class EgressProxy {
       client.destroy();
       remote.destroy();
       if (!call.tunnels.delete(client)) return;
-      this.logger.info({ org: call.org, ...target, bytesUp: moved.up, bytesDown: moved.down }, 'python egress tunnel closed');
+      this.logger.info(
+        { org: call.org, ...target, bytesUp: moved.up, bytesDown: moved.down },
+        'python egress tunnel closed',
+      );
     };
     client.on('close', close);
     remote.on('close', close);
@@ -265,7 +290,10 @@ export class EgressProxy {
       if (!call.cut) {
         call.cut = true;
         this.count('cut', 'byte-limit');
-        this.logger.info({ org: call.org, limit: this.limits.maxBytesPerCall }, 'python egress byte cap reached; tunnels cut');
+        this.logger.info(
+          { org: call.org, limit: this.limits.maxBytesPerCall },
+          'python egress byte cap reached; tunnels cut',
+        );
       }
       for (const t of call.tunnels) t.destroy();
       return;

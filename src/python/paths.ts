@@ -4,7 +4,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const RUNNER_FILES = ['runner_server.py', 'sandbox_os.py', 'policy.py', 'harness.py', 'scan.py', 'egress.py'] as const;
+export const RUNNER_FILES = [
+  'runner_server.py',
+  'sandbox_os.py',
+  'policy.py',
+  'harness.py',
+  'scan.py',
+  'egress.py',
+] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
 

@@ -95,9 +95,17 @@ export class PythonRunnerPool {
     const pythonPath = options.pythonPath ?? '/usr/bin/python3';
     const bwrapPath = options.bwrapPath ?? '/usr/bin/bwrap';
     const auditHook = options.auditHook ?? true;
-    const egress = await EgressProxy.start(options.egress ?? {}, logger.child({ component: 'python-egress' }), options.metricsRegistry);
+    const egress = await EgressProxy.start(
+      options.egress ?? {},
+      logger.child({ component: 'python-egress' }),
+      options.metricsRegistry,
+    );
     const initFor = (network: boolean, requireContainment: boolean, sandboxed: boolean): InitMessage => ({
-      type: 'init', policy, network, requireContainment, auditHook,
+      type: 'init',
+      policy,
+      network,
+      requireContainment,
+      auditHook,
       egressSocket: network ? EgressProxy.socketIn(sandboxed ? SANDBOX_EGRESS_DIR : egress.dir) : null,
     });
 
@@ -134,7 +142,14 @@ export class PythonRunnerPool {
         ? sandboxedLaunch(network)
         : buildLaunch({ runnerDir, pythonPath, bwrapPath, network, sandboxed: false, egressDir: egress.dir, uid, gid });
     const pool = new PythonRunnerPool(
-      settings, logger, runnerDir, launch, (network) => initFor(network, mode === 'contained', sandboxed), mode, caps, egress,
+      settings,
+      logger,
+      runnerDir,
+      launch,
+      (network) => initFor(network, mode === 'contained', sandboxed),
+      mode,
+      caps,
+      egress,
     );
     if (probe) pool.adopt('isolated', probe);
     await pool.fill('isolated');
@@ -146,7 +161,12 @@ export class PythonRunnerPool {
     const started = performance.now();
     const elapsed = (): number => Math.round((performance.now() - started) * 1000) / 1000;
     const refuse = (message: string): PythonRunResult => ({
-      ok: false, error: { kind: 'sandbox', message }, logs: [], stdout: '', stderr: '', durationMs: elapsed(),
+      ok: false,
+      error: { kind: 'sandbox', message },
+      logs: [],
+      stdout: '',
+      stderr: '',
+      durationMs: elapsed(),
     });
     if (this.closed) return refuse('the Python runner pool is closed');
     if (this.mode === 'refusing') return refuse(refusalMessage(this.caps));
@@ -175,7 +195,13 @@ export class PythonRunnerPool {
     };
     let raw: RawResponse | Error;
     try {
-      raw = await this.call(network ? 'network' : 'isolated', header, files.map(([, f]) => f.data), timeoutMs, org);
+      raw = await this.call(
+        network ? 'network' : 'isolated',
+        header,
+        files.map(([, f]) => f.data),
+        timeoutMs,
+        org,
+      );
     } finally {
       if (egressToken) this.egress.closeCall(egressToken);
     }
@@ -191,7 +217,13 @@ export class PythonRunnerPool {
   /** Authoring scan (in a contained child). An unscannable source yields a violation, not an exception. */
   async scan(source: string, form: 'main' | 'script'): Promise<ScanViolation[]> {
     if (this.closed) throw new Error('the Python runner pool is closed');
-    const raw = await this.call('isolated', { op: 'scan', source, form, timeoutMs: SCAN_TIMEOUT_MS }, [], SCAN_TIMEOUT_MS, '');
+    const raw = await this.call(
+      'isolated',
+      { op: 'scan', source, form, timeoutMs: SCAN_TIMEOUT_MS },
+      [],
+      SCAN_TIMEOUT_MS,
+      '',
+    );
     return toViolations(raw);
   }
 
@@ -222,7 +254,13 @@ export class PythonRunnerPool {
 
   // --- dispatch ---------------------------------------------------------
 
-  private call(kind: Kind, header: Record<string, unknown>, attachments: Uint8Array[], timeoutMs: number, org: string): Promise<RawResponse | Error> {
+  private call(
+    kind: Kind,
+    header: Record<string, unknown>,
+    attachments: Uint8Array[],
+    timeoutMs: number,
+    org: string,
+  ): Promise<RawResponse | Error> {
     return new Promise((done) => {
       this.queue.push({ kind, org, header, attachments, timeoutMs, done });
       if (kind === 'network' && this.servers.network.length === 0 && this.starting.network === 0) {
@@ -278,17 +316,20 @@ export class PythonRunnerPool {
       server.kill();
     }, call.timeoutMs + WATCHDOG_GRACE_MS);
     this.orgLoad.set(call.org, (this.orgLoad.get(call.org) ?? 0) + 1);
-    server.request(this.nextId, (id) => encodeRequest({ id, ...call.header }, call.attachments)).then(
-      (r) => call.done(r),
-      (err: unknown) => call.done(err instanceof Error ? err : new Error(String(err))),
-    ).finally(() => {
-      clearTimeout(watchdog);
-      const load = (this.orgLoad.get(call.org) ?? 1) - 1;
-      if (load > 0) this.orgLoad.set(call.org, load);
-      else this.orgLoad.delete(call.org);
-      if (server.draining && server.inFlight === 0) server.endGracefully();
-      this.pump();
-    });
+    server
+      .request(this.nextId, (id) => encodeRequest({ id, ...call.header }, call.attachments))
+      .then(
+        (r) => call.done(r),
+        (err: unknown) => call.done(err instanceof Error ? err : new Error(String(err))),
+      )
+      .finally(() => {
+        clearTimeout(watchdog);
+        const load = (this.orgLoad.get(call.org) ?? 1) - 1;
+        if (load > 0) this.orgLoad.set(call.org, load);
+        else this.orgLoad.delete(call.org);
+        if (server.draining && server.inFlight === 0) server.endGracefully();
+        this.pump();
+      });
     if (server.calls >= this.settings.recycleAfter && !server.draining) this.recycle(server);
   }
 

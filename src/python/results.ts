@@ -23,7 +23,14 @@ function logs(v: unknown): PythonLogEntry[] {
 /** Maps a server frame (or a transport failure) onto the public result union. */
 export function toRunResult(raw: RawResponse | Error, durationMs: number): PythonRunResult {
   if (raw instanceof Error) {
-    return { ok: false, error: { kind: 'sandbox', message: raw.message }, logs: [], stdout: '', stderr: '', durationMs };
+    return {
+      ok: false,
+      error: { kind: 'sandbox', message: raw.message },
+      logs: [],
+      stdout: '',
+      stderr: '',
+      durationMs,
+    };
   }
   const common = { logs: logs(raw.logs), stdout: str(raw.stdout), stderr: str(raw.stderr), durationMs };
   if (raw.ok && isRecord(raw.outputs)) return { ok: true, outputs: raw.outputs, ...common };

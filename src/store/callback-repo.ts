@@ -175,7 +175,12 @@ export class CallbackRepo {
         .execute();
       await trx
         .updateTable('callback_deliveries')
-        .set({ status: record.status, attempts: record.attempt, next_attempt_at: record.nextAttemptAt, updated_at: now() })
+        .set({
+          status: record.status,
+          attempts: record.attempt,
+          next_attempt_at: record.nextAttemptAt,
+          updated_at: now(),
+        })
         .where('id', '=', record.deliveryId)
         .execute();
     });
@@ -183,22 +188,40 @@ export class CallbackRepo {
 
   /** Ends a delivery without a further attempt (its schedule ran out). */
   async finishDelivery(id: string, status: DeliveryStatus): Promise<void> {
-    await this.db.updateTable('callback_deliveries').set({ status, next_attempt_at: null, updated_at: now() }).where('id', '=', id).execute();
+    await this.db
+      .updateTable('callback_deliveries')
+      .set({ status, next_attempt_at: null, updated_at: now() })
+      .where('id', '=', id)
+      .execute();
   }
 
   async findWebhookSecret(workspaceId: string): Promise<WebhookSecretRow | undefined> {
-    const r = await this.db.selectFrom('webhook_secrets').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('webhook_secrets')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
     return r && toWebhookSecret(r);
   }
 
   /** Every workspace's secret row, a page at a time (for re-encryption under a new master key). */
   async webhookSecretPage(afterWorkspaceId: string, limit: number): Promise<WebhookSecretRow[]> {
-    const rows = await this.db.selectFrom('webhook_secrets').selectAll().where('workspace_id', '>', afterWorkspaceId).orderBy('workspace_id').limit(limit).execute();
+    const rows = await this.db
+      .selectFrom('webhook_secrets')
+      .selectAll()
+      .where('workspace_id', '>', afterWorkspaceId)
+      .orderBy('workspace_id')
+      .limit(limit)
+      .execute();
     return rows.map(toWebhookSecret);
   }
 
   /** Swaps both ciphertexts if they are still the ones read (a rotation in between wins); false otherwise. */
-  async replaceWebhookCiphertexts(row: WebhookSecretRow, secretCiphertext: string, previousSecretCiphertext: string | null): Promise<boolean> {
+  async replaceWebhookCiphertexts(
+    row: WebhookSecretRow,
+    secretCiphertext: string,
+    previousSecretCiphertext: string | null,
+  ): Promise<boolean> {
     const result = await this.db
       .updateTable('webhook_secrets')
       .set({ secret_ciphertext: secretCiphertext, previous_secret_ciphertext: previousSecretCiphertext })
@@ -212,7 +235,14 @@ export class CallbackRepo {
   async insertWebhookSecret(workspaceId: string, secretCiphertext: string): Promise<void> {
     await this.db
       .insertInto('webhook_secrets')
-      .values({ workspace_id: workspaceId, secret_ciphertext: secretCiphertext, previous_secret_ciphertext: null, previous_expires_at: null, created_at: now(), rotated_at: null })
+      .values({
+        workspace_id: workspaceId,
+        secret_ciphertext: secretCiphertext,
+        previous_secret_ciphertext: null,
+        previous_expires_at: null,
+        created_at: now(),
+        rotated_at: null,
+      })
       .onConflict((oc) => oc.column('workspace_id').doNothing())
       .execute();
   }
@@ -222,11 +252,22 @@ export class CallbackRepo {
    * rotations racing cannot both keep "their" previous secret); the old one
    * stays valid for signing until `previousExpiresAt`.
    */
-  async rotateWebhookSecret(workspaceId: string, expectedCiphertext: string, secretCiphertext: string, previousExpiresAt: string): Promise<boolean> {
+  async rotateWebhookSecret(
+    workspaceId: string,
+    expectedCiphertext: string,
+    secretCiphertext: string,
+    previousExpiresAt: string,
+  ): Promise<boolean> {
     const at = now();
     const result = await this.db
       .updateTable('webhook_secrets')
-      .set({ secret_ciphertext: secretCiphertext, previous_secret_ciphertext: expectedCiphertext, previous_expires_at: previousExpiresAt, created_at: at, rotated_at: at })
+      .set({
+        secret_ciphertext: secretCiphertext,
+        previous_secret_ciphertext: expectedCiphertext,
+        previous_expires_at: previousExpiresAt,
+        created_at: at,
+        rotated_at: at,
+      })
       .where('workspace_id', '=', workspaceId)
       .where('secret_ciphertext', '=', expectedCiphertext)
       .executeTakeFirst();

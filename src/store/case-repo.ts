@@ -42,20 +42,19 @@ export interface CaseRecord {
 }
 
 /** What a new case is given: the record's own fields, with the optional ones left out rather than null. */
-export interface CreateCaseInput
-  extends Pick<
-    CaseRecord,
-    | 'organizationId'
-    | 'workspaceId'
-    | 'workflowId'
-    | 'entityId'
-    | 'workflowVersionId'
-    | 'workflowVersionNumber'
-    | 'source'
-    | 'initialInput'
-    | 'createdByKeyId'
-    | 'createdByUserId'
-  > {
+export interface CreateCaseInput extends Pick<
+  CaseRecord,
+  | 'organizationId'
+  | 'workspaceId'
+  | 'workflowId'
+  | 'entityId'
+  | 'workflowVersionId'
+  | 'workflowVersionNumber'
+  | 'source'
+  | 'initialInput'
+  | 'createdByKeyId'
+  | 'createdByUserId'
+> {
   title?: string;
   description?: string;
   refUserId?: string;
@@ -205,7 +204,11 @@ export class CaseRepo {
 
   /** RUNNING cases with a linked run, in id order after `afterId` (keyset pages for the reconciler). */
   async listRunningWithRun(afterId: string | undefined, limit: number): Promise<CaseRecord[]> {
-    let query = this.db.selectFrom('cases').selectAll().where('status', '=', 'RUNNING').where('temporal_run_id', 'is not', null);
+    let query = this.db
+      .selectFrom('cases')
+      .selectAll()
+      .where('status', '=', 'RUNNING')
+      .where('temporal_run_id', 'is not', null);
     if (afterId !== undefined) query = query.where('id', '>', afterId);
     const rows = await query.orderBy('id').limit(limit).execute();
     return rows.map(toCase);
@@ -215,7 +218,14 @@ export class CaseRepo {
   async revertToPending(id: string): Promise<void> {
     await this.db
       .updateTable('cases')
-      .set({ status: 'PENDING', inputs: null, callback_url: null, deadline_ms: null, temporal_workflow_id: null, started_at: null })
+      .set({
+        status: 'PENDING',
+        inputs: null,
+        callback_url: null,
+        deadline_ms: null,
+        temporal_workflow_id: null,
+        started_at: null,
+      })
       .where('id', '=', id)
       .where('status', '=', 'RUNNING')
       .where('temporal_run_id', 'is', null)
@@ -223,7 +233,12 @@ export class CaseRepo {
   }
 
   async setRunId(id: string, runId: string): Promise<void> {
-    await this.db.updateTable('cases').set({ temporal_run_id: runId }).where('id', '=', id).where('temporal_run_id', 'is', null).execute();
+    await this.db
+      .updateTable('cases')
+      .set({ temporal_run_id: runId })
+      .where('id', '=', id)
+      .where('temporal_run_id', 'is', null)
+      .execute();
   }
 
   /** A case that never ran: PENDING → CANCELLED. */
@@ -288,7 +303,12 @@ export class CaseRepo {
 
   /** Node records of a finished case in execution order; names come from the graph (not stored twice). */
   async listNodes(caseId: string, nameOf: (nodeId: string) => string): Promise<NodeRecord[]> {
-    const rows = await this.db.selectFrom('case_nodes').selectAll().where('case_id', '=', caseId).orderBy('seq').execute();
+    const rows = await this.db
+      .selectFrom('case_nodes')
+      .selectAll()
+      .where('case_id', '=', caseId)
+      .orderBy('seq')
+      .execute();
     return rows.map((r) => toNode(r, nameOf(r.node_id)));
   }
 }

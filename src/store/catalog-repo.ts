@@ -58,7 +58,10 @@ function toProvider(row: Selectable<ProviderTable>): Provider {
   return { id: row.id, organizationId: row.organization_id, name: row.name, createdAt: row.created_at };
 }
 
-function toIntegration(head: Selectable<IntegrationTable>, row: Selectable<IntegrationVersionTable>): IntegrationVersion {
+function toIntegration(
+  head: Selectable<IntegrationTable>,
+  row: Selectable<IntegrationVersionTable>,
+): IntegrationVersion {
   return {
     id: head.id,
     versionId: row.id,
@@ -79,7 +82,11 @@ function toIntegration(head: Selectable<IntegrationTable>, row: Selectable<Integ
   };
 }
 
-function toAction(head: Selectable<IntegrationActionTable>, organizationId: string | null, row: Selectable<IntegrationActionVersionTable>): ActionVersion {
+function toAction(
+  head: Selectable<IntegrationActionTable>,
+  organizationId: string | null,
+  row: Selectable<IntegrationActionVersionTable>,
+): ActionVersion {
   return {
     id: head.id,
     versionId: row.id,
@@ -97,7 +104,11 @@ function toAction(head: Selectable<IntegrationActionTable>, organizationId: stri
   };
 }
 
-function toCredential(head: Selectable<CredentialTemplateTable>, organizationId: string | null, row: Selectable<CredentialTemplateVersionTable>): CredentialVersion {
+function toCredential(
+  head: Selectable<CredentialTemplateTable>,
+  organizationId: string | null,
+  row: Selectable<CredentialTemplateVersionTable>,
+): CredentialVersion {
   return {
     id: head.id,
     versionId: row.id,
@@ -115,7 +126,13 @@ function toCredential(head: Selectable<CredentialTemplateTable>, organizationId:
   };
 }
 
-function integrationRow(integrationId: string, versionNumber: number, author: Author, content: IntegrationContent, at: string): Selectable<IntegrationVersionTable> {
+function integrationRow(
+  integrationId: string,
+  versionNumber: number,
+  author: Author,
+  content: IntegrationContent,
+  at: string,
+): Selectable<IntegrationVersionTable> {
   return {
     id: randomUUID(),
     integration_id: integrationId,
@@ -134,7 +151,13 @@ function integrationRow(integrationId: string, versionNumber: number, author: Au
   };
 }
 
-function actionRow(actionId: string, versionNumber: number, author: Author, content: ActionContent, at: string): Selectable<IntegrationActionVersionTable> {
+function actionRow(
+  actionId: string,
+  versionNumber: number,
+  author: Author,
+  content: ActionContent,
+  at: string,
+): Selectable<IntegrationActionVersionTable> {
   return {
     id: randomUUID(),
     action_id: actionId,
@@ -150,7 +173,13 @@ function actionRow(actionId: string, versionNumber: number, author: Author, cont
   };
 }
 
-function credentialRow(credentialId: string, versionNumber: number, author: Author, content: CredentialContent, at: string): Selectable<CredentialTemplateVersionTable> {
+function credentialRow(
+  credentialId: string,
+  versionNumber: number,
+  author: Author,
+  content: CredentialContent,
+  at: string,
+): Selectable<CredentialTemplateVersionTable> {
   return {
     id: randomUUID(),
     credential_id: credentialId,
@@ -182,7 +211,11 @@ export class CatalogRepo {
   /** The providers of an organization, or the service's own with null. */
   async listProviders(organizationId: string | null): Promise<Provider[]> {
     const query = this.db.selectFrom('providers').selectAll();
-    const rows = await (organizationId === null ? query.where('organization_id', 'is', null) : query.where('organization_id', '=', organizationId))
+    const rows = await (
+      organizationId === null
+        ? query.where('organization_id', 'is', null)
+        : query.where('organization_id', '=', organizationId)
+    )
       .orderBy('created_at')
       .orderBy('id')
       .execute();
@@ -195,7 +228,11 @@ export class CatalogRepo {
   }
 
   /** A live idempotency record of this organization's key. */
-  async findIdempotency(organizationId: string, keyHash: string, notBefore: string): Promise<StoredIdempotency | undefined> {
+  async findIdempotency(
+    organizationId: string,
+    keyHash: string,
+    notBefore: string,
+  ): Promise<StoredIdempotency | undefined> {
     const row = await this.db
       .selectFrom('integration_idempotency')
       .selectAll()
@@ -212,9 +249,23 @@ export class CatalogRepo {
    * written in the same transaction; 'key-taken' means another request holds
    * the key (nothing of this one was kept).
    */
-  async createIntegration(organizationId: string | null, author: Author, draft: IntegrationDraft): Promise<IntegrationCreation>;
-  async createIntegration(organizationId: string | null, author: Author, draft: IntegrationDraft, claim: IdempotencyClaim): Promise<IntegrationCreation | 'key-taken'>;
-  async createIntegration(organizationId: string | null, author: Author, draft: IntegrationDraft, claim?: IdempotencyClaim): Promise<IntegrationCreation | 'key-taken'> {
+  async createIntegration(
+    organizationId: string | null,
+    author: Author,
+    draft: IntegrationDraft,
+  ): Promise<IntegrationCreation>;
+  async createIntegration(
+    organizationId: string | null,
+    author: Author,
+    draft: IntegrationDraft,
+    claim: IdempotencyClaim,
+  ): Promise<IntegrationCreation | 'key-taken'>;
+  async createIntegration(
+    organizationId: string | null,
+    author: Author,
+    draft: IntegrationDraft,
+    claim?: IdempotencyClaim,
+  ): Promise<IntegrationCreation | 'key-taken'> {
     try {
       return await this.db.transaction().execute(async (trx) => {
         const at = now();
@@ -235,11 +286,14 @@ export class CatalogRepo {
           const created = await this.insertAction(trx, head.id, organizationId, author, action, at);
           createdActions.push({ actionId: created.id, actionVersionId: created.versionId, name: created.name });
         }
-        const credential = draft.credential && (await this.insertCredential(trx, head.id, organizationId, author, draft.credential, at));
+        const credential =
+          draft.credential && (await this.insertCredential(trx, head.id, organizationId, author, draft.credential, at));
         const result: IntegrationCreation = {
           integration: toIntegration(head, version),
           createdActions,
-          createdCredential: credential ? { credentialId: credential.id, credentialVersionId: credential.versionId, name: credential.name } : null,
+          createdCredential: credential
+            ? { credentialId: credential.id, credentialVersionId: credential.versionId, name: credential.name }
+            : null,
         };
         if (claim) await this.claimKey(trx, claim, result, at);
         return result;
@@ -260,14 +314,33 @@ export class CatalogRepo {
       .execute();
     const inserted = await trx
       .insertInto('integration_idempotency')
-      .values({ organization_id: claim.organizationId, key_hash: claim.keyHash, request_hash: claim.requestHash, result: JSON.stringify(result), created_at: at })
+      .values({
+        organization_id: claim.organizationId,
+        key_hash: claim.keyHash,
+        request_hash: claim.requestHash,
+        result: JSON.stringify(result),
+        created_at: at,
+      })
       .onConflict((oc) => oc.columns(['organization_id', 'key_hash']).doNothing())
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) !== 1) throw new KeyTaken();
   }
 
-  private async insertAction(trx: Trx, integrationId: string, organizationId: string | null, author: Author, content: ActionContent, at: string): Promise<ActionVersion> {
-    const head: Selectable<IntegrationActionTable> = { id: randomUUID(), integration_id: integrationId, latest_version_number: 1, created_at: at, updated_at: at };
+  private async insertAction(
+    trx: Trx,
+    integrationId: string,
+    organizationId: string | null,
+    author: Author,
+    content: ActionContent,
+    at: string,
+  ): Promise<ActionVersion> {
+    const head: Selectable<IntegrationActionTable> = {
+      id: randomUUID(),
+      integration_id: integrationId,
+      latest_version_number: 1,
+      created_at: at,
+      updated_at: at,
+    };
     const row = actionRow(head.id, 1, author, content, at);
     await trx.insertInto('integration_actions').values(head).execute();
     await trx.insertInto('integration_action_versions').values(row).execute();
@@ -307,7 +380,12 @@ export class CatalogRepo {
    * touching the integration's row first serializes concurrent additions
    * (a row lock on Postgres), so the count cannot be raced past the limit.
    */
-  async addAction(integration: Pick<IntegrationVersion, 'id' | 'organizationId'>, author: Author, content: ActionContent, maxActions: number): Promise<ActionVersion | 'full'> {
+  async addAction(
+    integration: Pick<IntegrationVersion, 'id' | 'organizationId'>,
+    author: Author,
+    content: ActionContent,
+    maxActions: number,
+  ): Promise<ActionVersion | 'full'> {
     const at = now();
     return this.db.transaction().execute(async (trx) => {
       await trx.updateTable('integrations').set({ updated_at: at }).where('id', '=', integration.id).execute();
@@ -322,8 +400,14 @@ export class CatalogRepo {
   }
 
   /** Adds a credential template to an integration; undefined when its authType is taken (409). */
-  async addCredential(integration: Pick<IntegrationVersion, 'id' | 'organizationId'>, author: Author, content: CredentialContent): Promise<CredentialVersion | undefined> {
-    return this.db.transaction().execute((trx) => this.insertCredential(trx, integration.id, integration.organizationId, author, content, now()));
+  async addCredential(
+    integration: Pick<IntegrationVersion, 'id' | 'organizationId'>,
+    author: Author,
+    content: CredentialContent,
+  ): Promise<CredentialVersion | undefined> {
+    return this.db
+      .transaction()
+      .execute((trx) => this.insertCredential(trx, integration.id, integration.organizationId, author, content, now()));
   }
 
   /**
@@ -340,7 +424,11 @@ export class CatalogRepo {
     return Number(moved.numUpdatedRows) === 1;
   }
 
-  async addIntegrationVersion(base: IntegrationVersion, author: Author, content: IntegrationContent): Promise<IntegrationVersion | undefined> {
+  async addIntegrationVersion(
+    base: IntegrationVersion,
+    author: Author,
+    content: IntegrationContent,
+  ): Promise<IntegrationVersion | undefined> {
     const at = now();
     return this.db.transaction().execute(async (trx) => {
       if (!(await this.bumpVersion(trx, 'integrations', base.id, base.versionNumber, at))) return undefined;
@@ -351,30 +439,49 @@ export class CatalogRepo {
     });
   }
 
-  async addActionVersion(base: ActionVersion, author: Author, content: ActionContent): Promise<ActionVersion | undefined> {
+  async addActionVersion(
+    base: ActionVersion,
+    author: Author,
+    content: ActionContent,
+  ): Promise<ActionVersion | undefined> {
     const at = now();
     return this.db.transaction().execute(async (trx) => {
       if (!(await this.bumpVersion(trx, 'integration_actions', base.id, base.versionNumber, at))) return undefined;
       const row = actionRow(base.id, base.versionNumber + 1, author, content, at);
       await trx.insertInto('integration_action_versions').values(row).execute();
-      const head = await trx.selectFrom('integration_actions').selectAll().where('id', '=', base.id).executeTakeFirstOrThrow();
+      const head = await trx
+        .selectFrom('integration_actions')
+        .selectAll()
+        .where('id', '=', base.id)
+        .executeTakeFirstOrThrow();
       return toAction(head, base.organizationId, row);
     });
   }
 
-  async addCredentialVersion(base: CredentialVersion, author: Author, content: CredentialContent): Promise<CredentialVersion | undefined> {
+  async addCredentialVersion(
+    base: CredentialVersion,
+    author: Author,
+    content: CredentialContent,
+  ): Promise<CredentialVersion | undefined> {
     const at = now();
     return this.db.transaction().execute(async (trx) => {
       if (!(await this.bumpVersion(trx, 'credential_templates', base.id, base.versionNumber, at))) return undefined;
       const row = credentialRow(base.id, base.versionNumber + 1, author, content, at);
       await trx.insertInto('credential_template_versions').values(row).execute();
-      const head = await trx.selectFrom('credential_templates').selectAll().where('id', '=', base.id).executeTakeFirstOrThrow();
+      const head = await trx
+        .selectFrom('credential_templates')
+        .selectAll()
+        .where('id', '=', base.id)
+        .executeTakeFirstOrThrow();
       return toCredential(head, base.organizationId, row);
     });
   }
 
   /** A page of the latest versions of this organization's and the service's integrations, newest first. */
-  async listIntegrations(organizationId: string, page: { limit: number; offset: number }): Promise<IntegrationVersion[]> {
+  async listIntegrations(
+    organizationId: string,
+    page: { limit: number; offset: number },
+  ): Promise<IntegrationVersion[]> {
     const heads = await this.db
       .selectFrom('integrations')
       .selectAll()
@@ -387,9 +494,15 @@ export class CatalogRepo {
     if (heads.length === 0) return [];
     const rows = await this.db
       .selectFrom('integration_versions as v')
-      .innerJoin('integrations as i', (join) => join.onRef('v.integration_id', '=', 'i.id').onRef('v.version_number', '=', 'i.latest_version_number'))
+      .innerJoin('integrations as i', (join) =>
+        join.onRef('v.integration_id', '=', 'i.id').onRef('v.version_number', '=', 'i.latest_version_number'),
+      )
       .selectAll('v')
-      .where('i.id', 'in', heads.map((head) => head.id))
+      .where(
+        'i.id',
+        'in',
+        heads.map((head) => head.id),
+      )
       .execute();
     const byIntegration = new Map(rows.map((row) => [row.integration_id, row]));
     return heads.flatMap((head) => {
@@ -411,14 +524,26 @@ export class CatalogRepo {
   }
 
   async findIntegrationVersion(versionId: string): Promise<IntegrationVersion | undefined> {
-    const row = await this.db.selectFrom('integration_versions').selectAll().where('id', '=', versionId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('integration_versions')
+      .selectAll()
+      .where('id', '=', versionId)
+      .executeTakeFirst();
     if (!row) return undefined;
-    const head = await this.db.selectFrom('integrations').selectAll().where('id', '=', row.integration_id).executeTakeFirstOrThrow();
+    const head = await this.db
+      .selectFrom('integrations')
+      .selectAll()
+      .where('id', '=', row.integration_id)
+      .executeTakeFirstOrThrow();
     return toIntegration(head, row);
   }
 
   private async ownerOf(integrationId: string): Promise<string | null> {
-    const head = await this.db.selectFrom('integrations').select('organization_id').where('id', '=', integrationId).executeTakeFirstOrThrow();
+    const head = await this.db
+      .selectFrom('integrations')
+      .select('organization_id')
+      .where('id', '=', integrationId)
+      .executeTakeFirstOrThrow();
     return head.organization_id;
   }
 
@@ -436,9 +561,17 @@ export class CatalogRepo {
 
   /** One action version by its id: what a connection and an integration-action node pin. */
   async findActionVersion(versionId: string): Promise<ActionVersion | undefined> {
-    const row = await this.db.selectFrom('integration_action_versions').selectAll().where('id', '=', versionId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('integration_action_versions')
+      .selectAll()
+      .where('id', '=', versionId)
+      .executeTakeFirst();
     if (!row) return undefined;
-    const head = await this.db.selectFrom('integration_actions').selectAll().where('id', '=', row.action_id).executeTakeFirstOrThrow();
+    const head = await this.db
+      .selectFrom('integration_actions')
+      .selectAll()
+      .where('id', '=', row.action_id)
+      .executeTakeFirstOrThrow();
     return toAction(head, await this.ownerOf(head.integration_id), row);
   }
 
@@ -456,9 +589,17 @@ export class CatalogRepo {
 
   /** One credential template version by its id: what a connection validates its credentialData against. */
   async findCredentialVersion(versionId: string): Promise<CredentialVersion | undefined> {
-    const row = await this.db.selectFrom('credential_template_versions').selectAll().where('id', '=', versionId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('credential_template_versions')
+      .selectAll()
+      .where('id', '=', versionId)
+      .executeTakeFirst();
     if (!row) return undefined;
-    const head = await this.db.selectFrom('credential_templates').selectAll().where('id', '=', row.credential_id).executeTakeFirstOrThrow();
+    const head = await this.db
+      .selectFrom('credential_templates')
+      .selectAll()
+      .where('id', '=', row.credential_id)
+      .executeTakeFirstOrThrow();
     return toCredential(head, await this.ownerOf(head.integration_id), row);
   }
 
@@ -466,7 +607,9 @@ export class CatalogRepo {
   async latestActions(integration: Pick<IntegrationVersion, 'id' | 'organizationId'>): Promise<ActionVersion[]> {
     const rows = await this.db
       .selectFrom('integration_actions as a')
-      .innerJoin('integration_action_versions as v', (join) => join.onRef('v.action_id', '=', 'a.id').onRef('v.version_number', '=', 'a.latest_version_number'))
+      .innerJoin('integration_action_versions as v', (join) =>
+        join.onRef('v.action_id', '=', 'a.id').onRef('v.version_number', '=', 'a.latest_version_number'),
+      )
       .selectAll('v')
       .select(['a.integration_id', 'a.latest_version_number', 'a.created_at as head_created_at', 'a.updated_at'])
       .where('a.integration_id', '=', integration.id)
@@ -475,7 +618,13 @@ export class CatalogRepo {
       .execute();
     return rows.map((r) =>
       toAction(
-        { id: r.action_id, integration_id: r.integration_id, latest_version_number: r.latest_version_number, created_at: r.head_created_at, updated_at: r.updated_at },
+        {
+          id: r.action_id,
+          integration_id: r.integration_id,
+          latest_version_number: r.latest_version_number,
+          created_at: r.head_created_at,
+          updated_at: r.updated_at,
+        },
         integration.organizationId,
         r,
       ),
@@ -483,12 +632,22 @@ export class CatalogRepo {
   }
 
   /** The latest version of each credential template of an integration. */
-  async latestCredentials(integration: Pick<IntegrationVersion, 'id' | 'organizationId'>): Promise<CredentialVersion[]> {
+  async latestCredentials(
+    integration: Pick<IntegrationVersion, 'id' | 'organizationId'>,
+  ): Promise<CredentialVersion[]> {
     const rows = await this.db
       .selectFrom('credential_templates as c')
-      .innerJoin('credential_template_versions as v', (join) => join.onRef('v.credential_id', '=', 'c.id').onRef('v.version_number', '=', 'c.latest_version_number'))
+      .innerJoin('credential_template_versions as v', (join) =>
+        join.onRef('v.credential_id', '=', 'c.id').onRef('v.version_number', '=', 'c.latest_version_number'),
+      )
       .selectAll('v')
-      .select(['c.integration_id', 'c.auth_type', 'c.latest_version_number', 'c.created_at as head_created_at', 'c.updated_at'])
+      .select([
+        'c.integration_id',
+        'c.auth_type',
+        'c.latest_version_number',
+        'c.created_at as head_created_at',
+        'c.updated_at',
+      ])
       .where('c.integration_id', '=', integration.id)
       .orderBy('c.created_at')
       .orderBy('c.auth_type')

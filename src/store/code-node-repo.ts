@@ -63,7 +63,13 @@ function toVersion(node: Selectable<CodeNodeTable>, row: Selectable<CodeNodeVers
   };
 }
 
-function versionRow(codeNodeId: string, versionNumber: number, createdBy: string, content: CodeNodeContent, at: string): Selectable<CodeNodeVersionTable> {
+function versionRow(
+  codeNodeId: string,
+  versionNumber: number,
+  createdBy: string,
+  content: CodeNodeContent,
+  at: string,
+): Selectable<CodeNodeVersionTable> {
   return {
     id: randomUUID(),
     code_node_id: codeNodeId,
@@ -114,7 +120,12 @@ export class CodeNodeRepo {
    * when another update got there first (the caller re-reads and retries), so
    * no update is ever merged onto a stale base.
    */
-  async addVersion(codeNodeId: string, baseVersionNumber: number, createdBy: string, content: CodeNodeContent): Promise<CodeNodeVersion | undefined> {
+  async addVersion(
+    codeNodeId: string,
+    baseVersionNumber: number,
+    createdBy: string,
+    content: CodeNodeContent,
+  ): Promise<CodeNodeVersion | undefined> {
     const at = now();
     const next = baseVersionNumber + 1;
     return this.db.transaction().execute(async (trx) => {
@@ -127,7 +138,11 @@ export class CodeNodeRepo {
       if (Number(moved.numUpdatedRows) !== 1) return undefined;
       const row = versionRow(codeNodeId, next, createdBy, content, at);
       await trx.insertInto('code_node_versions').values(row).execute();
-      const node = await trx.selectFrom('code_nodes').selectAll().where('id', '=', codeNodeId).executeTakeFirstOrThrow();
+      const node = await trx
+        .selectFrom('code_nodes')
+        .selectAll()
+        .where('id', '=', codeNodeId)
+        .executeTakeFirstOrThrow();
       return toVersion(node, row);
     });
   }
@@ -147,9 +162,17 @@ export class CodeNodeRepo {
 
   /** One version by its versionId, whichever is newest; what a workflow's code node pins. */
   async findVersion(versionId: string): Promise<CodeNodeVersion | undefined> {
-    const row = await this.db.selectFrom('code_node_versions').selectAll().where('id', '=', versionId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('code_node_versions')
+      .selectAll()
+      .where('id', '=', versionId)
+      .executeTakeFirst();
     if (!row) return undefined;
-    const node = await this.db.selectFrom('code_nodes').selectAll().where('id', '=', row.code_node_id).executeTakeFirstOrThrow();
+    const node = await this.db
+      .selectFrom('code_nodes')
+      .selectAll()
+      .where('id', '=', row.code_node_id)
+      .executeTakeFirstOrThrow();
     return toVersion(node, row);
   }
 
@@ -157,7 +180,11 @@ export class CodeNodeRepo {
    * A version only when it belongs to this code node of this organization:
    * what a workflow's `{ code_id, code_version_id }` may run.
    */
-  async findVersionIn(organizationId: string, codeNodeId: string, versionId: string): Promise<CodeNodeVersion | undefined> {
+  async findVersionIn(
+    organizationId: string,
+    codeNodeId: string,
+    versionId: string,
+  ): Promise<CodeNodeVersion | undefined> {
     const version = await this.findVersion(versionId);
     return version && version.id === codeNodeId && version.organizationId === organizationId ? version : undefined;
   }

@@ -29,7 +29,9 @@ export function openStore(dataDir: string, databaseUrl?: string): Store {
     const url = new URL(databaseUrl);
     return { db, dialect: 'postgres', location: `postgres://${url.host}${url.pathname}`, close: () => db.destroy() };
   }
-  const file = databaseUrl ? path.resolve(dataDir, databaseUrl.replace(/^sqlite:\/\//, '')) : path.join(dataDir, 'caseflow.db');
+  const file = databaseUrl
+    ? path.resolve(dataDir, databaseUrl.replace(/^sqlite:\/\//, ''))
+    : path.join(dataDir, 'caseflow.db');
   mkdirSync(path.dirname(file), { recursive: true });
   const database = new SQLite(file);
   database.pragma('journal_mode = WAL');
@@ -70,7 +72,9 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   // kysely looks for its own tables in any schema unless told which: with two
   // databases in one Postgres (one schema each) it would find the other's.
   const migrationTableSchema =
-    db.getExecutor().adapter instanceof PostgresAdapter ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema : undefined;
+    db.getExecutor().adapter instanceof PostgresAdapter
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+      : undefined;
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },

@@ -60,7 +60,12 @@ function toSnapshot(row: Selectable<DiscoveryProcessVersionTable>): ProcessSnaps
 export class DiscoveryRepo {
   constructor(private readonly db: Db) {}
 
-  async create(input: { organizationId: string; workspaceId: string; createdBy: string; content: ProcessContent }): Promise<ProcessRecord> {
+  async create(input: {
+    organizationId: string;
+    workspaceId: string;
+    createdBy: string;
+    content: ProcessContent;
+  }): Promise<ProcessRecord> {
     const at = now();
     const row: Selectable<DiscoveryProcessTable> = {
       id: randomUUID(),
@@ -78,7 +83,11 @@ export class DiscoveryRepo {
   }
 
   async find(processId: string): Promise<ProcessRecord | undefined> {
-    const row = await this.db.selectFrom('discovery_processes').selectAll().where('id', '=', processId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('discovery_processes')
+      .selectAll()
+      .where('id', '=', processId)
+      .executeTakeFirst();
     return row && toProcess(row);
   }
 
@@ -86,7 +95,11 @@ export class DiscoveryRepo {
    * Replaces the document when the process is still at `baseRevision`;
    * undefined when another update got there first (the caller re-reads).
    */
-  async replaceContent(processId: string, baseRevision: number, content: ProcessContent): Promise<ProcessRecord | undefined> {
+  async replaceContent(
+    processId: string,
+    baseRevision: number,
+    content: ProcessContent,
+  ): Promise<ProcessRecord | undefined> {
     const row = await this.db
       .updateTable('discovery_processes')
       .set({ content: JSON.stringify(content), revision: baseRevision + 1, updated_at: now() })
@@ -125,7 +138,11 @@ export class DiscoveryRepo {
   }
 
   async findSnapshot(processVersionId: string): Promise<ProcessSnapshotRecord | undefined> {
-    const row = await this.db.selectFrom('discovery_process_versions').selectAll().where('id', '=', processVersionId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('discovery_process_versions')
+      .selectAll()
+      .where('id', '=', processVersionId)
+      .executeTakeFirst();
     return row && toSnapshot(row);
   }
 }

@@ -105,13 +105,23 @@ export class FileRepo {
    * concurrent uploads to one URL exactly one wins, on SQLite and Postgres alike.
    */
   async claimForUpload(id: string): Promise<boolean> {
-    const result = await this.db.updateTable('files').set({ status: 'receiving' }).where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();
+    const result = await this.db
+      .updateTable('files')
+      .set({ status: 'receiving' })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
 
   /** Gives the slot back after a failed upload, so the URL works again until it expires. */
   async releaseClaim(id: string): Promise<void> {
-    await this.db.updateTable('files').set({ status: 'pending' }).where('id', '=', id).where('status', '=', 'receiving').execute();
+    await this.db
+      .updateTable('files')
+      .set({ status: 'pending' })
+      .where('id', '=', id)
+      .where('status', '=', 'receiving')
+      .execute();
   }
 
   async markUploaded(id: string, sizeBytes: number): Promise<void> {
@@ -143,7 +153,11 @@ export class FileRepo {
    * conditional upsert so parallel nodes (and workers) cannot overshoot.
    * False, counting nothing, when the read would pass either limit.
    */
-  async reserveCaseRead(caseId: string, bytes: number, limits: { maxFiles: number; maxBytes: number }): Promise<boolean> {
+  async reserveCaseRead(
+    caseId: string,
+    bytes: number,
+    limits: { maxFiles: number; maxBytes: number },
+  ): Promise<boolean> {
     if (limits.maxFiles < 1 || bytes > limits.maxBytes) return false;
     const result = await this.db
       .insertInto('case_file_reads')
@@ -151,8 +165,13 @@ export class FileRepo {
       .onConflict((oc) =>
         oc
           .column('case_id')
-          .doUpdateSet({ files: sql<number>`case_file_reads.files + 1`, bytes: sql<number>`case_file_reads.bytes + ${bytes}` })
-          .where(sql<boolean>`case_file_reads.files + 1 <= ${limits.maxFiles} and case_file_reads.bytes + ${bytes} <= ${limits.maxBytes}`),
+          .doUpdateSet({
+            files: sql<number>`case_file_reads.files + 1`,
+            bytes: sql<number>`case_file_reads.bytes + ${bytes}`,
+          })
+          .where(
+            sql<boolean>`case_file_reads.files + 1 <= ${limits.maxFiles} and case_file_reads.bytes + ${bytes} <= ${limits.maxBytes}`,
+          ),
       )
       .executeTakeFirst();
     return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
@@ -178,7 +197,9 @@ export class FileRepo {
         ];
         if (viewer.scope.type === 'organization') readable.push(eb('access_scope', '=', 'workspace'));
         else if (viewer.scope.workspaceIds.length > 0) {
-          readable.push(eb.and([eb('access_scope', '=', 'workspace'), eb('workspace_id', 'in', viewer.scope.workspaceIds)]));
+          readable.push(
+            eb.and([eb('access_scope', '=', 'workspace'), eb('workspace_id', 'in', viewer.scope.workspaceIds)]),
+          );
         }
         return eb.or(readable);
       });
@@ -188,7 +209,12 @@ export class FileRepo {
     }
     if (filter.accessScope !== undefined) query = query.where('access_scope', '=', filter.accessScope);
     if (filter.extension !== undefined) query = query.where('extension', '=', filter.extension);
-    const rows = await query.orderBy('created_at', 'desc').orderBy('id').limit(filter.limit).offset(filter.offset).execute();
+    const rows = await query
+      .orderBy('created_at', 'desc')
+      .orderBy('id')
+      .limit(filter.limit)
+      .offset(filter.offset)
+      .execute();
     return rows.map(toRecord);
   }
 }

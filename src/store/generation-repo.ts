@@ -31,7 +31,12 @@ function toRun(r: Selectable<GenerationRunTable>): StoredRun {
 export class GenerationRepo {
   constructor(private readonly db: Db) {}
 
-  async insert(run: { organizationId: string; workspaceId: string; createdBy: string; record: GenerationRunRecord }): Promise<void> {
+  async insert(run: {
+    organizationId: string;
+    workspaceId: string;
+    createdBy: string;
+    record: GenerationRunRecord;
+  }): Promise<void> {
     await this.db
       .insertInto('generation_runs')
       .values({
@@ -54,13 +59,24 @@ export class GenerationRepo {
   }
 
   async find(workflowId: string, runId: string): Promise<StoredRun | undefined> {
-    const r = await this.db.selectFrom('generation_runs').selectAll().where('id', '=', runId).where('workflow_id', '=', workflowId).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('generation_runs')
+      .selectAll()
+      .where('id', '=', runId)
+      .where('workflow_id', '=', workflowId)
+      .executeTakeFirst();
     return r && toRun(r);
   }
 
   /** The workflow's most recent run. */
   async latest(workflowId: string): Promise<StoredRun | undefined> {
-    const r = await this.db.selectFrom('generation_runs').selectAll().where('workflow_id', '=', workflowId).orderBy('started_at', 'desc').limit(1).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('generation_runs')
+      .selectAll()
+      .where('workflow_id', '=', workflowId)
+      .orderBy('started_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
     return r && toRun(r);
   }
 
@@ -115,7 +131,9 @@ export class GenerationRepo {
     const row = await this.db
       .insertInto('rate_limit_windows')
       .values({ bucket, window_start: windowStart, hits: 1 })
-      .onConflict((oc) => oc.columns(['bucket', 'window_start']).doUpdateSet({ hits: sql<number>`rate_limit_windows.hits + 1` }))
+      .onConflict((oc) =>
+        oc.columns(['bucket', 'window_start']).doUpdateSet({ hits: sql<number>`rate_limit_windows.hits + 1` }),
+      )
       .returning('hits')
       .executeTakeFirstOrThrow();
     return Number(row.hits);

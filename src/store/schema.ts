@@ -11,7 +11,8 @@ import type { GenerationTables } from './tables/generation.js';
 
 /** Every table of the store; each area adds its tables interface here. */
 export interface Database
-  extends TenancyTables,
+  extends
+    TenancyTables,
     WorkflowTables,
     CallbackTables,
     FileTables,

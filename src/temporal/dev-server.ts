@@ -41,11 +41,31 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const pidFile = path.join(options.dataDir, 'temporal-dev-server.pid');
   await killOrphan(pidFile, options.logger);
   const ip = options.ip ?? '127.0.0.1';
-  const args = ['server', 'start-dev', '--ip', ip, '--port', String(options.port), '--namespace', options.namespace, '--log-level', 'error', '--log-format', 'json'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    ip,
+    '--port',
+    String(options.port),
+    '--namespace',
+    options.namespace,
+    '--log-level',
+    'error',
+    '--log-format',
+    'json',
+  ];
   if (options.dbFilename) {
     // WAL with NORMAL sync: no fsync per history write, still crash-consistent;
     // the same trade the service's own SQLite store makes.
-    args.push('--db-filename', options.dbFilename, '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
+    args.push(
+      '--db-filename',
+      options.dbFilename,
+      '--sqlite-pragma',
+      'journal_mode=wal',
+      '--sqlite-pragma',
+      'synchronous=normal',
+    );
   }
   // The UI's news feed would reach out to the internet on every page load.
   if (options.ui) args.push('--ui-port', String(options.uiPort), '--ui-disable-news-fetch');
@@ -85,14 +105,24 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   };
 }
 
-const serverLevels: Record<string, 'debug' | 'info' | 'warn' | 'error'> = { DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
+const serverLevels: Record<string, 'debug' | 'info' | 'warn' | 'error'> = {
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+};
 
 /**
  * Re-logs the server's JSON lines as our own events (its message, its level,
  * its fields under `temporal`). While we stop it, its complaints about
  * cancelled polls are expected and only shown at debug level.
  */
-function forwardServerLog(stream: Readable | null, log: Logger, fallback: 'info' | 'warn', stopping: () => boolean): void {
+function forwardServerLog(
+  stream: Readable | null,
+  log: Logger,
+  fallback: 'info' | 'warn',
+  stopping: () => boolean,
+): void {
   if (!stream) return;
   createInterface({ input: stream }).on('line', (line) => {
     if (!line.trim()) return;
@@ -109,7 +139,10 @@ function forwardServerLog(stream: Readable | null, log: Logger, fallback: 'info'
     }
     const { msg, level, time: _time, ...fields } = parsed;
     const mapped = serverLevels[String(level)] ?? fallback;
-    log[stopping() ? 'debug' : mapped]({ temporal: fields }, `temporal server: ${typeof msg === 'string' ? msg : 'log line'}`);
+    log[stopping() ? 'debug' : mapped](
+      { temporal: fields },
+      `temporal server: ${typeof msg === 'string' ? msg : 'log line'}`,
+    );
   });
 }
 

@@ -15,7 +15,11 @@ export interface WorkerOptions {
 }
 
 /** A worker over the prebuilt workflow bundle and every activity. */
-export async function createWorker(temporal: TemporalHandle, deps: ActivityDeps, options: WorkerOptions): Promise<Worker> {
+export async function createWorker(
+  temporal: TemporalHandle,
+  deps: ActivityDeps,
+  options: WorkerOptions,
+): Promise<Worker> {
   if (!existsSync(workflowBundlePath)) {
     throw new Error(`workflow bundle missing at ${workflowBundlePath}: run \`npm run build\``);
   }

@@ -4,7 +4,14 @@ import { issueKey } from '../auth/api-keys.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { grants as allGrants } from '../auth/grants.js';
 import type { ApiKeyRecord, Membership, Organization, TenancyRepo, User, Workspace } from '../store/tenancy-repo.js';
-import type { addMemberInput, createKeyInput, createOrganizationInput, createUserInput, createWorkspaceInput, KeyView } from './schemas.js';
+import type {
+  addMemberInput,
+  createKeyInput,
+  createOrganizationInput,
+  createUserInput,
+  createWorkspaceInput,
+  KeyView,
+} from './schemas.js';
 
 export class TenancyError extends Error {
   constructor(
@@ -50,7 +57,9 @@ export class TenancyService {
 
   /** The workspaces of the key's organization that the key reaches with at least one of its grants. */
   async reachableWorkspaces(auth: AuthContext): Promise<Workspace[]> {
-    return (await this.repo.listWorkspaces(auth.organizationId)).filter((w) => [...auth.grants].some((g) => canUseWorkspace(auth, w, g)));
+    return (await this.repo.listWorkspaces(auth.organizationId)).filter((w) =>
+      [...auth.grants].some((g) => canUseWorkspace(auth, w, g)),
+    );
   }
 
   createOrganization(input: z.output<typeof createOrganizationInput>): Promise<Organization> {
@@ -78,7 +87,8 @@ export class TenancyService {
   }
 
   async createUser(input: z.output<typeof createUserInput>): Promise<User> {
-    if (await this.repo.findUser(input.email)) throw new TenancyError('conflict', `A user with email ${input.email} exists`);
+    if (await this.repo.findUser(input.email))
+      throw new TenancyError('conflict', `A user with email ${input.email} exists`);
     if (input.organizationId) await this.organization(input.organizationId);
     const user = await this.repo.createUser(input.email, input.name);
     if (input.organizationId) await this.repo.addMember(input.organizationId, user.id, input.role);
@@ -91,8 +101,10 @@ export class TenancyService {
 
   async addMember(organizationId: string, input: z.output<typeof addMemberInput>): Promise<Membership> {
     await this.organization(organizationId);
-    if (!(await this.repo.findUser(input.userId))) throw new TenancyError('not_found', `User ${input.userId} does not exist`);
-    if (await this.repo.isMember(organizationId, input.userId)) throw new TenancyError('conflict', 'The user is already a member');
+    if (!(await this.repo.findUser(input.userId)))
+      throw new TenancyError('not_found', `User ${input.userId} does not exist`);
+    if (await this.repo.isMember(organizationId, input.userId))
+      throw new TenancyError('conflict', 'The user is already a member');
     return this.repo.addMember(organizationId, input.userId, input.role);
   }
 
@@ -111,9 +123,11 @@ export class TenancyService {
     if (input.workspaceIds) {
       const own = new Set((await this.repo.listWorkspaces(input.organizationId)).map((w) => w.id));
       const foreign = input.workspaceIds.filter((id) => !own.has(id));
-      if (foreign.length > 0) throw new TenancyError('invalid', `Workspaces not in the organization: ${foreign.join(', ')}`);
+      if (foreign.length > 0)
+        throw new TenancyError('invalid', `Workspaces not in the organization: ${foreign.join(', ')}`);
     }
-    if (input.expiresAt && new Date(input.expiresAt) <= new Date()) throw new TenancyError('invalid', 'expiresAt is in the past');
+    if (input.expiresAt && new Date(input.expiresAt) <= new Date())
+      throw new TenancyError('invalid', 'expiresAt is in the past');
     const issued = issueKey();
     const record = await this.repo.insertKey({
       id: issued.id,
@@ -149,9 +163,15 @@ export class TenancyService {
     if ((await this.repo.countOrganizations()) > 0) return undefined;
     const organization = await this.repo.createOrganization('Default organization', true);
     const workspace = await this.repo.createWorkspace(organization.id, 'Default workspace');
-    const user = (await this.repo.findUser('admin@localhost')) ?? (await this.repo.createUser('admin@localhost', 'Administrator'));
+    const user =
+      (await this.repo.findUser('admin@localhost')) ?? (await this.repo.createUser('admin@localhost', 'Administrator'));
     await this.repo.addMember(organization.id, user.id, 'owner');
-    const key = await this.createKey({ organizationId: organization.id, userId: user.id, name: 'default', grants: [...allGrants] });
+    const key = await this.createKey({
+      organizationId: organization.id,
+      userId: user.id,
+      name: 'default',
+      grants: [...allGrants],
+    });
     return { organization, workspace, user, key };
   }
 

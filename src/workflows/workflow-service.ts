@@ -59,7 +59,10 @@ function invalidGraph(problems: GraphProblem[]): DomainError {
   const first = problems[0];
   return DomainError.invalidFields(
     problems.map((p) => ({ field: `body.${p.path}`, message: p.message })),
-    { message: `Invalid workflow graph${first ? `: ${first.path}: ${first.message}` : ''}`, metadata: { violations: problems } },
+    {
+      message: `Invalid workflow graph${first ? `: ${first.path}: ${first.message}` : ''}`,
+      metadata: { violations: problems },
+    },
   );
 }
 
@@ -94,7 +97,10 @@ export class WorkflowService {
   }
 
   async create(auth: AuthContext, workspace: Workspace, input: NewWorkflow): Promise<WorkflowWithVersion> {
-    const graph = input.nodes === undefined && input.edges === undefined ? defaultGraph() : checkedGraph({ nodes: input.nodes ?? {}, edges: input.edges ?? {} });
+    const graph =
+      input.nodes === undefined && input.edges === undefined
+        ? defaultGraph()
+        : checkedGraph({ nodes: input.nodes ?? {}, edges: input.edges ?? {} });
     await this.gates.gateInlineSources(auth, graph);
     await this.checkReferences(auth, workspace.id, graph);
     return this.repo.create({
@@ -117,15 +123,24 @@ export class WorkflowService {
     return workflow;
   }
 
-  async details(auth: AuthContext, workflowId: string, pin: VersionPin, page: { limit: number; cursor?: number }): Promise<WorkflowDetails> {
+  async details(
+    auth: AuthContext,
+    workflowId: string,
+    pin: VersionPin,
+    page: { limit: number; cursor?: number },
+  ): Promise<WorkflowDetails> {
     const workflow = await this.load(auth, workflowId, 'workflow:read');
     const latest = await this.repo.latestVersion(workflow.id);
     if (!latest) throw DomainError.notFound(`Workflow ${workflow.id} has no versions`);
     const version = isPinned(pin) ? await pinnedVersion(this.repo, workflow.id, pin) : latest;
     const active = await this.repo.latestActiveVersion(workflow.id);
-    const versions = await this.repo.listVersionSummaries(workflow.id, { limit: page.limit, beforeNumber: page.cursor });
+    const versions = await this.repo.listVersionSummaries(workflow.id, {
+      limit: page.limit,
+      beforeNumber: page.cursor,
+    });
     const last = versions[versions.length - 1];
-    const nextVersionsCursor = versions.length === page.limit && last && last.versionNumber > 1 ? last.versionNumber : null;
+    const nextVersionsCursor =
+      versions.length === page.limit && last && last.versionNumber > 1 ? last.versionNumber : null;
     return { workflow, version, latest, active, versions, nextVersionsCursor };
   }
 
@@ -137,7 +152,10 @@ export class WorkflowService {
     let graph: WorkflowGraph | undefined;
     if (changes.nodes !== undefined || changes.edges !== undefined) {
       const latest = await this.repo.latestVersion(workflow.id);
-      graph = checkedGraph({ nodes: changes.nodes ?? latest?.graph.nodes ?? {}, edges: changes.edges ?? latest?.graph.edges ?? {} });
+      graph = checkedGraph({
+        nodes: changes.nodes ?? latest?.graph.nodes ?? {},
+        edges: changes.edges ?? latest?.graph.edges ?? {},
+      });
       await this.gates.gateInlineSources(auth, graph);
       await this.checkReferences(auth, workflow.workspaceId, graph);
     }
@@ -154,7 +172,9 @@ export class WorkflowService {
 
   /** Makes the pinned version (by default the latest) the active one; the others become inactive. */
   async activate(workflow: WorkflowRecord, pin: VersionPin): Promise<WorkflowStatus> {
-    const version = isPinned(pin) ? await pinnedVersion(this.repo, workflow.id, pin) : await this.repo.latestVersion(workflow.id);
+    const version = isPinned(pin)
+      ? await pinnedVersion(this.repo, workflow.id, pin)
+      : await this.repo.latestVersion(workflow.id);
     if (!version) throw DomainError.notFound(`Workflow ${workflow.id} has no versions`);
     await this.repo.setVersionStatus(workflow.id, version.id, 'active');
     return this.status(workflow.id);
@@ -162,13 +182,18 @@ export class WorkflowService {
 
   /** Deactivates the pinned version, or without a pin every version. */
   async deactivate(workflow: WorkflowRecord, pin: VersionPin): Promise<WorkflowStatus> {
-    if (isPinned(pin)) await this.repo.setVersionStatus(workflow.id, (await pinnedVersion(this.repo, workflow.id, pin)).id, 'inactive');
+    if (isPinned(pin))
+      await this.repo.setVersionStatus(workflow.id, (await pinnedVersion(this.repo, workflow.id, pin)).id, 'inactive');
     else await this.repo.deactivateAllVersions(workflow.id);
     return this.status(workflow.id);
   }
 
   /** The version a run of this workflow would use, for a caller with Workflow: Read. */
-  async runnable(auth: AuthContext, workflowId: string, pin: VersionPin): Promise<{ workflow: WorkflowRecord; snapshot: WorkflowVersionSnapshot }> {
+  async runnable(
+    auth: AuthContext,
+    workflowId: string,
+    pin: VersionPin,
+  ): Promise<{ workflow: WorkflowRecord; snapshot: WorkflowVersionSnapshot }> {
     const workflow = await this.load(auth, workflowId, 'workflow:read');
     return { workflow, snapshot: await this.resolveForRun(auth.organizationId, { workflowId: workflow.id }, pin) };
   }

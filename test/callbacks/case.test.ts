@@ -12,7 +12,9 @@ describe('callbacks from real cases', () => {
   const receivers: Receiver[] = [];
 
   beforeAll(async () => {
-    svc = await startTestService({ config: { callbacks: { initialIntervalMs: 1000, maximumIntervalMs: 1000, maxElapsedMs: 20_000 } } });
+    svc = await startTestService({
+      config: { callbacks: { initialIntervalMs: 1000, maximumIntervalMs: 1000, maxElapsedMs: 20_000 } },
+    });
     const g = new Graph();
     const input = g.input([{ name: 'greeting' }]);
     const output = g.output([{ name: 'greeting' }]);
@@ -34,13 +36,20 @@ describe('callbacks from real cases', () => {
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
     await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(1);
 
-    const secret = (await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`)).body.secret as string;
+    const secret = (await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`)).body
+      .secret as string;
     const call = hook.received[0]!;
     const payload = new Webhook(secret).verify(call.body, call.headers as Record<string, string>);
     expect(payload).toEqual({ caseId, status: 'COMPLETED', results: await results(svc, caseId) });
 
     await expect
-      .poll(async () => ((await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ status: string }>)[0]?.status, { timeout: 10_000 })
+      .poll(
+        async () =>
+          (
+            (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ status: string }>
+          )[0]?.status,
+        { timeout: 10_000 },
+      )
       .toBe('delivered');
   });
 
@@ -50,11 +59,17 @@ describe('callbacks from real cases', () => {
     receivers.push(hook);
     const caseId = await startCase(svc, workflowId, { greeting: 'fast' }, { callbackUrl: hook.url });
     await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(1);
-    const [delivery] = (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ status: string; workflowId: string; attempts: unknown[] }>;
+    const [delivery] = (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{
+      status: string;
+      workflowId: string;
+      attempts: unknown[];
+    }>;
     expect(delivery).toMatchObject({ status: 'delivered', workflowId: `case-${caseId}` });
     expect(delivery?.attempts).toHaveLength(1);
     const { client } = svc.service.context.temporal;
-    await expect(client.workflow.getHandle(`callback-${caseId}`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    await expect(client.workflow.getHandle(`callback-${caseId}`).describe()).rejects.toBeInstanceOf(
+      WorkflowNotFoundError,
+    );
   });
 
   it('lists no delivery and refuses to redeliver for a case run without a callbackUrl', async () => {
@@ -69,14 +84,29 @@ describe('callbacks from real cases', () => {
 
   it('never holds the case back while the receiver is down, and delivers later', async () => {
     const port = await freePort();
-    const caseId = await startCase(svc, workflowId, { greeting: 'later' }, { callbackUrl: `http://127.0.0.1:${port}/hook` });
+    const caseId = await startCase(
+      svc,
+      workflowId,
+      { greeting: 'later' },
+      { callbackUrl: `http://127.0.0.1:${port}/hook` },
+    );
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
     await expect
-      .poll(async () => ((await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ attemptCount: number }>)[0]?.attemptCount ?? 0, {
-        timeout: 15_000,
-      })
+      .poll(
+        async () =>
+          (
+            (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{
+              attemptCount: number;
+            }>
+          )[0]?.attemptCount ?? 0,
+        {
+          timeout: 15_000,
+        },
+      )
       .toBeGreaterThanOrEqual(1);
-    const pending = (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ status: string }>;
+    const pending = (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{
+      status: string;
+    }>;
     expect(pending[0]?.status).toBe('pending');
     expect((await svc.request('GET', `/api/v1/case/${caseId}/status`)).body.status).toBe('COMPLETED');
 
@@ -84,12 +114,25 @@ describe('callbacks from real cases', () => {
     await hook.listen(port);
     receivers.push(hook);
     await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(1);
-    expect(JSON.parse(hook.received[0]!.body)).toMatchObject({ caseId, status: 'COMPLETED', results: { greeting: { value: 'later' } } });
+    expect(JSON.parse(hook.received[0]!.body)).toMatchObject({
+      caseId,
+      status: 'COMPLETED',
+      results: { greeting: { value: 'later' } },
+    });
     // Attempt 1 was the case run's own; the retry workflow carried on from attempt 2, numbering without gaps or repeats.
     await expect
-      .poll(async () => ((await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ status: string }>)[0]?.status, { timeout: 10_000 })
+      .poll(
+        async () =>
+          (
+            (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ status: string }>
+          )[0]?.status,
+        { timeout: 10_000 },
+      )
       .toBe('delivered');
-    const [delivery] = (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ workflowId: string; attempts: Array<{ attempt: number }> }>;
+    const [delivery] = (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{
+      workflowId: string;
+      attempts: Array<{ attempt: number }>;
+    }>;
     expect(delivery?.workflowId).toBe(`callback-${caseId}`);
     const numbers = delivery?.attempts.map((a) => a.attempt) ?? [];
     expect(numbers).toEqual(numbers.map((_n, i) => i + 1));

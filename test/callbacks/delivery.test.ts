@@ -21,7 +21,13 @@ interface DeliveryView {
 
 // A short schedule so retries happen within a test: 1 s, 2 s, 2 s, … for at most 6 s. (Temporal's timers
 // have about one second of granularity, so shorter intervals would not show the backoff.)
-const schedule = { initialIntervalMs: 1000, backoffCoefficient: 2, maximumIntervalMs: 2000, maxElapsedMs: 6000, timeoutMs: 2000 };
+const schedule = {
+  initialIntervalMs: 1000,
+  backoffCoefficient: 2,
+  maximumIntervalMs: 2000,
+  maxElapsedMs: 6000,
+  timeoutMs: 2000,
+};
 
 describe('case completion callbacks', () => {
   let svc: TestService;
@@ -47,7 +53,11 @@ describe('case completion callbacks', () => {
   }
 
   async function startDelivery(args: CallbackDeliveryInput, workflowId = `callback-${args.caseId}`) {
-    return svc.service.context.temporal.client.workflow.start('callbackDelivery', { taskQueue: svc.taskQueue, workflowId, args: [args] });
+    return svc.service.context.temporal.client.workflow.start('callbackDelivery', {
+      taskQueue: svc.taskQueue,
+      workflowId,
+      args: [args],
+    });
   }
 
   async function deliveries(caseId: string, key?: string): Promise<DeliveryView[]> {
@@ -64,7 +74,12 @@ describe('case completion callbacks', () => {
   }
 
   async function makeKey(grants: string[]): Promise<string> {
-    const res = await svc.admin('POST', '/admin/keys', { organizationId: svc.organizationId, userId: svc.userId, name: 'limited', grants });
+    const res = await svc.admin('POST', '/admin/keys', {
+      organizationId: svc.organizationId,
+      userId: svc.userId,
+      name: 'limited',
+      grants,
+    });
     expect(res.status).toBe(201);
     return (res.body as { key: string }).key;
   }
@@ -98,20 +113,42 @@ describe('case completion callbacks', () => {
     const secret = await currentSecret();
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     expect(new Webhook(secret).verify(call.body, call.headers as Record<string, string>)).toEqual(args.body);
-    expect(() => new Webhook(secret).verify(call.body.replace('42', '43'), call.headers as Record<string, string>)).toThrow(WebhookVerificationError);
+    expect(() =>
+      new Webhook(secret).verify(call.body.replace('42', '43'), call.headers as Record<string, string>),
+    ).toThrow(WebhookVerificationError);
     const otherSecret = 'whsec_' + Buffer.alloc(24, 7).toString('base64');
-    expect(() => new Webhook(otherSecret).verify(call.body, call.headers as Record<string, string>)).toThrow(WebhookVerificationError);
+    expect(() => new Webhook(otherSecret).verify(call.body, call.headers as Record<string, string>)).toThrow(
+      WebhookVerificationError,
+    );
 
     const [delivery] = await deliveries(args.caseId);
-    expect(delivery).toMatchObject({ id: args.deliveryId, url: hook.url, status: 'delivered', attemptCount: 1, nextAttemptAt: null, payload: args.body });
+    expect(delivery).toMatchObject({
+      id: args.deliveryId,
+      url: hook.url,
+      status: 'delivered',
+      attemptCount: 1,
+      nextAttemptAt: null,
+      payload: args.body,
+    });
     expect(delivery!.attempts).toEqual([
-      { attempt: 1, startedAt: expect.any(String), durationMs: expect.any(Number), responseStatus: 200, responseBody: 'ok', error: null },
+      {
+        attempt: 1,
+        startedAt: expect.any(String),
+        durationMs: expect.any(Number),
+        responseStatus: 200,
+        responseBody: 'ok',
+        error: null,
+      },
     ]);
   });
 
   it('keeps the secret encrypted in the store', async () => {
     const secret = await currentSecret();
-    const row = await svc.service.context.store.db.selectFrom('webhook_secrets').selectAll().where('workspace_id', '=', svc.workspaceId).executeTakeFirstOrThrow();
+    const row = await svc.service.context.store.db
+      .selectFrom('webhook_secrets')
+      .selectAll()
+      .where('workspace_id', '=', svc.workspaceId)
+      .executeTakeFirstOrThrow();
     expect(row.secret_ciphertext).toMatch(/^v1:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/);
     expect(JSON.stringify(row)).not.toContain(secret.slice('whsec_'.length));
   });
@@ -135,7 +172,12 @@ describe('case completion callbacks', () => {
       .toBeGreaterThanOrEqual(2);
     expect(seen).toMatchObject({ status: 'pending' });
     expect(seen!.nextAttemptAt).not.toBeNull();
-    expect(seen!.attempts[0]).toMatchObject({ attempt: 1, responseStatus: null, responseBody: null, error: expect.stringContaining('ECONNREFUSED') });
+    expect(seen!.attempts[0]).toMatchObject({
+      attempt: 1,
+      responseStatus: null,
+      responseBody: null,
+      error: expect.stringContaining('ECONNREFUSED'),
+    });
 
     const hook = await receiver(undefined, port);
     const result = (await handle.result()) as CallbackDeliveryResult;
@@ -143,7 +185,12 @@ describe('case completion callbacks', () => {
     expect(result.attempts).toBeGreaterThanOrEqual(3);
     expect(hook.received).toHaveLength(1);
     expect(hook.received[0]!.headers['webhook-id']).toBe(args.deliveryId);
-    expect(new Webhook(await currentSecret()).verify(hook.received[0]!.body, hook.received[0]!.headers as Record<string, string>)).toEqual(args.body);
+    expect(
+      new Webhook(await currentSecret()).verify(
+        hook.received[0]!.body,
+        hook.received[0]!.headers as Record<string, string>,
+      ),
+    ).toEqual(args.body);
 
     const [delivery] = await deliveries(args.caseId);
     expect(delivery).toMatchObject({ status: 'delivered', attemptCount: result.attempts, nextAttemptAt: null });
@@ -169,7 +216,12 @@ describe('case completion callbacks', () => {
     expect(new Set(hook.received.map((c) => c.headers['webhook-id']))).toEqual(new Set([args.deliveryId]));
 
     const [delivery] = await deliveries(args.caseId);
-    expect(delivery).toMatchObject({ status: 'failed', attemptCount: result.attempts, nextAttemptAt: null, payload: args.body });
+    expect(delivery).toMatchObject({
+      status: 'failed',
+      attemptCount: result.attempts,
+      nextAttemptAt: null,
+      payload: args.body,
+    });
     expect(delivery!.attempts).toHaveLength(result.attempts);
     for (const attempt of delivery!.attempts) {
       expect(attempt).toMatchObject({ responseStatus: 500, error: 'receiver answered HTTP 500' });
@@ -185,7 +237,11 @@ describe('case completion callbacks', () => {
       res.end();
     });
     const args = input(gone.url);
-    expect(await (await startDelivery(args)).result()).toEqual({ deliveryId: args.deliveryId, status: 'failed', attempts: 1 });
+    expect(await (await startDelivery(args)).result()).toEqual({
+      deliveryId: args.deliveryId,
+      status: 'failed',
+      attempts: 1,
+    });
 
     const target = await receiver();
     let redirects = 0;
@@ -208,9 +264,16 @@ describe('case completion callbacks', () => {
     await (await startDelivery(args)).result();
 
     const readOnly = await makeKey(['case:read']);
-    expect((await svc.request('POST', `/api/v1/case/${args.caseId}/callbacks/redeliver`, { key: readOnly })).status).toBe(403);
-    expect((await svc.request('POST', `/api/v1/case/${args.caseId}/callbacks/redeliver`, { key: null })).status).toBe(401);
-    expect((await svc.request('POST', `/api/v1/case/not-a-uuid/callbacks/redeliver`)).body).toMatchObject({ statusCode: 400, errorCode: 'VALIDATION_ERROR' });
+    expect(
+      (await svc.request('POST', `/api/v1/case/${args.caseId}/callbacks/redeliver`, { key: readOnly })).status,
+    ).toBe(403);
+    expect((await svc.request('POST', `/api/v1/case/${args.caseId}/callbacks/redeliver`, { key: null })).status).toBe(
+      401,
+    );
+    expect((await svc.request('POST', `/api/v1/case/not-a-uuid/callbacks/redeliver`)).body).toMatchObject({
+      statusCode: 400,
+      errorCode: 'VALIDATION_ERROR',
+    });
     const unknown = await svc.request('POST', `/api/v1/case/${randomUUID()}/callbacks/redeliver`);
     expect(unknown.body).toMatchObject({ statusCode: 404, errorCode: 'NOT_FOUND' });
     expect(await deliveries(args.caseId, readOnly)).toHaveLength(1);
@@ -226,7 +289,12 @@ describe('case completion callbacks', () => {
     expect(hook.received).toHaveLength(2);
     expect(hook.received[1]!.body).toBe(hook.received[0]!.body);
     expect(hook.received[1]!.headers['webhook-id']).toBe(deliveryId);
-    expect(new Webhook(await currentSecret()).verify(hook.received[1]!.body, hook.received[1]!.headers as Record<string, string>)).toEqual(args.body);
+    expect(
+      new Webhook(await currentSecret()).verify(
+        hook.received[1]!.body,
+        hook.received[1]!.headers as Record<string, string>,
+      ),
+    ).toEqual(args.body);
 
     const listed = await deliveries(args.caseId);
     expect(listed.map((d) => [d.id, d.status, d.workflowId])).toEqual([
@@ -235,14 +303,21 @@ describe('case completion callbacks', () => {
     ]);
     const second = await svc.request('POST', `/api/v1/case/${args.caseId}/callbacks/redeliver`);
     expect((second.body as { workflowId: string }).workflowId).toBe(`callback-${args.caseId}-redeliver-2`);
-    await svc.service.context.temporal.client.workflow.getHandle((second.body as { workflowId: string }).workflowId).result();
+    await svc.service.context.temporal.client.workflow
+      .getHandle((second.body as { workflowId: string }).workflowId)
+      .result();
   });
 
   it('rotates the secret: the new one is shown, and the old one still verifies during the overlap', async () => {
     const before = await currentSecret();
     const readOnly = await makeKey(['case:read']);
-    expect((await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`, { key: readOnly })).status).toBe(403);
-    expect((await svc.request('POST', `/api/v1/workspace/${svc.workspaceId}/webhook-secret/rotate`, { key: readOnly })).status).toBe(403);
+    expect(
+      (await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`, { key: readOnly })).status,
+    ).toBe(403);
+    expect(
+      (await svc.request('POST', `/api/v1/workspace/${svc.workspaceId}/webhook-secret/rotate`, { key: readOnly }))
+        .status,
+    ).toBe(403);
     expect((await svc.request('POST', `/api/v1/workspace/${randomUUID()}/webhook-secret/rotate`)).status).toBe(404);
     expect(await currentSecret()).toBe(before);
 
@@ -271,9 +346,21 @@ describe('case completion callbacks', () => {
     const hook = await receiver();
     const args = input(hook.url);
     await (await startDelivery(args)).result();
-    const otherWorkspace = ((await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Elsewhere' })).body as { id: string }).id;
-    const res = await svc.admin('POST', '/admin/keys', { organizationId: svc.organizationId, userId: svc.userId, name: 'ws', grants: ['case:full'], workspaceIds: [otherWorkspace] });
+    const otherWorkspace = (
+      (await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Elsewhere' }))
+        .body as { id: string }
+    ).id;
+    const res = await svc.admin('POST', '/admin/keys', {
+      organizationId: svc.organizationId,
+      userId: svc.userId,
+      name: 'ws',
+      grants: ['case:full'],
+      workspaceIds: [otherWorkspace],
+    });
     const elsewhere = (res.body as { key: string }).key;
-    expect((await svc.request('GET', `/api/v1/case/${args.caseId}/callbacks`, { key: elsewhere })).body).toMatchObject({ statusCode: 403, errorCode: 'FORBIDDEN' });
+    expect((await svc.request('GET', `/api/v1/case/${args.caseId}/callbacks`, { key: elsewhere })).body).toMatchObject({
+      statusCode: 403,
+      errorCode: 'FORBIDDEN',
+    });
   });
 });

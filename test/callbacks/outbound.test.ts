@@ -4,7 +4,8 @@ import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { Outbound, OutboundRefusedError, type Resolver } from '../../src/net/outbound.js';
 import { Receiver } from './receiver.js';
 
-const refused = (outbound: Outbound, url: string) => expect(outbound.checkUrl(url)).rejects.toBeInstanceOf(OutboundRefusedError);
+const refused = (outbound: Outbound, url: string) =>
+  expect(outbound.checkUrl(url)).rejects.toBeInstanceOf(OutboundRefusedError);
 
 describe('outbound policy', () => {
   it('refuses loopback, private, CGNAT and ULA unless allowed, and link-local/metadata always', async () => {
@@ -36,7 +37,13 @@ describe('outbound policy', () => {
     const open = new Outbound({ allowCidrs: '0.0.0.0/0,::/0' });
     await expect(open.checkUrl('http://127.0.0.1/')).resolves.toBeDefined();
     await expect(open.checkUrl('http://10.0.0.1/')).resolves.toBeDefined();
-    for (const url of ['http://169.254.169.254/', 'http://[fd00:ec2::254]/', 'http://100.100.100.200/', 'http://[::ffff:169.254.169.254]/', 'http://0.0.0.0/']) {
+    for (const url of [
+      'http://169.254.169.254/',
+      'http://[fd00:ec2::254]/',
+      'http://100.100.100.200/',
+      'http://[::ffff:169.254.169.254]/',
+      'http://0.0.0.0/',
+    ]) {
       await refused(open, url);
     }
   });
@@ -85,10 +92,14 @@ describe('outbound policy', () => {
         return [{ address: calls === 1 ? '192.0.2.1' : '127.0.0.1', family: 4 }];
       };
       const outbound = new Outbound({ resolve });
-      await expect(outbound.request(`http://rebind.example:${port}/`, { timeoutMs: 1500, maxResponseBytes: 100 })).rejects.toThrow();
+      await expect(
+        outbound.request(`http://rebind.example:${port}/`, { timeoutMs: 1500, maxResponseBytes: 100 }),
+      ).rejects.toThrow();
       expect(hook.received).toHaveLength(0);
       // At the next delivery the name resolves to loopback: refused before connecting.
-      await expect(outbound.request(`http://rebind.example:${port}/`, { timeoutMs: 1500, maxResponseBytes: 100 })).rejects.toBeInstanceOf(OutboundRefusedError);
+      await expect(
+        outbound.request(`http://rebind.example:${port}/`, { timeoutMs: 1500, maxResponseBytes: 100 }),
+      ).rejects.toBeInstanceOf(OutboundRefusedError);
       expect(hook.received).toHaveLength(0);
     } finally {
       await hook.close();
@@ -106,7 +117,12 @@ describe('outbound policy', () => {
     await redirecting.listen();
     try {
       const outbound = new Outbound({ allowCidrs: '127.0.0.1/32' });
-      const response = await outbound.request(redirecting.url, { method: 'POST', body: '{}', timeoutMs: 2000, maxResponseBytes: 10 });
+      const response = await outbound.request(redirecting.url, {
+        method: 'POST',
+        body: '{}',
+        timeoutMs: 2000,
+        maxResponseBytes: 10,
+      });
       expect(response).toEqual({ status: 302, body: 'y'.repeat(10) });
       expect(target.received).toHaveLength(0);
     } finally {
@@ -121,7 +137,10 @@ describe('outbound policy', () => {
       const names: Record<string, string> = { 'hook.example': '127.0.0.1', 'meta.example': '169.254.169.254' };
       const resolve: Resolver = async (host) => [{ address: names[host] ?? '192.0.2.1', family: 4 }];
       const strict = new Outbound({ resolve });
-      await expect(strict.connect('hook.example', port, 1000)).rejects.toMatchObject({ reason: 'private', message: 'hook.example resolves to 127.0.0.1 is a private or loopback address' });
+      await expect(strict.connect('hook.example', port, 1000)).rejects.toMatchObject({
+        reason: 'private',
+        message: 'hook.example resolves to 127.0.0.1 is a private or loopback address',
+      });
       await expect(strict.connect('[::1]', port, 1000)).rejects.toMatchObject({ reason: 'private' });
       await expect(strict.connect('hook.example', 0, 1000)).rejects.toMatchObject({ reason: 'invalid' });
       const open = new Outbound({ allowCidrs: '0.0.0.0/0', resolve });
@@ -138,6 +157,8 @@ describe('outbound policy', () => {
   it('refuses a malformed allowlist at start, naming the setting', () => {
     expect(() => loadConfig({ CASEFLOW_OUTBOUND_ALLOW_CIDRS: '10.0.0.0/8,not-a-cidr' })).toThrow(ConfigError);
     expect(() => loadConfig({ CASEFLOW_OUTBOUND_ALLOW_CIDRS: '10.0.0.0/33' })).toThrow(/CASEFLOW_OUTBOUND_ALLOW_CIDRS/);
-    expect(loadConfig({ CASEFLOW_OUTBOUND_ALLOW_CIDRS: '10.0.0.0/8, fd00::/8' }).outbound.allowCidrs).toBe('10.0.0.0/8, fd00::/8');
+    expect(loadConfig({ CASEFLOW_OUTBOUND_ALLOW_CIDRS: '10.0.0.0/8, fd00::/8' }).outbound.allowCidrs).toBe(
+      '10.0.0.0/8, fd00::/8',
+    );
   });
 });

@@ -35,7 +35,11 @@ describe('callbackUrl under the outbound policy, as an attacker', () => {
     const caseId = await initiate(svc, { workflowId });
     const res = await execute(svc, caseId, { inputs: { greeting: 'x' }, callbackUrl });
     expect(res.status, res.text).toBe(400);
-    expect(res.body).toMatchObject({ statusCode: 400, errorCode: 'VALIDATION_ERROR', metadata: { fields: [{ field: 'body.callbackUrl' }] } });
+    expect(res.body).toMatchObject({
+      statusCode: 400,
+      errorCode: 'VALIDATION_ERROR',
+      metadata: { fields: [{ field: 'body.callbackUrl' }] },
+    });
     expect((await svc.request('GET', `/api/v1/case/${caseId}/status`)).body.status).toBe('PENDING');
     expect((await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body).toEqual({ caseId, deliveries: [] });
   });
@@ -48,7 +52,12 @@ describe('callbacks with loopback allowed by the operator', () => {
 
   beforeAll(async () => {
     // Even everything allowed never opens metadata addresses.
-    svc = await startTestService({ config: { outbound: { allowCidrs: '0.0.0.0/0' }, callbacks: { redeliverPerCase: 2, redeliverPerWorkspace: 3, redeliverWindowMs: 60_000, maxElapsedMs: 0 } } });
+    svc = await startTestService({
+      config: {
+        outbound: { allowCidrs: '0.0.0.0/0' },
+        callbacks: { redeliverPerCase: 2, redeliverPerWorkspace: 3, redeliverWindowMs: 60_000, maxElapsedMs: 0 },
+      },
+    });
     workflowId = await echoWorkflow(svc);
     await hook.listen();
   });
@@ -59,7 +68,10 @@ describe('callbacks with loopback allowed by the operator', () => {
 
   it('still refuses metadata addresses', async () => {
     const caseId = await initiate(svc, { workflowId });
-    const res = await execute(svc, caseId, { inputs: { greeting: 'x' }, callbackUrl: 'http://169.254.169.254/latest/meta-data/' });
+    const res = await execute(svc, caseId, {
+      inputs: { greeting: 'x' },
+      callbackUrl: 'http://169.254.169.254/latest/meta-data/',
+    });
     expect(res.status, res.text).toBe(400);
   });
 
@@ -69,7 +81,15 @@ describe('callbacks with loopback allowed by the operator', () => {
     const handle = await svc.service.context.temporal.client.workflow.start('callbackDelivery', {
       taskQueue: svc.taskQueue,
       workflowId: `callback-${caseId}`,
-      args: [{ deliveryId, caseId, workspaceId: svc.workspaceId, callbackUrl: 'http://169.254.169.254/latest/meta-data/', body: { caseId, status: 'COMPLETED', results: {} } }],
+      args: [
+        {
+          deliveryId,
+          caseId,
+          workspaceId: svc.workspaceId,
+          callbackUrl: 'http://169.254.169.254/latest/meta-data/',
+          body: { caseId, status: 'COMPLETED', results: {} },
+        },
+      ],
     });
     expect(await handle.result()).toMatchObject({ status: 'failed', attempts: 1 });
     const listed = await svc.request('GET', `/api/v1/case/${caseId}/callbacks`);
@@ -103,7 +123,12 @@ describe('callbacks with loopback allowed by the operator', () => {
 
     const otherOrg = await svc.admin('POST', '/admin/organizations', { name: 'Other org', verified: true });
     const attacker = (await makeKey(svc, String(otherOrg.body.id), ['case:full'])).key;
-    expect((await svc.request('GET', `/api/v1/case/${first}/callbacks`, { key: attacker })).body).toMatchObject({ statusCode: 404, errorCode: 'NOT_FOUND' });
-    expect((await svc.request('POST', `/api/v1/case/${first}/callbacks/redeliver`, { key: attacker })).body).toMatchObject({ statusCode: 404, errorCode: 'NOT_FOUND' });
+    expect((await svc.request('GET', `/api/v1/case/${first}/callbacks`, { key: attacker })).body).toMatchObject({
+      statusCode: 404,
+      errorCode: 'NOT_FOUND',
+    });
+    expect(
+      (await svc.request('POST', `/api/v1/case/${first}/callbacks/redeliver`, { key: attacker })).body,
+    ).toMatchObject({ statusCode: 404, errorCode: 'NOT_FOUND' });
   });
 });

@@ -60,14 +60,42 @@ describe.each(['sqlite', 'postgres'] as const)('callback store on %s', (dialect)
   it('records deliveries idempotently and upserts a repeated attempt', async () => {
     // The case run's own delivery ids are `<caseId>-<status>`, longer than a UUID.
     const caseId = randomUUID();
-    const delivery = { id: `${caseId}-CANCELLED`, caseId, workspaceId, url: 'http://127.0.0.1:1/hook', body: '{"a":1}', workflowId: 'wf' };
+    const delivery = {
+      id: `${caseId}-CANCELLED`,
+      caseId,
+      workspaceId,
+      url: 'http://127.0.0.1:1/hook',
+      body: '{"a":1}',
+      workflowId: 'wf',
+    };
     await repo.createDelivery(delivery);
     await repo.createDelivery({ ...delivery, body: '{"changed":true}' });
-    const attempt = { deliveryId: delivery.id, attempt: 1, startedAt: new Date().toISOString(), durationMs: 5, responseStatus: null, responseBody: null, error: 'ECONNREFUSED' };
+    const attempt = {
+      deliveryId: delivery.id,
+      attempt: 1,
+      startedAt: new Date().toISOString(),
+      durationMs: 5,
+      responseStatus: null,
+      responseBody: null,
+      error: 'ECONNREFUSED',
+    };
     await repo.recordAttempt({ ...attempt, status: 'pending', nextAttemptAt: new Date().toISOString() });
-    await repo.recordAttempt({ ...attempt, responseStatus: 200, error: null, responseBody: 'ok', status: 'delivered', nextAttemptAt: null });
+    await repo.recordAttempt({
+      ...attempt,
+      responseStatus: 200,
+      error: null,
+      responseBody: 'ok',
+      status: 'delivered',
+      nextAttemptAt: null,
+    });
     const [row] = await repo.listDeliveries(delivery.caseId);
-    expect(row).toMatchObject({ id: delivery.id, body: '{"a":1}', status: 'delivered', attempts: 1, nextAttemptAt: null });
+    expect(row).toMatchObject({
+      id: delivery.id,
+      body: '{"a":1}',
+      status: 'delivered',
+      attempts: 1,
+      nextAttemptAt: null,
+    });
     expect((await repo.listAttempts([delivery.id])).get(delivery.id)).toEqual([
       { attempt: 1, startedAt: attempt.startedAt, durationMs: 5, responseStatus: 200, responseBody: 'ok', error: null },
     ]);

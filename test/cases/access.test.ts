@@ -27,7 +27,8 @@ beforeAll(async () => {
   expect(second.status, second.text).toBe(201);
   keys = {
     otherOrg: (await makeKey(svc, String(otherOrg.body.id), ['case:full', 'workflow:full'])).key,
-    otherWorkspace: (await makeKey(svc, svc.organizationId, ['case:full', 'workflow:full'], [String(second.body.id)])).key,
+    otherWorkspace: (await makeKey(svc, svc.organizationId, ['case:full', 'workflow:full'], [String(second.body.id)]))
+      .key,
     readOnly: (await makeKey(svc, svc.organizationId, ['case:read', 'workflow:read'])).key,
     noCaseGrant: (await makeKey(svc, svc.organizationId, ['workflow:full', 'file:full'])).key,
   };
@@ -36,7 +37,12 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-type Call = [name: string, method: string, path: (caseId: string) => string, body?: (caseId: string) => Record<string, unknown>];
+type Call = [
+  name: string,
+  method: string,
+  path: (caseId: string) => string,
+  body?: (caseId: string) => Record<string, unknown>,
+];
 
 const reads: Call[] = [
   ['case status', 'GET', (id) => `/api/v1/case/${id}/status`],

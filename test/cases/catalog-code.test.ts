@@ -2,7 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkflowNode } from '../../src/domain/graph.js';
 import { codeBody, field } from '../code/support.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph, audit, createWorkflow, execute, initiate, results, startCase, vars, waitForEnd, type Var } from './support.js';
+import {
+  Graph,
+  audit,
+  createWorkflow,
+  execute,
+  initiate,
+  results,
+  startCase,
+  vars,
+  waitForEnd,
+  type Var,
+} from './support.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -28,7 +39,10 @@ async function authorCode(body: Record<string, unknown>): Promise<CodeVersionRef
  * leaves the workflow node without an output_schema, so only the catalog
  * version's declaration can check what main returns.
  */
-function catalogGraph(ref: CodeVersionRef, options: { outputSchema?: boolean; extra?: Partial<WorkflowNode> } = {}): { graph: Graph; codeNode: string } {
+function catalogGraph(
+  ref: CodeVersionRef,
+  options: { outputSchema?: boolean; extra?: Partial<WorkflowNode> } = {},
+): { graph: Graph; codeNode: string } {
   const g = new Graph();
   const count: Var[] = [{ name: 'count', type: 'int' }];
   const input = g.input(count);
@@ -56,14 +70,18 @@ describe('catalog code nodes in cases', () => {
     expect((await waitForEnd(svc, first)).status).toBe('COMPLETED');
     expect(await results(svc, first)).toEqual({ total: { value: 42, type: 'int', displayName: 'total' } });
 
-    const patched = await svc.request('PATCH', `/api/v1/code/${v1.codeId}`, { body: { sourceCode: "def main(inputs):\n    return {'total': inputs['count'] * 3}\n" } });
+    const patched = await svc.request('PATCH', `/api/v1/code/${v1.codeId}`, {
+      body: { sourceCode: "def main(inputs):\n    return {'total': inputs['count'] * 3}\n" },
+    });
     expect(patched.status, patched.text).toBe(200);
     expect(patched.body.versionNumber).toBe(2);
     const v2: CodeVersionRef = { codeId: v1.codeId, versionId: String(patched.body.versionId) };
     expect(v2.versionId).not.toBe(v1.versionId);
 
     const g2 = catalogGraph(v2).graph;
-    const update = await svc.request('PATCH', `/api/v1/workflow/${wf.workflowId}`, { body: { nodes: g2.nodes, edges: g2.edges, activeStatus: 'active' } });
+    const update = await svc.request('PATCH', `/api/v1/workflow/${wf.workflowId}`, {
+      body: { nodes: g2.nodes, edges: g2.edges, activeStatus: 'active' },
+    });
     expect(update.status, update.text).toBe(200);
 
     const latest = await svc.request('POST', '/api/v1/case', { body: { workflowId: wf.workflowId } });

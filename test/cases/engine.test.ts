@@ -19,8 +19,19 @@ describe.each(['sqlite', 'postgres'] as const)('case engine on %s', (dialect) =>
 
   it('runs input → python → output and records results and audit', async () => {
     const g = new Graph();
-    const input = g.input([{ name: 'a', type: 'float' }, { name: 'b', type: 'float' }]);
-    const code = g.python('Add', py('print("adding")\nreturn {"sum": inputs["a"] + inputs["b"]}'), [{ name: 'a', type: 'float' }, { name: 'b', type: 'float' }], [{ name: 'sum', type: 'float' }]);
+    const input = g.input([
+      { name: 'a', type: 'float' },
+      { name: 'b', type: 'float' },
+    ]);
+    const code = g.python(
+      'Add',
+      py('print("adding")\nreturn {"sum": inputs["a"] + inputs["b"]}'),
+      [
+        { name: 'a', type: 'float' },
+        { name: 'b', type: 'float' },
+      ],
+      [{ name: 'sum', type: 'float' }],
+    );
     const output = g.output([{ name: 'sum', type: 'float' }]);
     g.edge(input, code);
     g.edge(code, output);
@@ -39,7 +50,13 @@ describe.each(['sqlite', 'postgres'] as const)('case engine on %s', (dialect) =>
     expect(a.remaining_nodes_to_execute).toEqual([]);
     expect(a.running_node).toBe('');
     const node = a.audit.nodes_execution_data[code];
-    expect(node).toMatchObject({ status: 'completed', inputs: { a: 2, b: 3.5 }, outputs: { sum: 5.5 }, attempts: 1, error: null });
+    expect(node).toMatchObject({
+      status: 'completed',
+      inputs: { a: 2, b: 3.5 },
+      outputs: { sum: 5.5 },
+      attempts: 1,
+      error: null,
+    });
     expect(node?.logs.some((l) => l.message.includes('adding'))).toBe(true);
   });
 
@@ -47,7 +64,9 @@ describe.each(['sqlite', 'postgres'] as const)('case engine on %s', (dialect) =>
     const g = new Graph();
     const routeId = randomUUID();
     const input = g.input([{ name: 'amount', type: 'float' }]);
-    const cond = g.condition('Big?', [{ name: 'amount', type: 'float' }], routeId, { all: [{ left: { var: 'amount' }, op: 'gt', right: { value: 100 } }] });
+    const cond = g.condition('Big?', [{ name: 'amount', type: 'float' }], routeId, {
+      all: [{ left: { var: 'amount' }, op: 'gt', right: { value: 100 } }],
+    });
     const big = g.python('Big', py('return {"label": "big"}'), [], [{ name: 'label' }]);
     const small = g.python('Small', py('return {"label": "small"}'), [], [{ name: 'label' }]);
     const output = g.output([{ name: 'label' }]);
@@ -79,10 +98,23 @@ describe.each(['sqlite', 'postgres'] as const)('case engine on %s', (dialect) =>
     const g = new Graph();
     const input = g.input([{ name: 'x', type: 'float' }]);
     const sleepy = (name: string, out: string) =>
-      g.python(name, `import time\ndef main(inputs):\n    time.sleep(1)\n    return {"${out}": inputs["x"] * 2}\n`, [{ name: 'x', type: 'float' }], [{ name: out, type: 'float' }]);
+      g.python(
+        name,
+        `import time\ndef main(inputs):\n    time.sleep(1)\n    return {"${out}": inputs["x"] * 2}\n`,
+        [{ name: 'x', type: 'float' }],
+        [{ name: out, type: 'float' }],
+      );
     const left = sleepy('Left', 'l');
     const right = sleepy('Right', 'r');
-    const join = g.python('Join', py('return {"total": inputs["l"] + inputs["r"]}'), [{ name: 'l', type: 'float' }, { name: 'r', type: 'float' }], [{ name: 'total', type: 'float' }]);
+    const join = g.python(
+      'Join',
+      py('return {"total": inputs["l"] + inputs["r"]}'),
+      [
+        { name: 'l', type: 'float' },
+        { name: 'r', type: 'float' },
+      ],
+      [{ name: 'total', type: 'float' }],
+    );
     const output = g.output([{ name: 'total', type: 'float' }]);
     g.edge(input, left);
     g.edge(input, right);
@@ -99,13 +131,17 @@ describe.each(['sqlite', 'postgres'] as const)('case engine on %s', (dialect) =>
     // Both slept one second; run in parallel, each started before the other finished.
     expect(Date.parse(l?.started_at ?? '')).toBeLessThan(Date.parse(r?.finished_at ?? ''));
     expect(Date.parse(r?.started_at ?? '')).toBeLessThan(Date.parse(l?.finished_at ?? ''));
-    expect(Date.parse(data[join]?.started_at ?? '')).toBeGreaterThanOrEqual(Math.max(Date.parse(l?.finished_at ?? ''), Date.parse(r?.finished_at ?? '')));
+    expect(Date.parse(data[join]?.started_at ?? '')).toBeGreaterThanOrEqual(
+      Math.max(Date.parse(l?.finished_at ?? ''), Date.parse(r?.finished_at ?? '')),
+    );
   });
 
   it('ends FAILED with the node error in the audit when a node fails', async () => {
     const g = new Graph();
     const input = g.input([{ name: 'x', type: 'float' }]);
-    const boom = g.python('Boom', py('raise ValueError("no good")'), [], [{ name: 'y' }], { execution: { max_attempts: 2, timeout_ms: 5000 } });
+    const boom = g.python('Boom', py('raise ValueError("no good")'), [], [{ name: 'y' }], {
+      execution: { max_attempts: 2, timeout_ms: 5000 },
+    });
     const after = g.python('After', py('return {"y": "never"}'), [], [{ name: 'y' }]);
     const output = g.output([{ name: 'y' }]);
     g.edge(input, boom);

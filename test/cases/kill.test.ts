@@ -30,7 +30,9 @@ function startWorker(): ChildProcess {
 }
 
 function exited(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+  return new Promise((resolve) =>
+    child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+  );
 }
 
 beforeAll(async () => {
@@ -50,7 +52,12 @@ describe('worker killed mid-case', () => {
   it('completes the case once on another worker, with each node recorded once', async () => {
     const g = new Graph();
     const input = g.input([{ name: 'text' }]);
-    const code = g.python('Slow', `import time\ndef main(inputs):\n    time.sleep(${Number(process.env.KILL_TEST_SLEEP_S ?? 4)})\n    return {"text": inputs["text"].upper()}\n`, [{ name: 'text' }], [{ name: 'text' }]);
+    const code = g.python(
+      'Slow',
+      `import time\ndef main(inputs):\n    time.sleep(${Number(process.env.KILL_TEST_SLEEP_S ?? 4)})\n    return {"text": inputs["text"].upper()}\n`,
+      [{ name: 'text' }],
+      [{ name: 'text' }],
+    );
     const output = g.output([{ name: 'text' }]);
     g.edge(input, code);
     g.edge(code, output);
@@ -80,7 +87,11 @@ describe('worker killed mid-case', () => {
     const a = await audit(svc, caseId);
     expect(a.executed_nodes).toEqual([input, code, output]);
     expect(Object.keys(a.audit.nodes_execution_data).sort()).toEqual([input, code, output].sort());
-    const rows = await svc.service.context.store.db.selectFrom('case_nodes').select(['node_id']).where('case_id', '=', caseId).execute();
+    const rows = await svc.service.context.store.db
+      .selectFrom('case_nodes')
+      .select(['node_id'])
+      .where('case_id', '=', caseId)
+      .execute();
     expect(rows.map((r) => r.node_id).sort()).toEqual([input, code, output].sort());
     const history = await svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`).fetchHistory();
     const completions = (history.events ?? []).filter((e) => e.workflowExecutionCompletedEventAttributes);

@@ -1,6 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { audit, createWorkflow, execute, Graph, initiate, py, results, sleeper, startCase, waitForEnd } from './support.js';
+import {
+  audit,
+  createWorkflow,
+  execute,
+  Graph,
+  initiate,
+  py,
+  results,
+  sleeper,
+  startCase,
+  waitForEnd,
+} from './support.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -15,7 +26,12 @@ afterAll(async () => {
 function echo(label: string): Graph {
   const g = new Graph();
   const input = g.input([{ name: 'text' }]);
-  const code = g.python('Echo', py(`return {"text": "${label}:" + inputs["text"]}`), [{ name: 'text' }], [{ name: 'text' }]);
+  const code = g.python(
+    'Echo',
+    py(`return {"text": "${label}:" + inputs["text"]}`),
+    [{ name: 'text' }],
+    [{ name: 'text' }],
+  );
   const output = g.output([{ name: 'text' }]);
   g.edge(input, code);
   g.edge(code, output);
@@ -35,7 +51,9 @@ describe('case lifecycle', () => {
     expect(running.status).toBe(202);
     const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
     expect(status.body.status).toBe('RUNNING');
-    expect(String(status.body.temporalUiUrl)).toMatch(new RegExp(`^http://temporal-ui.test/namespaces/default/workflows/case-${caseId}/.+/history$`));
+    expect(String(status.body.temporalUiUrl)).toMatch(
+      new RegExp(`^http://temporal-ui.test/namespaces/default/workflows/case-${caseId}/.+/history$`),
+    );
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
     expect((await results(svc, caseId)).text?.value).toBe('hi');
   });
@@ -43,7 +61,10 @@ describe('case lifecycle', () => {
   it('refuses to execute a case twice (409) and starts one run', async () => {
     const wf = await createWorkflow(svc, echo('once'));
     const caseId = await initiate(svc, { workflowId: wf.workflowId });
-    const [a, b] = await Promise.all([execute(svc, caseId, { inputs: { text: 'x' } }), execute(svc, caseId, { inputs: { text: 'y' } })]);
+    const [a, b] = await Promise.all([
+      execute(svc, caseId, { inputs: { text: 'x' } }),
+      execute(svc, caseId, { inputs: { text: 'y' } }),
+    ]);
     expect([a.status, b.status].sort()).toEqual([202, 409]);
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
     const again = await execute(svc, caseId, { inputs: { text: 'z' } });
@@ -53,7 +74,12 @@ describe('case lifecycle', () => {
 
   it('rejects bad inputs with 400 and changes nothing', async () => {
     const g = new Graph();
-    const input = g.input([{ name: 'name' }, { name: 'age', type: 'float' }, { name: 'note', nullable: true }, { name: 'extra', optional: true }]);
+    const input = g.input([
+      { name: 'name' },
+      { name: 'age', type: 'float' },
+      { name: 'note', nullable: true },
+      { name: 'extra', optional: true },
+    ]);
     const output = g.output([{ name: 'name' }]);
     g.edge(input, output);
     const wf = await createWorkflow(svc, g);
@@ -63,7 +89,10 @@ describe('case lifecycle', () => {
       [{ inputs: { name: 'a', note: 'n' } }, 'body.inputs.age'],
       [{ inputs: { name: null, age: 3, note: 'n' } }, 'body.inputs.name'],
       [{ inputs: { name: 'a', age: 3, note: 'n', unknown: 1 } }, 'body.inputs.unknown'],
-      [{ jobPayloadSchema: { name: { value: 'a' }, age: { value: true }, note: { value: null } } }, 'body.jobPayloadSchema.age'],
+      [
+        { jobPayloadSchema: { name: { value: 'a' }, age: { value: true }, note: { value: null } } },
+        'body.jobPayloadSchema.age',
+      ],
       [{ inputs: { name: 'a', age: 3, note: null }, callbackUrl: 'ftp://example.com/x' }, 'body.callbackUrl'],
     ];
     for (const [body, field] of cases) {
@@ -74,7 +103,9 @@ describe('case lifecycle', () => {
     const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
     expect(status.body.status).toBe('PENDING');
     // null where nullable, optional left out, populated jobPayloadSchema: accepted.
-    const ok = await execute(svc, caseId, { jobPayloadSchema: { name: { value: 'a', type: 'str' }, age: { value: 3 }, note: { value: null } } });
+    const ok = await execute(svc, caseId, {
+      jobPayloadSchema: { name: { value: 'a', type: 'str' }, age: { value: 3 }, note: { value: null } },
+    });
     expect(ok.status, ok.text).toBe(202);
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
     expect((await svc.request('GET', '/api/v1/case/not-a-uuid/status')).status).toBe(400);
@@ -117,9 +148,13 @@ describe('case lifecycle', () => {
   it('runs the pinned version after an update, the latest active one otherwise', async () => {
     const wf = await createWorkflow(svc, echo('v1'));
     const v2 = echo('v2');
-    const update = await svc.request('PATCH', `/api/v1/workflow/${wf.workflowId}`, { body: { nodes: v2.nodes, edges: v2.edges, activeStatus: 'active' } });
+    const update = await svc.request('PATCH', `/api/v1/workflow/${wf.workflowId}`, {
+      body: { nodes: v2.nodes, edges: v2.edges, activeStatus: 'active' },
+    });
     expect(update.status, update.text).toBe(200);
-    const pinned = await svc.request('POST', '/api/v1/case', { body: { referenceEntityId: wf.entityId, workflowVersionNumber: 1 } });
+    const pinned = await svc.request('POST', '/api/v1/case', {
+      body: { referenceEntityId: wf.entityId, workflowVersionNumber: 1 },
+    });
     expect(pinned.body).toMatchObject({ workflowVersionNumber: 1, workflowVersionId: wf.workflowVersionId });
     const latest = await svc.request('POST', '/api/v1/case', { body: { workflowId: wf.workflowId } });
     expect(latest.body.workflowVersionNumber).toBe(2);
@@ -136,7 +171,13 @@ describe('case lifecycle', () => {
   it('serves the deprecated job endpoints over the same cases, with every audit field', async () => {
     const wf = await createWorkflow(svc, echo('job'));
     const init = await svc.request('POST', '/job/initiate', {
-      body: { workflowId: crypto.randomUUID(), referenceEntityId: wf.entityId, source: 'email-agent', title: 'T', initialInput: { text: 'from-init' } },
+      body: {
+        workflowId: crypto.randomUUID(),
+        referenceEntityId: wf.entityId,
+        source: 'email-agent',
+        title: 'T',
+        initialInput: { text: 'from-init' },
+      },
     });
     expect(init.status, init.text).toBe(201);
     const jobId = init.body.jobExecutionId as string;
@@ -149,11 +190,33 @@ describe('case lifecycle', () => {
     expect(r.body.results).toEqual({ text: { value: 'job:from-init', type: 'str', displayName: 'text' } });
     const a = await audit(svc, jobId, '/job');
     expect(Object.keys(a).sort()).toEqual(
-      ['audit', 'caseId', 'executed_nodes', 'failed_nodes', 'nb_executed_nodes', 'nb_failed_nodes', 'nb_nodes', 'next_node_to_execute', 'remaining_nodes_to_execute', 'running_node', 'status'].sort(),
+      [
+        'audit',
+        'caseId',
+        'executed_nodes',
+        'failed_nodes',
+        'nb_executed_nodes',
+        'nb_failed_nodes',
+        'nb_nodes',
+        'next_node_to_execute',
+        'remaining_nodes_to_execute',
+        'running_node',
+        'status',
+      ].sort(),
     );
-    expect(a).toMatchObject({ nb_nodes: 3, nb_executed_nodes: 3, running_node: '', next_node_to_execute: '', remaining_nodes_to_execute: [], failed_nodes: [], nb_failed_nodes: 0 });
+    expect(a).toMatchObject({
+      nb_nodes: 3,
+      nb_executed_nodes: 3,
+      running_node: '',
+      next_node_to_execute: '',
+      remaining_nodes_to_execute: [],
+      failed_nodes: [],
+      nb_failed_nodes: 0,
+    });
     expect(Object.keys(a.audit.nodes_execution_data)).toHaveLength(3);
-    expect((await svc.request('POST', '/job/initiate', { body: { workflowId: wf.workflowId, source: 'fax' } })).status).toBe(400);
+    expect(
+      (await svc.request('POST', '/job/initiate', { body: { workflowId: wf.workflowId, source: 'fax' } })).status,
+    ).toBe(400);
     expect((await svc.request('POST', '/job/initiate', { body: { title: 'no workflow' } })).status).toBe(400);
   });
 });

@@ -23,8 +23,19 @@ afterAll(async () => {
 /** input(n) → python returning a string of n characters (and printing `printed` characters) → output. */
 async function producer(): Promise<{ workflowId: string; code: string }> {
   const g = new Graph();
-  const input = g.input([{ name: 'n', type: 'int' }, { name: 'printed', type: 'int' }]);
-  const code = g.python('Produce', py('print("p" * inputs["printed"])\nreturn {"blob": "x" * inputs["n"]}'), [{ name: 'n', type: 'int' }, { name: 'printed', type: 'int' }], [{ name: 'blob' }]);
+  const input = g.input([
+    { name: 'n', type: 'int' },
+    { name: 'printed', type: 'int' },
+  ]);
+  const code = g.python(
+    'Produce',
+    py('print("p" * inputs["printed"])\nreturn {"blob": "x" * inputs["n"]}'),
+    [
+      { name: 'n', type: 'int' },
+      { name: 'printed', type: 'int' },
+    ],
+    [{ name: 'blob' }],
+  );
   const output = g.output([{ name: 'blob' }]);
   g.edge(input, code);
   g.edge(code, output);
@@ -44,16 +55,24 @@ describe('payload limits', () => {
     const big = 'é'.repeat(limit / 2); // 2 bytes each in UTF-8: over the limit although fewer characters
     const r = await execute(svc, caseId, { inputs: { text: big } });
     expect(r.status, r.text).toBe(413);
-    expect(r.body).toMatchObject({ statusCode: 413, errorCode: 'PAYLOAD_TOO_LARGE', metadata: { field: 'body.inputs', limitBytes: limit } });
+    expect(r.body).toMatchObject({
+      statusCode: 413,
+      errorCode: 'PAYLOAD_TOO_LARGE',
+      metadata: { field: 'body.inputs', limitBytes: limit },
+    });
     expect(String(r.body.message)).toContain(`at most ${limit}`);
     const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
     expect(status.body.status).toBe('PENDING');
 
-    const viaJob = await svc.request('POST', '/job/execute', { body: { jobExecutionId: caseId, jobPayloadSchema: { text: { value: big } } } });
+    const viaJob = await svc.request('POST', '/job/execute', {
+      body: { jobExecutionId: caseId, jobPayloadSchema: { text: { value: big } } },
+    });
     expect(viaJob.status, viaJob.text).toBe(413);
     expect(viaJob.body.metadata).toMatchObject({ field: 'body.jobPayloadSchema' });
 
-    const initial = await svc.request('POST', '/api/v1/case', { body: { workflowId: echoWorkflow, initialInput: { text: big } } });
+    const initial = await svc.request('POST', '/api/v1/case', {
+      body: { workflowId: echoWorkflow, initialInput: { text: big } },
+    });
     expect(initial.status, initial.text).toBe(413);
     expect(initial.body.metadata).toMatchObject({ field: 'body.initialInput' });
 

@@ -16,7 +16,12 @@ describe('a case accepted but never started (the API process died in between)', 
   it('is started by the recovery loop and completes once', async () => {
     const g = new Graph();
     const input = g.input([{ name: 'n', type: 'float' }]);
-    const code = g.python('Double', py('return {"m": inputs["n"] * 2}'), [{ name: 'n', type: 'float' }], [{ name: 'm', type: 'float' }]);
+    const code = g.python(
+      'Double',
+      py('return {"m": inputs["n"] * 2}'),
+      [{ name: 'n', type: 'float' }],
+      [{ name: 'm', type: 'float' }],
+    );
     const output = g.output([{ name: 'm', type: 'float' }]);
     g.edge(input, code);
     g.edge(code, output);
@@ -25,7 +30,13 @@ describe('a case accepted but never started (the API process died in between)', 
 
     // What execute writes before it starts the run; the process "dies" before the start.
     const repo = new CaseRepo(svc.service.context.store.db);
-    expect(await repo.markRunning(caseId, { inputs: { n: 21 }, deadlineMs: 60_000, temporalWorkflowId: caseWorkflowId(caseId) })).toBe(true);
+    expect(
+      await repo.markRunning(caseId, {
+        inputs: { n: 21 },
+        deadlineMs: 60_000,
+        temporalWorkflowId: caseWorkflowId(caseId),
+      }),
+    ).toBe(true);
     expect((await repo.find(caseId))?.temporalRunId).toBeNull();
 
     const status = await waitForEnd(svc, caseId, 20_000);

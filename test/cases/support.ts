@@ -51,7 +51,15 @@ export class Graph {
   }
 
   python(name: string, source: string, inputs: Var[], outputs: Var[], extra: Partial<WorkflowNode> = {}): string {
-    return this.node({ name, type: 'code', handler_class: 'python_code', process: { source }, input_schema: vars(inputs), output_schema: vars(outputs), ...extra });
+    return this.node({
+      name,
+      type: 'code',
+      handler_class: 'python_code',
+      process: { source },
+      input_schema: vars(inputs),
+      output_schema: vars(outputs),
+      ...extra,
+    });
   }
 
   /** A condition node with one route `routeId` whose rules are `rules`. */
@@ -61,7 +69,10 @@ export class Graph {
       type: 'condition',
       handler_class: 'condition',
       input_schema: vars(inputs),
-      output_schema: { schema: { [routeId]: { id: routeId, variable_name: 'matches', allowed_types: [{ type: 'bool' }] } }, variable_addition_allowed: false },
+      output_schema: {
+        schema: { [routeId]: { id: routeId, variable_name: 'matches', allowed_types: [{ type: 'bool' }] } },
+        variable_addition_allowed: false,
+      },
       routes: { [routeId]: { id: routeId, name: 'matches' } },
       properties: ['route'],
       process: { routes: { [routeId]: rules } },
@@ -76,10 +87,17 @@ export class Graph {
 }
 
 export function py(body: string): string {
-  return `def main(inputs):\n${body.split('\n').map((l) => `    ${l}`).join('\n')}\n`;
+  return `def main(inputs):\n${body
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n')}\n`;
 }
 
-export async function createWorkflow(svc: TestService, g: Graph, name = 'case test'): Promise<{ workflowId: string; entityId: string; workflowVersionId: string }> {
+export async function createWorkflow(
+  svc: TestService,
+  g: Graph,
+  name = 'case test',
+): Promise<{ workflowId: string; entityId: string; workflowVersionId: string }> {
   const r = await svc.request('POST', '/api/v1/workflow', {
     headers: { 'x-workspace-id': svc.workspaceId },
     body: { name, activeStatus: 'active', nodes: g.nodes, edges: g.edges },
@@ -99,7 +117,12 @@ export async function execute(svc: TestService, caseId: string, body: Record<str
 }
 
 /** Initiates and executes; returns the case id once execute answered 202. */
-export async function startCase(svc: TestService, workflowId: string, inputs: Record<string, unknown>, executeExtra: Record<string, unknown> = {}): Promise<string> {
+export async function startCase(
+  svc: TestService,
+  workflowId: string,
+  inputs: Record<string, unknown>,
+  executeExtra: Record<string, unknown> = {},
+): Promise<string> {
   const caseId = await initiate(svc, { workflowId });
   const r = await execute(svc, caseId, { inputs, ...executeExtra });
   expect(r.status, r.text).toBe(202);
@@ -108,7 +131,12 @@ export async function startCase(svc: TestService, workflowId: string, inputs: Re
 
 const terminal = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
 
-export async function waitForEnd(svc: TestService, caseId: string, timeoutMs = 45_000, base = '/api/v1/case'): Promise<Record<string, unknown>> {
+export async function waitForEnd(
+  svc: TestService,
+  caseId: string,
+  timeoutMs = 45_000,
+  base = '/api/v1/case',
+): Promise<Record<string, unknown>> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const r = await svc.request('GET', `${base}/${caseId}/status`);
@@ -125,7 +153,10 @@ export async function audit(svc: TestService, caseId: string, base = '/api/v1/ca
   return r.body as unknown as JobAudit;
 }
 
-export async function results(svc: TestService, caseId: string): Promise<Record<string, { value: unknown; type: string; displayName: string }>> {
+export async function results(
+  svc: TestService,
+  caseId: string,
+): Promise<Record<string, { value: unknown; type: string; displayName: string }>> {
   const r = await svc.request('GET', `/api/v1/case/${caseId}/results`);
   expect(r.status, r.text).toBe(200);
   return (r.body as { results: Record<string, { value: unknown; type: string; displayName: string }> }).results;
@@ -135,9 +166,15 @@ export async function results(svc: TestService, caseId: string): Promise<Record<
 export function sleeper(seconds: number): Graph {
   const g = new Graph();
   const input = g.input([{ name: 'text' }]);
-  const code = g.python('Sleep', `import time\ndef main(inputs):\n    time.sleep(${seconds})\n    return {"text": inputs["text"]}\n`, [{ name: 'text' }], [{ name: 'text' }], {
-    execution: { timeout_ms: 30_000 },
-  });
+  const code = g.python(
+    'Sleep',
+    `import time\ndef main(inputs):\n    time.sleep(${seconds})\n    return {"text": inputs["text"]}\n`,
+    [{ name: 'text' }],
+    [{ name: 'text' }],
+    {
+      execution: { timeout_ms: 30_000 },
+    },
+  );
   const output = g.output([{ name: 'text' }]);
   g.edge(input, code);
   g.edge(code, output);

@@ -22,7 +22,9 @@ describe('cancel of a run Temporal no longer has', () => {
   it('answers 409 when the run was terminated behind the service, and changes nothing', async () => {
     const wf = await createWorkflow(svc, sleeper(20));
     const caseId = await startCase(svc, wf.workflowId, { text: 'x' });
-    await svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`).terminate('test: closed behind the service');
+    await svc.service.context.temporal.client.workflow
+      .getHandle(`case-${caseId}`)
+      .terminate('test: closed behind the service');
     const res = await svc.request('POST', `/api/v1/case/${caseId}/cancel`);
     expect(res.status, res.text).toBe(409);
     expect(res.body).toMatchObject({ statusCode: 409, errorCode: 'CONFLICT' });
@@ -33,7 +35,11 @@ describe('cancel of a run Temporal no longer has', () => {
     const caseId = await startCase(svc, wf.workflowId, { text: 'y' });
     await svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`).terminate('test');
     // The row names a run id Temporal never had: the vanished-run case.
-    await svc.service.context.store.db.updateTable('cases').set({ temporal_workflow_id: `gone-${randomUUID()}` }).where('id', '=', caseId).execute();
+    await svc.service.context.store.db
+      .updateTable('cases')
+      .set({ temporal_workflow_id: `gone-${randomUUID()}` })
+      .where('id', '=', caseId)
+      .execute();
     const res = await svc.request('POST', `/api/v1/case/${caseId}/cancel`);
     expect(res.status, res.text).toBe(409);
     expect(res.body).toMatchObject({ statusCode: 409, errorCode: 'CONFLICT' });
@@ -54,7 +60,9 @@ describe('reconciling cases whose run ended unrecorded', () => {
     await waitForEnd(svc, done);
     const wf = await createWorkflow(svc, sleeper(20));
     const caseId = await startCase(svc, wf.workflowId, { text: 'x' });
-    await svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`).terminate('test: closed behind the service');
+    await svc.service.context.temporal.client.workflow
+      .getHandle(`case-${caseId}`)
+      .terminate('test: closed behind the service');
     let status: Record<string, unknown> = {};
     for (let i = 0; i < 100 && status.status !== 'FAILED'; i++) {
       await new Promise((r) => setTimeout(r, 100));

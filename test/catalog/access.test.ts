@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newCaller } from '../code/support.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { createIntegration, created, credential, expectError, newAuthor, type Author, type Created } from './support.js';
+import {
+  createIntegration,
+  created,
+  credential,
+  expectError,
+  newAuthor,
+  type Author,
+  type Created,
+} from './support.js';
 
 describe('catalog permissions', () => {
   let svc: TestService;
@@ -37,14 +45,30 @@ describe('catalog permissions', () => {
     const caller = await newCaller(svc, { verified: false, grants: ['integration:full'] });
     expectError(await svc.request('POST', '/api/v1/integration', { body: bad, key: caller.key }), 403, 'not verified');
     expectError(await svc.request('POST', '/api/v1/provider', { body: {}, key: caller.key }), 403, 'not verified');
-    expectError(await svc.request('POST', `/api/v1/integration/v/${mine.versionId}/credential`, { body: {}, key: caller.key }), 403, 'not verified');
-    expectError(await svc.request('PATCH', `/api/v1/integration/${mine.id}`, { body: {}, key: caller.key }), 403, 'not verified');
+    expectError(
+      await svc.request('POST', `/api/v1/integration/v/${mine.versionId}/credential`, { body: {}, key: caller.key }),
+      403,
+      'not verified',
+    );
+    expectError(
+      await svc.request('PATCH', `/api/v1/integration/${mine.id}`, { body: {}, key: caller.key }),
+      403,
+      'not verified',
+    );
   });
 
   it('refuses a key without Integration: Full with 403 before the body, and Integration: Read can browse but not author', async () => {
     const reader = await newCaller(svc, { grants: ['integration:read', 'code:full', 'workflow:full'] });
-    expectError(await svc.request('POST', '/api/v1/integration', { body: bad, key: reader.key }), 403, 'Integration: Full');
-    expectError(await svc.request('POST', '/api/v1/provider', { body: { name: 'x' }, key: reader.key }), 403, 'Integration: Full');
+    expectError(
+      await svc.request('POST', '/api/v1/integration', { body: bad, key: reader.key }),
+      403,
+      'Integration: Full',
+    );
+    expectError(
+      await svc.request('POST', '/api/v1/provider', { body: { name: 'x' }, key: reader.key }),
+      403,
+      'Integration: Full',
+    );
     expect((await svc.request('GET', '/api/v1/integration', { key: reader.key })).status).toBe(200);
     const none = await newCaller(svc, { grants: ['code:full'] });
     expectError(await svc.request('GET', '/api/v1/integration', { key: none.key }), 403, 'Integration: Read');
@@ -53,11 +77,15 @@ describe('catalog permissions', () => {
 
   it('refuses a workspace-scoped key for authoring even with Integration: Full', async () => {
     const scoped = await newCaller(svc, { workspaceScoped: true, grants: ['integration:full'] });
-    expectError(await svc.request('POST', '/api/v1/integration', { body: bad, key: scoped.key }), 403, 'not organization-scoped');
+    expectError(
+      await svc.request('POST', '/api/v1/integration', { body: bad, key: scoped.key }),
+      403,
+      'not organization-scoped',
+    );
     expect((await svc.request('GET', '/api/v1/integration', { key: scoped.key })).status).toBe(200);
   });
 
-  it('hides another organization\'s integration from reads (404) and refuses writes to it (403)', async () => {
+  it("hides another organization's integration from reads (404) and refuses writes to it (403)", async () => {
     const attacker = await newAuthor(svc);
     const detail = (await svc.request('GET', `/api/v1/integration/${mine.id}`, { key: author.key })).body as {
       actions: Array<{ id: string; versionId: string }>;
@@ -77,18 +105,44 @@ describe('catalog permissions', () => {
     const list = await svc.request('GET', '/api/v1/integration', { key: attacker.key });
     expect((list.body.integrations as Array<{ id: string }>).map((i) => i.id)).not.toContain(mine.id);
 
-    const cred2 = await svc.request('POST', `/api/v1/integration/v/${mine.versionId}/credential`, { body: { credential: credential({ authType: 'jwt' }) }, key: attacker.key });
+    const cred2 = await svc.request('POST', `/api/v1/integration/v/${mine.versionId}/credential`, {
+      body: { credential: credential({ authType: 'jwt' }) },
+      key: attacker.key,
+    });
     expectError(cred2, 403, 'another organization');
-    expectError(await svc.request('PATCH', `/api/v1/integration/${mine.id}`, { body: { integration: { name: 'pwned' } }, key: attacker.key }), 403, 'another organization');
-    expectError(await svc.request('PATCH', `/api/v1/integration/action/${action.id}`, { body: { action: { code: 'result = {}' } }, key: attacker.key }), 403, 'another organization');
-    expectError(await svc.request('PATCH', `/api/v1/integration/credential/${cred.id}`, { body: { credential: { name: 'x' } }, key: attacker.key }), 403, 'another organization');
+    expectError(
+      await svc.request('PATCH', `/api/v1/integration/${mine.id}`, {
+        body: { integration: { name: 'pwned' } },
+        key: attacker.key,
+      }),
+      403,
+      'another organization',
+    );
+    expectError(
+      await svc.request('PATCH', `/api/v1/integration/action/${action.id}`, {
+        body: { action: { code: 'result = {}' } },
+        key: attacker.key,
+      }),
+      403,
+      'another organization',
+    );
+    expectError(
+      await svc.request('PATCH', `/api/v1/integration/credential/${cred.id}`, {
+        body: { credential: { name: 'x' } },
+        key: attacker.key,
+      }),
+      403,
+      'another organization',
+    );
     // Nothing moved: still version 1 with its own name.
     const still = await svc.request('GET', `/api/v1/integration/${mine.id}`, { key: author.key });
     expect(still.body).toMatchObject({ versionNumber: 1, name: 'Echo service' });
   });
 
   it('documents every catalog operation with its statuses in the OpenAPI document', async () => {
-    const doc = (await svc.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const doc = (await svc.request('GET', '/openapi.json')).body as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
     const expected: Array<[string, string, string[]]> = [
       ['/api/v1/provider', 'post', ['201', '400', '401', '403']],
       ['/api/v1/provider', 'get', ['200', '401', '403']],

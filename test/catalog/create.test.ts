@@ -1,7 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { integrationCreatedResponse } from '../../src/api/schemas/catalog.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { action, createIntegration, created, credential, expectError, expectRollbackHalfWay, failedFields, field, integration, newAuthor, pngIcon, svgIcon, type Author } from './support.js';
+import {
+  action,
+  createIntegration,
+  created,
+  credential,
+  expectError,
+  expectRollbackHalfWay,
+  failedFields,
+  field,
+  integration,
+  newAuthor,
+  pngIcon,
+  svgIcon,
+  type Author,
+} from './support.js';
 
 describe('POST /api/v1/integration', () => {
   let svc: TestService;
@@ -25,7 +39,21 @@ describe('POST /api/v1/integration', () => {
     expect(res.status, res.text).toBe(201);
     const body = res.body;
     expect(Object.keys(body).sort()).toEqual(
-      ['id', 'versionId', 'name', 'description', 'icon', 'category', 'requiredPlan', 'status', 'providerId', 'isNew', 'isPopular', 'createdActions', 'createdCredential'].sort(),
+      [
+        'id',
+        'versionId',
+        'name',
+        'description',
+        'icon',
+        'category',
+        'requiredPlan',
+        'status',
+        'providerId',
+        'isNew',
+        'isPopular',
+        'createdActions',
+        'createdCredential',
+      ].sort(),
     );
     expect(body).toMatchObject({
       name: 'Echo service',
@@ -48,7 +76,12 @@ describe('POST /api/v1/integration', () => {
   });
 
   it('answers createdCredential null and an empty createdActions when none were sent', async () => {
-    const res = await createIntegration(svc, author, { actions: undefined, requiredPlan: 'scale', status: 'soon', icon: pngIcon });
+    const res = await createIntegration(svc, author, {
+      actions: undefined,
+      requiredPlan: 'scale',
+      status: 'soon',
+      icon: pngIcon,
+    });
     expect(res.status, res.text).toBe(201);
     expect(res.body.createdCredential).toBeNull();
     expect(res.body.createdActions).toEqual([]);
@@ -68,28 +101,90 @@ describe('POST /api/v1/integration', () => {
     ['an unknown requiredPlan', { requiredPlan: 'gold' }, 'body.integration.requiredPlan'],
     ['an unknown status', { status: 'retired' }, 'body.integration.status'],
     ['a non-boolean isNew', { isNew: 'yes' }, 'body.integration.isNew'],
-    ['51 actions', { actions: Array.from({ length: 51 }, () => action({ code: undefined })) }, 'body.integration.actions'],
-    ['an action without endpoint', { actions: [action({ endpoint: undefined })] }, 'body.integration.actions.0.endpoint'],
-    ['an action endpoint over 2048', { actions: [action({ endpoint: `https://x/${'e'.repeat(2048)}` })] }, 'body.integration.actions.0.endpoint'],
-    ['an action name over 255', { actions: [action({ name: 'a'.repeat(256) })] }, 'body.integration.actions.0.name'],
-    ['action code over 65535', { actions: [action({ code: `# ${'c'.repeat(65535)}` })] }, 'body.integration.actions.0.code'],
-    ['an action without outputs', { actions: [action({ outputs: undefined })] }, 'body.integration.actions.0.outputs'],
-    ['a field whose key is not its variableName', { actions: [action({ inputs: { text: field('other') } })] }, 'body.integration.actions.0.inputs.text.variableName'],
-    ['a field with no allowedTypes', { actions: [action({ inputs: { text: field('text', []) } })] }, 'body.integration.actions.0.inputs.text.allowedTypes'],
     [
-      'a field with 12 allowedTypes',
-      { actions: [action({ inputs: { text: { ...field('text'), allowedTypes: Array.from({ length: 12 }, () => ({ type: 'str' })) } } })] },
+      '51 actions',
+      { actions: Array.from({ length: 51 }, () => action({ code: undefined })) },
+      'body.integration.actions',
+    ],
+    [
+      'an action without endpoint',
+      { actions: [action({ endpoint: undefined })] },
+      'body.integration.actions.0.endpoint',
+    ],
+    [
+      'an action endpoint over 2048',
+      { actions: [action({ endpoint: `https://x/${'e'.repeat(2048)}` })] },
+      'body.integration.actions.0.endpoint',
+    ],
+    ['an action name over 255', { actions: [action({ name: 'a'.repeat(256) })] }, 'body.integration.actions.0.name'],
+    [
+      'action code over 65535',
+      { actions: [action({ code: `# ${'c'.repeat(65535)}` })] },
+      'body.integration.actions.0.code',
+    ],
+    ['an action without outputs', { actions: [action({ outputs: undefined })] }, 'body.integration.actions.0.outputs'],
+    [
+      'a field whose key is not its variableName',
+      { actions: [action({ inputs: { text: field('other') } })] },
+      'body.integration.actions.0.inputs.text.variableName',
+    ],
+    [
+      'a field with no allowedTypes',
+      { actions: [action({ inputs: { text: field('text', []) } })] },
       'body.integration.actions.0.inputs.text.allowedTypes',
     ],
-    ['an unknown allowed type', { actions: [action({ inputs: { text: { ...field('text'), allowedTypes: [{ type: 'blob' }] } } })] }, 'allowedTypes.0.type'],
-    ['21 tags', { actions: [action({ inputs: { text: field('text', ['str'], { tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }) } })] }, 'inputs.text.tags'],
-    ['21 options', { actions: [action({ inputs: { text: field('text', ['str'], { options: Array.from({ length: 21 }, (_, i) => ({ v: i })) }) } })] }, 'inputs.text.options'],
+    [
+      'a field with 12 allowedTypes',
+      {
+        actions: [
+          action({
+            inputs: { text: { ...field('text'), allowedTypes: Array.from({ length: 12 }, () => ({ type: 'str' })) } },
+          }),
+        ],
+      },
+      'body.integration.actions.0.inputs.text.allowedTypes',
+    ],
+    [
+      'an unknown allowed type',
+      { actions: [action({ inputs: { text: { ...field('text'), allowedTypes: [{ type: 'blob' }] } } })] },
+      'allowedTypes.0.type',
+    ],
+    [
+      '21 tags',
+      {
+        actions: [
+          action({ inputs: { text: field('text', ['str'], { tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }) } }),
+        ],
+      },
+      'inputs.text.tags',
+    ],
+    [
+      '21 options',
+      {
+        actions: [
+          action({
+            inputs: { text: field('text', ['str'], { options: Array.from({ length: 21 }, (_, i) => ({ v: i })) }) },
+          }),
+        ],
+      },
+      'inputs.text.options',
+    ],
     [
       '21 nonEditableFields',
-      { actions: [action({ inputs: { text: field('text', ['str'], { nonEditableFields: Array.from({ length: 21 }, () => 'id') }) } })] },
+      {
+        actions: [
+          action({
+            inputs: { text: field('text', ['str'], { nonEditableFields: Array.from({ length: 21 }, () => 'id') }) },
+          }),
+        ],
+      },
       'inputs.text.nonEditableFields',
     ],
-    ['a default of none of the allowed types', { actions: [action({ inputs: { text: field('text', ['int', 'bool'], { default: 'x' }) } })] }, 'inputs.text.default'],
+    [
+      'a default of none of the allowed types',
+      { actions: [action({ inputs: { text: field('text', ['int', 'bool'], { default: 'x' }) } })] },
+      'inputs.text.default',
+    ],
     [
       'a typeDefinition map of 51 entries',
       {
@@ -98,7 +193,12 @@ describe('POST /api/v1/integration', () => {
             inputs: {
               text: {
                 ...field('text'),
-                allowedTypes: [{ type: 'object', typeDefinition: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`p${i}`, field(`p${i}`)])) }],
+                allowedTypes: [
+                  {
+                    type: 'object',
+                    typeDefinition: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`p${i}`, field(`p${i}`)])),
+                  },
+                ],
               },
             },
           }),
@@ -106,16 +206,37 @@ describe('POST /api/v1/integration', () => {
       },
       'inputs.text.allowedTypes.0.typeDefinition',
     ],
-    ['a typeDefinition on a scalar', { actions: [action({ inputs: { text: { ...field('text'), allowedTypes: [{ type: 'str', typeDefinition: { a: field('a') } }] } } })] }, 'typeDefinition'],
-    ['a credential without inputs', { credential: credential({ inputs: undefined }) }, 'body.integration.credential.inputs'],
-    ['a credential with an unknown authType', { credential: credential({ authType: 'password' }) }, 'body.integration.credential.authType'],
+    [
+      'a typeDefinition on a scalar',
+      {
+        actions: [
+          action({
+            inputs: { text: { ...field('text'), allowedTypes: [{ type: 'str', typeDefinition: { a: field('a') } }] } },
+          }),
+        ],
+      },
+      'typeDefinition',
+    ],
+    [
+      'a credential without inputs',
+      { credential: credential({ inputs: undefined }) },
+      'body.integration.credential.inputs',
+    ],
+    [
+      'a credential with an unknown authType',
+      { credential: credential({ authType: 'password' }) },
+      'body.integration.credential.authType',
+    ],
   ])('refuses %s with 400', async (_label, overrides, fieldPath) => {
     const body = overrides === null ? {} : undefined;
     const res = body
       ? await svc.request('POST', '/api/v1/integration', { body, key: author.key })
       : await createIntegration(svc, author, overrides as Record<string, unknown>);
     expectError(res, 400);
-    expect(failedFields(res).some((f) => f.includes(fieldPath)), JSON.stringify(failedFields(res))).toBe(true);
+    expect(
+      failedFields(res).some((f) => f.includes(fieldPath)),
+      JSON.stringify(failedFields(res)),
+    ).toBe(true);
   });
 
   it('accepts the limits themselves: 5 categories, 50 actions, 11 allowedTypes, 20 tags, a nested typeDefinition of 50 entries', async () => {
@@ -123,12 +244,24 @@ describe('POST /api/v1/integration', () => {
     const wide = {
       ...field('text', ['str'], { tags: Array.from({ length: 20 }, (_, i) => `t${i}`), default: 'hello' }),
       allowedTypes: [
-        { type: 'array', typeDefinition: { item: { ...field('item'), allowedTypes: [{ type: 'object', typeDefinition: nested }] } } },
-        ...['int', 'float', 'bool', 'str', 'object', 'file', 'date', 'binary', 'json_string', 'node'].map((type) => ({ type })),
+        {
+          type: 'array',
+          typeDefinition: { item: { ...field('item'), allowedTypes: [{ type: 'object', typeDefinition: nested }] } },
+        },
+        ...['int', 'float', 'bool', 'str', 'object', 'file', 'date', 'binary', 'json_string', 'node'].map((type) => ({
+          type,
+        })),
       ],
     };
-    const actions = [action({ inputs: { text: wide } }), ...Array.from({ length: 49 }, (_, i) => action({ name: `a${i}`, code: undefined }))];
-    const res = await createIntegration(svc, author, { category: ['a', 'b', 'c', 'd', 'e'], actions, name: 'n'.repeat(255) });
+    const actions = [
+      action({ inputs: { text: wide } }),
+      ...Array.from({ length: 49 }, (_, i) => action({ name: `a${i}`, code: undefined })),
+    ];
+    const res = await createIntegration(svc, author, {
+      category: ['a', 'b', 'c', 'd', 'e'],
+      actions,
+      name: 'n'.repeat(255),
+    });
     expect(res.status, res.text).toBe(201);
     expect(res.body.createdActions).toHaveLength(50);
   });
@@ -137,7 +270,11 @@ describe('POST /api/v1/integration', () => {
     ['a data: prefix', `data:image/png;base64,${pngIcon}`, 'data: prefix'],
     ['text that is not base64', 'not base64 at all!', 'not valid base64'],
     ['base64 of neither PNG nor SVG', Buffer.from('GIF89a not an icon').toString('base64'), 'neither a PNG nor an SVG'],
-    ['an SVG with a script', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>').toString('base64'), 'scripts'],
+    [
+      'an SVG with a script',
+      Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>').toString('base64'),
+      'scripts',
+    ],
     ['a JPEG', Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10]).toString('base64'), 'neither a PNG nor an SVG'],
   ])('refuses an icon with %s', async (_label, icon, message) => {
     expectError(await createIntegration(svc, author, { icon }), 400, message);
@@ -155,7 +292,11 @@ describe('POST /api/v1/integration', () => {
     const list = await svc.request('GET', '/api/v1/integration', { key: author.key });
     expect(list.status).toBe(200);
     expect((list.body.integrations as Array<{ name: string }>).map((i) => i.name)).not.toContain(name);
-    const rows = await svc.service.context.store.db.selectFrom('integration_versions').select('id').where('name', '=', name).execute();
+    const rows = await svc.service.context.store.db
+      .selectFrom('integration_versions')
+      .select('id')
+      .where('name', '=', name)
+      .execute();
     expect(rows).toEqual([]);
   });
 
@@ -163,10 +304,18 @@ describe('POST /api/v1/integration', () => {
     const depth = 200_000;
     const deep = '['.repeat(depth) + ']'.repeat(depth);
     for (const extra of [{ default: '__DEEP__' }, { options: [{ a: '__DEEP__' }] }]) {
-      const body = JSON.stringify({ integration: integration(author.providerId, { actions: [action({ inputs: { text: field('text', ['array'], extra as object) } })] }) });
+      const body = JSON.stringify({
+        integration: integration(author.providerId, {
+          actions: [action({ inputs: { text: field('text', ['array'], extra as object) } })],
+        }),
+      });
       const rawBody = body.replace('"__DEEP__"', deep);
       for (const headers of [{}, { 'Idempotency-Key': crypto.randomUUID() }] as Array<Record<string, string>>) {
-        const res = await svc.request('POST', '/api/v1/integration', { rawBody, headers: { 'content-type': 'application/json', ...headers }, key: author.key });
+        const res = await svc.request('POST', '/api/v1/integration', {
+          rawBody,
+          headers: { 'content-type': 'application/json', ...headers },
+          key: author.key,
+        });
         expectError(res, 400, 'nests deeper than');
       }
     }
@@ -174,8 +323,14 @@ describe('POST /api/v1/integration', () => {
 
   it('accepts typeDefinition nested to its 10-level limit', async () => {
     let inner = field('leaf');
-    for (let level = 0; level < 10; level++) inner = { ...field(`l${level}`), allowedTypes: [{ type: 'object', typeDefinition: { [inner.variableName]: inner } }] };
-    const res = await createIntegration(svc, author, { actions: [action({ inputs: { text: { ...inner, variableName: 'text' } } })] });
+    for (let level = 0; level < 10; level++)
+      inner = {
+        ...field(`l${level}`),
+        allowedTypes: [{ type: 'object', typeDefinition: { [inner.variableName]: inner } }],
+      };
+    const res = await createIntegration(svc, author, {
+      actions: [action({ inputs: { text: { ...inner, variableName: 'text' } } })],
+    });
     expect(res.status, res.text).toBe(201);
   });
 
@@ -183,7 +338,7 @@ describe('POST /api/v1/integration', () => {
     await expectRollbackHalfWay(svc, await newAuthor(svc));
   });
 
-  it('wants a provider of the caller\'s organization: unknown 422, another organization\'s 403', async () => {
+  it("wants a provider of the caller's organization: unknown 422, another organization's 403", async () => {
     expectError(await createIntegration(svc, author, { providerId: crypto.randomUUID() }), 422, 'does not exist');
     const other = await newAuthor(svc);
     expectError(await createIntegration(svc, author, { providerId: other.providerId }), 403, 'another organization');
@@ -203,6 +358,10 @@ describe('POST /api/v1/integration', () => {
     const ids = (mine.body.providers as Array<{ id: string }>).map((p) => p.id);
     expect(ids).toContain(author.providerId);
     expect(ids).not.toContain(other.providerId);
-    expectError(await svc.request('POST', '/api/v1/provider', { body: { name: '' }, key: author.key }), 400, 'body.name');
+    expectError(
+      await svc.request('POST', '/api/v1/provider', { body: { name: '' }, key: author.key }),
+      400,
+      'body.name',
+    );
   });
 });

@@ -1,13 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newCaller } from '../code/support.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { created, credential, expectError, failedFields, newAuthor, pngIcon, type Author, type Created } from './support.js';
+import {
+  created,
+  credential,
+  expectError,
+  failedFields,
+  newAuthor,
+  pngIcon,
+  type Author,
+  type Created,
+} from './support.js';
 
 describe('POST /api/v1/integration/v/{integrationVersionId}/credential', () => {
   let svc: TestService;
   let author: Author;
   let integration: Created;
-  const post = (versionId: string, body: unknown, key = author.key) => svc.request('POST', `/api/v1/integration/v/${versionId}/credential`, { body, key });
+  const post = (versionId: string, body: unknown, key = author.key) =>
+    svc.request('POST', `/api/v1/integration/v/${versionId}/credential`, { body, key });
   beforeAll(async () => {
     svc = await startTestService();
     author = await newAuthor(svc);
@@ -23,7 +33,14 @@ describe('POST /api/v1/integration/v/{integrationVersionId}/credential', () => {
         authType: 'custom_header_auth',
         description: 'Header auth',
         inputs: {
-          header: { displayName: 'Header', variableName: 'header', type: 'str', isSecret: false, default: 'X-Api-Key', placeholder: 'X-...' },
+          header: {
+            displayName: 'Header',
+            variableName: 'header',
+            type: 'str',
+            isSecret: false,
+            default: 'X-Api-Key',
+            placeholder: 'X-...',
+          },
           value: { displayName: 'Value', variableName: 'value', type: 'str', order: 2 },
         },
       }),
@@ -38,8 +55,28 @@ describe('POST /api/v1/integration/v/{integrationVersionId}/credential', () => {
       integrationId: integration.id,
       versionNumber: 1,
       inputs: {
-        header: { displayName: 'Header', variableName: 'header', type: 'str', order: 1, isSecret: false, isNullable: true, isEditable: true, isVisible: true, default: 'X-Api-Key', placeholder: 'X-...' },
-        value: { displayName: 'Value', variableName: 'value', type: 'str', order: 2, isSecret: true, isNullable: true, isEditable: true, isVisible: true },
+        header: {
+          displayName: 'Header',
+          variableName: 'header',
+          type: 'str',
+          order: 1,
+          isSecret: false,
+          isNullable: true,
+          isEditable: true,
+          isVisible: true,
+          default: 'X-Api-Key',
+          placeholder: 'X-...',
+        },
+        value: {
+          displayName: 'Value',
+          variableName: 'value',
+          type: 'str',
+          order: 2,
+          isSecret: true,
+          isNullable: true,
+          isEditable: true,
+          isVisible: true,
+        },
       },
     });
     for (const key of ['id', 'versionId', 'createdAt']) expect(typeof res.body[key]).toBe('string');
@@ -64,7 +101,9 @@ describe('POST /api/v1/integration/v/{integrationVersionId}/credential', () => {
 
   it('lets only one of two concurrent credentials of the same authType in', async () => {
     const fresh = await created(svc, author);
-    const results = await Promise.all(Array.from({ length: 4 }, () => post(fresh.versionId, { credential: credential({ authType: 'access_token' }) })));
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () => post(fresh.versionId, { credential: credential({ authType: 'access_token' }) })),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
   });
 
@@ -76,29 +115,72 @@ describe('POST /api/v1/integration/v/{integrationVersionId}/credential', () => {
 
   it('answers 403 for another organization, an unverified organization or a missing grant', async () => {
     const attacker = await newAuthor(svc);
-    expectError(await post(integration.versionId, { credential: credential({ authType: 'other' }) }, attacker.key), 403, 'another organization');
+    expectError(
+      await post(integration.versionId, { credential: credential({ authType: 'other' }) }, attacker.key),
+      403,
+      'another organization',
+    );
     const unverified = await newCaller(svc, { verified: false, grants: ['integration:full'] });
-    expectError(await post(integration.versionId, { credential: credential({ authType: 'other' }) }, unverified.key), 403, 'not verified');
+    expectError(
+      await post(integration.versionId, { credential: credential({ authType: 'other' }) }, unverified.key),
+      403,
+      'not verified',
+    );
     const reader = await newCaller(svc, { grants: ['integration:read'] });
-    expectError(await post(integration.versionId, { credential: credential({ authType: 'other' }) }, reader.key), 403, 'Integration: Full');
+    expectError(
+      await post(integration.versionId, { credential: credential({ authType: 'other' }) }, reader.key),
+      403,
+      'Integration: Full',
+    );
   });
 
   it.each([
     ['no credential object', {}, 'body.credential'],
     ['a name over 255', { credential: credential({ name: 'n'.repeat(256) }) }, 'body.credential.name'],
     ['a missing icon', { credential: credential({ icon: undefined }) }, 'body.credential.icon'],
-    ['a description over 2048', { credential: credential({ description: 'd'.repeat(2049) }) }, 'body.credential.description'],
+    [
+      'a description over 2048',
+      { credential: credential({ description: 'd'.repeat(2049) }) },
+      'body.credential.description',
+    ],
     ['an unknown status', { credential: credential({ status: 'paused' }) }, 'body.credential.status'],
-    ['an input whose key is not its variableName', { credential: credential({ inputs: { a: { displayName: 'A', variableName: 'b', type: 'str' } } }) }, 'inputs.a.variableName'],
-    ['an input of an unknown type', { credential: credential({ inputs: { a: { displayName: 'A', variableName: 'a', type: 'secret' } } }) }, 'inputs.a.type'],
-    ['an input without displayName', { credential: credential({ inputs: { a: { variableName: 'a', type: 'str' } } }) }, 'inputs.a.displayName'],
-    ['a placeholder over 255', { credential: credential({ inputs: { a: { displayName: 'A', variableName: 'a', type: 'str', placeholder: 'p'.repeat(256) } } }) }, 'inputs.a.placeholder'],
-    ['a default of the wrong type', { credential: credential({ inputs: { a: { displayName: 'A', variableName: 'a', type: 'int', default: 'x' } } }) }, 'inputs.a.default'],
+    [
+      'an input whose key is not its variableName',
+      { credential: credential({ inputs: { a: { displayName: 'A', variableName: 'b', type: 'str' } } }) },
+      'inputs.a.variableName',
+    ],
+    [
+      'an input of an unknown type',
+      { credential: credential({ inputs: { a: { displayName: 'A', variableName: 'a', type: 'secret' } } }) },
+      'inputs.a.type',
+    ],
+    [
+      'an input without displayName',
+      { credential: credential({ inputs: { a: { variableName: 'a', type: 'str' } } }) },
+      'inputs.a.displayName',
+    ],
+    [
+      'a placeholder over 255',
+      {
+        credential: credential({
+          inputs: { a: { displayName: 'A', variableName: 'a', type: 'str', placeholder: 'p'.repeat(256) } },
+        }),
+      },
+      'inputs.a.placeholder',
+    ],
+    [
+      'a default of the wrong type',
+      { credential: credential({ inputs: { a: { displayName: 'A', variableName: 'a', type: 'int', default: 'x' } } }) },
+      'inputs.a.default',
+    ],
   ])('refuses %s with 400 (and creates nothing)', async (_label, body, fieldPath) => {
     const fresh = await created(svc, author);
     const res = await post(fresh.versionId, body);
     expectError(res, 400);
-    expect(failedFields(res).some((f) => f.includes(fieldPath)), JSON.stringify(failedFields(res))).toBe(true);
+    expect(
+      failedFields(res).some((f) => f.includes(fieldPath)),
+      JSON.stringify(failedFields(res)),
+    ).toBe(true);
     const detail = await svc.request('GET', `/api/v1/integration/${fresh.id}`, { key: author.key });
     expect(detail.body.credentials).toEqual([]);
   });

@@ -6,7 +6,13 @@ describe('Idempotency-Key on POST /api/v1/integration', () => {
   let svc: TestService;
   let author: Author;
   const countNamed = async (name: string) =>
-    (await svc.service.context.store.db.selectFrom('integration_versions').select('id').where('name', '=', name).execute()).length;
+    (
+      await svc.service.context.store.db
+        .selectFrom('integration_versions')
+        .select('id')
+        .where('name', '=', name)
+        .execute()
+    ).length;
   beforeAll(async () => {
     svc = await startTestService();
     author = await newAuthor(svc);
@@ -31,19 +37,27 @@ describe('Idempotency-Key on POST /api/v1/integration', () => {
   it('answers 422 for the same key with a different body, and creates nothing', async () => {
     const key = crypto.randomUUID();
     expect((await createIntegration(svc, author, { name: `a-${key}` }, { 'Idempotency-Key': key })).status).toBe(201);
-    expectError(await createIntegration(svc, author, { name: `b-${key}` }, { 'Idempotency-Key': key }), 422, 'different request body');
+    expectError(
+      await createIntegration(svc, author, { name: `b-${key}` }, { 'Idempotency-Key': key }),
+      422,
+      'different request body',
+    );
     expect(await countNamed(`b-${key}`)).toBe(0);
   });
 
   it('creates once for concurrent requests with the same key', async () => {
     const key = crypto.randomUUID();
-    const results = await Promise.all(Array.from({ length: 5 }, () => createIntegration(svc, author, { name: `race-${key}` }, { 'Idempotency-Key': key })));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        createIntegration(svc, author, { name: `race-${key}` }, { 'Idempotency-Key': key }),
+      ),
+    );
     expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
     expect(await countNamed(`race-${key}`)).toBe(1);
   });
 
-  it('keeps keys per organization: another organization\'s same key creates its own and never sees the first', async () => {
+  it("keeps keys per organization: another organization's same key creates its own and never sees the first", async () => {
     const key = crypto.randomUUID();
     const other = await newAuthor(svc);
     const mine = await createIntegration(svc, author, { name: `org-${key}` }, { 'Idempotency-Key': key });
@@ -66,7 +80,12 @@ describe('Idempotency-Key on POST /api/v1/integration', () => {
     const key = `retry-after-fix-${crypto.randomUUID()}`;
     const name = `fix-${key}`;
     expectError(await createIntegration(svc, author, { name, category: [] }, { 'Idempotency-Key': key }), 400);
-    const refused = await createIntegration(svc, author, { name, actions: [{ name: 'x', endpoint: 'https://x', inputs: {}, outputs: {}, code: 'import os\n' }] }, { 'Idempotency-Key': key });
+    const refused = await createIntegration(
+      svc,
+      author,
+      { name, actions: [{ name: 'x', endpoint: 'https://x', inputs: {}, outputs: {}, code: 'import os\n' }] },
+      { 'Idempotency-Key': key },
+    );
     expectError(refused, 400, 'security scan');
     const fixed = await createIntegration(svc, author, { name }, { 'Idempotency-Key': key });
     expect(fixed.status, fixed.text).toBe(201);
@@ -76,7 +95,11 @@ describe('Idempotency-Key on POST /api/v1/integration', () => {
 
   it('refuses a malformed key with 400', async () => {
     expectError(await createIntegration(svc, author, {}, { 'Idempotency-Key': 'has space' }), 400, 'idempotency-key');
-    expectError(await createIntegration(svc, author, {}, { 'Idempotency-Key': 'k'.repeat(256) }), 400, 'idempotency-key');
+    expectError(
+      await createIntegration(svc, author, {}, { 'Idempotency-Key': 'k'.repeat(256) }),
+      400,
+      'idempotency-key',
+    );
   });
 
   // Last: it closes this service's Python pool.
@@ -88,7 +111,12 @@ describe('Idempotency-Key on POST /api/v1/integration', () => {
     expect(res.headers.get('retry-after')).toBe('5');
     expect(await countNamed(`down-${key}`)).toBe(0);
     // Without action code nothing needs the scanner, and the same key is still free.
-    const noCode = await createIntegration(svc, author, { name: `down-${key}`, actions: [] }, { 'Idempotency-Key': key });
+    const noCode = await createIntegration(
+      svc,
+      author,
+      { name: `down-${key}`, actions: [] },
+      { 'Idempotency-Key': key },
+    );
     expect(noCode.status, noCode.text).toBe(201);
   });
 });

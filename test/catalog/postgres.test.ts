@@ -2,7 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogRepo } from '../../src/store/catalog-repo.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import { action, createIntegration, created, credential, expectError, expectRollbackHalfWay, integration, newAuthor, type Author } from './support.js';
+import {
+  action,
+  createIntegration,
+  created,
+  credential,
+  expectError,
+  expectRollbackHalfWay,
+  integration,
+  newAuthor,
+  type Author,
+} from './support.js';
 
 describe('the catalog on Postgres', () => {
   let schema: PostgresSchema;
@@ -21,10 +31,24 @@ describe('the catalog on Postgres', () => {
   it('creates all or nothing, and reads back actions and credentials', async () => {
     const ok = await created(svc, author, { actions: [action(), action({ name: 'Two' })], credential: credential() });
     const detail = await svc.request('GET', `/api/v1/integration/${ok.id}`, { key: author.key });
-    expect(detail.body).toMatchObject({ versionId: ok.versionId, actions: [{ name: 'Echo' }, { name: 'Two' }], credentials: [{ authType: 'api_key' }] });
+    expect(detail.body).toMatchObject({
+      versionId: ok.versionId,
+      actions: [{ name: 'Echo' }, { name: 'Two' }],
+      credentials: [{ authType: 'api_key' }],
+    });
     const name = `refused-${crypto.randomUUID()}`;
-    expectError(await createIntegration(svc, author, { name, actions: [action(), action({ code: 'import subprocess\n' })] }), 400, 'security scan');
-    expect(await svc.service.context.store.db.selectFrom('integration_versions').select('id').where('name', '=', name).execute()).toEqual([]);
+    expectError(
+      await createIntegration(svc, author, { name, actions: [action(), action({ code: 'import subprocess\n' })] }),
+      400,
+      'security scan',
+    );
+    expect(
+      await svc.service.context.store.db
+        .selectFrom('integration_versions')
+        .select('id')
+        .where('name', '=', name)
+        .execute(),
+    ).toEqual([]);
   });
 
   it('rolls back the whole creation when a write fails half-way', async () => {
@@ -35,32 +59,55 @@ describe('the catalog on Postgres', () => {
     const key = crypto.randomUUID();
     const body = { integration: integration(author.providerId, { name: `race-${key}` }) };
     const results = await Promise.all(
-      Array.from({ length: 5 }, () => svc.request('POST', '/api/v1/integration', { body, key: author.key, headers: { 'Idempotency-Key': key } })),
+      Array.from({ length: 5 }, () =>
+        svc.request('POST', '/api/v1/integration', { body, key: author.key, headers: { 'Idempotency-Key': key } }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
     expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
     expect(results.filter((r) => r.headers.get('idempotency-replayed') === 'true')).toHaveLength(4);
-    expect(await svc.service.context.store.db.selectFrom('integration_versions').select('id').where('name', '=', `race-${key}`).execute()).toHaveLength(1);
+    expect(
+      await svc.service.context.store.db
+        .selectFrom('integration_versions')
+        .select('id')
+        .where('name', '=', `race-${key}`)
+        .execute(),
+    ).toHaveLength(1);
   });
 
   it('keeps one credential per authType under concurrency, and versions under concurrent updates', async () => {
     const fresh = await created(svc, author);
     const creds = await Promise.all(
-      Array.from({ length: 4 }, () => svc.request('POST', `/api/v1/integration/v/${fresh.versionId}/credential`, { body: { credential: credential() }, key: author.key })),
+      Array.from({ length: 4 }, () =>
+        svc.request('POST', `/api/v1/integration/v/${fresh.versionId}/credential`, {
+          body: { credential: credential() },
+          key: author.key,
+        }),
+      ),
     );
     expect(creds.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
     const updates = await Promise.all(
-      Array.from({ length: 4 }, (_, i) => svc.request('PATCH', `/api/v1/integration/${fresh.id}`, { body: { integration: { name: `n${i}` } }, key: author.key })),
+      Array.from({ length: 4 }, (_, i) =>
+        svc.request('PATCH', `/api/v1/integration/${fresh.id}`, {
+          body: { integration: { name: `n${i}` } },
+          key: author.key,
+        }),
+      ),
     );
     expect(updates.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     expect(updates.map((r) => r.body.versionNumber).sort()).toEqual([2, 3, 4, 5]);
   });
 
   it('keeps an integration at 50 actions when additions race for the last place', async () => {
-    const fresh = await created(svc, author, { actions: Array.from({ length: 49 }, (_, i) => action({ name: `a${i}`, code: undefined })) });
+    const fresh = await created(svc, author, {
+      actions: Array.from({ length: 49 }, (_, i) => action({ name: `a${i}`, code: undefined })),
+    });
     const adds = await Promise.all(
       Array.from({ length: 3 }, (_, i) =>
-        svc.request('POST', `/api/v1/integration/v/${fresh.versionId}/action`, { body: { action: action({ name: `r${i}`, code: undefined }) }, key: author.key }),
+        svc.request('POST', `/api/v1/integration/v/${fresh.versionId}/action`, {
+          body: { action: action({ name: `r${i}`, code: undefined }) },
+          key: author.key,
+        }),
       ),
     );
     expect(adds.map((r) => r.status).sort()).toEqual([201, 400, 400]);
@@ -68,12 +115,22 @@ describe('the catalog on Postgres', () => {
     expect(detail.body.actions).toHaveLength(50);
   });
 
-  it('lists own and published integrations, never another organization\'s', async () => {
+  it("lists own and published integrations, never another organization's", async () => {
     const repo = new CatalogRepo(svc.service.context.store.db);
     const provider = await repo.createProvider(null, null, 'Service');
     const draft = {
       providerId: provider.id,
-      content: { name: 'Published', description: null, icon: 'x', category: ['a'], requiredPlan: 'core' as const, status: 'active' as const, isNew: false, isPopular: false, isBeta: false },
+      content: {
+        name: 'Published',
+        description: null,
+        icon: 'x',
+        category: ['a'],
+        requiredPlan: 'core' as const,
+        status: 'active' as const,
+        isNew: false,
+        isPopular: false,
+        isBeta: false,
+      },
       actions: [],
       credential: null,
     };

@@ -16,7 +16,9 @@ describe('integrations published by the service (operator CLI)', () => {
   let published: Created;
   /** The built CLI on the service's own data directory; stdout is JSON. */
   const cli = async (...args: string[]) => {
-    const { stdout } = await run('node', [path.join(projectRoot, 'dist/src/cli/main.js'), ...args], { env: { ...process.env, CASEFLOW_DATA_DIR: svc.dataDir } });
+    const { stdout } = await run('node', [path.join(projectRoot, 'dist/src/cli/main.js'), ...args], {
+      env: { ...process.env, CASEFLOW_DATA_DIR: svc.dataDir },
+    });
     return JSON.parse(stdout) as Record<string, unknown>;
   };
   const bodyFile = (name: string, body: unknown) => {
@@ -32,11 +34,22 @@ describe('integrations published by the service (operator CLI)', () => {
     const listed = (await cli('catalog', 'providers')) as unknown as Array<{ id: string }>;
     expect(listed.map((p) => p.id)).toEqual([providerId]);
     // The command prints what was created: the integration version, createdActions and createdCredential.
-    const out = (await cli('catalog', 'publish', bodyFile('pub.json', { integration: integration(providerId, { name: 'Published echo', credential: credential() }) }))) as unknown as {
+    const out = (await cli(
+      'catalog',
+      'publish',
+      bodyFile('pub.json', {
+        integration: integration(providerId, { name: 'Published echo', credential: credential() }),
+      }),
+    )) as unknown as {
       integration: { id: string; versionId: string; organizationId: string | null };
     } & Pick<Created, 'createdActions' | 'createdCredential'>;
     expect(out.integration.organizationId).toBeNull();
-    published = { id: out.integration.id, versionId: out.integration.versionId, createdActions: out.createdActions, createdCredential: out.createdCredential };
+    published = {
+      id: out.integration.id,
+      versionId: out.integration.versionId,
+      createdActions: out.createdActions,
+      createdCredential: out.createdCredential,
+    };
   });
   afterAll(async () => {
     await svc?.stop();
@@ -45,41 +58,75 @@ describe('integrations published by the service (operator CLI)', () => {
   it('is visible to every organization, with its actions and credential templates', async () => {
     const reader = await newCaller(svc, { grants: ['integration:read'], verified: false });
     const list = await svc.request('GET', '/api/v1/integration', { key: reader.key });
-    expect(list.body.integrations).toEqual([expect.objectContaining({ id: published.id, published: true, name: 'Published echo' })]);
+    expect(list.body.integrations).toEqual([
+      expect.objectContaining({ id: published.id, published: true, name: 'Published echo' }),
+    ]);
     const detail = await svc.request('GET', `/api/v1/integration/v/${published.versionId}`, { key: reader.key });
     expect(detail.status, detail.text).toBe(200);
-    expect(detail.body).toMatchObject({ published: true, actions: [{ versionId: published.createdActions[0]?.actionVersionId }] });
-    const cred = await svc.request('GET', `/api/v1/integration/credential/v/${published.createdCredential?.credentialVersionId}`, { key: reader.key });
+    expect(detail.body).toMatchObject({
+      published: true,
+      actions: [{ versionId: published.createdActions[0]?.actionVersionId }],
+    });
+    const cred = await svc.request(
+      'GET',
+      `/api/v1/integration/credential/v/${published.createdCredential?.credentialVersionId}`,
+      { key: reader.key },
+    );
     expect(cred.status).toBe(200);
   });
 
   it('cannot be changed by an organization, nor can its provider be borrowed', async () => {
     const author = await newAuthor(svc);
-    expectError(await svc.request('PATCH', `/api/v1/integration/${published.id}`, { body: { integration: { name: 'mine' } }, key: author.key }), 403);
-    const cred = await svc.request('POST', `/api/v1/integration/v/${published.versionId}/credential`, { body: { credential: credential({ authType: 'jwt' }) }, key: author.key });
+    expectError(
+      await svc.request('PATCH', `/api/v1/integration/${published.id}`, {
+        body: { integration: { name: 'mine' } },
+        key: author.key,
+      }),
+      403,
+    );
+    const cred = await svc.request('POST', `/api/v1/integration/v/${published.versionId}/credential`, {
+      body: { credential: credential({ authType: 'jwt' }) },
+      key: author.key,
+    });
     expectError(cred, 403, 'another organization');
-    const borrow = await svc.request('POST', '/api/v1/integration', { body: { integration: integration(providerId) }, key: author.key });
+    const borrow = await svc.request('POST', '/api/v1/integration', {
+      body: { integration: integration(providerId) },
+      key: author.key,
+    });
     expectError(borrow, 403, 'another organization');
     const providers = await svc.request('GET', '/api/v1/provider', { key: author.key });
     expect((providers.body.providers as Array<{ id: string }>).map((p) => p.id)).not.toContain(providerId);
   });
 
   it('scans published action code too and publishes nothing when it is refused', async () => {
-    const file = bodyFile('bad.json', { integration: integration(providerId, { name: 'Refused', actions: [action(), action({ code: 'import subprocess\n' })] }) });
-    const failure = await run('node', [path.join(projectRoot, 'dist/src/cli/main.js'), 'catalog', 'publish', file], { env: { ...process.env, CASEFLOW_DATA_DIR: svc.dataDir } }).then(
+    const file = bodyFile('bad.json', {
+      integration: integration(providerId, {
+        name: 'Refused',
+        actions: [action(), action({ code: 'import subprocess\n' })],
+      }),
+    });
+    const failure = await run('node', [path.join(projectRoot, 'dist/src/cli/main.js'), 'catalog', 'publish', file], {
+      env: { ...process.env, CASEFLOW_DATA_DIR: svc.dataDir },
+    }).then(
       () => undefined,
       (err: { code: number; stderr: string }) => err,
     );
     expect(failure?.code).toBe(1);
     expect(failure?.stderr).toContain('subprocess');
-    const rows = await svc.service.context.store.db.selectFrom('integration_versions').select('id').where('name', '=', 'Refused').execute();
+    const rows = await svc.service.context.store.db
+      .selectFrom('integration_versions')
+      .select('id')
+      .where('name', '=', 'Refused')
+      .execute();
     expect(rows).toEqual([]);
   });
 
   it('publishes only under a provider of the service', async () => {
     const author = await newAuthor(svc);
     const file = bodyFile('theirs.json', { integration: integration(author.providerId) });
-    const failure = await run('node', [path.join(projectRoot, 'dist/src/cli/main.js'), 'catalog', 'publish', file], { env: { ...process.env, CASEFLOW_DATA_DIR: svc.dataDir } }).then(
+    const failure = await run('node', [path.join(projectRoot, 'dist/src/cli/main.js'), 'catalog', 'publish', file], {
+      env: { ...process.env, CASEFLOW_DATA_DIR: svc.dataDir },
+    }).then(
       () => undefined,
       (err: { code: number; stderr: string }) => err,
     );

@@ -1,8 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ZodType } from 'zod';
-import { actionResponse, credentialResponse, integrationDetailResponse, integrationListResponse, integrationResponse } from '../../src/api/schemas/catalog.js';
+import {
+  actionResponse,
+  credentialResponse,
+  integrationDetailResponse,
+  integrationListResponse,
+  integrationResponse,
+} from '../../src/api/schemas/catalog.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { action, actionCode, created, credential, expectError, field, newAuthor, pngIcon, type Author, type Created } from './support.js';
+import {
+  action,
+  actionCode,
+  created,
+  credential,
+  expectError,
+  field,
+  newAuthor,
+  pngIcon,
+  type Author,
+  type Created,
+} from './support.js';
 
 interface Detail {
   id: string;
@@ -10,7 +27,14 @@ interface Detail {
   versionNumber: number;
   name: string;
   published: boolean;
-  actions: Array<{ id: string; versionId: string; versionNumber: number; name: string; code: string | null; endpoint: string }>;
+  actions: Array<{
+    id: string;
+    versionId: string;
+    versionNumber: number;
+    name: string;
+    code: string | null;
+    endpoint: string;
+  }>;
   credentials: Array<{ id: string; versionId: string; versionNumber: number; name: string; authType: string }>;
 }
 
@@ -43,8 +67,15 @@ describe('catalog versions and reads', () => {
     expect(detail).toMatchObject({ id: base.id, versionId: base.versionId, versionNumber: 1, published: false });
     expect(detail).not.toHaveProperty('isBeta');
     expect(detail.actions).toHaveLength(1);
-    expect(detail.actions[0]).toMatchObject({ versionId: base.createdActions[0]?.actionVersionId, code: actionCode, endpoint: 'https://api.example.com/echo' });
-    expect(detail.credentials[0]).toMatchObject({ versionId: base.createdCredential?.credentialVersionId, authType: 'api_key' });
+    expect(detail.actions[0]).toMatchObject({
+      versionId: base.createdActions[0]?.actionVersionId,
+      code: actionCode,
+      endpoint: 'https://api.example.com/echo',
+    });
+    expect(detail.credentials[0]).toMatchObject({
+      versionId: base.createdCredential?.credentialVersionId,
+      authType: 'api_key',
+    });
     conforms(integrationDetailResponse, detail);
     const list = await get('/api/v1/integration');
     conforms(integrationListResponse, list);
@@ -52,17 +83,37 @@ describe('catalog versions and reads', () => {
   });
 
   it('cuts a new integration version on update; the earlier version id stays readable', async () => {
-    const res = await patch(`/api/v1/integration/${base.id}`, { integration: { name: 'Renamed', status: 'deprecated', description: 'now described' } });
+    const res = await patch(`/api/v1/integration/${base.id}`, {
+      integration: { name: 'Renamed', status: 'deprecated', description: 'now described' },
+    });
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ id: base.id, versionNumber: 2, name: 'Renamed', status: 'deprecated', description: 'now described', category: ['utilities'] });
+    expect(res.body).toMatchObject({
+      id: base.id,
+      versionNumber: 2,
+      name: 'Renamed',
+      status: 'deprecated',
+      description: 'now described',
+      category: ['utilities'],
+    });
     expect(res.body.versionId).not.toBe(base.versionId);
     conforms(integrationResponse, res.body);
-    expect(await get(`/api/v1/integration/v/${base.versionId}`)).toMatchObject({ versionId: base.versionId, versionNumber: 1, name: 'Echo service', status: 'active' });
-    expect(await get(`/api/v1/integration/${base.id}`)).toMatchObject({ versionId: res.body.versionId, name: 'Renamed' });
+    expect(await get(`/api/v1/integration/v/${base.versionId}`)).toMatchObject({
+      versionId: base.versionId,
+      versionNumber: 1,
+      name: 'Echo service',
+      status: 'active',
+    });
+    expect(await get(`/api/v1/integration/${base.id}`)).toMatchObject({
+      versionId: res.body.versionId,
+      name: 'Renamed',
+    });
     const cleared = await patch(`/api/v1/integration/${base.id}`, { integration: { description: null } });
     expect(cleared.body).toMatchObject({ versionNumber: 3, description: null, name: 'Renamed' });
     // A credential can be added on an earlier integration version id too: it names the same integration.
-    const cred = await svc.request('POST', `/api/v1/integration/v/${base.versionId}/credential`, { body: { credential: credential({ authType: 'jwt' }) }, key: author.key });
+    const cred = await svc.request('POST', `/api/v1/integration/v/${base.versionId}/credential`, {
+      body: { credential: credential({ authType: 'jwt' }) },
+      key: author.key,
+    });
     expect(cred.status, cred.text).toBe(201);
     expect(cred.body.integrationId).toBe(base.id);
   });
@@ -73,13 +124,24 @@ describe('catalog versions and reads', () => {
     const refused = await patch(`/api/v1/integration/action/${actionId}`, { action: { code: 'import subprocess\n' } });
     expectError(refused, 400, 'security scan');
     const res = await patch(`/api/v1/integration/action/${actionId}`, {
-      action: { code: "result['echo'] = input_data['text'].upper()\n", outputs: { echo: field('echo'), length: field('length', ['int']) } },
+      action: {
+        code: "result['echo'] = input_data['text'].upper()\n",
+        outputs: { echo: field('echo'), length: field('length', ['int']) },
+      },
     });
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ id: actionId, versionNumber: 2, name: 'Echo', endpoint: 'https://api.example.com/echo' });
+    expect(res.body).toMatchObject({
+      id: actionId,
+      versionNumber: 2,
+      name: 'Echo',
+      endpoint: 'https://api.example.com/echo',
+    });
     expect(Object.keys(res.body.outputs as object)).toEqual(['echo', 'length']);
     conforms(actionResponse, res.body);
-    expect(await get(`/api/v1/integration/action/v/${oldVersionId}`)).toMatchObject({ versionNumber: 1, code: actionCode });
+    expect(await get(`/api/v1/integration/action/v/${oldVersionId}`)).toMatchObject({
+      versionNumber: 1,
+      code: actionCode,
+    });
     expect(await get(`/api/v1/integration/action/v/${String(res.body.versionId)}`)).toMatchObject({ versionNumber: 2 });
     const detail = (await get(`/api/v1/integration/${base.id}`)) as unknown as Detail;
     expect(detail.actions.map((a) => a.versionId)).toEqual([res.body.versionId]);
@@ -90,23 +152,53 @@ describe('catalog versions and reads', () => {
   it('cuts a new credential version; authType cannot change', async () => {
     const credentialId = base.createdCredential?.credentialId ?? '';
     const oldVersionId = base.createdCredential?.credentialVersionId ?? '';
-    expectError(await patch(`/api/v1/integration/credential/${credentialId}`, { credential: { authType: 'jwt' } }), 400, 'authType cannot change');
+    expectError(
+      await patch(`/api/v1/integration/credential/${credentialId}`, { credential: { authType: 'jwt' } }),
+      400,
+      'authType cannot change',
+    );
     const res = await patch(`/api/v1/integration/credential/${credentialId}`, {
-      credential: { name: 'Key v2', icon: pngIcon, inputs: { token: { displayName: 'Token', variableName: 'token', type: 'str' } } },
+      credential: {
+        name: 'Key v2',
+        icon: pngIcon,
+        inputs: { token: { displayName: 'Token', variableName: 'token', type: 'str' } },
+      },
     });
     expect(res.status, res.text).toBe(200);
     conforms(credentialResponse, res.body);
-    expect(res.body).toMatchObject({ id: credentialId, versionNumber: 2, name: 'Key v2', authType: 'api_key', inputs: { token: { isSecret: true, order: 1 } } });
-    expect(await get(`/api/v1/integration/credential/v/${oldVersionId}`)).toMatchObject({ versionNumber: 1, name: 'API key', inputs: { api_key: { type: 'str' } } });
+    expect(res.body).toMatchObject({
+      id: credentialId,
+      versionNumber: 2,
+      name: 'Key v2',
+      authType: 'api_key',
+      inputs: { token: { isSecret: true, order: 1 } },
+    });
+    expect(await get(`/api/v1/integration/credential/v/${oldVersionId}`)).toMatchObject({
+      versionNumber: 1,
+      name: 'API key',
+      inputs: { api_key: { type: 'str' } },
+    });
   });
 
   it('answers 400 for an empty update or malformed ids, 404 for unknown ids', async () => {
     expectError(await patch(`/api/v1/integration/${base.id}`, { integration: {} }), 400, 'nothing to update');
-    expectError(await patch('/api/v1/integration/not-a-uuid', { integration: { name: 'x' } }), 400, 'path.integrationId');
+    expectError(
+      await patch('/api/v1/integration/not-a-uuid', { integration: { name: 'x' } }),
+      400,
+      'path.integrationId',
+    );
     expectError(await patch(`/api/v1/integration/${crypto.randomUUID()}`, { integration: { name: 'x' } }), 404);
     expectError(await patch(`/api/v1/integration/action/${crypto.randomUUID()}`, { action: { name: 'x' } }), 404);
-    expectError(await patch(`/api/v1/integration/credential/${crypto.randomUUID()}`, { credential: { name: 'x' } }), 404);
-    for (const path of ['/api/v1/integration/', '/api/v1/integration/v/', '/api/v1/integration/action/v/', '/api/v1/integration/credential/v/']) {
+    expectError(
+      await patch(`/api/v1/integration/credential/${crypto.randomUUID()}`, { credential: { name: 'x' } }),
+      404,
+    );
+    for (const path of [
+      '/api/v1/integration/',
+      '/api/v1/integration/v/',
+      '/api/v1/integration/action/v/',
+      '/api/v1/integration/credential/v/',
+    ]) {
       expectError(await svc.request('GET', `${path}${crypto.randomUUID()}`, { key: author.key }), 404);
       expectError(await svc.request('GET', `${path}nope`, { key: author.key }), 400);
     }
@@ -114,7 +206,9 @@ describe('catalog versions and reads', () => {
 
   it('serializes concurrent updates: every one lands on its own version number', async () => {
     const fresh = await created(svc, author);
-    const results = await Promise.all(Array.from({ length: 4 }, (_, i) => patch(`/api/v1/integration/${fresh.id}`, { integration: { name: `n${i}` } })));
+    const results = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => patch(`/api/v1/integration/${fresh.id}`, { integration: { name: `n${i}` } })),
+    );
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     expect(results.map((r) => r.body.versionNumber).sort()).toEqual([2, 3, 4, 5]);
   });
@@ -138,7 +232,9 @@ describe('catalog versions and reads', () => {
   });
 
   it('adds actions to an existing integration, scanned, up to 50', async () => {
-    const fresh = await created(svc, author, { actions: Array.from({ length: 48 }, (_, i) => action({ name: `a${i}`, code: undefined })) });
+    const fresh = await created(svc, author, {
+      actions: Array.from({ length: 48 }, (_, i) => action({ name: `a${i}`, code: undefined })),
+    });
     const add = (body: unknown, key = author.key, versionId = fresh.versionId) =>
       svc.request('POST', `/api/v1/integration/v/${versionId}/action`, { body, key });
     const added = await add({ action: action({ name: 'Added' }) });
@@ -152,7 +248,10 @@ describe('catalog versions and reads', () => {
     expectError(await add({ action: action() }, author.key, fresh.id), 404);
     expectError(await add({ action: action() }, author.key, 'nope'), 404);
     // 49 now: two concurrent additions race for the last place.
-    const racing = await Promise.all([add({ action: action({ name: 'r1' }) }), add({ action: action({ name: 'r2' }) })]);
+    const racing = await Promise.all([
+      add({ action: action({ name: 'r1' }) }),
+      add({ action: action({ name: 'r2' }) }),
+    ]);
     expect(racing.map((r) => r.status).sort()).toEqual([201, 400]);
     expect(racing.find((r) => r.status === 400)?.text).toContain('at most 50 actions');
     const detail = (await get(`/api/v1/integration/${fresh.id}`)) as unknown as Detail;

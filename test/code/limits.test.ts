@@ -32,7 +32,9 @@ function variablesOfJsonBytes(bytes: number): Record<string, CatalogField> {
 function nested(depth: number): CatalogField {
   let inner = field('leaf');
   for (let i = 0; i < depth; i++) {
-    inner = field('node', ['object'], { allowedTypes: [{ type: 'object', typeDefinition: { [inner.variableName]: inner } }] });
+    inner = field('node', ['object'], {
+      allowedTypes: [{ type: 'object', typeDefinition: { [inner.variableName]: inner } }],
+    });
   }
   return inner;
 }
@@ -48,24 +50,64 @@ const withInput = (f: CatalogField) => ({ inputs: { [f.variableName]: f } });
 /** [what, body overrides at the limit, body overrides one over, the field path named in the 400] */
 const boundaries: Array<[string, Record<string, unknown>, Record<string, unknown>, string]> = [
   ['name 255 characters', { name: 'n'.repeat(255) }, { name: 'n'.repeat(256) }, 'body.name'],
-  ['description 2048 characters', { description: 'd'.repeat(2048) }, { description: 'd'.repeat(2049) }, 'body.description'],
+  [
+    'description 2048 characters',
+    { description: 'd'.repeat(2048) },
+    { description: 'd'.repeat(2049) },
+    'body.description',
+  ],
   ['icon 65535 characters', { icon: 'A'.repeat(65535) }, { icon: 'A'.repeat(65536) }, 'body.icon'],
-  ['sourceCode 262144 bytes', { sourceCode: sourceOfBytes(SOURCE_BYTES) }, { sourceCode: sourceOfBytes(SOURCE_BYTES + 1) }, 'body.sourceCode'],
-  ['categories 5 entries', { categories: ['a', 'b', 'c', 'd', 'e'] }, { categories: ['a', 'b', 'c', 'd', 'e', 'f'] }, 'body.categories'],
+  [
+    'sourceCode 262144 bytes',
+    { sourceCode: sourceOfBytes(SOURCE_BYTES) },
+    { sourceCode: sourceOfBytes(SOURCE_BYTES + 1) },
+    'body.sourceCode',
+  ],
+  [
+    'categories 5 entries',
+    { categories: ['a', 'b', 'c', 'd', 'e'] },
+    { categories: ['a', 'b', 'c', 'd', 'e', 'f'] },
+    'body.categories',
+  ],
   ['inputs 100 variables', { inputs: manyVariables(100) }, { inputs: manyVariables(101) }, 'body.inputs'],
   ['outputs 100 variables', { outputs: manyVariables(100) }, { outputs: manyVariables(101) }, 'body.outputs'],
-  ['inputs 512KB JSON-encoded', { inputs: variablesOfJsonBytes(VARIABLES_JSON_BYTES) }, { inputs: variablesOfJsonBytes(VARIABLES_JSON_BYTES + 1) }, 'body.inputs'],
-  ['outputs 512KB JSON-encoded', { outputs: variablesOfJsonBytes(VARIABLES_JSON_BYTES) }, { outputs: variablesOfJsonBytes(VARIABLES_JSON_BYTES + 1) }, 'body.outputs'],
+  [
+    'inputs 512KB JSON-encoded',
+    { inputs: variablesOfJsonBytes(VARIABLES_JSON_BYTES) },
+    { inputs: variablesOfJsonBytes(VARIABLES_JSON_BYTES + 1) },
+    'body.inputs',
+  ],
+  [
+    'outputs 512KB JSON-encoded',
+    { outputs: variablesOfJsonBytes(VARIABLES_JSON_BYTES) },
+    { outputs: variablesOfJsonBytes(VARIABLES_JSON_BYTES + 1) },
+    'body.outputs',
+  ],
   ['tags 20 entries', { tags: Array(20).fill('t') }, { tags: Array(21).fill('t') }, 'body.tags'],
-  ['options 20 entries', { options: Array(20).fill({ label: 'o' }) }, { options: Array(21).fill({ label: 'o' }) }, 'body.options'],
-  ['nonEditableFields 20 entries', { nonEditableFields: Array(20).fill('name') }, { nonEditableFields: Array(21).fill('name') }, 'body.nonEditableFields'],
+  [
+    'options 20 entries',
+    { options: Array(20).fill({ label: 'o' }) },
+    { options: Array(21).fill({ label: 'o' }) },
+    'body.options',
+  ],
+  [
+    'nonEditableFields 20 entries',
+    { nonEditableFields: Array(20).fill('name') },
+    { nonEditableFields: Array(21).fill('name') },
+    'body.nonEditableFields',
+  ],
   [
     'allowedTypes 11 entries',
     withInput(field('count', [...catalogFieldTypes])),
     withInput(field('count', [...catalogFieldTypes, 'str'])),
     'body.inputs.count.allowedTypes',
   ],
-  ['field tags 20 entries', withInput(field('count', ['int'], { tags: Array(20).fill('t') })), withInput(field('count', ['int'], { tags: Array(21).fill('t') })), 'body.inputs.count.tags'],
+  [
+    'field tags 20 entries',
+    withInput(field('count', ['int'], { tags: Array(20).fill('t') })),
+    withInput(field('count', ['int'], { tags: Array(21).fill('t') })),
+    'body.inputs.count.tags',
+  ],
   [
     'field options 20 entries',
     withInput(field('count', ['int'], { options: Array(20).fill({ value: 1 }) })),
@@ -85,7 +127,12 @@ const boundaries: Array<[string, Record<string, unknown>, Record<string, unknown
     'body.inputs.obj.allowedTypes.0.typeDefinition',
   ],
   ['typeDefinition 10 levels deep', withInput(nested(10)), withInput(nested(11)), 'body.inputs.node'],
-  ['field description 2048 characters', withInput(field('count', ['int'], { description: 'd'.repeat(2048) })), withInput(field('count', ['int'], { description: 'd'.repeat(2049) })), 'body.inputs.count.description'],
+  [
+    'field description 2048 characters',
+    withInput(field('count', ['int'], { description: 'd'.repeat(2048) })),
+    withInput(field('count', ['int'], { description: 'd'.repeat(2049) })),
+    'body.inputs.count.description',
+  ],
 ];
 
 describe('code node limits, at the boundary and one over', () => {
@@ -109,7 +156,11 @@ describe('code node limits, at the boundary and one over', () => {
   it('counts sourceCode in UTF-8 bytes, not characters', async () => {
     const twoByte = `${validSource}#${'é'.repeat(131072)}`;
     expect(twoByte.length).toBeLessThan(SOURCE_BYTES);
-    expectError(await svc.request('POST', '/api/v1/code', { body: codeBody({ sourceCode: twoByte }) }), 400, 'bytes UTF-8 encoded');
+    expectError(
+      await svc.request('POST', '/api/v1/code', { body: codeBody({ sourceCode: twoByte }) }),
+      400,
+      'bytes UTF-8 encoded',
+    );
   });
 
   it('refuses typeDefinition nested thousands of levels deep with 400, not a crash', async () => {
@@ -118,12 +169,16 @@ describe('code node limits, at the boundary and one over', () => {
       [3000, 'body nests deeper than 128 levels'],
       [20, 'nests more than 10 levels'],
     ] as const) {
-    const open = '{"id":"1","variableName":"node","displayName":"n","allowedTypes":[{"type":"object","typeDefinition":{"node":';
-    const leaf = '{"id":"1","variableName":"leaf","displayName":"l","allowedTypes":[{"type":"str"}]}';
-    const deep = open.repeat(levels) + leaf + '}}]}'.repeat(levels);
-    const body = JSON.stringify(codeBody({ inputs: {} })).replace('"inputs":{}', `"inputs":{"node":${deep}}`);
-    const res = await svc.request('POST', '/api/v1/code', { rawBody: body, headers: { 'content-type': 'application/json' } });
-    expectError(res, 400, message);
+      const open =
+        '{"id":"1","variableName":"node","displayName":"n","allowedTypes":[{"type":"object","typeDefinition":{"node":';
+      const leaf = '{"id":"1","variableName":"leaf","displayName":"l","allowedTypes":[{"type":"str"}]}';
+      const deep = open.repeat(levels) + leaf + '}}]}'.repeat(levels);
+      const body = JSON.stringify(codeBody({ inputs: {} })).replace('"inputs":{}', `"inputs":{"node":${deep}}`);
+      const res = await svc.request('POST', '/api/v1/code', {
+        rawBody: body,
+        headers: { 'content-type': 'application/json' },
+      });
+      expectError(res, 400, message);
     }
     expect((await svc.request('GET', '/healthz', { key: null })).status).toBe(200);
   });
@@ -131,7 +186,10 @@ describe('code node limits, at the boundary and one over', () => {
   it('refuses any JSON body nested 200,000 levels deep with 400 on every route, before a handler walks it', async () => {
     const deep = '['.repeat(200_000) + ']'.repeat(200_000);
     for (const path of ['/api/v1/code', '/api/v1/workflow', '/api/v1/case']) {
-      const res = await svc.request('POST', path, { rawBody: `{"name":${deep}}`, headers: { 'content-type': 'application/json' } });
+      const res = await svc.request('POST', path, {
+        rawBody: `{"name":${deep}}`,
+        headers: { 'content-type': 'application/json' },
+      });
       expectError(res, 400, 'body nests deeper than 128 levels');
     }
   });
@@ -146,22 +204,35 @@ describe('code node variable rules', () => {
     await svc?.stop();
   });
 
-  const post = (overrides: Record<string, unknown>) => svc.request('POST', '/api/v1/code', { body: codeBody(overrides) });
+  const post = (overrides: Record<string, unknown>) =>
+    svc.request('POST', '/api/v1/code', { body: codeBody(overrides) });
 
   it('requires name, sourceCode, inputs and outputs on create', async () => {
     const res = await svc.request('POST', '/api/v1/code', { body: {} });
     expectError(res, 400);
-    expect(failedFields(res)).toEqual(expect.arrayContaining(['body.name', 'body.sourceCode', 'body.inputs', 'body.outputs']));
+    expect(failedFields(res)).toEqual(
+      expect.arrayContaining(['body.name', 'body.sourceCode', 'body.inputs', 'body.outputs']),
+    );
     const minimal = await post({ description: undefined, categories: undefined });
     expect(minimal.status, minimal.text).toBe(201);
-    expect(minimal.body).toMatchObject({ description: null, icon: null, categories: [], tags: [], options: [], nonEditableFields: [], versionNumber: 1 });
+    expect(minimal.body).toMatchObject({
+      description: null,
+      icon: null,
+      categories: [],
+      tags: [],
+      options: [],
+      nonEditableFields: [],
+      versionNumber: 1,
+    });
   });
 
   it('requires each map key to equal its variableName', async () => {
     const res = await post({ inputs: { count: field('amount', ['int']) } });
     expectError(res, 400, "variableName 'amount' must equal its map key 'count'");
     expect(failedFields(res)).toContain('body.inputs.count.variableName');
-    expect(failedFields(await post({ outputs: { total: field('sum', ['int']) } }))).toContain('body.outputs.total.variableName');
+    expect(failedFields(await post({ outputs: { total: field('sum', ['int']) } }))).toContain(
+      'body.outputs.total.variableName',
+    );
   });
 
   it('requires at least one allowedTypes entry of a known type', async () => {
@@ -176,17 +247,39 @@ describe('code node variable rules', () => {
 
   it('requires id, variableName and displayName on every field', async () => {
     const res = await post({ inputs: { count: { allowedTypes: [{ type: 'int' }] } } });
-    expect(failedFields(res)).toEqual(expect.arrayContaining(['body.inputs.count.id', 'body.inputs.count.variableName', 'body.inputs.count.displayName']));
+    expect(failedFields(res)).toEqual(
+      expect.arrayContaining([
+        'body.inputs.count.id',
+        'body.inputs.count.variableName',
+        'body.inputs.count.displayName',
+      ]),
+    );
   });
 
   it('keeps typeDefinition to composite types, one key for an array', async () => {
-    const onStr = await post(withInput(field('s', ['str'], { allowedTypes: [{ type: 'str', typeDefinition: properties(1) }] })));
+    const onStr = await post(
+      withInput(field('s', ['str'], { allowedTypes: [{ type: 'str', typeDefinition: properties(1) }] })),
+    );
     expectError(onStr, 400, 'composite types');
-    const twoElements = await post(withInput(field('a', ['array'], { allowedTypes: [{ type: 'array', typeDefinition: properties(2) }] })));
+    const twoElements = await post(
+      withInput(field('a', ['array'], { allowedTypes: [{ type: 'array', typeDefinition: properties(2) }] })),
+    );
     expectError(twoElements, 400, 'single-key map');
-    const list = await post(withInput(field('a', ['array'], { allowedTypes: [{ type: 'array', typeDefinition: properties(1), typeDefinitionEnforced: true }] })));
+    const list = await post(
+      withInput(
+        field('a', ['array'], {
+          allowedTypes: [{ type: 'array', typeDefinition: properties(1), typeDefinitionEnforced: true }],
+        }),
+      ),
+    );
     expect(list.status, list.text).toBe(201);
-    const inner = await post(withInput(field('o', ['object'], { allowedTypes: [{ type: 'object', typeDefinition: { p: { ...field('p'), allowedTypes: [] } } }] })));
+    const inner = await post(
+      withInput(
+        field('o', ['object'], {
+          allowedTypes: [{ type: 'object', typeDefinition: { p: { ...field('p'), allowedTypes: [] } } }],
+        }),
+      ),
+    );
     expect(failedFields(inner)).toContain('body.inputs.o.allowedTypes.0.typeDefinition.p.allowedTypes');
   });
 

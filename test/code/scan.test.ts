@@ -27,14 +27,7 @@ describe('the security scan at authoring', () => {
 
   it('rejects blocked imports and constructs with their line and column', async () => {
     const res = await post(
-      lines(
-        'import json',
-        '',
-        'import subprocess',
-        'def main(inputs):',
-        "    return {'total': eval('2')}",
-        '',
-      ),
+      lines('import json', '', 'import subprocess', 'def main(inputs):', "    return {'total': eval('2')}", ''),
     );
     expectError(res, 400, 'security scan');
     expect(res.body.statusCode).toBe(400);
@@ -71,7 +64,9 @@ describe('the security scan at authoring', () => {
   });
 
   it('lets main use the SDK object it is given', async () => {
-    const res = await post(lines('def main(inputs):', "    caseflow.log('hi')", "    return {'total': inputs['count']}"));
+    const res = await post(
+      lines('def main(inputs):', "    caseflow.log('hi')", "    return {'total': inputs['count']}"),
+    );
     expect(res.status, res.text).toBe(201);
   });
 
@@ -95,7 +90,9 @@ describe('the security scan at authoring', () => {
     const created = await post(lines('def main(inputs):', "    return {'total': 1}"));
     expect(created.status).toBe(201);
     const codeId = String(created.body.id);
-    const bad = await svc.request('PATCH', `/api/v1/code/${codeId}`, { body: { sourceCode: lines('import os', 'def main(inputs):', '    return {}') } });
+    const bad = await svc.request('PATCH', `/api/v1/code/${codeId}`, {
+      body: { sourceCode: lines('import os', 'def main(inputs):', '    return {}') },
+    });
     expectError(bad, 400);
     expect(violations(bad.body)).toEqual([{ line: 1, col: 1, message: expect.stringContaining("'os'") }]);
     const next = await svc.request('PATCH', `/api/v1/code/${codeId}`, { body: { name: 'renamed' } });
@@ -106,7 +103,15 @@ describe('the security scan at authoring', () => {
   // Last: it closes this service's pool.
   it('answers 503 and stores nothing when the scanner cannot run', async () => {
     const db = svc.service.context.store.db;
-    const countNodes = async () => Number((await db.selectFrom('code_nodes').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const countNodes = async () =>
+      Number(
+        (
+          await db
+            .selectFrom('code_nodes')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const before = await countNodes();
     await svc.service.context.python.close();
     expectError(await post(lines('def main(inputs):', '    return {}')), 503, 'scanner is unavailable');

@@ -3,10 +3,28 @@ import type { CatalogField, CatalogFieldType } from '../../src/api/schemas/catal
 import type { Grant } from '../../src/auth/grants.js';
 import type { TestResponse, TestService } from '../support/harness.js';
 
-export const validSource = ['import json', '', 'def main(inputs):', "    return {'total': inputs['count'] * 2}", ''].join('\n');
+export const validSource = [
+  'import json',
+  '',
+  'def main(inputs):',
+  "    return {'total': inputs['count'] * 2}",
+  '',
+].join('\n');
 
-export function field(variableName: string, types: CatalogFieldType[] = ['str'], extra: Partial<CatalogField> = {}): CatalogField {
-  return { id: '1', variableName, displayName: variableName, allowedTypes: types.map((type) => ({ type })), isOptional: false, isRemovable: true, ...extra };
+export function field(
+  variableName: string,
+  types: CatalogFieldType[] = ['str'],
+  extra: Partial<CatalogField> = {},
+): CatalogField {
+  return {
+    id: '1',
+    variableName,
+    displayName: variableName,
+    allowedTypes: types.map((type) => ({ type })),
+    isOptional: false,
+    isRemovable: true,
+    ...extra,
+  };
 }
 
 /** A body every rule accepts; tests override one field at a time. */
@@ -36,10 +54,17 @@ export async function newCaller(
   options: { verified?: boolean; grants?: Grant[]; workspaceScoped?: boolean } = {},
 ): Promise<Caller> {
   counter += 1;
-  const org = await svc.admin('POST', '/admin/organizations', { name: `org ${counter}`, verified: options.verified ?? true });
+  const org = await svc.admin('POST', '/admin/organizations', {
+    name: `org ${counter}`,
+    verified: options.verified ?? true,
+  });
   expect(org.status).toBe(201);
   const organizationId = String(org.body.id);
-  const user = await svc.admin('POST', '/admin/users', { email: `user${counter}-${Date.now()}@example.com`, name: 'Author', organizationId });
+  const user = await svc.admin('POST', '/admin/users', {
+    email: `user${counter}-${Date.now()}@example.com`,
+    name: 'Author',
+    organizationId,
+  });
   expect(user.status).toBe(201);
   const userId = String(user.body.id);
   let workspaceIds: string[] | undefined;
@@ -48,7 +73,13 @@ export async function newCaller(
     expect(workspace.status).toBe(201);
     workspaceIds = [String(workspace.body.id)];
   }
-  const key = await svc.admin('POST', '/admin/keys', { organizationId, userId, name: 'k', grants: options.grants ?? ['code:full'], workspaceIds });
+  const key = await svc.admin('POST', '/admin/keys', {
+    organizationId,
+    userId,
+    name: 'k',
+    grants: options.grants ?? ['code:full'],
+    workspaceIds,
+  });
   expect(key.status).toBe(201);
   return { organizationId, userId, key: String(key.body.key) };
 }

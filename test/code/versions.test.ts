@@ -29,9 +29,17 @@ function versionSuite(name: string, database: () => Promise<PostgresSchema | und
       const v1 = String(created.body.versionId);
       expect(created.body.versionNumber).toBe(1);
 
-      const renamed = await svc.request('PATCH', `/api/v1/code/${codeId}`, { body: { name: 'Renamed', providerId: randomUUID() } });
+      const renamed = await svc.request('PATCH', `/api/v1/code/${codeId}`, {
+        body: { name: 'Renamed', providerId: randomUUID() },
+      });
       expect(renamed.status, renamed.text).toBe(200);
-      expect(renamed.body).toMatchObject({ id: codeId, versionNumber: 2, name: 'Renamed', sourceCode: validSource, description: 'Doubles a count' });
+      expect(renamed.body).toMatchObject({
+        id: codeId,
+        versionNumber: 2,
+        name: 'Renamed',
+        sourceCode: validSource,
+        description: 'Doubles a count',
+      });
       expect(renamed.body).not.toHaveProperty('providerId');
       const v2 = String(renamed.body.versionId);
 
@@ -42,7 +50,14 @@ function versionSuite(name: string, database: () => Promise<PostgresSchema | und
       expect(again.body.versionNumber).toBe(3);
 
       const first = await repo.findVersion(v1);
-      expect(first).toMatchObject({ id: codeId, versionId: v1, versionNumber: 1, organizationId: svc.organizationId, name: 'Double', sourceCode: validSource });
+      expect(first).toMatchObject({
+        id: codeId,
+        versionId: v1,
+        versionNumber: 1,
+        organizationId: svc.organizationId,
+        name: 'Double',
+        sourceCode: validSource,
+      });
       expect(first?.inputs.count).toEqual(field('count', ['int']));
       expect((await repo.findVersion(v2))?.name).toBe('Renamed');
       expect((await repo.findLatest(codeId))?.versionId).toBe(v3);
@@ -58,18 +73,29 @@ function versionSuite(name: string, database: () => Promise<PostgresSchema | und
       });
       const codeId = String(created.body.id);
       const res = await svc.request('PATCH', `/api/v1/code/${codeId}`, {
-        body: { sourceCode: secondSource, inputs: { text: field('text') }, outputs: { result: field('result') }, description: null },
+        body: {
+          sourceCode: secondSource,
+          inputs: { text: field('text') },
+          outputs: { result: field('result') },
+          description: null,
+        },
       });
       expect(res.status, res.text).toBe(200);
       expect(res.body.inputs).toEqual({ text: field('text') });
       expect(res.body.outputs).toEqual({ result: field('result') });
-      expect(res.body).toMatchObject({ sourceCode: secondSource, name: 'Double', tags: ['t'], categories: ['math'], description: null });
+      expect(res.body).toMatchObject({
+        sourceCode: secondSource,
+        name: 'Double',
+        tags: ['t'],
+        categories: ['math'],
+        description: null,
+      });
       const before = await repo.findVersion(String(created.body.versionId));
       expect(Object.keys(before?.inputs ?? {})).toEqual(['count', 'extra']);
       expect(before?.sourceCode).toBe(validSource);
     });
 
-    it('answers 404 for another organization\'s code node and for an unknown id, 400 for a malformed one', async () => {
+    it("answers 404 for another organization's code node and for an unknown id, 400 for a malformed one", async () => {
       const other = await newCaller(svc);
       const theirs = await svc.request('POST', '/api/v1/code', { body: codeBody(), key: other.key });
       expect(theirs.status, theirs.text).toBe(201);
@@ -78,7 +104,10 @@ function versionSuite(name: string, database: () => Promise<PostgresSchema | und
       expect((await repo.findLatest(theirId))?.versionNumber).toBe(1);
       expectError(await svc.request('PATCH', `/api/v1/code/${randomUUID()}`, { body: { name: 'x' } }), 404);
       expectError(await svc.request('PATCH', '/api/v1/code/not-a-uuid', { body: { name: 'x' } }), 400, 'path.codeId');
-      const own = await svc.request('PATCH', `/api/v1/code/${theirId}`, { body: { name: 'theirs v2' }, key: other.key });
+      const own = await svc.request('PATCH', `/api/v1/code/${theirId}`, {
+        body: { name: 'theirs v2' },
+        key: other.key,
+      });
       expect(own.status).toBe(200);
     });
 
@@ -86,9 +115,21 @@ function versionSuite(name: string, database: () => Promise<PostgresSchema | und
       const created = await svc.request('POST', '/api/v1/code', { body: codeBody() });
       const codeId = String(created.body.id);
       expectError(await svc.request('PATCH', `/api/v1/code/${codeId}`, { body: {} }), 400, 'nothing to update');
-      expectError(await svc.request('PATCH', `/api/v1/code/${codeId}`, { body: { providerId: randomUUID() } }), 400, 'nothing to update');
-      expectError(await svc.request('PATCH', `/api/v1/code/${codeId}`, { body: { inputs: { a: field('b') } } }), 400, 'must equal its map key');
-      expectError(await svc.request('PATCH', `/api/v1/code/${codeId}`, { body: { name: 'n'.repeat(256) } }), 400, 'body.name');
+      expectError(
+        await svc.request('PATCH', `/api/v1/code/${codeId}`, { body: { providerId: randomUUID() } }),
+        400,
+        'nothing to update',
+      );
+      expectError(
+        await svc.request('PATCH', `/api/v1/code/${codeId}`, { body: { inputs: { a: field('b') } } }),
+        400,
+        'must equal its map key',
+      );
+      expectError(
+        await svc.request('PATCH', `/api/v1/code/${codeId}`, { body: { name: 'n'.repeat(256) } }),
+        400,
+        'body.name',
+      );
       expect((await repo.findLatest(codeId))?.versionNumber).toBe(1);
     });
 
@@ -96,7 +137,9 @@ function versionSuite(name: string, database: () => Promise<PostgresSchema | und
       const created = await svc.request('POST', '/api/v1/code', { body: codeBody() });
       const codeId = String(created.body.id);
       const results = await Promise.all(
-        Array.from({ length: 4 }, (_, i) => svc.request('PATCH', `/api/v1/code/${codeId}`, { body: { name: `parallel ${i}` } })),
+        Array.from({ length: 4 }, (_, i) =>
+          svc.request('PATCH', `/api/v1/code/${codeId}`, { body: { name: `parallel ${i}` } }),
+        ),
       );
       for (const r of results) expect(r.status, r.text).toBe(200);
       expect(results.map((r) => r.body.versionNumber).sort()).toEqual([2, 3, 4, 5]);

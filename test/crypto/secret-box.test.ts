@@ -3,7 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadMasterKeys, parseMasterKeys, SecretBox, SecretBoxError, secretBoxFromConfig } from '../../src/crypto/secret-box.js';
+import {
+  loadMasterKeys,
+  parseMasterKeys,
+  SecretBox,
+  SecretBoxError,
+  secretBoxFromConfig,
+} from '../../src/crypto/secret-box.js';
 
 const keyA = randomBytes(32);
 const keyB = randomBytes(32);
@@ -69,7 +75,13 @@ describe('SecretBox', () => {
     expect(() => new SecretBox([])).toThrow('empty');
     expect(() => new SecretBox([{ id: 'a', key: randomBytes(16) }])).toThrow('must be 32 bytes');
     expect(() => new SecretBox([{ id: 'a:b', key: keyA }])).toThrow('must be 1-32 letters');
-    expect(() => new SecretBox([{ id: 'a', key: keyA }, { id: 'a', key: keyB }])).toThrow('appears twice');
+    expect(
+      () =>
+        new SecretBox([
+          { id: 'a', key: keyA },
+          { id: 'a', key: keyB },
+        ]),
+    ).toThrow('appears twice');
   });
 });
 

@@ -25,7 +25,14 @@ describe('discovered processes: who may read and author', () => {
   it('answers 401 without a key or with a wrong one', async () => {
     expectError(await get(`/api/v1/discovery/process/${processId}`, null), 401);
     expectError(await get(`/api/v1/discovery/process/${processId}`, 'cf_nope'), 401);
-    expectError(await svc.request('POST', '/api/v1/discovery/process', { key: null, body: processBody(), headers: { 'x-workspace-id': svc.workspaceId } }), 401);
+    expectError(
+      await svc.request('POST', '/api/v1/discovery/process', {
+        key: null,
+        body: processBody(),
+        headers: { 'x-workspace-id': svc.workspaceId },
+      }),
+      401,
+    );
   });
 
   it('answers 400 for a processId or processVersionId that is not a UUID', async () => {
@@ -48,17 +55,34 @@ describe('discovered processes: who may read and author', () => {
   it('refuses another organization’s key with 403 everywhere, snapshots included, and changes nothing', async () => {
     expectError(await get(`/api/v1/discovery/process/${processId}`, otherOrg.key), 403, 'another organization');
     expectError(await get(`/api/v1/discovery/process/${processId}?processVersionId=${versionId}`, otherOrg.key), 403);
-    expectError(await svc.request('PATCH', `/api/v1/discovery/process/${processId}`, { key: otherOrg.key, body: { name: 'pwned' } }), 403);
-    expectError(await svc.request('POST', `/api/v1/discovery/process/${processId}/version`, { key: otherOrg.key }), 403);
+    expectError(
+      await svc.request('PATCH', `/api/v1/discovery/process/${processId}`, {
+        key: otherOrg.key,
+        body: { name: 'pwned' },
+      }),
+      403,
+    );
+    expectError(
+      await svc.request('POST', `/api/v1/discovery/process/${processId}/version`, { key: otherOrg.key }),
+      403,
+    );
     // Its own workspace id does not help it reach ours, nor ours it.
-    const intoOurs = await svc.request('POST', '/api/v1/discovery/process', { key: otherOrg.key, body: processBody(), headers: { 'x-workspace-id': svc.workspaceId } });
+    const intoOurs = await svc.request('POST', '/api/v1/discovery/process', {
+      key: otherOrg.key,
+      body: processBody(),
+      headers: { 'x-workspace-id': svc.workspaceId },
+    });
     expectError(intoOurs, 403, 'another organization');
     const read = await get(`/api/v1/discovery/process/${processId}`);
     expect(read.body.name).toBe('Customer onboarding');
   });
 
   it('keeps the organization and workspace of the key, whatever the body says', async () => {
-    const theirs = await createProcess(svc, processBody({ organizationId: svc.organizationId, workspaceId: svc.workspaceId }), otherOrg);
+    const theirs = await createProcess(
+      svc,
+      processBody({ organizationId: svc.organizationId, workspaceId: svc.workspaceId }),
+      otherOrg,
+    );
     const res = await get(`/api/v1/discovery/process/${theirs}`, otherOrg.key);
     expect(res.body).toMatchObject({ organizationId: otherOrg.organizationId, workspaceId: otherOrg.workspaceId });
     expectError(await get(`/api/v1/discovery/process/${theirs}`), 403);
@@ -68,28 +92,55 @@ describe('discovered processes: who may read and author', () => {
     const theirs = await createProcess(svc, processBody(), otherOrg);
     const unknown = randomUUID();
     const withParent = (parentProcessId: string) =>
-      svc.request('POST', '/api/v1/discovery/process', { body: processBody({ parentProcessId }), headers: { 'x-workspace-id': svc.workspaceId } });
+      svc.request('POST', '/api/v1/discovery/process', {
+        body: processBody({ parentProcessId }),
+        headers: { 'x-workspace-id': svc.workspaceId },
+      });
     const foreign = await withParent(theirs);
     const missing = await withParent(unknown);
     expectError(foreign, 400, 'this key can read');
     expectError(missing, 400, 'this key can read');
-    expect(String(foreign.body.message).replace(theirs, '<id>')).toBe(String(missing.body.message).replace(unknown, '<id>'));
+    expect(String(foreign.body.message).replace(theirs, '<id>')).toBe(
+      String(missing.body.message).replace(unknown, '<id>'),
+    );
   });
 
   it('needs Discovery: Read to read and Discovery: Full to author, checked before the body', async () => {
     const reader = await newCaller(svc, ['discovery:read']);
     const author = await adminKey(svc, reader, ['discovery:full']);
     // Same organization, every other grant.
-    const none = await adminKey(svc, reader, ['workflow:full', 'case:full', 'code:full', 'integration:full', 'file:full']);
+    const none = await adminKey(svc, reader, [
+      'workflow:full',
+      'case:full',
+      'code:full',
+      'integration:full',
+      'file:full',
+    ]);
     const theirs = await createProcess(svc, processBody(), { ...reader, key: author.key });
     expectError(await get(`/api/v1/discovery/process/${theirs}`, none.key), 403, 'Discovery: Read');
     const readable = await get(`/api/v1/discovery/process/${theirs}`, reader.key);
     expect(readable.status, readable.text).toBe(200);
 
     const badBody = { name: '', steps: 'no' };
-    expectError(await svc.request('POST', '/api/v1/discovery/process', { key: reader.key, body: badBody, headers: { 'x-workspace-id': reader.workspaceId } }), 403, 'Discovery: Full');
-    expectError(await svc.request('PATCH', `/api/v1/discovery/process/${theirs}`, { key: reader.key, body: badBody }), 403, 'Discovery: Full');
-    expectError(await svc.request('POST', `/api/v1/discovery/process/${theirs}/version`, { key: reader.key }), 403, 'Discovery: Full');
+    expectError(
+      await svc.request('POST', '/api/v1/discovery/process', {
+        key: reader.key,
+        body: badBody,
+        headers: { 'x-workspace-id': reader.workspaceId },
+      }),
+      403,
+      'Discovery: Full',
+    );
+    expectError(
+      await svc.request('PATCH', `/api/v1/discovery/process/${theirs}`, { key: reader.key, body: badBody }),
+      403,
+      'Discovery: Full',
+    );
+    expectError(
+      await svc.request('POST', `/api/v1/discovery/process/${theirs}/version`, { key: reader.key }),
+      403,
+      'Discovery: Full',
+    );
   });
 
   it('holds a workspace-scoped key to its workspaces', async () => {
@@ -98,7 +149,10 @@ describe('discovered processes: who may read and author', () => {
     const b = await svc.admin('POST', `/admin/organizations/${org.organizationId}/workspaces`, { name: 'B' });
     const scopedToB = await adminKey(svc, org, ['discovery:full'], [String(b.body.id)]);
     expectError(await get(`/api/v1/discovery/process/${inA}`, scopedToB.key), 403, 'no access to the workspace');
-    expectError(await svc.request('PATCH', `/api/v1/discovery/process/${inA}`, { key: scopedToB.key, body: { name: 'x' } }), 403);
+    expectError(
+      await svc.request('PATCH', `/api/v1/discovery/process/${inA}`, { key: scopedToB.key, body: { name: 'x' } }),
+      403,
+    );
     const inB = await createProcess(svc, processBody(), { ...org, key: scopedToB.key, workspaceId: String(b.body.id) });
     expect((await get(`/api/v1/discovery/process/${inB}`, scopedToB.key)).status).toBe(200);
     // A parent in a workspace the key cannot reach is refused like an unknown one.
@@ -111,7 +165,8 @@ describe('discovered processes: who may read and author', () => {
   });
 
   it('checks the workspace header: 400 missing or malformed, 404 unknown', async () => {
-    const post = (headers: Record<string, string>) => svc.request('POST', '/api/v1/discovery/process', { body: processBody(), headers });
+    const post = (headers: Record<string, string>) =>
+      svc.request('POST', '/api/v1/discovery/process', { body: processBody(), headers });
     expectError(await post({}), 400, 'x-workspace-id');
     expectError(await post({ 'x-workspace-id': 'ws-1' }), 400, 'x-workspace-id');
     expectError(await post({ 'x-workspace-id': randomUUID() }), 404);
@@ -119,9 +174,24 @@ describe('discovered processes: who may read and author', () => {
 });
 
 /** Another key for an existing caller's organization (its own user). */
-async function adminKey(svc: TestService, caller: Caller, grants: string[], workspaceIds?: string[]): Promise<{ key: string }> {
-  const user = await svc.admin('POST', '/admin/users', { email: `k${randomUUID()}@example.com`, name: 'Second', organizationId: caller.organizationId });
-  const key = await svc.admin('POST', '/admin/keys', { organizationId: caller.organizationId, userId: String(user.body.id), name: 'k2', grants, workspaceIds });
+async function adminKey(
+  svc: TestService,
+  caller: Caller,
+  grants: string[],
+  workspaceIds?: string[],
+): Promise<{ key: string }> {
+  const user = await svc.admin('POST', '/admin/users', {
+    email: `k${randomUUID()}@example.com`,
+    name: 'Second',
+    organizationId: caller.organizationId,
+  });
+  const key = await svc.admin('POST', '/admin/keys', {
+    organizationId: caller.organizationId,
+    userId: String(user.body.id),
+    name: 'k2',
+    grants,
+    workspaceIds,
+  });
   expect(key.status, key.text).toBe(201);
   return { key: String(key.body.key) };
 }

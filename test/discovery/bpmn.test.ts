@@ -14,7 +14,8 @@ function bpmn(inner: string, options: { raw?: boolean; doctype?: string } = {}):
   return `<?xml version="1.0" encoding="UTF-8"?>${options.doctype ?? ''}<bpmn:definitions xmlns:bpmn="${BPMN_NS}" id="D1">${body}</bpmn:definitions>`;
 }
 
-const twoTasks = '<bpmn:task id="A" name="A"/><bpmn:task id="B" name="B"/><bpmn:sequenceFlow id="F" sourceRef="A" targetRef="B"/>';
+const twoTasks =
+  '<bpmn:task id="A" name="A"/><bpmn:task id="B" name="B"/><bpmn:sequenceFlow id="F" sourceRef="A" targetRef="B"/>';
 
 describe('BPMN 2.0 import', () => {
   let svc: TestService;
@@ -37,11 +38,17 @@ describe('BPMN 2.0 import', () => {
     await new Promise((resolve) => trap?.close(resolve));
   });
 
-  const importXml = (xml: string | Buffer, options: { key?: string; workspaceId?: string; query?: string; contentType?: string } = {}) =>
+  const importXml = (
+    xml: string | Buffer,
+    options: { key?: string; workspaceId?: string; query?: string; contentType?: string } = {},
+  ) =>
     svc.request('POST', `/api/v1/discovery/process/import${options.query ?? ''}`, {
       rawBody: xml,
       key: options.key,
-      headers: { 'content-type': options.contentType ?? 'application/xml', 'x-workspace-id': options.workspaceId ?? svc.workspaceId },
+      headers: {
+        'content-type': options.contentType ?? 'application/xml',
+        'x-workspace-id': options.workspaceId ?? svc.workspaceId,
+      },
     });
 
   it('round-trips a Camunda Modeler export: tasks, flows through gateways, branches, lanes, data', async () => {
@@ -58,7 +65,17 @@ describe('BPMN 2.0 import', () => {
       processIntegrations: [{ id: 'DataStoreReference_ERP', text: 'ERP system' }],
     });
     const steps = process.steps as Json[];
-    const brief = steps.map((s) => [s.stepOrder, s.id, s.stepType, s.name, s.branchId, s.branchLabel, s.branchSourceStepId, s.branchRejoinStepId, s.branchOrder]);
+    const brief = steps.map((s) => [
+      s.stepOrder,
+      s.id,
+      s.stepType,
+      s.name,
+      s.branchId,
+      s.branchLabel,
+      s.branchSourceStepId,
+      s.branchRejoinStepId,
+      s.branchOrder,
+    ]);
     expect(brief).toEqual([
       [1, 'Task_Register', 'userTask', 'Register invoice', null, null, null, null, null],
       [2, 'Task_CheckPO', 'serviceTask', 'Match purchase order', 'Flow_3', null, 'Task_Register', 'Task_Approve', 0],
@@ -95,7 +112,12 @@ describe('BPMN 2.0 import', () => {
       { id: 'Flow_2:Task_CheckContract', sourceStepId: 'Task_Register', targetStepId: 'Task_CheckContract' },
       { id: 'Flow_5:Task_Approve', sourceStepId: 'Task_CheckPO', targetStepId: 'Task_Approve' },
       { id: 'Flow_6:Task_Approve', sourceStepId: 'Task_CheckContract', targetStepId: 'Task_Approve' },
-      { id: 'Event_Overdue:Task_Remind', sourceStepId: 'Task_Approve', targetStepId: 'Task_Remind', label: 'Approval overdue' },
+      {
+        id: 'Event_Overdue:Task_Remind',
+        sourceStepId: 'Task_Approve',
+        targetStepId: 'Task_Remind',
+        label: 'Approval overdue',
+      },
       { id: 'Flow_8:Task_Pay', sourceStepId: 'Task_Approve', targetStepId: 'Task_Pay', label: 'Yes' },
       { id: 'Flow_8:Task_Reject', sourceStepId: 'Task_Approve', targetStepId: 'Task_Reject', label: 'No' },
       { id: 'Flow_Pay_Archive', sourceStepId: 'Task_Pay', targetStepId: 'Task_Archive' },
@@ -116,23 +138,44 @@ describe('BPMN 2.0 import', () => {
     const id = String(process.id);
     const read = await svc.request('GET', `/api/v1/discovery/process/${id}`);
     expect(read.body).toEqual(process);
-    const { id: _id, organizationId: _o, workspaceId: _w, stepCount: _s, branchCount: _b, createdAt: _c, updatedAt: _u, processVersionId: _v, versionNumber: _n, ...document } =
-      read.body;
-    const again = await svc.request('POST', '/api/v1/discovery/process', { body: document, headers: { 'x-workspace-id': svc.workspaceId } });
+    const {
+      id: _id,
+      organizationId: _o,
+      workspaceId: _w,
+      stepCount: _s,
+      branchCount: _b,
+      createdAt: _c,
+      updatedAt: _u,
+      processVersionId: _v,
+      versionNumber: _n,
+      ...document
+    } = read.body;
+    const again = await svc.request('POST', '/api/v1/discovery/process', {
+      body: document,
+      headers: { 'x-workspace-id': svc.workspaceId },
+    });
     expect(again.status, again.text).toBe(201);
     expect({ ...again.body, id, createdAt: process.createdAt, updatedAt: process.updatedAt }).toEqual(process);
   });
 
   it('refuses external entities (XXE) without fetching anything', async () => {
-    const fileEntity = bpmn('<bpmn:task id="A" name="&xxe;"/>', { doctype: '<!DOCTYPE d [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>' });
+    const fileEntity = bpmn('<bpmn:task id="A" name="&xxe;"/>', {
+      doctype: '<!DOCTYPE d [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>',
+    });
     const byFile = await importXml(fileEntity);
     expectError(byFile, 400, 'DOCTYPE');
     expect(byFile.text).not.toContain('root:');
-    const byUrl = await importXml(bpmn('<bpmn:task id="A" name="&xxe;"/>', { doctype: `<!DOCTYPE d [<!ENTITY xxe SYSTEM "${trapUrl}/entity">]>` }));
+    const byUrl = await importXml(
+      bpmn('<bpmn:task id="A" name="&xxe;"/>', { doctype: `<!DOCTYPE d [<!ENTITY xxe SYSTEM "${trapUrl}/entity">]>` }),
+    );
     expectError(byUrl, 400, 'DOCTYPE');
-    const parameterEntity = await importXml(bpmn(twoTasks, { doctype: `<!DOCTYPE d [<!ENTITY % remote SYSTEM "${trapUrl}/dtd"> %remote;]>` }));
+    const parameterEntity = await importXml(
+      bpmn(twoTasks, { doctype: `<!DOCTYPE d [<!ENTITY % remote SYSTEM "${trapUrl}/dtd"> %remote;]>` }),
+    );
     expectError(parameterEntity, 400, 'DOCTYPE');
-    const externalDtd = await importXml(bpmn(twoTasks, { doctype: `<!DOCTYPE definitions SYSTEM "${trapUrl}/external.dtd">` }));
+    const externalDtd = await importXml(
+      bpmn(twoTasks, { doctype: `<!DOCTYPE definitions SYSTEM "${trapUrl}/external.dtd">` }),
+    );
     expectError(externalDtd, 400, 'DOCTYPE');
     expect(fetched).toEqual([]);
   });
@@ -154,7 +197,11 @@ describe('BPMN 2.0 import', () => {
   it('answers 400 for XML that is not well-formed, not BPMN, or too deep, naming where', async () => {
     const broken = await importXml(bpmn('<bpmn:task id="A" name="A">'));
     expectError(broken, 400, 'line 1');
-    expectError(await importXml('<definitions xmlns="urn:not-bpmn"><process/></definitions>'), 400, 'Not a BPMN 2.0 document');
+    expectError(
+      await importXml('<definitions xmlns="urn:not-bpmn"><process/></definitions>'),
+      400,
+      'Not a BPMN 2.0 document',
+    );
     expectError(await importXml(''), 400);
     const deep = `${'<bpmn:extensionElements>'.repeat(150)}${'</bpmn:extensionElements>'.repeat(150)}`;
     expectError(await importXml(bpmn(`<bpmn:task id="A" name="A">${deep}</bpmn:task>`)), 400, 'deeper than');
@@ -170,14 +217,21 @@ describe('BPMN 2.0 import', () => {
 
   it('refuses crafted flow graphs that would make the mapping quadratic, quickly', async () => {
     const tasks = (n: number) => Array.from({ length: n }, (_, i) => `<bpmn:task id="T${i}" name="T${i}"/>`).join('');
-    const flow = (id: string, from: string, to: string) => `<bpmn:sequenceFlow id="${id}" sourceRef="${from}" targetRef="${to}"/>`;
+    const flow = (id: string, from: string, to: string) =>
+      `<bpmn:sequenceFlow id="${id}" sourceRef="${from}" targetRef="${to}"/>`;
     // Every task into one gateway that leads back to every task: a million edges.
-    const fanOut = tasks(1000) + '<bpmn:exclusiveGateway id="G"/>' + Array.from({ length: 1000 }, (_, i) => flow(`in${i}`, `T${i}`, 'G') + flow(`out${i}`, 'G', `T${i}`)).join('');
+    const fanOut =
+      tasks(1000) +
+      '<bpmn:exclusiveGateway id="G"/>' +
+      Array.from({ length: 1000 }, (_, i) => flow(`in${i}`, `T${i}`, 'G') + flow(`out${i}`, 'G', `T${i}`)).join('');
     // Many tasks into one long chain of gateways: each walk is long.
     const chain =
       tasks(500) +
       Array.from({ length: 500 }, (_, i) => flow(`t${i}`, `T${i}`, 'G0')).join('') +
-      Array.from({ length: 9000 }, (_, i) => `<bpmn:exclusiveGateway id="G${i}"/>${flow(`g${i}`, `G${i}`, `G${i + 1}`)}`).join('') +
+      Array.from(
+        { length: 9000 },
+        (_, i) => `<bpmn:exclusiveGateway id="G${i}"/>${flow(`g${i}`, `G${i}`, `G${i + 1}`)}`,
+      ).join('') +
       flow('end', 'G9000', 'T0');
     for (const [what, inner, message] of [
       ['fan-out', fanOut, 'edges between steps'],
@@ -192,7 +246,10 @@ describe('BPMN 2.0 import', () => {
   });
 
   it('picks one process of a collaboration with bpmnProcessId', async () => {
-    const two = bpmn(`<bpmn:process id="P1" name="One">${twoTasks}</bpmn:process><bpmn:process id="P2" name="Two"><bpmn:task id="C" name="C"/></bpmn:process>`, { raw: true });
+    const two = bpmn(
+      `<bpmn:process id="P1" name="One">${twoTasks}</bpmn:process><bpmn:process id="P2" name="Two"><bpmn:task id="C" name="C"/></bpmn:process>`,
+      { raw: true },
+    );
     const ambiguous = await importXml(two);
     expectError(ambiguous, 400, 'bpmnProcessId');
     expect((ambiguous.body.metadata as Json).bpmnProcessIds).toEqual(['P1', 'P2']);
@@ -216,7 +273,11 @@ describe('BPMN 2.0 import', () => {
 
   it('authorizes before reading the body: Discovery: Full in the workspace', async () => {
     const reader = await newCaller(svc, ['discovery:read']);
-    expectError(await importXml('<not xml', { key: reader.key, workspaceId: reader.workspaceId }), 403, 'Discovery: Full');
+    expectError(
+      await importXml('<not xml', { key: reader.key, workspaceId: reader.workspaceId }),
+      403,
+      'Discovery: Full',
+    );
     const other = await newCaller(svc, ['discovery:full']);
     expectError(await importXml(bpmn(twoTasks), { key: other.key }), 403, 'another organization');
     expectError(await importXml(bpmn(twoTasks), { workspaceId: crypto.randomUUID() }), 404);

@@ -18,12 +18,19 @@ describe('discovered processes on Postgres', () => {
   it('creates, updates, snapshots concurrently and reads snapshots back unchanged', async () => {
     const id = await createProcess(svc);
     const before = (await svc.request('GET', `/api/v1/discovery/process/${id}`)).body;
-    const snaps = await Promise.all(Array.from({ length: 4 }, () => svc.request('POST', `/api/v1/discovery/process/${id}/version`)));
+    const snaps = await Promise.all(
+      Array.from({ length: 4 }, () => svc.request('POST', `/api/v1/discovery/process/${id}/version`)),
+    );
     expect(snaps.map((s) => Number(s.body.versionNumber)).sort()).toEqual([1, 2, 3, 4]);
-    const updates = await Promise.all(['A', 'B', 'C'].map((name) => svc.request('PATCH', `/api/v1/discovery/process/${id}`, { body: { name } })));
+    const updates = await Promise.all(
+      ['A', 'B', 'C'].map((name) => svc.request('PATCH', `/api/v1/discovery/process/${id}`, { body: { name } })),
+    );
     expect(updates.map((u) => u.status)).toEqual([200, 200, 200]);
     const first = snaps.find((s) => s.body.versionNumber === 1);
-    const atFirst = await svc.request('GET', `/api/v1/discovery/process/${id}?processVersionId=${String(first?.body.processVersionId)}`);
+    const atFirst = await svc.request(
+      'GET',
+      `/api/v1/discovery/process/${id}?processVersionId=${String(first?.body.processVersionId)}`,
+    );
     expect(atFirst.body).toEqual({ ...before, processVersionId: first?.body.processVersionId, versionNumber: 1 });
     expect(['A', 'B', 'C']).toContain((await svc.request('GET', `/api/v1/discovery/process/${id}`)).body.name);
   });

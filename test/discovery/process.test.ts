@@ -44,14 +44,21 @@ describe('discovered processes: create, read, update, snapshots', () => {
     await svc?.stop();
   });
 
-  const post = (body: unknown) => svc.request('POST', '/api/v1/discovery/process', { body, headers: { 'x-workspace-id': svc.workspaceId } });
+  const post = (body: unknown) =>
+    svc.request('POST', '/api/v1/discovery/process', { body, headers: { 'x-workspace-id': svc.workspaceId } });
   const read = (id: string, versionId?: string) =>
     svc.request('GET', `/api/v1/discovery/process/${id}${versionId ? `?processVersionId=${versionId}` : ''}`);
   const patch = (id: string, body: unknown) => svc.request('PATCH', `/api/v1/discovery/process/${id}`, { body });
   const snapshot = (id: string) => svc.request('POST', `/api/v1/discovery/process/${id}/version`);
 
   it('reads back every field of the contract, typed, with counts and merged integrations', async () => {
-    const created = await post({ ...processBody(), stepCount: 99, branchCount: 99, organizationId: 'not-mine', workspaceId: 'not-mine' });
+    const created = await post({
+      ...processBody(),
+      stepCount: 99,
+      branchCount: 99,
+      organizationId: 'not-mine',
+      workspaceId: 'not-mine',
+    });
     expect(created.status, created.text).toBe(201);
     const res = await read(String(created.body.id));
     expect(res.status, res.text).toBe(200);
@@ -94,19 +101,55 @@ describe('discovered processes: create, read, update, snapshots', () => {
       waitingTimeRange: { min: { value: 1, unit: 'days' }, max: { value: 2, unit: 'days' } },
       painPoints: [{ id: 'pain-1', text: 'Contracts arrive by fax' }],
     });
-    expect(s2).toMatchObject({ description: null, locked: false, duration: null, durationRange: null, branchId: null, groupId: null, inputs: [], painPoints: [] });
-    expect(s3).toMatchObject({ branchId: 'b-pass', branchLabel: 'Passed', branchSourceStepId: 's2', branchRejoinStepId: 's5', branchOrder: 0 });
+    expect(s2).toMatchObject({
+      description: null,
+      locked: false,
+      duration: null,
+      durationRange: null,
+      branchId: null,
+      groupId: null,
+      inputs: [],
+      painPoints: [],
+    });
+    expect(s3).toMatchObject({
+      branchId: 'b-pass',
+      branchLabel: 'Passed',
+      branchSourceStepId: 's2',
+      branchRejoinStepId: 's5',
+      branchOrder: 0,
+    });
   });
 
   it('refuses each broken rule with 400 naming where', async () => {
     const body = processBody();
     const base = steps(body);
-    const withStep = (index: number, change: Json) => ({ ...body, steps: base.map((s, i) => (i === index ? { ...s, ...change } : s)) });
+    const withStep = (index: number, change: Json) => ({
+      ...body,
+      steps: base.map((s, i) => (i === index ? { ...s, ...change } : s)),
+    });
     const cases: Array<[string, unknown, string]> = [
       ['duplicate step id', withStep(1, { id: 's1' }), 'steps.1.id'],
-      ['edge from an unknown step', { ...body, customEdges: [{ id: 'x', sourceStepId: 'nope', targetStepId: 's2' }] }, 'customEdges.0.sourceStepId'],
-      ['edge to an unknown step', { ...body, customEdges: [{ id: 'x', sourceStepId: 's1', targetStepId: 'nope' }] }, 'customEdges.0.targetStepId'],
-      ['duplicate edge id', { ...body, customEdges: [{ id: 'x', sourceStepId: 's1', targetStepId: 's2' }, { id: 'x', sourceStepId: 's2', targetStepId: 's5' }] }, 'customEdges.1.id'],
+      [
+        'edge from an unknown step',
+        { ...body, customEdges: [{ id: 'x', sourceStepId: 'nope', targetStepId: 's2' }] },
+        'customEdges.0.sourceStepId',
+      ],
+      [
+        'edge to an unknown step',
+        { ...body, customEdges: [{ id: 'x', sourceStepId: 's1', targetStepId: 'nope' }] },
+        'customEdges.0.targetStepId',
+      ],
+      [
+        'duplicate edge id',
+        {
+          ...body,
+          customEdges: [
+            { id: 'x', sourceStepId: 's1', targetStepId: 's2' },
+            { id: 'x', sourceStepId: 's2', targetStepId: 's5' },
+          ],
+        },
+        'customEdges.1.id',
+      ],
       ['branch field without branchId', withStep(0, { branchLabel: 'orphan' }), 'steps.0.branchLabel'],
       ['branch without a source', withStep(2, { branchSourceStepId: null }), 'steps.2.branchSourceStepId'],
       ['branch without an order', withStep(2, { branchOrder: null }), 'steps.2.branchOrder'],
@@ -115,19 +158,58 @@ describe('discovered processes: create, read, update, snapshots', () => {
       ['rejoin into its own source', withStep(2, { branchRejoinStepId: 's2' }), 'steps.2.branchRejoinStepId'],
       ['branch leaving from inside itself', withStep(2, { branchSourceStepId: 's3' }), 'steps.2.branchSourceStepId'],
       ['two branches with one order', withStep(3, { branchOrder: 0 }), 'steps.3.branchOrder'],
-      ['steps of one branch disagreeing', { ...body, steps: [...base, { ...base[2], id: 's6', stepOrder: 2, branchLabel: 'Other' }] }, 'steps.5.branchLabel'],
-      ['duration range with min > max across units', withStep(0, { durationRange: { min: { value: 2, unit: 'hours' }, max: { value: 90, unit: 'minutes' } } }), 'steps.0.durationRange'],
-      ['waiting range with min > max', withStep(0, { waitingTimeRange: { min: { value: 2, unit: 'weeks' }, max: { value: 13, unit: 'days' } } }), 'steps.0.waitingTimeRange'],
+      [
+        'steps of one branch disagreeing',
+        { ...body, steps: [...base, { ...base[2], id: 's6', stepOrder: 2, branchLabel: 'Other' }] },
+        'steps.5.branchLabel',
+      ],
+      [
+        'duration range with min > max across units',
+        withStep(0, { durationRange: { min: { value: 2, unit: 'hours' }, max: { value: 90, unit: 'minutes' } } }),
+        'steps.0.durationRange',
+      ],
+      [
+        'waiting range with min > max',
+        withStep(0, { waitingTimeRange: { min: { value: 2, unit: 'weeks' }, max: { value: 13, unit: 'days' } } }),
+        'steps.0.waitingTimeRange',
+      ],
       ['unknown unit', withStep(0, { durationUnit: 'fortnights' }), 'steps.0.durationUnit'],
       ['duration without a unit', withStep(0, { durationUnit: null }), 'steps.0.durationUnit'],
       ['stepOrder taken on the main line', withStep(1, { stepOrder: 1 }), 'steps.1.stepOrder'],
-      ['duplicate id in a { id, text } list', withStep(0, { inputs: [{ id: 'a', text: 'x' }, { id: 'a', text: 'y' }] }), 'steps.0.inputs'],
-      ['duplicate id in a process list', { ...body, processRules: [{ id: 'r', text: 'x' }, { id: 'r', text: 'y' }] }, 'processRules'],
+      [
+        'duplicate id in a { id, text } list',
+        withStep(0, {
+          inputs: [
+            { id: 'a', text: 'x' },
+            { id: 'a', text: 'y' },
+          ],
+        }),
+        'steps.0.inputs',
+      ],
+      [
+        'duplicate id in a process list',
+        {
+          ...body,
+          processRules: [
+            { id: 'r', text: 'x' },
+            { id: 'r', text: 'y' },
+          ],
+        },
+        'processRules',
+      ],
       ['no name', { ...body, name: '' }, 'name'],
       ['no steps', { ...body, steps: undefined }, 'steps'],
       ['a parent that does not exist', { ...body, parentProcessId: crypto.randomUUID() }, 'parentProcessId'],
       ['a parent that is not a UUID', { ...body, parentProcessId: 'p-1' }, 'parentProcessId'],
-      ['over 1000 steps', { ...body, customEdges: [], steps: Array.from({ length: 1001 }, (_, i) => ({ id: `s${i}`, name: `Step ${i}` })) }, 'steps'],
+      [
+        'over 1000 steps',
+        {
+          ...body,
+          customEdges: [],
+          steps: Array.from({ length: 1001 }, (_, i) => ({ id: `s${i}`, name: `Step ${i}` })),
+        },
+        'steps',
+      ],
     ];
     for (const [what, bad, where] of cases) {
       const res = await post(bad);
@@ -135,7 +217,13 @@ describe('discovered processes: create, read, update, snapshots', () => {
       expect(violationPaths(res), what).toContain(where);
     }
     // Equal bounds in different units pass: 60 minutes ≤ 1 hour.
-    expect((await post(withStep(0, { durationRange: { min: { value: 60, unit: 'minutes' }, max: { value: 1, unit: 'hours' } } }))).status).toBe(201);
+    expect(
+      (
+        await post(
+          withStep(0, { durationRange: { min: { value: 60, unit: 'minutes' }, max: { value: 1, unit: 'hours' } } }),
+        )
+      ).status,
+    ).toBe(201);
   });
 
   it('updates any subset; lists are replaced and the merged process is validated whole', async () => {
@@ -149,9 +237,19 @@ describe('discovered processes: create, read, update, snapshots', () => {
     expectError(await patch(id, { steps: [{ id: 's1', name: 'Only step' }] }), 400, 'customEdges');
     expect((await read(id)).body.stepCount).toBe(5);
 
-    const replaced = await patch(id, { steps: [{ id: 'a', name: 'A' }, { id: 'b', name: 'B' }], customEdges: [{ id: 'ab', sourceStepId: 'a', targetStepId: 'b' }] });
+    const replaced = await patch(id, {
+      steps: [
+        { id: 'a', name: 'A' },
+        { id: 'b', name: 'B' },
+      ],
+      customEdges: [{ id: 'ab', sourceStepId: 'a', targetStepId: 'b' }],
+    });
     expect(replaced.status, replaced.text).toBe(200);
-    expect(replaced.body).toMatchObject({ stepCount: 2, branchCount: 0, processIntegrations: [{ id: 'int-erp', text: 'SAP' }] });
+    expect(replaced.body).toMatchObject({
+      stepCount: 2,
+      branchCount: 0,
+      processIntegrations: [{ id: 'int-erp', text: 'SAP' }],
+    });
 
     expectError(await patch(id, {}), 400, 'nothing to update');
     expectError(await patch(id, { steps: 'many' }), 400);
@@ -191,7 +289,12 @@ describe('discovered processes: create, read, update, snapshots', () => {
     expect(atV1.body).toEqual({ ...before, processVersionId: v1, versionNumber: 1 });
 
     const atV2 = await read(id, String(second.body.processVersionId));
-    expect(atV2.body).toMatchObject({ name: 'Changed', stepCount: 1, versionNumber: 2, updatedAt: changed.body.updatedAt });
+    expect(atV2.body).toMatchObject({
+      name: 'Changed',
+      stepCount: 1,
+      versionNumber: 2,
+      updatedAt: changed.body.updatedAt,
+    });
     expect(atV2.body.processIntegrations).toEqual([
       { id: 'int-erp', text: 'SAP' },
       { id: 'int-new', text: 'HubSpot' },
@@ -217,14 +320,39 @@ describe('discovered processes: create, read, update, snapshots', () => {
   });
 
   it('documents every operation and status in the OpenAPI document', async () => {
-    const doc = (await svc.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const doc = (await svc.request('GET', '/openapi.json')).body as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
     const statuses = (path: string, method: string) => Object.keys(doc.paths[path]?.[method]?.responses ?? {}).sort();
     expect(statuses('/api/v1/discovery/process', 'post')).toEqual(['201', '400', '401', '403', '404', '413']);
-    expect(statuses('/api/v1/discovery/process/import', 'post')).toEqual(['201', '400', '401', '403', '404', '413', '415']);
+    expect(statuses('/api/v1/discovery/process/import', 'post')).toEqual([
+      '201',
+      '400',
+      '401',
+      '403',
+      '404',
+      '413',
+      '415',
+    ]);
     expect(statuses('/api/v1/discovery/process/{processId}', 'get')).toEqual(['200', '400', '401', '403', '404']);
-    expect(statuses('/api/v1/discovery/process/{processId}', 'patch')).toEqual(['200', '400', '401', '403', '404', '409']);
-    expect(statuses('/api/v1/discovery/process/{processId}/version', 'post')).toEqual(['201', '400', '401', '403', '404']);
-    const importOp = doc.paths['/api/v1/discovery/process/import']?.post as unknown as { requestBody: { content: Record<string, unknown> } };
+    expect(statuses('/api/v1/discovery/process/{processId}', 'patch')).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '409',
+    ]);
+    expect(statuses('/api/v1/discovery/process/{processId}/version', 'post')).toEqual([
+      '201',
+      '400',
+      '401',
+      '403',
+      '404',
+    ]);
+    const importOp = doc.paths['/api/v1/discovery/process/import']?.post as unknown as {
+      requestBody: { content: Record<string, unknown> };
+    };
     expect(Object.keys(importOp.requestBody.content)).toEqual(['application/xml']);
   });
 });

@@ -5,7 +5,8 @@ import { expect } from 'vitest';
 import type { Grant } from '../../src/auth/grants.js';
 import type { TestResponse, TestService } from '../support/harness.js';
 
-export const fixture = (name: string): string => readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', name), 'utf8');
+export const fixture = (name: string): string =>
+  readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', name), 'utf8');
 
 const item = (id: string, text: string) => ({ id, text });
 
@@ -34,8 +35,23 @@ export function processBody(overrides: Record<string, unknown> = {}): Record<str
         performers: [item('perf-ae', 'Account executive')],
         painPoints: [item('pain-1', 'Contracts arrive by fax')],
       },
-      { id: 's2', name: 'Credit check', stepOrder: 2, rules: [item('rule-1', 'Score above 600 passes')], integrations: [item('int-bureau', 'Credit bureau')] },
-      { id: 's3', name: 'Fast track', stepOrder: 1, branchId: 'b-pass', branchLabel: 'Passed', branchSourceStepId: 's2', branchRejoinStepId: 's5', branchOrder: 0 },
+      {
+        id: 's2',
+        name: 'Credit check',
+        stepOrder: 2,
+        rules: [item('rule-1', 'Score above 600 passes')],
+        integrations: [item('int-bureau', 'Credit bureau')],
+      },
+      {
+        id: 's3',
+        name: 'Fast track',
+        stepOrder: 1,
+        branchId: 'b-pass',
+        branchLabel: 'Passed',
+        branchSourceStepId: 's2',
+        branchRejoinStepId: 's5',
+        branchOrder: 0,
+      },
       {
         id: 's4',
         name: 'Manual review',
@@ -47,7 +63,13 @@ export function processBody(overrides: Record<string, unknown> = {}): Record<str
         branchOrder: 1,
         integrations: [item('int-crm-2', ' salesforce ')],
       },
-      { id: 's5', name: 'Create account', stepOrder: 3, outputs: [item('out-1', 'Customer account')], integrations: [item('int-crm', 'Salesforce')] },
+      {
+        id: 's5',
+        name: 'Create account',
+        stepOrder: 3,
+        outputs: [item('out-1', 'Customer account')],
+        integrations: [item('int-crm', 'Salesforce')],
+      },
     ],
     customEdges: [
       { id: 'e1', sourceStepId: 's1', targetStepId: 's2' },
@@ -74,7 +96,11 @@ export interface Caller {
 let counter = 0;
 
 /** A new organization with a workspace, a member and a key with these grants (scoped to the workspace when asked). */
-export async function newCaller(svc: TestService, grants: Grant[], options: { workspaceScoped?: boolean } = {}): Promise<Caller> {
+export async function newCaller(
+  svc: TestService,
+  grants: Grant[],
+  options: { workspaceScoped?: boolean } = {},
+): Promise<Caller> {
   counter += 1;
   const org = await svc.admin('POST', '/admin/organizations', { name: `discovery org ${counter}`, verified: true });
   expect(org.status, org.text).toBe(201);
@@ -82,7 +108,11 @@ export async function newCaller(svc: TestService, grants: Grant[], options: { wo
   const workspace = await svc.admin('POST', `/admin/organizations/${organizationId}/workspaces`, { name: 'ws' });
   expect(workspace.status, workspace.text).toBe(201);
   const workspaceId = String(workspace.body.id);
-  const user = await svc.admin('POST', '/admin/users', { email: `discovery${counter}-${Date.now()}@example.com`, name: 'Analyst', organizationId });
+  const user = await svc.admin('POST', '/admin/users', {
+    email: `discovery${counter}-${Date.now()}@example.com`,
+    name: 'Analyst',
+    organizationId,
+  });
   expect(user.status, user.text).toBe(201);
   const key = await svc.admin('POST', '/admin/keys', {
     organizationId,
@@ -96,7 +126,11 @@ export async function newCaller(svc: TestService, grants: Grant[], options: { wo
 }
 
 /** Creates a process through the API; returns its id. */
-export async function createProcess(svc: TestService, body: Record<string, unknown> = processBody(), as?: Caller): Promise<string> {
+export async function createProcess(
+  svc: TestService,
+  body: Record<string, unknown> = processBody(),
+  as?: Caller,
+): Promise<string> {
   const res = await svc.request('POST', '/api/v1/discovery/process', {
     body,
     key: as?.key,

@@ -9,7 +9,11 @@ describe('a case with a file input and an array_files input', () => {
   beforeAll(async () => {
     svc = await startTestService();
     const g = new Graph();
-    const docVar = { name: 'doc', type: 'file' as const, tags: [{ variable_name: 'allowed_file_types', value: ['PDF'] }] };
+    const docVar = {
+      name: 'doc',
+      type: 'file' as const,
+      tags: [{ variable_name: 'allowed_file_types', value: ['PDF'] }],
+    };
     const input = g.input([docVar, { name: 'attachments', type: 'array_files' }]);
     const code = g.python(
       'Inspect files',
@@ -42,7 +46,10 @@ describe('a case with a file input and an array_files input', () => {
 
   it('reads the inputs in Python and returns a downloadable output file', async () => {
     const doc = await uploaded('.pdf', { originalName: 'contract.pdf' });
-    const attachments = [await uploaded('.csv', { originalName: 'rows.csv' }), await uploaded('.png', { originalName: 'logo.png' })];
+    const attachments = [
+      await uploaded('.csv', { originalName: 'rows.csv' }),
+      await uploaded('.png', { originalName: 'logo.png' }),
+    ];
     const caseId = await startCase(svc, workflowId, { doc, attachments });
     const status = await waitForEnd(svc, caseId);
     expect(status.status, JSON.stringify(status)).toBe('COMPLETED');

@@ -19,9 +19,14 @@ describe('files on Postgres', () => {
   it('uploads once, downloads, and lists by scope', async () => {
     const ws = await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Other' });
     const scoped = await makeKey(svc, svc.organizationId, ['file:read'], [String(ws.body.id)]);
-    const listed = await presign(svc, { fileExtension: '.png', accessScope: 'workspace', workspaceId: svc.workspaceId });
+    const listed = await presign(svc, {
+      fileExtension: '.png',
+      accessScope: 'workspace',
+      workspaceId: svc.workspaceId,
+    });
     const hidden = await presign(svc, { fileExtension: '.png' });
-    for (const p of [listed, hidden]) expect((await upload(p.presignedUrl, samples['.png'] as Buffer)).status).toBe(200);
+    for (const p of [listed, hidden])
+      expect((await upload(p.presignedUrl, samples['.png'] as Buffer)).status).toBe(200);
     expect((await upload(listed.presignedUrl, samples['.png'] as Buffer)).status).toBe(409);
 
     const got = await download(svc, listed.fileUrl);
@@ -30,9 +35,9 @@ describe('files on Postgres', () => {
     expect((await download(svc, listed.fileUrl, scoped.key)).status).toBe(403);
 
     const mine = await svc.request('GET', '/api/v1/file');
-    expect((mine.body.files as Array<{ fileId: string; sizeBytes: number }>).map((f) => [f.fileId, f.sizeBytes])).toEqual([
-      [listed.fileId, (samples['.png'] as Buffer).length],
-    ]);
+    expect(
+      (mine.body.files as Array<{ fileId: string; sizeBytes: number }>).map((f) => [f.fileId, f.sizeBytes]),
+    ).toEqual([[listed.fileId, (samples['.png'] as Buffer).length]]);
     const theirs = await svc.request('GET', '/api/v1/file', { key: scoped.key });
     expect(theirs.body.files).toEqual([]);
   });

@@ -46,12 +46,23 @@ describe('downloads and stored content types', () => {
 
   it('refuses node output content types with CR/LF or outside the known list', async () => {
     const base = { organizationId: svc.organizationId, workspaceId: svc.workspaceId, bytes: Buffer.from('<p>x</p>') };
-    await expect(files.storeNodeOutput({ ...base, name: 'a.html', contentType: 'text/html\r\nSet-Cookie: a=b' })).rejects.toThrow(/control characters/);
-    await expect(files.storeNodeOutput({ ...base, name: 'a.txt', contentType: 'text/html' })).rejects.toThrow(/not allowed/);
-    await expect(files.storeNodeOutput({ ...base, name: 'a.svg', contentType: 'image/svg+xml' })).rejects.toThrow(/not allowed/);
-    const served = async (url: string) => (await fetch(url, { headers: { 'x-service-key': svc.key } })).headers.get('content-type');
-    expect(await served(await files.storeNodeOutput({ ...base, name: 'a.svg', contentType: '' }))).toBe('application/octet-stream');
-    expect(await served(await files.storeNodeOutput({ ...base, name: 'a.html', contentType: 'TEXT/HTML; charset=latin1' }))).toBe('text/html; charset=utf-8');
+    await expect(
+      files.storeNodeOutput({ ...base, name: 'a.html', contentType: 'text/html\r\nSet-Cookie: a=b' }),
+    ).rejects.toThrow(/control characters/);
+    await expect(files.storeNodeOutput({ ...base, name: 'a.txt', contentType: 'text/html' })).rejects.toThrow(
+      /not allowed/,
+    );
+    await expect(files.storeNodeOutput({ ...base, name: 'a.svg', contentType: 'image/svg+xml' })).rejects.toThrow(
+      /not allowed/,
+    );
+    const served = async (url: string) =>
+      (await fetch(url, { headers: { 'x-service-key': svc.key } })).headers.get('content-type');
+    expect(await served(await files.storeNodeOutput({ ...base, name: 'a.svg', contentType: '' }))).toBe(
+      'application/octet-stream',
+    );
+    expect(
+      await served(await files.storeNodeOutput({ ...base, name: 'a.html', contentType: 'TEXT/HTML; charset=latin1' })),
+    ).toBe('text/html; charset=utf-8');
   });
 });
 
@@ -60,7 +71,11 @@ describe('uploads stuck in receiving after a crash', () => {
     const first = await startTestService({ config: { files: { uploadUrlTtlSeconds: 1 } } });
     const p = await presign(first, { fileExtension: '.txt', accessScope: 'organization' });
     // What a crash mid-upload leaves: the claim taken and a partial temporary file.
-    await first.service.context.store.db.updateTable('files').set({ status: 'receiving' }).where('id', '=', p.fileId).execute();
+    await first.service.context.store.db
+      .updateTable('files')
+      .set({ status: 'receiving' })
+      .where('id', '=', p.fileId)
+      .execute();
     const tempDir = path.join(first.dataDir, 'files', 'tmp');
     mkdirSync(tempDir, { recursive: true });
     const partial = path.join(tempDir, `${p.fileId}.${crypto.randomUUID()}.part`);
@@ -68,13 +83,19 @@ describe('uploads stuck in receiving after a crash', () => {
     await first.stop({ keepData: true });
     await new Promise((r) => setTimeout(r, 1100));
 
-    const second = await startTestService({ dataDir: first.dataDir, taskQueue: first.taskQueue, config: { files: { uploadUrlTtlSeconds: 1 } } });
+    const second = await startTestService({
+      dataDir: first.dataDir,
+      taskQueue: first.taskQueue,
+      config: { files: { uploadUrlTtlSeconds: 1 } },
+    });
     try {
       const db = second.service.context.store.db;
       const until = Date.now() + 5000;
-      const status = async () => (await db.selectFrom('files').select('status').where('id', '=', p.fileId).executeTakeFirst())?.status;
+      const status = async () =>
+        (await db.selectFrom('files').select('status').where('id', '=', p.fileId).executeTakeFirst())?.status;
       // The record is released first, then the temporary files go.
-      while (((await status()) !== 'pending' || existsSync(partial)) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      while (((await status()) !== 'pending' || existsSync(partial)) && Date.now() < until)
+        await new Promise((r) => setTimeout(r, 50));
       expect(await status()).toBe('pending');
       expect(existsSync(partial)).toBe(false);
     } finally {

@@ -10,7 +10,11 @@ import { download, presign, samples, storedFiles, upload } from './support.js';
  * error), enough to drive the real AWS SDK through the S3 backend. It checks
  * neither signatures nor S3's finer semantics; a real bucket is the true test.
  */
-function fakeS3(): Promise<{ server: Server; url: string; objects: Map<string, { body: Buffer; contentType: string }> }> {
+function fakeS3(): Promise<{
+  server: Server;
+  url: string;
+  objects: Map<string, { body: Buffer; contentType: string }>;
+}> {
   const objects = new Map<string, { body: Buffer; contentType: string }>();
   const read = async (req: IncomingMessage) => {
     const chunks: Buffer[] = [];
@@ -29,11 +33,15 @@ function fakeS3(): Promise<{ server: Server; url: string; objects: Map<string, {
       objects.delete(key);
       res.writeHead(204).end();
     } else {
-      res.writeHead(404, { 'content-type': 'application/xml' }).end('<?xml version="1.0"?><Error><Code>NoSuchKey</Code><Message>none</Message></Error>');
+      res
+        .writeHead(404, { 'content-type': 'application/xml' })
+        .end('<?xml version="1.0"?><Error><Code>NoSuchKey</Code><Message>none</Message></Error>');
     }
   });
   return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, objects }));
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, objects }),
+    );
   });
 }
 
@@ -43,7 +51,19 @@ describe('S3-compatible storage backend (against a fake S3 over HTTP)', () => {
   beforeAll(async () => {
     s3 = await fakeS3();
     svc = await startTestService({
-      config: { files: { storage: 's3', s3: { bucket: 'caseflow-files', endpoint: s3.url, forcePathStyle: true, accessKeyId: 'test', secretAccessKey: 'test-secret', prefix: 'p/' } } },
+      config: {
+        files: {
+          storage: 's3',
+          s3: {
+            bucket: 'caseflow-files',
+            endpoint: s3.url,
+            forcePathStyle: true,
+            accessKeyId: 'test',
+            secretAccessKey: 'test-secret',
+            prefix: 'p/',
+          },
+        },
+      },
     });
   });
   afterAll(async () => {
@@ -69,7 +89,13 @@ describe('S3-compatible storage backend (against a fake S3 over HTTP)', () => {
 
   it('stores node outputs in the bucket', async () => {
     const files = svc.service.context.services.files;
-    const url = await files.storeNodeOutput({ organizationId: svc.organizationId, workspaceId: svc.workspaceId, name: 'n.txt', contentType: 'text/plain', bytes: Buffer.from('node') });
+    const url = await files.storeNodeOutput({
+      organizationId: svc.organizationId,
+      workspaceId: svc.workspaceId,
+      name: 'n.txt',
+      contentType: 'text/plain',
+      bytes: Buffer.from('node'),
+    });
     const scope = { caseId: crypto.randomUUID(), organizationId: svc.organizationId, workspaceId: svc.workspaceId };
     expect(await files.readForNode(url, scope)).toMatchObject({ name: 'n.txt', bytes: Buffer.from('node') });
   });

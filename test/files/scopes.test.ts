@@ -13,7 +13,10 @@ describe('file access scopes, permissions and the library', () => {
   let workspace2: string;
   let otherOrgWorkspace: string;
   let keys: Record<'ws1' | 'ws2' | 'colleague' | 'readOnly' | 'noFileGrant' | 'otherOrg', string>;
-  let files: Record<'user' | 'workspace' | 'organization' | 'all' | 'unlisted' | 'ws2', { fileUrl: string; fileId: string }>;
+  let files: Record<
+    'user' | 'workspace' | 'organization' | 'all' | 'unlisted' | 'ws2',
+    { fileUrl: string; fileId: string }
+  >;
 
   const uploaded = async (body: Record<string, unknown>, key?: string) => {
     const p = await presign(svc, body, key);
@@ -28,7 +31,9 @@ describe('file access scopes, permissions and the library', () => {
     workspace2 = String(ws.body.id);
     const org2 = await svc.admin('POST', '/admin/organizations', { name: 'Other org' });
     const org2Id = String(org2.body.id);
-    otherOrgWorkspace = String((await svc.admin('POST', `/admin/organizations/${org2Id}/workspaces`, { name: 'Theirs' })).body.id);
+    otherOrgWorkspace = String(
+      (await svc.admin('POST', `/admin/organizations/${org2Id}/workspaces`, { name: 'Theirs' })).body.id,
+    );
     keys = {
       ws1: (await makeKey(svc, svc.organizationId, ['file:full'], [svc.workspaceId])).key,
       ws2: (await makeKey(svc, svc.organizationId, ['file:full'], [workspace2])).key,
@@ -50,7 +55,8 @@ describe('file access scopes, permissions and the library', () => {
     await svc.stop();
   });
 
-  const status = async (file: keyof typeof files, key: string) => (await download(svc, files[file].fileUrl, key)).status;
+  const status = async (file: keyof typeof files, key: string) =>
+    (await download(svc, files[file].fileUrl, key)).status;
 
   it('user scope: only the uploader', async () => {
     expect(await status('user', svc.key)).toBe(200);
@@ -77,18 +83,28 @@ describe('file access scopes, permissions and the library', () => {
 
   it('download needs File: Read; presign needs File: Full', async () => {
     expect(await status('organization', keys.noFileGrant)).toBe(403);
-    const readOnly = await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.pdf' }, key: keys.readOnly });
+    const readOnly = await svc.request('POST', '/api/v1/file/upload/presigned', {
+      body: { fileExtension: '.pdf' },
+      key: keys.readOnly,
+    });
     expect(readOnly.status).toBe(403);
     // Permission before validation: a bad body from a key without File: Full is still 403.
-    const badBody = await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.exe' }, key: keys.noFileGrant });
+    const badBody = await svc.request('POST', '/api/v1/file/upload/presigned', {
+      body: { fileExtension: '.exe' },
+      key: keys.noFileGrant,
+    });
     expect(badBody.status).toBe(403);
   });
 
   it('workspace scope needs workspaceId or workflowId, and the key must reach that workspace', async () => {
-    const missing = await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.pdf', accessScope: 'workspace' } });
+    const missing = await svc.request('POST', '/api/v1/file/upload/presigned', {
+      body: { fileExtension: '.pdf', accessScope: 'workspace' },
+    });
     expect(missing.status).toBe(400);
     expect(missing.body.metadata).toMatchObject({ fields: [{ field: 'body.workspaceId' }] });
-    const job = await svc.request('POST', '/job/file/upload', { body: { fileExtension: '.pdf', accessScope: 'workspace' } });
+    const job = await svc.request('POST', '/job/file/upload', {
+      body: { fileExtension: '.pdf', accessScope: 'workspace' },
+    });
     expect(job.status).toBe(400);
     const foreign = await svc.request('POST', '/api/v1/file/upload/presigned', {
       body: { fileExtension: '.pdf', accessScope: 'workspace', workspaceId: workspace2 },
@@ -106,7 +122,10 @@ describe('file access scopes, permissions and the library', () => {
   });
 
   it("workflowId: the workflow's workspace owns the file", async () => {
-    const created = await svc.request('POST', '/api/v1/workflow', { body: { name: 'Owner' }, headers: { 'x-workspace-id': workspace2 } });
+    const created = await svc.request('POST', '/api/v1/workflow', {
+      body: { name: 'Owner' },
+      headers: { 'x-workspace-id': workspace2 },
+    });
     expect(created.status).toBe(201);
     const workflowId = String(created.body.workflowId);
     const p = await uploaded({ fileExtension: '.pdf', accessScope: 'workspace', workflowId });
@@ -116,11 +135,19 @@ describe('file access scopes, permissions and the library', () => {
       body: { fileExtension: '.pdf', accessScope: 'workspace', workflowId, workspaceId: svc.workspaceId },
     });
     expect(mismatch.status).toBe(400);
-    const outsider = await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.pdf', accessScope: 'workspace', workflowId }, key: keys.ws1 });
+    const outsider = await svc.request('POST', '/api/v1/file/upload/presigned', {
+      body: { fileExtension: '.pdf', accessScope: 'workspace', workflowId },
+      key: keys.ws1,
+    });
     expect(outsider.status).toBe(403);
-    const foreignWorkflow = await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.pdf', workflowId }, key: keys.otherOrg });
+    const foreignWorkflow = await svc.request('POST', '/api/v1/file/upload/presigned', {
+      body: { fileExtension: '.pdf', workflowId },
+      key: keys.otherOrg,
+    });
     expect(foreignWorkflow.status).toBe(403);
-    const unknown = await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.pdf', workflowId: crypto.randomUUID() } });
+    const unknown = await svc.request('POST', '/api/v1/file/upload/presigned', {
+      body: { fileExtension: '.pdf', workflowId: crypto.randomUUID() },
+    });
     expect(unknown.status).toBe(404);
   });
 

@@ -39,21 +39,47 @@ describe('FileService for the case engine', () => {
 
   it('checkCaseFileInput accepts uploaded, readable files of an allowed type only', async () => {
     const pdf = await presign(svc, { fileExtension: '.pdf', accessScope: 'user' });
-    expect(await files.checkCaseFileInput(owner, pdf.fileUrl, undefined, inCase)).toMatchObject({ code: 'not_uploaded' });
+    expect(await files.checkCaseFileInput(owner, pdf.fileUrl, undefined, inCase)).toMatchObject({
+      code: 'not_uploaded',
+    });
     expect((await upload(pdf.presignedUrl, samples['.pdf'] as Buffer)).status).toBe(200);
 
     expect(await files.checkCaseFileInput(owner, pdf.fileUrl, undefined, inCase)).toBeNull();
     expect(await files.checkCaseFileInput(owner, pdf.fileUrl, ['PDF', 'PNG'], inCase)).toBeNull();
     expect(await files.checkCaseFileInput(owner, pdf.fileUrl, [], inCase)).toBeNull();
-    expect(await files.checkCaseFileInput(owner, pdf.fileUrl, ['PNG'], inCase)).toMatchObject({ code: 'type_not_allowed' });
-    expect(await files.checkCaseFileInput(colleague, pdf.fileUrl, undefined, inCase)).toMatchObject({ code: 'forbidden' });
-    expect(await files.checkCaseFileInput(auth(svc.userId, { grants: new Set(['case:full']) }), pdf.fileUrl, undefined, inCase)).toMatchObject({ code: 'forbidden' });
-    expect(await files.checkCaseFileInput(auth(svc.userId, { organizationId: crypto.randomUUID() }), pdf.fileUrl, undefined, inCase)).toMatchObject({
+    expect(await files.checkCaseFileInput(owner, pdf.fileUrl, ['PNG'], inCase)).toMatchObject({
+      code: 'type_not_allowed',
+    });
+    expect(await files.checkCaseFileInput(colleague, pdf.fileUrl, undefined, inCase)).toMatchObject({
       code: 'forbidden',
     });
-    expect(await files.checkCaseFileInput(owner, 'https://example.com/file.pdf', undefined, inCase)).toMatchObject({ code: 'invalid_url' });
-    expect(await files.checkCaseFileInput(owner, 'not a url', undefined, inCase)).toMatchObject({ code: 'invalid_url' });
-    expect(await files.checkCaseFileInput(owner, `${svc.url}/api/v1/file/${crypto.randomUUID()}`, undefined, inCase)).toMatchObject({ code: 'unknown_file' });
+    expect(
+      await files.checkCaseFileInput(
+        auth(svc.userId, { grants: new Set(['case:full']) }),
+        pdf.fileUrl,
+        undefined,
+        inCase,
+      ),
+    ).toMatchObject({ code: 'forbidden' });
+    expect(
+      await files.checkCaseFileInput(
+        auth(svc.userId, { organizationId: crypto.randomUUID() }),
+        pdf.fileUrl,
+        undefined,
+        inCase,
+      ),
+    ).toMatchObject({
+      code: 'forbidden',
+    });
+    expect(await files.checkCaseFileInput(owner, 'https://example.com/file.pdf', undefined, inCase)).toMatchObject({
+      code: 'invalid_url',
+    });
+    expect(await files.checkCaseFileInput(owner, 'not a url', undefined, inCase)).toMatchObject({
+      code: 'invalid_url',
+    });
+    expect(
+      await files.checkCaseFileInput(owner, `${svc.url}/api/v1/file/${crypto.randomUUID()}`, undefined, inCase),
+    ).toMatchObject({ code: 'unknown_file' });
 
     const jpg = await presign(svc, { fileExtension: '.jpg' });
     expect((await upload(jpg.presignedUrl, samples['.jpg'] as Buffer)).status).toBe(200);
@@ -66,11 +92,15 @@ describe('FileService for the case engine', () => {
     expect((await upload(p.presignedUrl, samples['.csv'] as Buffer)).status).toBe(200);
     const file = await files.readForNode(p.fileUrl, caseScope);
     expect(file).toEqual({ name: 'rows.csv', contentType: 'text/csv; charset=utf-8', bytes: samples['.csv'] });
-    await expect(files.readForNode(`${svc.url}/api/v1/file/${crypto.randomUUID()}`, caseScope)).rejects.toThrow(/not accessible/);
+    await expect(files.readForNode(`${svc.url}/api/v1/file/${crypto.randomUUID()}`, caseScope)).rejects.toThrow(
+      /not accessible/,
+    );
     const pending = await presign(svc, { fileExtension: '.csv' });
     await expect(files.readForNode(pending.fileUrl, caseScope)).rejects.toThrow(/no bytes/);
     await expect(files.readForNode(`${p.fileUrl}?x=1`, caseScope)).rejects.toThrow(/not a file URL of this service/);
-    await expect(files.readForNode(p.fileUrl.replace('127.0.0.1', 'localhost'), caseScope)).rejects.toThrow(/not a file URL of this service/);
+    await expect(files.readForNode(p.fileUrl.replace('127.0.0.1', 'localhost'), caseScope)).rejects.toThrow(
+      /not a file URL of this service/,
+    );
   });
 
   it('readForNode refuses files outside the case: another organization, another workspace, another user', async () => {
@@ -81,10 +111,18 @@ describe('FileService for the case engine', () => {
     expect((await upload(p.presignedUrl, samples['.csv'] as Buffer)).status).toBe(200);
     await expect(files.readForNode(p.fileUrl, theirs)).rejects.toThrow(/not accessible/);
 
-    const otherWs = String((await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Other' })).body.id);
-    const wsFile = await presign(svc, { fileExtension: '.csv', accessScope: 'workspace', workspaceId: svc.workspaceId });
+    const otherWs = String(
+      (await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Other' })).body.id,
+    );
+    const wsFile = await presign(svc, {
+      fileExtension: '.csv',
+      accessScope: 'workspace',
+      workspaceId: svc.workspaceId,
+    });
     expect((await upload(wsFile.presignedUrl, samples['.csv'] as Buffer)).status).toBe(200);
-    await expect(files.readForNode(wsFile.fileUrl, { ...caseScope, workspaceId: otherWs })).rejects.toThrow(/not accessible/);
+    await expect(files.readForNode(wsFile.fileUrl, { ...caseScope, workspaceId: otherWs })).rejects.toThrow(
+      /not accessible/,
+    );
     expect((await files.readForNode(wsFile.fileUrl, caseScope)).bytes.equals(samples['.csv'] as Buffer)).toBe(true);
 
     // A user-scoped file: only a case its uploader created (this case id has no record, so no creator).
@@ -95,7 +133,13 @@ describe('FileService for the case engine', () => {
 
   it("storeNodeOutput stores a file in the case's workspace, downloadable there, unlisted", async () => {
     const bytes = Buffer.from('%PDF-1.4 generated by a node');
-    const url = await files.storeNodeOutput({ organizationId: svc.organizationId, workspaceId: svc.workspaceId, name: 'out.pdf', contentType: 'application/pdf', bytes });
+    const url = await files.storeNodeOutput({
+      organizationId: svc.organizationId,
+      workspaceId: svc.workspaceId,
+      name: 'out.pdf',
+      contentType: 'application/pdf',
+      bytes,
+    });
     const fileUrl = svc.url + new URL(url).pathname;
     const got = await download(svc, fileUrl);
     expect(got.status).toBe(200);
@@ -111,7 +155,13 @@ describe('FileService for the case engine', () => {
     expect(await files.readForNode(url, caseScope)).toMatchObject({ name: 'out.pdf', bytes });
 
     await expect(
-      files.storeNodeOutput({ organizationId: svc.organizationId, workspaceId: svc.workspaceId, name: 'big.bin', contentType: '', bytes: Buffer.alloc(10 * 1024 * 1024 + 1) }),
+      files.storeNodeOutput({
+        organizationId: svc.organizationId,
+        workspaceId: svc.workspaceId,
+        name: 'big.bin',
+        contentType: '',
+        bytes: Buffer.alloc(10 * 1024 * 1024 + 1),
+      }),
     ).rejects.toThrow(/limit/);
   });
 });

@@ -5,12 +5,28 @@ import type { TestResponse, TestService } from '../support/harness.js';
 /** Real leading bytes of each supported type, padded so each file is more than its magic number. */
 const pad = Buffer.from(' caseflow test file body '.repeat(4));
 export const samples: Record<string, Buffer> = {
-  '.pdf': Buffer.concat([Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n', 'latin1'), pad, Buffer.from('\n%%EOF\n')]),
-  '.png': Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]), Buffer.from('IHDR'), pad]),
+  '.pdf': Buffer.concat([
+    Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n', 'latin1'),
+    pad,
+    Buffer.from('\n%%EOF\n'),
+  ]),
+  '.png': Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]),
+    Buffer.from('IHDR'),
+    pad,
+  ]),
   '.jpeg': Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]), Buffer.from('JFIF\0'), pad]),
   '.jpg': Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe1, 0x00, 0x10]), Buffer.from('Exif\0'), pad]),
-  '.docx': Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00]), Buffer.from('[Content_Types].xml word/document.xml'), pad]),
-  '.xlsx': Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00]), Buffer.from('[Content_Types].xml xl/workbook.xml'), pad]),
+  '.docx': Buffer.concat([
+    Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00]),
+    Buffer.from('[Content_Types].xml word/document.xml'),
+    pad,
+  ]),
+  '.xlsx': Buffer.concat([
+    Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00]),
+    Buffer.from('[Content_Types].xml xl/workbook.xml'),
+    pad,
+  ]),
   '.xls': Buffer.concat([Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0]), pad]),
   '.csv': Buffer.from('name,amount\nÅsa,12.5\nBob,7\n'),
   '.txt': Buffer.from('plain text – with UTF-8 ✓\n'),
@@ -41,14 +57,23 @@ export interface Presigned {
   expiresAt: string;
 }
 
-export async function presign(svc: TestService, body: Record<string, unknown>, key?: string | null, path = '/api/v1/file/upload/presigned'): Promise<Presigned> {
+export async function presign(
+  svc: TestService,
+  body: Record<string, unknown>,
+  key?: string | null,
+  path = '/api/v1/file/upload/presigned',
+): Promise<Presigned> {
   const res = await svc.request('POST', path, { body, ...(key !== undefined ? { key } : {}) });
   if (res.status !== 201) throw new Error(`presign failed: ${res.status} ${res.text}`);
   return res.body as unknown as Presigned;
 }
 
 /** PUTs raw bytes to a presigned URL the way any HTTP client would: no API key. */
-export async function upload(url: string, bytes: Buffer | ReadableStream<Uint8Array>, headers: Record<string, string> = {}): Promise<TestResponse> {
+export async function upload(
+  url: string,
+  bytes: Buffer | ReadableStream<Uint8Array>,
+  headers: Record<string, string> = {},
+): Promise<TestResponse> {
   const init: RequestInit & { duplex?: 'half' } = { method: 'PUT', body: bytes, headers };
   if (!(bytes instanceof Buffer)) init.duplex = 'half';
   const response = await fetch(url, init);
@@ -63,7 +88,11 @@ export async function upload(url: string, bytes: Buffer | ReadableStream<Uint8Ar
 }
 
 /** GETs a fileUrl with a key (the test service's own key by default). */
-export async function download(svc: TestService, fileUrl: string, key?: string | null): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
+export async function download(
+  svc: TestService,
+  fileUrl: string,
+  key?: string | null,
+): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
   const headers: Record<string, string> = {};
   const k = key === undefined ? svc.key : key;
   if (k) headers['x-service-key'] = k;
@@ -84,14 +113,30 @@ export function storedFiles(svc: TestService): string[] {
 }
 
 /** A user in the organization with a key of the given grants (and workspaces, when scoped). */
-export async function makeKey(svc: TestService, organizationId: string, grants: string[], workspaceIds?: string[], userId?: string): Promise<{ key: string; userId: string }> {
+export async function makeKey(
+  svc: TestService,
+  organizationId: string,
+  grants: string[],
+  workspaceIds?: string[],
+  userId?: string,
+): Promise<{ key: string; userId: string }> {
   let user = userId;
   if (!user) {
-    const created = await svc.admin('POST', '/admin/users', { email: `u-${crypto.randomUUID()}@example.com`, name: 'Test user', organizationId });
+    const created = await svc.admin('POST', '/admin/users', {
+      email: `u-${crypto.randomUUID()}@example.com`,
+      name: 'Test user',
+      organizationId,
+    });
     if (created.status !== 201) throw new Error(`user: ${created.status} ${created.text}`);
     user = String(created.body.id);
   }
-  const res = await svc.admin('POST', '/admin/keys', { organizationId, userId: user, name: 'test key', grants, ...(workspaceIds ? { workspaceIds } : {}) });
+  const res = await svc.admin('POST', '/admin/keys', {
+    organizationId,
+    userId: user,
+    name: 'test key',
+    grants,
+    ...(workspaceIds ? { workspaceIds } : {}),
+  });
   if (res.status !== 201) throw new Error(`key: ${res.status} ${res.text}`);
   return { key: String(res.body.key), userId: user };
 }

@@ -9,14 +9,28 @@ const marker = `A-PRIVATE-${randomUUID()}`;
 const readDoc = py('return {"out": caseflow.read_file(inputs["doc"]).decode()}');
 
 /** POST with a Host header of the attacker's choosing (fetch does not let a caller set Host). */
-function postWithHost(url: string, host: string, key: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+function postWithHost(
+  url: string,
+  host: string,
+  key: string,
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
-    const req = httpRequest(url, { method: 'POST', headers: { host, 'x-forwarded-host': host, 'x-service-key': key, 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> }));
-    });
+    const req = httpRequest(
+      url,
+      {
+        method: 'POST',
+        headers: { host, 'x-forwarded-host': host, 'x-service-key': key, 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -34,18 +48,29 @@ describe('organization B cannot read organization A files through a case', () =>
     aFile = p.fileUrl;
     const org = String((await svc.admin('POST', '/admin/organizations', { name: 'Org B' })).body.id);
     expect((await svc.admin('POST', `/admin/organizations/${org}/verify`, { verified: true })).status).toBe(204);
-    const workspaceId = String((await svc.admin('POST', `/admin/organizations/${org}/workspaces`, { name: 'B' })).body.id);
+    const workspaceId = String(
+      (await svc.admin('POST', `/admin/organizations/${org}/workspaces`, { name: 'B' })).body.id,
+    );
     b = { key: (await makeKey(svc, org, ['workflow:full', 'case:full', 'file:full', 'code:full'])).key, workspaceId };
   });
   afterAll(async () => {
     await svc?.stop();
   });
 
-  const asB = (method: string, path: string, body?: unknown) => http(svc.url + path, method, { key: b.key, body, headers: { 'x-workspace-id': b.workspaceId } });
+  const asB = (method: string, path: string, body?: unknown) =>
+    http(svc.url + path, method, { key: b.key, body, headers: { 'x-workspace-id': b.workspaceId } });
 
   /** Runs B's workflow to its end; the case's status, results and audit as one text. */
-  async function runAsB(g: Graph, inputs: Record<string, unknown> = {}): Promise<{ status: string; everything: string }> {
-    const wf = await asB('POST', '/api/v1/workflow', { name: 'steal', activeStatus: 'active', nodes: g.nodes, edges: g.edges });
+  async function runAsB(
+    g: Graph,
+    inputs: Record<string, unknown> = {},
+  ): Promise<{ status: string; everything: string }> {
+    const wf = await asB('POST', '/api/v1/workflow', {
+      name: 'steal',
+      activeStatus: 'active',
+      nodes: g.nodes,
+      edges: g.edges,
+    });
     expect(wf.status, wf.text).toBe(201);
     const created = await asB('POST', '/api/v1/case', { workflowId: wf.body.workflowId });
     expect(created.status, created.text).toBe(201);
@@ -74,7 +99,15 @@ describe('organization B cannot read organization A files through a case', () =>
     const input = g.input([]);
     const doc = vars([{ name: 'doc', type: 'file' }]);
     const docId = Object.keys(doc.schema)[0] as string;
-    const code = g.node({ name: 'Read', type: 'code', handler_class: 'python_code', process: { source: readDoc }, input_schema: doc, output_schema: vars([{ name: 'out' }]), fixed_values: { [docId]: aFile } });
+    const code = g.node({
+      name: 'Read',
+      type: 'code',
+      handler_class: 'python_code',
+      process: { source: readDoc },
+      input_schema: doc,
+      output_schema: vars([{ name: 'out' }]),
+      fixed_values: { [docId]: aFile },
+    });
     g.edge(input, code);
     g.edge(code, g.output([{ name: 'out' }]));
     expectRefused(await runAsB(g));
@@ -108,7 +141,12 @@ describe('organization B cannot read organization A files through a case', () =>
     const code = g.python('Read', readDoc, [{ name: 'doc', type: 'file' }], [{ name: 'out' }]);
     g.edge(input, code);
     g.edge(code, g.output([{ name: 'out' }]));
-    const wf = await asB('POST', '/api/v1/workflow', { name: 'steal', activeStatus: 'active', nodes: g.nodes, edges: g.edges });
+    const wf = await asB('POST', '/api/v1/workflow', {
+      name: 'steal',
+      activeStatus: 'active',
+      nodes: g.nodes,
+      edges: g.edges,
+    });
     const created = await asB('POST', '/api/v1/case', { workflowId: wf.body.workflowId });
     const exec = await asB('POST', `/api/v1/case/${String(created.body.caseId)}/execute`, { inputs: { doc: aFile } });
     expect(exec.status).toBe(403);
@@ -130,7 +168,10 @@ describe('file URLs: canonical only, never from the Host header', () => {
     const code = g.python('Read', readDoc, [{ name: 'doc', type: 'file' }], [{ name: 'out' }]);
     g.edge(input, code);
     g.edge(code, g.output([{ name: 'out' }]));
-    const wf = await svc.request('POST', '/api/v1/workflow', { headers: { 'x-workspace-id': svc.workspaceId }, body: { name: 'canon', activeStatus: 'active', nodes: g.nodes, edges: g.edges } });
+    const wf = await svc.request('POST', '/api/v1/workflow', {
+      headers: { 'x-workspace-id': svc.workspaceId },
+      body: { name: 'canon', activeStatus: 'active', nodes: g.nodes, edges: g.edges },
+    });
     workflowId = String(wf.body.workflowId);
   });
   afterAll(async () => {
@@ -149,16 +190,27 @@ describe('file URLs: canonical only, never from the Host header', () => {
     ];
     for (const doc of variants) {
       const created = await svc.request('POST', '/api/v1/case', { body: { workflowId } });
-      const exec = await svc.request('POST', `/api/v1/case/${String(created.body.caseId)}/execute`, { body: { inputs: { doc } } });
+      const exec = await svc.request('POST', `/api/v1/case/${String(created.body.caseId)}/execute`, {
+        body: { inputs: { doc } },
+      });
       expect(exec.status, doc).toBe(400);
       expect(exec.text).toMatch(/not a file URL of this service/);
     }
     const created = await svc.request('POST', '/api/v1/case', { body: { workflowId } });
-    expect((await svc.request('POST', `/api/v1/case/${String(created.body.caseId)}/execute`, { body: { inputs: { doc: fileUrl } } })).status).toBe(202);
+    expect(
+      (
+        await svc.request('POST', `/api/v1/case/${String(created.body.caseId)}/execute`, {
+          body: { inputs: { doc: fileUrl } },
+        })
+      ).status,
+    ).toBe(202);
   });
 
   it('presigned and file URLs ignore a spoofed Host header', async () => {
-    const res = await postWithHost(`${svc.url}/api/v1/file/upload/presigned`, 'evil.example', svc.key, { fileExtension: '.txt', accessScope: 'organization' });
+    const res = await postWithHost(`${svc.url}/api/v1/file/upload/presigned`, 'evil.example', svc.key, {
+      fileExtension: '.txt',
+      accessScope: 'organization',
+    });
     expect(res.status).toBe(201);
     expect(String(res.body.presignedUrl).startsWith(`${svc.url}/api/v1/file/upload/`)).toBe(true);
     expect(res.body.fileUrl).toBe(`${svc.url}/api/v1/file/${String(res.body.fileId)}`);
@@ -183,13 +235,23 @@ describe('per-case file limits', () => {
   async function run(docs: string[]): Promise<Record<string, unknown>> {
     const g = new Graph();
     const input = g.input([{ name: 'docs', type: 'array_files' }]);
-    const code = g.python('Read all', py('return {"n": sum(len(caseflow.read_file(u)) for u in inputs["docs"])}'), [{ name: 'docs', type: 'array_files' }], [{ name: 'n', type: 'int' }]);
+    const code = g.python(
+      'Read all',
+      py('return {"n": sum(len(caseflow.read_file(u)) for u in inputs["docs"])}'),
+      [{ name: 'docs', type: 'array_files' }],
+      [{ name: 'n', type: 'int' }],
+    );
     g.edge(input, code);
     g.edge(code, g.output([{ name: 'n', type: 'int' }]));
-    const wf = await svc.request('POST', '/api/v1/workflow', { headers: { 'x-workspace-id': svc.workspaceId }, body: { name: 'limits', activeStatus: 'active', nodes: g.nodes, edges: g.edges } });
+    const wf = await svc.request('POST', '/api/v1/workflow', {
+      headers: { 'x-workspace-id': svc.workspaceId },
+      body: { name: 'limits', activeStatus: 'active', nodes: g.nodes, edges: g.edges },
+    });
     const created = await svc.request('POST', '/api/v1/case', { body: { workflowId: wf.body.workflowId } });
     const caseId = String(created.body.caseId);
-    expect((await svc.request('POST', `/api/v1/case/${caseId}/execute`, { body: { inputs: { docs } } })).status).toBe(202);
+    expect((await svc.request('POST', `/api/v1/case/${caseId}/execute`, { body: { inputs: { docs } } })).status).toBe(
+      202,
+    );
     for (;;) {
       const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
       if (status.body.status !== 'RUNNING' && status.body.status !== 'PENDING') return status.body;

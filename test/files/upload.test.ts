@@ -16,8 +16,14 @@ describe('file upload and download over HTTP', () => {
   it.each(Object.keys(samples))('round-trips a %s file with its content type and name', async (extension) => {
     const bytes = samples[extension] as Buffer;
     const name = `report ü${extension}`;
-    const { presignedUrl, fileUrl } = await presign(svc, { fileExtension: extension, accessScope: 'organization', originalName: name });
-    expect(presignedUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1\/file\/upload\/[0-9a-f-]{36}\?expires=\d+&signature=/);
+    const { presignedUrl, fileUrl } = await presign(svc, {
+      fileExtension: extension,
+      accessScope: 'organization',
+      originalName: name,
+    });
+    expect(presignedUrl).toMatch(
+      /^http:\/\/127\.0\.0\.1:\d+\/api\/v1\/file\/upload\/[0-9a-f-]{36}\?expires=\d+&signature=/,
+    );
     expect(fileUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1\/file\/[0-9a-f-]{36}$/);
 
     const put = await upload(presignedUrl, bytes, { 'content-type': 'application/octet-stream' });
@@ -28,7 +34,9 @@ describe('file upload and download over HTTP', () => {
     expect(got.status).toBe(200);
     expect(got.bytes.equals(bytes)).toBe(true);
     expect(got.headers.get('content-type')).toMatch(expectedContentTypes[extension] as RegExp);
-    expect(got.headers.get('content-disposition')).toContain(`filename*=UTF-8''report%20%C3%BC${extension.replace('.', '.')}`);
+    expect(got.headers.get('content-disposition')).toContain(
+      `filename*=UTF-8''report%20%C3%BC${extension.replace('.', '.')}`,
+    );
     expect(got.headers.get('content-disposition')).toMatch(/^attachment;/);
     expect(got.headers.get('x-content-type-options')).toBe('nosniff');
   });
@@ -46,7 +54,10 @@ describe('file upload and download over HTTP', () => {
     const { presignedUrl, fileUrl } = await presign(svc, { fileExtension: '.txt' });
     expect((await upload(presignedUrl, Buffer.from('hello'))).status).toBe(200);
     expect((await download(svc, fileUrl, null)).status).toBe(401);
-    const noKey = await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.txt' }, key: null });
+    const noKey = await svc.request('POST', '/api/v1/file/upload/presigned', {
+      body: { fileExtension: '.txt' },
+      key: null,
+    });
     expect(noKey.status).toBe(401);
   });
 
@@ -97,9 +108,17 @@ describe('file upload and download over HTTP', () => {
       expect(res.status, fileExtension).toBe(400);
     }
     expect((await svc.request('POST', '/api/v1/file/upload/presigned', { body: {} })).status).toBe(400);
-    expect((await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.pdf', accessScope: 'everyone' } })).status).toBe(400);
+    expect(
+      (
+        await svc.request('POST', '/api/v1/file/upload/presigned', {
+          body: { fileExtension: '.pdf', accessScope: 'everyone' },
+        })
+      ).status,
+    ).toBe(400);
     // Case does not matter.
-    expect((await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.PDF' } })).status).toBe(201);
+    expect(
+      (await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.PDF' } })).status,
+    ).toBe(201);
   });
 
   it('rejects bytes that do not match the declared extension and stores nothing', async () => {

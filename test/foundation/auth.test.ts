@@ -7,7 +7,6 @@ import { TenancyRepo } from '../../src/store/tenancy-repo.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { secretOf } from '../support/keys.js';
 
-
 interface KeyResponse {
   key: string;
   apiKey: { id: string };
@@ -20,7 +19,12 @@ describe('authentication and permissions', () => {
   let secondWorkspaceId: string;
 
   async function makeKey(body: Record<string, unknown>): Promise<KeyResponse> {
-    const res = await svc.admin('POST', '/admin/keys', { organizationId: svc.organizationId, userId: svc.userId, name: 'k', ...body });
+    const res = await svc.admin('POST', '/admin/keys', {
+      organizationId: svc.organizationId,
+      userId: svc.userId,
+      name: 'k',
+      ...body,
+    });
     expect(res.status).toBe(201);
     return res.body as unknown as KeyResponse;
   }
@@ -28,8 +32,16 @@ describe('authentication and permissions', () => {
   beforeAll(async () => {
     svc = await startTestService();
     otherOrgId = ((await svc.admin('POST', '/admin/organizations', { name: 'Other' })).body as { id: string }).id;
-    otherWorkspaceId = ((await svc.admin('POST', `/admin/organizations/${otherOrgId}/workspaces`, { name: 'Theirs' })).body as { id: string }).id;
-    secondWorkspaceId = ((await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Second' })).body as { id: string }).id;
+    otherWorkspaceId = (
+      (await svc.admin('POST', `/admin/organizations/${otherOrgId}/workspaces`, { name: 'Theirs' })).body as {
+        id: string;
+      }
+    ).id;
+    secondWorkspaceId = (
+      (await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Second' })).body as {
+        id: string;
+      }
+    ).id;
   });
   afterAll(async () => {
     await svc.stop();
@@ -38,8 +50,15 @@ describe('authentication and permissions', () => {
   it('accepts the key as x-service-key and as a bearer token', async () => {
     const viaHeader = await svc.request('GET', '/api/v1/me');
     expect(viaHeader.status).toBe(200);
-    expect(viaHeader.body).toMatchObject({ organizationId: svc.organizationId, organizationVerified: true, scope: { type: 'organization' } });
-    const viaBearer = await svc.request('GET', '/api/v1/me', { key: null, headers: { authorization: `Bearer ${svc.key}` } });
+    expect(viaHeader.body).toMatchObject({
+      organizationId: svc.organizationId,
+      organizationVerified: true,
+      scope: { type: 'organization' },
+    });
+    const viaBearer = await svc.request('GET', '/api/v1/me', {
+      key: null,
+      headers: { authorization: `Bearer ${svc.key}` },
+    });
     expect(viaBearer.status).toBe(200);
   });
 
@@ -76,21 +95,36 @@ describe('authentication and permissions', () => {
   });
 
   it("answers 401 when the key's user left the organization", async () => {
-    const user = (await svc.admin('POST', '/admin/users', { email: 'leaver@example.com', name: 'Leaver', organizationId: svc.organizationId })).body as {
+    const user = (
+      await svc.admin('POST', '/admin/users', {
+        email: 'leaver@example.com',
+        name: 'Leaver',
+        organizationId: svc.organizationId,
+      })
+    ).body as {
       id: string;
     };
     const { key } = await makeKey({ userId: user.id, grants: ['workflow:read'] });
     expect((await svc.request('GET', '/api/v1/me', { key })).status).toBe(200);
-    expect((await svc.admin('DELETE', `/admin/organizations/${svc.organizationId}/members/${user.id}`)).status).toBe(204);
+    expect((await svc.admin('DELETE', `/admin/organizations/${svc.organizationId}/members/${user.id}`)).status).toBe(
+      204,
+    );
     const res = await svc.request('GET', '/api/v1/me', { key });
     expect(res.status).toBe(401);
     expect(res.body.message).toMatch(/no longer a member/);
   });
 
   it('refuses keys for non-members, foreign workspaces and past expiry', async () => {
-    const outsider = (await svc.admin('POST', '/admin/users', { email: 'outsider@example.com', name: 'Outsider' })).body as { id: string };
+    const outsider = (await svc.admin('POST', '/admin/users', { email: 'outsider@example.com', name: 'Outsider' }))
+      .body as { id: string };
     const refused = (extra: Record<string, unknown>) =>
-      svc.admin('POST', '/admin/keys', { organizationId: svc.organizationId, userId: svc.userId, name: 'x', grants: ['case:read'], ...extra });
+      svc.admin('POST', '/admin/keys', {
+        organizationId: svc.organizationId,
+        userId: svc.userId,
+        name: 'x',
+        grants: ['case:read'],
+        ...extra,
+      });
     const notMember = await refused({ userId: outsider.id });
     expect(notMember.status).toBe(400);
     const foreign = await refused({ workspaceIds: [otherWorkspaceId] });
@@ -101,7 +135,14 @@ describe('authentication and permissions', () => {
 
   it('keeps the operator area behind the admin token', async () => {
     expect((await svc.request('GET', '/admin/organizations', { key: null })).status).toBe(401);
-    expect((await svc.request('GET', '/admin/organizations', { key: null, headers: { authorization: 'Bearer wrong-token-wrong-token' } })).status).toBe(401);
+    expect(
+      (
+        await svc.request('GET', '/admin/organizations', {
+          key: null,
+          headers: { authorization: 'Bearer wrong-token-wrong-token' },
+        })
+      ).status,
+    ).toBe(401);
     const list = await svc.admin('GET', `/admin/organizations/${svc.organizationId}/keys`);
     expect(list.status).toBe(200);
     expect(list.text).not.toContain('secret');
@@ -136,18 +177,30 @@ describe('authentication and permissions', () => {
       expect(await status(() => requireWorkspaceGrant(tenancy(), reader, svc.workspaceId, 'workflow:read'))).toBe(200);
       expect(await status(() => requireWorkspaceGrant(tenancy(), reader, svc.workspaceId, 'workflow:full'))).toBe(403);
       expect(await status(() => requireWorkspaceGrant(tenancy(), reader, otherWorkspaceId, 'workflow:read'))).toBe(403);
-      expect(await status(() => requireWorkspaceGrant(tenancy(), reader, '00000000-0000-4000-8000-000000000000', 'workflow:read'))).toBe(404);
+      expect(
+        await status(() =>
+          requireWorkspaceGrant(tenancy(), reader, '00000000-0000-4000-8000-000000000000', 'workflow:read'),
+        ),
+      ).toBe(404);
 
-      const scoped = await contextFor((await makeKey({ grants: ['workflow:full'], workspaceIds: [svc.workspaceId] })).key);
+      const scoped = await contextFor(
+        (await makeKey({ grants: ['workflow:full'], workspaceIds: [svc.workspaceId] })).key,
+      );
       expect(await status(() => requireWorkspaceGrant(tenancy(), scoped, svc.workspaceId, 'workflow:read'))).toBe(200);
-      expect(await status(() => requireWorkspaceGrant(tenancy(), scoped, secondWorkspaceId, 'workflow:read'))).toBe(403);
+      expect(await status(() => requireWorkspaceGrant(tenancy(), scoped, secondWorkspaceId, 'workflow:read'))).toBe(
+        403,
+      );
       expect(await status(() => requireOrganizationGrant(scoped, 'workflow:full'))).toBe(403);
     });
 
     it('requires a verified organization where asked', async () => {
       const full = await contextFor(svc.key);
       expect(await status(() => requireOrganizationGrant(full, 'code:full', { verified: true }))).toBe(200);
-      expect(await status(() => requireOrganizationGrant({ ...full, organizationVerified: false }, 'code:full', { verified: true }))).toBe(403);
+      expect(
+        await status(() =>
+          requireOrganizationGrant({ ...full, organizationVerified: false }, 'code:full', { verified: true }),
+        ),
+      ).toBe(403);
       const noCode = await contextFor((await makeKey({ grants: ['integration:full'] })).key);
       expect(await status(() => requireOrganizationGrant(noCode, 'code:full'))).toBe(403);
       expect(await status(() => requireOrganizationGrant(noCode, 'integration:read'))).toBe(200);

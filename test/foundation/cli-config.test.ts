@@ -8,7 +8,6 @@ import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { projectRoot } from '../../src/config/paths.js';
 import { secretOf } from '../support/keys.js';
 
-
 const run = promisify(execFile);
 
 describe('configuration', () => {
@@ -41,7 +40,9 @@ describe('operator CLI', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
   /** Runs the built CLI; its stdout is JSON, read as the shape the caller names. */
   async function cli<T = unknown>(...args: string[]): Promise<T> {
-    const { stdout } = await run('node', [path.join(projectRoot, 'dist/src/cli/main.js'), ...args], { env: { ...process.env, CASEFLOW_DATA_DIR: dataDir } });
+    const { stdout } = await run('node', [path.join(projectRoot, 'dist/src/cli/main.js'), ...args], {
+      env: { ...process.env, CASEFLOW_DATA_DIR: dataDir },
+    });
     return (stdout.trim() ? JSON.parse(stdout) : undefined) as T;
   }
 
@@ -49,11 +50,26 @@ describe('operator CLI', () => {
     const org = await cli<{ id: string; verified: boolean }>('org', 'create', 'Acme');
     expect(org.verified).toBe(false);
     await cli('org', 'verify', org.id);
-    expect((await cli<Array<{ id: string; verified: boolean }>>('org', 'list')).find((o) => o.id === org.id)?.verified).toBe(true);
+    expect(
+      (await cli<Array<{ id: string; verified: boolean }>>('org', 'list')).find((o) => o.id === org.id)?.verified,
+    ).toBe(true);
     const ws = await cli<{ id: string }>('workspace', 'create', org.id, 'Ops');
     const user = await cli<{ id: string }>('user', 'create', 'ops@example.com', 'Ops', '--org', org.id);
     const created = await cli<{ key: string; apiKey: { id: string; grants: string[] } }>(
-      'key', 'create', '--org', org.id, '--user', user.id, '--name', 'ci', '--grants', 'case:full,file:read', '--workspaces', ws.id, '--expires-in-days', '30',
+      'key',
+      'create',
+      '--org',
+      org.id,
+      '--user',
+      user.id,
+      '--name',
+      'ci',
+      '--grants',
+      'case:full,file:read',
+      '--workspaces',
+      ws.id,
+      '--expires-in-days',
+      '30',
     );
     expect(created.key).toMatch(/^cf_/);
     expect(created.apiKey.grants).toEqual(['case:full', 'file:read']);
@@ -66,7 +82,9 @@ describe('operator CLI', () => {
   });
 
   it('exits non-zero with a clear message on bad input', async () => {
-    await expect(cli('key', 'create', '--org', 'nope', '--user', 'nope', '--name', 'x', '--grants', 'root')).rejects.toMatchObject({
+    await expect(
+      cli('key', 'create', '--org', 'nope', '--user', 'nope', '--name', 'x', '--grants', 'root'),
+    ).rejects.toMatchObject({
       stderr: expect.stringContaining('unknown grant'),
     });
     await expect(cli('workspace', 'list', '00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({

@@ -13,7 +13,13 @@ describe('graceful shutdown', () => {
     // An upload whose body arrives in two parts, with the shutdown starting in between.
     const response = new Promise<number>((resolve, reject) => {
       const req = request(
-        { host: '127.0.0.1', port: new URL(svc.url).port, path: target.pathname + target.search, method: 'PUT', headers: { 'content-length': body.length } },
+        {
+          host: '127.0.0.1',
+          port: new URL(svc.url).port,
+          path: target.pathname + target.search,
+          method: 'PUT',
+          headers: { 'content-length': body.length },
+        },
         (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode ?? 0));

@@ -22,13 +22,20 @@ describe('structured logs', () => {
       connection: { credentialData: { api_token: 'secret3' }, clientSecret: 'secret4' },
       oauth: { accessToken: 'secret5', refreshToken: 'secret6' },
     });
-    expect(JSON.parse(output())).toMatchObject({ req: { headers: { 'x-service-key': '[redacted]', authorization: '[redacted]' } } });
-    for (const secret of ['secret1', 'secret2', 'secret3', 'secret4', 'secret5', 'secret6']) expect(output()).not.toContain(secret);
+    expect(JSON.parse(output())).toMatchObject({
+      req: { headers: { 'x-service-key': '[redacted]', authorization: '[redacted]' } },
+    });
+    for (const secret of ['secret1', 'secret2', 'secret3', 'secret4', 'secret5', 'secret6'])
+      expect(output()).not.toContain(secret);
   });
 
   it('redacts credential-carrying query parameters in logged URLs and queries', () => {
-    expect(redactUrl('/api/v1/file/upload/abc?expires=123&signature=deadbeef')).toBe('/api/v1/file/upload/abc?expires=123&signature=[redacted]');
-    expect(redactUrl('/oauth/callback?code=xyz&state=s3cret#frag')).toBe('/oauth/callback?code=[redacted]&state=[redacted]#frag');
+    expect(redactUrl('/api/v1/file/upload/abc?expires=123&signature=deadbeef')).toBe(
+      '/api/v1/file/upload/abc?expires=123&signature=[redacted]',
+    );
+    expect(redactUrl('/oauth/callback?code=xyz&state=s3cret#frag')).toBe(
+      '/oauth/callback?code=[redacted]&state=[redacted]#frag',
+    );
     expect(redactUrl('/api/v1/case/1/status')).toBe('/api/v1/case/1/status');
     const { logger, output } = capturingLogger();
     logger.info({ req: { query: { signature: 'deadbeef', expires: '1' } } });

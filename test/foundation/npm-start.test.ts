@@ -15,7 +15,11 @@ interface Started {
 /** `npm start` exactly as an operator runs it, with its own embedded Temporal dev server. */
 function npmStart(env: Record<string, string>): Started {
   let output = '';
-  const child = spawn('npm', ['start', '--silent'], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npm', ['start', '--silent'], {
+    cwd: projectRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   return { child, output: () => output };
@@ -41,7 +45,11 @@ async function stop(started: Started, dataDir: string): Promise<void> {
     started.child.once('exit', () => resolve());
     started.child.kill('SIGTERM');
   });
-  await waitFor('the service to drain', async () => (existsSync(path.join(dataDir, 'temporal-dev-server.pid')) ? undefined : true), 30_000);
+  await waitFor(
+    'the service to drain',
+    async () => (existsSync(path.join(dataDir, 'temporal-dev-server.pid')) ? undefined : true),
+    30_000,
+  );
   expect(started.output()).toContain('"msg":"shutting down"');
   expect(started.output()).not.toContain('shutdown failed');
 }
@@ -55,7 +63,12 @@ describe('npm start on an empty data directory', () => {
   });
 
   it('comes up with embedded Temporal, prints a key once, drains on SIGTERM and keeps data across a restart', async () => {
-    const ports = { api: await freePort(), temporal: await freePort(), ui: await freePort(), metrics: await freePort() };
+    const ports = {
+      api: await freePort(),
+      temporal: await freePort(),
+      ui: await freePort(),
+      metrics: await freePort(),
+    };
     const env = {
       CASEFLOW_DATA_DIR: dataDir,
       PORT: String(ports.api),
@@ -69,11 +82,19 @@ describe('npm start on an empty data directory', () => {
 
     const first = npmStart(env);
     running.push(first.child);
-    const key = await waitFor('the printed key', async () => /CASEFLOW_API_KEY=(\S+)/.exec(first.output())?.[1], 120_000);
-    const ready = await waitFor('readiness', async () => {
-      const res = await http(`${base}/readyz`, 'GET');
-      return res.status === 200 ? res : undefined;
-    }, 60_000);
+    const key = await waitFor(
+      'the printed key',
+      async () => /CASEFLOW_API_KEY=(\S+)/.exec(first.output())?.[1],
+      120_000,
+    );
+    const ready = await waitFor(
+      'readiness',
+      async () => {
+        const res = await http(`${base}/readyz`, 'GET');
+        return res.status === 200 ? res : undefined;
+      },
+      60_000,
+    );
     expect(ready.body).toMatchObject({ checks: { store: { ok: true }, temporal: { ok: true } } });
     expect((await http(`${base}/api/v1/me`, 'GET', { key })).status).toBe(200);
     expect(existsSync(path.join(dataDir, 'temporal.db'))).toBe(true);
@@ -84,13 +105,22 @@ describe('npm start on an empty data directory', () => {
     expect(metrics.text).toContain('caseflow_http_requests_total');
     expect(metrics.text).toMatch(/^temporal_\w+/m);
     // The key appears in the banner only, never in a structured log line.
-    expect(first.output().split('\n').filter((l) => l.startsWith('{') && l.includes(key))).toEqual([]);
+    expect(
+      first
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{') && l.includes(key)),
+    ).toEqual([]);
 
     await stop(first, dataDir);
 
     const second = npmStart(env);
     running.push(second.child);
-    await waitFor('readiness after restart', async () => ((await http(`${base}/readyz`, 'GET')).status === 200 ? true : undefined), 120_000);
+    await waitFor(
+      'readiness after restart',
+      async () => ((await http(`${base}/readyz`, 'GET')).status === 200 ? true : undefined),
+      120_000,
+    );
     expect((await http(`${base}/api/v1/me`, 'GET', { key })).status).toBe(200);
     expect(second.output()).not.toContain('CASEFLOW_API_KEY=');
     await stop(second, dataDir);

@@ -34,7 +34,10 @@ describe('operator surface: admin gate before the body, generic readiness errors
     await svc.service.context.store.db.destroy();
     const res = await svc.request('GET', '/readyz', { key: null });
     expect(res.status).toBe(503);
-    expect(res.body).toMatchObject({ status: 'not_ready', checks: { store: { ok: false, error: 'store unavailable' }, temporal: { ok: true } } });
+    expect(res.body).toMatchObject({
+      status: 'not_ready',
+      checks: { store: { ok: false, error: 'store unavailable' }, temporal: { ok: true } },
+    });
     expect(JSON.stringify(res.body)).not.toMatch(/destroy|driver|sqlite|\//i);
   });
 });

@@ -8,7 +8,6 @@ import { TenancyService } from '../../src/tenancy/tenancy-service.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 import { secretOf } from '../support/keys.js';
 
-
 const dialects = ['sqlite', 'postgres'] as const;
 
 describe.each(dialects)('tenancy store on %s', (dialect) => {
@@ -42,7 +41,12 @@ describe.each(dialects)('tenancy store on %s', (dialect) => {
     expect((await repo.findOrganization(org.id))?.verified).toBe(true);
     const ws = await service.createWorkspace(org.id, { name: 'Ops' });
     expect((await repo.findWorkspace(ws.id))?.organizationId).toBe(org.id);
-    const user = await service.createUser({ email: `u-${dialect}@example.com`, name: 'U', organizationId: org.id, role: 'admin' });
+    const user = await service.createUser({
+      email: `u-${dialect}@example.com`,
+      name: 'U',
+      organizationId: org.id,
+      role: 'admin',
+    });
     expect(await repo.isMember(org.id, user.id)).toBe(true);
     expect((await service.listUsers(org.id)).map((u) => u.id)).toEqual([user.id]);
 

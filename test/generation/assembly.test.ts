@@ -6,7 +6,9 @@ import { planSchema, stepBuildSchema, type Plan, type StepBuild } from '../../sr
 import { goodBuilds, goodPlan } from './fake-llm.js';
 
 const plan: Plan = planSchema.parse(goodPlan);
-const builds: Record<string, StepBuild> = Object.fromEntries(Object.entries(goodBuilds).map(([id, b]) => [id, stepBuildSchema.parse(b)]));
+const builds: Record<string, StepBuild> = Object.fromEntries(
+  Object.entries(goodBuilds).map(([id, b]) => [id, stepBuildSchema.parse(b)]),
+);
 
 describe('plan → graph', () => {
   it('wires a branching plan into a graph the workflow validation accepts', () => {
@@ -25,33 +27,53 @@ describe('plan → graph', () => {
     const final = assembleGraph('seed', plan, builds);
     expect(Object.keys(skeleton.graph.nodes).sort()).toEqual(Object.keys(final.graph.nodes).sort());
     expect(validateGraph(skeleton.graph)).toEqual([]);
-    const sources = Object.values(skeleton.graph.nodes).map((n) => n.process?.source).filter((s): s is string => typeof s === 'string');
+    const sources = Object.values(skeleton.graph.nodes)
+      .map((n) => n.process?.source)
+      .filter((s): s is string => typeof s === 'string');
     expect(sources).toHaveLength(4);
     expect(sources.every((s) => s.includes('NotImplementedError'))).toBe(true);
   });
 
   it('names the step that reads a variable nobody upstream makes, and duplicated step ids', () => {
-    const broken: Plan = { ...plan, steps: plan.steps.map((s) => (s.id === 's3' ? { ...s, inputs: ['decision'] } : s)) };
-    expect(assembleGraph('seed', broken, builds).problems).toEqual([{ stepId: 's3', message: expect.stringContaining('"decision"') as string }]);
+    const broken: Plan = {
+      ...plan,
+      steps: plan.steps.map((s) => (s.id === 's3' ? { ...s, inputs: ['decision'] } : s)),
+    };
+    expect(assembleGraph('seed', broken, builds).problems).toEqual([
+      { stepId: 's3', message: expect.stringContaining('"decision"') as string },
+    ]);
     const twice: Plan = { ...plan, steps: [...plan.steps, { ...(plan.steps[0] as Plan['steps'][number]) }] };
-    expect(assembleGraph('seed', twice, builds).problems.map((p) => p.message)).toContain('Step ids must be unique (s1, s2, …)');
+    expect(assembleGraph('seed', twice, builds).problems.map((p) => p.message)).toContain(
+      'Step ids must be unique (s1, s2, …)',
+    );
   });
 });
 
 describe('offline planner reading', () => {
   it('reads comparisons', () => {
-    expect(parseComparison('If the total is over 1,000')).toEqual({ variable: 'total', op: 'gt', value: '1000', numeric: true });
-    expect(parseComparison('when the message contains refund')).toEqual({ variable: 'message', op: 'contains', value: '"refund"', numeric: false });
-    expect(parseComparison('if the word count is less than 300')).toMatchObject({ variable: 'word_count', op: 'lt', value: '300' });
+    expect(parseComparison('If the total is over 1,000')).toEqual({
+      variable: 'total',
+      op: 'gt',
+      value: '1000',
+      numeric: true,
+    });
+    expect(parseComparison('when the message contains refund')).toEqual({
+      variable: 'message',
+      op: 'contains',
+      value: '"refund"',
+      numeric: false,
+    });
+    expect(parseComparison('if the word count is less than 300')).toMatchObject({
+      variable: 'word_count',
+      op: 'lt',
+      value: '300',
+    });
     expect(parseComparison('if it feels right')).toBeUndefined();
   });
 
   it('splits sentences, lists and then-sequences into clauses', () => {
-    expect(clausesOf('Clean the text, then count the words. If the count is over 5, flag it.\n1. sort the list')).toEqual([
-      'Clean the text',
-      'count the words',
-      'If the count is over 5, flag it',
-      'sort the list',
-    ]);
+    expect(
+      clausesOf('Clean the text, then count the words. If the count is over 5, flag it.\n1. sort the list'),
+    ).toEqual(['Clean the text', 'count the words', 'If the count is over 5, flag it', 'sort the list']);
   });
 });

@@ -25,7 +25,9 @@ export class FakeLlm {
   private server!: Server;
   url = '';
   calls: Array<{ agent: Agent; request: ChatRequest; authorization: string | undefined }> = [];
-  script: (agent: Agent, request: ChatRequest, n: number) => Reply = () => ({ raw: { status: 500, body: 'no script' } });
+  script: (agent: Agent, request: ChatRequest, n: number) => Reply = () => ({
+    raw: { status: 500, body: 'no script' },
+  });
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => void this.handle(req, res));
@@ -47,7 +49,9 @@ export class FakeLlm {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const request = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ChatRequest;
     const system = request.messages[0]?.content ?? '';
-    const agent: Agent = request.response_format?.json_schema?.name as Agent | undefined ?? (system.includes('triage agent') ? 'triage' : system.includes('architect agent') ? 'plan' : 'step_build');
+    const agent: Agent =
+      (request.response_format?.json_schema?.name as Agent | undefined) ??
+      (system.includes('triage agent') ? 'triage' : system.includes('architect agent') ? 'plan' : 'step_build');
     this.calls.push({ agent, request, authorization: req.headers.authorization });
     let reply = this.script(agent, request, this.count(agent));
     while ('delayMs' in reply) {
@@ -57,14 +61,26 @@ export class FakeLlm {
       reply = reply.then;
     }
     if ('raw' in reply) {
-      res.writeHead(reply.raw.status, { 'content-type': 'application/json', ...(reply.raw.headers ?? {}) }).end(reply.raw.body);
+      res
+        .writeHead(reply.raw.status, { 'content-type': 'application/json', ...(reply.raw.headers ?? {}) })
+        .end(reply.raw.body);
       return;
     }
-    const message = 'refusal' in reply ? { role: 'assistant', content: null, refusal: reply.refusal } : { role: 'assistant', content: 'content' in reply ? reply.content : JSON.stringify(reply.json) };
+    const message =
+      'refusal' in reply
+        ? { role: 'assistant', content: null, refusal: reply.refusal }
+        : { role: 'assistant', content: 'content' in reply ? reply.content : JSON.stringify(reply.json) };
     const usage = 'json' in reply && reply.usage ? reply.usage : { prompt_tokens: 100, completion_tokens: 50 };
-    res.writeHead(200, { 'content-type': 'application/json' }).end(
-      JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message, finish_reason: 'stop' }], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }),
-    );
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(
+        JSON.stringify({
+          id: 'x',
+          object: 'chat.completion',
+          choices: [{ index: 0, message, finish_reason: 'stop' }],
+          usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+        }),
+      );
   }
 }
 
@@ -77,19 +93,66 @@ export const goodPlan = {
     { name: 'vendor', type: 'str', description: 'Vendor name', sample: '"  acme corp "' },
   ],
   steps: [
-    { id: 's1', name: 'Clean vendor', kind: 'code', description: 'Trim the vendor name', inputs: ['vendor'], outputs: [{ name: 'vendor_clean', type: 'str' }], branch_of: null },
-    { id: 's2', name: 'Large invoice?', kind: 'condition', description: 'amount over 1000', inputs: ['amount'], outputs: [], branch_of: null },
-    { id: 's3', name: 'Needs approval', kind: 'code', description: 'Mark for approval', inputs: ['vendor_clean', 'amount'], outputs: [{ name: 'decision', type: 'str' }], branch_of: { condition: 's2', when: true } },
-    { id: 's4', name: 'Auto approve', kind: 'code', description: 'Approve automatically', inputs: ['vendor_clean'], outputs: [{ name: 'decision', type: 'str' }], branch_of: { condition: 's2', when: false } },
+    {
+      id: 's1',
+      name: 'Clean vendor',
+      kind: 'code',
+      description: 'Trim the vendor name',
+      inputs: ['vendor'],
+      outputs: [{ name: 'vendor_clean', type: 'str' }],
+      branch_of: null,
+    },
+    {
+      id: 's2',
+      name: 'Large invoice?',
+      kind: 'condition',
+      description: 'amount over 1000',
+      inputs: ['amount'],
+      outputs: [],
+      branch_of: null,
+    },
+    {
+      id: 's3',
+      name: 'Needs approval',
+      kind: 'code',
+      description: 'Mark for approval',
+      inputs: ['vendor_clean', 'amount'],
+      outputs: [{ name: 'decision', type: 'str' }],
+      branch_of: { condition: 's2', when: true },
+    },
+    {
+      id: 's4',
+      name: 'Auto approve',
+      kind: 'code',
+      description: 'Approve automatically',
+      inputs: ['vendor_clean'],
+      outputs: [{ name: 'decision', type: 'str' }],
+      branch_of: { condition: 's2', when: false },
+    },
   ],
   outputs: [{ name: 'decision', type: 'str' }],
 };
 
 export const goodBuilds: Record<string, unknown> = {
-  s1: { source: 'def main(inputs):\n    return {"vendor_clean": " ".join(str(inputs.get("vendor") or "").split())}\n', match: null, rules: null, unresolved: null },
+  s1: {
+    source: 'def main(inputs):\n    return {"vendor_clean": " ".join(str(inputs.get("vendor") or "").split())}\n',
+    match: null,
+    rules: null,
+    unresolved: null,
+  },
   s2: { source: null, match: 'all', rules: [{ variable: 'amount', op: 'gt', value: '1000' }], unresolved: null },
-  s3: { source: 'def main(inputs):\n    return {"decision": "approval needed for " + inputs["vendor_clean"]}\n', match: null, rules: null, unresolved: null },
-  s4: { source: 'def main(inputs):\n    return {"decision": "auto approved for " + inputs["vendor_clean"]}\n', match: null, rules: null, unresolved: null },
+  s3: {
+    source: 'def main(inputs):\n    return {"decision": "approval needed for " + inputs["vendor_clean"]}\n',
+    match: null,
+    rules: null,
+    unresolved: null,
+  },
+  s4: {
+    source: 'def main(inputs):\n    return {"decision": "auto approved for " + inputs["vendor_clean"]}\n',
+    match: null,
+    rules: null,
+    unresolved: null,
+  },
 };
 
 /** The step a builder request is for. */

@@ -24,7 +24,10 @@ describe('generation with the offline planner', () => {
   });
 
   async function generate(prompt: string, fileUrls: string[] = []): Promise<{ workflowId: string; run: Run }> {
-    const res = await svc.request('POST', '/api/v1/workflow/generate', { body: { prompt, fileUrls }, headers: { 'x-workspace-id': svc.workspaceId } });
+    const res = await svc.request('POST', '/api/v1/workflow/generate', {
+      body: { prompt, fileUrls },
+      headers: { 'x-workspace-id': svc.workspaceId },
+    });
     expect(res.status, res.text).toBe(202);
     const workflowId = String(res.body.workflowId);
     for (let i = 0; i < 200; i++) {
@@ -36,10 +39,20 @@ describe('generation with the offline planner', () => {
   }
 
   it('builds a branching workflow it has rules for, which validates and dry-runs (completed)', async () => {
-    const { workflowId, run } = await generate('Given a support ticket, clean the text, then count the words. If the word count is over 200, escalate the ticket.');
-    expect(run).toMatchObject({ status: 'completed', planner: 'offline', progress: 1, needs_attention: [], usage: { total_tokens: 0 } });
+    const { workflowId, run } = await generate(
+      'Given a support ticket, clean the text, then count the words. If the word count is over 200, escalate the ticket.',
+    );
+    expect(run).toMatchObject({
+      status: 'completed',
+      planner: 'offline',
+      progress: 1,
+      needs_attention: [],
+      usage: { total_tokens: 0 },
+    });
     const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
-    const nodes = Object.values(details.body.nodes as Record<string, { handler_class: string; process?: { source?: string } }>);
+    const nodes = Object.values(
+      details.body.nodes as Record<string, { handler_class: string; process?: { source?: string } }>,
+    );
     expect(nodes.filter((n) => n.handler_class === 'condition')).toHaveLength(1);
     expect(nodes.find((n) => n.process?.source?.includes('split()'))).toBeDefined();
     expect(Object.keys(details.body.jobPayloadSchema as object)).toContain('word_count');
@@ -50,14 +63,41 @@ describe('generation with the offline planner', () => {
     expect(run.status).toBe('partial');
     expect(run.needs_attention).toEqual(['store them in the CRM']);
     expect(run.applied_versions.map((v) => v.stage)).toEqual(['skeleton', 'final']);
-    expect(run.tasks_by_agent.some((t) => t.specialty === 'builder' && t.result_summary.includes('configure an LLM'))).toBe(true);
+    expect(
+      run.tasks_by_agent.some((t) => t.specialty === 'builder' && t.result_summary.includes('configure an LLM')),
+    ).toBe(true);
   });
 
   it('documents the three endpoints with every status they answer', async () => {
-    const doc = (await svc.request('GET', '/openapi.json', { key: null })).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
-    expect(Object.keys(doc.paths['/api/v1/workflow/generate']?.post?.responses ?? {}).sort()).toEqual(['202', '400', '401', '403', '404', '409', '429', '503']);
-    expect(Object.keys(doc.paths['/api/v1/workflow/{workflowId}/run']?.get?.responses ?? {}).sort()).toEqual(['200', '400', '401', '403', '404', '429']);
-    expect(Object.keys(doc.paths['/api/v1/workflow/{workflowId}/run/cancel']?.post?.responses ?? {}).sort()).toEqual(['200', '400', '401', '403', '404', '429']);
+    const doc = (await svc.request('GET', '/openapi.json', { key: null })).body as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    expect(Object.keys(doc.paths['/api/v1/workflow/generate']?.post?.responses ?? {}).sort()).toEqual([
+      '202',
+      '400',
+      '401',
+      '403',
+      '404',
+      '409',
+      '429',
+      '503',
+    ]);
+    expect(Object.keys(doc.paths['/api/v1/workflow/{workflowId}/run']?.get?.responses ?? {}).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '429',
+    ]);
+    expect(Object.keys(doc.paths['/api/v1/workflow/{workflowId}/run/cancel']?.post?.responses ?? {}).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '429',
+    ]);
   });
 
   it('ends irrelevant for a prompt that is no process', async () => {
@@ -74,10 +114,17 @@ describe('generation with the offline planner', () => {
     const organizationId = String(org.body.id);
     const workspace = await svc.admin('POST', `/admin/organizations/${organizationId}/workspaces`, { name: 'theirs' });
     const them = await makeKey(svc, organizationId, ['file:full']);
-    const theirs = await presign(svc, { fileExtension: '.txt', accessScope: 'workspace', workspaceId: String(workspace.body.id) }, them.key);
+    const theirs = await presign(
+      svc,
+      { fileExtension: '.txt', accessScope: 'workspace', workspaceId: String(workspace.body.id) },
+      them.key,
+    );
     expect((await upload(theirs.presignedUrl, Buffer.from('their secret numbers 1 2 3'))).status).toBeLessThan(300);
     const foreignUrl = theirs.fileUrl;
-    const { run } = await generate('Given an invoice text, extract the amounts, then sum the amounts.', [mine.fileUrl, foreignUrl]);
+    const { run } = await generate('Given an invoice text, extract the amounts, then sum the amounts.', [
+      mine.fileUrl,
+      foreignUrl,
+    ]);
     expect(run.status).toBe('completed');
     const reader = run.tasks_by_agent.filter((t) => t.specialty === 'file_reader');
     expect(reader.find((t) => t.status === 'completed')?.result_summary).toBe('Read 1 file(s)');

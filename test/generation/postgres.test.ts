@@ -39,11 +39,17 @@ describe('generation on Postgres, across API processes', () => {
       status = String(res.body.status);
     }
     expect(status).toBe('completed');
-    const cancel = await http(`${first.url}/api/v1/workflow/${workflowId}/run/cancel`, 'POST', { key: first.key, body: {} });
+    const cancel = await http(`${first.url}/api/v1/workflow/${workflowId}/run/cancel`, 'POST', {
+      key: first.key,
+      body: {},
+    });
     calls += 1;
     expect(cancel.status).toBe(404);
     let last = cancel;
-    for (; calls <= 12; calls++) last = await http(`${(calls % 2 ? first : second).url}/api/v1/workflow/${randomUUID()}/run`, 'GET', { key: first.key });
+    for (; calls <= 12; calls++)
+      last = await http(`${(calls % 2 ? first : second).url}/api/v1/workflow/${randomUUID()}/run`, 'GET', {
+        key: first.key,
+      });
     expect(last.status).toBe(429);
     expect(last.headers.get('retry-after')).toBeTruthy();
     const other = await http(`${second.url}/api/v1/workflow/${randomUUID()}/run`, 'GET', { key: first.key });

@@ -39,7 +39,9 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
 
   beforeAll(async () => {
     await llm.start();
-    svc = await startTestService({ config: { llm: { baseUrl: llm.url, apiKey: llmKey, timeoutMs: 3000 }, generation: { rateLimitMax: rateLimit } } });
+    svc = await startTestService({
+      config: { llm: { baseUrl: llm.url, apiKey: llmKey, timeoutMs: 3000 }, generation: { rateLimitMax: rateLimit } },
+    });
   });
   afterAll(async () => {
     await svc?.stop();
@@ -49,7 +51,10 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
   const start = (body: Record<string, unknown>, key?: string) =>
     svc.request('POST', '/api/v1/workflow/generate', { body, key, headers: { 'x-workspace-id': svc.workspaceId } });
   const getRun = (workflowId: string, query = '') =>
-    svc.request('GET', `/api/v1/workflow/${workflowId}/run${query}`, { key: null, headers: { authorization: `Bearer ${svc.key}` } });
+    svc.request('GET', `/api/v1/workflow/${workflowId}/run${query}`, {
+      key: null,
+      headers: { authorization: `Bearer ${svc.key}` },
+    });
 
   async function until(workflowId: string, done: (run: Run) => boolean, timeoutMs = 45_000): Promise<Run> {
     const deadline = Date.now() + timeoutMs;
@@ -66,7 +71,9 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
 
   it('builds, validates, dry-runs and applies a workflow (completed), with tasks, tokens and Bearer auth', async () => {
     llm.script = happyScript();
-    const res = await start({ prompt: 'Route invoices: clean the vendor, if the amount is over 1000 ask for approval, otherwise approve' });
+    const res = await start({
+      prompt: 'Route invoices: clean the vendor, if the amount is over 1000 ask for approval, otherwise approve',
+    });
     expect(res.status, res.text).toBe(202);
     const { workflowId, runId } = res.body as { workflowId: string; runId: string };
     const run = await until(workflowId, finished);
@@ -86,18 +93,29 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
     expect(details.body).toMatchObject({ version: { workflowVersionNumber: 3 } });
     const nodes = Object.values(details.body.nodes as Record<string, { handler_class: string }>);
-    expect(nodes.map((n) => n.handler_class).sort()).toEqual(['condition', 'input', 'output', 'python_code', 'python_code', 'python_code']);
+    expect(nodes.map((n) => n.handler_class).sort()).toEqual([
+      'condition',
+      'input',
+      'output',
+      'python_code',
+      'python_code',
+      'python_code',
+    ]);
 
     // The LLM key went to the LLM only: never in the record nor in Temporal history.
     expect(llm.calls.every((c) => c.authorization === `Bearer ${llmKey}`)).toBe(true);
     expect(JSON.stringify(run)).not.toContain(llmKey);
-    const history = await svc.service.context.temporal.client.workflow.getHandle(`generation-${workflowId}`).fetchHistory();
+    const history = await svc.service.context.temporal.client.workflow
+      .getHandle(`generation-${workflowId}`)
+      .fetchHistory();
     expect(JSON.stringify(history)).not.toContain(llmKey);
   });
 
   it('ends irrelevant quickly when triage says the prompt is no process', async () => {
     const plans = llm.count('plan');
-    llm.script = happyScript((agent) => (agent === 'triage' ? { json: { relevant: false, reason: 'a joke request' } } : undefined));
+    llm.script = happyScript((agent) =>
+      agent === 'triage' ? { json: { relevant: false, reason: 'a joke request' } } : undefined,
+    );
     const res = await start({ prompt: 'tell me a joke about cats' });
     const run = await until(String(res.body.workflowId), finished);
     expect(run.status).toBe('irrelevant');
@@ -107,7 +125,9 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
 
   it('ends partial and names the step a builder could not fill', async () => {
     llm.script = happyScript((agent, request) =>
-      agent === 'step_build' && stepOf(request) === 's4' ? { json: { source: null, match: null, rules: null, unresolved: 'needs the ERP integration' } } : undefined,
+      agent === 'step_build' && stepOf(request) === 's4'
+        ? { json: { source: null, match: null, rules: null, unresolved: 'needs the ERP integration' } }
+        : undefined,
     );
     const res = await start({ prompt: 'Route invoices by amount' });
     const run = await until(String(res.body.workflowId), finished);
@@ -120,7 +140,8 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
   it('retries malformed JSON and a 429 as activity retries', async () => {
     const seen = { triage: 0, plan: 0 };
     llm.script = happyScript((agent) => {
-      if (agent === 'triage' && ++seen.triage === 1) return { raw: { status: 429, body: '{"error":"slow down"}', headers: { 'retry-after': '1' } } };
+      if (agent === 'triage' && ++seen.triage === 1)
+        return { raw: { status: 429, body: '{"error":"slow down"}', headers: { 'retry-after': '1' } } };
       if (agent === 'plan' && ++seen.plan === 1) return { content: '{"name": "broken' };
       return undefined;
     });
@@ -135,7 +156,9 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     const modes: string[] = [];
     llm.script = happyScript((_agent, request) => {
       modes.push(request.response_format?.type ?? 'none');
-      return request.response_format?.type === 'json_schema' ? { raw: { status: 400, body: '{"error":"response_format json_schema is not supported"}' } } : undefined;
+      return request.response_format?.type === 'json_schema'
+        ? { raw: { status: 400, body: '{"error":"response_format json_schema is not supported"}' } }
+        : undefined;
     });
     const res = await start({ prompt: 'Route invoices by amount' });
     const run = await until(String(res.body.workflowId), finished);
@@ -145,12 +168,18 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
   });
 
   it('leaves a step whose builder keeps failing for a person (partial), not the whole run', async () => {
-    llm.script = happyScript((agent, request) => (agent === 'step_build' && stepOf(request) === 's1' ? { raw: { status: 400, body: '{"error":"context too long"}' } } : undefined));
+    llm.script = happyScript((agent, request) =>
+      agent === 'step_build' && stepOf(request) === 's1'
+        ? { raw: { status: 400, body: '{"error":"context too long"}' } }
+        : undefined,
+    );
     const res = await start({ prompt: 'Route invoices by amount' });
     const run = await until(String(res.body.workflowId), finished);
     expect(run.status).toBe('partial');
     expect(run.needs_attention).toEqual(['Clean vendor']);
-    expect(run.tasks_by_agent.find((t) => t.specialty === 'builder' && t.status === 'failed')?.result_summary).toContain('context too long');
+    expect(
+      run.tasks_by_agent.find((t) => t.specialty === 'builder' && t.status === 'failed')?.result_summary,
+    ).toContain('context too long');
   });
 
   it('fails on a refusal, which no retry can fix', async () => {
@@ -167,7 +196,13 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     llm.script = happyScript((agent, request) => {
       if (agent !== 'step_build' || stepOf(request) !== 's3') return undefined;
       s3Calls += 1;
-      if (s3Calls === 1) return { json: { ...(goodBuilds.s3 as object), source: 'def main(inputs):\n    raise ValueError("boom in approval")\n' } };
+      if (s3Calls === 1)
+        return {
+          json: {
+            ...(goodBuilds.s3 as object),
+            source: 'def main(inputs):\n    raise ValueError("boom in approval")\n',
+          },
+        };
       expect(request.messages[1]?.content).toContain('boom in approval');
       return undefined;
     });
@@ -175,14 +210,23 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     const run = await until(String(res.body.workflowId), finished);
     expect(run.status, JSON.stringify(run.tasks_by_agent)).toBe('completed');
     expect(s3Calls).toBe(2);
-    expect(run.tasks_by_agent.filter((t) => t.specialty === 'reviewer').some((t) => t.result_summary.includes('boom in approval'))).toBe(true);
+    expect(
+      run.tasks_by_agent
+        .filter((t) => t.specialty === 'reviewer')
+        .some((t) => t.result_summary.includes('boom in approval')),
+    ).toBe(true);
   });
 
   it('cancels mid-run keeping the applied skeleton; a second cancel and a second start answer 404 / 409', async () => {
-    llm.script = happyScript((agent) => (agent === 'step_build' ? { delayMs: 2500, then: { raw: { status: 503, body: 'busy' } } } : undefined));
+    llm.script = happyScript((agent) =>
+      agent === 'step_build' ? { delayMs: 2500, then: { raw: { status: 503, body: 'busy' } } } : undefined,
+    );
     const res = await start({ prompt: 'Route invoices by amount' });
     const workflowId = String(res.body.workflowId);
-    const live = await until(workflowId, (run) => run.applied_versions.length === 1 && run.tasks_by_agent.some((t) => t.specialty === 'builder'));
+    const live = await until(
+      workflowId,
+      (run) => run.applied_versions.length === 1 && run.tasks_by_agent.some((t) => t.specialty === 'builder'),
+    );
     expect(live.status).toBe('processing');
     expect(live.room_active).toBe(true);
     expect(live.progress).toBeGreaterThan(0);
@@ -192,10 +236,16 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     const again = await start({ prompt: 'again', workflowId });
     expect(again.status, again.text).toBe(409);
 
-    const cancel = await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, { body: {}, key: null, headers: { authorization: `Bearer ${svc.key}` } });
+    const cancel = await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, {
+      body: {},
+      key: null,
+      headers: { authorization: `Bearer ${svc.key}` },
+    });
     expect(cancel.status, cancel.text).toBe(200);
     expect(cancel.body).toEqual({ cancelled: true, run_id: live.run_id, workflow_id: workflowId });
-    const second = await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, { body: { runId: live.run_id } });
+    const second = await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, {
+      body: { runId: live.run_id },
+    });
     expect(second.status).toBe(404);
     const run = await until(workflowId, (r) => r.status === 'cancelled' && !r.room_active);
     expect(run.progress).toBe(1);
@@ -206,7 +256,9 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
   });
 
   it('closes a run whose workflow was terminated as failed instead of leaving it processing', async () => {
-    llm.script = happyScript((agent) => (agent === 'step_build' ? { delayMs: 2500, then: { raw: { status: 503, body: 'busy' } } } : undefined));
+    llm.script = happyScript((agent) =>
+      agent === 'step_build' ? { delayMs: 2500, then: { raw: { status: 503, body: 'busy' } } } : undefined,
+    );
     const res = await start({ prompt: 'Route invoices by amount' });
     const workflowId = String(res.body.workflowId);
     await until(workflowId, (run) => run.tasks_by_agent.some((t) => t.specialty === 'builder'));
@@ -215,14 +267,22 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     expect(run).toMatchObject({ status: 'failed', room_active: false, progress: 1 });
     expect(run.tasks_by_agent.at(-1)?.result_summary).toContain('TERMINATED');
     // A new run may start now; the version that runs stays the active one until someone activates the result.
-    const activated = await svc.request('POST', `/api/v1/workflow/${workflowId}/activate`, { body: { workflowVersionNumber: 1 } });
+    const activated = await svc.request('POST', `/api/v1/workflow/${workflowId}/activate`, {
+      body: { workflowVersionNumber: 1 },
+    });
     expect(activated.status, activated.text).toBe(200);
     llm.script = happyScript();
     expect((await start({ prompt: 'Route invoices by amount', workflowId })).status).toBe(202);
     const rebuilt = await until(workflowId, finished);
     expect(rebuilt.status).toBe('completed');
     const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
-    expect(details.body).toMatchObject({ activeVersion: { workflowVersionNumber: 1 }, latestVersion: { workflowVersionNumber: rebuilt.applied_versions.at(-1)?.workflowVersionNumber, status: 'inactive' } });
+    expect(details.body).toMatchObject({
+      activeVersion: { workflowVersionNumber: 1 },
+      latestVersion: {
+        workflowVersionNumber: rebuilt.applied_versions.at(-1)?.workflowVersionNumber,
+        status: 'inactive',
+      },
+    });
   });
 
   it('applies every 400/401/403/404 rule, for another organization too', async () => {
@@ -240,25 +300,76 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     expectStatus(await svc.request('GET', `/api/v1/workflow/${randomUUID()}/run`), 404);
     expectStatus(await svc.request('GET', `/api/v1/workflow/${workflowId}/run?runId=${runId}`), 200);
     expectStatus(await svc.request('GET', `/api/v1/workflow/${workflowId}/run`, { key: other.key }), 403);
-    expectStatus(await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, { body: {}, key: other.key }), 403);
-    expectStatus(await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, { body: { runId: 'bad' } }), 400);
+    expectStatus(
+      await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, { body: {}, key: other.key }),
+      403,
+    );
+    expectStatus(
+      await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, { body: { runId: 'bad' } }),
+      400,
+    );
     expectStatus(await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, { body: {} }), 404);
     const reader = await createKey(svc, ['workflow:read']);
     expectStatus(await svc.request('GET', `/api/v1/workflow/${workflowId}/run`, { key: reader }), 200);
-    expectStatus(await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, { body: {}, key: reader }), 403);
+    expectStatus(
+      await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, { body: {}, key: reader }),
+      403,
+    );
     expectStatus(await start({ prompt: 'x y z w' }, reader), 403);
     const noCode = await createKey(svc, ['workflow:full']);
     expectStatus(await start({ prompt: 'Route invoices by amount' }, noCode), 403);
     // Another organization cannot rebuild this workflow, from its own workspace or from ours.
-    const theirs = await svc.request('POST', '/api/v1/workflow/generate', { body: { prompt: 'Route invoices', workflowId }, key: other.key, headers: { 'x-workspace-id': other.workspaceId } });
+    const theirs = await svc.request('POST', '/api/v1/workflow/generate', {
+      body: { prompt: 'Route invoices', workflowId },
+      key: other.key,
+      headers: { 'x-workspace-id': other.workspaceId },
+    });
     expect([403, 404]).toContain(theirs.status);
-    expectStatus(await svc.request('POST', '/api/v1/workflow/generate', { body: { prompt: 'Route invoices' }, key: other.key, headers: { 'x-workspace-id': svc.workspaceId } }), 403);
-    expectStatus(await svc.request('POST', '/api/v1/workflow/generate', { body: { prompt: 'Route invoices' }, headers: { 'x-workspace-id': 'nope' } }), 400);
-    expectStatus(await svc.request('POST', '/api/v1/workflow/generate', { body: { prompt: 'Route invoices' }, headers: { 'x-workspace-id': randomUUID() } }), 404);
+    expectStatus(
+      await svc.request('POST', '/api/v1/workflow/generate', {
+        body: { prompt: 'Route invoices' },
+        key: other.key,
+        headers: { 'x-workspace-id': svc.workspaceId },
+      }),
+      403,
+    );
+    expectStatus(
+      await svc.request('POST', '/api/v1/workflow/generate', {
+        body: { prompt: 'Route invoices' },
+        headers: { 'x-workspace-id': 'nope' },
+      }),
+      400,
+    );
+    expectStatus(
+      await svc.request('POST', '/api/v1/workflow/generate', {
+        body: { prompt: 'Route invoices' },
+        headers: { 'x-workspace-id': randomUUID() },
+      }),
+      404,
+    );
     // Access is checked before the body: a bad body from a key without access is 403, from one with access 400.
-    expectStatus(await svc.request('POST', '/api/v1/workflow/generate', { body: { prompt: '' }, key: other.key, headers: { 'x-workspace-id': svc.workspaceId } }), 403);
-    expectStatus(await svc.request('POST', '/api/v1/workflow/generate', { body: { prompt: '' }, headers: { 'x-workspace-id': svc.workspaceId } }), 400);
-    expectStatus(await svc.request('POST', '/api/v1/workflow/generate', { body: { prompt: 'x', workflowId: 'nope' }, headers: { 'x-workspace-id': svc.workspaceId } }), 400);
+    expectStatus(
+      await svc.request('POST', '/api/v1/workflow/generate', {
+        body: { prompt: '' },
+        key: other.key,
+        headers: { 'x-workspace-id': svc.workspaceId },
+      }),
+      403,
+    );
+    expectStatus(
+      await svc.request('POST', '/api/v1/workflow/generate', {
+        body: { prompt: '' },
+        headers: { 'x-workspace-id': svc.workspaceId },
+      }),
+      400,
+    );
+    expectStatus(
+      await svc.request('POST', '/api/v1/workflow/generate', {
+        body: { prompt: 'x', workflowId: 'nope' },
+        headers: { 'x-workspace-id': svc.workspaceId },
+      }),
+      400,
+    );
   });
 
   it('gives readable files to the agents and skips the others with a note, without failing the run', async () => {
@@ -267,7 +378,10 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     expect((await upload(file.presignedUrl, Buffer.from('vendor,amount\nacme,1500\n'))).status).toBeLessThan(300);
     const foreign = `${svc.url}/api/v1/file/${randomUUID()}`;
     const planCalls = llm.count('plan');
-    const res = await start({ prompt: 'Route invoices by amount', fileUrls: [file.fileUrl, foreign, 'https://example.com/x.pdf'] });
+    const res = await start({
+      prompt: 'Route invoices by amount',
+      fileUrls: [file.fileUrl, foreign, 'https://example.com/x.pdf'],
+    });
     expect(res.status, res.text).toBe(202);
     const run = await until(String(res.body.workflowId), finished);
     expect(run.status).toBe('completed');
@@ -281,9 +395,19 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
   it('answers 401 once the key’s user has left the organization', async () => {
     const member = await makeKey(svc, svc.organizationId, ['workflow:full', 'code:full']);
     expect((await svc.request('GET', `/api/v1/workflow/${randomUUID()}/run`, { key: member.key })).status).toBe(404);
-    expect((await svc.admin('DELETE', `/admin/organizations/${svc.organizationId}/members/${member.userId}`)).status).toBeLessThan(300);
+    expect(
+      (await svc.admin('DELETE', `/admin/organizations/${svc.organizationId}/members/${member.userId}`)).status,
+    ).toBeLessThan(300);
     expect((await svc.request('GET', `/api/v1/workflow/${randomUUID()}/run`, { key: member.key })).status).toBe(401);
-    expect((await svc.request('POST', `/api/v1/workflow/${randomUUID()}/run/cancel`, { key: null, headers: { authorization: `Bearer ${member.key}` }, body: {} })).status).toBe(401);
+    expect(
+      (
+        await svc.request('POST', `/api/v1/workflow/${randomUUID()}/run/cancel`, {
+          key: null,
+          headers: { authorization: `Bearer ${member.key}` },
+          body: {},
+        })
+      ).status,
+    ).toBe(401);
   });
 
   it('limits requests per key across the generation endpoints (429 with Retry-After and RateLimit)', async () => {

@@ -9,7 +9,12 @@ import { wire } from '../../src/composition.js';
 import { createActivities } from '../../activities/index.js';
 import { loadConfig } from '../../src/config/config.js';
 import { defaultGraph } from '../../src/domain/default-graph.js';
-import { generationWorkflowId, initialRunRecord, type GenerationRunInput, type GenerationRunRecord } from '../../src/generation/run-types.js';
+import {
+  generationWorkflowId,
+  initialRunRecord,
+  type GenerationRunInput,
+  type GenerationRunRecord,
+} from '../../src/generation/run-types.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { PythonRunnerPool } from '../../src/python/pool.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
@@ -35,7 +40,9 @@ const llm = new FakeLlm();
 beforeAll(async () => {
   const serverPath = temporalTestServerPath();
   if (!serverPath) throw new Error('temporal-test-server not installed (.venv): run npm ci');
-  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: serverPath } } });
+  env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: serverPath } },
+  });
   await llm.start();
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-gen-limit-'));
   store = openStore(dataDir);
@@ -85,7 +92,12 @@ it('cancels a run that passes the 25-minute limit, recording why', async () => {
     maxReviewRounds: 1,
   };
   const runs = new GenerationRepo(store.db);
-  await runs.insert({ organizationId: input.organizationId, workspaceId: input.workspaceId, createdBy: input.userId, record: initialRunRecord(input) });
+  await runs.insert({
+    organizationId: input.organizationId,
+    workspaceId: input.workspaceId,
+    createdBy: input.userId,
+    record: initialRunRecord(input),
+  });
   expect(config.generation.timeLimitMs).toBe(25 * 60_000);
 
   const taskQueue = `limit-${randomUUID()}`;
@@ -99,7 +111,11 @@ it('cancels a run that passes the 25-minute limit, recording why', async () => {
     shutdownGraceTime: '2s',
   });
   const record = await worker.runUntil(async () => {
-    const handle = await env.client.workflow.start('generationRun', { taskQueue, workflowId: generationWorkflowId(workflow.id), args: [input] });
+    const handle = await env.client.workflow.start('generationRun', {
+      taskQueue,
+      workflowId: generationWorkflowId(workflow.id),
+      args: [input],
+    });
     await env.sleep('26 minutes');
     return handle.result() as Promise<GenerationRunRecord>;
   });

@@ -44,12 +44,22 @@ describe('case scheduler', () => {
     expect(s.inputsOf(a)).toEqual({ text: 'hi' });
     s.complete(a, { outputs: { text: 'HI' }, logs: [], startedAt: 'activity-start', finishedAt: 'activity-end' });
     expect(names(g, s.settle(a, 'later'))).toEqual(['out']);
-    expect(s.progress().nodes[a]).toMatchObject({ status: 'completed', startedAt: 'activity-start', finishedAt: 'activity-end' });
+    expect(s.progress().nodes[a]).toMatchObject({
+      status: 'completed',
+      startedAt: 'activity-start',
+      finishedAt: 'activity-end',
+    });
 
     expect(completes(s, g, 'out', { text: 'HI' })).toEqual([]);
     expect(s.finish(ending)).toBe('COMPLETED');
     const progress = s.progress();
-    expect(progress).toMatchObject({ status: 'COMPLETED', executed: [input, a, g.id('out')], failed: [], running: [], remaining: [] });
+    expect(progress).toMatchObject({
+      status: 'COMPLETED',
+      executed: [input, a, g.id('out')],
+      failed: [],
+      running: [],
+      remaining: [],
+    });
     expect(progress.results).toEqual({ text: { value: 'HI', type: 'str', displayName: 'text' } });
     expect(progress.error).toBeUndefined();
   });
@@ -62,7 +72,15 @@ describe('case scheduler', () => {
   });
 
   it('runs a join only once every parent has settled', () => {
-    const g = new TestGraph().input().code('a').code('b').code('join').edge('in', 'a').edge('in', 'b').edge('a', 'join').edge('b', 'join');
+    const g = new TestGraph()
+      .input()
+      .code('a')
+      .code('b')
+      .code('join')
+      .edge('in', 'a')
+      .edge('in', 'b')
+      .edge('a', 'join')
+      .edge('b', 'join');
     const s = scheduler(g);
     s.start();
     expect(completes(s, g, 'in')).toEqual(['a', 'b']);
@@ -71,7 +89,15 @@ describe('case scheduler', () => {
   });
 
   it('takes the true side of a route and skips the other, which then counts as settled', () => {
-    const g = new TestGraph().input().condition('c').code('yes').code('no').output().edge('in', 'c').route('c', 'yes').route('c', 'no', true);
+    const g = new TestGraph()
+      .input()
+      .condition('c')
+      .code('yes')
+      .code('no')
+      .output()
+      .edge('in', 'c')
+      .route('c', 'yes')
+      .route('c', 'no', true);
     g.edge('yes', 'out').edge('no', 'out');
     const s = scheduler(g);
     s.start();
@@ -82,7 +108,14 @@ describe('case scheduler', () => {
   });
 
   it('takes the complement edge when the route is false', () => {
-    const g = new TestGraph().input().condition('c').code('yes').code('no').edge('in', 'c').route('c', 'yes').route('c', 'no', true);
+    const g = new TestGraph()
+      .input()
+      .condition('c')
+      .code('yes')
+      .code('no')
+      .edge('in', 'c')
+      .route('c', 'yes')
+      .route('c', 'no', true);
     const s = scheduler(g);
     s.start();
     completes(s, g, 'in');
@@ -91,7 +124,15 @@ describe('case scheduler', () => {
   });
 
   it('propagates skipping down a branch until a node with a taken edge', () => {
-    const g = new TestGraph().input().condition('c').code('yes').code('after').code('other').edge('in', 'c').route('c', 'yes').edge('yes', 'after');
+    const g = new TestGraph()
+      .input()
+      .condition('c')
+      .code('yes')
+      .code('after')
+      .code('other')
+      .edge('in', 'c')
+      .route('c', 'yes')
+      .edge('yes', 'after');
     g.edge('in', 'other').edge('other', 'after');
     const s = scheduler(g);
     s.start();
@@ -104,7 +145,14 @@ describe('case scheduler', () => {
   });
 
   it('skips a node whose every incoming edge was not taken, and ends COMPLETED without results', () => {
-    const g = new TestGraph().input().condition('c').code('yes').output().edge('in', 'c').route('c', 'yes').edge('yes', 'out');
+    const g = new TestGraph()
+      .input()
+      .condition('c')
+      .code('yes')
+      .output()
+      .edge('in', 'c')
+      .route('c', 'yes')
+      .edge('yes', 'out');
     const s = scheduler(g);
     s.start();
     completes(s, g, 'in');

@@ -33,7 +33,11 @@ describe('a node kind registered in one module', () => {
     expect((await waitForEnd(svc, longText)).status).toBe('COMPLETED');
     expect(await results(svc, longText)).toEqual({ result: { value: 'done', type: 'str', displayName: 'result' } });
     const taken = await audit(svc, longText);
-    expect(taken.audit.nodes_execution_data[wf.branch]).toMatchObject({ status: 'completed', attempts: 1, outputs: { big: true } });
+    expect(taken.audit.nodes_execution_data[wf.branch]).toMatchObject({
+      status: 'completed',
+      attempts: 1,
+      outputs: { big: true },
+    });
     expect(taken.audit.nodes_execution_data[wf.branch]?.logs.map((l) => l.message)).toEqual(['threshold 3']);
     expect(taken.audit.nodes_execution_data[wf.a]?.status).toBe('completed');
     expect(taken.audit.nodes_execution_data[wf.b]?.status).toBe('skipped');
@@ -50,7 +54,10 @@ describe('a node kind registered in one module', () => {
     const node = g.nodes[a];
     if (!node) throw new Error('node A missing');
     node.process = { threshold: 'three' };
-    const r = await svc.request('POST', '/api/v1/workflow', { headers: { 'x-workspace-id': svc.workspaceId }, body: { name: 'bad', ...g.body() } });
+    const r = await svc.request('POST', '/api/v1/workflow', {
+      headers: { 'x-workspace-id': svc.workspaceId },
+      body: { name: 'bad', ...g.body() },
+    });
     expect(r.status, r.text).toBe(400);
     expect(r.text).toContain(`nodes.${a}.process.threshold`);
   });

@@ -30,7 +30,11 @@ export class TestGraph implements WorkflowGraph {
   }
 
   code(name: string): this {
-    return this.add(name, { type: 'code', handler_class: 'python_code', process: { source: 'def main(inputs):\n    return {}\n' } });
+    return this.add(name, {
+      type: 'code',
+      handler_class: 'python_code',
+      process: { source: 'def main(inputs):\n    return {}\n' },
+    });
   }
 
   /** A condition node with one route `route`, its bool output named `<name>_ok`. */
@@ -39,7 +43,10 @@ export class TestGraph implements WorkflowGraph {
     return this.add(name, {
       type: 'condition',
       handler_class: 'condition',
-      output_schema: { schema: { [route]: { id: route, variable_name: `${name}_ok`, allowed_types: [{ type: 'bool' }] } }, variable_addition_allowed: false },
+      output_schema: {
+        schema: { [route]: { id: route, variable_name: `${name}_ok`, allowed_types: [{ type: 'bool' }] } },
+        variable_addition_allowed: false,
+      },
       routes: { [route]: { id: route, name: route } },
       properties: ['route'],
       process: { routes: { [route]: { all: [{ left: { var: 'x' }, op: 'exists' }] } } },

@@ -30,7 +30,8 @@ describe('node kind registry', () => {
     expect(nodeKinds.of({ type: 'code', handler_class: 'python_code' })?.handlerClass).toBe('python_code');
     expect(nodeKinds.of({ type: 'output' })?.handlerClass).toBe('output');
     expect(nodeKinds.of({ type: 'code' })).toBeUndefined();
-    for (const name of ['nope', '__proto__', 'constructor', 'toString']) expect(nodeKinds.of({ type: 'x', handler_class: name })).toBeUndefined();
+    for (const name of ['nope', '__proto__', 'constructor', 'toString'])
+      expect(nodeKinds.of({ type: 'x', handler_class: name })).toBeUndefined();
   });
 
   it('marks the input kind as the entry and lets the output kind make the results', () => {
@@ -43,7 +44,9 @@ describe('node kind registry', () => {
       name: 'out',
       type: 'output',
       input_schema: {
-        schema: { v: { id: 'v', variable_name: 'total', display_name: 'Total', allowed_types: [{ type: 'float' as const }] } },
+        schema: {
+          v: { id: 'v', variable_name: 'total', display_name: 'Total', allowed_types: [{ type: 'float' as const }] },
+        },
         variable_addition_allowed: false,
       },
     };
@@ -54,7 +57,9 @@ describe('node kind registry', () => {
   it('refuses a second kind with a registered handler_class', () => {
     const registry = new NodeKindRegistry([testBranchKind]);
     expect(() => registry.register(testBranchKind)).toThrow(/registered already/);
-    expect(() => nodeKinds.register({ ...testBranchKind, handlerClass: 'python_code' })).toThrow(/python_code is registered already/);
+    expect(() => nodeKinds.register({ ...testBranchKind, handlerClass: 'python_code' })).toThrow(
+      /python_code is registered already/,
+    );
   });
 
   it('builds each process schema once, from zod handed in', () => {
@@ -66,13 +71,24 @@ describe('node kind registry', () => {
     expect(processSchemaOf(kindOf('input')).safeParse({ anything: 1 }).success).toBe(false);
     const condition = processSchemaOf(kindOf('condition'));
     expect(condition.safeParse({ routes: { r: { all: [{ left: { var: 'a' }, op: 'exists' }] } } }).success).toBe(true);
-    expect(condition.safeParse({ routes: { r: { all: [{ left: { var: 'a' }, op: 'exists', right: { value: 1 } }] } } }).success).toBe(false);
+    expect(
+      condition.safeParse({ routes: { r: { all: [{ left: { var: 'a' }, op: 'exists', right: { value: 1 } }] } } })
+        .success,
+    ).toBe(false);
     expect(condition.safeParse({ routes: {} }).success).toBe(false);
   });
 
   it('hands an inline kind its typed process', () => {
     const node = { id: 'b', name: 'b', type: 'branch', routes: { r: { id: 'r', name: 'r' } } };
-    const context = { caseId: 'c', organizationId: 'o', workspaceId: 'w', node, inputs: { value: 'long text' }, caseInputs: {}, attempt: 1 };
+    const context = {
+      caseId: 'c',
+      organizationId: 'o',
+      workspaceId: 'w',
+      node,
+      inputs: { value: 'long text' },
+      caseInputs: {},
+      attempt: 1,
+    };
     expect(testBranchKind.evaluate({ ...context, process: { threshold: 3 } }).outputs).toEqual({ r: true });
     expect(testBranchKind.evaluate({ ...context, process: { threshold: 30 } }).outputs).toEqual({ r: false });
   });
@@ -84,10 +100,23 @@ describe('node kind registry', () => {
       id: 'c',
       name: 'c',
       type: 'condition',
-      output_schema: { schema: { r: { id: 'r', variable_name: 'big', allowed_types: [{ type: 'bool' as const }] } }, variable_addition_allowed: false },
+      output_schema: {
+        schema: { r: { id: 'r', variable_name: 'big', allowed_types: [{ type: 'bool' as const }] } },
+        variable_addition_allowed: false,
+      },
     };
     const process = { routes: { r: { all: [{ left: { var: 'n' }, op: 'gt', right: { value: 10 } }] } } };
-    const run = (n: number) => condition.evaluate({ caseId: 'c', organizationId: 'o', workspaceId: 'w', node, process, inputs: { n }, caseInputs: {}, attempt: 1 });
+    const run = (n: number) =>
+      condition.evaluate({
+        caseId: 'c',
+        organizationId: 'o',
+        workspaceId: 'w',
+        node,
+        process,
+        inputs: { n },
+        caseInputs: {},
+        attempt: 1,
+      });
     expect(run(11).outputs).toEqual({ big: true });
     expect(run(10).outputs).toEqual({ big: false });
   });
@@ -114,7 +143,9 @@ describe('docs/extending.md', () => {
       .all()
       .filter((kind) => kind !== testBranchKind)
       .map((kind) => `| \`${kind.handlerClass}\` | \`${kind.nodeType}\` | ${kind.runs} | ${kind.describe} |`);
-    expect(table).toBe(['| handler_class | node type | runs | what it does |', '|---|---|---|---|', ...rows, ''].join('\n'));
+    expect(table).toBe(
+      ['| handler_class | node type | runs | what it does |', '|---|---|---|---|', ...rows, ''].join('\n'),
+    );
   });
 });
 
@@ -126,6 +157,7 @@ describe('workflow bundle', () => {
     expect(bundle).toContain('./dist/src/domain/node-kinds/registry.js');
     expect(bundle).toContain('./dist/src/domain/node-kinds/python-code.js');
     expect(bundle).not.toContain('node_modules/zod');
-    for (const module of ['src/python/pool.js', 'src/files/', 'src/store/', 'activities/']) expect(bundle).not.toContain(`./dist/${module}`);
+    for (const module of ['src/python/pool.js', 'src/files/', 'src/store/', 'activities/'])
+      expect(bundle).not.toContain(`./dist/${module}`);
   });
 });

@@ -20,11 +20,19 @@ const histories = readdirSync(dir).filter((f) => f.endsWith('.bin'));
 
 describe('case-run replay', () => {
   it('has the recorded histories', () => {
-    expect(histories.sort()).toEqual(['cancelled.bin', 'failed.bin', 'route-big.bin', 'route-small.bin', 'timed-out.bin']);
+    expect(histories.sort()).toEqual([
+      'cancelled.bin',
+      'failed.bin',
+      'route-big.bin',
+      'route-small.bin',
+      'timed-out.bin',
+    ]);
   });
 
   it.each(histories)('replays %s on the current workflow bundle', async (file) => {
     const history = temporal.api.history.v1.History.decode(readFileSync(path.join(dir, file)));
-    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath } }, history, `replay-${file}`)).resolves.toBeUndefined();
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath } }, history, `replay-${file}`),
+    ).resolves.toBeUndefined();
   });
 });

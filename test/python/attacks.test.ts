@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { PythonRunnerPool } from '../../src/python/pool.js';
-import { type ContainmentPools, type CountingListener, startContainmentPools, stopContainmentPools, expectHealthy, failed, main } from './pool-helpers.js';
+import {
+  type ContainmentPools,
+  type CountingListener,
+  startContainmentPools,
+  stopContainmentPools,
+  expectHealthy,
+  failed,
+  main,
+} from './pool-helpers.js';
 
 /**
  * The attack list, run twice: with every layer (policy gives clear errors),
@@ -25,8 +33,15 @@ afterAll(() => stopContainmentPools(pools));
 /** Reaches the real `os` (and any module) through the SDK function's globals: policy is not a boundary. */
 const ESCAPE = 'I = caseflow.log.__globals__["__builtins__"]["__import__"]\nos = I("os")\n';
 
-async function both(body: string, check: (r: Awaited<ReturnType<PythonRunnerPool['run']>>, layer: string) => void, timeoutMs?: number): Promise<void> {
-  for (const [layer, pool] of [['full', full], ['os-only', osOnly]] as const) {
+async function both(
+  body: string,
+  check: (r: Awaited<ReturnType<PythonRunnerPool['run']>>, layer: string) => void,
+  timeoutMs?: number,
+): Promise<void> {
+  for (const [layer, pool] of [
+    ['full', full],
+    ['os-only', osOnly],
+  ] as const) {
     const r = await pool.run({ form: 'main', source: main(ESCAPE + body), inputs: {}, timeoutMs });
     check(r, layer);
     await expectHealthy(pool);
@@ -36,7 +51,11 @@ async function both(body: string, check: (r: Awaited<ReturnType<PythonRunnerPool
 describe('attacks are contained and the pool keeps answering', () => {
   test('host files: /etc/passwd, the project tree, /root', async () => {
     for (const path of ['/etc/passwd', '/etc/shadow', '/work/main/package.json', '/root/.bashrc', '/etc/hostname']) {
-      const r = await full.run({ form: 'main', source: main(`return {"x": open(${JSON.stringify(path)}).read()}`), inputs: {} });
+      const r = await full.run({
+        form: 'main',
+        source: main(`return {"x": open(${JSON.stringify(path)}).read()}`),
+        inputs: {},
+      });
       expect(failed(r).message).toMatch(/FileNotFoundError|PermissionError/);
     }
     // Only the loader files bwrap binds exist in the sandbox's /etc.
@@ -52,16 +71,28 @@ describe('attacks are contained and the pool keeps answering', () => {
       expect(JSON.stringify(r)).not.toContain(SECRET);
     });
     await both('return {"x": os.listdir("/proc")}', (r) => expect(failed(r).message).toMatch(/PermissionError/));
-    await both('return {"x": open("/proc/1/environ").read()}', (r) => expect(failed(r).message).toMatch(/PermissionError/));
-    await both('return {"x": open("/proc/self/environ").read()}', (r) => expect(failed(r).message).toMatch(/PermissionError/));
+    await both('return {"x": open("/proc/1/environ").read()}', (r) =>
+      expect(failed(r).message).toMatch(/PermissionError/),
+    );
+    await both('return {"x": open("/proc/self/environ").read()}', (r) =>
+      expect(failed(r).message).toMatch(/PermissionError/),
+    );
   });
 
   test('writes outside the private scratch dir fail; inside it they work', async () => {
     for (const path of ['/tmp/evil', '/usr/evil', '../evil', '/evil', '/dev/shm/evil']) {
-      const r = await full.run({ form: 'main', source: main(`open(${JSON.stringify(path)}, "w").write("x")\nreturn {}`), inputs: {} });
+      const r = await full.run({
+        form: 'main',
+        source: main(`open(${JSON.stringify(path)}, "w").write("x")\nreturn {}`),
+        inputs: {},
+      });
       expect(r.ok, path).toBe(false);
     }
-    const ok = await full.run({ form: 'main', source: main('open("note.txt", "w").write("kept")\nreturn {"x": open("note.txt").read()}'), inputs: {} });
+    const ok = await full.run({
+      form: 'main',
+      source: main('open("note.txt", "w").write("kept")\nreturn {"x": open("note.txt").read()}'),
+      inputs: {},
+    });
     expect(ok).toMatchObject({ ok: true, outputs: { x: 'kept' } });
     await both('os.mkdir("/tmp/escape")\nreturn {}', (r) => expect(failed(r).message).toMatch(/PermissionError/));
   });
@@ -77,7 +108,9 @@ describe('attacks are contained and the pool keeps answering', () => {
       if (layer === 'full') expect(failed(r).message).toMatch(/os.system' is not allowed/);
       else expect(r).toMatchObject({ ok: true, outputs: { rc: 127 << 8 } });
     });
-    await both('os.execv("/usr/bin/id", ["id"])', (r) => expect(failed(r).message).toMatch(/not allowed|PermissionError/));
+    await both('os.execv("/usr/bin/id", ["id"])', (r) =>
+      expect(failed(r).message).toMatch(/not allowed|PermissionError/),
+    );
   });
 
   test('4 GB allocation', async () => {
@@ -90,7 +123,12 @@ describe('attacks are contained and the pool keeps answering', () => {
     const loop = await full.run({ form: 'main', source: main('while True:\n    pass'), inputs: {}, timeoutMs: 1000 });
     expect(failed(loop).kind).toBe('timeout');
     expect(loop.durationMs).toBeLessThan(3000);
-    const sleep = await full.run({ form: 'main', source: main('import time\ntime.sleep(100)\nreturn {}'), inputs: {}, timeoutMs: 500 });
+    const sleep = await full.run({
+      form: 'main',
+      source: main('import time\ntime.sleep(100)\nreturn {}'),
+      inputs: {},
+      timeoutMs: 500,
+    });
     expect(failed(sleep)).toEqual({ kind: 'timeout', message: 'execution exceeded the time limit of 500 ms' });
     await expectHealthy(full);
   });
@@ -102,20 +140,32 @@ describe('attacks are contained and the pool keeps answering', () => {
   });
 
   test('socket to 127.0.0.1', async () => {
-    await both(`s = I("socket").socket()\ns.settimeout(2)\ns.connect(("127.0.0.1", ${listener.port}))\nreturn {}`, (r, layer) => {
-      expect(failed(r).message).toMatch(layer === 'full' ? /network access is not enabled/ : /PermissionError: \[Errno 1\]/);
-    });
+    await both(
+      `s = I("socket").socket()\ns.settimeout(2)\ns.connect(("127.0.0.1", ${listener.port}))\nreturn {}`,
+      (r, layer) => {
+        expect(failed(r).message).toMatch(
+          layer === 'full' ? /network access is not enabled/ : /PermissionError: \[Errno 1\]/,
+        );
+      },
+    );
     expect(listener.connections).toBe(0);
   });
 
   test('ctypes system call and segfault', async () => {
     const blocked = await full.run({ form: 'main', source: main('import ctypes\nreturn {}'), inputs: {} });
     expect(failed(blocked).message).toBe("ImportError: import of 'ctypes' is blocked by the caseflow Python policy");
-    await both('c = I("ctypes")\nlibc = c.CDLL(None)\nreturn {"system": libc.system(b"id"), "fork": libc.syscall(57), "unshare": libc.syscall(272, 0x10000000)}', (r, layer) => {
-      if (layer === 'full') expect(failed(r).message).toMatch(/ctypes is not allowed/);
-      else expect(r).toMatchObject({ ok: true, outputs: { system: 127 << 8, fork: -1, unshare: -1 } });
+    await both(
+      'c = I("ctypes")\nlibc = c.CDLL(None)\nreturn {"system": libc.system(b"id"), "fork": libc.syscall(57), "unshare": libc.syscall(272, 0x10000000)}',
+      (r, layer) => {
+        if (layer === 'full') expect(failed(r).message).toMatch(/ctypes is not allowed/);
+        else expect(r).toMatchObject({ ok: true, outputs: { system: 127 << 8, fork: -1, unshare: -1 } });
+      },
+    );
+    const crash = await osOnly.run({
+      form: 'main',
+      source: main(ESCAPE + 'I("ctypes").string_at(0)\nreturn {}'),
+      inputs: {},
     });
-    const crash = await osOnly.run({ form: 'main', source: main(ESCAPE + 'I("ctypes").string_at(0)\nreturn {}'), inputs: {} });
     expect(failed(crash).message).toMatch(/crashed \(SIGSEGV\)/);
     await expectHealthy(osOnly);
   });
@@ -136,7 +186,9 @@ describe('attacks are contained and the pool keeps answering', () => {
     // Without the hook the walk succeeds (policy is not the boundary) but what it reaches is still contained.
     const walked = await osOnly.run({
       form: 'main',
-      source: main('def gen():\n    yield g.gi_frame.f_back\ng = gen()\nf = next(g)\nwhile "os" not in f.f_globals:\n    f = f.f_back\nos = f.f_globals["os"]\nreturn {"fork": os.fork()}'),
+      source: main(
+        'def gen():\n    yield g.gi_frame.f_back\ng = gen()\nf = next(g)\nwhile "os" not in f.f_globals:\n    f = f.f_back\nos = f.f_globals["os"]\nreturn {"fork": os.fork()}',
+      ),
       inputs: {},
     });
     expect(failed(walked).message).toMatch(/PermissionError/);
@@ -155,10 +207,18 @@ describe('attacks are contained and the pool keeps answering', () => {
 
   test("'{0.__class__}'.format and friends", async () => {
     expect((await full.scan('x = "{0.__class__}".format(1)', 'main')).length).toBe(1);
-    const r = await full.run({ form: 'main', source: main('return {"x": "{0.__class__.__mro__}".format(1)}'), inputs: {} });
+    const r = await full.run({
+      form: 'main',
+      source: main('return {"x": "{0.__class__.__mro__}".format(1)}'),
+      inputs: {},
+    });
     // Formatting can only produce a string; it cannot call anything.
     expect(r).toMatchObject({ ok: true, outputs: { x: "(<class 'int'>, <class 'object'>)" } });
-    const g = await full.run({ form: 'main', source: main('return {"x": getattr(caseflow, "__init__").__globals__}'), inputs: {} });
+    const g = await full.run({
+      form: 'main',
+      source: main('return {"x": getattr(caseflow, "__init__").__globals__}'),
+      inputs: {},
+    });
     expect(failed(g).message).toMatch(/not JSON-serializable|not allowed/);
     await expectHealthy(full);
   });

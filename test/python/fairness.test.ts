@@ -12,7 +12,13 @@ afterAll(() => pool.close());
 describe('fair share across organizations', () => {
   test("32 spinning runs of org A do not hold back org B's trivial run", async () => {
     const spins = Array.from({ length: 32 }, () =>
-      pool.run({ form: 'main', source: main('while True:\n    pass'), inputs: {}, timeoutMs: 5000, organizationId: 'org-a' }),
+      pool.run({
+        form: 'main',
+        source: main('while True:\n    pass'),
+        inputs: {},
+        timeoutMs: 5000,
+        organizationId: 'org-a',
+      }),
     );
     // Let A's calls take every slot they are allowed before B arrives.
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -33,7 +33,10 @@ describe('file bytes to Python', () => {
     const copy = (r.outputs.copy as { $file: { base64: string } }).$file.base64;
     expect(Buffer.from(copy, 'base64').equals(data)).toBe(true);
 
-    const frame = encodeRequest({ id: 1, files: [{ url, name: 'f.bin', contentType: 'application/octet-stream', size: data.length }] }, [data]);
+    const frame = encodeRequest(
+      { id: 1, files: [{ url, name: 'f.bin', contentType: 'application/octet-stream', size: data.length }] },
+      [data],
+    );
     expect(frame.bodyBytes).toBeLessThan(data.length + 1024);
     expect(frame.bodyBytes).toBeLessThan(data.toString('base64').length);
     // The file's bytes are written as they are: the very buffer, not a copy or an encoding.
@@ -41,10 +44,16 @@ describe('file bytes to Python', () => {
   });
 
   test('several files, an empty one included, keep their own bytes and order', async () => {
-    const files = { 'u:1': file(randomBytes(1000), 'one'), 'u:2': file(Buffer.alloc(0), 'empty'), 'u:3': file(randomBytes(77), 'three') };
+    const files = {
+      'u:1': file(randomBytes(1000), 'one'),
+      'u:2': file(Buffer.alloc(0), 'empty'),
+      'u:3': file(randomBytes(77), 'three'),
+    };
     const r = await pool.run({
       form: 'main',
-      source: main('import hashlib\nreturn {u: [caseflow.file_info(u)["name"], hashlib.sha256(caseflow.read_file(u)).hexdigest()] for u in inputs["urls"]}'),
+      source: main(
+        'import hashlib\nreturn {u: [caseflow.file_info(u)["name"], hashlib.sha256(caseflow.read_file(u)).hexdigest()] for u in inputs["urls"]}',
+      ),
       inputs: { urls: Object.keys(files) },
       files,
     });
@@ -66,7 +75,12 @@ describe('file bytes to Python', () => {
     });
     expect(r).toMatchObject({ ok: true, outputs: { sha: sha256(big) } });
 
-    const tooBig = await pool.run({ form: 'main', source: main('return {}'), inputs: {}, files: { u: file(Buffer.alloc(MAX_REQUEST_BYTES)) } });
+    const tooBig = await pool.run({
+      form: 'main',
+      source: main('return {}'),
+      inputs: {},
+      files: { u: file(Buffer.alloc(MAX_REQUEST_BYTES)) },
+    });
     expect(failed(tooBig).message).toMatch(/over the limit of 67108864 bytes/);
   });
 });

@@ -30,8 +30,12 @@ function hostileChild(payload: string): string {
   );
 }
 
-async function alongsideOthers(hostile: Promise<Awaited<ReturnType<PythonRunnerPool['run']>>>): Promise<{ kind: string; message: string }> {
-  const others = Array.from({ length: 20 }, (_, i) => pool.run({ form: 'main', source: NORMAL, inputs: { a: i, b: 1 } }));
+async function alongsideOthers(
+  hostile: Promise<Awaited<ReturnType<PythonRunnerPool['run']>>>,
+): Promise<{ kind: string; message: string }> {
+  const others = Array.from({ length: 20 }, (_, i) =>
+    pool.run({ form: 'main', source: NORMAL, inputs: { a: i, b: 1 } }),
+  );
   const [bad, ...good] = await Promise.all([hostile, ...others]);
   good.forEach((r, i) => expect(r).toMatchObject({ ok: true, outputs: { sum: i + 1 } }));
   return failed(bad);
@@ -48,7 +52,9 @@ describe('hostile frames fail one call only', () => {
 
   test('Node to Python: a request over the size limit is refused before it is sent', async () => {
     const restarts = pool.stats().restarts;
-    const err = await alongsideOthers(pool.run({ form: 'main', source: NORMAL, inputs: { a: 'x'.repeat(65 << 20), b: 1 } }));
+    const err = await alongsideOthers(
+      pool.run({ form: 'main', source: NORMAL, inputs: { a: 'x'.repeat(65 << 20), b: 1 } }),
+    );
     expect(err.message).toMatch(/over the limit of 67108864 bytes/);
     expect(pool.stats().restarts).toBe(restarts);
   });
@@ -57,8 +63,8 @@ describe('hostile frames fail one call only', () => {
     const restarts = pool.stats().restarts;
     const payloads: Array<[string, RegExp]> = [
       ['b\'{"ok":true,"outputs":\' + b"[" * 3000 + b"]" * 3000 + b"}"', /exited without a result/],
-      ["b'{\"ok\":true,\"outputs\":{\"x\":\"\\xff\\xfe\"}}'", /exited without a result/],
-      ["b'{\"ok\":true,\"outputs\":{\"x\":\"\\\\ud800\"}}'", /result that cannot be returned/],
+      ['b\'{"ok":true,"outputs":{"x":"\\xff\\xfe"}}\'', /exited without a result/],
+      ['b\'{"ok":true,"outputs":{"x":"\\\\ud800"}}\'', /result that cannot be returned/],
       ['b\'{"ok":true,"outputs":"\' + b"x" * (25 << 20) + b\'"}\'', /more than 24 MB/],
     ];
     for (const [payload, message] of payloads) {

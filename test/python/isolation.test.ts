@@ -47,7 +47,13 @@ describe('a child holds nothing of any other call', () => {
   test("frame walk and gc scan under concurrency never see another call's marker", async () => {
     const calls: Array<Promise<Awaited<ReturnType<PythonRunnerPool['run']>>>> = [];
     for (let i = 0; i < 50; i += 1) {
-      calls.push(pool.run({ form: 'main', source: main('return {"n": len(inputs["secret"])}'), inputs: { secret: `${MARKER}-${i}` } }));
+      calls.push(
+        pool.run({
+          form: 'main',
+          source: main('return {"n": len(inputs["secret"])}'),
+          inputs: { secret: `${MARKER}-${i}` },
+        }),
+      );
       // The attacker carries the marker reversed, so its own request does not contain it.
       calls.push(pool.run({ form: 'main', source: SNOOP, inputs: { needle: MARKER.split('').reverse().join('') } }));
     }

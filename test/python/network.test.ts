@@ -20,7 +20,11 @@ import { createPool, failed, main } from './pool-helpers.js';
  * to the checked address; TLS stays in Python. Real servers on the host's
  * loopback stand in for the internet (tests allow 127.0.0.0/8 where needed).
  */
-const names: Record<string, string> = { 'tls.test': '127.0.0.1', 'internal.test': '10.1.2.3', 'loop.test': '127.0.0.1' };
+const names: Record<string, string> = {
+  'tls.test': '127.0.0.1',
+  'internal.test': '10.1.2.3',
+  'loop.test': '127.0.0.1',
+};
 const resolve: Resolver = async (host) => {
   const address = names[host];
   if (!address) throw new Error(`ENOTFOUND ${host}`);
@@ -49,11 +53,29 @@ function listen(server: TcpServer): Promise<number> {
 function selfSigned(): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), 'caseflow-tls-'));
   try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=tls.test', '-addext', 'subjectAltName=DNS:tls.test,IP:127.0.0.1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=tls.test',
+        '-addext',
+        'subjectAltName=DNS:tls.test,IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -78,13 +100,23 @@ beforeAll(async () => {
   const silent = createTcpServer((socket) => socket.resume().on('close', () => (silentClosed += 1)));
   silentPort = await listen(silent);
   silentServer = silent;
-  const logger = pino({ level: 'info' }, new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  }));
-  const allow = { allowCidrs: '127.0.0.0/8', resolve, maxTunnelsPerCall: 2, maxBytesPerCall: 1 << 20, idleTimeoutMs: 1000 };
+  const logger = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const line of chunk.toString('utf8').split('\n').filter(Boolean))
+          logLines.push(JSON.parse(line) as Record<string, unknown>);
+        done();
+      },
+    }),
+  );
+  const allow = {
+    allowCidrs: '127.0.0.0/8',
+    resolve,
+    maxTunnelsPerCall: 2,
+    maxBytesPerCall: 1 << 20,
+    idleTimeoutMs: 1000,
+  };
   strict = await createPool({ size: 1, networkSize: 1, egress: { resolve } });
   allowing = await createPool({ size: 1, networkSize: 1, egress: allow, logger });
   osOnly = await createPool({ size: 1, networkSize: 1, egress: allow, auditHook: false });
@@ -115,27 +147,42 @@ describe('egress through the outbound policy', () => {
 
     const allowed = await run(allowing, get('127.0.0.1', httpPort, '/x'));
     expect(allowed).toMatchObject({ ok: true, outputs: { status: 200, body: 'hello from /x' } });
-    const viaUrllib = await run(allowing, `import urllib.request\nresult["body"] = urllib.request.urlopen("http://loop.test:${httpPort}/u", timeout=5).read().decode()\n`);
+    const viaUrllib = await run(
+      allowing,
+      `import urllib.request\nresult["body"] = urllib.request.urlopen("http://loop.test:${httpPort}/u", timeout=5).read().decode()\n`,
+    );
     expect(viaUrllib).toMatchObject({ ok: true, outputs: { body: 'hello from /u' } });
     expect(httpRequests).toBe(before + 2);
   });
 
   test('the policy error is a RuntimeError code can tell from a network failure', async () => {
-    const r = await run(strict, `try:\n    ${get('127.0.0.1', httpPort).split('\n').join('\n    ')}\nexcept RuntimeError as e:\n    result["policy"] = str(e)\n`);
-    expect(r).toMatchObject({ ok: true, outputs: { policy: expect.stringContaining('refused by the caseflow outbound policy') } });
+    const r = await run(
+      strict,
+      `try:\n    ${get('127.0.0.1', httpPort).split('\n').join('\n    ')}\nexcept RuntimeError as e:\n    result["policy"] = str(e)\n`,
+    );
+    expect(r).toMatchObject({
+      ok: true,
+      outputs: { policy: expect.stringContaining('refused by the caseflow outbound policy') },
+    });
   });
 
   test('cloud metadata is refused even where loopback is allowed', async () => {
     const r = await run(allowing, get('169.254.169.254', 80, '/latest/meta-data/'));
-    expect(failed(r).message).toMatch(/169\.254\.169\.254:80 refused by the caseflow outbound policy: .*link-local, metadata/);
+    expect(failed(r).message).toMatch(
+      /169\.254\.169\.254:80 refused by the caseflow outbound policy: .*link-local, metadata/,
+    );
     expect(allowing.stats().egress.refused.reserved).toBeGreaterThanOrEqual(1);
   });
 
   test('a name resolving to a private address is refused (resolved by the proxy, not in the sandbox)', async () => {
     const r = await run(strict, get('internal.test', 80));
-    expect(failed(r).message).toMatch(/internal\.test:80 refused by the caseflow outbound policy: internal\.test resolves to 10\.1\.2\.3 is a private/);
+    expect(failed(r).message).toMatch(
+      /internal\.test:80 refused by the caseflow outbound policy: internal\.test resolves to 10\.1\.2\.3 is a private/,
+    );
     const unknown = await run(strict, get('nowhere.test', 443));
-    expect(failed(unknown).message).toMatch(/nowhere\.test:443 refused by the caseflow outbound policy: host nowhere\.test does not resolve/);
+    expect(failed(unknown).message).toMatch(
+      /nowhere\.test:443 refused by the caseflow outbound policy: host nowhere\.test does not resolve/,
+    );
   });
 
   test('HTTPS is end to end in Python: the certificate and host name are verified through the tunnel', async () => {
@@ -144,14 +191,19 @@ describe('egress through the outbound policy', () => {
       `c = http.client.HTTPSConnection("tls.test", ${httpsPort}, context=ctx, timeout=5)\n` +
       'c.request("GET", "/")\nr = c.getresponse()\nresult["body"] = r.read().decode()\nresult["version"] = c.sock.version()\n';
     const r = await run(allowing, source, { ca });
-    expect(r).toMatchObject({ ok: true, outputs: { body: `secure tls.test:${httpsPort}`, version: expect.stringMatching(/^TLSv1\.[23]$/) } });
+    expect(r).toMatchObject({
+      ok: true,
+      outputs: { body: `secure tls.test:${httpsPort}`, version: expect.stringMatching(/^TLSv1\.[23]$/) },
+    });
     // An SSLSocket connected after wrapping takes the same way out.
-    const wrappedFirst = await run(allowing,
+    const wrappedFirst = await run(
+      allowing,
       'import ssl\nctx = ssl.create_default_context(cadata=input_data["ca"])\n' +
         `s = ctx.wrap_socket(ssl.socket(), server_hostname="tls.test")\ns.settimeout(5)\ns.connect(("tls.test", ${httpsPort}))\n` +
         's.sendall(b"GET / HTTP/1.0\\r\\nHost: tls.test\\r\\n\\r\\n")\ndata = b""\nwhile True:\n    chunk = s.recv(4096)\n    if not chunk:\n        break\n    data += chunk\n' +
         'result["tail"] = data.decode().split("\\r\\n\\r\\n", 1)[1]\n',
-      { ca });
+      { ca },
+    );
     expect(wrappedFirst).toMatchObject({ ok: true, outputs: { tail: 'secure tls.test' } });
     // The same server under a name its certificate does not carry fails verification in Python.
     const wrongName = await run(allowing, source.replace('"tls.test"', '"loop.test"'), { ca });
@@ -162,17 +214,28 @@ describe('egress through the outbound policy', () => {
     const seen = logLines.length;
     await run(allowing, get('127.0.0.1', httpPort, '/logged'));
     // The close is logged when the socket's close event fires, just after the call returns.
-    await vi.waitFor(() => expect(logLines.slice(seen).find((l) => l.msg === 'python egress tunnel closed' && l.port === httpPort)).toMatchObject({
-      org: 'org-a', host: '127.0.0.1', port: httpPort, address: '127.0.0.1', bytesUp: expect.any(Number), bytesDown: expect.any(Number),
-    }));
+    await vi.waitFor(() =>
+      expect(
+        logLines.slice(seen).find((l) => l.msg === 'python egress tunnel closed' && l.port === httpPort),
+      ).toMatchObject({
+        org: 'org-a',
+        host: '127.0.0.1',
+        port: httpPort,
+        address: '127.0.0.1',
+        bytesUp: expect.any(Number),
+        bytesDown: expect.any(Number),
+      }),
+    );
   });
 });
 
 describe('per-call limits', () => {
   test('at most maxTunnelsPerCall connections at once', async () => {
-    const r = await run(allowing,
+    const r = await run(
+      allowing,
       `import http.client\nkeep = []\nfor _ in range(2):\n    c = http.client.HTTPConnection("127.0.0.1", ${httpPort}, timeout=5)\n    c.connect()\n    keep.append(c)\n` +
-      `try:\n    http.client.HTTPConnection("127.0.0.1", ${httpPort}, timeout=5).connect()\nexcept RuntimeError as e:\n    result["third"] = str(e)\n`);
+        `try:\n    http.client.HTTPConnection("127.0.0.1", ${httpPort}, timeout=5).connect()\nexcept RuntimeError as e:\n    result["third"] = str(e)\n`,
+    );
     expect(r).toMatchObject({ ok: true, outputs: { third: 'at most 2 connections may be open at once' } });
     expect(allowing.stats().egress.refused['tunnel-limit']).toBeGreaterThanOrEqual(1);
   });
@@ -213,7 +276,10 @@ describe('no way around the proxy', () => {
     const r = await osOnly.run({ form: 'main', source, inputs: {}, network: true });
     // TCP: Landlock denies connect (EACCES); UDP: no route out (ENETUNREACH), and the
     // sandbox's loopback is its own, so a datagram to 127.0.0.1 never reaches the host's.
-    expect(r).toMatchObject({ ok: true, outputs: { '127.0.0.1': 13, '192.0.2.1': 13, 'udp 192.0.2.1': 101, 'udp 127.0.0.1': 'sent' } });
+    expect(r).toMatchObject({
+      ok: true,
+      outputs: { '127.0.0.1': 13, '192.0.2.1': 13, 'udp 192.0.2.1': 101, 'udp 127.0.0.1': 'sent' },
+    });
     await new Promise((done) => setTimeout(done, 300));
     udp.close();
     expect(datagrams).toEqual([]);

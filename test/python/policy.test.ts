@@ -25,7 +25,9 @@ describe('operator helpers with blocked names', () => {
   test('ordinary names still work', async () => {
     const r = await pool.run({
       form: 'main',
-      source: main('import operator\nreturn {"a": operator.attrgetter("real")(3), "b": operator.methodcaller("upper")("x")}'),
+      source: main(
+        'import operator\nreturn {"a": operator.attrgetter("real")(3), "b": operator.methodcaller("upper")("x")}',
+      ),
       inputs: {},
     });
     expect(r).toMatchObject({ ok: true, outputs: { a: 3, b: 'X' } });

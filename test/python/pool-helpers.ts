@@ -25,7 +25,10 @@ export function failed(r: PythonRunResult): { kind: string; message: string } {
 }
 
 export function main(body: string): string {
-  return `def main(inputs):\n${body.split('\n').map((l) => `    ${l}`).join('\n')}\n`;
+  return `def main(inputs):\n${body
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n')}\n`;
 }
 
 /** A TCP listener on the host loopback that counts connections: contained code must never reach it. */
@@ -56,7 +59,11 @@ export interface ContainmentPools {
 }
 
 export async function startContainmentPools(options: PythonPoolOptions = {}): Promise<ContainmentPools> {
-  return { full: await createPool(options), osOnly: await createPool({ ...options, auditHook: false }), listener: await startCountingListener() };
+  return {
+    full: await createPool(options),
+    osOnly: await createPool({ ...options, auditHook: false }),
+    listener: await startCountingListener(),
+  };
 }
 
 export async function stopContainmentPools(pools: Partial<ContainmentPools>): Promise<void> {

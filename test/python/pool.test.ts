@@ -39,14 +39,21 @@ describe('pool behaviour', () => {
     const results = await Promise.all(
       Array.from({ length: 200 }, (_, i) => pool.run({ form: 'main', source: NORMAL, inputs: { a: i, b: 1 } })),
     );
-    results.forEach((r, i) => expect(r, r.ok ? '' : `${r.error.kind}: ${r.error.message} ${r.stderr}`).toMatchObject({ ok: true, outputs: { sum: i + 1 } }));
+    results.forEach((r, i) =>
+      expect(r, r.ok ? '' : `${r.error.kind}: ${r.error.message} ${r.stderr}`).toMatchObject({
+        ok: true,
+        outputs: { sum: i + 1 },
+      }),
+    );
     expect(pool.stats()).toMatchObject({ completed: 200, failed: 0, queued: 0, inFlight: 0 });
   });
 
   test('servers are recycled after K calls without losing calls', async () => {
     const pool = await track(createPool({ size: 1, recycleAfter: 5 }));
     const firstPid = pool.stats().pids[0];
-    const results = await Promise.all(Array.from({ length: 23 }, () => pool.run({ form: 'main', source: NORMAL, inputs: { a: 1, b: 1 } })));
+    const results = await Promise.all(
+      Array.from({ length: 23 }, () => pool.run({ form: 'main', source: NORMAL, inputs: { a: 1, b: 1 } })),
+    );
     expect(results.filter((r) => !r.ok).map((r) => (r.ok ? '' : `${r.error.kind}: ${r.error.message}`))).toEqual([]);
     expect(pool.stats().recycled).toBeGreaterThanOrEqual(4);
     expect(pool.stats().restarts).toBe(0);
@@ -57,7 +64,12 @@ describe('pool behaviour', () => {
   test('a dead server is replaced; its in-flight call fails cleanly', async () => {
     const pool = await track(createPool({ size: 1 }));
     const pid = pool.stats().pids[0]!;
-    const pending = pool.run({ form: 'main', source: main('import time\ntime.sleep(5)\nreturn {}'), inputs: {}, timeoutMs: 8000 });
+    const pending = pool.run({
+      form: 'main',
+      source: main('import time\ntime.sleep(5)\nreturn {}'),
+      inputs: {},
+      timeoutMs: 8000,
+    });
     await new Promise((r) => setTimeout(r, 200));
     process.kill(pid, 'SIGKILL');
     const r = await pending;
@@ -81,8 +93,12 @@ describe('pool behaviour', () => {
   test('a crashed child never takes the server down', async () => {
     const pool = await track(createPool({ size: 1, auditHook: false }));
     const pid = pool.stats().pids[0];
-    const crash = main('I = caseflow.log.__globals__["__builtins__"]["__import__"]\nI("ctypes").string_at(0)\nreturn {}');
-    const results = await Promise.all(Array.from({ length: 10 }, () => pool.run({ form: 'main', source: crash, inputs: {} })));
+    const crash = main(
+      'I = caseflow.log.__globals__["__builtins__"]["__import__"]\nI("ctypes").string_at(0)\nreturn {}',
+    );
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => pool.run({ form: 'main', source: crash, inputs: {} })),
+    );
     expect(results.every((r) => !r.ok && r.error.kind === 'error')).toBe(true);
     await expectHealthy(pool);
     expect(pool.stats().pids).toEqual([pid]);
@@ -104,7 +120,9 @@ describe('hosts without full containment', () => {
   });
 
   test('runs when opted in (with whatever layers the host has)', async () => {
-    const pool = await track(PythonRunnerPool.create({ size: 1, bwrapPath: '/nonexistent/bwrap', allowUnsandboxed: true }));
+    const pool = await track(
+      PythonRunnerPool.create({ size: 1, bwrapPath: '/nonexistent/bwrap', allowUnsandboxed: true }),
+    );
     expect(pool.stats().sandboxed).toBe(false);
     const r = await pool.run({ form: 'main', source: NORMAL, inputs: { a: 1, b: 1 } });
     expect(r).toMatchObject({ ok: true, outputs: { sum: 2 } });

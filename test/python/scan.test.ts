@@ -18,11 +18,18 @@ async function messages(source: string): Promise<string[]> {
 
 describe('authoring scan', () => {
   test('clean code passes', async () => {
-    expect(await pool.scan('import json\n\ndef main(inputs):\n    caseflow.log("x")\n    return {"a": json.dumps(inputs)}\n', 'main')).toEqual([]);
+    expect(
+      await pool.scan(
+        'import json\n\ndef main(inputs):\n    caseflow.log("x")\n    return {"a": json.dumps(inputs)}\n',
+        'main',
+      ),
+    ).toEqual([]);
   });
 
   test('blocked imports, with line and column', async () => {
-    expect(await pool.scan('import json\nimport os\nfrom subprocess import run\nfrom os import path\n', 'main')).toEqual([
+    expect(
+      await pool.scan('import json\nimport os\nfrom subprocess import run\nfrom os import path\n', 'main'),
+    ).toEqual([
       { line: 2, col: 1, message: "import of 'os' is blocked" },
       { line: 3, col: 1, message: "import of 'subprocess' is blocked" },
       { line: 4, col: 1, message: "import of 'os' is blocked" },

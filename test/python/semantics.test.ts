@@ -12,7 +12,11 @@ afterAll(async () => {
 
 describe('main form', () => {
   test('returns outputs from main(inputs)', async () => {
-    const r = await pool.run({ form: 'main', source: main('return {"greeting": "hi " + inputs["name"]}'), inputs: { name: 'Ada' } });
+    const r = await pool.run({
+      form: 'main',
+      source: main('return {"greeting": "hi " + inputs["name"]}'),
+      inputs: { name: 'Ada' },
+    });
     expect(r).toMatchObject({ ok: true, outputs: { greeting: 'hi Ada' } });
     expect(r.durationMs).toBeGreaterThan(0);
   });
@@ -28,7 +32,11 @@ describe('main form', () => {
   });
 
   test('exceptions carry a traceback limited to the customer code', async () => {
-    const r = await pool.run({ form: 'main', source: 'def helper():\n    raise ValueError("bad input")\n\ndef main(inputs):\n    helper()\n', inputs: {} });
+    const r = await pool.run({
+      form: 'main',
+      source: 'def helper():\n    raise ValueError("bad input")\n\ndef main(inputs):\n    helper()\n',
+      inputs: {},
+    });
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.error.message).toBe('ValueError: bad input');
@@ -44,7 +52,8 @@ describe('main form', () => {
   test('the SDK is available inside main only', async () => {
     const r = await pool.run({
       form: 'main',
-      source: 'try:\n    caseflow\n    AT_IMPORT = True\nexcept NameError:\n    AT_IMPORT = False\n\ndef main(inputs):\n    return {"atImport": AT_IMPORT, "inMain": caseflow is not None}\n',
+      source:
+        'try:\n    caseflow\n    AT_IMPORT = True\nexcept NameError:\n    AT_IMPORT = False\n\ndef main(inputs):\n    return {"atImport": AT_IMPORT, "inMain": caseflow is not None}\n',
       inputs: {},
     });
     expect(r).toMatchObject({ ok: true, outputs: { atImport: false, inMain: true } });
@@ -57,7 +66,10 @@ describe('main form', () => {
       inputs: {},
     });
     expect(r.ok).toBe(true);
-    expect(r.logs.map((l) => [l.level, l.message])).toEqual([['info', 'starting'], ['warning', 'careful']]);
+    expect(r.logs.map((l) => [l.level, l.message])).toEqual([
+      ['info', 'starting'],
+      ['warning', 'careful'],
+    ]);
     expect(r.stdout).toBe('to stdout\n');
   });
 
@@ -77,14 +89,22 @@ describe('main form', () => {
     expect(r).toMatchObject({
       ok: true,
       outputs: {
-        text: 'hello', size: 5, name: 'a.txt',
-        result: { $file: { name: 'upper.txt', contentType: 'text/plain', base64: Buffer.from('HELLO').toString('base64') } },
+        text: 'hello',
+        size: 5,
+        name: 'a.txt',
+        result: {
+          $file: { name: 'upper.txt', contentType: 'text/plain', base64: Buffer.from('HELLO').toString('base64') },
+        },
       },
     });
   });
 
   test('reading an unknown file URL is a clear error', async () => {
-    const r = await pool.run({ form: 'main', source: main('return {"x": caseflow.read_file("https://nope")}'), inputs: {} });
+    const r = await pool.run({
+      form: 'main',
+      source: main('return {"x": caseflow.read_file("https://nope")}'),
+      inputs: {},
+    });
     expect(failed(r).message).toMatch(/FileNotFoundError: caseflow.read_file: unknown file URL/);
   });
 
@@ -98,22 +118,42 @@ describe('output checks', () => {
   const declared = { count: ['int' as const], label: ['str' as const] };
 
   test('matching outputs pass', async () => {
-    const r = await pool.run({ form: 'main', source: main('return {"count": 3, "label": "x"}'), inputs: {}, declaredOutputs: declared });
+    const r = await pool.run({
+      form: 'main',
+      source: main('return {"count": 3, "label": "x"}'),
+      inputs: {},
+      declaredOutputs: declared,
+    });
     expect(r.ok).toBe(true);
   });
 
   test('a wrong type fails', async () => {
-    const r = await pool.run({ form: 'main', source: main('return {"count": "3", "label": "x"}'), inputs: {}, declaredOutputs: declared });
+    const r = await pool.run({
+      form: 'main',
+      source: main('return {"count": "3", "label": "x"}'),
+      inputs: {},
+      declaredOutputs: declared,
+    });
     expect(failed(r)).toEqual({ kind: 'output', message: "output 'count' has type str, expected int" });
   });
 
   test('an undeclared key fails', async () => {
-    const r = await pool.run({ form: 'main', source: main('return {"count": 3, "label": "x", "extra": 1}'), inputs: {}, declaredOutputs: declared });
+    const r = await pool.run({
+      form: 'main',
+      source: main('return {"count": 3, "label": "x", "extra": 1}'),
+      inputs: {},
+      declaredOutputs: declared,
+    });
     expect(failed(r).message).toMatch(/output 'extra' is not a declared output/);
   });
 
   test('a missing declared output fails', async () => {
-    const r = await pool.run({ form: 'main', source: main('return {"count": 3}'), inputs: {}, declaredOutputs: declared });
+    const r = await pool.run({
+      form: 'main',
+      source: main('return {"count": 3}'),
+      inputs: {},
+      declaredOutputs: declared,
+    });
     expect(failed(r).message).toMatch(/did not return declared output\(s\): label/);
   });
 
@@ -125,19 +165,41 @@ describe('output checks', () => {
   test('type names of the spec are checked', async () => {
     const r = await pool.run({
       form: 'main',
-      source: main('import datetime\nreturn {"f": 1, "b": True, "o": {}, "a": [1], "d": datetime.date(2024, 1, 2), "j": "[1]", "n": None}'),
+      source: main(
+        'import datetime\nreturn {"f": 1, "b": True, "o": {}, "a": [1], "d": datetime.date(2024, 1, 2), "j": "[1]", "n": None}',
+      ),
       inputs: {},
-      declaredOutputs: { f: ['float'], b: ['bool'], o: ['object'], a: ['array'], d: ['date'], j: ['json_string'], n: ['str'] },
+      declaredOutputs: {
+        f: ['float'],
+        b: ['bool'],
+        o: ['object'],
+        a: ['array'],
+        d: ['date'],
+        j: ['json_string'],
+        n: ['str'],
+      },
     });
-    expect(r).toMatchObject({ ok: true, outputs: { f: 1, b: true, o: {}, a: [1], d: '2024-01-02', j: '[1]', n: null } });
-    const bad = await pool.run({ form: 'main', source: main('return {"j": "{not json"}'), inputs: {}, declaredOutputs: { j: ['json_string'] } });
+    expect(r).toMatchObject({
+      ok: true,
+      outputs: { f: 1, b: true, o: {}, a: [1], d: '2024-01-02', j: '[1]', n: null },
+    });
+    const bad = await pool.run({
+      form: 'main',
+      source: main('return {"j": "{not json"}'),
+      inputs: {},
+      declaredOutputs: { j: ['json_string'] },
+    });
     expect(failed(bad).kind).toBe('output');
   });
 
   test('outputs over 1 MB fail; stdout over 1 MB is truncated', async () => {
     const big = await pool.run({ form: 'main', source: main('return {"x": "a" * (2 * 1024 * 1024)}'), inputs: {} });
     expect(failed(big)).toMatchObject({ kind: 'output' });
-    const noisy = await pool.run({ form: 'main', source: main('print("b" * (3 * 1024 * 1024))\nreturn {}'), inputs: {} });
+    const noisy = await pool.run({
+      form: 'main',
+      source: main('print("b" * (3 * 1024 * 1024))\nreturn {}'),
+      inputs: {},
+    });
     expect(noisy.ok).toBe(true);
     expect(noisy.stdout.length).toBeLessThan(1024 * 1024 + 100);
     expect(noisy.stdout).toContain('[output truncated at 1 MB]');
@@ -165,7 +227,9 @@ describe('import policy at run time', () => {
   test('allowed modules work (proxied)', async () => {
     const r = await pool.run({
       form: 'main',
-      source: main('import json, re, dataclasses, collections\nfrom xml.etree import ElementTree as ET\n@dataclasses.dataclass\nclass P:\n    x: int\nreturn {"j": json.dumps(P(1).__dict__), "t": ET.fromstring("<a>b</a>").text}'),
+      source: main(
+        'import json, re, dataclasses, collections\nfrom xml.etree import ElementTree as ET\n@dataclasses.dataclass\nclass P:\n    x: int\nreturn {"j": json.dumps(P(1).__dict__), "t": ET.fromstring("<a>b</a>").text}',
+      ),
       inputs: {},
     });
     expect(r).toMatchObject({ ok: true, outputs: { j: '{"x": 1}', t: 'b' } });
@@ -182,7 +246,11 @@ describe('import policy at run time', () => {
   });
 
   test('a network module without network access says why', async () => {
-    const r = await pool.run({ form: 'main', source: 'import urllib.request\ndef main(i):\n    return {}\n', inputs: {} });
+    const r = await pool.run({
+      form: 'main',
+      source: 'import urllib.request\ndef main(i):\n    return {}\n',
+      inputs: {},
+    });
     expect(failed(r).message).toMatch(/needs network access/);
   });
 });

@@ -16,7 +16,13 @@ import {
   statusSchema,
 } from '../../src/api/schemas/cases.js';
 import { codeNodeResponse } from '../../src/api/schemas/code-nodes.js';
-import { createdSchema, deprecatedDetailsSchema, detailsSchema, statusResultSchema, updatedSchema } from '../../src/api/schemas/workflows.js';
+import {
+  createdSchema,
+  deprecatedDetailsSchema,
+  detailsSchema,
+  statusResultSchema,
+  updatedSchema,
+} from '../../src/api/schemas/workflows.js';
 import { Receiver } from '../callbacks/receiver.js';
 import { Graph, py, waitForEnd } from '../cases/support.js';
 import { codeBody, newCaller } from '../code/support.js';
@@ -57,11 +63,17 @@ function documented(method: string, path: string, status: number): JsonSchema {
  * What was sent is what is documented: the status, the body parsing with the route's response
  * schema, and exactly the top-level fields the served OpenAPI document lists for it.
  */
-function expectDocumented(res: TestResponse, op: { method: string; path: string; status: number }, schema: ZodType): void {
+function expectDocumented(
+  res: TestResponse,
+  op: { method: string; path: string; status: number },
+  schema: ZodType,
+): void {
   expect(res.status, res.text).toBe(op.status);
   const parsed = schema.safeParse(res.body);
   expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
-  expect(Object.keys(res.body).sort()).toEqual(Object.keys(documented(op.method, op.path, op.status).properties ?? {}).sort());
+  expect(Object.keys(res.body).sort()).toEqual(
+    Object.keys(documented(op.method, op.path, op.status).properties ?? {}).sort(),
+  );
 }
 
 /** input(text) → python → output(text) */
@@ -85,17 +97,35 @@ describe('services behind the routes answer in their documented shapes', () => {
     expectDocumented(created, { method: 'post', path: '/api/v1/workflow', status: 201 }, createdSchema);
     const id = String(created.body.workflowId);
     const one = '/api/v1/workflow/{workflowId}';
-    expectDocumented(await svc.request('GET', `/api/v1/workflow/${id}`), { method: 'get', path: one, status: 200 }, detailsSchema);
-    expectDocumented(await svc.request('PATCH', `/api/v1/workflow/${id}`, { body: { name: 'shapes v2' } }), { method: 'patch', path: one, status: 200 }, updatedSchema);
-    const activated = await svc.request('POST', `/api/v1/workflow/${id}/activate`, { body: { workflowVersionNumber: 1 } });
+    expectDocumented(
+      await svc.request('GET', `/api/v1/workflow/${id}`),
+      { method: 'get', path: one, status: 200 },
+      detailsSchema,
+    );
+    expectDocumented(
+      await svc.request('PATCH', `/api/v1/workflow/${id}`, { body: { name: 'shapes v2' } }),
+      { method: 'patch', path: one, status: 200 },
+      updatedSchema,
+    );
+    const activated = await svc.request('POST', `/api/v1/workflow/${id}/activate`, {
+      body: { workflowVersionNumber: 1 },
+    });
     expectDocumented(activated, { method: 'post', path: `${one}/activate`, status: 200 }, statusResultSchema);
     expect(activated.body).toMatchObject({ activeStatus: 'active', activeVersionNumber: 1 });
     const deprecated = await svc.request('GET', `/workflow/${id}`);
-    expectDocumented(deprecated, { method: 'get', path: '/workflow/{workflowId}', status: 200 }, deprecatedDetailsSchema);
+    expectDocumented(
+      deprecated,
+      { method: 'get', path: '/workflow/{workflowId}', status: 200 },
+      deprecatedDetailsSchema,
+    );
     expect(deprecated.body.versionNumber).toBe(1);
     const deactivated = await svc.request('POST', `/api/v1/workflow/${id}/deactivate`, { body: {} });
     expectDocumented(deactivated, { method: 'post', path: `${one}/deactivate`, status: 200 }, statusResultSchema);
-    expect(deactivated.body).toMatchObject({ activeStatus: 'inactive', activeVersionId: null, activeVersionNumber: null });
+    expect(deactivated.body).toMatchObject({
+      activeStatus: 'inactive',
+      activeVersionId: null,
+      activeVersionNumber: null,
+    });
   });
 
   it('cases and callbacks: initiate, execute, status, results, audit, cancel, deliveries, redeliver, webhook secret', async () => {
@@ -112,36 +142,55 @@ describe('services behind the routes answer in their documented shapes', () => {
     const initiated = await svc.request('POST', '/api/v1/case', { body: { workflowId } });
     expectDocumented(initiated, { method: 'post', path: '/api/v1/case', status: 201 }, initiatedSchema);
     const caseId = String(initiated.body.caseId);
-    const executed = await svc.request('POST', `/api/v1/case/${caseId}/execute`, { body: { inputs: { text: 'hi' }, callbackUrl: `http://127.0.0.1:${port}/hook` } });
+    const executed = await svc.request('POST', `/api/v1/case/${caseId}/execute`, {
+      body: { inputs: { text: 'hi' }, callbackUrl: `http://127.0.0.1:${port}/hook` },
+    });
     expectDocumented(executed, { method: 'post', path: '/api/v1/case/{caseId}/execute', status: 202 }, executedSchema);
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
 
     const base = '/api/v1/case/{caseId}';
-    expectDocumented(await svc.request('GET', `/api/v1/case/${caseId}/status`), { method: 'get', path: `${base}/status`, status: 200 }, statusSchema);
+    expectDocumented(
+      await svc.request('GET', `/api/v1/case/${caseId}/status`),
+      { method: 'get', path: `${base}/status`, status: 200 },
+      statusSchema,
+    );
     const results = await svc.request('GET', `/api/v1/case/${caseId}/results`);
     expectDocumented(results, { method: 'get', path: `${base}/results`, status: 200 }, resultsBodySchema);
     expect(results.body).toMatchObject({ status: 'COMPLETED', results: { text: { value: 'hi' } } });
-    expectDocumented(await svc.request('GET', `/api/v1/case/${caseId}/audit`), { method: 'get', path: `${base}/audit`, status: 200 }, auditSchema);
+    expectDocumented(
+      await svc.request('GET', `/api/v1/case/${caseId}/audit`),
+      { method: 'get', path: `${base}/audit`, status: 200 },
+      auditSchema,
+    );
     const job = await svc.request('GET', `/job/${caseId}/status`);
     expectDocumented(job, { method: 'get', path: '/job/{jobExecutionId}/status', status: 200 }, jobStatusSchema);
     expect(job.body.jobExecutionId).toBe(caseId);
     const jobInitiated = await svc.request('POST', '/job/initiate', { body: { workflowId } });
     expectDocumented(jobInitiated, { method: 'post', path: '/job/initiate', status: 201 }, jobInitiatedSchema);
-    const jobExecuted = await svc.request('POST', '/job/execute', { body: { jobExecutionId: jobInitiated.body.jobExecutionId, inputs: { text: 'job' } } });
+    const jobExecuted = await svc.request('POST', '/job/execute', {
+      body: { jobExecutionId: jobInitiated.body.jobExecutionId, inputs: { text: 'job' } },
+    });
     expectDocumented(jobExecuted, { method: 'post', path: '/job/execute', status: 202 }, jobExecutedSchema);
     expect(jobExecuted.body.jobExecutionId).toBe(jobInitiated.body.jobExecutionId);
     expect((await waitForEnd(svc, String(jobExecuted.body.jobExecutionId))).status).toBe('COMPLETED');
 
     const until = Date.now() + 20_000;
     let deliveries = await svc.request('GET', `/api/v1/case/${caseId}/callbacks`);
-    while ((deliveries.body.deliveries as Array<{ status: string }> | undefined)?.[0]?.status !== 'delivered' && Date.now() < until) {
+    while (
+      (deliveries.body.deliveries as Array<{ status: string }> | undefined)?.[0]?.status !== 'delivered' &&
+      Date.now() < until
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       deliveries = await svc.request('GET', `/api/v1/case/${caseId}/callbacks`);
     }
     expectDocumented(deliveries, { method: 'get', path: `${base}/callbacks`, status: 200 }, deliveriesSchema);
     expect((deliveries.body.deliveries as Array<{ attempts: unknown[] }>)[0]?.attempts).toHaveLength(1);
     const redelivered = await svc.request('POST', `/api/v1/case/${caseId}/callbacks/redeliver`);
-    expectDocumented(redelivered, { method: 'post', path: `${base}/callbacks/redeliver`, status: 202 }, redeliveryStartedSchema);
+    expectDocumented(
+      redelivered,
+      { method: 'post', path: `${base}/callbacks/redeliver`, status: 202 },
+      redeliveryStartedSchema,
+    );
     expect(redelivered.headers.get('ratelimit')).toBeTruthy();
 
     const secretPath = '/api/v1/workspace/{workspaceId}/webhook-secret';
@@ -162,7 +211,10 @@ describe('services behind the routes answer in their documented shapes', () => {
     const author = await newCaller(svc);
     const created = await svc.request('POST', '/api/v1/code', { key: author.key, body: codeBody() });
     expectDocumented(created, { method: 'post', path: '/api/v1/code', status: 201 }, codeNodeResponse);
-    const updated = await svc.request('PATCH', `/api/v1/code/${String(created.body.id)}`, { key: author.key, body: { name: 'renamed' } });
+    const updated = await svc.request('PATCH', `/api/v1/code/${String(created.body.id)}`, {
+      key: author.key,
+      body: { name: 'renamed' },
+    });
     expectDocumented(updated, { method: 'patch', path: '/api/v1/code/{codeId}', status: 200 }, codeNodeResponse);
     expect(updated.body).toMatchObject({ name: 'renamed', versionNumber: 2, sourceCode: created.body.sourceCode });
   });
@@ -217,7 +269,9 @@ describe('the composition root', () => {
   it('opens the secret box at start: a malformed master key stops the service instead of failing callbacks later', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-test-'));
     try {
-      await expect(startTestService({ dataDir, config: { secrets: { masterKey: 'not a key' } } })).rejects.toThrow(/CASEFLOW_MASTER_KEY/);
+      await expect(startTestService({ dataDir, config: { secrets: { masterKey: 'not a key' } } })).rejects.toThrow(
+        /CASEFLOW_MASTER_KEY/,
+      );
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -17,7 +17,10 @@ export const testBranchKind = inlineKind({
     const big = String(inputs.value ?? '').length > process.threshold;
     const outputs: Record<string, unknown> = {};
     for (const routeId of Object.keys(node.routes ?? {})) outputs[routeVariableName(node, routeId)] = big;
-    return { outputs, logs: [{ level: 'info', message: `threshold ${process.threshold}`, at: new Date().toISOString() }] };
+    return {
+      outputs,
+      logs: [{ level: 'info', message: `threshold ${process.threshold}`, at: new Date().toISOString() }],
+    };
   },
 });
 

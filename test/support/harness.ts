@@ -58,7 +58,11 @@ export interface TestResponse {
   text: string;
 }
 
-export async function http(url: string, method: string, options: RequestOptions & { defaultKey?: string } = {}): Promise<TestResponse> {
+export async function http(
+  url: string,
+  method: string,
+  options: RequestOptions & { defaultKey?: string } = {},
+): Promise<TestResponse> {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   const key = options.key === undefined ? options.defaultKey : options.key;
   if (key) headers['x-service-key'] = key;
@@ -125,7 +129,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     organizationId: bootstrap?.organization.id ?? '',
     workspaceId: bootstrap?.workspace.id ?? '',
     userId: bootstrap?.user.id ?? '',
-    request: (method, urlPath, requestOptions = {}) => http(url + urlPath, method, { ...requestOptions, defaultKey: bootstrap?.key.key }),
+    request: (method, urlPath, requestOptions = {}) =>
+      http(url + urlPath, method, { ...requestOptions, defaultKey: bootstrap?.key.key }),
     admin,
     stop: async ({ keepData = false } = {}) => {
       await service.stop();

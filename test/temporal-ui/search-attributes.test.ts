@@ -9,7 +9,9 @@ describe('runs you can find in the Temporal UI', () => {
     try {
       const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
       for (const key of Object.values(searchAttributes)) {
-        expect(customAttributes?.[key.name], key.name).toBe(temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
+        expect(customAttributes?.[key.name], key.name).toBe(
+          temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+        );
       }
     } finally {
       await connection.close();

@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { countVersions, countWorkflows, createKey, GraphBuilder, otherOrganization, routedGraph, variables, violations } from './support.js';
+import {
+  countVersions,
+  countWorkflows,
+  createKey,
+  GraphBuilder,
+  otherOrganization,
+  routedGraph,
+  variables,
+  violations,
+} from './support.js';
 
 describe('POST /api/v1/workflow', () => {
   let svc: TestService;
@@ -20,7 +29,11 @@ describe('POST /api/v1/workflow', () => {
     });
 
   /** Sends a request that must fail with this status and leave no workflow behind. */
-  async function rejected(status: number, body: unknown, options: { key?: string | null; workspaceId?: string | null } = {}) {
+  async function rejected(
+    status: number,
+    body: unknown,
+    options: { key?: string | null; workspaceId?: string | null } = {},
+  ) {
     const before = [await countWorkflows(svc), await countVersions(svc)];
     const res = await create(body, options);
     expect(res.status, res.text).toBe(status);
@@ -41,8 +54,18 @@ describe('POST /api/v1/workflow', () => {
     expect(res.body.entityId).not.toBe(res.body.workflowId);
     const details = await svc.request('GET', `/api/v1/workflow/${String(res.body.workflowId)}`);
     expect(details.status).toBe(200);
-    expect(details.body).toMatchObject({ name: 'Default', description: 'd', activeStatus: 'inactive', orgUnitIds: ['unit-a', 'unit-b'], workspaceId: svc.workspaceId });
-    expect(details.body.version).toMatchObject({ workflowVersionId: res.body.workflowVersionId, workflowVersionNumber: 1, status: 'inactive' });
+    expect(details.body).toMatchObject({
+      name: 'Default',
+      description: 'd',
+      activeStatus: 'inactive',
+      orgUnitIds: ['unit-a', 'unit-b'],
+      workspaceId: svc.workspaceId,
+    });
+    expect(details.body.version).toMatchObject({
+      workflowVersionId: res.body.workflowVersionId,
+      workflowVersionNumber: 1,
+      status: 'inactive',
+    });
     const nodes = Object.values(details.body.nodes as Record<string, { id: string; name: string; type: string }>);
     expect(nodes.map((n) => [n.name, n.type]).sort()).toEqual([
       ['Workflow Input', 'input'],
@@ -60,7 +83,9 @@ describe('POST /api/v1/workflow', () => {
     expect(res.status, res.text).toBe(201);
     const details = await svc.request('GET', `/api/v1/workflow/${String(res.body.workflowId)}`);
     expect(details.body).toMatchObject({ activeStatus: 'active', nodes: g.nodes, edges: g.edges });
-    expect(details.body.jobPayloadSchema).toMatchObject({ text: { variable_name: 'text', type: 'str', is_nullable: false, tags: [] } });
+    expect(details.body.jobPayloadSchema).toMatchObject({
+      text: { variable_name: 'text', type: 'str', is_nullable: false, tags: [] },
+    });
     expect(details.body.resultsSchema).toMatchObject({ result: { variable_name: 'result', type: 'str' } });
   });
 
@@ -80,23 +105,31 @@ describe('POST /api/v1/workflow', () => {
   });
 
   it('answers 403 for a key scoped to other workspaces or lacking Workflow: Full, before looking at the body', async () => {
-    const otherWorkspace = await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'second' });
+    const otherWorkspace = await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, {
+      name: 'second',
+    });
     const scoped = await createKey(svc, ['workflow:full'], [String(otherWorkspace.body.id)]);
     await rejected(403, { name: 'x' }, { key: scoped });
     const readOnly = await createKey(svc, ['workflow:read', 'case:full']);
     await rejected(403, { name: '' }, { key: readOnly });
     // The scoped key does work in its own workspace.
-    expect((await create({ name: 'mine' }, { key: scoped, workspaceId: String(otherWorkspace.body.id) })).status).toBe(201);
+    expect((await create({ name: 'mine' }, { key: scoped, workspaceId: String(otherWorkspace.body.id) })).status).toBe(
+      201,
+    );
   });
 
   it('validates the body: name, activeStatus, orgUnitIds limit, node shape', async () => {
     const noName = await rejected(400, {});
     expect(noName.body.errorCode).toBe('VALIDATION_ERROR');
-    expect((noName.body.metadata as { fields: Array<{ field: string }> }).fields.map((f) => f.field)).toContain('body.name');
+    expect((noName.body.metadata as { fields: Array<{ field: string }> }).fields.map((f) => f.field)).toContain(
+      'body.name',
+    );
     await rejected(400, { name: '   ' });
     await rejected(400, { name: 'x', activeStatus: 'on' });
     await rejected(400, { name: 'x', orgUnitIds: Array.from({ length: 101 }, (_, i) => `u${i}`) });
-    expect((await create({ name: 'hundred', orgUnitIds: Array.from({ length: 100 }, (_, i) => `u${i}`) })).status).toBe(201);
+    expect((await create({ name: 'hundred', orgUnitIds: Array.from({ length: 100 }, (_, i) => `u${i}`) })).status).toBe(
+      201,
+    );
     await rejected(400, { name: 'x', nodes: { a: { id: 'not-a-uuid', name: 'n', type: 'input' } }, edges: {} });
     await rejected(400, { name: 'x', nodes: [], edges: {} });
   });
@@ -148,7 +181,12 @@ describe('POST /api/v1/workflow', () => {
     expect(violations(res.body).find((v) => v.path === 'edges')?.message).toMatch(/cycle/);
 
     const island = routedGraph();
-    const lonely = island.g.node({ name: 'Lonely', type: 'branch', handler_class: 'test_branch', process: { threshold: 0 } });
+    const lonely = island.g.node({
+      name: 'Lonely',
+      type: 'branch',
+      handler_class: 'test_branch',
+      process: { threshold: 0 },
+    });
     island.g.edge(lonely, island.output);
     expect(violations((await rejected(400, { name: 'x', ...island.g.body() })).body)).toContainEqual({
       path: `nodes.${lonely}`,
@@ -202,7 +240,10 @@ describe('POST /api/v1/workflow', () => {
         }
       }
       const found = violations((await rejected(400, { name: 'x', ...g.body() })).body);
-      expect(found).toContainEqual({ path: `nodes.${branch}.routes.${routeId}`, message: expect.stringContaining('No edge') });
+      expect(found).toContainEqual({
+        path: `nodes.${branch}.routes.${routeId}`,
+        message: expect.stringContaining('No edge'),
+      });
       expect(found.some((v) => v.path.endsWith('.route_complement'))).toBe(true);
     });
   });
@@ -241,9 +282,18 @@ describe('POST /api/v1/workflow', () => {
     };
     node.fixed_values = { ghost: 1 };
     const found = violations((await rejected(400, { name: 'x', ...g.body() })).body);
-    expect(found).toContainEqual({ path: `nodes.${branch}.variable_mappings.${mappedId}.from_variable_id`, message: expect.stringContaining('nope') });
-    expect(found).toContainEqual({ path: `nodes.${branch}.variable_mappings.${missingInput}`, message: expect.stringContaining('no input variable') });
-    expect(found).toContainEqual({ path: `nodes.${branch}.fixed_values.ghost`, message: expect.stringContaining('no input variable') });
+    expect(found).toContainEqual({
+      path: `nodes.${branch}.variable_mappings.${mappedId}.from_variable_id`,
+      message: expect.stringContaining('nope'),
+    });
+    expect(found).toContainEqual({
+      path: `nodes.${branch}.variable_mappings.${missingInput}`,
+      message: expect.stringContaining('no input variable'),
+    });
+    expect(found).toContainEqual({
+      path: `nodes.${branch}.fixed_values.ghost`,
+      message: expect.stringContaining('no input variable'),
+    });
 
     // A is downstream of the branch: not a source for it.
     const downstream = routedGraph();
@@ -262,6 +312,10 @@ describe('POST /api/v1/workflow', () => {
     const node = g.nodes[input];
     if (!node?.output_schema) throw new Error('no node');
     Object.assign(node.output_schema.schema, variables([{ name: 'text' }]).schema);
-    expect(violations((await rejected(400, { name: 'x', ...g.body() })).body).some((v) => v.message.includes('variable_name text'))).toBe(true);
+    expect(
+      violations((await rejected(400, { name: 'x', ...g.body() })).body).some((v) =>
+        v.message.includes('variable_name text'),
+      ),
+    ).toBe(true);
   });
 });

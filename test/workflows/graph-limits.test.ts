@@ -25,7 +25,10 @@ function chain(middle: number): Graph {
 }
 
 async function save(g: Graph) {
-  return svc.request('POST', '/api/v1/workflow', { headers: { 'x-workspace-id': svc.workspaceId }, body: { name: 'big', nodes: g.nodes, edges: g.edges } });
+  return svc.request('POST', '/api/v1/workflow', {
+    headers: { 'x-workspace-id': svc.workspaceId },
+    body: { name: 'big', nodes: g.nodes, edges: g.edges },
+  });
 }
 
 describe('graph size limits at save', () => {

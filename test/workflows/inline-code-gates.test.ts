@@ -15,11 +15,23 @@ let counter = 0;
 /** A key of a fresh organization with one workspace. */
 async function caller(options: { verified: boolean; grants: Grant[] }): Promise<{ key: string; workspaceId: string }> {
   counter += 1;
-  const org = await svc.admin('POST', '/admin/organizations', { name: `inline ${counter}`, verified: options.verified });
+  const org = await svc.admin('POST', '/admin/organizations', {
+    name: `inline ${counter}`,
+    verified: options.verified,
+  });
   const organizationId = String(org.body.id);
   const workspace = await svc.admin('POST', `/admin/organizations/${organizationId}/workspaces`, { name: 'ws' });
-  const user = await svc.admin('POST', '/admin/users', { email: `inline${counter}-${Date.now()}@example.com`, name: 'Author', organizationId });
-  const key = await svc.admin('POST', '/admin/keys', { organizationId, userId: String(user.body.id), name: 'k', grants: options.grants });
+  const user = await svc.admin('POST', '/admin/users', {
+    email: `inline${counter}-${Date.now()}@example.com`,
+    name: 'Author',
+    organizationId,
+  });
+  const key = await svc.admin('POST', '/admin/keys', {
+    organizationId,
+    userId: String(user.body.id),
+    name: 'k',
+    grants: options.grants,
+  });
   expect(key.status, key.text).toBe(201);
   return { key: String(key.body.key), workspaceId: String(workspace.body.id) };
 }
@@ -38,7 +50,11 @@ const clean = py('return {"text": inputs["text"]}');
 const hostile = 'import os\ndef main(inputs):\n    return {"text": os.environ.get("HOME", "")}\n';
 
 async function create(who: { key: string; workspaceId: string }, g: Graph) {
-  return svc.request('POST', '/api/v1/workflow', { key: who.key, headers: { 'x-workspace-id': who.workspaceId }, body: { name: 'inline', nodes: g.nodes, edges: g.edges } });
+  return svc.request('POST', '/api/v1/workflow', {
+    key: who.key,
+    headers: { 'x-workspace-id': who.workspaceId },
+    body: { name: 'inline', nodes: g.nodes, edges: g.edges },
+  });
 }
 
 describe('inline process.source passes the catalog code gates at save', () => {
@@ -53,7 +69,10 @@ describe('inline process.source passes the catalog code gates at save', () => {
     const ok = await create(who, plain);
     expect(ok.status, ok.text).toBe(201);
     const g = inlineGraph(clean);
-    const upd = await svc.request('PATCH', `/api/v1/workflow/${String(ok.body.workflowId)}`, { key: who.key, body: { nodes: g.nodes, edges: g.edges } });
+    const upd = await svc.request('PATCH', `/api/v1/workflow/${String(ok.body.workflowId)}`, {
+      key: who.key,
+      body: { nodes: g.nodes, edges: g.edges },
+    });
     expect(upd.status, upd.text).toBe(403);
   });
 

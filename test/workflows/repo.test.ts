@@ -94,7 +94,15 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
   });
 
   const create = (activeStatus: 'active' | 'inactive', name = 'wf') =>
-    repo.create({ organizationId: orgId, workspaceId, name, createdBy: userId, graph: graph(name), activeStatus, orgUnitIds: ['u1'] });
+    repo.create({
+      organizationId: orgId,
+      workspaceId,
+      name,
+      createdBy: userId,
+      graph: graph(name),
+      activeStatus,
+      orgUnitIds: ['u1'],
+    });
 
   it('creates version 1 and numbers every update one past the latest', async () => {
     const { workflow, version } = await create('inactive');
@@ -109,13 +117,17 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
     expect(v3?.version.name).toBe('renamed');
     expect(v2?.version.graph).toEqual(version.graph);
     expect((await repo.findWorkflow(workflow.id))?.name).toBe('renamed');
-    expect((await repo.listVersionSummaries(workflow.id, { limit: 1000 })).map((v) => v.versionNumber)).toEqual([3, 2, 1]);
+    expect((await repo.listVersionSummaries(workflow.id, { limit: 1000 })).map((v) => v.versionNumber)).toEqual([
+      3, 2, 1,
+    ]);
     expect(await repo.update(randomUUID(), { name: 'x', updatedBy: userId })).toBeUndefined();
   });
 
   it('numbers concurrent updates without gaps or duplicates', async () => {
     const { workflow } = await create('active');
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => repo.update(workflow.id, { name: `n${i}`, updatedBy: userId })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => repo.update(workflow.id, { name: `n${i}`, updatedBy: userId })),
+    );
     expect(results.map((r) => r?.version.versionNumber).sort()).toEqual([2, 3, 4, 5, 6, 7]);
   });
 
@@ -123,14 +135,32 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
     const { workflow, version: v1 } = await create('active');
     const v2 = await repo.update(workflow.id, { activeStatus: 'inactive', graph: graph('draft'), updatedBy: userId });
     const run = await resolveRunVersion(repo, orgId, { workflowId: workflow.id }, {});
-    expect(run).toMatchObject({ versionId: v1.id, versionNumber: 1, activeStatus: 'active', workspaceId, entityId: workflow.entityId });
+    expect(run).toMatchObject({
+      versionId: v1.id,
+      versionNumber: 1,
+      activeStatus: 'active',
+      workspaceId,
+      entityId: workflow.entityId,
+    });
     const pinned = await resolveRunVersion(repo, orgId, { workflowId: workflow.id }, { versionNumber: 2 });
     expect(pinned).toMatchObject({ versionId: v2?.version.id, activeStatus: 'inactive' });
-    expect((await resolveRunVersion(repo, orgId, { workflowId: workflow.id }, { versionId: v2?.version.id, versionNumber: 1 })).versionNumber).toBe(2);
+    expect(
+      (
+        await resolveRunVersion(
+          repo,
+          orgId,
+          { workflowId: workflow.id },
+          { versionId: v2?.version.id, versionNumber: 1 },
+        )
+      ).versionNumber,
+    ).toBe(2);
     await repo.setVersionStatus(workflow.id, v2?.version.id ?? '', 'active');
     expect((await resolveRunVersion(repo, orgId, { workflowId: workflow.id }, {})).versionNumber).toBe(2);
     // One active version at a time: activating v2 deactivated v1.
-    expect((await repo.listVersionSummaries(workflow.id, { limit: 1000 })).map((v) => v.status)).toEqual(['active', 'inactive']);
+    expect((await repo.listVersionSummaries(workflow.id, { limit: 1000 })).map((v) => v.status)).toEqual([
+      'active',
+      'inactive',
+    ]);
     expect(await repo.findVersion(v1.id)).toMatchObject({ workflowId: workflow.id, versionNumber: 1, graph: v1.graph });
     expect(await repo.findVersion(randomUUID())).toBeUndefined();
   });
@@ -138,9 +168,16 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
   it('lets referenceEntityId win and accepts an entity id as workflowId', async () => {
     const a = await create('active', 'a');
     const b = await create('active', 'b');
-    const run = await resolveRunVersion(repo, orgId, { workflowId: a.workflow.id, referenceEntityId: b.workflow.entityId }, {});
+    const run = await resolveRunVersion(
+      repo,
+      orgId,
+      { workflowId: a.workflow.id, referenceEntityId: b.workflow.entityId },
+      {},
+    );
     expect(run.workflowId).toBe(b.workflow.id);
-    expect((await resolveRunVersion(repo, orgId, { workflowId: a.workflow.entityId }, {})).workflowId).toBe(a.workflow.id);
+    expect((await resolveRunVersion(repo, orgId, { workflowId: a.workflow.entityId }, {})).workflowId).toBe(
+      a.workflow.id,
+    );
   });
 
   it('gives 409 without an active version, 404 for unknown ids, versions and other organizations', async () => {
@@ -149,9 +186,18 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
     expect(err.metadata).toMatchObject({ reason: 'NO_ACTIVE_VERSION' });
     await expectDomainError(resolveRunVersion(repo, orgId, { workflowId: randomUUID() }, {}), 'NOT_FOUND');
     await expectDomainError(resolveRunVersion(repo, orgId, { referenceEntityId: workflow.id }, {}), 'NOT_FOUND');
-    await expectDomainError(resolveRunVersion(repo, orgId, { workflowId: workflow.id }, { versionNumber: 9 }), 'NOT_FOUND');
-    await expectDomainError(resolveRunVersion(repo, orgId, { workflowId: workflow.id }, { versionId: randomUUID() }), 'NOT_FOUND');
-    await expectDomainError(resolveRunVersion(repo, otherOrgId, { workflowId: workflow.id }, { versionNumber: 1 }), 'NOT_FOUND');
+    await expectDomainError(
+      resolveRunVersion(repo, orgId, { workflowId: workflow.id }, { versionNumber: 9 }),
+      'NOT_FOUND',
+    );
+    await expectDomainError(
+      resolveRunVersion(repo, orgId, { workflowId: workflow.id }, { versionId: randomUUID() }),
+      'NOT_FOUND',
+    );
+    await expectDomainError(
+      resolveRunVersion(repo, otherOrgId, { workflowId: workflow.id }, { versionNumber: 1 }),
+      'NOT_FOUND',
+    );
     await expectDomainError(resolveRunVersion(repo, orgId, {}, {}), 'BAD_REQUEST');
   });
 
@@ -159,10 +205,17 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
     const { workflow } = await create('active');
     const v2 = await repo.update(workflow.id, { name: 'v2', updatedBy: userId });
     // The new version inherited 'active' and took over from v1.
-    expect((await repo.listVersionSummaries(workflow.id, { limit: 1000 })).map((v) => v.status)).toEqual(['active', 'inactive']);
+    expect((await repo.listVersionSummaries(workflow.id, { limit: 1000 })).map((v) => v.status)).toEqual([
+      'active',
+      'inactive',
+    ]);
     await repo.setVersionStatus(workflow.id, v2?.version.id ?? '', 'inactive');
     await repo.update(workflow.id, { name: 'v3', activeStatus: 'active', updatedBy: userId });
-    await repo.setVersionStatus(workflow.id, (await repo.listVersionSummaries(workflow.id, { limit: 1000 }))[2]?.id ?? '', 'active');
+    await repo.setVersionStatus(
+      workflow.id,
+      (await repo.listVersionSummaries(workflow.id, { limit: 1000 }))[2]?.id ?? '',
+      'active',
+    );
     expect(await repo.deactivateAllVersions(workflow.id)).toBe(1);
     await expectDomainError(resolveRunVersion(repo, orgId, { workflowId: workflow.id }, {}), 'CONFLICT');
     expect(await repo.setVersionStatus(workflow.id, randomUUID(), 'active')).toBeUndefined();

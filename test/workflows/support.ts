@@ -5,11 +5,18 @@ import type { VariableType } from '../../src/domain/vocabulary.js';
 import '../support/branch-kind.js';
 import type { TestService } from '../support/harness.js';
 
-export function variables(entries: Array<{ id?: string; name: string; type?: VariableType; tags?: VariableSchemaEntry['tags'] }>): VariableSchema {
+export function variables(
+  entries: Array<{ id?: string; name: string; type?: VariableType; tags?: VariableSchemaEntry['tags'] }>,
+): VariableSchema {
   const schema: Record<string, VariableSchemaEntry> = {};
   for (const entry of entries) {
     const id = entry.id ?? randomUUID();
-    schema[id] = { id, variable_name: entry.name, allowed_types: [{ type: entry.type ?? 'str' }], ...(entry.tags ? { tags: entry.tags } : {}) };
+    schema[id] = {
+      id,
+      variable_name: entry.name,
+      allowed_types: [{ type: entry.type ?? 'str' }],
+      ...(entry.tags ? { tags: entry.tags } : {}),
+    };
   }
   return { schema, variable_addition_allowed: false };
 }
@@ -40,11 +47,24 @@ export class GraphBuilder {
  * input (text) → branch (route "big": true → A, false → B) → both into output.
  * The branch node reads `text` from the input node; output reads A's result.
  */
-export function routedGraph(): { g: GraphBuilder; input: string; branch: string; a: string; b: string; output: string; routeId: string; textId: string } {
+export function routedGraph(): {
+  g: GraphBuilder;
+  input: string;
+  branch: string;
+  a: string;
+  b: string;
+  output: string;
+  routeId: string;
+  textId: string;
+} {
   const g = new GraphBuilder();
   const textId = randomUUID();
   const routeId = randomUUID();
-  const input = g.node({ name: 'Workflow Input', type: 'input', output_schema: variables([{ id: textId, name: 'text' }]) });
+  const input = g.node({
+    name: 'Workflow Input',
+    type: 'input',
+    output_schema: variables([{ id: textId, name: 'text' }]),
+  });
   const branchIn = randomUUID();
   const branch = g.node({
     name: 'Branch',
@@ -101,7 +121,11 @@ export async function countVersions(svc: TestService): Promise<number> {
 
 /** A key of this organization for a new member, with the given grants and scope. */
 export async function createKey(svc: TestService, grants: string[], workspaceIds?: string[]): Promise<string> {
-  const user = await svc.admin('POST', '/admin/users', { email: `${randomUUID()}@example.com`, name: 'member', organizationId: svc.organizationId });
+  const user = await svc.admin('POST', '/admin/users', {
+    email: `${randomUUID()}@example.com`,
+    name: 'member',
+    organizationId: svc.organizationId,
+  });
   const key = await svc.admin('POST', '/admin/keys', {
     organizationId: svc.organizationId,
     userId: user.body.id,
@@ -118,7 +142,16 @@ export async function otherOrganization(svc: TestService): Promise<{ workspaceId
   const org = await svc.admin('POST', '/admin/organizations', { name: `other-${randomUUID()}` });
   const organizationId = String(org.body.id);
   const workspace = await svc.admin('POST', `/admin/organizations/${organizationId}/workspaces`, { name: 'theirs' });
-  const user = await svc.admin('POST', '/admin/users', { email: `${randomUUID()}@example.com`, name: 'them', organizationId });
-  const key = await svc.admin('POST', '/admin/keys', { organizationId, userId: user.body.id, name: 'theirs', grants: ['workflow:full'] });
+  const user = await svc.admin('POST', '/admin/users', {
+    email: `${randomUUID()}@example.com`,
+    name: 'them',
+    organizationId,
+  });
+  const key = await svc.admin('POST', '/admin/keys', {
+    organizationId,
+    userId: user.body.id,
+    name: 'theirs',
+    grants: ['workflow:full'],
+  });
   return { workspaceId: String(workspace.body.id), key: String(key.body.key) };
 }

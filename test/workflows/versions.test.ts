@@ -18,7 +18,9 @@ describe('workflow versions, details, update and the deprecated read', () => {
     await svc.stop();
   });
 
-  async function createRouted(activeStatus: 'active' | 'inactive'): Promise<Created & { graph: ReturnType<typeof routedGraph> }> {
+  async function createRouted(
+    activeStatus: 'active' | 'inactive',
+  ): Promise<Created & { graph: ReturnType<typeof routedGraph> }> {
     const graph = routedGraph();
     const res = await svc.request('POST', '/api/v1/workflow', {
       body: { name: 'Versioned', description: 'first', activeStatus, ...graph.g.body() },
@@ -28,7 +30,8 @@ describe('workflow versions, details, update and the deprecated read', () => {
     return { ...(res.body as unknown as Created), graph };
   }
 
-  const patch = (id: string, body: unknown, key?: string) => svc.request('PATCH', `/api/v1/workflow/${id}`, { body, key });
+  const patch = (id: string, body: unknown, key?: string) =>
+    svc.request('PATCH', `/api/v1/workflow/${id}`, { body, key });
 
   it('cuts a new version per update and keeps the old ones readable', async () => {
     const wf = await createRouted('inactive');
@@ -40,28 +43,45 @@ describe('workflow versions, details, update and the deprecated read', () => {
     const { g, input } = wf.graph;
     const inputNode = g.nodes[input];
     if (!inputNode?.output_schema) throw new Error('no input node');
-    Object.assign(inputNode.output_schema.schema, variables([{ name: 'attachment', type: 'file', tags: [{ variable_name: 'allowed_file_types', value: ['PDF'] }] }]).schema);
+    Object.assign(
+      inputNode.output_schema.schema,
+      variables([{ name: 'attachment', type: 'file', tags: [{ variable_name: 'allowed_file_types', value: ['PDF'] }] }])
+        .schema,
+    );
     const v3 = await patch(wf.workflowId, { nodes: g.nodes, description: 'third' });
     expect(v3.body).toMatchObject({ workflowVersionNumber: 3 });
 
     const latest = await svc.request('GET', `/api/v1/workflow/${wf.workflowId}`);
-    expect(latest.body).toMatchObject({ name: 'Renamed', description: 'third', edges: g.edges, version: { workflowVersionNumber: 3 } });
+    expect(latest.body).toMatchObject({
+      name: 'Renamed',
+      description: 'third',
+      edges: g.edges,
+      version: { workflowVersionNumber: 3 },
+    });
     expect(latest.body.jobPayloadSchema).toMatchObject({
       attachment: { type: 'file', tags: [{ variable_name: 'allowed_file_types', value: ['PDF'] }] },
     });
-    expect((latest.body.versions as Array<{ workflowVersionNumber: number }>).map((v) => v.workflowVersionNumber)).toEqual([3, 2, 1]);
+    expect(
+      (latest.body.versions as Array<{ workflowVersionNumber: number }>).map((v) => v.workflowVersionNumber),
+    ).toEqual([3, 2, 1]);
 
     const first = await svc.request('GET', `/api/v1/workflow/${wf.workflowId}?version=1`);
-    expect(first.body).toMatchObject({ version: { workflowVersionId: wf.workflowVersionId, name: 'Versioned', description: 'first' } });
+    expect(first.body).toMatchObject({
+      version: { workflowVersionId: wf.workflowVersionId, name: 'Versioned', description: 'first' },
+    });
     expect(Object.keys(first.body.jobPayloadSchema as object)).toEqual(['text']);
-    const byId = await svc.request('GET', `/api/v1/workflow/${wf.workflowId}?version=1&workflowVersionId=${String(v3.body.workflowVersionId)}`);
+    const byId = await svc.request(
+      'GET',
+      `/api/v1/workflow/${wf.workflowId}?version=1&workflowVersionId=${String(v3.body.workflowVersionId)}`,
+    );
     expect(byId.body).toMatchObject({ version: { workflowVersionNumber: 3 } });
   });
 
   it('pages the version list of the details read with versionsLimit and versionsCursor', async () => {
     const wf = await createRouted('active');
     for (const name of ['v2', 'v3', 'v4']) expect((await patch(wf.workflowId, { name })).status).toBe(200);
-    const numbers = (body: Record<string, unknown>) => (body.versions as Array<{ workflowVersionNumber: number }>).map((v) => v.workflowVersionNumber);
+    const numbers = (body: Record<string, unknown>) =>
+      (body.versions as Array<{ workflowVersionNumber: number }>).map((v) => v.workflowVersionNumber);
     const first = await svc.request('GET', `/api/v1/workflow/${wf.workflowId}?versionsLimit=3`);
     expect(first.status, first.text).toBe(200);
     expect(numbers(first.body)).toEqual([4, 3, 2]);
@@ -97,14 +117,29 @@ describe('workflow versions, details, update and the deprecated read', () => {
 
     const current = await svc.request('GET', `/workflow/${wf.workflowId}`);
     expect(current.status, current.text).toBe(200);
-    expect(current.body).toMatchObject({ workflowId: wf.workflowId, versionId: wf.workflowVersionId, versionNumber: 1, activeStatus: 'active' });
+    expect(current.body).toMatchObject({
+      workflowId: wf.workflowId,
+      versionId: wf.workflowVersionId,
+      versionNumber: 1,
+      activeStatus: 'active',
+    });
     expect(current.body.blueprint).toEqual({ nodes: wf.graph.g.nodes, edges: wf.graph.g.edges });
     expect(current.body.jobPayloadSchema).toEqual({
-      text: { id: wf.graph.textId, variable_name: 'text', display_name: 'text', type: 'str', is_nullable: false, tags: [] },
+      text: {
+        id: wf.graph.textId,
+        variable_name: 'text',
+        display_name: 'text',
+        type: 'str',
+        is_nullable: false,
+        tags: [],
+      },
     });
     const pinned = await svc.request('GET', `/workflow/${wf.workflowId}?version=2`);
     expect(pinned.body).toMatchObject({ versionNumber: 2, activeStatus: 'inactive' });
-    const byEntity = await svc.request('GET', `/workflow/${wf.entityId}?workflowVersionId=${wf.workflowVersionId}&version=2`);
+    const byEntity = await svc.request(
+      'GET',
+      `/workflow/${wf.entityId}?workflowVersionId=${wf.workflowVersionId}&version=2`,
+    );
     expect(byEntity.body).toMatchObject({ workflowId: wf.workflowId, versionNumber: 1 });
     expect((await svc.request('GET', `/workflow/${wf.workflowId}?version=9`)).status).toBe(404);
     expect((await svc.request('GET', `/workflow/${wf.workflowId}?workflowVersionId=${randomUUID()}`)).status).toBe(404);
@@ -121,23 +156,37 @@ describe('workflow versions, details, update and the deprecated read', () => {
     await patch(wf.workflowId, { name: 'v2' });
     const activated = await svc.request('POST', `/api/v1/workflow/${wf.workflowId}/activate`, { body: {} });
     expect(activated.body).toMatchObject({ activeStatus: 'active', activeVersionNumber: 2 });
-    const rollback = await svc.request('POST', `/api/v1/workflow/${wf.workflowId}/activate`, { body: { workflowVersionNumber: 1 } });
-    expect(rollback.body).toMatchObject({ activeStatus: 'active', activeVersionId: wf.workflowVersionId, activeVersionNumber: 1 });
+    const rollback = await svc.request('POST', `/api/v1/workflow/${wf.workflowId}/activate`, {
+      body: { workflowVersionNumber: 1 },
+    });
+    expect(rollback.body).toMatchObject({
+      activeStatus: 'active',
+      activeVersionId: wf.workflowVersionId,
+      activeVersionNumber: 1,
+    });
     expect((await svc.request('GET', `/workflow/${wf.workflowId}`)).body).toMatchObject({ versionNumber: 1 });
     const details = await svc.request('GET', `/api/v1/workflow/${wf.workflowId}`);
     expect((details.body.versions as Array<{ status: string }>).map((v) => v.status)).toEqual(['inactive', 'active']);
 
     const v3 = await patch(wf.workflowId, { activeStatus: 'active' });
     expect(v3.body).toMatchObject({ workflowVersionNumber: 3, status: 'active' });
-    const one = await svc.request('POST', `/api/v1/workflow/${wf.workflowId}/deactivate`, { body: { workflowVersionNumber: 3 } });
+    const one = await svc.request('POST', `/api/v1/workflow/${wf.workflowId}/deactivate`, {
+      body: { workflowVersionNumber: 3 },
+    });
     expect(one.body).toMatchObject({ activeStatus: 'inactive', activeVersionId: null });
     await svc.request('POST', `/api/v1/workflow/${wf.workflowId}/activate`, { body: { workflowVersionNumber: 2 } });
     const all = await svc.request('POST', `/api/v1/workflow/${wf.workflowId}/deactivate`);
     expect(all.body).toMatchObject({ activeStatus: 'inactive', activeVersionNumber: null });
     expect((await svc.request('GET', `/workflow/${wf.workflowId}`)).status).toBe(409);
 
-    expect((await svc.request('POST', `/api/v1/workflow/${wf.workflowId}/activate`, { body: { workflowVersionNumber: 7 } })).status).toBe(404);
-    expect((await svc.request('POST', `/api/v1/workflow/${wf.workflowId}/activate`, { body: { workflowVersionId: 'nope' } })).status).toBe(400);
+    expect(
+      (await svc.request('POST', `/api/v1/workflow/${wf.workflowId}/activate`, { body: { workflowVersionNumber: 7 } }))
+        .status,
+    ).toBe(404);
+    expect(
+      (await svc.request('POST', `/api/v1/workflow/${wf.workflowId}/activate`, { body: { workflowVersionId: 'nope' } }))
+        .status,
+    ).toBe(400);
   });
 
   it('reads with Workflow: Read, writes with Workflow: Full, only in the workflow’s workspace and organization', async () => {
@@ -146,12 +195,16 @@ describe('workflow versions, details, update and the deprecated read', () => {
     expect((await svc.request('GET', `/api/v1/workflow/${wf.workflowId}`, { key: reader })).status).toBe(200);
     expect((await svc.request('GET', `/workflow/${wf.workflowId}`, { key: reader })).status).toBe(200);
     expect((await patch(wf.workflowId, { name: 'x' }, reader)).status).toBe(403);
-    expect((await svc.request('POST', `/api/v1/workflow/${wf.workflowId}/deactivate`, { key: reader })).status).toBe(403);
+    expect((await svc.request('POST', `/api/v1/workflow/${wf.workflowId}/deactivate`, { key: reader })).status).toBe(
+      403,
+    );
 
     const caseOnly = await createKey(svc, ['case:full']);
     expect((await svc.request('GET', `/api/v1/workflow/${wf.workflowId}`, { key: caseOnly })).status).toBe(403);
 
-    const elsewhere = await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'elsewhere' });
+    const elsewhere = await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, {
+      name: 'elsewhere',
+    });
     const scoped = await createKey(svc, ['workflow:full'], [String(elsewhere.body.id)]);
     expect((await svc.request('GET', `/api/v1/workflow/${wf.workflowId}`, { key: scoped })).status).toBe(403);
 
@@ -167,7 +220,10 @@ describe('workflow versions, details, update and the deprecated read', () => {
 
   it('documents the workflow endpoints, the deprecated one marked deprecated', async () => {
     const doc = await svc.request('GET', '/openapi.json', { key: null });
-    const paths = doc.body.paths as Record<string, Record<string, { deprecated?: boolean; parameters?: Array<{ name: string }>; requestBody?: unknown }>>;
+    const paths = doc.body.paths as Record<
+      string,
+      Record<string, { deprecated?: boolean; parameters?: Array<{ name: string }>; requestBody?: unknown }>
+    >;
     expect(paths['/api/v1/workflow']?.post?.parameters?.map((p) => p.name)).toContain('x-workspace-id');
     expect(paths['/api/v1/workflow']?.post?.requestBody).toBeDefined();
     expect(paths['/api/v1/workflow/{workflowId}']?.get).toBeDefined();

@@ -4,11 +4,19 @@ import { errorBodySchema } from './common.js';
 
 const resultEntrySchema = z.object({ value: z.unknown(), type: z.string(), displayName: z.string() });
 export const resultsBodySchema = z.object({
-  results: z.record(z.string(), resultEntrySchema).meta({ description: "Keyed by the output variable's variable_name" }),
+  results: z
+    .record(z.string(), resultEntrySchema)
+    .meta({ description: "Keyed by the output variable's variable_name" }),
   status: z.enum(caseStatuses),
 });
 export const notFinishedSchema = z
-  .object({ statusCode: z.literal(202), message: z.string(), timestamp: z.string(), path: z.string(), errorCode: z.literal('') })
+  .object({
+    statusCode: z.literal(202),
+    message: z.string(),
+    timestamp: z.string(),
+    path: z.string(),
+    errorCode: z.literal(''),
+  })
   .meta({ description: 'The case has not finished: no results yet' });
 
 export const nodeDataSchema = z.object({
@@ -28,14 +36,18 @@ export const auditSchema = z.object({
   caseId: z.string(),
   status: z.enum(caseStatuses),
   nb_nodes: z.number(),
-  executed_nodes: z.array(z.string()).meta({ description: 'Nodes that ran (completed or failed), in the order they finished' }),
+  executed_nodes: z
+    .array(z.string())
+    .meta({ description: 'Nodes that ran (completed or failed), in the order they finished' }),
   nb_executed_nodes: z.number(),
   running_node: z.string().meta({ description: 'Empty when none is running' }),
   next_node_to_execute: z.string().meta({ description: 'Empty when none is queued' }),
   remaining_nodes_to_execute: z.array(z.string()),
   failed_nodes: z.array(z.string()),
   nb_failed_nodes: z.number(),
-  audit: z.object({ nodes_execution_data: z.record(z.string(), nodeDataSchema).meta({ description: 'Keyed by node id' }) }),
+  audit: z.object({
+    nodes_execution_data: z.record(z.string(), nodeDataSchema).meta({ description: 'Keyed by node id' }),
+  }),
 });
 export const statusSchema = z.object({
   caseId: z.string(),
@@ -68,7 +80,12 @@ export const caseErrors = {
   404: { description: 'Unknown case (or one of another organization)', schema: errorBodySchema },
 };
 
-export const initiatedSchema = z.object({ caseId: z.string(), workflowVersionId: z.string(), workflowVersionNumber: z.number(), status: z.enum(caseStatuses) });
+export const initiatedSchema = z.object({
+  caseId: z.string(),
+  workflowVersionId: z.string(),
+  workflowVersionNumber: z.number(),
+  status: z.enum(caseStatuses),
+});
 export const cancelledSchema = z.object({ caseId: z.string(), status: z.enum(caseStatuses) });
 
 /** The deprecated job paths answer the case bodies with the case id also as jobExecutionId. */

@@ -112,16 +112,26 @@ export const catalogAllowedTypeSchema = z
           message: `typeDefinition has at most ${fieldLimits.typeDefinitionEntries} entries`,
         })
         .optional()
-        .meta({ description: `Inner shape of a composite type; each value is a field definition; max ${fieldLimits.typeDefinitionEntries} entries, ${fieldLimits.typeDefinitionDepth} levels deep` });
+        .meta({
+          description: `Inner shape of a composite type; each value is a field definition; max ${fieldLimits.typeDefinitionEntries} entries, ${fieldLimits.typeDefinitionDepth} levels deep`,
+        });
     },
     typeDefinitionEnforced: z.boolean().optional(),
   })
   .superRefine((allowed, ctx) => {
     if (!allowed.typeDefinition) return;
     if (allowed.type !== 'array' && allowed.type !== 'object') {
-      ctx.addIssue({ code: 'custom', path: ['typeDefinition'], message: `typeDefinition applies to the composite types array and object, not ${allowed.type}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['typeDefinition'],
+        message: `typeDefinition applies to the composite types array and object, not ${allowed.type}`,
+      });
     } else if (allowed.type === 'array' && Object.keys(allowed.typeDefinition).length !== 1) {
-      ctx.addIssue({ code: 'custom', path: ['typeDefinition'], message: 'typeDefinition of an array is a single-key map naming the element' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['typeDefinition'],
+        message: 'typeDefinition of an array is a single-key map naming the element',
+      });
     }
   });
 
@@ -136,7 +146,10 @@ export const catalogFieldSchema: z.ZodType<CatalogField, unknown> = z
       .max(fieldLimits.allowedTypes, `at most ${fieldLimits.allowedTypes} allowedTypes entries`),
     description: z.string().max(fieldLimits.description).optional(),
     default: z.unknown().optional().meta({ description: 'Must match one of allowedTypes' }),
-    isOptional: z.boolean().default(false).meta({ description: 'When true the workflow may omit the field at execute time' }),
+    isOptional: z
+      .boolean()
+      .default(false)
+      .meta({ description: 'When true the workflow may omit the field at execute time' }),
     tags: z.array(shortText).max(fieldLimits.listEntries).optional(),
     options: z
       .array(z.record(z.string(), z.unknown()))
@@ -154,7 +167,11 @@ export const catalogFieldSchema: z.ZodType<CatalogField, unknown> = z
     if (field.default === undefined) return;
     if (!field.allowedTypes.some((allowed) => valueMatchesType(field.default, allowed.type))) {
       const names = field.allowedTypes.map((allowed) => allowed.type).join(', ');
-      ctx.addIssue({ code: 'custom', path: ['default'], message: `default does not match any of the allowed types (${names})` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['default'],
+        message: `default does not match any of the allowed types (${names})`,
+      });
     }
   })
   .meta({ id: 'CatalogField', description: 'A typed variable of a catalog entry (action or code node)' });
@@ -175,7 +192,10 @@ export interface FieldMapOptions {
  */
 export function catalogFieldMapSchema(options: FieldMapOptions = {}) {
   const { maxEntries, maxJsonBytes } = options;
-  const limits = [maxEntries !== undefined ? `max ${maxEntries} variables` : '', maxJsonBytes !== undefined ? `max ${maxJsonBytes} bytes JSON-encoded` : '']
+  const limits = [
+    maxEntries !== undefined ? `max ${maxEntries} variables` : '',
+    maxJsonBytes !== undefined ? `max ${maxJsonBytes} bytes JSON-encoded` : '',
+  ]
     .filter(Boolean)
     .join(', ');
   return z
@@ -190,20 +210,29 @@ export function catalogFieldMapSchema(options: FieldMapOptions = {}) {
         for (const [key, field] of Object.entries(map)) {
           if (typeDefinitionDepth(field) > fieldLimits.typeDefinitionDepth) {
             tooDeep = true;
-            ctx.addIssue({ code: 'custom', path: [key], message: `typeDefinition nests more than ${fieldLimits.typeDefinitionDepth} levels` });
+            ctx.addIssue({
+              code: 'custom',
+              path: [key],
+              message: `typeDefinition nests more than ${fieldLimits.typeDefinitionDepth} levels`,
+            });
           }
         }
         // JSON.stringify recurses too: only measure a map already known to be shallow.
         if (maxJsonBytes !== undefined && !tooDeep) {
           const bytes = Buffer.byteLength(JSON.stringify(map), 'utf8');
-          if (bytes > maxJsonBytes) ctx.addIssue({ code: 'custom', message: `at most ${maxJsonBytes} bytes JSON-encoded (got ${bytes})` });
+          if (bytes > maxJsonBytes)
+            ctx.addIssue({ code: 'custom', message: `at most ${maxJsonBytes} bytes JSON-encoded (got ${bytes})` });
         }
         return map;
       },
       z.record(z.string(), catalogFieldSchema).superRefine((map, ctx) => {
         for (const [key, field] of Object.entries(map)) {
           if (field.variableName !== key) {
-            ctx.addIssue({ code: 'custom', path: [key, 'variableName'], message: `variableName '${field.variableName}' must equal its map key '${key}'` });
+            ctx.addIssue({
+              code: 'custom',
+              path: [key, 'variableName'],
+              message: `variableName '${field.variableName}' must equal its map key '${key}'`,
+            });
           }
         }
       }),

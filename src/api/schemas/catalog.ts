@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { credentialValueMatchesType } from '../../catalog/credential-fields.js';
 import { iconProblem } from '../../catalog/icon.js';
-import { authTypes, credentialFieldTypes, credentialStatuses, integrationStatuses, requiredPlans, type ActionContent, type CredentialContent, type IntegrationDraft } from '../../catalog/types.js';
+import {
+  authTypes,
+  credentialFieldTypes,
+  credentialStatuses,
+  integrationStatuses,
+  requiredPlans,
+  type ActionContent,
+  type CredentialContent,
+  type IntegrationDraft,
+} from '../../catalog/types.js';
 import { catalogFieldMapSchema, catalogFieldSchema } from './catalog-fields.js';
 
 /** The contract's integration limits (Limits table), plus our bounds where it is silent. */
@@ -30,7 +39,9 @@ const icon = z
     const problem = iconProblem(value);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   })
-  .meta({ description: `Base64-encoded SVG or PNG, no data: prefix; the decoded bytes are checked; max ${catalogLimits.icon} chars` });
+  .meta({
+    description: `Base64-encoded SVG or PNG, no data: prefix; the decoded bytes are checked; max ${catalogLimits.icon} chars`,
+  });
 
 export const providerBody = z.object({ name });
 export const providerResponse = z.object({ id: z.string(), name: z.string(), createdAt: z.string() });
@@ -60,10 +71,15 @@ const credentialInputs = z
   .record(z.string(), credentialField)
   .superRefine((map, ctx) => {
     const keys = Object.keys(map);
-    if (keys.length > catalogLimits.credentialInputs) ctx.addIssue({ code: 'custom', message: `at most ${catalogLimits.credentialInputs} inputs` });
+    if (keys.length > catalogLimits.credentialInputs)
+      ctx.addIssue({ code: 'custom', message: `at most ${catalogLimits.credentialInputs} inputs` });
     for (const [key, field] of Object.entries(map)) {
       if (field.variableName !== key) {
-        ctx.addIssue({ code: 'custom', path: [key, 'variableName'], message: `variableName '${field.variableName}' must equal its map key '${key}'` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [key, 'variableName'],
+          message: `variableName '${field.variableName}' must equal its map key '${key}'`,
+        });
       }
     }
   })
@@ -80,12 +96,22 @@ export const credentialTemplate = z.object({
 });
 export const credentialBody = z.object({ credential: credentialTemplate });
 
-const fieldMap = catalogFieldMapSchema({ maxEntries: catalogLimits.actionVariables, maxJsonBytes: catalogLimits.actionVariablesJsonBytes });
-const endpoint = z.string().min(1).max(catalogLimits.endpoint).meta({ description: 'External endpoint; a connection smoke test calls it' });
+const fieldMap = catalogFieldMapSchema({
+  maxEntries: catalogLimits.actionVariables,
+  maxJsonBytes: catalogLimits.actionVariablesJsonBytes,
+});
+const endpoint = z
+  .string()
+  .min(1)
+  .max(catalogLimits.endpoint)
+  .meta({ description: 'External endpoint; a connection smoke test calls it' });
 const code = z
   .string()
   .max(catalogLimits.code)
-  .meta({ description: 'Python run in global scope: reads input_data[...] and credential_value, assigns result[...]; scanned at save' });
+  .meta({
+    description:
+      'Python run in global scope: reads input_data[...] and credential_value, assigns result[...]; scanned at save',
+  });
 
 export const actionSchema = z.object({
   name,
@@ -98,14 +124,19 @@ export const actionSchema = z.object({
 
 export const actionBody = z.object({ action: actionSchema });
 
-const category = z.array(name).min(1, 'at least one category').max(catalogLimits.categories, `at most ${catalogLimits.categories} categories`);
+const category = z
+  .array(name)
+  .min(1, 'at least one category')
+  .max(catalogLimits.categories, `at most ${catalogLimits.categories} categories`);
 
 export const integrationSchema = z.object({
   name,
   description: description.optional(),
   icon,
   category,
-  providerId: z.uuid({ message: 'must be a UUID' }).meta({ description: 'A provider of the caller\'s organization (POST /api/v1/provider)' }),
+  providerId: z
+    .uuid({ message: 'must be a UUID' })
+    .meta({ description: "A provider of the caller's organization (POST /api/v1/provider)" }),
   requiredPlan: z.enum(requiredPlans).default('core'),
   status: z.enum(integrationStatuses).default('active'),
   isNew: z.boolean().default(false),
@@ -137,7 +168,9 @@ export function integrationDraft(integration: z.infer<typeof integrationSchema>)
 
 /** At least one field: an update with nothing in it would cut an identical version. */
 function nonEmpty<T extends z.ZodObject>(schema: T) {
-  return schema.refine((value) => Object.values(value).some((v) => v !== undefined), { message: 'nothing to update: send at least one field' });
+  return schema.refine((value) => Object.values(value).some((v) => v !== undefined), {
+    message: 'nothing to update: send at least one field',
+  });
 }
 
 export const integrationUpdateBody = z.object({
@@ -177,7 +210,9 @@ export const credentialUpdateBody = z.object({
       inputs: credentialInputs.optional().meta({ description: 'Replaces all inputs' }),
       description: description.nullable().optional().meta({ description: 'null clears it' }),
       status: z.enum(credentialStatuses).optional(),
-      authType: z.never({ error: 'authType cannot change: add a credential with the other authType instead' }).optional(),
+      authType: z
+        .never({ error: 'authType cannot change: add a credential with the other authType instead' })
+        .optional(),
     }),
   ),
 });
@@ -189,7 +224,10 @@ export const idempotencyHeaders = z.object({
     .max(catalogLimits.idempotencyKey)
     .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces')
     .optional()
-    .meta({ description: 'A retry with the same key and body within 24 hours returns the first result (header Idempotency-Replayed: true); the same key with another body is 422' }),
+    .meta({
+      description:
+        'A retry with the same key and body within 24 hours returns the first result (header Idempotency-Replayed: true); the same key with another body is 422',
+    }),
 });
 
 const integrationFields = {
@@ -209,7 +247,9 @@ const integrationFields = {
 export const integrationCreatedResponse = z.object({
   ...integrationFields,
   createdActions: z.array(z.object({ actionId: z.string(), actionVersionId: z.string(), name: z.string() })),
-  createdCredential: z.object({ credentialId: z.string(), credentialVersionId: z.string(), name: z.string() }).nullable(),
+  createdCredential: z
+    .object({ credentialId: z.string(), credentialVersionId: z.string(), name: z.string() })
+    .nullable(),
 });
 
 const versionFields = {
@@ -219,7 +259,11 @@ const versionFields = {
 };
 
 export const integrationResponse = z
-  .object({ ...integrationFields, ...versionFields, published: z.boolean().meta({ description: 'Published by the service, visible to every organization' }) })
+  .object({
+    ...integrationFields,
+    ...versionFields,
+    published: z.boolean().meta({ description: 'Published by the service, visible to every organization' }),
+  })
   .meta({ id: 'Integration' });
 
 export const actionResponse = z
@@ -252,9 +296,16 @@ export const credentialResponse = z
   })
   .meta({ id: 'CredentialTemplate' });
 
-export const integrationDetailResponse = integrationResponse.extend({ actions: z.array(actionResponse), credentials: z.array(credentialResponse) });
+export const integrationDetailResponse = integrationResponse.extend({
+  actions: z.array(actionResponse),
+  credentials: z.array(credentialResponse),
+});
 export const integrationListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   offset: z.coerce.number().int().min(0).default(0),
 });
-export const integrationListResponse = z.object({ integrations: z.array(integrationResponse), limit: z.number().int(), offset: z.number().int() });
+export const integrationListResponse = z.object({
+  integrations: z.array(integrationResponse),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});

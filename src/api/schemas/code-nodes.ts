@@ -14,7 +14,17 @@ const codeNodeLimits = {
 } as const;
 
 /** Top-level code-node fields, which `nonEditableFields` may name. */
-const codeNodeFieldNames = ['name', 'description', 'icon', 'sourceCode', 'categories', 'inputs', 'outputs', 'tags', 'options'] as const;
+const codeNodeFieldNames = [
+  'name',
+  'description',
+  'icon',
+  'sourceCode',
+  'categories',
+  'inputs',
+  'outputs',
+  'tags',
+  'options',
+] as const;
 
 const updatableFields = [...codeNodeFieldNames, 'nonEditableFields'] as const;
 
@@ -25,8 +35,13 @@ const sourceCode = z
   .refine((source) => Buffer.byteLength(source, 'utf8') <= codeNodeLimits.sourceCodeBytes, {
     message: `sourceCode is at most ${codeNodeLimits.sourceCodeBytes} bytes UTF-8 encoded`,
   })
-  .meta({ description: `Python module defining main(inputs) -> dict; max ${codeNodeLimits.sourceCodeBytes} bytes UTF-8 encoded` });
-const variables = catalogFieldMapSchema({ maxEntries: codeNodeLimits.variables, maxJsonBytes: codeNodeLimits.variablesJsonBytes });
+  .meta({
+    description: `Python module defining main(inputs) -> dict; max ${codeNodeLimits.sourceCodeBytes} bytes UTF-8 encoded`,
+  });
+const variables = catalogFieldMapSchema({
+  maxEntries: codeNodeLimits.variables,
+  maxJsonBytes: codeNodeLimits.variablesJsonBytes,
+});
 const description = z.string().max(codeNodeLimits.description);
 const icon = z.string().max(codeNodeLimits.icon);
 const categories = z.array(label).max(codeNodeLimits.categories);
@@ -72,7 +87,10 @@ export const updateCodeNodeBody = z
   .refine((body) => updatableFields.some((name) => body[name] !== undefined), {
     message: 'nothing to update: send at least one code node field',
   })
-  .meta({ description: 'Any subset of the fields; the rest carry over from the latest version. Unknown fields such as providerId are ignored.' });
+  .meta({
+    description:
+      'Any subset of the fields; the rest carry over from the latest version. Unknown fields such as providerId are ignored.',
+  });
 
 export const codeNodeResponse = z.object({
   id: z.string(),

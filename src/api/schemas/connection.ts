@@ -21,12 +21,10 @@ const credentialData = z
 export const connectionFields = z
   .object({
     name: z.string().trim().min(1).max(255),
-    workspaceId: z
-      .string()
-      .meta({
-        description:
-          'Workspace to activate in (checked first: anything but a workspace the key holds Integration: Full in is 403)',
-      }),
+    workspaceId: z.string().meta({
+      description:
+        'Workspace to activate in (checked first: anything but a workspace the key holds Integration: Full in is 403)',
+    }),
     integrationVersionId: uuid.meta({ description: '`versionId` from integration creation' }),
     actionVersionId: uuid.meta({ description: 'Action enabled on this connection' }),
     credentialVersionId: uuid.optional().meta({ description: 'Required unless activeCredentialId is used' }),

@@ -1,6 +1,13 @@
 // Request and response shapes of the discovery endpoints; the document itself is src/discovery/process-schema.ts.
 import { z } from 'zod';
-import { customEdgeSchema, milestoneSchema, processContentSchema, processUpdateSchema, stepSchema, taggedItemSchema } from '../../discovery/process-schema.js';
+import {
+  customEdgeSchema,
+  milestoneSchema,
+  processContentSchema,
+  processUpdateSchema,
+  stepSchema,
+  taggedItemSchema,
+} from '../../discovery/process-schema.js';
 import { uuid } from './common.js';
 
 export const createProcessBody = processContentSchema.meta({
@@ -8,16 +15,26 @@ export const createProcessBody = processContentSchema.meta({
     'The process document. stepCount, branchCount, ids of the organization and workspace, and timestamps are the service’s: sent ones are ignored.',
 });
 export const updateProcessBody = processUpdateSchema.meta({
-  description: 'Any subset of the top-level fields; lists (steps, customEdges, …) are replaced wholesale; null clears a nullable field.',
+  description:
+    'Any subset of the top-level fields; lists (steps, customEdges, …) are replaced wholesale; null clears a nullable field.',
 });
 
-export const workspaceHeaders = z.object({ 'x-workspace-id': uuid.meta({ description: 'Workspace that owns the process' }) });
+export const workspaceHeaders = z.object({
+  'x-workspace-id': uuid.meta({ description: 'Workspace that owns the process' }),
+});
 export const processParams = z.object({ processId: uuid.meta({ description: 'The process id (UUID)' }) });
 export const readQuery = z.object({
-  processVersionId: uuid.optional().meta({ description: 'A snapshot of this process to read instead of its current state' }),
+  processVersionId: uuid
+    .optional()
+    .meta({ description: 'A snapshot of this process to read instead of its current state' }),
 });
 export const importQuery = z.object({
-  bpmnProcessId: z.string().min(1).max(255).optional().meta({ description: 'Which BPMN process to import when the document has several with tasks' }),
+  bpmnProcessId: z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .meta({ description: 'Which BPMN process to import when the document has several with tasks' }),
 });
 
 export const discoveredProcessSchema = z
@@ -38,13 +55,23 @@ export const discoveredProcessSchema = z
     processOutputs: z.array(taggedItemSchema),
     processIntegrations: z
       .array(taggedItemSchema)
-      .meta({ description: 'Process-level integrations merged with every step’s (steps in stepOrder), one per id and per name' }),
+      .meta({
+        description:
+          'Process-level integrations merged with every step’s (steps in stepOrder), one per id and per name',
+      }),
     processRules: z.array(taggedItemSchema),
     milestone: milestoneSchema.nullable(),
     createdAt: z.string().nullable(),
-    updatedAt: z.string().nullable().meta({ description: 'For a snapshot: when the process had last changed before it was taken' }),
+    updatedAt: z
+      .string()
+      .nullable()
+      .meta({ description: 'For a snapshot: when the process had last changed before it was taken' }),
     processVersionId: z.string().nullable().meta({ description: 'The snapshot read; null for the current state' }),
-    versionNumber: z.number().int().nullable().meta({ description: 'The snapshot’s number (1, 2, …); null for the current state' }),
+    versionNumber: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'The snapshot’s number (1, 2, …); null for the current state' }),
   })
   .meta({ id: 'DiscoveredProcess' });
 
@@ -60,7 +87,12 @@ export const importResultSchema = z.object({
   bpmnProcessId: z.string().meta({ description: 'The BPMN process imported' }),
   dropped: z
     .array(z.object({ element: z.string(), id: z.string().nullable(), name: z.string().nullable() }))
-    .meta({ description: 'BPMN elements not kept as a step, edge, branch, lane or data item (events, annotations, diagram layout, …)' }),
+    .meta({
+      description:
+        'BPMN elements not kept as a step, edge, branch, lane or data item (events, annotations, diagram layout, …)',
+    }),
 });
 
-export const bpmnBody = z.string().meta({ description: 'A BPMN 2.0 XML document (bpmn:definitions), as modelling tools export it. No DOCTYPE.' });
+export const bpmnBody = z
+  .string()
+  .meta({ description: 'A BPMN 2.0 XML document (bpmn:definitions), as modelling tools export it. No DOCTYPE.' });

@@ -4,10 +4,15 @@ import { payloadSchemaSchema } from '../../domain/input-schema.js';
 import { uuid } from './common.js';
 
 export const activeStatusSchema = z.enum(['active', 'inactive']);
-export const nodesSchema = z.record(z.string(), nodeSchema).meta({ description: "Map keyed by node id; each key must equal the node's id" });
+export const nodesSchema = z
+  .record(z.string(), nodeSchema)
+  .meta({ description: "Map keyed by node id; each key must equal the node's id" });
 export const edgesSchema = z
   .record(z.string(), edgeSchema)
-  .meta({ description: "Map keyed by edge id; each key must equal the edge's id; from_node_id and to_node_id must name nodes in nodes" });
+  .meta({
+    description:
+      "Map keyed by edge id; each key must equal the edge's id; from_node_id and to_node_id must name nodes in nodes",
+  });
 
 export const createWorkflowBody = z.object({
   name: z.string().trim().min(1).max(255),
@@ -15,14 +20,20 @@ export const createWorkflowBody = z.object({
   activeStatus: activeStatusSchema.default('inactive'),
   nodes: nodesSchema.optional(),
   edges: edgesSchema.optional(),
-  orgUnitIds: z.array(z.string().min(1).max(255)).max(100).optional().meta({ description: 'Best-effort tags, at most 100' }),
+  orgUnitIds: z
+    .array(z.string().min(1).max(255))
+    .max(100)
+    .optional()
+    .meta({ description: 'Best-effort tags, at most 100' }),
 });
 
 export const updateWorkflowBody = z
   .object({
     name: z.string().trim().min(1).max(255),
     description: z.string().max(2048),
-    activeStatus: activeStatusSchema.meta({ description: "Status of the new version; defaults to the latest version's" }),
+    activeStatus: activeStatusSchema.meta({
+      description: "Status of the new version; defaults to the latest version's",
+    }),
     nodes: nodesSchema.meta({ description: 'Replaces the nodes; omitted: carried over from the latest version' }),
     edges: edgesSchema.meta({ description: 'Replaces the edges; omitted: carried over from the latest version' }),
   })
@@ -33,15 +44,30 @@ export const workflowStatusBody = z.object({
   workflowVersionNumber: z.number().int().min(1).optional(),
 });
 
-export const workspaceHeaders = z.object({ 'x-workspace-id': uuid.meta({ description: 'Workspace to create the workflow in' }) });
-export const workflowParams = z.object({ workflowId: uuid.meta({ description: 'The workflowId (or the entityId) of the workflow' }) });
+export const workspaceHeaders = z.object({
+  'x-workspace-id': uuid.meta({ description: 'Workspace to create the workflow in' }),
+});
+export const workflowParams = z.object({
+  workflowId: uuid.meta({ description: 'The workflowId (or the entityId) of the workflow' }),
+});
 export const versionQuery = z.object({
   version: z.coerce.number().int().min(1).optional().meta({ description: 'A version number' }),
   workflowVersionId: uuid.optional().meta({ description: 'A version id; wins over version' }),
 });
 export const detailsQuery = versionQuery.extend({
-  versionsLimit: z.coerce.number().int().min(1).max(200).default(50).meta({ description: 'Versions listed per page (default 50, at most 200)' }),
-  versionsCursor: z.coerce.number().int().min(1).optional().meta({ description: 'nextVersionsCursor of the previous page' }),
+  versionsLimit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(200)
+    .default(50)
+    .meta({ description: 'Versions listed per page (default 50, at most 200)' }),
+  versionsCursor: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .meta({ description: 'nextVersionsCursor of the previous page' }),
 });
 
 export const versionSummarySchema = z.object({
@@ -72,15 +98,22 @@ export const detailsSchema = z.object({
   orgUnitIds: z.array(z.string()),
   createdAt: z.string(),
   updatedAt: z.string(),
-  version: versionSummarySchema.meta({ description: 'The version described (nodes, edges, schemas): the one asked for, or the latest' }),
+  version: versionSummarySchema.meta({
+    description: 'The version described (nodes, edges, schemas): the one asked for, or the latest',
+  }),
   latestVersion: versionSummarySchema,
   activeVersion: versionSummarySchema.nullable(),
   nodes: nodesSchema,
   edges: edgesSchema,
   jobPayloadSchema: payloadSchemaSchema,
   resultsSchema: payloadSchemaSchema,
-  versions: z.array(versionSummarySchema).meta({ description: 'One page of versions, newest first (versionsLimit, versionsCursor)' }),
-  nextVersionsCursor: z.number().nullable().meta({ description: 'Pass as versionsCursor for the next page; null on the last page' }),
+  versions: z
+    .array(versionSummarySchema)
+    .meta({ description: 'One page of versions, newest first (versionsLimit, versionsCursor)' }),
+  nextVersionsCursor: z
+    .number()
+    .nullable()
+    .meta({ description: 'Pass as versionsCursor for the next page; null on the last page' }),
 });
 
 export const updatedSchema = z.object({

@@ -3,7 +3,10 @@ import type { CaseDeliveries, Redelivery } from '../../callbacks/callback-servic
 import type { WorkspaceWebhookSecret } from '../../callbacks/webhook-secrets.js';
 import type { deliveriesSchema, redeliveryStartedSchema, webhookSecretSchema } from '../schemas/callbacks.js';
 
-export function deliveriesView(caseId: string, { deliveries, attempts }: CaseDeliveries): z.infer<typeof deliveriesSchema> {
+export function deliveriesView(
+  caseId: string,
+  { deliveries, attempts }: CaseDeliveries,
+): z.infer<typeof deliveriesSchema> {
   return {
     caseId,
     deliveries: deliveries.map((d) => ({
@@ -26,5 +29,10 @@ export function redeliveryStartedView({ deliveryId, workflowId }: Redelivery): z
 }
 
 export function webhookSecretView(secret: WorkspaceWebhookSecret): z.infer<typeof webhookSecretSchema> {
-  return { workspaceId: secret.workspaceId, secret: secret.secret, createdAt: secret.createdAt, previousValidUntil: secret.previousValidUntil };
+  return {
+    workspaceId: secret.workspaceId,
+    secret: secret.secret,
+    createdAt: secret.createdAt,
+    previousValidUntil: secret.previousValidUntil,
+  };
 }

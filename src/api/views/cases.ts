@@ -17,11 +17,22 @@ import type {
 } from '../schemas/cases.js';
 
 export function initiatedView(record: CaseRecord): z.infer<typeof initiatedSchema> {
-  return { caseId: record.id, workflowVersionId: record.workflowVersionId, workflowVersionNumber: record.workflowVersionNumber, status: record.status };
+  return {
+    caseId: record.id,
+    workflowVersionId: record.workflowVersionId,
+    workflowVersionNumber: record.workflowVersionNumber,
+    status: record.status,
+  };
 }
 
 export function executedView(record: CaseRecord, temporalUiUrl: string | null): z.infer<typeof executedSchema> {
-  return { caseId: record.id, status: record.status, workflowVersionId: record.workflowVersionId, workflowVersionNumber: record.workflowVersionNumber, temporalUiUrl };
+  return {
+    caseId: record.id,
+    status: record.status,
+    workflowVersionId: record.workflowVersionId,
+    workflowVersionNumber: record.workflowVersionNumber,
+    temporalUiUrl,
+  };
 }
 
 export function statusView({ record, running, temporalUiUrl }: CaseStatus): z.infer<typeof statusSchema> {
@@ -61,7 +72,13 @@ export function resultsView(record: CaseRecord, results: CaseResults): z.infer<t
 
 /** The contract's exact 202 body while a case has not finished. */
 export function notFinishedView(caseId: string, path: string): z.infer<typeof notFinishedSchema> {
-  return { statusCode: 202, message: `Case ${caseId} has not finished yet`, timestamp: new Date().toISOString(), path, errorCode: '' };
+  return {
+    statusCode: 202,
+    message: `Case ${caseId} has not finished yet`,
+    timestamp: new Date().toISOString(),
+    path,
+    errorCode: '',
+  };
 }
 
 export function cancelledView(record: CaseRecord): z.infer<typeof cancelledSchema> {

@@ -3,7 +3,14 @@ import { jobPayloadSchema, resultsSchema } from '../../domain/input-schema.js';
 import type { WorkflowVersionSnapshot } from '../../domain/graph.js';
 import type { WorkflowRecord, WorkflowWithVersion } from '../../store/workflow-repo.js';
 import type { VersionSummary, WorkflowDetails, WorkflowStatus } from '../../workflows/workflow-service.js';
-import type { createdSchema, deprecatedDetailsSchema, detailsSchema, statusResultSchema, updatedSchema, versionSummarySchema } from '../schemas/workflows.js';
+import type {
+  createdSchema,
+  deprecatedDetailsSchema,
+  detailsSchema,
+  statusResultSchema,
+  updatedSchema,
+  versionSummarySchema,
+} from '../schemas/workflows.js';
 
 function summary(version: VersionSummary): z.infer<typeof versionSummarySchema> {
   return {
@@ -18,7 +25,12 @@ function summary(version: VersionSummary): z.infer<typeof versionSummarySchema> 
 }
 
 export function createdView({ workflow, version }: WorkflowWithVersion): z.infer<typeof createdSchema> {
-  return { workflowId: workflow.id, entityId: workflow.entityId, workflowVersionId: version.id, builderType: workflow.builderType };
+  return {
+    workflowId: workflow.id,
+    entityId: workflow.entityId,
+    workflowVersionId: version.id,
+    builderType: workflow.builderType,
+  };
 }
 
 export function detailsView(details: WorkflowDetails): z.infer<typeof detailsSchema> {
@@ -65,7 +77,10 @@ export function statusView({ workflowId, active }: WorkflowStatus): z.infer<type
   };
 }
 
-export function deprecatedDetailsView(workflow: WorkflowRecord, snapshot: WorkflowVersionSnapshot): z.infer<typeof deprecatedDetailsSchema> {
+export function deprecatedDetailsView(
+  workflow: WorkflowRecord,
+  snapshot: WorkflowVersionSnapshot,
+): z.infer<typeof deprecatedDetailsSchema> {
   return {
     workflowId: workflow.id,
     entityId: workflow.entityId,

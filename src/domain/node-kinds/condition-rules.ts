@@ -27,7 +27,9 @@ function jsonEqual(a: unknown, b: unknown): boolean {
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
-  return ka.every((k) => Object.hasOwn(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return ka.every(
+    (k) => Object.hasOwn(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+  );
 }
 
 /** Numbers compare as numbers, strings (ISO dates included) as strings; anything else never orders. */
@@ -85,7 +87,8 @@ export function evaluateRule(rule: ConditionRule, inputs: Record<string, unknown
 export function evaluateCondition(process: ConditionProcess, inputs: Record<string, unknown>): Record<string, boolean> {
   const outcome: Record<string, boolean> = {};
   for (const [routeId, rules] of Object.entries(process.routes)) {
-    outcome[routeId] = 'all' in rules ? rules.all.every((r) => evaluateRule(r, inputs)) : rules.any.some((r) => evaluateRule(r, inputs));
+    outcome[routeId] =
+      'all' in rules ? rules.all.every((r) => evaluateRule(r, inputs)) : rules.any.some((r) => evaluateRule(r, inputs));
   }
   return outcome;
 }

@@ -12,7 +12,8 @@ export const inputKind = inlineKind({
     if (!declared || Object.keys(declared).length === 0) return { outputs: { ...caseInputs }, logs: [] };
     const outputs: Record<string, unknown> = {};
     for (const entry of Object.values(declared)) {
-      if (Object.hasOwn(caseInputs, entry.variable_name)) outputs[entry.variable_name] = caseInputs[entry.variable_name];
+      if (Object.hasOwn(caseInputs, entry.variable_name))
+        outputs[entry.variable_name] = caseInputs[entry.variable_name];
     }
     return { outputs, logs: [] };
   },

@@ -99,12 +99,22 @@ function withProcess<Schema extends ZodType>(context: NodeContext<unknown>): Nod
 
 export function inlineKind<Schema extends ZodType>(definition: InlineKindDefinition<Schema>): InlineNodeKind {
   const { process, evaluate, ...info } = definition;
-  return { ...info, runs: 'inline', processSchema: process, evaluate: (context) => evaluate(withProcess<Schema>(context)) };
+  return {
+    ...info,
+    runs: 'inline',
+    processSchema: process,
+    evaluate: (context) => evaluate(withProcess<Schema>(context)),
+  };
 }
 
 export function activityKind<Schema extends ZodType>(definition: ActivityKindDefinition<Schema>): ActivityNodeKind {
   const { process, run, ...info } = definition;
-  return { ...info, runs: 'activity', processSchema: process, run: (context, services) => run(withProcess<Schema>(context), services) };
+  return {
+    ...info,
+    runs: 'activity',
+    processSchema: process,
+    run: (context, services) => run(withProcess<Schema>(context), services),
+  };
 }
 
 export interface NodeFailureOptions {

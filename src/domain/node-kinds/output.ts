@@ -20,7 +20,8 @@ function outputResults(node: WorkflowNode, outputs: Record<string, unknown>): Ca
   const results: CaseResults = {};
   const declared = node.input_schema?.schema;
   if (!declared || Object.keys(declared).length === 0) {
-    for (const [name, value] of Object.entries(outputs)) results[name] = { value, type: typeOfValue(value), displayName: name };
+    for (const [name, value] of Object.entries(outputs))
+      results[name] = { value, type: typeOfValue(value), displayName: name };
     return results;
   }
   for (const entry of Object.values(declared)) {

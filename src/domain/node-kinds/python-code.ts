@@ -18,7 +18,8 @@ interface CodeToRun {
 /** {variableName: allowed types} from a catalog version's outputs: the code's own declaration. */
 export function catalogOutputs(version: Pick<CodeVersion, 'outputs'>): Declared {
   const declared: Declared = {};
-  for (const field of Object.values(version.outputs)) declared[field.variableName] = field.allowedTypes.map((t) => t.type);
+  for (const field of Object.values(version.outputs))
+    declared[field.variableName] = field.allowedTypes.map((t) => t.type);
   return declared;
 }
 
@@ -28,7 +29,9 @@ function declaredOutputs(node: WorkflowNode): Declared | undefined {
   if (!schema || Object.keys(schema).length === 0) return undefined;
   const declared: Declared = {};
   for (const entry of Object.values(schema)) {
-    declared[entry.variable_name] = entry.allowed_types.map((t) => (t.type === 'array_files' ? 'array' : t.type)).filter(isValueType);
+    declared[entry.variable_name] = entry.allowed_types
+      .map((t) => (t.type === 'array_files' ? 'array' : t.type))
+      .filter(isValueType);
   }
   return declared;
 }
@@ -40,7 +43,8 @@ function fileUrls(node: WorkflowNode, inputs: Record<string, unknown>): string[]
     const types = entry.allowed_types.map((t) => t.type);
     const value = inputs[entry.variable_name];
     if (types.includes('file') && typeof value === 'string') urls.push(value);
-    if (types.includes('array_files') && Array.isArray(value)) urls.push(...value.filter((v): v is string => typeof v === 'string'));
+    if (types.includes('array_files') && Array.isArray(value))
+      urls.push(...value.filter((v): v is string => typeof v === 'string'));
   }
   return urls;
 }
@@ -76,11 +80,17 @@ type PythonCodeContext = NodeContext<z.output<ReturnType<typeof processSchema>>>
  * version against its own declared outputs (the node pins that version,
  * so its declaration is the contract of the code that runs).
  */
-async function codeToRun({ node, process, organizationId }: PythonCodeContext, services: NodeServices): Promise<CodeToRun> {
+async function codeToRun(
+  { node, process, organizationId }: PythonCodeContext,
+  services: NodeServices,
+): Promise<CodeToRun> {
   if ('source' in process) return { source: process.source, declaredOutputs: declaredOutputs(node) };
   const version = await services.codeVersion(organizationId, process.code_id, process.code_version_id);
   if (version === undefined) {
-    throw new NodeFailure(`Code node ${process.code_id} has no version ${process.code_version_id}`, { kind: 'configuration', retryable: false });
+    throw new NodeFailure(`Code node ${process.code_id} has no version ${process.code_version_id}`, {
+      kind: 'configuration',
+      retryable: false,
+    });
   }
   return { source: version.sourceCode, declaredOutputs: catalogOutputs(version) };
 }
@@ -94,7 +104,8 @@ async function codeToRun({ node, process, organizationId }: PythonCodeContext, s
 export const pythonCodeKind = activityKind({
   handlerClass: 'python_code',
   nodeType: 'code',
-  describe: 'Python code: process { source } inline or { code_id, code_version_id } from the catalog; main(inputs) returns the output variables.',
+  describe:
+    'Python code: process { source } inline or { code_id, code_version_id } from the catalog; main(inputs) returns the output variables.',
   process: processSchema,
   async run(context, services) {
     const { node, inputs } = context;
@@ -119,7 +130,8 @@ export const pythonCodeKind = activityKind({
       const { message, kind, traceback } = result.error;
       throw new NodeFailure(message, { kind, logs, traceback, retryable: kind !== 'output' });
     }
-    const store = (value: unknown) => (isFileMarker(value) ? services.files.store(context, fileOf(value.$file)) : value);
+    const store = (value: unknown) =>
+      isFileMarker(value) ? services.files.store(context, fileOf(value.$file)) : value;
     const outputs: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(result.outputs)) {
       outputs[name] = Array.isArray(value) ? await Promise.all(value.map(store)) : await store(value);

@@ -16,10 +16,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('callback_deliveries_case').on('callback_deliveries').columns(['case_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('callback_deliveries_case')
+    .on('callback_deliveries')
+    .columns(['case_id', 'created_at'])
+    .execute();
   await db.schema
     .createTable('callback_attempts')
-    .addColumn('delivery_id', 'varchar(128)', (c) => c.notNull().references('callback_deliveries.id').onDelete('cascade'))
+    .addColumn('delivery_id', 'varchar(128)', (c) =>
+      c.notNull().references('callback_deliveries.id').onDelete('cascade'),
+    )
     .addColumn('attempt', 'integer', (c) => c.notNull())
     .addColumn('started_at', 'text', (c) => c.notNull())
     .addColumn('duration_ms', 'integer', (c) => c.notNull())

@@ -22,7 +22,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('uploaded_at', 'text')
     .execute();
   // The library listing: an organization's listed, uploaded files, newest first.
-  await db.schema.createIndex('files_library').on('files').columns(['organization_id', 'listed', 'status', 'created_at']).execute();
+  await db.schema
+    .createIndex('files_library')
+    .on('files')
+    .columns(['organization_id', 'listed', 'status', 'created_at'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

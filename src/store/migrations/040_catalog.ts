@@ -49,7 +49,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('integration_actions_integration').on('integration_actions').column('integration_id').execute();
+  await db.schema
+    .createIndex('integration_actions_integration')
+    .on('integration_actions')
+    .column('integration_id')
+    .execute();
   await db.schema
     .createTable('integration_action_versions')
     .addColumn('id', 'varchar(36)', (c) => c.primaryKey())

@@ -13,7 +13,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('discovery_processes_workspace').on('discovery_processes').column('workspace_id').execute();
+  await db.schema
+    .createIndex('discovery_processes_workspace')
+    .on('discovery_processes')
+    .column('workspace_id')
+    .execute();
   await db.schema
     .createTable('discovery_process_versions')
     .addColumn('id', 'varchar(36)', (c) => c.primaryKey())

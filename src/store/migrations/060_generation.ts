@@ -13,7 +13,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('started_at', 'text', (c) => c.notNull())
     .addColumn('finalized', 'integer', (c) => c.notNull().defaultTo(0))
     .execute();
-  await db.schema.createIndex('generation_runs_workflow').on('generation_runs').columns(['workflow_id', 'started_at']).execute();
+  await db.schema
+    .createIndex('generation_runs_workflow')
+    .on('generation_runs')
+    .columns(['workflow_id', 'started_at'])
+    .execute();
   await db.schema
     .createTable('rate_limit_windows')
     .addColumn('bucket', 'varchar(255)', (c) => c.notNull())
