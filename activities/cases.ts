@@ -5,6 +5,7 @@ import { NodeFailure, type NodeRunResult } from '../src/domain/node-kinds/kind.j
 import { processSchemaOf } from '../src/domain/node-kinds/process-schema.js';
 import { nodeKinds } from '../src/domain/node-kinds/registry.js';
 import type { NodeServices } from '../src/domain/node-kinds/services.js';
+import type { TokenUsage } from '../src/domain/token-usage.js';
 import { handlerClassName } from '../src/domain/vocabulary.js';
 import { jsonBytes } from '../src/cases/payload-limits.js';
 import { nodeFiles } from '../src/files/node-files.js';
@@ -23,6 +24,7 @@ export interface RunNodeRequest {
 export interface RunNodeResponse {
   outputs: Record<string, unknown>;
   logs: NodeLog[];
+  usage?: TokenUsage;
   startedAt: string;
   finishedAt: string;
 }
@@ -31,6 +33,9 @@ export interface RunNodeResponse {
 export interface NodeFailureDetails {
   error: NodeError;
   logs: NodeLog[];
+  usage?: TokenUsage;
+  /** The wait the node's service asked for before another attempt (a 429's Retry-After). */
+  retryAfterMs?: number;
   startedAt: string;
   finishedAt: string;
 }
@@ -51,6 +56,7 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
     codeVersion: (organizationId, codeId, versionId) =>
       services.codeNodes.findRunnableVersion(organizationId, codeId, versionId),
     integrationAction: (scope, request) => services.connectionRuntime.runAction(scope, request),
+    llm: services.llmNodes,
   };
   const maxBytes = deps.config.cases.maxNodeOutputBytes;
 
@@ -70,6 +76,7 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
         return {
           outputs: result.outputs,
           logs: boundLogs(result.logs, maxBytes),
+          ...(result.usage ? { usage: result.usage } : {}),
           startedAt,
           finishedAt: new Date().toISOString(),
         };
@@ -87,6 +94,8 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
             ...(failure.traceback ? { traceback: failure.traceback } : {}),
           },
           logs: boundLogs(failure.logs, maxBytes),
+          ...(failure.usage ? { usage: failure.usage } : {}),
+          ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
           startedAt,
           finishedAt: new Date().toISOString(),
         };

@@ -6,7 +6,7 @@ import { FileReadRefused } from '../src/files/file-service.js';
 import type { Agents, FileExcerpt } from '../src/generation/agents.js';
 import { assembleGraph } from '../src/generation/graph-assembly.js';
 import { LlmAgents } from '../src/generation/llm-agents.js';
-import { LlmClient, LlmError } from '../src/generation/llm-client.js';
+import { LlmClient, LlmError } from '../src/llm/llm-client.js';
 import { OfflinePlanner } from '../src/generation/offline-planner.js';
 import type { Plan, ReviewProblem, StepBuild, TriageVerdict } from '../src/generation/plan.js';
 import { noUsage, type GenerationRunRecord, type TokenUsage } from '../src/generation/run-types.js';

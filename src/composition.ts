@@ -21,6 +21,7 @@ import { createRepositories, type Repositories } from './store/repositories.js';
 import type { TemporalHandle } from './temporal/connection.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
 import { WorkflowService } from './workflows/workflow-service.js';
+import { LlmNodes } from './llm/llm-nodes.js';
 
 /** What a process opens once before anything is wired: configuration, logs, the store, Temporal, the Python pool. */
 export interface Infrastructure {
@@ -75,6 +76,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       python,
       smokeTestTimeoutMs,
     }),
+    /** Worker side: the LLM of llm_agent nodes (the key stays in this process's configuration). */
+    llmNodes: new LlmNodes(config.llm),
     discovery: new DiscoveryService({ repo: repos.discovery, tenancy: repos.tenancy }),
     generation: new GenerationService({
       runs: repos.generation,

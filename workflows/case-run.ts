@@ -22,7 +22,6 @@ import type { CallbackDeliveryInput } from '../src/callbacks/delivery.js';
 import { CaseScheduler, type NodeCompletion, type RunEnding } from '../src/domain/case-scheduler.js';
 import {
   caseProgressQueryName,
-  defaultNodeTimeoutMs,
   localActivityMaxMs,
   type CaseProgress,
   type CaseResults,
@@ -31,7 +30,7 @@ import {
   type TerminalStatus,
 } from '../src/domain/cases.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
-import { NodeFailure, type InlineNodeKind } from '../src/domain/node-kinds/kind.js';
+import { NodeFailure, nodeExecution, type InlineNodeKind } from '../src/domain/node-kinds/kind.js';
 import { nodeKinds } from '../src/domain/node-kinds/registry.js';
 
 export const caseProgressQuery = defineQuery<CaseProgress>(caseProgressQueryName);
@@ -43,6 +42,8 @@ export interface CaseRunOutcome {
 
 /** Slack on top of a node's own limit (the Python pool enforces the limit itself; this covers queueing). */
 const ACTIVITY_GRACE_MS = 10_000;
+/** The longest wait a node's Retry-After may impose between two attempts (the case deadline bounds it too). */
+const MAX_RETRY_AFTER_MS = 5 * 60_000;
 
 const { finalizeCase } = proxyLocalActivities<CaseActivities>({
   startToCloseTimeout: '30s',
@@ -61,7 +62,7 @@ const { firstCallbackAttempt } = proxyLocalActivities<CallbackActivities>({
  * retries itself (see runWithRetries) so the audit knows the attempt count.
  */
 function nodeActivity(node: WorkflowNode): CaseActivities['runNode'] {
-  const timeoutMs = node.execution?.timeout_ms ?? defaultNodeTimeoutMs;
+  const { timeoutMs } = nodeExecution(node, nodeKinds.of(node));
   const options = { startToCloseTimeout: timeoutMs + ACTIVITY_GRACE_MS, retry: { maximumAttempts: 1 } };
   return timeoutMs <= localActivityMaxMs
     ? proxyLocalActivities<CaseActivities>(options).runNode
@@ -79,22 +80,35 @@ function nodeApplicationFailure(err: unknown): ApplicationFailure | undefined {
   return undefined;
 }
 
-/** Up to `execution.max_attempts` attempts (default 1), backing off 1 s, 2 s, 4 s … (at most 1 min) between them. */
+/** What runWithRetries tells the scheduler: each attempt as it starts, and what a retried attempt reported. */
+interface AttemptHooks {
+  started(attempt: number): void;
+  retrying(details: NodeFailureDetails | undefined): void;
+}
+
+/**
+ * Up to `execution.max_attempts` attempts (the kind's default, else 1),
+ * backing off 1 s, 2 s, 4 s … (at most 1 min) between them, or as long as
+ * the node's service asked (Retry-After, at most 5 min).
+ */
 async function runWithRetries(
   node: WorkflowNode,
   request: RunNodeRequest,
-  onAttempt: (attempt: number) => void,
+  hooks: AttemptHooks,
 ): Promise<RunNodeResponse> {
-  const maxAttempts = node.execution?.max_attempts ?? 1;
+  const { maxAttempts } = nodeExecution(node, nodeKinds.of(node));
   const run = nodeActivity(node);
   for (let attempt = 1; ; attempt++) {
-    onAttempt(attempt);
+    hooks.started(attempt);
     try {
       return await run({ ...request, attempt });
     } catch (err) {
-      const final = nodeApplicationFailure(err)?.nonRetryable === true;
-      if (isCancellation(err) || final || attempt >= maxAttempts) throw err;
-      await sleep(Math.min(1000 * 2 ** (attempt - 1), 60_000));
+      const failure = nodeApplicationFailure(err);
+      if (isCancellation(err) || failure?.nonRetryable === true || attempt >= maxAttempts) throw err;
+      const details = failure?.details?.[0] as NodeFailureDetails | undefined;
+      hooks.retrying(details);
+      const backoff = Math.min(1000 * 2 ** (attempt - 1), 60_000);
+      await sleep(Math.max(backoff, Math.min(details?.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS)));
     }
   }
 }
@@ -110,7 +124,7 @@ function failureOf(err: unknown, node: WorkflowNode): { error: NodeError; detail
     if (cause instanceof TimeoutFailure) {
       return {
         error: {
-          message: `Node ${node.name} timed out (${node.execution?.timeout_ms ?? defaultNodeTimeoutMs} ms per attempt)`,
+          message: `Node ${node.name} timed out (${nodeExecution(node, nodeKinds.of(node)).timeoutMs} ms per attempt)`,
           kind: 'timeout',
         },
       };
@@ -179,7 +193,11 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler): Promise<
       } else {
         const { caseId, organizationId, workspaceId } = input;
         const request = { caseId, organizationId, workspaceId, node, inputs, attempt: 1 };
-        scheduler.complete(id, await runWithRetries(node, request, (attempt) => scheduler.attempt(id, attempt)));
+        const hooks: AttemptHooks = {
+          started: (attempt) => scheduler.attempt(id, attempt),
+          retrying: (details) => scheduler.spend(id, details?.usage),
+        };
+        scheduler.complete(id, await runWithRetries(node, request, hooks));
       }
     } catch (err) {
       if (isCancellation(err)) scheduler.cancel(id);

@@ -2,12 +2,14 @@ import { edgeTaken, indexGraph, resolveNodeInputs, type GraphIndex } from './cas
 import type { CaseError, CaseProgress, CaseRunInput, NodeError, NodeLog, NodeRecord, TerminalStatus } from './cases.js';
 import type { WorkflowNode } from './graph.js';
 import { isEntryNode, nodeKinds } from './node-kinds/registry.js';
+import { addUsage, noUsage, type TokenUsage } from './token-usage.js';
 import { handlerClassName } from './vocabulary.js';
 
 /** A node's end as the activity reports it (times are the activity's own). */
 export interface NodeCompletion {
   outputs: Record<string, unknown>;
   logs: NodeLog[];
+  usage?: TokenUsage;
   startedAt?: string;
   finishedAt?: string;
 }
@@ -15,6 +17,7 @@ export interface NodeCompletion {
 /** What a failing activity reported besides the error. */
 export interface NodeFailureReport {
   logs: NodeLog[];
+  usage?: TokenUsage;
   startedAt: string;
   finishedAt: string;
 }
@@ -115,12 +118,20 @@ export class CaseScheduler {
     this.record(id).attempts = attempt;
   }
 
+  /** Adds the tokens an attempt consumed (every attempt counts, a failed one too). */
+  spend(id: string, usage: TokenUsage | undefined): void {
+    if (!usage) return;
+    const rec = this.record(id);
+    rec.usage = addUsage(rec.usage ?? noUsage, usage);
+  }
+
   complete(id: string, completion: NodeCompletion): void {
     const rec = this.record(id);
     if (completion.startedAt) rec.startedAt = completion.startedAt;
     if (completion.finishedAt) rec.finishedAt = completion.finishedAt;
     rec.outputs = completion.outputs;
     rec.logs = completion.logs;
+    this.spend(id, completion.usage);
     rec.status = 'completed';
     this.outputs.set(id, completion.outputs);
     const node = this.node(id);
@@ -136,6 +147,7 @@ export class CaseScheduler {
     rec.error = error;
     if (report) {
       rec.logs = report.logs;
+      this.spend(id, report.usage);
       rec.startedAt = report.startedAt;
       rec.finishedAt = report.finishedAt;
     }

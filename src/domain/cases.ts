@@ -1,4 +1,5 @@
 import type { WorkflowGraph } from './graph.js';
+import type { TokenUsage } from './token-usage.js';
 
 /**
  * Case types shared by the API, the case-run workflow and its activities.
@@ -57,6 +58,8 @@ export interface NodeRecord {
   logs: NodeLog[];
   error?: NodeError;
   attempts: number;
+  /** LLM tokens the node consumed, over all its attempts (llm_agent nodes). */
+  usage?: TokenUsage;
   startedAt?: string;
   finishedAt?: string;
 }

@@ -1,5 +1,5 @@
 import type { AgentAnswer, Agents, ArchitectRequest, BuildRequest, FileExcerpt } from './agents.js';
-import type { LlmClient } from './llm-client.js';
+import type { LlmClient } from '../llm/llm-client.js';
 import { planSchema, stepBuildSchema, triageSchema, type Plan, type StepBuild, type TriageVerdict } from './plan.js';
 import { systemPrompt } from './prompts.js';
 

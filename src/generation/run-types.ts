@@ -1,3 +1,5 @@
+import { noUsage, type TokenUsage } from '../domain/token-usage.js';
+
 /**
  * Generation run types shared by the API, the generation-run workflow and its
  * activities. Type-only and pure helpers: the workflow bundle imports this module.
@@ -23,21 +25,8 @@ export type TaskStatus = (typeof taskStatuses)[number];
 
 export type Specialty = 'file_reader' | 'triage' | 'architect' | 'builder' | 'reviewer' | 'applier';
 
-export interface TokenUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-}
-
-export const noUsage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-
-export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
-  return {
-    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
-    completion_tokens: a.completion_tokens + b.completion_tokens,
-    total_tokens: a.total_tokens + b.total_tokens,
-  };
-}
+/** Usage types live in the domain (case nodes record usage too); generation code keeps importing them from here. */
+export { addUsage, noUsage, type TokenUsage } from '../domain/token-usage.js';
 
 /** The contract's Task object, plus when it ran and the tokens it used. */
 export interface GenerationTask {

@@ -118,6 +118,7 @@ function toNode(r: Selectable<CaseNodeTable>, name: string): NodeRecord {
     logs: parse<NodeRecord['logs']>(r.logs) ?? [],
     error: parse<NodeRecord['error']>(r.error) ?? undefined,
     attempts: Number(r.attempts),
+    usage: parse<NodeRecord['usage']>(r.usage) ?? undefined,
     startedAt: r.started_at ?? undefined,
     finishedAt: r.finished_at ?? undefined,
   };
@@ -287,6 +288,7 @@ export class CaseRepo {
         logs: json(n.logs),
         error: n.error === undefined ? null : json(n.error),
         attempts: n.attempts,
+        usage: n.usage === undefined ? null : json(n.usage),
         started_at: n.startedAt ?? null,
         finished_at: n.finishedAt ?? null,
       }));

@@ -3,11 +3,12 @@ import type { AddressInfo } from 'node:net';
 
 export interface ChatRequest {
   model: string;
+  temperature?: number;
   messages: Array<{ role: string; content: string }>;
-  response_format?: { type: string; json_schema?: { name: string } };
+  response_format?: { type: string; json_schema?: { name: string; schema?: Record<string, unknown> } };
 }
 
-export type Agent = 'triage' | 'plan' | 'step_build';
+export type Agent = 'triage' | 'plan' | 'step_build' | 'node_output';
 
 /** What the script answers: a JSON value as the content, or a raw reply. */
 export type Reply =
@@ -71,16 +72,14 @@ export class FakeLlm {
         ? { role: 'assistant', content: null, refusal: reply.refusal }
         : { role: 'assistant', content: 'content' in reply ? reply.content : JSON.stringify(reply.json) };
     const usage = 'json' in reply && reply.usage ? reply.usage : { prompt_tokens: 100, completion_tokens: 50 };
-    res
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(
-        JSON.stringify({
-          id: 'x',
-          object: 'chat.completion',
-          choices: [{ index: 0, message, finish_reason: 'stop' }],
-          usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-        }),
-      );
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        id: 'x',
+        object: 'chat.completion',
+        choices: [{ index: 0, message, finish_reason: 'stop' }],
+        usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+      }),
+    );
   }
 }
 

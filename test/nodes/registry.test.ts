@@ -22,6 +22,7 @@ describe('node kind registry', () => {
       ['condition', 'condition', 'inline'],
       ['python_code', 'code', 'activity'],
       ['integration_action', 'action', 'activity'],
+      ['llm_agent', 'agent', 'activity'],
     ]);
     for (const kind of builtIn) expect(kind.describe.length).toBeGreaterThan(10);
   });

@@ -30,6 +30,10 @@ export const nodeDataSchema = z.object({
   started_at: z.string().nullable(),
   finished_at: z.string().nullable(),
   attempts: z.number(),
+  usage: z
+    .object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() })
+    .nullable()
+    .meta({ description: 'LLM tokens the node consumed over all its attempts (llm_agent nodes); null otherwise' }),
   error: z.object({ message: z.string(), kind: z.string().optional(), traceback: z.string().optional() }).nullable(),
 });
 export const auditSchema = z.object({

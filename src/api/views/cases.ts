@@ -100,6 +100,7 @@ export function auditView({ record, nodes, lists }: CaseAudit): z.infer<typeof a
       started_at: n.startedAt ?? null,
       finished_at: n.finishedAt ?? null,
       attempts: n.attempts,
+      usage: n.usage ?? null,
       error: n.error ?? null,
     };
   }

@@ -1,6 +1,7 @@
 import type { z, ZodType } from 'zod';
-import type { CaseResults, NodeLog } from '../cases.js';
+import { defaultNodeTimeoutMs, type CaseResults, type NodeLog } from '../cases.js';
 import type { WorkflowNode } from '../graph.js';
+import type { TokenUsage } from '../token-usage.js';
 import type { NodeServices } from './services.js';
 
 /**
@@ -37,6 +38,14 @@ export interface NodeRunResult {
   /** Keyed by the node's output variable_name; a route's bool output decides its branch. */
   outputs: Record<string, unknown>;
   logs: NodeLog[];
+  /** Tokens an LLM call of the node consumed (recorded in the case audit). */
+  usage?: TokenUsage;
+}
+
+/** How long one attempt may take and how many attempts a node gets. */
+export interface NodeExecution {
+  timeoutMs: number;
+  maxAttempts: number;
 }
 
 /** What describes a kind, whatever its `process` type. */
@@ -50,6 +59,16 @@ export interface NodeKindInfo {
   readonly entry?: boolean;
   /** What a completed node of this kind adds to the case results. */
   readonly results?: (node: WorkflowNode, outputs: Record<string, unknown>) => CaseResults;
+  /** Limits for nodes of this kind that do not set `execution` (default: 10 s, one attempt). */
+  readonly defaultExecution?: NodeExecution;
+}
+
+/** A node's own `execution`, else its kind's default, else the engine's (10 s, one attempt). */
+export function nodeExecution(node: WorkflowNode, kind: NodeKindInfo | undefined): NodeExecution {
+  return {
+    timeoutMs: node.execution?.timeout_ms ?? kind?.defaultExecution?.timeoutMs ?? defaultNodeTimeoutMs,
+    maxAttempts: node.execution?.max_attempts ?? kind?.defaultExecution?.maxAttempts ?? 1,
+  };
 }
 
 interface KindDefinition<Schema extends ZodType> extends NodeKindInfo {
@@ -125,6 +144,10 @@ export interface NodeFailureOptions {
   traceback?: string;
   /** false when another attempt cannot help (bad configuration, invalid output); default true. */
   retryable?: boolean;
+  /** How long the service asked to wait before the next attempt (an LLM's 429 Retry-After). */
+  retryAfterMs?: number;
+  /** Tokens the failed attempt consumed all the same. */
+  usage?: TokenUsage;
 }
 
 /** How a kind fails a node; anything else thrown is an unexpected error and fails it with kind `handler`. */
@@ -133,6 +156,8 @@ export class NodeFailure extends Error {
   readonly logs: NodeLog[];
   readonly traceback?: string;
   readonly retryable: boolean;
+  readonly retryAfterMs?: number;
+  readonly usage?: TokenUsage;
 
   constructor(message: string, options: NodeFailureOptions) {
     super(message);
@@ -141,5 +166,7 @@ export class NodeFailure extends Error {
     this.logs = options.logs ?? [];
     this.traceback = options.traceback;
     this.retryable = options.retryable ?? true;
+    this.retryAfterMs = options.retryAfterMs;
+    this.usage = options.usage;
   }
 }

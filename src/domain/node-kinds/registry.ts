@@ -4,6 +4,7 @@ import { conditionKind } from './condition.js';
 import { inputKind } from './input.js';
 import { integrationActionKind } from './integration-action.js';
 import type { NodeKind } from './kind.js';
+import { llmAgentKind } from './llm-agent.js';
 import { outputKind } from './output.js';
 import { pythonCodeKind } from './python-code.js';
 
@@ -41,6 +42,7 @@ export const nodeKinds = new NodeKindRegistry([
   conditionKind,
   pythonCodeKind,
   integrationActionKind,
+  llmAgentKind,
 ]);
 
 /** Whether the case starts at this node (its kind is an entry kind, i.e. `input`). */

@@ -1,4 +1,5 @@
 import type { PythonRunRequest, PythonRunResult } from '../../python/types.js';
+import type { TokenUsage } from '../token-usage.js';
 import type { ValueType } from '../vocabulary.js';
 
 /**
@@ -45,6 +46,41 @@ export interface NodeServices {
    * decrypted behind this port and redacted from what comes back. Unusable ids throw NodeFailure.
    */
   integrationAction(scope: NodeScope, request: IntegrationActionRequest): Promise<PythonRunResult>;
+  /**
+   * One structured chat completion on the operator's LLM (LLM_BASE_URL): the answer is checked
+   * against `outputs`. No LLM configured, or a failed call, throws NodeFailure (429 and 5xx retryable).
+   */
+  llm: LlmPort;
+}
+
+export interface LlmPort {
+  complete(request: LlmNodeRequest): Promise<LlmNodeAnswer>;
+}
+
+/** One field of the structured answer: a node output variable. */
+export interface LlmAnswerField {
+  name: string;
+  types: ValueType[];
+  nullable: boolean;
+  description?: string;
+}
+
+export interface LlmNodeRequest {
+  system: string;
+  user: string;
+  /** Default: the worker's LLM_MODEL. */
+  model?: string;
+  temperature?: number;
+  outputs: LlmAnswerField[];
+  timeoutMs: number;
+}
+
+export interface LlmNodeAnswer {
+  /** Keyed by output variable name, valid against the requested fields. */
+  outputs: Record<string, unknown>;
+  usage: TokenUsage;
+  /** The model that answered (the node's, or the worker's default). */
+  model: string;
 }
 
 /** One run of a catalog action on a connection: ids only, the credential is resolved behind the port. */

@@ -57,6 +57,8 @@ export interface CaseNodeTable {
   logs: string;
   error: string | null;
   attempts: number;
+  /** JSON TokenUsage of an llm_agent node; null for other kinds. */
+  usage: string | null;
   started_at: string | null;
   finished_at: string | null;
 }

@@ -1,5 +1,5 @@
 import { z, type ZodType } from 'zod';
-import { noUsage, type TokenUsage } from './run-types.js';
+import { noUsage, type TokenUsage } from '../domain/token-usage.js';
 
 export interface LlmSettings {
   baseUrl: string;
@@ -22,6 +22,8 @@ export class LlmError extends Error {
     readonly retryable: boolean,
     /** Seconds the server asked to wait (429 Retry-After). */
     readonly retryAfterSeconds?: number,
+    /** Tokens the call consumed although its answer is unusable (a refusal, malformed output). */
+    readonly usage?: TokenUsage,
   ) {
     super(message);
     this.name = 'LlmError';
@@ -35,6 +37,10 @@ export interface StructuredCall<T extends ZodType> {
   /** Names the schema for the server (letters, digits, _ and -). */
   schemaName: string;
   schema: T;
+  /** Defaults: the settings' model, temperature 0.2 and timeout. */
+  model?: string;
+  temperature?: number;
+  timeoutMs?: number;
 }
 
 export interface StructuredResult<T> {
@@ -106,13 +112,20 @@ export class LlmClient {
     if (!parsedBody.success) throw new LlmError('The LLM answer is not a chat completion', 'malformed', true);
     const usage = usageOf(parsedBody.data);
     const message = parsedBody.data.choices[0]?.message;
-    if (message?.refusal) throw new LlmError(`The LLM refused: ${message.refusal.slice(0, 500)}`, 'refused', false);
+    if (message?.refusal)
+      throw new LlmError(`The LLM refused: ${message.refusal.slice(0, 500)}`, 'refused', false, undefined, usage);
     const content = message?.content ?? '';
     let json: unknown;
     try {
       json = JSON.parse(content.trim().replace(/^```(?:json)?\s*|\s*```$/g, ''));
     } catch {
-      throw new LlmError(`The LLM answer is not JSON (${content.length} characters)`, 'malformed', true);
+      throw new LlmError(
+        `The LLM answer is not JSON (${content.length} characters)`,
+        'malformed',
+        true,
+        undefined,
+        usage,
+      );
     }
     const value = call.schema.safeParse(json);
     if (!value.success) {
@@ -121,9 +134,11 @@ export class LlmClient {
         `The LLM answer does not match ${call.schemaName}: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}`,
         'malformed',
         true,
+        undefined,
+        usage,
       );
     }
-    return { value: value.data as z.infer<T>, usage };
+    return { value: value.data, usage };
   }
 
   private async post(call: StructuredCall<ZodType>, responseFormat: Record<string, unknown>): Promise<Response> {
@@ -134,20 +149,25 @@ export class LlmClient {
         method: 'POST',
         headers,
         body: JSON.stringify({
-          model: this.settings.model,
-          temperature: 0.2,
+          model: this.model(call),
+          temperature: call.temperature ?? 0.2,
           messages: [
             { role: 'system', content: call.system },
             { role: 'user', content: call.user },
           ],
           response_format: responseFormat,
         }),
-        signal: this.signal(),
+        signal: this.signal(call.timeoutMs ?? this.settings.timeoutMs),
         redirect: 'error',
       });
     } catch (err) {
       const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-      if (timedOut) throw new LlmError(`The LLM did not answer within ${this.settings.timeoutMs} ms`, 'timeout', true);
+      if (timedOut)
+        throw new LlmError(
+          `The LLM did not answer within ${call.timeoutMs ?? this.settings.timeoutMs} ms`,
+          'timeout',
+          true,
+        );
       throw new LlmError(
         `The LLM endpoint is unreachable: ${err instanceof Error ? err.message : String(err)}`,
         'unavailable',
@@ -156,8 +176,13 @@ export class LlmClient {
     }
   }
 
-  private signal(): AbortSignal {
-    const timeout = AbortSignal.timeout(this.settings.timeoutMs);
+  /** The model a call goes to. */
+  model(call: Pick<StructuredCall<ZodType>, 'model'>): string {
+    return call.model ?? this.settings.model;
+  }
+
+  private signal(timeoutMs: number): AbortSignal {
+    const timeout = AbortSignal.timeout(timeoutMs);
     const cancelled = this.settings.cancellation?.();
     return cancelled ? AbortSignal.any([timeout, cancelled]) : timeout;
   }
