@@ -8,6 +8,7 @@ import { assembleGraph } from '../src/generation/graph-assembly.js';
 import { LlmAgents } from '../src/generation/llm-agents.js';
 import { LlmClient, LlmError } from '../src/llm/llm-client.js';
 import { OfflinePlanner } from '../src/generation/offline-planner.js';
+import { actionStepProblems } from '../src/generation/toolbox.js';
 import type { Plan, ReviewProblem, StepBuild, TriageVerdict } from '../src/generation/plan.js';
 import { noUsage, type GenerationRunRecord, type TokenUsage } from '../src/generation/run-types.js';
 import type { ActivityDeps } from './deps.js';
@@ -22,6 +23,12 @@ export interface TaskMeta {
 export interface AgentCall {
   planner: 'llm' | 'offline';
   prompt: string;
+}
+
+/** The run's tenancy: the tools offered are the connections of this workspace only. */
+export interface RunScope {
+  organizationId: string;
+  workspaceId: string;
 }
 
 export interface ReviewOutcome {
@@ -42,12 +49,12 @@ export interface GenerationActivities {
   }): Promise<{ files: FileExcerpt[]; skipped: Array<{ url: string; reason: string }>; meta: TaskMeta }>;
   genTriage(input: AgentCall & { files: FileExcerpt[] }): Promise<{ verdict: TriageVerdict; meta: TaskMeta }>;
   genArchitect(
-    input: AgentCall & { files: FileExcerpt[]; feedback: string[] },
+    input: AgentCall & RunScope & { files: FileExcerpt[]; feedback: string[] },
   ): Promise<{ plan: Plan; meta: TaskMeta }>;
   genBuildStep(
-    input: AgentCall & { plan: Plan; stepId: string; feedback: string[] },
+    input: AgentCall & RunScope & { plan: Plan; stepId: string; feedback: string[] },
   ): Promise<{ build: StepBuild; meta: TaskMeta }>;
-  genReview(input: { runId: string; plan: Plan; builds: Record<string, StepBuild> }): Promise<ReviewOutcome>;
+  genReview(input: RunScope & { runId: string; plan: Plan; builds: Record<string, StepBuild> }): Promise<ReviewOutcome>;
   genApply(input: {
     workflowId: string;
     userId: string;
@@ -151,8 +158,9 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
     },
 
     async genArchitect(input) {
+      const tools = await generation.toolbox(input.organizationId, input.workspaceId);
       const answer = await agentCall(() =>
-        agents(input.planner).architect({ prompt: input.prompt, files: input.files, feedback: input.feedback }),
+        agents(input.planner).architect({ prompt: input.prompt, files: input.files, feedback: input.feedback, tools }),
       );
       return { plan: answer.value, meta: meta(answer.usage) };
     },
@@ -160,15 +168,17 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
     async genBuildStep(input) {
       const step = input.plan.steps.find((s) => s.id === input.stepId);
       if (!step) throw ApplicationFailure.nonRetryable(`The plan has no step ${input.stepId}`, 'UnknownStep');
+      const tools = await generation.toolbox(input.organizationId, input.workspaceId);
       const answer = await agentCall(() =>
-        agents(input.planner).build({ prompt: input.prompt, plan: input.plan, step, feedback: input.feedback }),
+        agents(input.planner).build({ prompt: input.prompt, plan: input.plan, step, feedback: input.feedback, tools }),
       );
       return { build: answer.value, meta: meta(answer.usage) };
     },
 
     async genReview(input) {
       const assembled = assembleGraph(input.runId, input.plan, input.builds);
-      const problems = [...assembled.problems];
+      const tools = await generation.toolbox(input.organizationId, input.workspaceId);
+      const problems = [...assembled.problems, ...actionStepProblems(input.plan, input.builds, tools)];
       // The same validation a hand-made workflow passes, then the same authoring scan as inline code.
       for (const problem of validateGraph(assembled.graph)) {
         const nodeId = /^nodes\.([^.]+)/.exec(problem.path)?.[1];

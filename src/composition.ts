@@ -84,6 +84,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       workflows: repos.workflows,
       tenancy: repos.tenancy,
       files,
+      connections: repos.connections,
+      catalog: repos.catalog,
       config,
       temporal,
       logger,

@@ -13,7 +13,8 @@ import {
 } from '@temporalio/workflow';
 import type { GenerationActivities, ReviewOutcome, TaskMeta } from '../activities/generation.js';
 import type { FileExcerpt } from '../src/generation/agents.js';
-import type { Plan, ReviewProblem, StepBuild } from '../src/generation/plan.js';
+import { llmNotConfiguredMessage } from '../src/domain/node-kinds/llm-agent.js';
+import type { Plan, PlanStepKind, ReviewProblem, StepBuild } from '../src/generation/plan.js';
 import { placeholderBuild } from '../src/generation/placeholder-build.js';
 import {
   addUsage,
@@ -91,6 +92,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       () => undefined,
     );
 
+  const scope = { organizationId: input.organizationId, workspaceId: input.workspaceId };
   const touch = () => {
     record.last_activity_at = new Date().toISOString();
   };
@@ -193,11 +195,16 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       if (isCancellation(err) || !(err instanceof ChildWorkflowFailure)) throw err;
       const message = err.cause?.message ?? err.message;
       const name = /^Node (.+?) failed: /.exec(message)?.[1];
+      // An LLM agent node on a worker without an LLM: the step is built, the environment lacks what it needs.
+      const needsLlm = message.includes(llmNotConfiguredMessage);
       return [
         {
           stepId: (name && review.stepOfName[name]) ?? null,
-          message: `dry run with sample inputs: ${message}`,
+          message: needsLlm
+            ? `dry run with sample inputs stopped at "${name ?? 'an LLM agent node'}": it needs an LLM at run time and none is configured (LLM_BASE_URL)`
+            : `dry run with sample inputs: ${message}`,
           fromDryRun: true,
+          ...(needsLlm ? { environment: true } : {}),
         },
       ];
     }
@@ -242,7 +249,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       const planned = await task(
         'architect',
         'architect',
-        () => agents.genArchitect({ planner: input.planner, prompt: input.prompt, files, feedback }),
+        () => agents.genArchitect({ ...scope, planner: input.planner, prompt: input.prompt, files, feedback }),
         (r) =>
           `Planned ${r.plan.inputs.length} input(s), ${r.plan.steps.length} step(s), ${r.plan.outputs.length} output(s)`,
       );
@@ -250,7 +257,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       skeleton = await task(
         'reviewer',
         'reviewer',
-        () => store.genReview({ runId: input.runId, plan: planned.plan, builds: {} }),
+        () => store.genReview({ ...scope, runId: input.runId, plan: planned.plan, builds: {} }),
         (r) =>
           r.problems.length === 0
             ? 'The plan assembles into a valid graph'
@@ -282,6 +289,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
               `builder:${stepId}`,
               () =>
                 agents.genBuildStep({
+                  ...scope,
                   planner: input.planner,
                   prompt: input.prompt,
                   plan: currentPlan,
@@ -291,7 +299,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
               (r) =>
                 r.build.unresolved
                   ? `Step "${step?.name}" needs attention: ${r.build.unresolved}`
-                  : `Built step "${step?.name}" as ${step?.kind === 'condition' ? 'a condition' : 'Python code'}`,
+                  : `Built step "${step?.name}" as ${builtAs(step?.kind, input.planner)}`,
             );
             builds[stepId] = built.build;
           } catch (err) {
@@ -308,7 +316,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
         'reviewer',
         'reviewer',
         async () => {
-          const checked = await store.genReview({ runId: input.runId, plan: currentPlan, builds });
+          const checked = await store.genReview({ ...scope, runId: input.runId, plan: currentPlan, builds });
           return checked.problems.length > 0 ? checked : { ...checked, problems: await dryRun(checked, round) };
         },
         (r) =>
@@ -323,7 +331,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       record.progress = Math.min(progressAt.reviewed, progressAt.built + (round + 1) * 0.1);
       await save();
       const unresolved = currentPlan.steps.filter((s) => builds[s.id]?.unresolved);
-      const fixable = problems.filter((p) => p.stepId !== null && !builds[p.stepId]?.unresolved);
+      const fixable = problems.filter((p) => p.stepId !== null && !p.environment && !builds[p.stepId]?.unresolved);
       if (problems.length === 0 || round >= input.maxReviewRounds || fixable.length === 0) {
         record.needs_attention = currentPlan.steps
           .filter((s) => unresolved.includes(s) || problems.some((p) => p.stepId === s.id))
@@ -340,7 +348,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       review = await task(
         'reviewer',
         'reviewer',
-        () => store.genReview({ runId: input.runId, plan: plan as Plan, builds }),
+        () => store.genReview({ ...scope, runId: input.runId, plan, builds }),
         (r) =>
           r.problems.length === 0
             ? 'Replaced failing steps with placeholders that validate'
@@ -386,6 +394,22 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
   touch();
   await CancellationScope.nonCancellable(() => save(true));
   return record;
+}
+
+/** What a builder made of its step, for the task result; offline, an LLM agent node still needs an LLM to run. */
+function builtAs(kind: PlanStepKind | undefined, planner: GenerationRunInput['planner']): string {
+  switch (kind) {
+    case 'condition':
+      return 'a condition';
+    case 'llm_agent':
+      return planner === 'offline'
+        ? 'an LLM agent node (llm_agent); it needs an LLM at run time, and none is configured'
+        : 'an LLM agent node (llm_agent)';
+    case 'integration_action':
+      return 'an integration action (integration_action) of a connected integration';
+    default:
+      return 'Python code';
+  }
 }
 
 function errorText(err: unknown): string {

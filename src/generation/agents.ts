@@ -1,5 +1,6 @@
 import type { Plan, PlanStep, StepBuild, TriageVerdict } from './plan.js';
 import type { TokenUsage } from './run-types.js';
+import type { Tool } from './toolbox.js';
 
 /** What an agent answered and what it cost. */
 export interface AgentAnswer<T> {
@@ -17,6 +18,8 @@ export interface ArchitectRequest {
   files: FileExcerpt[];
   /** Problems the reviewer found in the previous plan, if any. */
   feedback: string[];
+  /** The workspace's connected integrations' actions. */
+  tools: Tool[];
 }
 
 export interface BuildRequest {
@@ -25,6 +28,7 @@ export interface BuildRequest {
   step: PlanStep;
   /** Errors of the previous build of this step (validation, scan, dry run). */
   feedback: string[];
+  tools: Tool[];
 }
 
 /**

@@ -10,6 +10,9 @@ import { defaultGraph } from '../domain/default-graph.js';
 import { DomainError } from '../errors.js';
 import type { FileService } from '../files/file-service.js';
 import type { GenerationRepo, StoredRun } from '../store/generation-repo.js';
+import type { CatalogRepo } from '../store/catalog-repo.js';
+import type { ConnectionRepo } from '../store/connection-repo.js';
+import type { CatalogField } from '../domain/catalog-field.js';
 import type { UpdateWorkflowInput, WorkflowRecord, WorkflowRepo, WorkflowWithVersion } from '../store/workflow-repo.js';
 import type { Grant } from '../auth/grants.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
@@ -23,6 +26,8 @@ import {
   type GenerationRunInput,
   type GenerationRunRecord,
 } from './run-types.js';
+import { planVariableTypes, type PlanVariableType } from './plan.js';
+import type { Tool } from './toolbox.js';
 
 export interface StartRequest {
   prompt: string;
@@ -98,9 +103,21 @@ export interface GenerationServiceDeps {
   workflows: WorkflowRepo;
   tenancy: TenancyRepo;
   files: FileService;
+  /** The workspace's connections and their integrations' actions: the builders' tools. */
+  connections: ConnectionRepo;
+  catalog: CatalogRepo;
   config: Config;
   temporal: TemporalHandle;
   logger: Logger;
+}
+
+/** Connections looked at for tools; a workspace with more offers its most recent ones. */
+const maxToolConnections = 50;
+
+/** A catalog field's first type as a plan variable type (files and other values travel as text). */
+function planTypeOf(field: CatalogField): PlanVariableType {
+  const type = field.allowedTypes[0]?.type ?? 'str';
+  return (planVariableTypes as readonly string[]).includes(type) ? (type as PlanVariableType) : 'str';
 }
 
 export class GenerationService {
@@ -117,6 +134,39 @@ export class GenerationService {
   /** Worker side: a generated graph becomes a new version of the run's workflow (undefined: the workflow is gone). */
   applyVersion(workflowId: string, input: UpdateWorkflowInput): Promise<WorkflowWithVersion | undefined> {
     return this.workflows.update(workflowId, input);
+  }
+
+  /**
+   * Worker side: the actions of the integrations the workspace has connected (live connections
+   * only), scoped by the run's organization and workspace.
+   */
+  async toolbox(organizationId: string, workspaceId: string): Promise<Tool[]> {
+    const connections = await this.ctx.connections.list(organizationId, workspaceId, {
+      limit: maxToolConnections,
+      offset: 0,
+    });
+    const tools: Tool[] = [];
+    for (const connection of connections.filter((c) => c.status === 'connected')) {
+      const integration = await this.ctx.catalog.findIntegration(connection.integrationId);
+      if (!integration) continue;
+      for (const action of await this.ctx.catalog.latestActions(integration)) {
+        tools.push({
+          connection_id: connection.id,
+          integration: integration.name,
+          connection: connection.name,
+          action_version_id: action.versionId,
+          action: action.name,
+          description: (action.description ?? '').slice(0, 500),
+          inputs: Object.values(action.inputs).map((f) => ({
+            name: f.variableName,
+            type: planTypeOf(f),
+            optional: f.isOptional,
+          })),
+          outputs: Object.values(action.outputs).map((f) => ({ name: f.variableName, type: planTypeOf(f) })),
+        });
+      }
+    }
+    return tools;
   }
 
   /** Worker side: the run's record, written at every change so it outlives Temporal retention. */

@@ -140,14 +140,31 @@ function conditionRules(build: StepBuild): ConditionRule[] {
 /** Whether a build fills its step (a placeholder otherwise). */
 export function isFilled(step: PlanStep, build: StepBuild | undefined): boolean {
   if (!build || build.unresolved !== null) return false;
-  return step.kind === 'code'
-    ? typeof build.source === 'string' && build.source.trim().length > 0
-    : (build.rules ?? []).length > 0;
+  switch (step.kind) {
+    case 'code':
+      return typeof build.source === 'string' && build.source.trim().length > 0;
+    case 'condition':
+      return (build.rules ?? []).length > 0;
+    case 'llm_agent':
+      return build.llm !== null;
+    case 'integration_action':
+      return build.action !== null;
+  }
+}
+
+/** What runs a filled step that produces outputs: its node type, handler class and process. */
+function runnerOf(step: PlanStep, build: StepBuild): Pick<WorkflowNode, 'type' | 'handler_class' | 'process'> {
+  if (step.kind === 'llm_agent' && build.llm)
+    return { type: 'agent', handler_class: 'llm_agent', process: { ...build.llm } };
+  if (step.kind === 'integration_action' && build.action)
+    return { type: 'action', handler_class: 'integration_action', process: { ...build.action } };
+  return { type: 'code', handler_class: 'python_code', process: { source: build.source ?? '' } };
 }
 
 /**
- * The graph of a plan: input node, one node per step (a Python code node, or
- * a condition node whose route picks the branch), output node. A step reads
+ * The graph of a plan: input node, one node per step (a Python code node, an
+ * LLM agent node, an integration action, or a condition node whose route
+ * picks the branch), output node. A step reads
  * its inputs from the latest upstream producer of each name. Steps without
  * a usable build become placeholders that fail clearly when run.
  */
@@ -242,15 +259,15 @@ export function assembleGraph(seed: string, plan: Plan, builds: Record<string, S
         { nodeId, route: { routeId, when: false }, branchKey: `${step.id}:false` },
       );
     } else {
-      const source =
-        filled && build?.source ? build.source : placeholderSource(step, build?.unresolved ?? 'not built yet');
-      b.nodes[nodeId] = {
-        ...base,
-        type: 'code',
-        handler_class: 'python_code',
-        process: { source },
-        output_schema: b.produce(nodeId, step.outputs),
-      };
+      const runner =
+        filled && build
+          ? runnerOf(step, build)
+          : {
+              type: 'code',
+              handler_class: 'python_code',
+              process: { source: placeholderSource(step, build?.unresolved ?? 'not built yet') },
+            };
+      b.nodes[nodeId] = { ...base, ...runner, output_schema: b.produce(nodeId, step.outputs) };
     }
   }
 

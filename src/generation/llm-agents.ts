@@ -2,11 +2,25 @@ import type { AgentAnswer, Agents, ArchitectRequest, BuildRequest, FileExcerpt }
 import type { LlmClient } from '../llm/llm-client.js';
 import { planSchema, stepBuildSchema, triageSchema, type Plan, type StepBuild, type TriageVerdict } from './plan.js';
 import { systemPrompt } from './prompts.js';
+import type { Tool } from './toolbox.js';
 
 /** File excerpts as data blocks after the prompt. */
 function withFiles(prompt: string, files: FileExcerpt[]): string {
   const blocks = files.map((f) => `--- file ${f.name} (excerpt) ---\n${f.text}\n--- end of file ---`);
   return [`Process description:\n${prompt}`, ...blocks].join('\n\n');
+}
+
+/** The workspace's connected actions as a data block the architect may plan with (none: no block). */
+function withTools(tools: Tool[]): string {
+  if (tools.length === 0) return '';
+  const list = tools.map(({ integration, action, description, inputs, outputs }) => ({
+    integration,
+    action,
+    description,
+    inputs,
+    outputs,
+  }));
+  return `\n\nConnected integrations of the workspace (for integration_action steps):\n${JSON.stringify(list)}`;
 }
 
 /** The agents as calls to an OpenAI-compatible LLM with structured output. */
@@ -29,7 +43,7 @@ export class LlmAgents implements Agents {
         : '';
     return this.llm.structured({
       system: systemPrompt('architect'),
-      user: withFiles(request.prompt, request.files) + feedback,
+      user: withFiles(request.prompt, request.files) + withTools(request.tools) + feedback,
       schemaName: 'plan',
       schema: planSchema,
     });
@@ -41,6 +55,8 @@ export class LlmAgents implements Agents {
       plan: { inputs: request.plan.inputs.map(({ name, type }) => ({ name, type })), outputs: request.plan.outputs },
       step: request.step,
       feedback: request.feedback,
+      // Ids only where the builder must pick one: the integration_action steps.
+      ...(request.step.kind === 'integration_action' ? { tools: request.tools } : {}),
     });
     return this.llm.structured({
       system: systemPrompt('builder'),

@@ -1,9 +1,21 @@
 import type { StepBuild } from './plan.js';
 
 /**
- * A step's build that says it could not be built. Its own module without
- * zod, because the generation-run workflow (bundled) uses it too.
+ * Step builds without zod in their module, because the generation-run
+ * workflow (bundled) uses them too.
  */
+
+/** A build with every answer empty: builders fill the one their step's kind needs. */
+export const emptyBuild: StepBuild = {
+  source: null,
+  match: null,
+  rules: null,
+  llm: null,
+  action: null,
+  unresolved: null,
+};
+
+/** A step's build that says it could not be built. */
 export function placeholderBuild(reason: string): StepBuild {
-  return { source: null, match: null, rules: null, unresolved: reason };
+  return { ...emptyBuild, unresolved: reason };
 }

@@ -20,10 +20,14 @@ export const planInputSchema = z.object({
 
 export const planOutputSchema = z.object({ name: identifier, type: z.enum(planVariableTypes) });
 
+/** code: Python; condition: routing; llm_agent: language work on an LLM at run time; integration_action: a connected integration's action. */
+export const planStepKinds = ['code', 'condition', 'llm_agent', 'integration_action'] as const;
+export type PlanStepKind = (typeof planStepKinds)[number];
+
 export const planStepSchema = z.object({
   id: z.string().regex(/^s[0-9]{1,3}$/, 's1, s2, …'),
   name: z.string().min(1).max(120),
-  kind: z.enum(['code', 'condition']),
+  kind: z.enum(planStepKinds),
   description: z.string().max(1000),
   /** Variable names this step reads: workflow inputs or earlier steps' outputs. */
   inputs: z.array(identifier).max(50),
@@ -65,6 +69,13 @@ export const stepBuildSchema = z.object({
     )
     .max(50)
     .nullable(),
+  /** An llm_agent step: its prompts (`{{ name }}` in the template reads the step input of that name). */
+  llm: z
+    .object({ system_prompt: z.string().min(1).max(32_768), user_template: z.string().min(1).max(65_536) })
+    .nullable()
+    .default(null),
+  /** An integration_action step: the connection and action version, from the workspace's connected integrations. */
+  action: z.object({ connection_id: z.string(), action_version_id: z.string() }).nullable().default(null),
   /** Why the step could not be built, when it could not (the step then needs attention). */
   unresolved: z.string().max(1000).nullable(),
 });
@@ -76,6 +87,8 @@ export interface ReviewProblem {
   message: string;
   /** Found by running the workflow (the graph itself validated). */
   fromDryRun?: boolean;
+  /** The step is built but the worker lacks what it needs to run (no LLM): no builder can fix that. */
+  environment?: boolean;
 }
 
 /** Parses a sample / rule value written as JSON text; a bare word is taken as a string. */

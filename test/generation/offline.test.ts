@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { randomUUID } from 'node:crypto';
 import { makeKey, presign, upload } from '../files/support.js';
+import { authorIntegration, connect, connection, newWorkspace } from '../connections/support.js';
 
 interface Run {
   status: string;
@@ -23,10 +24,14 @@ describe('generation with the offline planner', () => {
     await svc?.stop();
   });
 
-  async function generate(prompt: string, fileUrls: string[] = []): Promise<{ workflowId: string; run: Run }> {
+  async function generate(
+    prompt: string,
+    fileUrls: string[] = [],
+    workspaceId = svc.workspaceId,
+  ): Promise<{ workflowId: string; run: Run }> {
     const res = await svc.request('POST', '/api/v1/workflow/generate', {
       body: { prompt, fileUrls },
-      headers: { 'x-workspace-id': svc.workspaceId },
+      headers: { 'x-workspace-id': workspaceId },
     });
     expect(res.status, res.text).toBe(202);
     const workflowId = String(res.body.workflowId);
@@ -66,6 +71,68 @@ describe('generation with the offline planner', () => {
     expect(
       run.tasks_by_agent.some((t) => t.specialty === 'builder' && t.result_summary.includes('configure an LLM')),
     ).toBe(true);
+  });
+
+  interface GeneratedNode {
+    name: string;
+    type: string;
+    handler_class: string;
+    process?: Record<string, string>;
+  }
+  async function nodesOf(workflowId: string): Promise<GeneratedNode[]> {
+    const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
+    expect(details.status, details.text).toBe(200);
+    return Object.values(details.body.nodes as Record<string, GeneratedNode>);
+  }
+
+  it('builds language work as an llm_agent node that needs an LLM at run time: partial, saying so', async () => {
+    const { workflowId, run } = await generate(
+      'Given a customer email, summarize the email, then count the words of the summary.',
+    );
+    expect(run.status).toBe('partial');
+    expect(run.needs_attention).toEqual(['summarize the email']);
+    const builders = run.tasks_by_agent.filter((t) => t.specialty === 'builder');
+    // Built once: a missing LLM is no builder's fault, so the step is not sent back.
+    expect(builders).toHaveLength(2);
+    expect(builders.map((t) => t.result_summary).join('\n')).toContain(
+      'Built step "summarize the email" as an LLM agent node (llm_agent); it needs an LLM at run time, and none is configured',
+    );
+    const review = run.tasks_by_agent.filter((t) => t.specialty === 'reviewer').map((t) => t.result_summary);
+    expect(review.join('\n')).toContain(
+      'stopped at "summarize the email": it needs an LLM at run time and none is configured (LLM_BASE_URL)',
+    );
+    const agent = (await nodesOf(workflowId)).find((n) => n.handler_class === 'llm_agent');
+    expect(agent).toMatchObject({ type: 'agent', name: 'summarize the email' });
+    expect(agent?.process?.user_template).toContain('{{ customer_email }}');
+    expect(agent?.process?.system_prompt).toContain('summarize the email');
+  });
+
+  it("uses an action of an integration the workspace has connected, and no other workspace's connection", async () => {
+    const integration = await authorIntegration(svc, svc.key);
+    const res = await connect(svc, connection(integration, svc.workspaceId, { name: 'Echo for tickets' }));
+    expect(res.status, res.text).toBe(201);
+    const connectionId = String(res.body.activeIntegrationId);
+    const prompt = 'Given a text, trim the text, then send it with the Echo service.';
+
+    const { workflowId, run } = await generate(prompt);
+    expect(run.status, JSON.stringify(run.tasks_by_agent)).toBe('completed');
+    expect(
+      run.tasks_by_agent.some((t) =>
+        t.result_summary.includes('as an integration action (integration_action) of a connected integration'),
+      ),
+    ).toBe(true);
+    const action = (await nodesOf(workflowId)).find((n) => n.handler_class === 'integration_action');
+    expect(action).toMatchObject({
+      type: 'action',
+      process: { connection_id: connectionId, action_version_id: integration.actionVersionId },
+    });
+
+    // Another workspace of the same organization has no connection: nothing of this one is offered there.
+    const other = await newWorkspace(svc, svc.organizationId);
+    const elsewhere = await generate(prompt, [], other);
+    expect(elsewhere.run.status).toBe('partial');
+    expect(elsewhere.run.needs_attention).toEqual(['send it with the Echo service']);
+    expect((await nodesOf(elsewhere.workflowId)).some((n) => n.handler_class === 'integration_action')).toBe(false);
   });
 
   it('documents the three endpoints with every status they answer', async () => {

@@ -1,0 +1,64 @@
+import type { Plan, PlanVariableType, ReviewProblem, StepBuild } from './plan.js';
+
+/**
+ * What the agents may use besides Python, conditions and LLM agent nodes:
+ * the actions of the integrations the run's workspace has connected (live
+ * connections only), each as one tool. Ids and declared fields only: no
+ * credential is ever part of it.
+ */
+export interface Tool {
+  connection_id: string;
+  /** The connection's integration, by name (what a prompt mentions). */
+  integration: string;
+  connection: string;
+  action_version_id: string;
+  action: string;
+  description: string;
+  /** input_data keys the action reads: a step using it names its inputs the same. */
+  inputs: Array<{ name: string; type: PlanVariableType; optional: boolean }>;
+  /** result keys the action sets: a step using it produces some of them. */
+  outputs: Array<{ name: string; type: PlanVariableType }>;
+}
+
+/** The tool a build picked, when it is one of the workspace's. */
+export function toolOf(tools: Tool[], build: StepBuild | undefined): Tool | undefined {
+  const picked = build?.action;
+  if (!picked) return undefined;
+  return tools.find(
+    (t) => t.connection_id === picked.connection_id && t.action_version_id === picked.action_version_id,
+  );
+}
+
+/**
+ * An integration_action step must name a tool of the workspace, read every
+ * required input of the action (under the action's input names) and produce
+ * only outputs the action sets.
+ */
+export function actionStepProblems(plan: Plan, builds: Record<string, StepBuild>, tools: Tool[]): ReviewProblem[] {
+  const problems: ReviewProblem[] = [];
+  for (const step of plan.steps) {
+    const build = builds[step.id];
+    if (step.kind !== 'integration_action' || !build?.action) continue;
+    const tool = toolOf(tools, build);
+    if (!tool) {
+      problems.push({
+        stepId: step.id,
+        message: `connection ${build.action.connection_id} with action version ${build.action.action_version_id} is not among the workspace's connected integrations`,
+      });
+      continue;
+    }
+    for (const input of tool.inputs)
+      if (!input.optional && !step.inputs.includes(input.name))
+        problems.push({
+          stepId: step.id,
+          message: `${tool.integration}: ${tool.action} needs the input "${input.name}", which the step does not read`,
+        });
+    for (const output of step.outputs)
+      if (!tool.outputs.some((o) => o.name === output.name))
+        problems.push({
+          stepId: step.id,
+          message: `${tool.integration}: ${tool.action} sets no "${output.name}" (it sets ${tool.outputs.map((o) => o.name).join(', ') || 'nothing'})`,
+        });
+  }
+  return problems;
+}
