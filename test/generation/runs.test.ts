@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService, type TestResponse } from '../support/harness.js';
 import { createKey, otherOrganization } from '../workflows/support.js';
 import { makeKey, presign, upload } from '../files/support.js';
+import { authorIntegration, connect, connection } from '../connections/support.js';
 import { FakeLlm, goodBuilds, happyScript, stepOf } from './fake-llm.js';
 
 const llmKey = 'sk-test-secret-llm-key-0123456789';
@@ -215,6 +216,96 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
         .filter((t) => t.specialty === 'reviewer')
         .some((t) => t.result_summary.includes('boom in approval')),
     ).toBe(true);
+  });
+
+  it('builds llm_agent and integration_action steps; the dry run calls the LLM node and the connected action', async () => {
+    const integration = await authorIntegration(svc, svc.key);
+    const credential = 'sk-echo-credential-for-generation-42';
+    const connected = await connect(
+      svc,
+      connection(integration, svc.workspaceId, { name: 'Echo desk', credentialData: { api_key: credential } }),
+    );
+    expect(connected.status, connected.text).toBe(201);
+    const connectionId = String(connected.body.activeIntegrationId);
+    const plan = {
+      name: 'Ticket desk',
+      description: 'Classifies a ticket and echoes a note',
+      inputs: [
+        { name: 'ticket', type: 'str', description: 'The ticket', sample: '"My invoice is late"' },
+        { name: 'text', type: 'str', description: 'A note', sample: '"noted"' },
+      ],
+      steps: [
+        {
+          id: 's1',
+          name: 'Classify ticket',
+          kind: 'llm_agent',
+          description: 'Classify the ticket as billing, bug or question',
+          inputs: ['ticket'],
+          outputs: [{ name: 'category', type: 'str' }],
+          branch_of: null,
+        },
+        {
+          id: 's2',
+          name: 'Echo note',
+          kind: 'integration_action',
+          description: 'Echo the note with the Echo service',
+          inputs: ['text'],
+          outputs: [{ name: 'echo', type: 'str' }],
+          branch_of: null,
+        },
+      ],
+      outputs: [
+        { name: 'category', type: 'str' },
+        { name: 'echo', type: 'str' },
+      ],
+    };
+    const empty = { source: null, match: null, rules: null, llm: null, action: null, unresolved: null };
+    const pick = { connection_id: connectionId, action_version_id: integration.actionVersionId };
+    let s2Calls = 0;
+    llm.script = happyScript((agent, request) => {
+      if (agent === 'plan') return { json: plan };
+      if (agent === 'node_output') return { json: { category: 'billing' } };
+      if (agent !== 'step_build') return undefined;
+      if (stepOf(request) === 's1')
+        return {
+          json: {
+            ...empty,
+            llm: { system_prompt: 'Classify support tickets.', user_template: 'Ticket: {{ ticket }}' },
+          },
+        };
+      s2Calls += 1;
+      const offered = JSON.parse(request.messages[1]?.content ?? '{}') as { tools?: Array<{ connection_id: string }> };
+      expect(offered.tools?.map((t) => t.connection_id)).toEqual([connectionId]);
+      // First an id the workspace does not have: the reviewer sends it back.
+      return { json: { ...empty, action: s2Calls === 1 ? { ...pick, connection_id: randomUUID() } : pick } };
+    });
+    const res = await start({ prompt: 'Classify each ticket, then echo a note with the Echo service' });
+    expect(res.status, res.text).toBe(202);
+    const workflowId = String(res.body.workflowId);
+    const run = await until(workflowId, finished);
+    expect(run.status, JSON.stringify(run.tasks_by_agent)).toBe('completed');
+    expect(s2Calls).toBe(2);
+    const summaries = run.tasks_by_agent.map((t) => t.result_summary).join('\n');
+    expect(summaries).toContain("is not among the workspace's connected integrations");
+    expect(summaries).toContain('Built step "Classify ticket" as an LLM agent node (llm_agent)');
+
+    const architect = llm.calls.filter((c) => c.agent === 'plan').at(-1)?.request.messages[1]?.content ?? '';
+    expect(architect).toContain('Connected integrations of the workspace');
+    expect(architect).toContain('Echo service');
+    expect(architect).not.toContain(connectionId);
+    const dryRunCall = llm.calls.filter((c) => c.agent === 'node_output').at(-1)?.request;
+    expect(dryRunCall?.messages).toEqual([
+      { role: 'system', content: 'Classify support tickets.' },
+      { role: 'user', content: 'Ticket: My invoice is late' },
+    ]);
+    expect(JSON.stringify(llm.calls)).not.toContain(credential);
+
+    const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
+    const nodes = Object.values(details.body.nodes as Record<string, { handler_class: string; process?: object }>);
+    expect(nodes.find((n) => n.handler_class === 'integration_action')?.process).toEqual(pick);
+    expect(nodes.find((n) => n.handler_class === 'llm_agent')?.process).toMatchObject({
+      user_template: 'Ticket: {{ ticket }}',
+    });
   });
 
   it('cancels mid-run keeping the applied skeleton; a second cancel and a second start answer 404 / 409', async () => {
