@@ -72,10 +72,9 @@ export const stepBuildSchema = z.object({
   /** An llm_agent step: its prompts (`{{ name }}` in the template reads the step input of that name). */
   llm: z
     .object({ system_prompt: z.string().min(1).max(32_768), user_template: z.string().min(1).max(65_536) })
-    .nullable()
-    .default(null),
+    .nullable(),
   /** An integration_action step: the connection and action version, from the workspace's connected integrations. */
-  action: z.object({ connection_id: z.string(), action_version_id: z.string() }).nullable().default(null),
+  action: z.object({ connection_id: z.string(), action_version_id: z.string() }).nullable(),
   /** Why the step could not be built, when it could not (the step then needs attention). */
   unresolved: z.string().max(1000).nullable(),
 });

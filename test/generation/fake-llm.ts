@@ -132,24 +132,36 @@ export const goodPlan = {
   outputs: [{ name: 'decision', type: 'str' }],
 };
 
+/** What a builder answer leaves null unless its step's kind uses it. */
+const unused = { llm: null, action: null };
+
 export const goodBuilds: Record<string, unknown> = {
   s1: {
     source: 'def main(inputs):\n    return {"vendor_clean": " ".join(str(inputs.get("vendor") or "").split())}\n',
     match: null,
     rules: null,
+    ...unused,
     unresolved: null,
   },
-  s2: { source: null, match: 'all', rules: [{ variable: 'amount', op: 'gt', value: '1000' }], unresolved: null },
+  s2: {
+    source: null,
+    match: 'all',
+    rules: [{ variable: 'amount', op: 'gt', value: '1000' }],
+    ...unused,
+    unresolved: null,
+  },
   s3: {
     source: 'def main(inputs):\n    return {"decision": "approval needed for " + inputs["vendor_clean"]}\n',
     match: null,
     rules: null,
+    ...unused,
     unresolved: null,
   },
   s4: {
     source: 'def main(inputs):\n    return {"decision": "auto approved for " + inputs["vendor_clean"]}\n',
     match: null,
     rules: null,
+    ...unused,
     unresolved: null,
   },
 };

@@ -127,7 +127,16 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
   it('ends partial and names the step a builder could not fill', async () => {
     llm.script = happyScript((agent, request) =>
       agent === 'step_build' && stepOf(request) === 's4'
-        ? { json: { source: null, match: null, rules: null, unresolved: 'needs the ERP integration' } }
+        ? {
+            json: {
+              source: null,
+              match: null,
+              rules: null,
+              llm: null,
+              action: null,
+              unresolved: 'needs the ERP integration',
+            },
+          }
         : undefined,
     );
     const res = await start({ prompt: 'Route invoices by amount' });
