@@ -370,7 +370,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       review = await task(
         'reviewer',
         'reviewer',
-        () => store.genReview({ runId: input.runId, plan: plan as Plan, builds, bindings }),
+        () => store.genReview({ runId: input.runId, plan, builds, bindings }),
         (r) =>
           r.problems.length === 0
             ? 'Replaced failing steps with placeholders that validate'

@@ -3,10 +3,10 @@ import { startTestService, type TestService } from '../support/harness.js';
 import { FakeLlm, stepOf, type Reply } from './fake-llm.js';
 import {
   connectErp,
-  finishedRun,
   importInvoiceProcess,
   nodesOf,
-  startGeneration,
+  generate,
+  integrationNodes,
   type ConnectedErp,
 } from './process-support.js';
 
@@ -98,10 +98,7 @@ describe('generation from a discovered process with an OpenAI-compatible LLM', (
       if (agent === 'step_build') return { json: builds[stepOf(request)] };
       return { raw: { status: 500, body: 'triage is not asked for a process' } };
     };
-    const res = await startGeneration(svc, { processId });
-    expect(res.status, res.text).toBe(202);
-    const workflowId = String(res.body.workflowId);
-    const run = await finishedRun(svc, workflowId);
+    const { workflowId, run } = await generate(svc, { processId });
     expect(run, JSON.stringify(run.tasks_by_agent)).toMatchObject({
       status: 'completed',
       planner: 'llm',
@@ -123,9 +120,7 @@ describe('generation from a discovered process with an OpenAI-compatible LLM', (
         .sort(),
     ).toEqual(['s1', 's3', 's5']);
     const nodes = await nodesOf(svc, workflowId);
-    expect(
-      nodes.filter((n) => n.handler_class === 'integration_action').map((n) => [n.name, n.process?.connection_id]),
-    ).toEqual([
+    expect(integrationNodes(nodes)).toEqual([
       ['Match purchase order', erp.connectionId],
       ['Pay supplier', erp.connectionId],
     ]);
@@ -139,8 +134,7 @@ describe('generation from a discovered process with an OpenAI-compatible LLM', (
       if (agent === 'plan') return { json: invoicePlan(n === 1 ? 'salesforce' : 'erp system') };
       return { json: builds[stepOf(request)] };
     };
-    const res = await startGeneration(svc, { processId, prompt: 'Keep it short' });
-    const run = await finishedRun(svc, String(res.body.workflowId));
+    const { run } = await generate(svc, { processId, prompt: 'Keep it short' });
     expect(run.status, JSON.stringify(run.tasks_by_agent)).toBe('completed');
     const plans = llm.calls.filter((c) => c.agent === 'plan').map((c) => c.request.messages[1]?.content ?? '');
     expect(plans).toHaveLength(2);

@@ -6,7 +6,8 @@ import { startTestService, type TestService } from '../support/harness.js';
 import { createKey } from '../workflows/support.js';
 import {
   connectErp,
-  finishedRun,
+  generate,
+  integrationNodes,
   importInvoiceProcess,
   nodesOf,
   startGeneration,
@@ -14,6 +15,14 @@ import {
 } from './process-support.js';
 
 const item = (id: string, text: string) => ({ id, text });
+/** A main-line step reading one text and making another. */
+const textStep = (id: string, name: string, stepOrder: number, input: string, output: string) => ({
+  id,
+  name,
+  stepOrder,
+  inputs: [item(`${id}-in`, input)],
+  outputs: [item(`${id}-out`, output)],
+});
 
 /** Three steps in a line: two the offline planner has rules for, one on the connected ERP. */
 const ticketProcess = {
@@ -22,20 +31,8 @@ const ticketProcess = {
   processInputs: [item('pi-1', 'Ticket text')],
   processOutputs: [item('po-1', 'Word count'), item('po-2', 'Record id')],
   steps: [
-    {
-      id: 'clean',
-      name: 'Clean the ticket text',
-      stepOrder: 1,
-      inputs: [item('i1', 'Ticket text')],
-      outputs: [item('o1', 'Text')],
-    },
-    {
-      id: 'count',
-      name: 'Count the words',
-      stepOrder: 2,
-      inputs: [item('i2', 'Text')],
-      outputs: [item('o2', 'Word count')],
-    },
+    textStep('clean', 'Clean the ticket text', 1, 'Ticket text', 'Text'),
+    textStep('count', 'Count the words', 2, 'Text', 'Word count'),
     { id: 'file', name: 'File the ticket', stepOrder: 3, integrations: [item('int-erp', 'erp  System')] },
   ],
   customEdges: [
@@ -58,10 +55,7 @@ describe('generation from a discovered process with the offline planner', () => 
 
   it('builds a linear process step by step: rules it knows, the ERP step as an integration action (completed, nothing called)', async () => {
     const processId = await createProcess(svc, ticketProcess);
-    const res = await startGeneration(svc, { processId });
-    expect(res.status, res.text).toBe(202);
-    const workflowId = String(res.body.workflowId);
-    const run = await finishedRun(svc, workflowId);
+    const { workflowId, run } = await generate(svc, { processId });
     expect(run, JSON.stringify(run.tasks_by_agent)).toMatchObject({
       status: 'completed',
       planner: 'offline',
@@ -95,10 +89,7 @@ describe('generation from a discovered process with the offline planner', () => 
   it('round-trips the Camunda Modeler invoice process: the gateway as a condition, ERP steps as actions, the rest named (partial)', async () => {
     const processId = await importInvoiceProcess(svc);
     const calls = erp.server.received.length;
-    const res = await startGeneration(svc, { processId });
-    expect(res.status, res.text).toBe(202);
-    const workflowId = String(res.body.workflowId);
-    const run = await finishedRun(svc, workflowId);
+    const { workflowId, run } = await generate(svc, { processId });
     expect(run.status, JSON.stringify(run.tasks_by_agent)).toBe('partial');
     expect(run.applied_versions.map((v) => v.stage)).toEqual(['skeleton', 'final']);
     expect([...run.needs_attention].sort()).toEqual(
@@ -112,9 +103,7 @@ describe('generation from a discovered process with the offline planner', () => 
       ].sort(),
     );
     const nodes = await nodesOf(svc, workflowId);
-    expect(
-      nodes.filter((n) => n.handler_class === 'integration_action').map((n) => [n.name, n.process?.connection_id]),
-    ).toEqual([
+    expect(integrationNodes(nodes)).toEqual([
       ['Match purchase order', erp.connectionId],
       ['Pay supplier', erp.connectionId],
     ]);
@@ -140,9 +129,7 @@ describe('generation from a discovered process with the offline planner', () => 
       body: { name: 'Renamed', steps: [{ id: 'only', name: 'Reverse the text' }], customEdges: [] },
     });
     expect(patched.status, patched.text).toBe(200);
-    const res = await startGeneration(svc, { processId, processVersionId: snapshot.body.processVersionId });
-    expect(res.status, res.text).toBe(202);
-    const run = await finishedRun(svc, String(res.body.workflowId));
+    const { workflowId, run } = await generate(svc, { processId, processVersionId: snapshot.body.processVersionId });
     expect(run.source_process).toEqual({
       processId,
       processVersionId: snapshot.body.processVersionId,
@@ -150,25 +137,18 @@ describe('generation from a discovered process with the offline planner', () => 
       name: 'Ticket intake',
       processUpdatedAt: expect.any(String),
     });
-    expect((await nodesOf(svc, String(res.body.workflowId))).map((n) => n.name)).toContain('Count the words');
+    expect((await nodesOf(svc, workflowId)).map((n) => n.name)).toContain('Count the words');
   });
 
   it('leaves a step on an integration the workspace has not connected for a person, saying which', async () => {
     const processId = await createProcess(svc, {
       name: 'Lead capture',
       steps: [
-        {
-          id: 'a',
-          name: 'Trim the lead name',
-          stepOrder: 1,
-          inputs: [item('i', 'Lead name')],
-          outputs: [item('o', 'Name')],
-        },
+        textStep('a', 'Trim the lead name', 1, 'Lead name', 'Name'),
         { id: 'b', name: 'Create the lead', stepOrder: 2, integrations: [item('crm', 'Salesforce')] },
       ],
     });
-    const res = await startGeneration(svc, { processId });
-    const run = await finishedRun(svc, String(res.body.workflowId));
+    const { run } = await generate(svc, { processId });
     expect(run.status).toBe('partial');
     expect(run.needs_attention).toEqual(['Create the lead']);
     expect(run.tasks_by_agent.map((t) => t.result_summary).join('\n')).toContain(

@@ -40,6 +40,21 @@ export async function finishedRun(svc: TestService, workflowId: string): Promise
   throw new Error('run did not finish');
 }
 
+/** Starts a run and waits for its end. */
+export async function generate(
+  svc: TestService,
+  body: Record<string, unknown>,
+): Promise<{ workflowId: string; run: RunRecord }> {
+  const res = await startGeneration(svc, body);
+  expect(res.status, res.text).toBe(202);
+  const workflowId = String(res.body.workflowId);
+  return { workflowId, run: await finishedRun(svc, workflowId) };
+}
+
+/** [name, connection id] of each integration_action node. */
+export const integrationNodes = (nodes: GraphNode[]) =>
+  nodes.filter((n) => n.handler_class === 'integration_action').map((n) => [n.name, n.process?.connection_id]);
+
 export async function nodesOf(svc: TestService, workflowId: string): Promise<GraphNode[]> {
   const res = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
   expect(res.status, res.text).toBe(200);
@@ -53,7 +68,7 @@ export async function importInvoiceProcess(svc: TestService): Promise<string> {
     headers: { 'x-workspace-id': svc.workspaceId, 'content-type': 'application/xml' },
   });
   expect(res.status, res.text).toBe(201);
-  return String((res.body.process as { id: string }).id);
+  return (res.body.process as { id: string }).id;
 }
 
 /** Python of the ERP action: posts its `text` input to the API and returns the record id it answers. */
