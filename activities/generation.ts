@@ -7,7 +7,10 @@ import type { Agents, FileExcerpt } from '../src/generation/agents.js';
 import { assembleGraph } from '../src/generation/graph-assembly.js';
 import { LlmAgents } from '../src/generation/llm-agents.js';
 import { LlmClient, LlmError } from '../src/generation/llm-client.js';
+import { dryRunGraph } from '../src/generation/integration-steps.js';
 import { OfflinePlanner } from '../src/generation/offline-planner.js';
+import { planFromProcess } from '../src/generation/process-plan.js';
+import type { IntegrationBinding, ProcessSource } from '../src/generation/process-types.js';
 import type { Plan, ReviewProblem, StepBuild, TriageVerdict } from '../src/generation/plan.js';
 import { noUsage, type GenerationRunRecord, type TokenUsage } from '../src/generation/run-types.js';
 import type { ActivityDeps } from './deps.js';
@@ -26,6 +29,8 @@ export interface AgentCall {
 
 export interface ReviewOutcome {
   graph: WorkflowGraph;
+  /** What the dry run runs when it differs from graph: integration actions answer samples instead of calling out. */
+  dryRunGraph?: WorkflowGraph;
   /** Node name → step id: the case engine reports a failing node by name. */
   stepOfName: Record<string, string>;
   problems: ReviewProblem[];
@@ -41,13 +46,22 @@ export interface GenerationActivities {
     urls: string[];
   }): Promise<{ files: FileExcerpt[]; skipped: Array<{ url: string; reason: string }>; meta: TaskMeta }>;
   genTriage(input: AgentCall & { files: FileExcerpt[] }): Promise<{ verdict: TriageVerdict; meta: TaskMeta }>;
-  genArchitect(
-    input: AgentCall & { files: FileExcerpt[]; feedback: string[] },
-  ): Promise<{ plan: Plan; meta: TaskMeta }>;
+  genArchitect(input: AgentCall & { files: FileExcerpt[]; feedback: string[]; process?: ProcessSource }): Promise<{
+    plan: Plan;
+    /** Builds decided with the plan (a process's conditions, steps needing a connection): no builder runs for them. */
+    presets: Record<string, StepBuild>;
+    notes: string[];
+    meta: TaskMeta;
+  }>;
   genBuildStep(
     input: AgentCall & { plan: Plan; stepId: string; feedback: string[] },
   ): Promise<{ build: StepBuild; meta: TaskMeta }>;
-  genReview(input: { runId: string; plan: Plan; builds: Record<string, StepBuild> }): Promise<ReviewOutcome>;
+  genReview(input: {
+    runId: string;
+    plan: Plan;
+    builds: Record<string, StepBuild>;
+    bindings?: IntegrationBinding[];
+  }): Promise<ReviewOutcome>;
   genApply(input: {
     workflowId: string;
     userId: string;
@@ -151,10 +165,13 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
     },
 
     async genArchitect(input) {
+      // Offline, a process is planned straight from its structure; an LLM gets it as context.
+      if (input.process && input.planner === 'offline') return { ...planFromProcess(input.process), meta: meta() };
+      const { prompt, files, feedback, process } = input;
       const answer = await agentCall(() =>
-        agents(input.planner).architect({ prompt: input.prompt, files: input.files, feedback: input.feedback }),
+        agents(input.planner).architect({ prompt, files, feedback, ...(process ? { process } : {}) }),
       );
-      return { plan: answer.value, meta: meta(answer.usage) };
+      return { plan: answer.value, presets: {}, notes: [], meta: meta(answer.usage) };
     },
 
     async genBuildStep(input) {
@@ -167,7 +184,7 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
     },
 
     async genReview(input) {
-      const assembled = assembleGraph(input.runId, input.plan, input.builds);
+      const assembled = assembleGraph(input.runId, input.plan, input.builds, input.bindings);
       const problems = [...assembled.problems];
       // The same validation a hand-made workflow passes, then the same authoring scan as inline code.
       for (const problem of validateGraph(assembled.graph)) {
@@ -193,7 +210,15 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
           stepId,
         ]),
       );
-      return { graph: assembled.graph, stepOfName, problems, sampleInputs: assembled.sampleInputs, meta: meta() };
+      const dryRun = dryRunGraph(assembled.graph);
+      return {
+        graph: assembled.graph,
+        ...(dryRun ? { dryRunGraph: dryRun } : {}),
+        stepOfName,
+        problems,
+        sampleInputs: assembled.sampleInputs,
+        meta: meta(),
+      };
     },
 
     async genApply(input) {

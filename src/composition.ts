@@ -13,6 +13,7 @@ import { secretBoxFromConfig } from './crypto/secret-box.js';
 import { DiscoveryService } from './discovery/discovery-service.js';
 import { createFileService } from './files/file-service.js';
 import { GenerationService } from './generation/generation-service.js';
+import { ProcessSources } from './generation/process-source.js';
 import type { Logger } from './logging/logger.js';
 import { Outbound } from './net/outbound.js';
 import type { PythonRunnerPool } from './python/pool.js';
@@ -52,6 +53,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
   const secrets = new WebhookSecrets(repos.callbacks, box, config.callbacks.secretRotationOverlapMs);
   const outbound = new Outbound({ allowCidrs: config.outbound.allowCidrs });
   const smokeTestTimeoutMs = config.connections.smokeTestTimeoutMs;
+  const discovery = new DiscoveryService({ repo: repos.discovery, tenancy: repos.tenancy });
   return {
     tenancy: new TenancyService(repos.tenancy),
     workflows,
@@ -75,12 +77,13 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       python,
       smokeTestTimeoutMs,
     }),
-    discovery: new DiscoveryService({ repo: repos.discovery, tenancy: repos.tenancy }),
+    discovery,
     generation: new GenerationService({
       runs: repos.generation,
       workflows: repos.workflows,
       tenancy: repos.tenancy,
       files,
+      processes: new ProcessSources({ discovery, connections: repos.connections, catalog }),
       config,
       temporal,
       logger,

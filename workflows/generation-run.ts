@@ -179,7 +179,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
             caseId: `dry-run-${input.runId}-${round}`,
             organizationId: input.organizationId,
             workspaceId: input.workspaceId,
-            graph: review.graph,
+            graph: review.dryRunGraph ?? review.graph,
             inputs: review.sampleInputs,
             deadlineMs: 120_000,
           },
@@ -225,32 +225,50 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       for (const skipped of read.skipped) note('file_reader', 'skipped', `Skipped ${skipped.url}: ${skipped.reason}`);
     }
     record.progress = progressAt.triage;
-    const triage = await task(
-      'triage',
-      'triage',
-      () => agents.genTriage({ planner: input.planner, prompt: input.prompt, files }),
-      (r) => `${r.verdict.relevant ? 'Buildable' : 'Not a buildable process'}: ${r.verdict.reason}`,
-    );
-    await save();
-    if (!triage.verdict.relevant) return 'irrelevant';
+    const source = input.process;
+    if (source) {
+      // A discovered process with steps is a process: nothing to triage.
+      const state = source.ref.versionNumber === null ? 'current state' : `version ${source.ref.versionNumber}`;
+      note('triage', 'skipped', `Building from the discovered process "${source.ref.name}" (${state})`);
+    } else {
+      const triage = await task(
+        'triage',
+        'triage',
+        () => agents.genTriage({ planner: input.planner, prompt: input.prompt, files }),
+        (r) => `${r.verdict.relevant ? 'Buildable' : 'Not a buildable process'}: ${r.verdict.reason}`,
+      );
+      await save();
+      if (!triage.verdict.relevant) return 'irrelevant';
+    }
+    const bindings = source?.bindings;
 
     // The architect plans until the skeleton assembles and validates (bounded).
     let plan: Plan | undefined;
+    let presets: Record<string, StepBuild> = {};
     let skeleton: ReviewOutcome | undefined;
     let feedback: string[] = [];
     for (let attempt = 0; attempt <= input.maxReviewRounds && (!skeleton || skeleton.problems.length > 0); attempt++) {
       const planned = await task(
         'architect',
         'architect',
-        () => agents.genArchitect({ planner: input.planner, prompt: input.prompt, files, feedback }),
+        () =>
+          agents.genArchitect({
+            planner: input.planner,
+            prompt: input.prompt,
+            files,
+            feedback,
+            ...(source ? { process: source } : {}),
+          }),
         (r) =>
           `Planned ${r.plan.inputs.length} input(s), ${r.plan.steps.length} step(s), ${r.plan.outputs.length} output(s)`,
       );
       plan = planned.plan;
+      presets = planned.presets;
+      for (const text of planned.notes) note('architect', 'completed', text);
       skeleton = await task(
         'reviewer',
         'reviewer',
-        () => store.genReview({ runId: input.runId, plan: planned.plan, builds: {} }),
+        () => store.genReview({ runId: input.runId, plan: planned.plan, builds: {}, bindings }),
         (r) =>
           r.problems.length === 0
             ? 'The plan assembles into a valid graph'
@@ -265,8 +283,18 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
     record.progress = progressAt.skeleton;
     await save();
 
-    const builds: Record<string, StepBuild> = {};
-    const stepFeedback = new Map<string, string[]>(plan.steps.map((s) => [s.id, []]));
+    // Integration steps and steps decided with the plan need no builder.
+    const builds: Record<string, StepBuild> = { ...presets };
+    const byBuilder = new Set(plan.steps.filter((s) => s.kind !== 'integration' && !presets[s.id]).map((s) => s.id));
+    for (const step of plan.steps.filter((s) => !byBuilder.has(s.id))) {
+      const preset = presets[step.id];
+      if (step.kind === 'integration')
+        note('builder', 'completed', `Step "${step.name}" runs the connected integration ${step.integration ?? ''}`);
+      else if (preset?.unresolved)
+        note('builder', 'completed', `Step "${step.name}" needs attention: ${preset.unresolved}`);
+      else note('builder', 'completed', `Built step "${step.name}" as a condition from the process`);
+    }
+    const stepFeedback = new Map<string, string[]>([...byBuilder].map((id) => [id, []]));
     let review: ReviewOutcome = skeleton;
     let problems: ReviewProblem[] = [];
     for (let round = 0; ; round++) {
@@ -308,7 +336,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
         'reviewer',
         'reviewer',
         async () => {
-          const checked = await store.genReview({ runId: input.runId, plan: currentPlan, builds });
+          const checked = await store.genReview({ runId: input.runId, plan: currentPlan, builds, bindings });
           return checked.problems.length > 0 ? checked : { ...checked, problems: await dryRun(checked, round) };
         },
         (r) =>
@@ -323,7 +351,9 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       record.progress = Math.min(progressAt.reviewed, progressAt.built + (round + 1) * 0.1);
       await save();
       const unresolved = currentPlan.steps.filter((s) => builds[s.id]?.unresolved);
-      const fixable = problems.filter((p) => p.stepId !== null && !builds[p.stepId]?.unresolved);
+      const fixable = problems.filter(
+        (p) => p.stepId !== null && byBuilder.has(p.stepId) && !builds[p.stepId]?.unresolved,
+      );
       if (problems.length === 0 || round >= input.maxReviewRounds || fixable.length === 0) {
         record.needs_attention = currentPlan.steps
           .filter((s) => unresolved.includes(s) || problems.some((p) => p.stepId === s.id))
@@ -340,7 +370,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       review = await task(
         'reviewer',
         'reviewer',
-        () => store.genReview({ runId: input.runId, plan: plan as Plan, builds }),
+        () => store.genReview({ runId: input.runId, plan, builds, bindings }),
         (r) =>
           r.problems.length === 0
             ? 'Replaced failing steps with placeholders that validate'

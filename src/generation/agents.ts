@@ -1,4 +1,5 @@
 import type { Plan, PlanStep, StepBuild, TriageVerdict } from './plan.js';
+import type { ProcessSource } from './process-types.js';
 import type { TokenUsage } from './run-types.js';
 
 /** What an agent answered and what it cost. */
@@ -17,6 +18,8 @@ export interface ArchitectRequest {
   files: FileExcerpt[];
   /** Problems the reviewer found in the previous plan, if any. */
   feedback: string[];
+  /** The discovered process the run builds from, with the connected integrations it may use. */
+  process?: ProcessSource;
 }
 
 export interface BuildRequest {

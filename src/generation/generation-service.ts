@@ -10,6 +10,8 @@ import { defaultGraph } from '../domain/default-graph.js';
 import { DomainError } from '../errors.js';
 import type { FileService } from '../files/file-service.js';
 import type { GenerationRepo, StoredRun } from '../store/generation-repo.js';
+import type { ProcessSources } from './process-source.js';
+import type { ProcessSource } from './process-types.js';
 import type { UpdateWorkflowInput, WorkflowRecord, WorkflowRepo, WorkflowWithVersion } from '../store/workflow-repo.js';
 import type { Grant } from '../auth/grants.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
@@ -25,8 +27,11 @@ import {
 } from './run-types.js';
 
 export interface StartRequest {
-  prompt: string;
+  /** Required unless processId is given; with a process, extra instructions for the agents. */
+  prompt?: string;
   workflowId?: string;
+  processId?: string;
+  processVersionId?: string;
   name?: string;
   fileUrls: string[];
 }
@@ -98,9 +103,18 @@ export interface GenerationServiceDeps {
   workflows: WorkflowRepo;
   tenancy: TenancyRepo;
   files: FileService;
+  /** Discovered processes a run builds from (read under the discovery read's rules). */
+  processes: ProcessSources;
   config: Config;
   temporal: TemporalHandle;
   logger: Logger;
+}
+
+/** What the agents are told when a run builds from a process; the caller's prompt, if any, follows. */
+function processPrompt(source: ProcessSource, prompt: string | undefined): string {
+  const { name, description } = source.process;
+  const text = `Build the workflow of the discovered process "${name}"${description ? `: ${description}` : ''}`;
+  return prompt ? `${text}\n\n${prompt}` : text;
 }
 
 export class GenerationService {
@@ -149,6 +163,11 @@ export class GenerationService {
       if (await this.runs.active(workflow.id))
         throw DomainError.conflict(`Workflow ${workflow.id} already has an active generation run`);
     }
+    // Discovery: Read in the process's own workspace, checked by the discovery read itself (403 / 404 alike).
+    const source = request.processId
+      ? await this.ctx.processes.load(auth, workspace.id, request.processId, request.processVersionId)
+      : undefined;
+    const prompt = source ? processPrompt(source, request.prompt) : (request.prompt ?? '');
     const fileUrls: string[] = [];
     const refusedFiles: GenerationRunInput['refusedFiles'] = [];
     for (const url of new Set(request.fileUrls)) {
@@ -161,7 +180,9 @@ export class GenerationService {
       else fileUrls.push(url);
     }
     const displayName =
-      request.name ?? (request.prompt.trim().split(/\s+/).slice(0, 8).join(' ').slice(0, 255) || 'Generated workflow');
+      request.name ??
+      source?.ref.name ??
+      (prompt.trim().split(/\s+/).slice(0, 8).join(' ').slice(0, 255) || 'Generated workflow');
     const createdWorkflow = workflow === undefined;
     workflow ??= (
       await this.workflows.create({
@@ -181,7 +202,7 @@ export class GenerationService {
       organizationId: auth.organizationId,
       workspaceId: workspace.id,
       userId: auth.userId,
-      prompt: request.prompt,
+      prompt,
       displayName,
       origin: 'api',
       startedAt: new Date().toISOString(),
@@ -190,6 +211,7 @@ export class GenerationService {
       planner: this.ctx.config.llm.baseUrl ? 'llm' : 'offline',
       timeLimitMs: this.ctx.config.generation.timeLimitMs,
       maxReviewRounds: this.ctx.config.generation.maxReviewRounds,
+      ...(source ? { process: source } : {}),
     };
     const record = initialRunRecord(input);
     await this.runs.insert({

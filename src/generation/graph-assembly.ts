@@ -11,6 +11,8 @@ import {
   type ReviewProblem,
   type StepBuild,
 } from './plan.js';
+import { integrationProcess } from './integration-steps.js';
+import type { IntegrationBinding } from './process-types.js';
 
 /**
  * Turns the architect's plan and the builders' answers into a workflow graph
@@ -139,6 +141,7 @@ function conditionRules(build: StepBuild): ConditionRule[] {
 
 /** Whether a build fills its step (a placeholder otherwise). */
 export function isFilled(step: PlanStep, build: StepBuild | undefined): boolean {
+  if (step.kind === 'integration') return true;
   if (!build || build.unresolved !== null) return false;
   return step.kind === 'code'
     ? typeof build.source === 'string' && build.source.trim().length > 0
@@ -151,7 +154,12 @@ export function isFilled(step: PlanStep, build: StepBuild | undefined): boolean 
  * its inputs from the latest upstream producer of each name. Steps without
  * a usable build become placeholders that fail clearly when run.
  */
-export function assembleGraph(seed: string, plan: Plan, builds: Record<string, StepBuild>): AssembledGraph {
+export function assembleGraph(
+  seed: string,
+  plan: Plan,
+  builds: Record<string, StepBuild>,
+  bindings: IntegrationBinding[] = [],
+): AssembledGraph {
   const b = new Builder(seed);
   const inputId = b.id('node:input');
   b.nodes[inputId] = {
@@ -241,6 +249,25 @@ export function assembleGraph(seed: string, plan: Plan, builds: Record<string, S
         { nodeId, route: { routeId, when: true }, branchKey: `${step.id}:true` },
         { nodeId, route: { routeId, when: false }, branchKey: `${step.id}:false` },
       );
+    } else if (step.kind === 'integration') {
+      // A step on a connected integration runs its action; one naming no offered integration is the architect's to fix.
+      const binding = bindings.find((candidate) => candidate.key === step.integration);
+      if (!binding)
+        b.problems.push({
+          stepId: step.id,
+          message: `Step "${step.name}" names integration ${JSON.stringify(step.integration)}, which is not one of the connected integrations offered`,
+        });
+      b.nodes[nodeId] = {
+        ...base,
+        ...(binding
+          ? integrationProcess(binding)
+          : {
+              type: 'code',
+              handler_class: 'python_code',
+              process: { source: placeholderSource(step, 'no connection') },
+            }),
+        output_schema: b.produce(nodeId, step.outputs),
+      };
     } else {
       const source =
         filled && build?.source ? build.source : placeholderSource(step, build?.unresolved ?? 'not built yet');

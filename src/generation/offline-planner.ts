@@ -17,7 +17,7 @@ const structureWords =
 const chatter =
   /^(what|who|why|how (are|is|do|does)|tell me|write (me )?a (poem|story|song|joke)|hi\b|hello\b|thanks|thank you|can you explain|explain)/;
 
-function slug(text: string): string {
+export function slug(text: string): string {
   const words = text
     .toLowerCase()
     .replace(/[^a-z0-9 ]+/g, ' ')
@@ -193,7 +193,7 @@ const templates: Template[] = [
   { match: /\bfirst sentence\b/, type: 'str', body: 'return re.split(r"(?<=[.!?])\\s+", str(value or "").strip())[0]' },
 ];
 
-function templateOf(text: string): Template | undefined {
+export function templateOf(text: string): Template | undefined {
   const lower = text.toLowerCase();
   return templates.find((t) => t.match.test(lower));
 }
@@ -210,14 +210,12 @@ function detectInputs(prompt: string): PlanInput[] {
   for (const m of lower.matchAll(/\binputs?\s*(?:are|is|:)\s*([a-z0-9_ ,]+)/g)) {
     for (const part of (m[1] ?? '').split(/,| and /)) if (part.trim()) names.add(slug(part));
   }
-  return [...names]
-    .slice(0, 6)
-    .map((name) => ({
-      name,
-      type: 'str',
-      description: `Detected in the prompt: ${name.replace(/_/g, ' ')}`,
-      sample: JSON.stringify(`sample ${name.replace(/_/g, ' ')} 42 info@example.com`),
-    }));
+  return [...names].slice(0, 6).map((name) => ({
+    name,
+    type: 'str',
+    description: `Detected in the prompt: ${name.replace(/_/g, ' ')}`,
+    sample: JSON.stringify(`sample ${name.replace(/_/g, ' ')} 42 info@example.com`),
+  }));
 }
 
 function sampleFor(comparison: Comparison): string {
@@ -285,6 +283,7 @@ export class OfflinePlanner implements Agents {
         inputs: decision ? [] : [current],
         outputs: [output],
         branch_of: branch,
+        integration: null,
       });
       if (!outputs.some((o) => o.name === output.name)) outputs.push(output);
       if (!branch && !decision) current = output.name;
@@ -319,6 +318,7 @@ export class OfflinePlanner implements Agents {
         inputs: [comparison.variable],
         outputs: [],
         branch_of: null,
+        integration: null,
       });
       const [then = '', otherwise] = parts
         .slice(at + 1)

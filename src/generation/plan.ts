@@ -23,7 +23,7 @@ export const planOutputSchema = z.object({ name: identifier, type: z.enum(planVa
 export const planStepSchema = z.object({
   id: z.string().regex(/^s[0-9]{1,3}$/, 's1, s2, …'),
   name: z.string().min(1).max(120),
-  kind: z.enum(['code', 'condition']),
+  kind: z.enum(['code', 'condition', 'integration']),
   description: z.string().max(1000),
   /** Variable names this step reads: workflow inputs or earlier steps' outputs. */
   inputs: z.array(identifier).max(50),
@@ -31,6 +31,8 @@ export const planStepSchema = z.object({
   outputs: z.array(planOutputSchema).max(50),
   /** Set on steps that run only on one branch of an earlier condition step. */
   branch_of: z.object({ condition: z.string(), when: z.boolean() }).nullable(),
+  /** For kind "integration": the key of a connected integration the run offers (null otherwise). */
+  integration: z.string().max(255).nullable(),
 });
 
 export const planSchema = z.object({

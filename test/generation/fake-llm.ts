@@ -71,16 +71,14 @@ export class FakeLlm {
         ? { role: 'assistant', content: null, refusal: reply.refusal }
         : { role: 'assistant', content: 'content' in reply ? reply.content : JSON.stringify(reply.json) };
     const usage = 'json' in reply && reply.usage ? reply.usage : { prompt_tokens: 100, completion_tokens: 50 };
-    res
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(
-        JSON.stringify({
-          id: 'x',
-          object: 'chat.completion',
-          choices: [{ index: 0, message, finish_reason: 'stop' }],
-          usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-        }),
-      );
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        id: 'x',
+        object: 'chat.completion',
+        choices: [{ index: 0, message, finish_reason: 'stop' }],
+        usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+      }),
+    );
   }
 }
 
@@ -101,6 +99,7 @@ export const goodPlan = {
       inputs: ['vendor'],
       outputs: [{ name: 'vendor_clean', type: 'str' }],
       branch_of: null,
+      integration: null,
     },
     {
       id: 's2',
@@ -110,6 +109,7 @@ export const goodPlan = {
       inputs: ['amount'],
       outputs: [],
       branch_of: null,
+      integration: null,
     },
     {
       id: 's3',
@@ -119,6 +119,7 @@ export const goodPlan = {
       inputs: ['vendor_clean', 'amount'],
       outputs: [{ name: 'decision', type: 'str' }],
       branch_of: { condition: 's2', when: true },
+      integration: null,
     },
     {
       id: 's4',
@@ -128,6 +129,7 @@ export const goodPlan = {
       inputs: ['vendor_clean'],
       outputs: [{ name: 'decision', type: 'str' }],
       branch_of: { condition: 's2', when: false },
+      integration: null,
     },
   ],
   outputs: [{ name: 'decision', type: 'str' }],
