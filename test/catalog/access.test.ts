@@ -57,6 +57,28 @@ describe('catalog permissions', () => {
     );
   });
 
+  it('reads the body only after the key and the permission: a malformed, too deep or too large body is 401, then 403, then 400/413', async () => {
+    const unverified = await newCaller(svc, { verified: false, grants: ['integration:full'] });
+    const depth = 1000;
+    const bodies: Array<[string, string, number, string]> = [
+      ['malformed', '{"integration": ', 400, 'MALFORMED_JSON'],
+      ['too deep', `{"integration": ${'['.repeat(depth)}${']'.repeat(depth)}}`, 400, 'BAD_REQUEST'],
+      ['too large', `{"integration": "${'x'.repeat(3 * 1024 * 1024)}"}`, 413, 'PAYLOAD_TOO_LARGE'],
+    ];
+    for (const [label, rawBody, status, errorCode] of bodies) {
+      for (const path of ['/api/v1/integration', `/api/v1/integration/v/${mine.versionId}/credential`]) {
+        const send = (key: string | null) =>
+          svc.request('POST', path, { rawBody, headers: { 'content-type': 'application/json' }, key });
+        expect((await send(null)).status, `${label} ${path} without a key`).toBe(401);
+        const forbidden = await send(unverified.key);
+        expect(forbidden.status, `${label} ${path} unverified: ${forbidden.text}`).toBe(403);
+        const authored = await send(author.key);
+        expect(authored.status, `${label} ${path} author: ${authored.text}`).toBe(status);
+        expect(authored.body.errorCode).toBe(errorCode);
+      }
+    }
+  });
+
   it('refuses a key without Integration: Full with 403 before the body, and Integration: Read can browse but not author', async () => {
     const reader = await newCaller(svc, { grants: ['integration:read', 'code:full', 'workflow:full'] });
     expectError(
