@@ -168,7 +168,7 @@ describe('catalog permissions', () => {
     const expected: Array<[string, string, string[]]> = [
       ['/api/v1/provider', 'post', ['201', '400', '401', '403']],
       ['/api/v1/provider', 'get', ['200', '401', '403']],
-      ['/api/v1/integration', 'post', ['201', '400', '401', '403', '422', '503']],
+      ['/api/v1/integration', 'post', ['201', '400', '401', '403', '409', '422', '503']],
       ['/api/v1/integration', 'get', ['200', '400', '401', '403']],
       ['/api/v1/integration/v/{integrationVersionId}/credential', 'post', ['201', '400', '401', '403', '404', '409']],
       ['/api/v1/integration/v/{integrationVersionId}/action', 'post', ['201', '400', '401', '403', '404', '503']],
