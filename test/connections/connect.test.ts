@@ -283,6 +283,7 @@ describe('permission first (403), then the body (400)', () => {
       [{ credentialData: { api_key: 'x'.repeat(65 * 1024) } }, 'body.connection.credentialData'],
       [{ workflowId: crypto.randomUUID() }, 'body.connection'],
       [{ name: 'n'.repeat(256) }, 'body.connection.name'],
+      [{ testInputData: { text: 't'.repeat(64 * 1024) } }, 'body.connection.testInputData'],
     ];
     for (const [override, field] of cases) {
       const res = await connect(svc, connection(integration, svc.workspaceId, override));
