@@ -10,8 +10,8 @@ import type { Metrics } from '../metrics/metrics.js';
 import { parsesAsJson } from '../files/upload-body.js';
 import { adminGate } from './admin.routes.js';
 import { errorHandler, notFoundHandler } from './errors.js';
-import { assertJsonDepth } from './json-depth.js';
 import { OpenApiBuilder } from './openapi.js';
+import { jsonBodies } from './request-body.js';
 import { ApiRoutes } from './route.js';
 import { routeRegistrations } from './routers.js';
 
@@ -44,12 +44,7 @@ export function createApp(ctx: AppContext): App {
   );
   app.use(httpMetrics(ctx.metrics));
   app.use(adminGate(ctx));
-  app.use(express.json({ limit: ctx.config.bodyLimit, type: parsesAsJson }));
-  // Before any handler hashes, validates or copies the body recursively.
-  app.use((req, _res, next) => {
-    assertJsonDepth(req.body, 'body');
-    next();
-  });
+  app.use(jsonBodies({ limit: ctx.config.bodyLimit, type: parsesAsJson }));
 
   const openApi = new OpenApiBuilder();
   const router = express.Router();

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ConnectOutcome } from '../connections/connection-service.js';
 import type { Connection } from '../connections/types.js';
 import type { AppContext } from '../context.js';
+import { readableBody } from './request-body.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import {
   connectBody,
@@ -95,7 +96,8 @@ export function registerConnectionRoutes(api: ApiRoutes, ctx: AppContext): void 
       },
     },
     handler: async ({ req, res, auth }) => {
-      const workspace = await connections.requireConnectWorkspace(auth, workspaceIdOf(req.body));
+      // An unreadable body names no workspace to check: its error (400/413) is the answer.
+      const workspace = await connections.requireConnectWorkspace(auth, workspaceIdOf(readableBody(req.body)));
       const body = parseOrThrow(connectBody, req.body, 'body');
       res.status(201).json(toConnectResponse(await connections.connect(auth, workspace, body.connection)));
     },

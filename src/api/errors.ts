@@ -80,9 +80,14 @@ interface HttpParserError {
 }
 
 function toDomainError(err: unknown): DomainError | undefined {
-  if (err instanceof DomainError) return err;
+  return err instanceof DomainError ? err : bodyParserError(err);
+}
+
+/** The domain error of a body-parser failure (malformed, too large, unsupported), or undefined for anything else. */
+export function bodyParserError(err: unknown): DomainError | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
   const parser = err as HttpParserError;
-  const status = parser?.status ?? parser?.statusCode;
+  const status = parser.status ?? parser.statusCode;
   if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
   if (parser.type === 'entity.parse.failed') return new DomainError('MALFORMED_JSON', 'Request body is not valid JSON');
   if (parser.type === 'entity.too.large') return DomainError.tooLarge('Request body is too large');
@@ -95,7 +100,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const domainError = toDomainError(err);
     if (!domainError) {
-      (req.log ?? logger).error({ err }, 'unhandled error');
+      // req.log is absent when the error happened before pino-http ran.
+      ((req.log as Logger | undefined) ?? logger).error({ err }, 'unhandled error');
     }
     const status = domainError ? httpStatus(domainError) : 500;
     const body = domainError

@@ -1,22 +1,21 @@
 import { z } from 'zod';
 import { uuid } from './common.js';
 
-/** The contract's bounds on credentialData. */
+/** The contract's bounds on credentialData; testInputData (the contract is silent) gets the same byte bound. */
 export const credentialDataLimits = { fields: 100, bytes: 64 * 1024 } as const;
 
-const credentialData = z
-  .record(z.string(), z.unknown())
-  .superRefine((value, ctx) => {
-    if (Object.keys(value).length > credentialDataLimits.fields)
-      ctx.addIssue({ code: 'custom', message: `at most ${credentialDataLimits.fields} fields` });
-    else if (Buffer.byteLength(JSON.stringify(value), 'utf8') > credentialDataLimits.bytes) {
-      ctx.addIssue({ code: 'custom', message: `at most ${credentialDataLimits.bytes} bytes as JSON` });
-    }
-  })
-  .meta({
-    description:
-      "Secret values keyed by the credential template's variableNames; encrypted at rest, never returned. At most 100 fields and 64 KB",
+/** A JSON object of at most `maxFields` keys and `bytes` UTF-8 bytes once encoded. */
+const boundedObject = (bytes: number, maxFields = Infinity) =>
+  z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+    if (Object.keys(value).length > maxFields) ctx.addIssue({ code: 'custom', message: `at most ${maxFields} fields` });
+    else if (Buffer.byteLength(JSON.stringify(value), 'utf8') > bytes)
+      ctx.addIssue({ code: 'custom', message: `at most ${bytes} bytes as JSON` });
   });
+
+const credentialData = boundedObject(credentialDataLimits.bytes, credentialDataLimits.fields).meta({
+  description:
+    "Secret values keyed by the credential template's variableNames; encrypted at rest, never returned. At most 100 fields and 64 KB",
+});
 
 export const connectionFields = z
   .object({
@@ -36,10 +35,10 @@ export const connectionFields = z
     testActionVersionId: uuid
       .optional()
       .meta({ description: 'Action whose endpoint is called for a smoke test; omit for no test' }),
-    testInputData: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .meta({ description: 'Sent as the JSON body of the smoke test (POST); without it the test is a GET' }),
+    testInputData: boundedObject(credentialDataLimits.bytes).optional().meta({
+      description:
+        'Sent as the JSON body of the smoke test (POST); without it the test is a GET. At most 64 KB (it travels through Temporal history)',
+    }),
   })
   .strict()
   .superRefine((value, ctx) => {

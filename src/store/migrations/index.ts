@@ -7,6 +7,7 @@ import * as files from './020_files.js';
 import * as caseFileReads from './021_case_file_reads.js';
 import * as codeNodes from './030_code_nodes.js';
 import * as catalog from './040_catalog.js';
+import * as catalogActionOrder from './041_catalog_action_order.js';
 import * as connections from './045_connections.js';
 import * as discovery from './050_discovery.js';
 import * as generation from './060_generation.js';
@@ -24,6 +25,7 @@ export const migrations: Record<string, Migration> = {
   '021_case_file_reads': caseFileReads,
   '030_code_nodes': codeNodes,
   '040_catalog': catalog,
+  '041_catalog_action_order': catalogActionOrder,
   '045_connections': connections,
   '050_discovery': discovery,
   '060_generation': generation,
