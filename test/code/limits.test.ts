@@ -187,7 +187,8 @@ describe('code node limits, at the boundary and one over', () => {
     const deep = '['.repeat(200_000) + ']'.repeat(200_000);
     for (const path of ['/api/v1/code', '/api/v1/workflow', '/api/v1/case']) {
       // Workflow creation checks its workspace header before the body (contract order): sent valid there.
-      const workspace = path === '/api/v1/workflow' ? { 'x-workspace-id': svc.workspaceId } : {};
+      const workspace: Record<string, string> =
+        path === '/api/v1/workflow' ? { 'x-workspace-id': svc.workspaceId } : {};
       const res = await svc.request('POST', path, {
         rawBody: `{"name":${deep}}`,
         headers: { 'content-type': 'application/json', ...workspace },
