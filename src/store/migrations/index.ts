@@ -8,6 +8,7 @@ import * as caseFileReads from './021_case_file_reads.js';
 import * as codeNodes from './030_code_nodes.js';
 import * as catalog from './040_catalog.js';
 import * as connections from './045_connections.js';
+import * as oauth from './046_oauth.js';
 import * as discovery from './050_discovery.js';
 import * as generation from './060_generation.js';
 
@@ -25,6 +26,7 @@ export const migrations: Record<string, Migration> = {
   '030_code_nodes': codeNodes,
   '040_catalog': catalog,
   '045_connections': connections,
+  '046_oauth': oauth,
   '050_discovery': discovery,
   '060_generation': generation,
 };
