@@ -7,4 +7,9 @@ export { caseRun, caseProgressQuery } from './case-run.js';
 export { generationRun, generationRunQuery, cancelGenerationSignal } from './generation-run.js';
 export { connectionSmokeTest } from './connection-smoke-test.js';
 export { oauthAuthorization, oauthCallbackSignal } from './oauth-authorization.js';
-export { oauthTokenRefresh, oauthTokensReplacedSignal, oauthAccessTokenUpdate } from './oauth-token-refresh.js';
+export {
+  oauthTokenRefresh,
+  oauthTokensReplacedSignal,
+  oauthAccessTokenUpdate,
+  oauthRefreshStatusQuery,
+} from './oauth-token-refresh.js';

@@ -3,6 +3,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  defineQuery,
   defineSignal,
   defineUpdate,
   proxyActivities,
@@ -12,29 +13,52 @@ import {
 import {
   needsReauthorizationType,
   oauthAccessTokenUpdateName,
+  oauthRefreshStatusQueryName,
   oauthTokensReplacedSignalName,
   refreshUnavailableType,
   type AccessTokenAnswer,
   type AccessTokenRequest,
   type OAuthActivities,
   type OAuthRefreshInput,
+  type OAuthRefreshStatus,
   type RefreshOutcome,
+  type RefreshSettings,
   type TokenMeta,
 } from '../src/connections/oauth-types.js';
 
 export const oauthTokensReplacedSignal = defineSignal<[TokenMeta]>(oauthTokensReplacedSignalName);
 export const oauthAccessTokenUpdate = defineUpdate<AccessTokenAnswer, [AccessTokenRequest]>(oauthAccessTokenUpdateName);
+export const oauthRefreshStatusQuery = defineQuery<OAuthRefreshStatus>(oauthRefreshStatusQueryName);
 
-/** When the next refresh is due (epoch ms), or null when nothing is to be done until something happens. */
-export function nextRefreshAt(state: OAuthRefreshInput): number | null {
-  if (state.needsReauthorization) return null;
-  if (state.retryAt !== null) return state.retryAt;
-  const { tokens, settings } = state;
-  // Without a refresh token there is nothing to refresh: at expiry the activity says re-authorization is needed.
+/** A token set anchored on the workflow's clock (epoch ms of workflow time). */
+export interface PlannedTokens {
+  generation: number;
+  expiresAt: number | null;
+  lifetimeMs: number | null;
+  receivedAt: number;
+  refreshable: boolean;
+}
+
+const plan = (meta: TokenMeta, now: number): PlannedTokens => ({
+  generation: meta.generation,
+  expiresAt: meta.expiresInMs === null ? null : now + meta.expiresInMs,
+  lifetimeMs: meta.lifetimeMs,
+  receivedAt: now,
+  refreshable: meta.refreshable,
+});
+
+/**
+ * When the tokens are due for a refresh: the margin before expiry is
+ * `marginMs` or `marginFraction` of their lifetime, whichever is shorter, and
+ * an idle credential is refreshed at least every `idleRefreshMs`. Without a
+ * refresh token, the expiry itself (the activity then reports that a
+ * re-authorization is needed).
+ */
+export function refreshDueAt(tokens: PlannedTokens, settings: RefreshSettings): number | null {
   if (!tokens.refreshable) return tokens.expiresAt;
-  const idle = tokens.obtainedAt + settings.idleRefreshMs;
+  const idle = tokens.receivedAt + settings.idleRefreshMs;
   if (tokens.expiresAt === null) return idle;
-  const lifetime = Math.max(0, tokens.expiresAt - tokens.obtainedAt);
+  const lifetime = Math.max(0, tokens.lifetimeMs ?? tokens.expiresAt - tokens.receivedAt);
   const margin = Math.min(settings.marginMs, lifetime * settings.marginFraction);
   return Math.min(tokens.expiresAt - margin, idle);
 }
@@ -50,8 +74,12 @@ export function nextRefreshAt(state: OAuthRefreshInput): number | null {
  * `refreshesPerRun` refreshes, so its history stays short.
  */
 export async function oauthTokenRefresh(input: OAuthRefreshInput): Promise<void> {
-  const state: OAuthRefreshInput = { ...input };
-  const { settings } = state;
+  const { settings, credentialId } = input;
+  let tokens = plan(input.tokens, Date.now());
+  let needsReauthorization = input.needsReauthorization;
+  let failures = input.failures;
+  let retryAt = input.retryAt;
+  let lastError = input.lastError;
   const { refreshOAuthTokens } = proxyActivities<OAuthActivities>({
     startToCloseTimeout: settings.requestTimeoutMs + 15_000,
     // The activity's own failures (store down); the provider's are answered as outcomes and retried below.
@@ -61,58 +89,82 @@ export async function oauthTokenRefresh(input: OAuthRefreshInput): Promise<void>
   let wantedAbove = -1;
   /** Rounds that ended without new tokens, so waiting actions learn of the failure. */
   let failedRounds = 0;
+  let waiting = 0;
   /** Set by the signal (an object, so the loop reads what the handler wrote). */
   const pending = { replaced: false };
-  const wanted = () => wantedAbove >= state.tokens.generation && !state.needsReauthorization;
+  const wanted = () => wantedAbove >= tokens.generation && !needsReauthorization;
+  const accept = (meta: TokenMeta) => {
+    tokens = plan(meta, Date.now());
+    needsReauthorization = false;
+    failures = 0;
+    retryAt = null;
+    lastError = null;
+  };
 
-  setHandler(oauthTokensReplacedSignal, (tokens) => {
-    if (tokens.generation <= state.tokens.generation) return;
-    Object.assign(state, { tokens, needsReauthorization: false, failures: 0, retryAt: null, lastError: null });
+  setHandler(oauthTokensReplacedSignal, (meta) => {
+    if (meta.generation <= tokens.generation) return;
+    accept(meta);
     pending.replaced = true;
   });
 
   setHandler(oauthAccessTokenUpdate, async ({ seenGeneration }) => {
     const round = failedRounds;
     wantedAbove = Math.max(wantedAbove, seenGeneration);
-    await condition(
-      () => state.tokens.generation > seenGeneration || state.needsReauthorization || failedRounds > round,
-    );
-    if (state.tokens.generation > seenGeneration) return { generation: state.tokens.generation };
+    waiting += 1;
+    try {
+      await condition(() => tokens.generation > seenGeneration || needsReauthorization || failedRounds > round);
+    } finally {
+      waiting -= 1;
+    }
+    if (tokens.generation > seenGeneration) return { generation: tokens.generation };
     throw ApplicationFailure.create({
-      type: state.needsReauthorization ? needsReauthorizationType : refreshUnavailableType,
-      message: state.lastError ?? 'no new token was obtained',
+      type: needsReauthorization ? needsReauthorizationType : refreshUnavailableType,
+      message: lastError ?? 'no new token was obtained',
       nonRetryable: true,
     });
   });
 
-  /** Applies a round's outcome to the state; false when the workflow is to end. */
+  const nextRefreshAt = (): number | null =>
+    needsReauthorization ? null : (retryAt ?? refreshDueAt(tokens, settings));
+
+  setHandler(oauthRefreshStatusQuery, () => ({
+    generation: tokens.generation,
+    needsReauthorization,
+    failures,
+    lastError,
+    nextRefreshAt: nextRefreshAt(),
+    waiting,
+  }));
+
+  /** Applies a round's outcome; false when the workflow is to end. */
   const apply = (outcome: RefreshOutcome): boolean => {
     switch (outcome.kind) {
       case 'refreshed':
       case 'superseded':
-        if (outcome.tokens.generation > state.tokens.generation)
-          Object.assign(state, { tokens: outcome.tokens, failures: 0, retryAt: null, lastError: null });
+        if (outcome.tokens.generation > tokens.generation) accept(outcome.tokens);
         else failedRounds += 1;
         return true;
       case 'needs_reauthorization':
-        Object.assign(state, { needsReauthorization: true, retryAt: null, lastError: outcome.reason });
+        needsReauthorization = true;
+        retryAt = null;
+        lastError = outcome.reason;
         return true;
       case 'unused':
-        Object.assign(state, { needsReauthorization: true, lastError: 'no connection uses this credential any more' });
+        needsReauthorization = true;
+        lastError = 'no connection uses this credential any more';
         return false;
-      case 'transient': {
-        state.failures += 1;
-        const backoff = Math.min(settings.retryInitialMs * 2 ** (state.failures - 1), settings.retryMaxMs);
-        Object.assign(state, { retryAt: Date.now() + backoff, lastError: outcome.reason });
+      case 'transient':
+        failures += 1;
+        retryAt = Date.now() + Math.min(settings.retryInitialMs * 2 ** (failures - 1), settings.retryMaxMs);
+        lastError = outcome.reason;
         failedRounds += 1;
         return true;
-      }
     }
   };
 
   let refreshes = 0;
   for (;;) {
-    const dueAt = nextRefreshAt(state);
+    const dueAt = nextRefreshAt();
     const woken = () => wanted() || pending.replaced;
     if (dueAt === null) await condition(woken);
     else await condition(woken, Math.max(1, dueAt - Date.now()));
@@ -122,7 +174,7 @@ export async function oauthTokenRefresh(input: OAuthRefreshInput): Promise<void>
     }
     let outcome: RefreshOutcome;
     try {
-      outcome = await refreshOAuthTokens({ credentialId: state.credentialId, generation: state.tokens.generation });
+      outcome = await refreshOAuthTokens({ credentialId, generation: tokens.generation });
     } catch {
       outcome = { kind: 'transient', reason: 'the refresh activity failed' };
     }
@@ -134,7 +186,23 @@ export async function oauthTokenRefresh(input: OAuthRefreshInput): Promise<void>
     if (refreshes >= settings.refreshesPerRun || workflowInfo().continueAsNewSuggested) {
       // An action asking meanwhile is served first (by the next round); the new run starts with none waiting.
       await condition(() => allHandlersFinished() || wanted());
-      if (allHandlersFinished()) await continueAsNew<typeof oauthTokenRefresh>(state);
+      if (allHandlersFinished()) {
+        const now = Date.now();
+        await continueAsNew<typeof oauthTokenRefresh>({
+          credentialId,
+          settings,
+          needsReauthorization,
+          failures,
+          retryAt,
+          lastError,
+          tokens: {
+            generation: tokens.generation,
+            expiresInMs: tokens.expiresAt === null ? null : tokens.expiresAt - now,
+            lifetimeMs: tokens.lifetimeMs,
+            refreshable: tokens.refreshable,
+          },
+        });
+      }
     }
   }
 }

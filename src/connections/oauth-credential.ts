@@ -128,15 +128,16 @@ export function withTokens(data: CredentialData, tokens: TokenSet): CredentialDa
   return next;
 }
 
-/** What the refresh workflow needs to know of a credential's tokens. */
-export function tokenMeta(data: CredentialData, generation: number): TokenMeta {
+/** What the refresh workflow needs to know of a credential's tokens, as of `now`. */
+export function tokenMeta(data: CredentialData, generation: number, now = Date.now()): TokenMeta {
   const at = (value: unknown) => (typeof value === 'string' ? Date.parse(value) : NaN);
   const expiresAt = at(data.expires_at);
   const obtainedAt = at(data.obtained_at);
+  const expires = !Number.isNaN(expiresAt);
   return {
     generation,
-    expiresAt: Number.isNaN(expiresAt) ? null : expiresAt,
-    obtainedAt: Number.isNaN(obtainedAt) ? 0 : obtainedAt,
+    expiresInMs: expires ? expiresAt - now : null,
+    lifetimeMs: expires && !Number.isNaN(obtainedAt) ? expiresAt - obtainedAt : null,
     refreshable: typeof data.refresh_token === 'string' && data.refresh_token !== '',
   };
 }

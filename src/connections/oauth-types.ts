@@ -41,13 +41,17 @@ export interface OAuthCallbackSignal {
   status: 'succeeded' | 'failed';
 }
 
-/** What a credential's token set says about itself (no token): enough to plan the next refresh. */
+/**
+ * What a credential's token set says about itself (no token): enough to plan
+ * the next refresh. Times are relative, so the workflow anchors them on its
+ * own clock (the worker's wall clock and workflow time may differ).
+ */
 export interface TokenMeta {
   generation: number;
-  /** Epoch ms; null when the provider gave no expires_in. */
-  expiresAt: number | null;
-  /** Epoch ms the tokens were obtained (the lifetime is expiresAt - obtainedAt). */
-  obtainedAt: number;
+  /** Time left before the access token expires, when the meta was made; null when the provider gave no expires_in. */
+  expiresInMs: number | null;
+  /** The token's whole lifetime (expires_in); null without one. */
+  lifetimeMs: number | null;
   /** Whether a refresh token is held. */
   refreshable: boolean;
 }
@@ -118,6 +122,19 @@ export interface OAuthActivities {
 export const oauthCallbackSignalName = 'oauthCallback';
 export const oauthTokensReplacedSignalName = 'oauthTokensReplaced';
 export const oauthAccessTokenUpdateName = 'oauthAccessToken';
+export const oauthRefreshStatusQueryName = 'oauthRefreshStatus';
+
+/** The refresh workflow's state as its query shows it (Temporal UI, operators, tests). */
+export interface OAuthRefreshStatus {
+  generation: number;
+  needsReauthorization: boolean;
+  failures: number;
+  lastError: string | null;
+  /** Workflow time (epoch ms) of the next refresh; null while waiting for a re-authorization. */
+  nextRefreshAt: number | null;
+  /** Actions waiting for a newer token. */
+  waiting: number;
+}
 
 export const oauthAuthorizationWorkflowId = (attemptId: string) => `oauth-${attemptId}`;
 export const oauthRefreshWorkflowId = (credentialId: string) => `oauth-refresh-${credentialId}`;
