@@ -99,8 +99,14 @@ export class FakeOAuthProvider {
 
   private async handle(req: IncomingMessage, res: ServerResponse, body: string): Promise<void> {
     const url = new URL(req.url ?? '/', this.url);
-    if (req.method === 'GET' && url.pathname === '/authorize') return this.consentPage(url, res);
-    if (req.method === 'POST' && url.pathname === '/authorize/decide') return this.decide(body, res);
+    if (req.method === 'GET' && url.pathname === '/authorize') {
+      this.consentPage(url, res);
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/authorize/decide') {
+      this.decide(body, res);
+      return;
+    }
     if (req.method === 'POST' && url.pathname === '/token') return this.token(req, body, res);
     if (url.pathname === '/api/me') {
       const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
@@ -156,24 +162,36 @@ export class FakeOAuthProvider {
       : [params.client_id, params.client_secret];
     const answer = (status: number, json: unknown) =>
       void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
-    if (id !== this.clientId || secret !== this.clientSecret) return answer(401, { error: 'invalid_client' });
+    if (id !== this.clientId || secret !== this.clientSecret) {
+      answer(401, { error: 'invalid_client' });
+      return;
+    }
 
     if (params.grant_type === 'authorization_code') {
       const issued = this.codes.get(params.code ?? '');
       const challenge = createHash('sha256')
         .update(params.code_verifier ?? '')
         .digest('base64url');
-      if (!issued || issued.used || issued.redirectUri !== params.redirect_uri || issued.challenge !== challenge)
-        return answer(400, { error: 'invalid_grant', error_description: 'bad code, redirect_uri or code_verifier' });
+      if (!issued || issued.used || issued.redirectUri !== params.redirect_uri || issued.challenge !== challenge) {
+        answer(400, { error: 'invalid_grant', error_description: 'bad code, redirect_uri or code_verifier' });
+        return;
+      }
       issued.used = true;
-      return answer(200, this.issue(issued.scope, true));
+      answer(200, this.issue(issued.scope, true));
+      return;
     }
     if (params.grant_type === 'refresh_token') {
       if (this.gate) await this.gate;
-      if (this.refreshMode === 'error500') return answer(500, { error: 'server_error' });
-      if (this.refreshMode === 'invalid_grant' || params.refresh_token !== this.currentRefreshToken)
-        return answer(400, { error: 'invalid_grant', error_description: 'refresh token revoked' });
-      return answer(200, this.issue('read write', this.rotate));
+      if (this.refreshMode === 'error500') {
+        answer(500, { error: 'server_error' });
+        return;
+      }
+      if (this.refreshMode === 'invalid_grant' || params.refresh_token !== this.currentRefreshToken) {
+        answer(400, { error: 'invalid_grant', error_description: 'refresh token revoked' });
+        return;
+      }
+      answer(200, this.issue('read write', this.rotate));
+      return;
     }
     answer(400, { error: 'unsupported_grant_type' });
   }
