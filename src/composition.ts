@@ -6,9 +6,15 @@ import { CodeNodeService } from './code/code-node-service.js';
 import { ConnectionRuntime } from './connections/connection-runtime.js';
 import { ConnectionService } from './connections/connection-service.js';
 import { CredentialVault } from './connections/credential-vault.js';
+import { OAuthEvents } from './connections/oauth-events.js';
+import { OAuthFlow } from './connections/oauth-flow.js';
+import { OAuthTokenEndpoint } from './connections/oauth-provider.js';
+import { OAuthTemporal } from './connections/oauth-temporal.js';
+import { OAuthTokens } from './connections/oauth-tokens.js';
+import type { RefreshSettings } from './connections/oauth-types.js';
 import { temporalSmokeTests } from './connections/smoke-test-runner.js';
 import { SourceGates } from './code/source-gates.js';
-import type { Config } from './config/config.js';
+import { publicUrl, type Config } from './config/config.js';
 import { secretBoxFromConfig } from './crypto/secret-box.js';
 import { DiscoveryService } from './discovery/discovery-service.js';
 import { createFileService } from './files/file-service.js';
@@ -17,6 +23,7 @@ import { ProcessSources } from './generation/process-source.js';
 import type { Logger } from './logging/logger.js';
 import { Outbound } from './net/outbound.js';
 import type { PythonRunnerPool } from './python/pool.js';
+import type { Registry } from 'prom-client';
 import type { Store } from './store/database.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
 import type { TemporalHandle } from './temporal/connection.js';
@@ -31,6 +38,22 @@ export interface Infrastructure {
   temporal: TemporalHandle;
   /** Sandboxed Python: the authoring scan on the API side, node code on the worker side. */
   python: PythonRunnerPool;
+  /** The process's metrics registry (served at /metrics); services without one count into a private registry. */
+  metricsRegistry?: Registry;
+}
+
+/** The OAuth refresh workflow's plan, from the configuration. */
+function refreshSettings(config: Config): RefreshSettings {
+  const o = config.connections.oauth;
+  return {
+    marginMs: o.refreshMarginMs,
+    marginFraction: o.refreshMarginFraction,
+    idleRefreshMs: o.idleRefreshMs,
+    refreshesPerRun: o.refreshesPerRun,
+    retryInitialMs: o.retryInitialMs,
+    retryMaxMs: o.retryMaxMs,
+    requestTimeoutMs: o.tokenRequestTimeoutMs,
+  };
 }
 
 /**
@@ -54,6 +77,30 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
   const outbound = new Outbound({ allowCidrs: config.outbound.allowCidrs });
   const smokeTestTimeoutMs = config.connections.smokeTestTimeoutMs;
   const discovery = new DiscoveryService({ repo: repos.discovery, tenancy: repos.tenancy });
+  const runSmokeTest = temporalSmokeTests(temporal, repos.connections, logger, smokeTestTimeoutMs);
+  const oauthLogger = logger.child({ component: 'oauth' });
+  const oauthEvents = new OAuthEvents(oauthLogger, infra.metricsRegistry);
+  const oauthTemporal = new OAuthTemporal(temporal, refreshSettings(config), oauthLogger);
+  const tokenEndpoint = new OAuthTokenEndpoint(outbound, config.connections.oauth.tokenRequestTimeoutMs);
+  const oauthTokens = new OAuthTokens({
+    connections: repos.connections,
+    vault,
+    endpoint: tokenEndpoint,
+    temporal: oauthTemporal,
+    events: oauthEvents,
+  });
+  const oauth = new OAuthFlow({
+    attempts: repos.oauth,
+    connections: repos.connections,
+    vault,
+    endpoint: tokenEndpoint,
+    tokens: oauthTokens,
+    temporal: oauthTemporal,
+    events: oauthEvents,
+    runSmokeTest,
+    publicUrl: () => publicUrl(config),
+    logger: oauthLogger,
+  });
   return {
     tenancy: new TenancyService(repos.tenancy),
     workflows,
@@ -66,13 +113,19 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       catalog,
       tenancy: repos.tenancy,
       vault,
-      runSmokeTest: temporalSmokeTests(temporal, repos.connections, logger, smokeTestTimeoutMs),
+      oauth,
+      runSmokeTest,
     }),
+    /** OAuth: the authorization flow (API side; its timer activities run in the worker). */
+    oauth,
+    /** OAuth tokens: stored after authorization, refreshed by the refresh workflow's activity. */
+    oauthTokens,
     /** Worker side: decrypts a connection's credential inside an activity, and nowhere else. */
     connectionRuntime: new ConnectionRuntime({
       connections: repos.connections,
       catalog: repos.catalog,
       vault,
+      oauthTokens,
       outbound,
       python,
       smokeTestTimeoutMs,

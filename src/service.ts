@@ -116,7 +116,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger: logger.child({ component: 'python' }),
     });
     stops.push(() => python.close());
-    const { repos, services } = wire({ config, logger, store, temporal, python });
+    const { repos, services } = wire({ config, logger, store, temporal, python, metricsRegistry: metrics.registry });
     const bootstrap = await services.tenancy.bootstrap();
     if (bootstrap) options.onBootstrap?.(bootstrap);
     const context: AppContext = { config, logger, store, temporal, python, metrics, services };

@@ -122,11 +122,19 @@ describe('POST /api/v1/integration/connect', () => {
   });
 
   it('OAuth: pending_authorization without an activeIntegrationId; 422 without client_id / client_secret', async () => {
+    const url = (name: string, value: string) => ({
+      displayName: name,
+      variableName: name,
+      type: 'str',
+      default: value,
+    });
     const oauth = await authorIntegration(svc, svc.key, {
       authType: 'oauth',
       inputs: {
         client_id: { displayName: 'Client id', variableName: 'client_id', type: 'str' },
         client_secret: { displayName: 'Client secret', variableName: 'client_secret', type: 'str' },
+        authorization_url: url('authorization_url', 'https://provider.example/authorize'),
+        token_url: url('token_url', 'https://provider.example/token'),
       },
     });
     const pending = await connect(
@@ -142,6 +150,9 @@ describe('POST /api/v1/integration/connect', () => {
       activeIntegrationId: null,
       testPassed: null,
     });
+    // The flow itself is tested in oauth.test.ts.
+    expect(String(pending.body.authorizationUrl)).toMatch(/^https:\/\/provider\.example\/authorize\?/);
+    expect(pending.body.connectionToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const missing = await connect(
       svc,
       connection(oauth, svc.workspaceId, { credentialData: { client_id: 'id-1234' } }),

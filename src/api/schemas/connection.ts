@@ -75,21 +75,56 @@ export const connectResponse = z.object({
     .string()
     .nullable()
     .meta({ description: 'HTTP <status>: the first 200 characters of the body, or the network error' }),
-  authorizationUrl: z
+  authorizationUrl: z.string().nullable().meta({
+    description:
+      "OAuth only: the provider's authorization URL (authorization code with PKCE S256) to open in a browser; null otherwise",
+  }),
+  connectionToken: z.string().nullable().meta({
+    description:
+      'OAuth only: valid 10 minutes; GET /api/v1/integration/connect/{connectionToken} reads the outcome. Shown once; null otherwise',
+  }),
+});
+
+const nullUntilConnected = (what: string) =>
+  z
     .string()
     .nullable()
-    .meta({ description: 'OAuth only; issued by the OAuth flow (not yet available: null)' }),
-  connectionToken: z
-    .string()
+    .meta({ description: `${what}; null until the authorization succeeded` });
+
+export const connectionCheckResponse = z.object({
+  status: z.enum(['pending', 'succeeded', 'failed', 'expired']).meta({
+    description:
+      'pending until a person authorizes or 10 minutes pass; expired also for an unknown token, another caller’s, or one of a workspace the key cannot read',
+  }),
+  activeIntegrationId: nullUntilConnected('What an integration_action node names as connection_id'),
+  activeIntegrationVersionId: nullUntilConnected('The integration version connected'),
+  activeCredentialId: nullUntilConnected('The credential holding the tokens (encrypted)'),
+  workspaceId: nullUntilConnected('The workspace connected into'),
+  testPassed: z
+    .boolean()
     .nullable()
-    .meta({ description: 'OAuth only; issued by the OAuth flow (not yet available: null)' }),
+    .meta({ description: 'The smoke test run after authorization; null when none ran (not a pass)' }),
+  testError: z.string().nullable(),
+});
+
+export const connectionTokenParams = z.object({
+  connectionToken: z.string().meta({ description: 'The connectionToken returned by Connect' }),
+});
+
+const callbackValue = z.string().max(4096).optional();
+
+export const oauthCallbackQuery = z.object({
+  state: callbackValue.meta({ description: 'The attempt this redirect belongs to (usable once)' }),
+  code: callbackValue.meta({ description: 'The authorization code, when the person consented' }),
+  error: callbackValue.meta({ description: 'The provider’s error (access_denied when consent was denied)' }),
+  error_description: callbackValue,
 });
 
 export const connectionResponse = z.object({
   id: z.string().meta({ description: 'The activeIntegrationId' }),
   name: z.string(),
   description: z.string().nullable(),
-  status: z.enum(['connected', 'pending_authorization', 'revoked']),
+  status: z.enum(['connected', 'pending_authorization', 'needs_reauthorization', 'revoked']),
   workspaceId: z.string(),
   integrationId: z.string(),
   integrationVersionId: z.string(),

@@ -9,6 +9,7 @@ import * as codeNodes from './030_code_nodes.js';
 import * as catalog from './040_catalog.js';
 import * as catalogActionOrder from './041_catalog_action_order.js';
 import * as connections from './045_connections.js';
+import * as oauth from './046_oauth.js';
 import * as discovery from './050_discovery.js';
 import * as generation from './060_generation.js';
 
@@ -27,6 +28,7 @@ export const migrations: Record<string, Migration> = {
   '040_catalog': catalog,
   '041_catalog_action_order': catalogActionOrder,
   '045_connections': connections,
+  '046_oauth': oauth,
   '050_discovery': discovery,
   '060_generation': generation,
 };
