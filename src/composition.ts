@@ -16,6 +16,7 @@ import { GenerationService } from './generation/generation-service.js';
 import type { Logger } from './logging/logger.js';
 import { Outbound } from './net/outbound.js';
 import type { PythonRunnerPool } from './python/pool.js';
+import { RateLimiter } from './rate-limits/rate-limiter.js';
 import type { Store } from './store/database.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
 import type { TemporalHandle } from './temporal/connection.js';
@@ -95,6 +96,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       outbound,
       logger: logger.child({ component: 'callbacks' }),
     }),
+    /** Request budgets counted in the store, shared by every API process. */
+    rateLimits: new RateLimiter(repos.rateLimits),
   };
 }
 
