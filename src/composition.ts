@@ -1,3 +1,4 @@
+import { KeyAuthentication } from './auth/key-authentication.js';
 import { CallbackService } from './callbacks/callback-service.js';
 import { WebhookSecrets } from './callbacks/webhook-secrets.js';
 import { CaseService } from './cases/case-service.js';
@@ -54,6 +55,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
   const outbound = new Outbound({ allowCidrs: config.outbound.allowCidrs });
   const smokeTestTimeoutMs = config.connections.smokeTestTimeoutMs;
   return {
+    /** Who is calling: the API key's rules (expiry, revocation, membership). */
+    authentication: new KeyAuthentication(repos.tenancy),
     tenancy: new TenancyService(repos.tenancy),
     workflows,
     files,

@@ -25,8 +25,8 @@ import {
   defaultNodeTimeoutMs,
   localActivityMaxMs,
   type CaseProgress,
-  type CaseResults,
   type CaseRunInput,
+  type CaseRunOutcome,
   type NodeError,
   type TerminalStatus,
 } from '../src/domain/cases.js';
@@ -35,11 +35,6 @@ import { NodeFailure, type InlineNodeKind } from '../src/domain/node-kinds/kind.
 import { nodeKinds } from '../src/domain/node-kinds/registry.js';
 
 export const caseProgressQuery = defineQuery<CaseProgress>(caseProgressQueryName);
-
-export interface CaseRunOutcome {
-  status: TerminalStatus;
-  results: CaseResults;
-}
 
 /** Slack on top of a node's own limit (the Python pool enforces the limit itself; this covers queueing). */
 const ACTIVITY_GRACE_MS = 10_000;
