@@ -33,7 +33,6 @@ type Trx = Transaction<Database>;
 type HeadTable = 'integrations' | 'integration_actions' | 'credential_templates';
 
 const now = () => new Date().toISOString();
-const parseJson = <T>(text: string): T => JSON.parse(text) as T;
 
 /** Who a write is attributed to: the key's user, or null for the operator. */
 export type Author = string | null;
@@ -71,7 +70,7 @@ function toIntegration(
     name: row.name,
     description: row.description,
     icon: row.icon,
-    category: parseJson<string[]>(row.category),
+    category: JSON.parse(row.category) as string[],
     requiredPlan: row.required_plan as RequiredPlan,
     status: row.status as IntegrationStatus,
     isNew: row.is_new === 1,
@@ -96,8 +95,8 @@ function toAction(
     name: row.name,
     endpoint: row.endpoint,
     description: row.description,
-    inputs: parseJson<Record<string, CatalogField>>(row.inputs),
-    outputs: parseJson<Record<string, CatalogField>>(row.outputs),
+    inputs: JSON.parse(row.inputs) as Record<string, CatalogField>,
+    outputs: JSON.parse(row.outputs) as Record<string, CatalogField>,
     code: row.code,
     createdAt: head.created_at,
     versionCreatedAt: row.created_at,
@@ -120,7 +119,7 @@ function toCredential(
     icon: row.icon,
     authType: head.auth_type as AuthType,
     status: row.status as CredentialStatus,
-    inputs: parseJson<Record<string, CredentialField>>(row.inputs),
+    inputs: JSON.parse(row.inputs) as Record<string, CredentialField>,
     createdAt: head.created_at,
     versionCreatedAt: row.created_at,
   };
@@ -240,7 +239,7 @@ export class CatalogRepo {
       .where('key_hash', '=', keyHash)
       .where('created_at', '>=', notBefore)
       .executeTakeFirst();
-    return row && { requestHash: row.request_hash, result: parseJson<IntegrationCreation>(row.result) };
+    return row && { requestHash: row.request_hash, result: JSON.parse(row.result) as IntegrationCreation };
   }
 
   /**
