@@ -101,7 +101,7 @@ export class ApiRoutes {
       const auth = spec.auth ? await this.authenticate(req) : undefined;
       const params = spec.params ? parseOrThrow(spec.params, req.params, 'path') : req.params;
       const query = spec.query ? parseOrThrow(spec.query, req.query, 'query') : req.query;
-      const body =
+      const body: unknown =
         spec.body && spec.validateBody !== false ? parseOrThrow(spec.body, req.body ?? {}, 'body') : req.body;
       await spec.handler({ req, res, params, query, body, auth } as HandlerInput<P, Q, B, A>);
     });

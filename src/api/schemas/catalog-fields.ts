@@ -135,7 +135,7 @@ export const catalogAllowedTypeSchema = z
     }
   });
 
-export const catalogFieldSchema: z.ZodType<CatalogField, unknown> = z
+export const catalogFieldSchema: z.ZodType<CatalogField> = z
   .object({
     id: shortText.meta({ description: 'Positional, 1-indexed, as a string' }),
     variableName: shortText.meta({ description: 'Referenced from code; equals the map key' }),
