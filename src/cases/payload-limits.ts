@@ -10,7 +10,9 @@ import { DomainError } from '../errors.js';
  * default data converter encodes them.
  */
 export function jsonBytes(value: unknown): number {
-  return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+  // undefined for undefined (and functions), whatever lib.d.ts says.
+  const json: string | undefined = JSON.stringify(value);
+  return Buffer.byteLength(json ?? '', 'utf8');
 }
 
 /** 413 PAYLOAD_TOO_LARGE when the case inputs (as they would start the run) exceed the limit. */

@@ -14,7 +14,9 @@ function canonicalJson(value: unknown): string {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([key, inner]) => `${JSON.stringify(key)}:${canonicalJson(inner)}`).join(',')}}`;
   }
-  return JSON.stringify(value) ?? 'null';
+  // undefined for undefined (and functions), whatever lib.d.ts says.
+  const json: string | undefined = JSON.stringify(value);
+  return json ?? 'null';
 }
 
 /** Only hashes are stored: the key may itself be a secret-looking token of the client's. */
