@@ -122,6 +122,7 @@ function failureOf(err: unknown, node: WorkflowNode): { error: NodeError; detail
  * so the order of commands (and the replay of cases running across a deploy)
  * stays the same.
  */
+// eslint-disable-next-line @typescript-eslint/require-await -- async without await on purpose (above)
 async function evaluateInline(
   kind: InlineNodeKind,
   input: CaseRunInput,

@@ -267,7 +267,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
 
     const builds: Record<string, StepBuild> = {};
     const stepFeedback = new Map<string, string[]>(plan.steps.map((s) => [s.id, []]));
-    let review: ReviewOutcome = skeleton;
+    let review: ReviewOutcome;
     let problems: ReviewProblem[] = [];
     for (let round = 0; ; round++) {
       const toBuild = [...stepFeedback.keys()];
@@ -340,7 +340,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       review = await task(
         'reviewer',
         'reviewer',
-        () => store.genReview({ runId: input.runId, plan: plan as Plan, builds }),
+        () => store.genReview({ runId: input.runId, plan, builds }),
         (r) =>
           r.problems.length === 0
             ? 'Replaced failing steps with placeholders that validate'
