@@ -306,7 +306,7 @@ describe('POST /api/v1/integration', () => {
     for (const extra of [{ default: '__DEEP__' }, { options: [{ a: '__DEEP__' }] }]) {
       const body = JSON.stringify({
         integration: integration(author.providerId, {
-          actions: [action({ inputs: { text: field('text', ['array'], extra as object) } })],
+          actions: [action({ inputs: { text: field('text', ['array'], extra) } })],
         }),
       });
       const rawBody = body.replace('"__DEEP__"', deep);
