@@ -50,9 +50,9 @@ const octetStream = 'application/octet-stream';
 /** A node output's name or content type is not one the service stores. */
 export class OutputTypeError extends Error {}
 
-/** C0 controls and DEL: CR/LF in a content type would split the response headers it is served in. */
+/** Control characters (C0, DEL, C1): a CR/LF in a content type would split the response headers it is served in. */
 function hasControlCharacters(text: string): boolean {
-  return [...text].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+  return /\p{Cc}/u.test(text);
 }
 
 /**
