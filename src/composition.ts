@@ -1,3 +1,4 @@
+import { KeyAuthentication } from './auth/key-authentication.js';
 import { CallbackService } from './callbacks/callback-service.js';
 import { WebhookSecrets } from './callbacks/webhook-secrets.js';
 import { CaseService } from './cases/case-service.js';
@@ -24,6 +25,7 @@ import type { Logger } from './logging/logger.js';
 import { Outbound } from './net/outbound.js';
 import type { PythonRunnerPool } from './python/pool.js';
 import type { Registry } from 'prom-client';
+import { RateLimiter } from './rate-limits/rate-limiter.js';
 import type { Store } from './store/database.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
 import type { TemporalHandle } from './temporal/connection.js';
@@ -102,6 +104,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     logger: oauthLogger,
   });
   return {
+    /** Who is calling: the API key's rules (expiry, revocation, membership). */
+    authentication: new KeyAuthentication(repos.tenancy),
     tenancy: new TenancyService(repos.tenancy),
     workflows,
     files,
@@ -151,6 +155,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       outbound,
       logger: logger.child({ component: 'callbacks' }),
     }),
+    /** Request budgets counted in the store, shared by every API process. */
+    rateLimits: new RateLimiter(repos.rateLimits),
   };
 }
 

@@ -4,11 +4,11 @@ import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
 import { publicUrl } from '../config/config.js';
 import type { AppContext } from '../context.js';
-import { createAuthenticator } from '../auth/authenticate.js';
 import { redactUrl } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { parsesAsJson } from '../files/upload-body.js';
 import { adminGate } from './admin.routes.js';
+import { createAuthenticator } from './authenticate.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { OpenApiBuilder } from './openapi.js';
 import { jsonBodies } from './request-body.js';
@@ -48,7 +48,7 @@ export function createApp(ctx: AppContext): App {
 
   const openApi = new OpenApiBuilder();
   const router = express.Router();
-  const api = new ApiRoutes(router, openApi, createAuthenticator(ctx.store.db));
+  const api = new ApiRoutes(router, openApi, createAuthenticator(ctx.services.authentication));
   for (const register of routeRegistrations) register(api, ctx);
   const openApiDocument = openApi.document(publicUrl(ctx.config));
 
@@ -61,7 +61,7 @@ export function createApp(ctx: AppContext): App {
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/openapi.json' } }));
   app.use(router);
   app.use(notFoundHandler);
-  app.use(errorHandler(ctx.logger));
+  app.use(errorHandler());
   return { app, openApiDocument };
 }
 

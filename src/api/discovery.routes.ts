@@ -26,12 +26,12 @@ async function xmlBody(req: Request, res: Response): Promise<string> {
   if (!req.is(bpmnMediaTypes)) {
     throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Send the BPMN document as ${bpmnMediaTypes.join(', ')}`);
   }
-  await new Promise<void>((resolve, reject) => {
-    readXml(req, res, (err?: unknown) => {
-      if (err) reject(err instanceof Error ? err : new Error('The body could not be read'));
-      else resolve();
-    });
-  });
+  await new Promise<void>((resolve, reject) =>
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- express's Request is the IncomingMessage node's server made (express only swaps its prototype)
+    readXml(req, res, (err?: unknown) =>
+      err ? reject(err instanceof Error ? err : new Error('Unreadable body', { cause: err })) : resolve(),
+    ),
+  );
   return typeof req.body === 'string' ? req.body : '';
 }
 

@@ -1,8 +1,8 @@
+import type { Response } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { runStatuses, taskStatuses } from '../generation/run-types.js';
-import { GenerationRepo } from '../store/generation-repo.js';
-import { GenerationRateLimiter } from './generation-rate-limit.js';
+import { takeRateLimit } from './rate-limits.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { uuid } from './schemas/common.js';
 
@@ -130,10 +130,12 @@ const bearer = 'The key is accepted as x-service-key or Authorization: Bearer.';
 
 export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void {
   const service = ctx.services.generation;
-  const limiter = new GenerationRateLimiter(new GenerationRepo(ctx.store.db), {
-    max: ctx.config.generation.rateLimitMax,
-    windowMs: ctx.config.generation.rateLimitWindowMs,
-  });
+  const { rateLimitMax, rateLimitWindowMs } = ctx.config.generation;
+  /** One fixed window per API key across the generation endpoints. */
+  const limit = (keyId: string, res: Response) =>
+    takeRateLimit(res, ctx.services.rateLimits, 'generation requests', [
+      { name: 'generation', key: `generation:${keyId}`, limit: rateLimitMax, windowMs: rateLimitWindowMs },
+    ]);
 
   api.route({
     method: 'post',
@@ -168,7 +170,7 @@ export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void 
       503: { description: 'The workflow engine is unreachable; retry after Retry-After seconds' },
     },
     handler: async ({ req, res, auth }) => {
-      await limiter.take(auth.keyId, res);
+      await limit(auth.keyId, res);
       const headers = parseOrThrow(workspaceHeaders, req.headers, 'header');
       res
         .status(202)
@@ -197,7 +199,7 @@ export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void 
       ...limited,
     },
     handler: async ({ res, params, query, auth }) => {
-      await limiter.take(auth.keyId, res);
+      await limit(auth.keyId, res);
       res.json(await service.get(auth, params.workflowId, query.runId));
     },
   });
@@ -222,7 +224,7 @@ export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void 
       ...limited,
     },
     handler: async ({ req, res, params, auth }) => {
-      await limiter.take(auth.keyId, res);
+      await limit(auth.keyId, res);
       const body = parseOrThrow(cancelBody, req.body ?? {}, 'body');
       res.json(await service.cancel(auth, params.workflowId, body.runId));
     },

@@ -89,7 +89,7 @@ program
 program
   .command('migrate')
   .description('apply store migrations')
-  .action(() => withTenancy(async () => ({ migrated: true })));
+  .action(() => withTenancy(() => Promise.resolve({ migrated: true })));
 
 const org = program.command('org').description('organizations');
 org

@@ -123,7 +123,7 @@ export class LlmClient {
         true,
       );
     }
-    return { value: value.data as z.infer<T>, usage };
+    return { value: value.data, usage };
   }
 
   private async post(call: StructuredCall<ZodType>, responseFormat: Record<string, unknown>): Promise<Response> {

@@ -129,7 +129,8 @@ function actionsOf(clause: string): string[] {
   const merged: string[] = [];
   for (const part of parts) {
     const startsWithVerb = new RegExp(`^${actionWords.source}`, 'i').test(part) || decisionVerbs.test(part);
-    if (merged.length > 0 && !startsWithVerb) merged[merged.length - 1] += `, ${part}`;
+    const previous = merged.at(-1);
+    if (previous !== undefined && !startsWithVerb) merged[merged.length - 1] = `${previous}, ${part}`;
     else merged.push(part);
   }
   return merged;
@@ -224,7 +225,8 @@ function sampleFor(comparison: Comparison): string {
 }
 
 export class OfflinePlanner implements Agents {
-  async triage(prompt: string): Promise<AgentAnswer<TriageVerdict>> {
+  // The Agents port is asynchronous (LLM agents are); the offline planner answers at once.
+  triage(prompt: string): Promise<AgentAnswer<TriageVerdict>> {
     const lower = prompt.toLowerCase().trim();
     const words = lower.split(/\s+/).filter(Boolean).length;
     const actions = lower.match(actionWords)?.length ?? 0;
@@ -240,10 +242,10 @@ export class OfflinePlanner implements Agents {
     else if (actions < 2 && structure === 0)
       verdict = { relevant: false, reason: 'Names one action and no inputs, order or conditions: not a process' };
     else verdict = { relevant: true, reason: `Found ${actions} action(s) and ${structure} process word(s)` };
-    return { value: verdict, usage: noUsage };
+    return Promise.resolve({ value: verdict, usage: noUsage });
   }
 
-  async architect(request: ArchitectRequest): Promise<AgentAnswer<Plan>> {
+  architect(request: ArchitectRequest): Promise<AgentAnswer<Plan>> {
     const inputs = detectInputs(request.prompt);
     const steps: PlanStep[] = [];
     const outputs: Plan['outputs'] = [];
@@ -331,7 +333,7 @@ export class OfflinePlanner implements Agents {
     if (outputs.length === 0 && current)
       outputs.push({ name: current, type: inputs.find((i) => i.name === current)?.type ?? 'str' });
     const name = request.prompt.trim().split(/\s+/).slice(0, 8).join(' ').slice(0, 255);
-    return {
+    return Promise.resolve({
       value: {
         name,
         description: `Built by the offline planner from: ${request.prompt.slice(0, 1900)}`,
@@ -340,11 +342,11 @@ export class OfflinePlanner implements Agents {
         outputs,
       },
       usage: noUsage,
-    };
+    });
   }
 
-  async build(request: BuildRequest): Promise<AgentAnswer<StepBuild>> {
-    return { value: this.buildStep(request.step), usage: noUsage };
+  build(request: BuildRequest): Promise<AgentAnswer<StepBuild>> {
+    return Promise.resolve({ value: this.buildStep(request.step), usage: noUsage });
   }
 
   private buildStep(step: PlanStep): StepBuild {

@@ -8,6 +8,7 @@ import { DiscoveryRepo } from './discovery-repo.js';
 import { FileRepo } from './file-repo.js';
 import { GenerationRepo } from './generation-repo.js';
 import { OAuthRepo } from './oauth-repo.js';
+import { RateLimitRepo } from './rate-limit-repo.js';
 import { TenancyRepo } from './tenancy-repo.js';
 import { WorkflowRepo } from './workflow-repo.js';
 
@@ -25,6 +26,7 @@ export function createRepositories(db: Db) {
     generation: new GenerationRepo(db),
     connections: new ConnectionRepo(db),
     oauth: new OAuthRepo(db),
+    rateLimits: new RateLimitRepo(db),
   };
 }
 

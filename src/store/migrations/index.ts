@@ -12,6 +12,7 @@ import * as connections from './045_connections.js';
 import * as oauth from './046_oauth.js';
 import * as discovery from './050_discovery.js';
 import * as generation from './060_generation.js';
+import * as rateLimits from './070_rate_limits.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '046_oauth': oauth,
   '050_discovery': discovery,
   '060_generation': generation,
+  '070_rate_limits': rateLimits,
 };
