@@ -295,7 +295,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       else note('builder', 'completed', `Built step "${step.name}" as a condition from the process`);
     }
     const stepFeedback = new Map<string, string[]>([...byBuilder].map((id) => [id, []]));
-    let review: ReviewOutcome = skeleton;
+    let review: ReviewOutcome;
     let problems: ReviewProblem[] = [];
     for (let round = 0; ; round++) {
       const toBuild = [...stepFeedback.keys()];

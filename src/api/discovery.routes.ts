@@ -27,7 +27,6 @@ async function xmlBody(req: Request, res: Response): Promise<string> {
     throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Send the BPMN document as ${bpmnMediaTypes.join(', ')}`);
   }
   await new Promise<void>((resolve, reject) =>
-    // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- express's Request is the IncomingMessage node's server made (express only swaps its prototype)
     readXml(req, res, (err?: unknown) =>
       err ? reject(err instanceof Error ? err : new Error('Unreadable body', { cause: err })) : resolve(),
     ),
