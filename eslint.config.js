@@ -5,12 +5,49 @@ import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
-/** Import patterns a layer may not use, each with the reason shown on a violation. */
-const forbid = (...rules) => ({
-  'no-restricted-imports': ['error', { patterns: rules.map(([group, message]) => ({ group, message })) }],
-});
+/**
+ * Import restrictions for one set of files. Each rule is `{ group }` (gitignore-style patterns) or
+ * `{ regex }`, with the message shown on a violation; `allowTypeImports` lets `import type` through
+ * (no code is loaded, so the layering of what runs holds).
+ */
+const forbid = (...rules) => ({ '@typescript-eslint/no-restricted-imports': ['error', { patterns: rules }] });
 
-const temporalLayers = ['**/activities/**', '**/workflows/**'];
+/** Relative import paths are all a rule sees: `depth` `../` from a file `depth` directories deep reach the root. */
+const up = (depth) => `^(\\.\\./){${depth}}`;
+/**
+ * The .ts files of `dir` that lie `depth` directories below the root (src/x.ts: 1). Rules go per depth, so
+ * `../../workflows/` from src/cases/ (the top-level Temporal layer) is told from the same text in src/api/views/
+ * (src/workflows, a service).
+ */
+const filesAt = (dir, depth) => [`${dir}/${'*/'.repeat(depth - dir.split('/').length)}*.ts`];
+const depths = [1, 2, 3, 4];
+
+const http = {
+  group: ['**/api/**', 'express', 'express-*', 'pino-http', 'swagger-ui-express'],
+  message: 'HTTP belongs to src/api: throw DomainError (src/errors.ts) and let the API map it.',
+};
+const temporalLayers = (depth) => ({
+  regex: `${up(depth)}(activities|workflows)/`,
+  message: 'src/ is imported by activities and workflows, never the other way; wire in the composition root.',
+});
+/** src/domain is the bottom: only itself, src/errors.ts and the Python runner's request/result types. */
+const aboveDomain = (depth) => [
+  {
+    regex: `${up(depth - 1)}(?!errors\\.js$|python/types\\.js$)`,
+    message: 'src/domain is the bottom layer: it imports only src/domain and src/errors.ts.',
+  },
+  {
+    regex: `${up(depth - 1)}python/types\\.js$`,
+    allowTypeImports: true,
+    message: "src/domain names the Python runner's types (import type) and never loads it.",
+  },
+  {
+    group: ['express', 'kysely', 'got', 'pg', 'better-sqlite3', '@temporalio/*', 'pino*', 'node:fs', 'node:net'],
+    message: 'src/domain is pure: no I/O, no framework.',
+  },
+];
+/** Entry points that assemble the layers: they may import anything. */
+const srcEntryPoints = ['src/service.ts', 'src/cli/**', 'src/temporal/worker.ts'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.venv/**', 'coverage/**'] },
@@ -55,33 +92,33 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-argument': 'off',
     },
   },
-  // Layering: the domain, the store, services and the Python runner know nothing of HTTP or Temporal's layers.
-  {
-    files: ['src/**/*.ts'],
-    ignores: ['src/api/**', 'src/service.ts', 'src/cli/**', 'src/temporal/worker.ts'],
-    rules: forbid(
-      [['**/api/**', 'express'], 'HTTP belongs to src/api: throw DomainError (src/errors.ts) and let the API map it.'],
-      [
-        temporalLayers,
-        'src/ is imported by activities and workflows, never the other way; wire in the composition root.',
-      ],
-    ),
-  },
-  {
-    files: ['src/api/**/*.ts'],
-    rules: forbid([temporalLayers, "Routes call services; Temporal activities and workflows are the worker's."]),
-  },
+  // Layering (docs/architecture.md): the domain, the store, services and the Python runner know nothing of
+  // HTTP or Temporal's layers; the API knows nothing of Temporal's layers; the domain knows only itself.
+  ...depths.map((depth) => ({
+    files: filesAt('src', depth),
+    ignores: ['src/api/**', 'src/domain/**', ...srcEntryPoints],
+    rules: forbid(http, temporalLayers(depth)),
+  })),
+  ...depths.slice(1).map((depth) => ({ files: filesAt('src/api', depth), rules: forbid(temporalLayers(depth)) })),
+  ...depths.slice(1).map((depth) => ({
+    files: filesAt('src/domain', depth),
+    rules: forbid(http, temporalLayers(depth), ...aboveDomain(depth)),
+  })),
   // Workflow code is replayed: deterministic, no I/O, no Node built-ins.
   {
     files: ['workflows/**/*.ts'],
     rules: forbid(
-      [
-        ['node:*', 'fs', 'path', 'crypto', 'http', 'https', 'net', 'child_process'],
-        'Workflow code is deterministic: do I/O in an activity.',
-      ],
-      [
-        [
-          '**/activities/**',
+      {
+        group: ['node:*', 'fs', 'path', 'crypto', 'http', 'https', 'net', 'child_process'],
+        message: 'Workflow code is deterministic: do I/O in an activity.',
+      },
+      {
+        group: ['**/activities/**'],
+        allowTypeImports: true,
+        message: 'Workflow code names activities by their types and calls them through proxies.',
+      },
+      {
+        group: [
           '**/store/**',
           '**/api/**',
           '**/python/**',
@@ -94,15 +131,16 @@ export default tseslint.config(
           '@temporalio/client',
           '@temporalio/activity',
         ],
-        'Workflow code imports only deterministic modules (domain, types); call activities through proxies.',
-      ],
+        message: 'Workflow code imports only deterministic modules (domain, types); call activities through proxies.',
+      },
     ),
   },
   {
     files: ['activities/**/*.ts'],
     rules: forbid(
-      [['**/api/**', 'express'], 'Activities call services; HTTP belongs to src/api.'],
-      [['**/workflows/**'], 'Activities do not import workflow code.'],
+      { group: ['**/api/**', 'express'], message: 'Activities call services; HTTP belongs to src/api.' },
+      // The top-level workflows/ (src/workflows is the workflows service, which activities may call).
+      { regex: '^(\\.\\./)+workflows/', message: 'Activities do not import workflow code.' },
     ),
   },
   prettier,

@@ -7,7 +7,10 @@ import type { Agents, FileExcerpt } from '../src/generation/agents.js';
 import { assembleGraph } from '../src/generation/graph-assembly.js';
 import { LlmAgents } from '../src/generation/llm-agents.js';
 import { LlmClient, LlmError } from '../src/llm/llm-client.js';
+import { boundBuilds, boundStepProblems, dryRunGraph } from '../src/generation/integration-steps.js';
 import { OfflinePlanner } from '../src/generation/offline-planner.js';
+import { planFromProcess } from '../src/generation/process-plan.js';
+import type { IntegrationBinding, ProcessSource } from '../src/generation/process-types.js';
 import { actionStepProblems } from '../src/generation/toolbox.js';
 import type { Plan, ReviewProblem, StepBuild, TriageVerdict } from '../src/generation/plan.js';
 import { noUsage, type GenerationRunRecord, type TokenUsage } from '../src/generation/run-types.js';
@@ -33,6 +36,8 @@ export interface RunScope {
 
 export interface ReviewOutcome {
   graph: WorkflowGraph;
+  /** What the dry run runs when it differs from graph: integration actions answer samples instead of calling out. */
+  dryRunGraph?: WorkflowGraph;
   /** Node name → step id: the case engine reports a failing node by name. */
   stepOfName: Record<string, string>;
   problems: ReviewProblem[];
@@ -49,12 +54,26 @@ export interface GenerationActivities {
   }): Promise<{ files: FileExcerpt[]; skipped: Array<{ url: string; reason: string }>; meta: TaskMeta }>;
   genTriage(input: AgentCall & { files: FileExcerpt[] }): Promise<{ verdict: TriageVerdict; meta: TaskMeta }>;
   genArchitect(
-    input: AgentCall & RunScope & { files: FileExcerpt[]; feedback: string[] },
-  ): Promise<{ plan: Plan; meta: TaskMeta }>;
+    input: AgentCall & RunScope & { files: FileExcerpt[]; feedback: string[]; process?: ProcessSource },
+  ): Promise<{
+    plan: Plan;
+    /** Builds decided with the plan (a process's conditions and bound integrations, steps needing a connection): no builder runs for them. */
+    presets: Record<string, StepBuild>;
+    notes: string[];
+    meta: TaskMeta;
+  }>;
   genBuildStep(
     input: AgentCall & RunScope & { plan: Plan; stepId: string; feedback: string[] },
   ): Promise<{ build: StepBuild; meta: TaskMeta }>;
-  genReview(input: RunScope & { runId: string; plan: Plan; builds: Record<string, StepBuild> }): Promise<ReviewOutcome>;
+  genReview(
+    input: RunScope & {
+      runId: string;
+      plan: Plan;
+      builds: Record<string, StepBuild>;
+      /** A process run's integrations offered by key. */
+      bindings?: IntegrationBinding[];
+    },
+  ): Promise<ReviewOutcome>;
   genApply(input: {
     workflowId: string;
     userId: string;
@@ -158,11 +177,18 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
     },
 
     async genArchitect(input) {
+      const { prompt, files, feedback, process } = input;
+      const bindings = process?.bindings ?? [];
+      // Offline, a process is planned straight from its structure; an LLM gets it as context.
+      if (process && input.planner === 'offline') {
+        const planned = planFromProcess(process);
+        return { ...planned, presets: { ...boundBuilds(planned.plan, bindings), ...planned.presets }, meta: meta() };
+      }
       const tools = await generation.toolbox(input.organizationId, input.workspaceId);
       const answer = await agentCall(() =>
-        agents(input.planner).architect({ prompt: input.prompt, files: input.files, feedback: input.feedback, tools }),
+        agents(input.planner).architect({ prompt, files, feedback, tools, ...(process ? { process } : {}) }),
       );
-      return { plan: answer.value, meta: meta(answer.usage) };
+      return { plan: answer.value, presets: boundBuilds(answer.value, bindings), notes: [], meta: meta(answer.usage) };
     },
 
     async genBuildStep(input) {
@@ -178,7 +204,11 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
     async genReview(input) {
       const assembled = assembleGraph(input.runId, input.plan, input.builds);
       const tools = await generation.toolbox(input.organizationId, input.workspaceId);
-      const problems = [...assembled.problems, ...actionStepProblems(input.plan, input.builds, tools)];
+      const problems = [
+        ...assembled.problems,
+        ...boundStepProblems(input.plan, input.bindings ?? []),
+        ...actionStepProblems(input.plan, input.builds, tools),
+      ];
       // The same validation a hand-made workflow passes, then the same authoring scan as inline code.
       for (const problem of validateGraph(assembled.graph)) {
         const nodeId = /^nodes\.([^.]+)/.exec(problem.path)?.[1];
@@ -203,7 +233,15 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
           stepId,
         ]),
       );
-      return { graph: assembled.graph, stepOfName, problems, sampleInputs: assembled.sampleInputs, meta: meta() };
+      const dryRun = dryRunGraph(assembled.graph);
+      return {
+        graph: assembled.graph,
+        ...(dryRun ? { dryRunGraph: dryRun } : {}),
+        stepOfName,
+        problems,
+        sampleInputs: assembled.sampleInputs,
+        meta: meta(),
+      };
     },
 
     async genApply(input) {

@@ -3,6 +3,7 @@ import { createCallbackActivities } from './callbacks.js';
 import { createCaseActivities } from './cases.js';
 import { createGenerationActivities } from './generation.js';
 import { createConnectionActivities } from './connections.js';
+import { createOAuthActivities } from './oauth.js';
 
 /** Every activity the worker registers, built over the worker's dependencies. */
 export function createActivities(deps: ActivityDeps) {
@@ -11,6 +12,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createCaseActivities(deps),
     ...createGenerationActivities(deps),
     ...createConnectionActivities(deps),
+    ...createOAuthActivities(deps),
   };
 }
 

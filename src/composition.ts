@@ -1,3 +1,4 @@
+import { KeyAuthentication } from './auth/key-authentication.js';
 import { CallbackService } from './callbacks/callback-service.js';
 import { WebhookSecrets } from './callbacks/webhook-secrets.js';
 import { CaseService } from './cases/case-service.js';
@@ -6,16 +7,26 @@ import { CodeNodeService } from './code/code-node-service.js';
 import { ConnectionRuntime } from './connections/connection-runtime.js';
 import { ConnectionService } from './connections/connection-service.js';
 import { CredentialVault } from './connections/credential-vault.js';
+import { OAuthEvents } from './connections/oauth-events.js';
+import { OAuthFlow } from './connections/oauth-flow.js';
+import { OAuthTokenEndpoint } from './connections/oauth-provider.js';
+import { OAuthTemporal } from './connections/oauth-temporal.js';
+import { OAuthTokens } from './connections/oauth-tokens.js';
+import type { RefreshSettings } from './connections/oauth-types.js';
 import { temporalSmokeTests } from './connections/smoke-test-runner.js';
 import { SourceGates } from './code/source-gates.js';
-import type { Config } from './config/config.js';
+import { publicUrl, type Config } from './config/config.js';
 import { secretBoxFromConfig } from './crypto/secret-box.js';
 import { DiscoveryService } from './discovery/discovery-service.js';
 import { createFileService } from './files/file-service.js';
 import { GenerationService } from './generation/generation-service.js';
+import { ProcessSources } from './generation/process-source.js';
+import { WorkspaceTools } from './generation/workspace-tools.js';
 import type { Logger } from './logging/logger.js';
 import { Outbound } from './net/outbound.js';
 import type { PythonRunnerPool } from './python/pool.js';
+import type { Registry } from 'prom-client';
+import { RateLimiter } from './rate-limits/rate-limiter.js';
 import type { Store } from './store/database.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
 import type { TemporalHandle } from './temporal/connection.js';
@@ -31,6 +42,22 @@ export interface Infrastructure {
   temporal: TemporalHandle;
   /** Sandboxed Python: the authoring scan on the API side, node code on the worker side. */
   python: PythonRunnerPool;
+  /** The process's metrics registry (served at /metrics); services without one count into a private registry. */
+  metricsRegistry?: Registry;
+}
+
+/** The OAuth refresh workflow's plan, from the configuration. */
+function refreshSettings(config: Config): RefreshSettings {
+  const o = config.connections.oauth;
+  return {
+    marginMs: o.refreshMarginMs,
+    marginFraction: o.refreshMarginFraction,
+    idleRefreshMs: o.idleRefreshMs,
+    refreshesPerRun: o.refreshesPerRun,
+    retryInitialMs: o.retryInitialMs,
+    retryMaxMs: o.retryMaxMs,
+    requestTimeoutMs: o.tokenRequestTimeoutMs,
+  };
 }
 
 /**
@@ -53,7 +80,36 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
   const secrets = new WebhookSecrets(repos.callbacks, box, config.callbacks.secretRotationOverlapMs);
   const outbound = new Outbound({ allowCidrs: config.outbound.allowCidrs });
   const smokeTestTimeoutMs = config.connections.smokeTestTimeoutMs;
+  const discovery = new DiscoveryService({ repo: repos.discovery, tenancy: repos.tenancy });
+  /** What connected systems a workspace offers generation: prompt runs' tools and process runs' bindings alike. */
+  const tools = new WorkspaceTools({ connections: repos.connections, catalog: repos.catalog });
+  const runSmokeTest = temporalSmokeTests(temporal, repos.connections, logger, smokeTestTimeoutMs);
+  const oauthLogger = logger.child({ component: 'oauth' });
+  const oauthEvents = new OAuthEvents(oauthLogger, infra.metricsRegistry);
+  const oauthTemporal = new OAuthTemporal(temporal, refreshSettings(config), oauthLogger);
+  const tokenEndpoint = new OAuthTokenEndpoint(outbound, config.connections.oauth.tokenRequestTimeoutMs);
+  const oauthTokens = new OAuthTokens({
+    connections: repos.connections,
+    vault,
+    endpoint: tokenEndpoint,
+    temporal: oauthTemporal,
+    events: oauthEvents,
+  });
+  const oauth = new OAuthFlow({
+    attempts: repos.oauth,
+    connections: repos.connections,
+    vault,
+    endpoint: tokenEndpoint,
+    tokens: oauthTokens,
+    temporal: oauthTemporal,
+    events: oauthEvents,
+    runSmokeTest,
+    publicUrl: () => publicUrl(config),
+    logger: oauthLogger,
+  });
   return {
+    /** Who is calling: the API key's rules (expiry, revocation, membership). */
+    authentication: new KeyAuthentication(repos.tenancy),
     tenancy: new TenancyService(repos.tenancy),
     workflows,
     files,
@@ -65,27 +121,33 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       catalog,
       tenancy: repos.tenancy,
       vault,
-      runSmokeTest: temporalSmokeTests(temporal, repos.connections, logger, smokeTestTimeoutMs),
+      oauth,
+      runSmokeTest,
     }),
+    /** OAuth: the authorization flow (API side; its timer activities run in the worker). */
+    oauth,
+    /** OAuth tokens: stored after authorization, refreshed by the refresh workflow's activity. */
+    oauthTokens,
     /** Worker side: decrypts a connection's credential inside an activity, and nowhere else. */
     connectionRuntime: new ConnectionRuntime({
       connections: repos.connections,
       catalog: repos.catalog,
       vault,
+      oauthTokens,
       outbound,
       python,
       smokeTestTimeoutMs,
     }),
     /** Worker side: the LLM of llm_agent nodes (the key stays in this process's configuration). */
     llmNodes: new LlmNodes(config.llm),
-    discovery: new DiscoveryService({ repo: repos.discovery, tenancy: repos.tenancy }),
+    discovery,
     generation: new GenerationService({
       runs: repos.generation,
       workflows: repos.workflows,
       tenancy: repos.tenancy,
       files,
-      connections: repos.connections,
-      catalog: repos.catalog,
+      processes: new ProcessSources({ discovery, tools }),
+      tools,
       config,
       temporal,
       logger,
@@ -100,6 +162,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       outbound,
       logger: logger.child({ component: 'callbacks' }),
     }),
+    /** Request budgets counted in the store, shared by every API process. */
+    rateLimits: new RateLimiter(repos.rateLimits),
   };
 }
 

@@ -68,7 +68,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const { config, logger, role } = options;
   mkdirSync(config.dataDir, { recursive: true });
   const workerMetricsUrl = role !== 'api' ? installTemporalRuntime(config, logger) : undefined;
-  const stops: Array<() => Promise<void>> = [];
+  // Timers stop synchronously; everything else is awaited in reverse order of start.
+  const stops: Array<() => Promise<void> | void> = [];
   const stopAll = async () => {
     for (const stop of stops.reverse()) {
       try {
@@ -83,7 +84,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     let address = config.temporal.address;
     let devServer: DevServer | undefined;
     if (!address) {
-      devServer = await startDevServer({
+      const started = await startDevServer({
         cliPath: temporalCliPath(config.temporal.cliPath),
         dataDir: config.dataDir,
         dbFilename: path.join(config.dataDir, 'temporal.db'),
@@ -94,12 +95,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         startTimeoutMs: config.temporal.devServer.startTimeoutMs,
         logger,
       });
-      stops.push(devServer.stop);
-      address = devServer.address;
+      devServer = started;
+      stops.push(() => started.stop());
+      address = started.address;
     }
 
     const store = openStore(config.dataDir, config.databaseUrl);
-    stops.push(store.close);
+    stops.push(() => store.close());
     const applied = await migrateToLatest(store.db);
     logger.info({ store: store.location, dialect: store.dialect, applied }, 'store ready');
 
@@ -116,7 +118,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger: logger.child({ component: 'python' }),
     });
     stops.push(() => python.close());
-    const { repos, services } = wire({ config, logger, store, temporal, python });
+    const { repos, services } = wire({ config, logger, store, temporal, python, metricsRegistry: metrics.registry });
     const bootstrap = await services.tenancy.bootstrap();
     if (bootstrap) options.onBootstrap?.(bootstrap);
     const context: AppContext = { config, logger, store, temporal, python, metrics, services };
@@ -148,7 +150,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       resume();
       const recovery = setInterval(resume, Math.max(500, config.cases.resumeUnstartedAfterMs / 2));
       recovery.unref();
-      stops.push(async () => clearInterval(recovery));
+      stops.push(() => clearInterval(recovery));
 
       // A run that ended without writing its case (store down, terminated) must not leave it RUNNING.
       const reconciler = new CaseRunReconciler({ repo: repos.cases, temporal, logger });
@@ -164,7 +166,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           });
       }, config.cases.reconcileIntervalMs);
       reconcile.unref();
-      stops.push(async () => clearInterval(reconcile));
+      stops.push(() => clearInterval(reconcile));
 
       // Uploads a crashed process left in 'receiving' are released at start and every minute.
       const cleanUploads = () => {
@@ -173,7 +175,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       cleanUploads();
       const uploadCleanup = setInterval(cleanUploads, 60_000);
       uploadCleanup.unref();
-      stops.push(async () => clearInterval(uploadCleanup));
+      stops.push(() => clearInterval(uploadCleanup));
 
       const { app } = createApp(context);
       const server = await new Promise<Server>((resolve, reject) => {

@@ -24,8 +24,8 @@ import {
   caseProgressQueryName,
   localActivityMaxMs,
   type CaseProgress,
-  type CaseResults,
   type CaseRunInput,
+  type CaseRunOutcome,
   type NodeError,
   type TerminalStatus,
 } from '../src/domain/cases.js';
@@ -34,11 +34,6 @@ import { NodeFailure, nodeExecution, type InlineNodeKind } from '../src/domain/n
 import { nodeKinds } from '../src/domain/node-kinds/registry.js';
 
 export const caseProgressQuery = defineQuery<CaseProgress>(caseProgressQueryName);
-
-export interface CaseRunOutcome {
-  status: TerminalStatus;
-  results: CaseResults;
-}
 
 /** Slack on top of a node's own limit (the Python pool enforces the limit itself; this covers queueing). */
 const ACTIVITY_GRACE_MS = 10_000;
@@ -141,6 +136,7 @@ function failureOf(err: unknown, node: WorkflowNode): { error: NodeError; detail
  * so the order of commands (and the replay of cases running across a deploy)
  * stays the same.
  */
+// eslint-disable-next-line @typescript-eslint/require-await -- async without await on purpose (above)
 async function evaluateInline(
   kind: InlineNodeKind,
   input: CaseRunInput,

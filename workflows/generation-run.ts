@@ -181,7 +181,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
             caseId: `dry-run-${input.runId}-${round}`,
             organizationId: input.organizationId,
             workspaceId: input.workspaceId,
-            graph: review.graph,
+            graph: review.dryRunGraph ?? review.graph,
             inputs: review.sampleInputs,
             deadlineMs: 120_000,
           },
@@ -232,32 +232,52 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       for (const skipped of read.skipped) note('file_reader', 'skipped', `Skipped ${skipped.url}: ${skipped.reason}`);
     }
     record.progress = progressAt.triage;
-    const triage = await task(
-      'triage',
-      'triage',
-      () => agents.genTriage({ planner: input.planner, prompt: input.prompt, files }),
-      (r) => `${r.verdict.relevant ? 'Buildable' : 'Not a buildable process'}: ${r.verdict.reason}`,
-    );
-    await save();
-    if (!triage.verdict.relevant) return 'irrelevant';
+    const source = input.process;
+    if (source) {
+      // A discovered process with steps is a process: nothing to triage.
+      const state = source.ref.versionNumber === null ? 'current state' : `version ${source.ref.versionNumber}`;
+      note('triage', 'skipped', `Building from the discovered process "${source.ref.name}" (${state})`);
+    } else {
+      const triage = await task(
+        'triage',
+        'triage',
+        () => agents.genTriage({ planner: input.planner, prompt: input.prompt, files }),
+        (r) => `${r.verdict.relevant ? 'Buildable' : 'Not a buildable process'}: ${r.verdict.reason}`,
+      );
+      await save();
+      if (!triage.verdict.relevant) return 'irrelevant';
+    }
+    const bindings = source?.bindings;
 
     // The architect plans until the skeleton assembles and validates (bounded).
     let plan: Plan | undefined;
+    let presets: Record<string, StepBuild> = {};
     let skeleton: ReviewOutcome | undefined;
     let feedback: string[] = [];
     for (let attempt = 0; attempt <= input.maxReviewRounds && (!skeleton || skeleton.problems.length > 0); attempt++) {
       const planned = await task(
         'architect',
         'architect',
-        () => agents.genArchitect({ ...scope, planner: input.planner, prompt: input.prompt, files, feedback }),
+        () =>
+          agents.genArchitect({
+            ...scope,
+            planner: input.planner,
+            prompt: input.prompt,
+            files,
+            feedback,
+            ...(source ? { process: source } : {}),
+          }),
         (r) =>
           `Planned ${r.plan.inputs.length} input(s), ${r.plan.steps.length} step(s), ${r.plan.outputs.length} output(s)`,
       );
       plan = planned.plan;
+      presets = planned.presets;
+      for (const text of planned.notes) note('architect', 'completed', text);
       skeleton = await task(
         'reviewer',
         'reviewer',
-        () => store.genReview({ ...scope, runId: input.runId, plan: planned.plan, builds: {} }),
+        // Builds decided with the plan take part from the start: a bound integration must fit its step.
+        () => store.genReview({ ...scope, runId: input.runId, plan: planned.plan, builds: planned.presets, bindings }),
         (r) =>
           r.problems.length === 0
             ? 'The plan assembles into a valid graph'
@@ -272,9 +292,19 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
     record.progress = progressAt.skeleton;
     await save();
 
-    const builds: Record<string, StepBuild> = {};
-    const stepFeedback = new Map<string, string[]>(plan.steps.map((s) => [s.id, []]));
-    let review: ReviewOutcome = skeleton;
+    // Steps decided with the plan (bound integrations, a process's conditions) need no builder.
+    const builds: Record<string, StepBuild> = { ...presets };
+    const byBuilder = new Set(plan.steps.filter((s) => !presets[s.id]).map((s) => s.id));
+    for (const step of plan.steps.filter((s) => !byBuilder.has(s.id))) {
+      const preset = presets[step.id];
+      if (preset?.action)
+        note('builder', 'completed', `Step "${step.name}" runs the connected integration ${step.integration ?? ''}`);
+      else if (preset?.unresolved)
+        note('builder', 'completed', `Step "${step.name}" needs attention: ${preset.unresolved}`);
+      else note('builder', 'completed', `Built step "${step.name}" as a condition from the process`);
+    }
+    const stepFeedback = new Map<string, string[]>([...byBuilder].map((id) => [id, []]));
+    let review: ReviewOutcome;
     let problems: ReviewProblem[] = [];
     for (let round = 0; ; round++) {
       const toBuild = [...stepFeedback.keys()];
@@ -316,7 +346,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
         'reviewer',
         'reviewer',
         async () => {
-          const checked = await store.genReview({ ...scope, runId: input.runId, plan: currentPlan, builds });
+          const checked = await store.genReview({ ...scope, runId: input.runId, plan: currentPlan, builds, bindings });
           return checked.problems.length > 0 ? checked : { ...checked, problems: await dryRun(checked, round) };
         },
         (r) =>
@@ -331,7 +361,10 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       record.progress = Math.min(progressAt.reviewed, progressAt.built + (round + 1) * 0.1);
       await save();
       const unresolved = currentPlan.steps.filter((s) => builds[s.id]?.unresolved);
-      const fixable = problems.filter((p) => p.stepId !== null && !p.environment && !builds[p.stepId]?.unresolved);
+      // A builder can fix only its own step, and no builder can give the worker an LLM.
+      const fixable = problems.filter(
+        (p) => p.stepId !== null && !p.environment && byBuilder.has(p.stepId) && !builds[p.stepId]?.unresolved,
+      );
       if (problems.length === 0 || round >= input.maxReviewRounds || fixable.length === 0) {
         record.needs_attention = currentPlan.steps
           .filter((s) => unresolved.includes(s) || problems.some((p) => p.stepId === s.id))
@@ -348,7 +381,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
       review = await task(
         'reviewer',
         'reviewer',
-        () => store.genReview({ ...scope, runId: input.runId, plan, builds }),
+        () => store.genReview({ ...scope, runId: input.runId, plan, builds, bindings }),
         (r) =>
           r.problems.length === 0
             ? 'Replaced failing steps with placeholders that validate'

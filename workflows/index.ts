@@ -6,3 +6,10 @@ export { callbackDelivery } from './callback-delivery.js';
 export { caseRun, caseProgressQuery } from './case-run.js';
 export { generationRun, generationRunQuery, cancelGenerationSignal } from './generation-run.js';
 export { connectionSmokeTest } from './connection-smoke-test.js';
+export { oauthAuthorization, oauthCallbackSignal } from './oauth-authorization.js';
+export {
+  oauthTokenRefresh,
+  oauthTokensReplacedSignal,
+  oauthAccessTokenUpdate,
+  oauthRefreshStatusQuery,
+} from './oauth-token-refresh.js';

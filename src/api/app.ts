@@ -4,14 +4,14 @@ import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
 import { publicUrl } from '../config/config.js';
 import type { AppContext } from '../context.js';
-import { createAuthenticator } from '../auth/authenticate.js';
 import { redactUrl } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { parsesAsJson } from '../files/upload-body.js';
 import { adminGate } from './admin.routes.js';
+import { createAuthenticator } from './authenticate.js';
 import { errorHandler, notFoundHandler } from './errors.js';
-import { assertJsonDepth } from './json-depth.js';
 import { OpenApiBuilder } from './openapi.js';
+import { jsonBodies } from './request-body.js';
 import { ApiRoutes } from './route.js';
 import { routeRegistrations } from './routers.js';
 
@@ -44,16 +44,11 @@ export function createApp(ctx: AppContext): App {
   );
   app.use(httpMetrics(ctx.metrics));
   app.use(adminGate(ctx));
-  app.use(express.json({ limit: ctx.config.bodyLimit, type: parsesAsJson }));
-  // Before any handler hashes, validates or copies the body recursively.
-  app.use((req, _res, next) => {
-    assertJsonDepth(req.body, 'body');
-    next();
-  });
+  app.use(jsonBodies({ limit: ctx.config.bodyLimit, type: parsesAsJson }));
 
   const openApi = new OpenApiBuilder();
   const router = express.Router();
-  const api = new ApiRoutes(router, openApi, createAuthenticator(ctx.store.db));
+  const api = new ApiRoutes(router, openApi, createAuthenticator(ctx.services.authentication));
   for (const register of routeRegistrations) register(api, ctx);
   const openApiDocument = openApi.document(publicUrl(ctx.config));
 
@@ -66,7 +61,7 @@ export function createApp(ctx: AppContext): App {
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/openapi.json' } }));
   app.use(router);
   app.use(notFoundHandler);
-  app.use(errorHandler(ctx.logger));
+  app.use(errorHandler());
   return { app, openApiDocument };
 }
 

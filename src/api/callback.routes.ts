@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import type { WorkspaceWebhookSecret } from '../callbacks/webhook-secrets.js';
 import type { AppContext } from '../context.js';
-import { RedeliverLimiter } from './redeliver-limit.js';
+import { takeRateLimit } from './rate-limits.js';
 import type { ApiRoutes } from './route.js';
 import { deliveriesSchema, redeliveryStartedSchema, webhookSecretSchema } from './schemas/callbacks.js';
 import { uuid } from './schemas/common.js';
@@ -22,8 +22,8 @@ function sendSecret(res: Response, secret: WorkspaceWebhookSecret): void {
  * webhook signing secret (read, rotate).
  */
 export function registerCallbackRoutes(api: ApiRoutes, ctx: AppContext): void {
-  const { callbacks } = ctx.services;
-  const limiter = new RedeliverLimiter(ctx.config.callbacks);
+  const { callbacks, rateLimits } = ctx.services;
+  const { redeliverWindowMs: windowMs, redeliverPerCase, redeliverPerWorkspace } = ctx.config.callbacks;
 
   api.route({
     method: 'get',
@@ -62,10 +62,12 @@ export function registerCallbackRoutes(api: ApiRoutes, ctx: AppContext): void {
       },
     },
     handler: async ({ res, params, auth }) => {
-      const redelivery = await callbacks.redeliver(auth, params.caseId, async (workspaceId) => {
-        // Over the limit, the error carries its RateLimit and Retry-After headers to the error handler.
-        res.set(await limiter.take(workspaceId, params.caseId));
-      });
+      const redelivery = await callbacks.redeliver(auth, params.caseId, (workspaceId) =>
+        takeRateLimit(res, rateLimits, 'redeliveries', [
+          { name: 'case', key: `redeliver:case:${params.caseId}`, limit: redeliverPerCase, windowMs },
+          { name: 'workspace', key: `redeliver:workspace:${workspaceId}`, limit: redeliverPerWorkspace, windowMs },
+        ]),
+      );
       res.status(202).json(redeliveryStartedView(redelivery));
     },
   });

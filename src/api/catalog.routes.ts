@@ -32,11 +32,6 @@ const parseId = (value: unknown, name: string): string => parseOrThrow(uuid, val
 function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
   return parseOrThrow(schema, body ?? {}, 'body');
 }
-/** Where a version id is written to: a malformed one names no version, so it is a 404 like an unknown one. */
-const versionIdOrNone = (value: unknown): string => {
-  const parsed = uuid.safeParse(value);
-  return parsed.success ? parsed.data : '';
-};
 
 const authorErrors = {
   403: {
@@ -107,6 +102,7 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
       },
       ...scanErrors,
       403: { description: `${authorErrors[403].description}; or providerId belongs to another organization` },
+      409: { description: 'A concurrent request with the same Idempotency-Key has not finished; retry' },
       422: { description: 'providerId does not exist, or the Idempotency-Key was used with a different body' },
     },
     handler: async ({ req, res, auth }) => {
@@ -142,7 +138,11 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     },
     handler: async ({ req, res, auth }) => {
       catalog.requireAuthor(auth);
-      const integration = await catalog.ownIntegrationVersion(auth, versionIdOrNone(req.params.integrationVersionId));
+      const integration = await catalog.ownIntegrationVersion(
+        auth,
+        // Where a version id is written to, a malformed one names no version: 404 like an unknown one.
+        String(req.params.integrationVersionId),
+      );
       const { credential } = parseBody(credentialBody, req.body);
       const created = await catalog.addCredential(auth, integration, credentialContent(credential));
       res.status(201).json(toCredential(created));
@@ -171,7 +171,11 @@ export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
     },
     handler: async ({ req, res, auth }) => {
       catalog.requireAuthor(auth);
-      const integration = await catalog.ownIntegrationVersion(auth, versionIdOrNone(req.params.integrationVersionId));
+      const integration = await catalog.ownIntegrationVersion(
+        auth,
+        // Where a version id is written to, a malformed one names no version: 404 like an unknown one.
+        String(req.params.integrationVersionId),
+      );
       const { action } = parseBody(actionBody, req.body);
       const created = await catalog.addAction(auth, integration, actionContent(action));
       res.status(201).json(toAction(created));

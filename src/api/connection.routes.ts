@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ConnectOutcome } from '../connections/connection-service.js';
 import type { Connection } from '../connections/types.js';
 import type { AppContext } from '../context.js';
+import { readableBody } from './request-body.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import {
   connectBody,
@@ -31,19 +32,23 @@ function toConnection(c: Connection): z.infer<typeof connectionResponse> {
   };
 }
 
-function toConnectResponse({ connection, testPassed, testError }: ConnectOutcome): z.infer<typeof connectResponse> {
-  const pending = connection.status === 'pending_authorization';
+function toConnectResponse({
+  connection,
+  testPassed,
+  testError,
+  authorization,
+}: ConnectOutcome): z.infer<typeof connectResponse> {
   return {
-    status: pending ? 'pending_authorization' : 'connected',
-    activeIntegrationId: pending ? null : connection.id,
+    status: authorization ? 'pending_authorization' : 'connected',
+    // A re-authorized connection keeps the id workflows already name; a new one has none until authorized.
+    activeIntegrationId: connection.status === 'pending_authorization' ? null : connection.id,
     activeIntegrationVersionId: connection.integrationVersionId,
     activeCredentialId: connection.credentialId,
     workspaceId: connection.workspaceId,
     testPassed,
     testError,
-    // Issued by the OAuth flow (a later issue; docs/connections.md).
-    authorizationUrl: null,
-    connectionToken: null,
+    authorizationUrl: authorization?.authorizationUrl ?? null,
+    connectionToken: authorization?.connectionToken ?? null,
   };
 }
 
@@ -72,8 +77,9 @@ export function registerConnectionRoutes(api: ApiRoutes, ctx: AppContext): void 
     summary: 'Connect an integration into a workspace',
     description:
       'Stores the credential (checked against the template, encrypted, never returned) and creates a connection; with ' +
-      "testActionVersionId the action's endpoint is called with the credential (2xx/3xx pass). Requires Integration: Full " +
-      'in the workspace, checked before the body. Not idempotent. See docs/connections.md.',
+      "testActionVersionId the action's endpoint is called with the credential (2xx/3xx pass). An oauth credential answers " +
+      'pending_authorization with an authorizationUrl for a person to open and a connectionToken (10 minutes) to check the ' +
+      'outcome with. Requires Integration: Full in the workspace, checked before the body. Not idempotent. See docs/connections.md.',
     body: connectBody,
     responses: {
       201: { description: 'Connected (or pending_authorization for OAuth)', schema: connectResponse },
@@ -91,11 +97,12 @@ export function registerConnectionRoutes(api: ApiRoutes, ctx: AppContext): void 
       },
       422: {
         description:
-          'credentialData does not match the template, is missing, or an OAuth credential lacks client_id/client_secret; ids of different integrations; inactive template or integration',
+          'credentialData does not match the template, is missing, or an OAuth credential lacks client_id/client_secret/authorization_url/token_url; ids of different integrations; inactive template or integration',
       },
     },
     handler: async ({ req, res, auth }) => {
-      const workspace = await connections.requireConnectWorkspace(auth, workspaceIdOf(req.body));
+      // An unreadable body names no workspace to check: its error (400/413) is the answer.
+      const workspace = await connections.requireConnectWorkspace(auth, workspaceIdOf(readableBody(req.body)));
       const body = parseOrThrow(connectBody, req.body, 'body');
       res.status(201).json(toConnectResponse(await connections.connect(auth, workspace, body.connection)));
     },
@@ -138,6 +145,30 @@ export function registerConnectionRoutes(api: ApiRoutes, ctx: AppContext): void 
     },
     handler: async ({ res, auth, params }) => {
       res.json(toConnection(await connections.get(auth, params.connectionId)));
+    },
+  });
+
+  api.route({
+    auth: true,
+    tags: ['Connections'],
+    method: 'post',
+    path: '/api/v1/connection/:connectionId/reauthorize',
+    summary: 'Re-authorize an OAuth connection in place',
+    description:
+      'Starts a new authorization of the same connection and credential (after the provider refused its refresh token, ' +
+      'to change scopes, or after an attempt expired): the answer is the Connect response, pending_authorization with a new ' +
+      'authorizationUrl and 10-minute connectionToken; the connection keeps its id and, until the person authorizes, its ' +
+      'status. Requires Integration: Full in its workspace. See docs/connections.md.',
+    params: connectionParams,
+    responses: {
+      201: { description: 'A new authorization attempt', schema: connectResponse },
+      400: { description: 'Malformed connectionId' },
+      403: { description: 'No access to its workspace or Integration: Full missing' },
+      ...notFound,
+      422: { description: 'The connection is revoked or does not use an OAuth credential' },
+    },
+    handler: async ({ res, auth, params }) => {
+      res.status(201).json(toConnectResponse(await connections.reauthorize(auth, params.connectionId)));
     },
   });
 

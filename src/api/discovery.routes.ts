@@ -1,6 +1,7 @@
-import express, { type Request, type Response } from 'express';
+import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { AppContext } from '../context.js';
 import { DomainError } from '../errors.js';
+import { readableBody } from './request-body.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import {
   bpmnBody,
@@ -18,14 +19,18 @@ import {
 /** BPMN files carry diagram layout and grow past the JSON limit; this bounds what one import reads. */
 const bpmnBodyLimit = '5mb';
 const bpmnMediaTypes = ['application/xml', 'text/xml', 'application/bpmn+xml'];
-const readXml = express.text({ type: bpmnMediaTypes, limit: bpmnBodyLimit });
+const readXml: RequestHandler = express.text({ type: bpmnMediaTypes, limit: bpmnBodyLimit });
 
 /** Reads the XML body only after the caller was authorized, so an unauthorized upload is never buffered. */
 async function xmlBody(req: Request, res: Response): Promise<string> {
   if (!req.is(bpmnMediaTypes)) {
     throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Send the BPMN document as ${bpmnMediaTypes.join(', ')}`);
   }
-  await new Promise<void>((resolve, reject) => readXml(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    readXml(req, res, (err?: unknown) =>
+      err ? reject(err instanceof Error ? err : new Error('Unreadable body', { cause: err })) : resolve(),
+    ),
+  );
   return typeof req.body === 'string' ? req.body : '';
 }
 
@@ -64,7 +69,7 @@ export function registerDiscoveryRoutes(api: ApiRoutes, ctx: AppContext): void {
     handler: async ({ req, res, auth }) => {
       const headers = parseOrThrow(workspaceHeaders, req.headers, 'header');
       const workspaceId = await discovery.authoringWorkspace(auth, headers['x-workspace-id']);
-      res.status(201).json(await discovery.create(auth, workspaceId, req.body ?? {}));
+      res.status(201).json(await discovery.create(auth, workspaceId, readableBody(req.body) ?? {}));
     },
   });
 
@@ -147,7 +152,7 @@ export function registerDiscoveryRoutes(api: ApiRoutes, ctx: AppContext): void {
       409: { description: 'Concurrent updates kept moving the process; retry' },
     },
     handler: async ({ req, res, params, auth }) => {
-      res.json(await discovery.update(auth, params.processId, req.body ?? {}));
+      res.json(await discovery.update(auth, params.processId, readableBody(req.body) ?? {}));
     },
   });
 

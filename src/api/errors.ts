@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DomainError, type ErrorCode } from '../errors.js';
-import type { Logger } from '../logging/logger.js';
+import { RateLimitedError } from '../rate-limits/rate-limiter.js';
+import { rateLimitHeaders } from './rate-limits.js';
 
 /** The status each domain error code answers with. */
 const statusByCode: Record<ErrorCode, number> = {
@@ -21,23 +22,6 @@ const statusByCode: Record<ErrorCode, number> = {
 
 export function httpStatus(err: DomainError): number {
   return statusByCode[err.errorCode];
-}
-
-/**
- * A domain error raised by the HTTP layer itself, with response headers that
- * belong to it (the RateLimit fields of a 429).
- */
-export class ApiError extends DomainError {
-  constructor(
-    errorCode: ErrorCode,
-    message: string,
-    metadata?: Record<string, unknown>,
-    readonly headers?: Record<string, string>,
-    retryAfterSeconds?: number,
-  ) {
-    super(errorCode, message, metadata, retryAfterSeconds);
-    this.name = 'ApiError';
-  }
 }
 
 export interface ErrorBody {
@@ -80,9 +64,14 @@ interface HttpParserError {
 }
 
 function toDomainError(err: unknown): DomainError | undefined {
-  if (err instanceof DomainError) return err;
+  return err instanceof DomainError ? err : bodyParserError(err);
+}
+
+/** The domain error of a body-parser failure (malformed, too large, unsupported), or undefined for anything else. */
+export function bodyParserError(err: unknown): DomainError | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
   const parser = err as HttpParserError;
-  const status = parser?.status ?? parser?.statusCode;
+  const status = parser.status ?? parser.statusCode;
   if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
   if (parser.type === 'entity.parse.failed') return new DomainError('MALFORMED_JSON', 'Request body is not valid JSON');
   if (parser.type === 'entity.too.large') return DomainError.tooLarge('Request body is too large');
@@ -91,19 +80,18 @@ function toDomainError(err: unknown): DomainError | undefined {
 }
 
 /** Turns anything thrown in a route into the one error body; never a stack trace. */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+export function errorHandler(): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const domainError = toDomainError(err);
-    if (!domainError) {
-      (req.log ?? logger).error({ err }, 'unhandled error');
-    }
+    // pino-http is the app's first middleware: every request has its logger.
+    if (!domainError) req.log.error({ err }, 'unhandled error');
     const status = domainError ? httpStatus(domainError) : 500;
     const body = domainError
       ? errorBody(status, domainError.errorCode, domainError.message, req.originalUrl, domainError.metadata)
       : errorBody(500, 'INTERNAL_ERROR', 'Internal server error', req.originalUrl);
     if (res.headersSent) return;
     if (domainError?.retryAfterSeconds !== undefined) res.set('Retry-After', String(domainError.retryAfterSeconds));
-    if (domainError instanceof ApiError && domainError.headers) res.set(domainError.headers);
+    if (domainError instanceof RateLimitedError) res.set(rateLimitHeaders(domainError.quotas));
     res.status(status).json(body);
   };
 }

@@ -11,12 +11,9 @@ const presignBody = z.object({
     .string()
     .regex(/^\.[A-Za-z0-9]+$/, 'must be an extension with its leading dot, such as .pdf')
     .meta({ description: `With the leading dot; one of ${supportedExtensions.join(', ')}` }),
-  accessScope: z
-    .enum(accessScopes)
-    .optional()
-    .meta({
-      description: 'Omitted: the file is unlisted (tracked, readable in the organization, absent from the library)',
-    }),
+  accessScope: z.enum(accessScopes).optional().meta({
+    description: 'Omitted: the file is unlisted (tracked, readable in the organization, absent from the library)',
+  }),
   originalName: z
     .string()
     .trim()
@@ -27,12 +24,10 @@ const presignBody = z.object({
   workspaceId: uuid
     .optional()
     .meta({ description: 'Owning workspace; required when accessScope is workspace and workflowId is absent' }),
-  workflowId: uuid
-    .optional()
-    .meta({
-      description:
-        "The workflow's workspace owns the file; required when accessScope is workspace and workspaceId is absent",
-    }),
+  workflowId: uuid.optional().meta({
+    description:
+      "The workflow's workspace owns the file; required when accessScope is workspace and workspaceId is absent",
+  }),
 });
 
 const presignResponse = z.object({

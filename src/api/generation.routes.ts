@@ -1,31 +1,46 @@
+import type { Response } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { runStatuses, taskStatuses } from '../generation/run-types.js';
-import { GenerationRepo } from '../store/generation-repo.js';
-import { GenerationRateLimiter } from './generation-rate-limit.js';
+import { takeRateLimit } from './rate-limits.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { uuid } from './schemas/common.js';
 
-const startBody = z.object({
-  prompt: z.string().trim().min(1).max(20_000).meta({ description: 'The process to build, in plain language' }),
-  workflowId: uuid
-    .optional()
-    .meta({ description: 'Rebuild this workflow (a new version); omitted: a new workflow is created' }),
-  name: z
-    .string()
-    .trim()
-    .min(1)
-    .max(255)
-    .optional()
-    .meta({ description: 'Run title and, for a new workflow, its name' }),
-  fileUrls: z
-    .array(z.string().max(2048))
-    .max(20)
-    .default([])
-    .meta({
+const startBody = z
+  .object({
+    prompt: z.string().trim().min(1).max(20_000).optional().meta({
+      description:
+        'The process to build, in plain language; required unless processId is given (then: extra instructions for the agents)',
+    }),
+    processId: uuid.optional().meta({
+      description:
+        'Build from this discovered process (GET /api/v1/discovery/process/{processId}); needs Discovery: Read in its workspace',
+    }),
+    processVersionId: uuid
+      .optional()
+      .meta({ description: "A snapshot of the process to build from; omitted: the process's current state" }),
+    workflowId: uuid
+      .optional()
+      .meta({ description: 'Rebuild this workflow (a new version); omitted: a new workflow is created' }),
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(255)
+      .optional()
+      .meta({ description: 'Run title and, for a new workflow, its name' }),
+    fileUrls: z.array(z.string().max(2048)).max(20).default([]).meta({
       description: 'File URLs for the agents to read; unreadable ones are skipped with a note in the task results',
     }),
-});
+  })
+  .refine((body) => body.prompt !== undefined || body.processId !== undefined, {
+    message: 'send a prompt, a processId, or both',
+    path: ['prompt'],
+  })
+  .refine((body) => body.processVersionId === undefined || body.processId !== undefined, {
+    message: 'processVersionId needs the processId it is a version of',
+    path: ['processVersionId'],
+  });
 const workspaceHeaders = z.object({ 'x-workspace-id': uuid.meta({ description: 'Workspace of the workflow' }) });
 const workflowParams = z.object({ workflowId: uuid });
 const runQuery = z.object({
@@ -86,6 +101,19 @@ const runSchema = z.object({
     }),
   ),
   needs_attention: z.array(z.string()).meta({ description: 'Steps left needing attention (status partial)' }),
+  source_process: z
+    .object({
+      processId: z.string(),
+      processVersionId: z.string().nullable(),
+      versionNumber: z.number().nullable(),
+      name: z.string(),
+      processUpdatedAt: z.string(),
+    })
+    .nullable()
+    .meta({
+      description:
+        'The discovered process the run built from: the snapshot (processVersionId, versionNumber) or, when both are null, its current state as of processUpdatedAt',
+    }),
 });
 const startedSchema = z.object({
   workflowId: z.string(),
@@ -102,10 +130,12 @@ const bearer = 'The key is accepted as x-service-key or Authorization: Bearer.';
 
 export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void {
   const service = ctx.services.generation;
-  const limiter = new GenerationRateLimiter(new GenerationRepo(ctx.store.db), {
-    max: ctx.config.generation.rateLimitMax,
-    windowMs: ctx.config.generation.rateLimitWindowMs,
-  });
+  const { rateLimitMax, rateLimitWindowMs } = ctx.config.generation;
+  /** One fixed window per API key across the generation endpoints. */
+  const limit = (keyId: string, res: Response) =>
+    takeRateLimit(res, ctx.services.rateLimits, 'generation requests', [
+      { name: 'generation', key: `generation:${keyId}`, limit: rateLimitMax, windowMs: rateLimitWindowMs },
+    ]);
 
   api.route({
     method: 'post',
@@ -124,19 +154,23 @@ export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void 
     responses: {
       202: { description: 'The run started', schema: startedSchema },
       400: {
-        description: 'Missing or malformed x-workspace-id, invalid body, or the workflow is in another workspace',
+        description:
+          'Missing or malformed x-workspace-id, invalid body (processId or processVersionId not a UUID), the workflow is in another workspace, or the process has no steps or is too large',
       },
       403: {
         description:
-          'No access to the workspace, or the key lacks Workflow: Full / Code: Full, or the organization is not verified',
+          "No access to the workspace, or the key lacks Workflow: Full / Code: Full, or the organization is not verified, or the process is another organization's or the key lacks Discovery: Read in its workspace",
       },
-      404: { description: 'The workspace or the workflow does not exist' },
+      404: {
+        description:
+          'The workspace, the workflow or the process does not exist, or processVersionId is not a version of the process',
+      },
       409: { description: 'The workflow already has an active generation run' },
       ...limited,
       503: { description: 'The workflow engine is unreachable; retry after Retry-After seconds' },
     },
     handler: async ({ req, res, auth }) => {
-      await limiter.take(auth.keyId, res);
+      await limit(auth.keyId, res);
       const headers = parseOrThrow(workspaceHeaders, req.headers, 'header');
       res
         .status(202)
@@ -165,7 +199,7 @@ export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void 
       ...limited,
     },
     handler: async ({ res, params, query, auth }) => {
-      await limiter.take(auth.keyId, res);
+      await limit(auth.keyId, res);
       res.json(await service.get(auth, params.workflowId, query.runId));
     },
   });
@@ -190,7 +224,7 @@ export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void 
       ...limited,
     },
     handler: async ({ req, res, params, auth }) => {
-      await limiter.take(auth.keyId, res);
+      await limit(auth.keyId, res);
       const body = parseOrThrow(cancelBody, req.body ?? {}, 'body');
       res.json(await service.cancel(auth, params.workflowId, body.runId));
     },

@@ -84,8 +84,8 @@ export class OpenApiBuilder {
 
   add(op: OperationSpec): void {
     const responses: Record<string, JsonSchema> = {};
-    const all = { ...op.responses };
-    if (op.secured) all[401] ??= { description: 'Missing, invalid or expired API key' };
+    const unauthorized: OperationSpec['responses'] = { 401: { description: 'Missing, invalid or expired API key' } };
+    const all = { ...(op.secured ? unauthorized : {}), ...op.responses };
     for (const [status, spec] of Object.entries(all)) {
       const schema = spec.schema ?? (Number(status) >= 400 ? errorBodySchema : undefined);
       responses[status] = schema

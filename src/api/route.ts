@@ -3,6 +3,7 @@ import type { z, ZodType } from 'zod';
 import { DomainError } from '../errors.js';
 import type { OpenApiBuilder } from './openapi.js';
 import type { AuthContext } from '../auth/auth-context.js';
+import { readableBody } from './request-body.js';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -49,7 +50,7 @@ export interface HandlerInput<P extends ZodType, Q extends ZodType, B extends Zo
 
 /** Validation failures become 400 with one entry per bad field in metadata.fields. */
 export function parseOrThrow<T extends ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
-  const parsed = schema.safeParse(value);
+  const parsed = schema.safeParse(readableBody(value));
   if (parsed.success) return parsed.data;
   throw DomainError.invalidFields(
     parsed.error.issues.map((issue) => ({
@@ -101,8 +102,13 @@ export class ApiRoutes {
       const auth = spec.auth ? await this.authenticate(req) : undefined;
       const params = spec.params ? parseOrThrow(spec.params, req.params, 'path') : req.params;
       const query = spec.query ? parseOrThrow(spec.query, req.query, 'query') : req.query;
-      const body =
-        spec.body && spec.validateBody !== false ? parseOrThrow(spec.body, req.body ?? {}, 'body') : req.body;
+      // A route without a body still refuses one it could not read; with validateBody false the handler reads it.
+      const sent: unknown = req.body;
+      const body = !spec.body
+        ? readableBody(sent)
+        : spec.validateBody !== false
+          ? parseOrThrow(spec.body, sent ?? {}, 'body')
+          : sent;
       await spec.handler({ req, res, params, query, body, auth } as HandlerInput<P, Q, B, A>);
     });
   }

@@ -13,6 +13,7 @@ import { registerCatalogRoutes } from './catalog.routes.js';
 import { registerDiscoveryRoutes } from './discovery.routes.js';
 import { registerGenerationRoutes } from './generation.routes.js';
 import { registerConnectionRoutes } from './connection.routes.js';
+import { registerOAuthRoutes } from './oauth.routes.js';
 
 /** Every resource's routes; each resource adds one line. */
 export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void> = [
@@ -29,4 +30,5 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerCatalogRoutes,
   registerDiscoveryRoutes,
   registerConnectionRoutes,
+  registerOAuthRoutes,
 ];

@@ -11,9 +11,3 @@ export interface AuthContext {
   scope: KeyScope;
   grants: ReadonlySet<Grant>;
 }
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    auth?: AuthContext;
-  }
-}

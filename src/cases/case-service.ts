@@ -14,6 +14,7 @@ import {
   type CaseProgress,
   type CaseResults,
   type CaseRunInput,
+  type CaseRunWorkflow,
   type FinalizeCaseInput,
   type NodeRecord,
 } from '../domain/cases.js';
@@ -24,7 +25,6 @@ import { OutboundRefusedError, type Outbound } from '../net/outbound.js';
 import type { CaseRepo, CaseRecord } from '../store/case-repo.js';
 import { temporalUiLink, type TemporalHandle } from '../temporal/connection.js';
 import type { WorkflowService } from '../workflows/workflow-service.js';
-import type { caseRun } from '../../workflows/case-run.js';
 import { validateCaseInputs } from './case-inputs.js';
 import { assertCaseInputsWithinLimit } from './payload-limits.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
@@ -256,7 +256,7 @@ export class CaseService {
     const { temporal } = this.deps;
     // Bounded, so an unreachable server gives a prompt 503 instead of a request held by retries.
     const handle = await temporal.client.withDeadline(Date.now() + START_TIMEOUT_MS, () =>
-      temporal.client.workflow.start<typeof caseRun>('caseRun', {
+      temporal.client.workflow.start<CaseRunWorkflow>('caseRun', {
         taskQueue: temporal.taskQueue,
         workflowId: caseWorkflowId(record.id),
         args: [input],

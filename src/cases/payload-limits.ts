@@ -1,4 +1,5 @@
 import { DomainError } from '../errors.js';
+import { stringifyJson } from '../domain/json-text.js';
 
 /**
  * Case inputs and node outputs travel through Temporal history (workflow
@@ -10,7 +11,7 @@ import { DomainError } from '../errors.js';
  * default data converter encodes them.
  */
 export function jsonBytes(value: unknown): number {
-  return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+  return Buffer.byteLength(stringifyJson(value) ?? '', 'utf8');
 }
 
 /** 413 PAYLOAD_TOO_LARGE when the case inputs (as they would start the run) exceed the limit. */

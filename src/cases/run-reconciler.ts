@@ -3,7 +3,7 @@ import { caseWorkflowId, type CaseError, type CaseResults, type TerminalStatus }
 import type { Logger } from '../logging/logger.js';
 import type { CaseRepo, CaseRecord } from '../store/case-repo.js';
 import type { TemporalHandle } from '../temporal/connection.js';
-import type { CaseRunOutcome } from '../../workflows/case-run.js';
+import type { CaseRunWorkflow } from '../domain/cases.js';
 
 const PAGE = 100;
 
@@ -70,7 +70,7 @@ export class CaseRunReconciler {
 
   /** The run's outcome once Temporal reports it closed; undefined while it runs. */
   private async closedRun(workflowId: string, runId: string | undefined): Promise<ClosedRun | undefined> {
-    const handle = this.deps.temporal.client.workflow.getHandle<() => Promise<CaseRunOutcome>>(workflowId, runId);
+    const handle = this.deps.temporal.client.workflow.getHandle<CaseRunWorkflow>(workflowId, runId);
     let status: string;
     try {
       status = (await handle.describe()).status.name;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { stringifyJson } from '../domain/json-text.js';
 
 /** How long an Idempotency-Key is remembered; after that the same key creates anew. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
@@ -14,7 +15,7 @@ function canonicalJson(value: unknown): string {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([key, inner]) => `${JSON.stringify(key)}:${canonicalJson(inner)}`).join(',')}}`;
   }
-  return JSON.stringify(value) ?? 'null';
+  return stringifyJson(value) ?? 'null';
 }
 
 /** Only hashes are stored: the key may itself be a secret-looking token of the client's. */

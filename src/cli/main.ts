@@ -14,7 +14,7 @@ import {
   createWorkspaceInput,
 } from '../tenancy/schemas.js';
 import { parseGrantList } from '../auth/grants.js';
-import { startService, type Role } from '../service.js';
+import type { Role } from '../service.js';
 import { printBootstrapKey } from './bootstrap-banner.js';
 import { registerCatalogCommands } from './catalog-commands.js';
 import { registerSecretsCommands } from './secrets-commands.js';
@@ -53,6 +53,9 @@ async function withTenancy(fn: (service: TenancyService) => Promise<unknown>): P
 async function serve(role: Role): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, {}, config.logFormat);
+  // Loaded here, not at the top: the whole service (Temporal, storage SDKs) costs seconds of start-up that the
+  // operator commands below never need.
+  const { startService } = await import('../service.js');
   const service = await startService({ config, logger, role, onBootstrap: printBootstrapKey });
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -86,7 +89,7 @@ program
 program
   .command('migrate')
   .description('apply store migrations')
-  .action(() => withTenancy(async () => ({ migrated: true })));
+  .action(() => withTenancy(() => Promise.resolve({ migrated: true })));
 
 const org = program.command('org').description('organizations');
 org

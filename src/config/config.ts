@@ -131,6 +131,22 @@ export const configSchema = z.object({
   connections: z.object({
     /** How long a connection's smoke test waits for the action's endpoint. */
     smokeTestTimeoutMs: z.coerce.number().int().min(100).max(120_000),
+    /** OAuth connections: token requests and the refresh workflow's plan (docs/connections.md). */
+    oauth: z.object({
+      /** One request to a provider's token endpoint. */
+      tokenRequestTimeoutMs: z.coerce.number().int().min(1000).max(120_000),
+      /** Tokens are refreshed this long before they expire at most... */
+      refreshMarginMs: z.coerce.number().int().min(0),
+      /** ...or this fraction of their lifetime when that is shorter. */
+      refreshMarginFraction: z.coerce.number().min(0).max(0.9),
+      /** An idle connection's tokens are refreshed at least this often. */
+      idleRefreshMs: z.coerce.number().int().min(60_000),
+      /** Refreshes per refresh-workflow run before it continues as new. */
+      refreshesPerRun: z.coerce.number().int().min(1).max(1000),
+      /** Backoff after a refresh failed for a transient reason (5xx, timeout), doubling up to the maximum. */
+      retryInitialMs: z.coerce.number().int().min(1000),
+      retryMaxMs: z.coerce.number().int().min(1000),
+    }),
   }),
 });
 
@@ -140,6 +156,9 @@ export type Config = z.infer<typeof configSchema>;
 const envMap: Record<string, string> = {
   CASEFLOW_DATA_DIR: 'dataDir',
   CASEFLOW_SMOKE_TEST_TIMEOUT_MS: 'connections.smokeTestTimeoutMs',
+  CASEFLOW_OAUTH_TOKEN_TIMEOUT_MS: 'connections.oauth.tokenRequestTimeoutMs',
+  CASEFLOW_OAUTH_REFRESH_MARGIN_MS: 'connections.oauth.refreshMarginMs',
+  CASEFLOW_OAUTH_IDLE_REFRESH_MS: 'connections.oauth.idleRefreshMs',
   HOST: 'host',
   PORT: 'port',
   CASEFLOW_PUBLIC_URL: 'publicUrl',

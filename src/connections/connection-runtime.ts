@@ -5,21 +5,43 @@ import type { ConnectionRepo } from '../store/connection-repo.js';
 import { NodeFailure } from '../domain/node-kinds/kind.js';
 import { catalogOutputs } from '../domain/node-kinds/python-code.js';
 import type { IntegrationActionRequest, NodeScope } from '../domain/node-kinds/services.js';
+import type { CredentialData } from './credential-data.js';
 import type { CredentialVault } from './credential-vault.js';
+import { actionCredentialValue } from './oauth-credential.js';
+import { OAuthNeedsReauthorization, OAuthRefreshUnavailable } from './oauth-temporal.js';
+import type { OAuthTokens } from './oauth-tokens.js';
 import { redactValue, secretStrings } from './redact.js';
 import { smokeTest } from './smoke-test.js';
-import type { SmokeTestOutcome } from './types.js';
+import type { Connection, SmokeTestOutcome, StoredCredential } from './types.js';
 
 export interface ConnectionRuntimeDeps {
   connections: ConnectionRepo;
   catalog: CatalogRepo;
   vault: CredentialVault;
+  oauthTokens: OAuthTokens;
   outbound: Outbound;
   python: { run(request: PythonRunRequest): Promise<PythonRunResult> };
   smokeTestTimeoutMs: number;
 }
 
 const unusable = (what: string) => new NodeFailure(what, { kind: 'configuration', retryable: false });
+
+const reauthorize = (connectionId: string, why: string) =>
+  unusable(
+    `Connection ${connectionId} needs re-authorization (${why}): re-authorize it with POST /api/v1/connection/${connectionId}/reauthorize`,
+  );
+
+/** Why a connection that is not `connected` cannot run an action, in words a person can act on. */
+function notConnected(connection: Connection): NodeFailure {
+  switch (connection.status) {
+    case 'needs_reauthorization':
+      return reauthorize(connection.id, 'the provider refused its refresh token');
+    case 'pending_authorization':
+      return unusable(`Connection ${connection.id} is pending authorization: nobody has authorized it yet`);
+    default:
+      return unusable(`Connection ${connection.id} is ${connection.status}`);
+  }
+}
 
 /**
  * What runs inside activities: the only place a credential is decrypted.
@@ -32,7 +54,7 @@ export class ConnectionRuntime {
 
   /** The smoke test of a new connection; records and returns the outcome. */
   async smokeTest(connectionId: string, testInputData: Record<string, unknown> | undefined): Promise<SmokeTestOutcome> {
-    const { connections, catalog, vault } = this.deps;
+    const { connections, catalog } = this.deps;
     const connection = await connections.find(connectionId);
     if (!connection?.testActionVersionId) throw new Error(`Connection ${connectionId} has no smoke test`);
     const [action, credential] = await Promise.all([
@@ -40,10 +62,21 @@ export class ConnectionRuntime {
       connections.findCredential(connection.credentialId),
     ]);
     if (!action || !credential) throw new Error(`Connection ${connectionId} lost its test action or credential`);
+    let data: CredentialData;
+    try {
+      data = await this.credentialData(credential);
+    } catch (err) {
+      const outcome = {
+        testPassed: false,
+        testError: `No usable OAuth access token: ${err instanceof Error ? err.message : String(err)}`,
+      };
+      await connections.recordTest(connectionId, outcome);
+      return outcome;
+    }
     const outcome = await smokeTest(this.deps.outbound, {
       action,
       credential,
-      data: vault.open(credential),
+      data,
       testInputData,
       timeoutMs: this.deps.smokeTestTimeoutMs,
     });
@@ -58,7 +91,7 @@ export class ConnectionRuntime {
    * connected, and the action must belong to the connection's integration.
    */
   async runAction(scope: NodeScope, request: IntegrationActionRequest): Promise<PythonRunResult> {
-    const { connections, catalog, vault, python } = this.deps;
+    const { connections, catalog, python } = this.deps;
     const connection = await connections.find(request.connectionId);
     if (
       !connection ||
@@ -67,8 +100,7 @@ export class ConnectionRuntime {
     ) {
       throw unusable(`Connection ${request.connectionId} does not exist in this case's workspace`);
     }
-    if (connection.status !== 'connected')
-      throw unusable(`Connection ${connection.id} is ${connection.status.replace('_', ' ')}`);
+    if (connection.status !== 'connected') throw notConnected(connection);
     const action = await catalog.findActionVersion(request.actionVersionId);
     if (
       !action ||
@@ -86,17 +118,36 @@ export class ConnectionRuntime {
     ) {
       throw unusable(`Connection ${connection.id} has no credential in this workspace`);
     }
-    const data = vault.open(credential);
+    let data: CredentialData;
+    try {
+      data = await this.credentialData(credential);
+    } catch (err) {
+      if (err instanceof OAuthNeedsReauthorization) throw reauthorize(connection.id, err.message);
+      if (err instanceof OAuthRefreshUnavailable)
+        throw new NodeFailure(`Connection ${connection.id} has no valid access token right now: ${err.message}`, {
+          kind: 'action',
+          retryable: true,
+        });
+      throw err;
+    }
     const result = await python.run({
       form: 'script',
       source: action.code,
       inputs: request.inputs,
-      credentialValue: data,
+      // OAuth: the access token, never what mints new ones (client secret, refresh token).
+      credentialValue: credential.authType === 'oauth' ? actionCredentialValue(data) : data,
       declaredOutputs: catalogOutputs(action),
       network: true,
       timeoutMs: request.timeoutMs,
       organizationId: scope.organizationId,
     });
     return redactValue(result, secretStrings(data));
+  }
+
+  /** The decrypted credential; for OAuth with an access token that is valid now (refreshed through the workflow if not). */
+  private credentialData(credential: StoredCredential): Promise<CredentialData> {
+    return credential.authType === 'oauth'
+      ? this.deps.oauthTokens.forAction(credential)
+      : Promise.resolve(this.deps.vault.open(credential));
   }
 }

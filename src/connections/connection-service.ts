@@ -8,7 +8,8 @@ import type { ConnectionRepo } from '../store/connection-repo.js';
 import type { TenancyRepo, Workspace } from '../store/tenancy-repo.js';
 import { checkCredentialData, type CredentialData } from './credential-data.js';
 import type { CredentialVault } from './credential-vault.js';
-import type { Connection, SmokeTestOutcome, StoredCredential } from './types.js';
+import type { AuthorizationStart, OAuthFlow } from './oauth-flow.js';
+import type { Connection, NewCredential, SmokeTestOutcome, StoredCredential } from './types.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -35,6 +36,8 @@ export interface ConnectOutcome {
   connection: Connection;
   testPassed: boolean | null;
   testError: string | null;
+  /** OAuth: where to send the person, and the 10-minute token to check the outcome with. */
+  authorization: AuthorizationStart | null;
 }
 
 export interface ConnectionServiceDeps {
@@ -42,6 +45,7 @@ export interface ConnectionServiceDeps {
   catalog: CatalogService;
   tenancy: TenancyRepo;
   vault: CredentialVault;
+  oauth: OAuthFlow;
   runSmokeTest: SmokeTestRunner;
 }
 
@@ -83,6 +87,8 @@ export class ConnectionService {
   async connect(auth: AuthContext, workspace: Workspace, request: ConnectRequest): Promise<ConnectOutcome> {
     const resolved = await this.resolve(auth, workspace, request);
     const { authType, credential } = this.credentialFor(auth, workspace, request, resolved);
+    // A reused OAuth credential that was authorized before is live at once; otherwise a person authorizes.
+    const pending = authType === 'oauth' && !(resolved.reused && resolved.reused.tokenGeneration > 0);
     const connection = await this.deps.repo.create(
       {
         organizationId: auth.organizationId,
@@ -92,18 +98,43 @@ export class ConnectionService {
         integrationId: resolved.integration.id,
         integrationVersionId: resolved.integration.versionId,
         actionVersionId: resolved.action.versionId,
-        status: authType === 'oauth' ? 'pending_authorization' : 'connected',
+        status: pending ? 'pending_authorization' : 'connected',
         testActionVersionId: resolved.testAction?.versionId ?? null,
         createdBy: auth.userId,
       },
       credential,
       auth.userId,
     );
-    // OAuth has no token to test with until a person authorizes (the OAuth flow's job).
-    if (!resolved.testAction || connection.status !== 'connected')
-      return { connection, testPassed: null, testError: null };
+    // OAuth has no token to test with until a person authorizes: the redirect runs the test then.
+    if (pending)
+      return { connection, testPassed: null, testError: null, authorization: await this.authorize(connection) };
+    if (!resolved.testAction) return { connection, testPassed: null, testError: null, authorization: null };
     const outcome = await this.deps.runSmokeTest(connection.id, request.testInputData);
-    return { connection: { ...connection, ...outcome }, ...outcome };
+    return { connection: { ...connection, ...outcome }, ...outcome, authorization: null };
+  }
+
+  /**
+   * A new authorization of an OAuth connection, in place (after the provider
+   * refused its refresh token, to change scopes, or when a first attempt
+   * expired): the same connection and credential, new tokens on success.
+   */
+  async reauthorize(auth: AuthContext, connectionId: string): Promise<ConnectOutcome> {
+    const connection = await this.get(auth, connectionId, 'integration:full');
+    if (connection.status === 'revoked')
+      throw DomainError.unprocessable(`Connection ${connection.id} is revoked; connect again instead`);
+    return {
+      connection,
+      testPassed: connection.testPassed,
+      testError: connection.testError,
+      authorization: await this.authorize(connection),
+    };
+  }
+
+  private async authorize(connection: Connection): Promise<AuthorizationStart> {
+    const credential = await this.deps.repo.findCredential(connection.credentialId);
+    if (credential?.authType !== 'oauth')
+      throw DomainError.unprocessable(`Connection ${connection.id} does not use an OAuth credential`);
+    return this.deps.oauth.begin(connection, credential);
   }
 
   /** Every named id, 404 when it does not exist or is not visible: nothing is written before all resolve. */
@@ -136,7 +167,7 @@ export class ConnectionService {
     workspace: Workspace,
     request: ConnectRequest,
     { integration, action, template, testAction, reused }: Resolved,
-  ): { authType: AuthType; credential: { reuse: string } | { id: string; create: Omit<StoredCredential, 'id'> } } {
+  ): { authType: AuthType; credential: { reuse: string } | { id: string; create: NewCredential } } {
     if (unconnectable.has(integration.status))
       throw DomainError.unprocessable(`Integration ${integration.id} is ${integration.status} and cannot be connected`);
     for (const [field, entry] of [

@@ -10,7 +10,7 @@ import type { CredentialData } from './credential-data.js';
  * - access_token, jwt: `Authorization: Bearer <access_token | token | jwt>`
  * - custom_header_auth: `<header_name>: <header_value>`
  * - other, no_auth: nothing
- * - oauth: not applicable before authorization (no test runs)
+ * - oauth: `Authorization: Bearer <access_token>` once authorized
  */
 export type AppliedAuth = { headers: Record<string, string> } | { error: string };
 
@@ -48,8 +48,12 @@ export function applyCredential(authType: AuthType, data: CredentialData): Appli
       }
       return { headers: { [name.toLowerCase()]: value } };
     }
-    case 'oauth':
-      return { error: 'an OAuth credential is not authorized yet' };
+    case 'oauth': {
+      const token = data.access_token;
+      return typeof token === 'string' && token !== ''
+        ? { headers: { authorization: `Bearer ${token}` } }
+        : { error: 'the OAuth credential is not authorized yet' };
+    }
     case 'other':
     case 'no_auth':
       return { headers: {} };

@@ -1,6 +1,7 @@
 import { credentialValueMatchesType } from '../catalog/credential-fields.js';
 import type { CredentialVersion } from '../catalog/types.js';
 import { DomainError } from '../errors.js';
+import { oauthSettingsProblems } from './oauth-credential.js';
 
 export type CredentialData = Record<string, unknown>;
 
@@ -23,7 +24,8 @@ function refuse(problems: Problem[]): never {
  * credentialData checked against the template version: no unknown field,
  * each value of its input's type (null only where the input is nullable),
  * every non-nullable input present; defaults fill what was left out. A
- * credential that authenticates needs data; OAuth needs its client pair.
+ * credential that authenticates needs data; OAuth needs its client pair and
+ * the provider's endpoints (oauth-credential.ts).
  * Problems name fields only, never values (422 bodies are logged).
  */
 export function checkCredentialData(template: CredentialVersion, data: CredentialData | undefined): CredentialData {
@@ -49,11 +51,8 @@ export function checkCredentialData(template: CredentialVersion, data: Credentia
     else if (!input.isNullable) problems.push({ field: `connection.credentialData.${name}`, message: 'is required' });
   }
   if (template.authType === 'oauth') {
-    for (const name of ['client_id', 'client_secret']) {
-      const value = checked[name];
-      if (typeof value !== 'string' || value === '')
-        problems.push({ field: `connection.credentialData.${name}`, message: 'is required for an OAuth credential' });
-    }
+    for (const { name, message } of oauthSettingsProblems(checked))
+      problems.push({ field: `connection.credentialData.${name}`, message });
   }
   if (problems.length > 0) refuse(problems);
   return checked;

@@ -25,20 +25,38 @@ export class CredentialVault {
     return JSON.parse(this.box.decrypt(credential.dataCiphertext, context(credential))) as CredentialData;
   }
 
+  /** A small secret of one OAuth attempt (its PKCE verifier), bound to the attempt. */
+  sealForAttempt(attemptId: string, value: string): string {
+    return this.box.encrypt(value, `oauth-attempt:${attemptId}`);
+  }
+
+  openForAttempt(attemptId: string, ciphertext: string): string {
+    return this.box.decrypt(ciphertext, `oauth-attempt:${attemptId}`);
+  }
+
   /** Re-encrypts every stored credential under the ring's current key (master key rotation); rows changed. */
   async reencryptAll(repo: ConnectionRepo): Promise<number> {
     let changed = 0;
     await forEachRow(
       (after) => repo.credentialPage(after, 100),
       (credential) => credential.id,
-      async (credential) => {
-        if (!this.box.needsReencryption(credential.dataCiphertext)) return;
-        const next = this.box.encrypt(
-          this.box.decrypt(credential.dataCiphertext, context(credential)),
-          context(credential),
-        );
-        // Only re-encryption rewrites a credential, so a lost compare-and-set means another run did it.
-        if (await repo.replaceCiphertext(credential.id, credential.dataCiphertext, next)) changed += 1;
+      async (first) => {
+        // A lost compare-and-set means the row changed meanwhile (new OAuth tokens, another run): read it again.
+        for (
+          let credential: StoredCredential | undefined = first;
+          credential;
+          credential = await repo.findCredential(first.id)
+        ) {
+          if (!this.box.needsReencryption(credential.dataCiphertext)) return;
+          const next = this.box.encrypt(
+            this.box.decrypt(credential.dataCiphertext, context(credential)),
+            context(credential),
+          );
+          if (await repo.replaceCiphertext(credential.id, credential.dataCiphertext, next)) {
+            changed += 1;
+            return;
+          }
+        }
       },
     );
     return changed;

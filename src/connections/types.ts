@@ -1,7 +1,11 @@
 import type { AuthType } from '../catalog/types.js';
 
-/** connected: live; pending_authorization: OAuth until a person authorizes; revoked: stopped by the workspace. */
-export type ConnectionStatus = 'connected' | 'pending_authorization' | 'revoked';
+/**
+ * connected: live; pending_authorization: OAuth until a person authorizes;
+ * needs_reauthorization: OAuth whose provider refused the refresh token (a
+ * re-authorization brings it back); revoked: stopped by the workspace.
+ */
+export type ConnectionStatus = 'connected' | 'pending_authorization' | 'needs_reauthorization' | 'revoked';
 
 /** A connection as stored and read (never with secret values). */
 export interface Connection {
@@ -36,10 +40,12 @@ export interface StoredCredential {
   templateVersionId: string;
   authType: AuthType;
   dataCiphertext: string;
+  /** OAuth: how many token sets were written (0: never authorized); compare-and-set on every write. */
+  tokenGeneration: number;
 }
 
 /** A credential to store with a new connection: already encrypted. */
-export type NewCredential = Omit<StoredCredential, 'id'>;
+export type NewCredential = Omit<StoredCredential, 'id' | 'tokenGeneration'>;
 
 export type NewConnection = Omit<
   Connection,

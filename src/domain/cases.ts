@@ -89,6 +89,15 @@ export interface CaseRunInput {
   callbackUrl?: string;
 }
 
+/** How a case run ends: the workflow's result. */
+export interface CaseRunOutcome {
+  status: TerminalStatus;
+  results: CaseResults;
+}
+
+/** The case run workflow's signature, for starting and awaiting it by name outside workflow code. */
+export type CaseRunWorkflow = (input: CaseRunInput) => Promise<CaseRunOutcome>;
+
 /** Live progress (the workflow's query) and the shape written at the end. */
 export interface CaseProgress {
   caseId: string;

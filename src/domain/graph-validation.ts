@@ -12,14 +12,17 @@ export interface GraphProblem {
   message: string;
 }
 
-/** The largest graph a save accepts (also bounds the per-node ancestor walks of the mapping check). */
+/** The largest graph a save accepts: every check below is linear in it, but each is a cost a tenant chooses. */
 export const graphLimits = { maxNodes: 500, maxEdges: 2000, maxBytes: 2 * 1024 * 1024 } as const;
 
 /** The property a node lists when it declares routes. */
 export const routeProperty = 'route';
 
-function edgesFrom(graph: WorkflowGraph): Map<string, Array<[string, WorkflowEdge]>> {
-  const out = new Map<string, Array<[string, WorkflowEdge]>>();
+/** Each node's outgoing edges (key and edge), for edges whose both ends exist. */
+type OutEdges = Map<string, Array<[string, WorkflowEdge]>>;
+
+function edgesFrom(graph: WorkflowGraph): OutEdges {
+  const out: OutEdges = new Map();
   for (const [key, edge] of Object.entries(graph.edges)) {
     if (!Object.hasOwn(graph.nodes, edge.from_node_id) || !Object.hasOwn(graph.nodes, edge.to_node_id)) continue;
     const list = out.get(edge.from_node_id) ?? [];
@@ -30,7 +33,7 @@ function edgesFrom(graph: WorkflowGraph): Map<string, Array<[string, WorkflowEdg
 }
 
 /** Node ids on a cycle, in order, or undefined when the graph is acyclic (iterative DFS: graphs may be deep). */
-function findCycle(graph: WorkflowGraph, out: Map<string, Array<[string, WorkflowEdge]>>): string[] | undefined {
+function findCycle(graph: WorkflowGraph, out: OutEdges): string[] | undefined {
   const state = new Map<string, 'open' | 'done'>();
   for (const start of Object.keys(graph.nodes)) {
     if (state.has(start)) continue;
@@ -62,7 +65,7 @@ function findCycle(graph: WorkflowGraph, out: Map<string, Array<[string, Workflo
   return undefined;
 }
 
-function reachableFrom(start: string, out: Map<string, Array<[string, WorkflowEdge]>>): Set<string> {
+function reachableFrom(start: string, out: OutEdges): Set<string> {
   const seen = new Set<string>([start]);
   const queue = [start];
   // An index, not shift(): shift() moves the whole array each time, which makes the walk quadratic.
@@ -78,30 +81,33 @@ function reachableFrom(start: string, out: Map<string, Array<[string, WorkflowEd
   return seen;
 }
 
-function edgesInto(graph: WorkflowGraph): Map<string, string[]> {
-  const incoming = new Map<string, string[]>();
-  for (const edge of Object.values(graph.edges)) {
-    const list = incoming.get(edge.to_node_id) ?? [];
-    list.push(edge.from_node_id);
-    incoming.set(edge.to_node_id, list);
+/**
+ * Which nodes are upstream of which, for the mapping check: one pass in topological order (Kahn's),
+ * each node's ancestors a bitset (a bigint, one bit per node) joined from its parents', so the check
+ * costs edges × nodes/64 word operations rather than a walk back per mapped node. Nodes on or behind
+ * a cycle are never reached; validation reports the cycle instead.
+ */
+function upstreamRelation(graph: WorkflowGraph, out: OutEdges): (nodeId: string, candidateId: string) => boolean {
+  const ids = Object.keys(graph.nodes);
+  const bit = new Map(ids.map((id, i) => [id, 1n << BigInt(i)]));
+  const parentsLeft = new Map<string, number>();
+  for (const list of out.values()) {
+    for (const [, edge] of list) parentsLeft.set(edge.to_node_id, (parentsLeft.get(edge.to_node_id) ?? 0) + 1);
   }
-  return incoming;
-}
-
-/** Every node with an edge path to `nodeId` (its ancestors), for mapping checks. */
-function ancestorsOf(nodeId: string, incoming: Map<string, string[]>): Set<string> {
-  const seen = new Set<string>();
-  const queue = [nodeId];
-  for (let i = 0; i < queue.length; i++) {
-    const id = queue[i] ?? '';
-    for (const from of incoming.get(id) ?? []) {
-      if (!seen.has(from)) {
-        seen.add(from);
-        queue.push(from);
-      }
+  const ancestors = new Map<string, bigint>();
+  const ready = ids.filter((id) => !parentsLeft.has(id));
+  // for…of visits the ids pushed during the loop: the queue of Kahn's algorithm.
+  for (const id of ready) {
+    const passedOn = (ancestors.get(id) ?? 0n) | (bit.get(id) ?? 0n);
+    for (const [, edge] of out.get(id) ?? []) {
+      const child = edge.to_node_id;
+      ancestors.set(child, (ancestors.get(child) ?? 0n) | passedOn);
+      const left = (parentsLeft.get(child) ?? 0) - 1;
+      parentsLeft.set(child, left);
+      if (left === 0) ready.push(child);
     }
   }
-  return seen;
+  return (nodeId, candidateId) => ((ancestors.get(nodeId) ?? 0n) & (bit.get(candidateId) ?? 0n)) !== 0n;
 }
 
 function checkVariableSchema(schema: VariableSchema | undefined, path: string, problems: GraphProblem[]): void {
@@ -207,18 +213,16 @@ function checkData(
   key: string,
   node: WorkflowNode,
   graph: WorkflowGraph,
-  incoming: Map<string, string[]>,
+  isUpstream: (nodeId: string, candidateId: string) => boolean,
   problems: GraphProblem[],
 ): void {
   const inputs = node.input_schema?.schema ?? {};
-  const mappings = Object.entries(node.variable_mappings ?? {});
-  const ancestors = mappings.length > 0 ? ancestorsOf(key, incoming) : new Set<string>();
-  for (const [variableId, mapping] of mappings) {
+  for (const [variableId, mapping] of Object.entries(node.variable_mappings ?? {})) {
     const path = `nodes.${key}.variable_mappings.${variableId}`;
     if (!Object.hasOwn(inputs, variableId))
       problems.push({ path, message: `Node has no input variable ${variableId}` });
     const from = Object.hasOwn(graph.nodes, mapping.from_node_id) ? graph.nodes[mapping.from_node_id] : undefined;
-    if (!from || !ancestors.has(mapping.from_node_id)) {
+    if (!from || !isUpstream(key, mapping.from_node_id)) {
       problems.push({
         path: `${path}.from_node_id`,
         message: `Node ${mapping.from_node_id} is not upstream of node ${key}`,
@@ -298,14 +302,14 @@ export function validateGraph(graph: WorkflowGraph): GraphProblem[] {
   if (outputEntry && outputNodes.length === 1)
     checkUniqueNames(outputEntry[1].input_schema, `nodes.${outputEntry[0]}.input_schema`, problems);
 
-  const incoming = edgesInto(graph);
+  const isUpstream = upstreamRelation(graph, out);
   for (const [key, node] of nodes) {
     checkVariableSchema(node.input_schema, `nodes.${key}.input_schema`, problems);
     checkVariableSchema(node.output_schema, `nodes.${key}.output_schema`, problems);
     checkProcess(key, node, problems);
     checkRoutes(key, node, out.get(key) ?? [], problems);
     // Ancestors are meaningless on a cyclic graph; the cycle is reported already.
-    if (!cycle) checkData(key, node, graph, incoming, problems);
+    if (!cycle) checkData(key, node, graph, isUpstream, problems);
   }
   return problems;
 }

@@ -7,11 +7,9 @@ export const payloadSchemaEntrySchema = z.object({
   id: z.string(),
   variable_name: z.string(),
   display_name: z.string(),
-  type: z
-    .string()
-    .meta({
-      description: 'str, float, bool, date, file, array, array_files or object (plus int, json_string, binary, node)',
-    }),
+  type: z.string().meta({
+    description: 'str, float, bool, date, file, array, array_files or object (plus int, json_string, binary, node)',
+  }),
   is_nullable: z.boolean(),
   tags: z.array(variableTagSchema),
 });

@@ -50,6 +50,11 @@ const octetStream = 'application/octet-stream';
 /** A node output's name or content type is not one the service stores. */
 export class OutputTypeError extends Error {}
 
+/** Control characters (C0, DEL, C1): a CR/LF in a content type would split the response headers it is served in. */
+function hasControlCharacters(text: string): boolean {
+  return /\p{Cc}/u.test(text);
+}
+
 /**
  * The extension and content type a node output is stored and served with.
  * Only the contract's types (by the name's extension) or, for other names,
@@ -61,7 +66,7 @@ export function outputFileType(
   name: string,
   givenContentType: string,
 ): { extension: SupportedExtension | ''; contentType: string } {
-  if (/[\u0000-\u001f\u007f]/.test(givenContentType))
+  if (hasControlCharacters(givenContentType))
     throw new OutputTypeError(`Output file ${JSON.stringify(name)}: content type has control characters`);
   const dot = name.lastIndexOf('.');
   const candidate = dot >= 0 ? name.slice(dot).toLowerCase() : '';

@@ -1,4 +1,5 @@
 import type { Plan, PlanStep, StepBuild, TriageVerdict } from './plan.js';
+import type { ProcessSource } from './process-types.js';
 import type { TokenUsage } from './run-types.js';
 import type { Tool } from './toolbox.js';
 
@@ -20,6 +21,8 @@ export interface ArchitectRequest {
   feedback: string[];
   /** The workspace's connected integrations' actions. */
   tools: Tool[];
+  /** The discovered process the run builds from, with its integrations bound to tools. */
+  process?: ProcessSource;
 }
 
 export interface BuildRequest {

@@ -10,9 +10,8 @@ import { defaultGraph } from '../domain/default-graph.js';
 import { DomainError } from '../errors.js';
 import type { FileService } from '../files/file-service.js';
 import type { GenerationRepo, StoredRun } from '../store/generation-repo.js';
-import type { CatalogRepo } from '../store/catalog-repo.js';
-import type { ConnectionRepo } from '../store/connection-repo.js';
-import type { CatalogField } from '../domain/catalog-field.js';
+import type { ProcessSources } from './process-source.js';
+import type { ProcessSource } from './process-types.js';
 import type { UpdateWorkflowInput, WorkflowRecord, WorkflowRepo, WorkflowWithVersion } from '../store/workflow-repo.js';
 import type { Grant } from '../auth/grants.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
@@ -26,12 +25,15 @@ import {
   type GenerationRunInput,
   type GenerationRunRecord,
 } from './run-types.js';
-import { planVariableTypes, type PlanVariableType } from './plan.js';
 import type { Tool } from './toolbox.js';
+import type { WorkspaceTools } from './workspace-tools.js';
 
 export interface StartRequest {
-  prompt: string;
+  /** Required unless processId is given; with a process, extra instructions for the agents. */
+  prompt?: string;
   workflowId?: string;
+  processId?: string;
+  processVersionId?: string;
   name?: string;
   fileUrls: string[];
 }
@@ -103,21 +105,20 @@ export interface GenerationServiceDeps {
   workflows: WorkflowRepo;
   tenancy: TenancyRepo;
   files: FileService;
-  /** The workspace's connections and their integrations' actions: the builders' tools. */
-  connections: ConnectionRepo;
-  catalog: CatalogRepo;
+  /** Discovered processes a run builds from (read under the discovery read's rules). */
+  processes: ProcessSources;
+  /** The workspace's connected integrations' actions: the agents' tools. */
+  tools: WorkspaceTools;
   config: Config;
   temporal: TemporalHandle;
   logger: Logger;
 }
 
-/** Connections looked at for tools; a workspace with more offers its most recent ones. */
-const maxToolConnections = 50;
-
-/** A catalog field's first type as a plan variable type (files and other values travel as text). */
-function planTypeOf(field: CatalogField): PlanVariableType {
-  const type = field.allowedTypes[0]?.type ?? 'str';
-  return (planVariableTypes as readonly string[]).includes(type) ? (type as PlanVariableType) : 'str';
+/** What the agents are told when a run builds from a process; the caller's prompt, if any, follows. */
+function processPrompt(source: ProcessSource, prompt: string | undefined): string {
+  const { name, description } = source.process;
+  const text = `Build the workflow of the discovered process "${name}"${description ? `: ${description}` : ''}`;
+  return prompt ? `${text}\n\n${prompt}` : text;
 }
 
 export class GenerationService {
@@ -140,33 +141,8 @@ export class GenerationService {
    * Worker side: the actions of the integrations the workspace has connected (live connections
    * only), scoped by the run's organization and workspace.
    */
-  async toolbox(organizationId: string, workspaceId: string): Promise<Tool[]> {
-    const connections = await this.ctx.connections.list(organizationId, workspaceId, {
-      limit: maxToolConnections,
-      offset: 0,
-    });
-    const tools: Tool[] = [];
-    for (const connection of connections.filter((c) => c.status === 'connected')) {
-      const integration = await this.ctx.catalog.findIntegration(connection.integrationId);
-      if (!integration) continue;
-      for (const action of await this.ctx.catalog.latestActions(integration)) {
-        tools.push({
-          connection_id: connection.id,
-          integration: integration.name,
-          connection: connection.name,
-          action_version_id: action.versionId,
-          action: action.name,
-          description: (action.description ?? '').slice(0, 500),
-          inputs: Object.values(action.inputs).map((f) => ({
-            name: f.variableName,
-            type: planTypeOf(f),
-            optional: f.isOptional,
-          })),
-          outputs: Object.values(action.outputs).map((f) => ({ name: f.variableName, type: planTypeOf(f) })),
-        });
-      }
-    }
-    return tools;
+  toolbox(organizationId: string, workspaceId: string): Promise<Tool[]> {
+    return this.ctx.tools.list(organizationId, workspaceId);
   }
 
   /** Worker side: the run's record, written at every change so it outlives Temporal retention. */
@@ -199,6 +175,11 @@ export class GenerationService {
       if (await this.runs.active(workflow.id))
         throw DomainError.conflict(`Workflow ${workflow.id} already has an active generation run`);
     }
+    // Discovery: Read in the process's own workspace, checked by the discovery read itself (403 / 404 alike).
+    const source = request.processId
+      ? await this.ctx.processes.load(auth, workspace.id, request.processId, request.processVersionId)
+      : undefined;
+    const prompt = source ? processPrompt(source, request.prompt) : (request.prompt ?? '');
     const fileUrls: string[] = [];
     const refusedFiles: GenerationRunInput['refusedFiles'] = [];
     for (const url of new Set(request.fileUrls)) {
@@ -211,7 +192,9 @@ export class GenerationService {
       else fileUrls.push(url);
     }
     const displayName =
-      request.name ?? (request.prompt.trim().split(/\s+/).slice(0, 8).join(' ').slice(0, 255) || 'Generated workflow');
+      request.name ??
+      source?.ref.name ??
+      (prompt.trim().split(/\s+/).slice(0, 8).join(' ').slice(0, 255) || 'Generated workflow');
     const createdWorkflow = workflow === undefined;
     workflow ??= (
       await this.workflows.create({
@@ -231,7 +214,7 @@ export class GenerationService {
       organizationId: auth.organizationId,
       workspaceId: workspace.id,
       userId: auth.userId,
-      prompt: request.prompt,
+      prompt,
       displayName,
       origin: 'api',
       startedAt: new Date().toISOString(),
@@ -240,6 +223,7 @@ export class GenerationService {
       planner: this.ctx.config.llm.baseUrl ? 'llm' : 'offline',
       timeLimitMs: this.ctx.config.generation.timeLimitMs,
       maxReviewRounds: this.ctx.config.generation.maxReviewRounds,
+      ...(source ? { process: source } : {}),
     };
     const record = initialRunRecord(input);
     await this.runs.insert({

@@ -281,11 +281,11 @@ export function assembleGraph(seed: string, plan: Plan, builds: Record<string, S
     'The workflow output',
   );
   // An output made on several branches is mapped from none: the engine then takes it from whichever parent ran.
-  for (const [id, mapping] of Object.entries(wiring.variable_mappings ?? {})) {
+  for (const id of Object.keys(wiring.variable_mappings ?? {})) {
     const variable = wiring.input_schema?.schema[id]?.variable_name ?? '';
-    if ((b.producers.get(variable) ?? []).length > 1 && mapping) delete wiring.variable_mappings?.[id];
+    if ((b.producers.get(variable) ?? []).length > 1) delete wiring.variable_mappings?.[id];
   }
-  b.nodes[outputId] = { ...b.nodes[outputId], ...wiring } as WorkflowNode;
+  b.nodes[outputId] = { ...b.nodes[outputId], ...wiring };
 
   const sampleInputs = Object.fromEntries(plan.inputs.map((input) => [input.name, parseJsonText(input.sample)]));
   return { graph: { nodes: b.nodes, edges: b.edges }, stepOfNode: b.stepOfNode, problems: b.problems, sampleInputs };

@@ -1,6 +1,7 @@
 import type { AgentAnswer, Agents, ArchitectRequest, BuildRequest, FileExcerpt } from './agents.js';
 import type { LlmClient } from '../llm/llm-client.js';
 import { planSchema, stepBuildSchema, triageSchema, type Plan, type StepBuild, type TriageVerdict } from './plan.js';
+import type { IntegrationBinding, ProcessSource } from './process-types.js';
 import { systemPrompt } from './prompts.js';
 import type { Tool } from './toolbox.js';
 
@@ -10,17 +11,26 @@ function withFiles(prompt: string, files: FileExcerpt[]): string {
   return [`Process description:\n${prompt}`, ...blocks].join('\n\n');
 }
 
-/** The workspace's connected actions as a data block the architect may plan with (none: no block). */
-function withTools(tools: Tool[]): string {
+/**
+ * The workspace's connected actions as a data block the architect may plan
+ * with (none: no block); a tool carrying a discovered process's integration
+ * has that binding's key. No ids: builders get them for the steps they fill.
+ */
+function withTools(tools: Tool[], bindings: IntegrationBinding[]): string {
   if (tools.length === 0) return '';
-  const list = tools.map(({ integration, action, description, inputs, outputs }) => ({
-    integration,
-    action,
-    description,
-    inputs,
-    outputs,
-  }));
+  const list = tools.map(({ connection_id, action_version_id, integration, action, description, inputs, outputs }) => {
+    const key = bindings.find(
+      (b) => b.tool.connection_id === connection_id && b.tool.action_version_id === action_version_id,
+    )?.key;
+    return { ...(key ? { key } : {}), integration, action, description, inputs, outputs };
+  });
   return `\n\nConnected integrations of the workspace (for integration_action steps):\n${JSON.stringify(list)}`;
+}
+
+/** The discovered process a run builds from, as a data block after the description. */
+function withProcess(source: ProcessSource | undefined): string {
+  if (!source) return '';
+  return `\n\n--- discovered process (JSON) ---\n${JSON.stringify(source.process)}\n--- end of process ---`;
 }
 
 /** The agents as calls to an OpenAI-compatible LLM with structured output. */
@@ -41,9 +51,16 @@ export class LlmAgents implements Agents {
       request.feedback.length > 0
         ? `\n\nProblems in your previous plan to fix:\n- ${request.feedback.join('\n- ')}`
         : '';
+    const process = request.process;
     return this.llm.structured({
-      system: systemPrompt('architect'),
-      user: withFiles(request.prompt, request.files) + withTools(request.tools) + feedback,
+      system: process
+        ? `${systemPrompt('architect')}\n\n${systemPrompt('processArchitect')}`
+        : systemPrompt('architect'),
+      user:
+        withFiles(request.prompt, request.files) +
+        withProcess(process) +
+        withTools(request.tools, process?.bindings ?? []) +
+        feedback,
       schemaName: 'plan',
       schema: planSchema,
     });

@@ -21,7 +21,7 @@ const structureWords =
 const chatter =
   /^(what|who|why|how (are|is|do|does)|tell me|write (me )?a (poem|story|song|joke)|hi\b|hello\b|thanks|thank you|can you explain|explain)/;
 
-function slug(text: string): string {
+export function slug(text: string): string {
   const words = text
     .toLowerCase()
     .replace(/[^a-z0-9 ]+/g, ' ')
@@ -151,7 +151,8 @@ function actionsOf(clause: string): string[] {
   const merged: string[] = [];
   for (const part of parts) {
     const startsWithVerb = new RegExp(`^${actionWords.source}`, 'i').test(part) || decisionVerbs.test(part);
-    if (merged.length > 0 && !startsWithVerb) merged[merged.length - 1] += `, ${part}`;
+    const previous = merged.at(-1);
+    if (previous !== undefined && !startsWithVerb) merged[merged.length - 1] = `${previous}, ${part}`;
     else merged.push(part);
   }
   return merged;
@@ -215,7 +216,7 @@ const templates: Template[] = [
   { match: /\bfirst sentence\b/, type: 'str', body: 'return re.split(r"(?<=[.!?])\\s+", str(value or "").strip())[0]' },
 ];
 
-function templateOf(text: string): Template | undefined {
+export function templateOf(text: string): Template | undefined {
   const lower = text.toLowerCase();
   return templates.find((t) => t.match.test(lower));
 }
@@ -241,7 +242,7 @@ function detectInputs(prompt: string): PlanInput[] {
 }
 
 /** A sample value for a dry run, by type. */
-function sampleOfType(type: PlanInput['type'], name: string): unknown {
+export function sampleOfType(type: PlanInput['type'], name: string): unknown {
   const samples: Record<PlanInput['type'], unknown> = {
     str: `sample ${name.replace(/_/g, ' ')}`,
     int: 1,
@@ -268,7 +269,8 @@ function sampleFor(comparison: Comparison): string {
 }
 
 export class OfflinePlanner implements Agents {
-  async triage(prompt: string): Promise<AgentAnswer<TriageVerdict>> {
+  // The Agents port is asynchronous (LLM agents are); the offline planner answers at once.
+  triage(prompt: string): Promise<AgentAnswer<TriageVerdict>> {
     const lower = prompt.toLowerCase().trim();
     const words = lower.split(/\s+/).filter(Boolean).length;
     const actions = lower.match(actionWords)?.length ?? 0;
@@ -284,10 +286,10 @@ export class OfflinePlanner implements Agents {
     else if (actions < 2 && structure === 0)
       verdict = { relevant: false, reason: 'Names one action and no inputs, order or conditions: not a process' };
     else verdict = { relevant: true, reason: `Found ${actions} action(s) and ${structure} process word(s)` };
-    return { value: verdict, usage: noUsage };
+    return Promise.resolve({ value: verdict, usage: noUsage });
   }
 
-  async architect(request: ArchitectRequest): Promise<AgentAnswer<Plan>> {
+  architect(request: ArchitectRequest): Promise<AgentAnswer<Plan>> {
     const inputs = detectInputs(request.prompt);
     const steps: PlanStep[] = [];
     const outputs: Plan['outputs'] = [];
@@ -303,8 +305,9 @@ export class OfflinePlanner implements Agents {
         });
       }
     };
-    const addStep = (step: Omit<PlanStep, 'id' | 'branch_of'>, branch: PlanStep['branch_of']): void => {
-      steps.push({ ...step, id: `s${steps.length + 1}`, branch_of: branch });
+    // The offline planner picks a tool per step itself: no step names an integration by key.
+    const addStep = (step: Omit<PlanStep, 'id' | 'branch_of' | 'integration'>, branch: PlanStep['branch_of']): void => {
+      steps.push({ ...step, id: `s${steps.length + 1}`, branch_of: branch, integration: null });
       for (const output of step.outputs) if (!outputs.some((o) => o.name === output.name)) outputs.push(output);
       const first = step.outputs[0];
       if (!branch && first && first.name !== 'decision') current = first.name;
@@ -395,6 +398,7 @@ export class OfflinePlanner implements Agents {
         inputs: [comparison.variable],
         outputs: [],
         branch_of: null,
+        integration: null,
       });
       const [then = '', otherwise] = parts
         .slice(at + 1)
@@ -407,7 +411,7 @@ export class OfflinePlanner implements Agents {
     if (outputs.length === 0 && current)
       outputs.push({ name: current, type: inputs.find((i) => i.name === current)?.type ?? 'str' });
     const name = request.prompt.trim().split(/\s+/).slice(0, 8).join(' ').slice(0, 255);
-    return {
+    return Promise.resolve({
       value: {
         name,
         description: `Built by the offline planner from: ${request.prompt.slice(0, 1900)}`,
@@ -416,11 +420,11 @@ export class OfflinePlanner implements Agents {
         outputs,
       },
       usage: noUsage,
-    };
+    });
   }
 
-  async build(request: BuildRequest): Promise<AgentAnswer<StepBuild>> {
-    return { value: this.buildStep(request.step, request.tools), usage: noUsage };
+  build(request: BuildRequest): Promise<AgentAnswer<StepBuild>> {
+    return Promise.resolve({ value: this.buildStep(request.step, request.tools), usage: noUsage });
   }
 
   private buildStep(step: PlanStep, tools: Tool[]): StepBuild {

@@ -35,6 +35,11 @@ export const planStepSchema = z.object({
   outputs: z.array(planOutputSchema).max(50),
   /** Set on steps that run only on one branch of an earlier condition step. */
   branch_of: z.object({ condition: z.string(), when: z.boolean() }).nullable(),
+  /**
+   * For an integration_action step: the key of an integration the run offers by key (a discovered process's,
+   * see IntegrationBinding), which fixes its action so no builder runs; null: a builder picks one of the tools.
+   */
+  integration: z.string().max(255).nullable(),
 });
 
 export const planSchema = z.object({

@@ -3,7 +3,13 @@ import path from 'node:path';
 import { projectRoot } from '../config/paths.js';
 
 /** The prompt version each agent uses (files in src/generation/prompts/, see its README). */
-export const promptVersions = { triage: 'triage.v1', architect: 'architect.v2', builder: 'builder.v2' } as const;
+export const promptVersions = {
+  triage: 'triage.v1',
+  architect: 'architect.v2',
+  builder: 'builder.v2',
+  /** Appended to the architect's when the run builds from a discovered process. */
+  processArchitect: 'process-architect.v2',
+} as const;
 export type AgentName = keyof typeof promptVersions;
 
 const cache = new Map<string, string>();

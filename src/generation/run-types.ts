@@ -4,6 +4,8 @@ import { noUsage, type TokenUsage } from '../domain/token-usage.js';
  * Generation run types shared by the API, the generation-run workflow and its
  * activities. Type-only and pure helpers: the workflow bundle imports this module.
  */
+import type { ProcessRef, ProcessSource } from './process-types.js';
+
 export const runStatuses = [
   'received',
   'processing',
@@ -63,6 +65,8 @@ export interface GenerationRunRecord {
   applied_versions: Array<{ workflowVersionId: string; workflowVersionNumber: number; stage: 'skeleton' | 'final' }>;
   /** Steps left needing attention (status partial), by step name. */
   needs_attention: string[];
+  /** The discovered process (and which state of it) the run built from; null for a run from a prompt. */
+  source_process: ProcessRef | null;
 }
 
 /** What the workflow needs to run; no secret ever travels here (the LLM key is read by activities from config). */
@@ -83,6 +87,8 @@ export interface GenerationRunInput {
   planner: 'llm' | 'offline';
   timeLimitMs: number;
   maxReviewRounds: number;
+  /** Set when the run builds from a discovered process: the process as read at start, and the connections offered. */
+  process?: ProcessSource;
 }
 
 export const generationRunQueryName = 'generationRun';
@@ -95,7 +101,10 @@ export function generationWorkflowId(workflowId: string): string {
 
 /** A run's record before any agent worked: what the API stores at start and the workflow begins from. */
 export function initialRunRecord(
-  run: Pick<GenerationRunInput, 'runId' | 'workflowId' | 'prompt' | 'displayName' | 'origin' | 'startedAt' | 'planner'>,
+  run: Pick<
+    GenerationRunInput,
+    'runId' | 'workflowId' | 'prompt' | 'displayName' | 'origin' | 'startedAt' | 'planner' | 'process'
+  >,
 ): GenerationRunRecord {
   return {
     workflow_id: run.workflowId,
@@ -114,5 +123,6 @@ export function initialRunRecord(
     usage: noUsage,
     applied_versions: [],
     needs_attention: [],
+    source_process: run.process?.ref ?? null,
   };
 }

@@ -3,11 +3,14 @@ import type { Plan, PlanVariableType, ReviewProblem, StepBuild } from './plan.js
 /**
  * What the agents may use besides Python, conditions and LLM agent nodes:
  * the actions of the integrations the run's workspace has connected (live
- * connections only), each as one tool. Ids and declared fields only: no
- * credential is ever part of it.
+ * connections only, listed by workspace-tools.ts), each as one tool. Ids and
+ * declared fields only: no credential is ever part of it. Every
+ * integration_action step's build names one, whether a builder picked it or
+ * a discovered process's binding fixed it.
  */
 export interface Tool {
   connection_id: string;
+  integration_id: string;
   /** The connection's integration, by name (what a prompt mentions). */
   integration: string;
   connection: string;

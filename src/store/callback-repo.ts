@@ -72,7 +72,7 @@ function toDelivery(r: Selectable<CallbackDeliveryTable>): CallbackDelivery {
     url: r.url,
     body: r.body,
     status: r.status as DeliveryStatus,
-    attempts: Number(r.attempts),
+    attempts: r.attempts,
     nextAttemptAt: r.next_attempt_at,
     workflowId: r.workflow_id,
     createdAt: r.created_at,
@@ -143,10 +143,10 @@ export class CallbackRepo {
       .execute();
     for (const r of rows) {
       byDelivery.get(r.delivery_id)?.push({
-        attempt: Number(r.attempt),
+        attempt: r.attempt,
         startedAt: r.started_at,
-        durationMs: Number(r.duration_ms),
-        responseStatus: r.response_status === null ? null : Number(r.response_status),
+        durationMs: r.duration_ms,
+        responseStatus: r.response_status,
         responseBody: r.response_body,
         error: r.error,
       });

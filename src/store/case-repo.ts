@@ -71,8 +71,9 @@ export interface StartCaseInput {
 
 const now = () => new Date().toISOString();
 const json = (value: unknown): string => JSON.stringify(value);
-function parse<T>(text: string | null): T | null {
-  return text === null ? null : (JSON.parse(text) as T);
+/** A nullable JSON column; callers say what they wrote there. */
+function parse(text: string | null): unknown {
+  return text === null ? null : JSON.parse(text);
 }
 
 function toCase(r: Selectable<CaseTable>): CaseRecord {
@@ -83,20 +84,20 @@ function toCase(r: Selectable<CaseTable>): CaseRecord {
     workflowId: r.workflow_id,
     entityId: r.entity_id,
     workflowVersionId: r.workflow_version_id,
-    workflowVersionNumber: Number(r.workflow_version_number),
+    workflowVersionNumber: r.workflow_version_number,
     title: r.title,
     description: r.description,
     refUserId: r.ref_user_id,
     source: r.source,
     webAppId: r.web_app_id,
     workspaces: r.workspaces,
-    initialInput: parse<Record<string, unknown>>(r.initial_input) ?? {},
-    inputs: parse<Record<string, unknown>>(r.inputs),
+    initialInput: (parse(r.initial_input) as Record<string, unknown> | null) ?? {},
+    inputs: parse(r.inputs) as Record<string, unknown> | null,
     callbackUrl: r.callback_url,
     status: r.status as CaseStatus,
-    error: parse<CaseError>(r.error),
-    results: parse<CaseResults>(r.results),
-    deadlineMs: r.deadline_ms === null ? null : Number(r.deadline_ms),
+    error: parse(r.error) as CaseError | null,
+    results: parse(r.results) as CaseResults | null,
+    deadlineMs: r.deadline_ms,
     temporalWorkflowId: r.temporal_workflow_id,
     temporalRunId: r.temporal_run_id,
     createdByKeyId: r.created_by_key_id,
@@ -113,12 +114,12 @@ function toNode(r: Selectable<CaseNodeTable>, name: string): NodeRecord {
     name,
     handlerClass: r.handler_class,
     status: r.status as NodeRecord['status'],
-    inputs: parse<Record<string, unknown>>(r.inputs) ?? undefined,
-    outputs: parse<Record<string, unknown>>(r.outputs) ?? undefined,
-    logs: parse<NodeRecord['logs']>(r.logs) ?? [],
-    error: parse<NodeRecord['error']>(r.error) ?? undefined,
-    attempts: Number(r.attempts),
-    usage: parse<NodeRecord['usage']>(r.usage) ?? undefined,
+    inputs: (parse(r.inputs) as Record<string, unknown> | null) ?? undefined,
+    outputs: (parse(r.outputs) as Record<string, unknown> | null) ?? undefined,
+    logs: (parse(r.logs) as NodeRecord['logs'] | null) ?? [],
+    error: (parse(r.error) as NodeRecord['error'] | null) ?? undefined,
+    attempts: r.attempts,
+    usage: (parse(r.usage) as NodeRecord['usage'] | null) ?? undefined,
     startedAt: r.started_at ?? undefined,
     finishedAt: r.finished_at ?? undefined,
   };

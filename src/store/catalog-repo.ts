@@ -33,7 +33,6 @@ type Trx = Transaction<Database>;
 type HeadTable = 'integrations' | 'integration_actions' | 'credential_templates';
 
 const now = () => new Date().toISOString();
-const parseJson = <T>(text: string): T => JSON.parse(text) as T;
 
 /** Who a write is attributed to: the key's user, or null for the operator. */
 export type Author = string | null;
@@ -71,7 +70,7 @@ function toIntegration(
     name: row.name,
     description: row.description,
     icon: row.icon,
-    category: parseJson<string[]>(row.category),
+    category: JSON.parse(row.category) as string[],
     requiredPlan: row.required_plan as RequiredPlan,
     status: row.status as IntegrationStatus,
     isNew: row.is_new === 1,
@@ -96,8 +95,8 @@ function toAction(
     name: row.name,
     endpoint: row.endpoint,
     description: row.description,
-    inputs: parseJson<Record<string, CatalogField>>(row.inputs),
-    outputs: parseJson<Record<string, CatalogField>>(row.outputs),
+    inputs: JSON.parse(row.inputs) as Record<string, CatalogField>,
+    outputs: JSON.parse(row.outputs) as Record<string, CatalogField>,
     code: row.code,
     createdAt: head.created_at,
     versionCreatedAt: row.created_at,
@@ -120,7 +119,7 @@ function toCredential(
     icon: row.icon,
     authType: head.auth_type as AuthType,
     status: row.status as CredentialStatus,
-    inputs: parseJson<Record<string, CredentialField>>(row.inputs),
+    inputs: JSON.parse(row.inputs) as Record<string, CredentialField>,
     createdAt: head.created_at,
     versionCreatedAt: row.created_at,
   };
@@ -240,7 +239,7 @@ export class CatalogRepo {
       .where('key_hash', '=', keyHash)
       .where('created_at', '>=', notBefore)
       .executeTakeFirst();
-    return row && { requestHash: row.request_hash, result: parseJson<IntegrationCreation>(row.result) };
+    return row && { requestHash: row.request_hash, result: JSON.parse(row.result) as IntegrationCreation };
   }
 
   /**
@@ -282,8 +281,8 @@ export class CatalogRepo {
         await trx.insertInto('integrations').values(head).execute();
         await trx.insertInto('integration_versions').values(version).execute();
         const createdActions: IntegrationCreation['createdActions'] = [];
-        for (const action of draft.actions) {
-          const created = await this.insertAction(trx, head.id, organizationId, author, action, at);
+        for (const [position, action] of draft.actions.entries()) {
+          const created = await this.insertAction(trx, head.id, organizationId, author, action, at, position);
           createdActions.push({ actionId: created.id, actionVersionId: created.versionId, name: created.name });
         }
         const credential =
@@ -333,10 +332,12 @@ export class CatalogRepo {
     author: Author,
     content: ActionContent,
     at: string,
+    position: number,
   ): Promise<ActionVersion> {
     const head: Selectable<IntegrationActionTable> = {
       id: randomUUID(),
       integration_id: integrationId,
+      position,
       latest_version_number: 1,
       created_at: at,
       updated_at: at,
@@ -395,7 +396,8 @@ export class CatalogRepo {
         .where('integration_id', '=', integration.id)
         .executeTakeFirstOrThrow();
       if (Number(n) >= maxActions) return 'full';
-      return this.insertAction(trx, integration.id, integration.organizationId, author, content, at);
+      // Actions are never removed, so the count is the next place.
+      return this.insertAction(trx, integration.id, integration.organizationId, author, content, at, Number(n));
     });
   }
 
@@ -603,7 +605,7 @@ export class CatalogRepo {
     return toCredential(head, await this.ownerOf(head.integration_id), row);
   }
 
-  /** The latest version of each action of an integration, in creation order. */
+  /** The latest version of each action of an integration, in the order authored. */
   async latestActions(integration: Pick<IntegrationVersion, 'id' | 'organizationId'>): Promise<ActionVersion[]> {
     const rows = await this.db
       .selectFrom('integration_actions as a')
@@ -611,8 +613,15 @@ export class CatalogRepo {
         join.onRef('v.action_id', '=', 'a.id').onRef('v.version_number', '=', 'a.latest_version_number'),
       )
       .selectAll('v')
-      .select(['a.integration_id', 'a.latest_version_number', 'a.created_at as head_created_at', 'a.updated_at'])
+      .select([
+        'a.integration_id',
+        'a.position',
+        'a.latest_version_number',
+        'a.created_at as head_created_at',
+        'a.updated_at',
+      ])
       .where('a.integration_id', '=', integration.id)
+      .orderBy('a.position')
       .orderBy('a.created_at')
       .orderBy('v.name')
       .execute();
@@ -621,6 +630,7 @@ export class CatalogRepo {
         {
           id: r.action_id,
           integration_id: r.integration_id,
+          position: r.position,
           latest_version_number: r.latest_version_number,
           created_at: r.head_created_at,
           updated_at: r.updated_at,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import type { CatalogField } from '../api/schemas/catalog-fields.js';
+import type { CatalogField } from '../domain/catalog-field.js';
 import type { Db } from './database.js';
 import type { CodeNodeTable, CodeNodeVersionTable } from './tables/code-nodes.js';
 
@@ -37,10 +37,6 @@ export interface CodeNodeVersion extends CodeNodeContent {
 
 const now = () => new Date().toISOString();
 
-function parseJson<T>(text: string): T {
-  return JSON.parse(text) as T;
-}
-
 function toVersion(node: Selectable<CodeNodeTable>, row: Selectable<CodeNodeVersionTable>): CodeNodeVersion {
   return {
     id: node.id,
@@ -51,12 +47,12 @@ function toVersion(node: Selectable<CodeNodeTable>, row: Selectable<CodeNodeVers
     description: row.description,
     icon: row.icon,
     sourceCode: row.source_code,
-    categories: parseJson<string[]>(row.categories),
-    inputs: parseJson<Record<string, CatalogField>>(row.inputs),
-    outputs: parseJson<Record<string, CatalogField>>(row.outputs),
-    tags: parseJson<string[]>(row.tags),
-    options: parseJson<Array<Record<string, unknown>>>(row.options),
-    nonEditableFields: parseJson<string[]>(row.non_editable_fields),
+    categories: JSON.parse(row.categories) as string[],
+    inputs: JSON.parse(row.inputs) as Record<string, CatalogField>,
+    outputs: JSON.parse(row.outputs) as Record<string, CatalogField>,
+    tags: JSON.parse(row.tags) as string[],
+    options: JSON.parse(row.options) as Array<Record<string, unknown>>,
+    nonEditableFields: JSON.parse(row.non_editable_fields) as string[],
     createdAt: node.created_at,
     versionCreatedAt: row.created_at,
     createdBy: row.created_by,

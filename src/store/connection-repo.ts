@@ -45,6 +45,7 @@ function toCredential(row: Selectable<ConnectionCredentialTable>): StoredCredent
     templateVersionId: row.credential_version_id,
     authType: row.auth_type as AuthType,
     dataCiphertext: row.data_ciphertext,
+    tokenGeneration: row.token_generation,
   };
 }
 
@@ -155,6 +156,57 @@ export class ConnectionRepo {
       .where('status', '!=', 'revoked')
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
+  }
+
+  /**
+   * New OAuth tokens (sealed with the rest of the credential): written only
+   * if the credential still holds the generation the writer read, which
+   * becomes generation + 1. False when another write came first.
+   */
+  async writeTokens(id: string, expectedGeneration: number, ciphertext: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('connection_credentials')
+      .set({ data_ciphertext: ciphertext, token_generation: expectedGeneration + 1, updated_at: now() })
+      .where('id', '=', id)
+      .where('token_generation', '=', expectedGeneration)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Moves the connections sharing a credential from one of `from` to `to`; the ids moved. */
+  async moveStatusByCredential(
+    credentialId: string,
+    from: ConnectionStatus[],
+    to: ConnectionStatus,
+  ): Promise<string[]> {
+    return this.db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .selectFrom('connections')
+        .select('id')
+        .where('credential_row_id', '=', credentialId)
+        .where('status', 'in', from)
+        .execute();
+      if (rows.length === 0) return [];
+      const ids = rows.map((r) => r.id);
+      await trx
+        .updateTable('connections')
+        .set({ status: to })
+        .where('id', 'in', ids)
+        .where('status', 'in', from)
+        .execute();
+      return ids;
+    });
+  }
+
+  /** Whether any connection that is not revoked uses the credential. */
+  async credentialInUse(credentialId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('connections')
+      .select('id')
+      .where('credential_row_id', '=', credentialId)
+      .where('status', '!=', 'revoked')
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /** Every stored credential, a page at a time (for re-encryption under a new master key). */

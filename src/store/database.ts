@@ -77,14 +77,14 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
       : undefined;
   const migrator = new Migrator({
     db,
-    provider: { getMigrations: async () => migrations },
+    provider: { getMigrations: () => Promise.resolve(migrations) },
     migrationTableSchema,
     // Areas own number ranges (e.g. 045-049 after 050 shipped): a store that already ran a later
     // number must still apply an earlier one added since, so order is by name but not enforced.
     allowUnorderedMigrations: true,
   });
   const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  if (error) throw error instanceof Error ? error : new Error('Migration failed', { cause: error });
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 

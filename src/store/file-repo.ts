@@ -56,7 +56,7 @@ function toRecord(r: Selectable<FileTable>): FileRecord {
     extension: r.extension,
     originalName: r.original_name,
     contentType: r.content_type,
-    sizeBytes: r.size_bytes === null ? null : Number(r.size_bytes),
+    sizeBytes: r.size_bytes,
     status: r.status as FileStatus,
     storageKey: r.storage_key,
     source: r.source as FileSource,

@@ -27,7 +27,7 @@ function toRun(r: Selectable<GenerationRunTable>): StoredRun {
   };
 }
 
-/** Generation run records and the per-key request windows of the generation endpoints. */
+/** Generation run records. */
 export class GenerationRepo {
   constructor(private readonly db: Db) {}
 
@@ -121,26 +121,5 @@ export class GenerationRepo {
       .where('id', '=', record.run_id)
       .where('finalized', '=', 0)
       .execute();
-  }
-
-  /**
-   * Counts one request of `bucket` in the window starting at `windowStart`
-   * (one UPSERT, atomic on SQLite and Postgres) and returns the count so far.
-   */
-  async hit(bucket: string, windowStart: number): Promise<number> {
-    const row = await this.db
-      .insertInto('rate_limit_windows')
-      .values({ bucket, window_start: windowStart, hits: 1 })
-      .onConflict((oc) =>
-        oc.columns(['bucket', 'window_start']).doUpdateSet({ hits: sql<number>`rate_limit_windows.hits + 1` }),
-      )
-      .returning('hits')
-      .executeTakeFirstOrThrow();
-    return Number(row.hits);
-  }
-
-  /** Drops windows that ended before `before`. */
-  async pruneWindows(before: number): Promise<void> {
-    await this.db.deleteFrom('rate_limit_windows').where('window_start', '<', before).execute();
   }
 }

@@ -7,6 +7,8 @@ import type { Db } from './database.js';
 import { DiscoveryRepo } from './discovery-repo.js';
 import { FileRepo } from './file-repo.js';
 import { GenerationRepo } from './generation-repo.js';
+import { OAuthRepo } from './oauth-repo.js';
+import { RateLimitRepo } from './rate-limit-repo.js';
 import { TenancyRepo } from './tenancy-repo.js';
 import { WorkflowRepo } from './workflow-repo.js';
 
@@ -23,6 +25,8 @@ export function createRepositories(db: Db) {
     discovery: new DiscoveryRepo(db),
     generation: new GenerationRepo(db),
     connections: new ConnectionRepo(db),
+    oauth: new OAuthRepo(db),
+    rateLimits: new RateLimitRepo(db),
   };
 }
 

@@ -8,6 +8,7 @@ import type { CatalogTables } from './tables/catalog.js';
 import type { DiscoveryTables } from './tables/discovery.js';
 import type { ConnectionTables } from './tables/connections.js';
 import type { GenerationTables } from './tables/generation.js';
+import type { RateLimitTables } from './tables/rate-limits.js';
 
 /** Every table of the store; each area adds its tables interface here. */
 export interface Database
@@ -21,4 +22,5 @@ export interface Database
     CatalogTables,
     DiscoveryTables,
     GenerationTables,
-    ConnectionTables {}
+    ConnectionTables,
+    RateLimitTables {}

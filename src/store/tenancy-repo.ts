@@ -46,6 +46,12 @@ export interface ApiKeyRecord {
   createdAt: string;
 }
 
+/** A key as authentication reads it: with its organization's verification and whether its user is still a member. */
+export interface KeyForAuthentication extends ApiKeyRecord {
+  organizationVerified: boolean;
+  ownerIsMember: boolean;
+}
+
 const now = () => new Date().toISOString();
 
 /** Reads and writes organizations, workspaces, users, memberships and keys. */
@@ -182,6 +188,23 @@ export class TenancyRepo {
   async findKey(id: string): Promise<ApiKeyRecord | undefined> {
     const r = await this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
     return r && toKey(r);
+  }
+
+  /** The key, its organization and the owner's membership in one query (the hot path of every request). */
+  async findKeyForAuthentication(id: string): Promise<KeyForAuthentication | undefined> {
+    const r = await this.db
+      .selectFrom('api_keys')
+      .innerJoin('organizations', 'organizations.id', 'api_keys.organization_id')
+      .leftJoin('memberships', (join) =>
+        join
+          .onRef('memberships.organization_id', '=', 'api_keys.organization_id')
+          .onRef('memberships.user_id', '=', 'api_keys.user_id'),
+      )
+      .selectAll('api_keys')
+      .select(['organizations.verified', 'memberships.user_id as member_id'])
+      .where('api_keys.id', '=', id)
+      .executeTakeFirst();
+    return r && { ...toKey(r), organizationVerified: r.verified === 1, ownerIsMember: r.member_id !== null };
   }
 
   async listKeys(organizationId: string): Promise<ApiKeyRecord[]> {

@@ -92,7 +92,7 @@ function toVersionSummary(r: VersionSummaryRow): Omit<WorkflowVersionRecord, 'gr
   return {
     id: r.id,
     workflowId: r.workflow_id,
-    versionNumber: Number(r.version_number),
+    versionNumber: r.version_number,
     status: r.status === 'active' ? 'active' : 'inactive',
     name: r.name,
     description: r.description,
@@ -180,7 +180,7 @@ export class WorkflowRepo {
       const versionRow: Selectable<WorkflowVersionTable> = {
         id: randomUUID(),
         workflow_id: workflowId,
-        version_number: Number(latest.version_number) + 1,
+        version_number: latest.version_number + 1,
         status: input.activeStatus ?? latest.status,
         graph: input.graph ? JSON.stringify(input.graph) : latest.graph,
         name,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { grantSchema } from '../auth/grants.js';
-import { uuid } from '../api/schemas/common.js';
+import { uuid } from '../domain/ids.js';
 
 export const createOrganizationInput = z.object({
   name: z.string().min(1).max(255),

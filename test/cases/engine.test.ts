@@ -152,7 +152,7 @@ describe.each(['sqlite', 'postgres'] as const)('case engine on %s', (dialect) =>
     const status = await waitForEnd(svc, caseId);
     expect(status.status).toBe('FAILED');
     expect(status.error).toMatchObject({ nodeId: boom });
-    expect(String((status.error as { message: string }).message)).toContain('no good');
+    expect((status.error as { message: string }).message).toContain('no good');
     const a = await audit(svc, caseId);
     expect(a.failed_nodes).toEqual([boom]);
     expect(a.nb_failed_nodes).toBe(1);

@@ -141,7 +141,7 @@ describe('case lifecycle', () => {
     const caseId = await startCase(svc, wf.workflowId, { text: 't' }, { timeoutMs: 1000 });
     const status = await waitForEnd(svc, caseId);
     expect(status.status).toBe('TIMED_OUT');
-    expect(String((status.error as { message: string }).message)).toContain('deadline');
+    expect((status.error as { message: string }).message).toContain('deadline');
     expect((await svc.request('GET', `/api/v1/case/${caseId}/results`)).status).toBe(200);
   });
 

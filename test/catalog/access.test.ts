@@ -57,6 +57,28 @@ describe('catalog permissions', () => {
     );
   });
 
+  it('reads the body only after the key and the permission: a malformed, too deep or too large body is 401, then 403, then 400/413', async () => {
+    const unverified = await newCaller(svc, { verified: false, grants: ['integration:full'] });
+    const depth = 1000;
+    const bodies: Array<[string, string, number, string]> = [
+      ['malformed', '{"integration": ', 400, 'MALFORMED_JSON'],
+      ['too deep', `{"integration": ${'['.repeat(depth)}${']'.repeat(depth)}}`, 400, 'BAD_REQUEST'],
+      ['too large', `{"integration": "${'x'.repeat(3 * 1024 * 1024)}"}`, 413, 'PAYLOAD_TOO_LARGE'],
+    ];
+    for (const [label, rawBody, status, errorCode] of bodies) {
+      for (const path of ['/api/v1/integration', `/api/v1/integration/v/${mine.versionId}/credential`]) {
+        const send = (key: string | null) =>
+          svc.request('POST', path, { rawBody, headers: { 'content-type': 'application/json' }, key });
+        expect((await send(null)).status, `${label} ${path} without a key`).toBe(401);
+        const forbidden = await send(unverified.key);
+        expect(forbidden.status, `${label} ${path} unverified: ${forbidden.text}`).toBe(403);
+        const authored = await send(author.key);
+        expect(authored.status, `${label} ${path} author: ${authored.text}`).toBe(status);
+        expect(authored.body.errorCode).toBe(errorCode);
+      }
+    }
+  });
+
   it('refuses a key without Integration: Full with 403 before the body, and Integration: Read can browse but not author', async () => {
     const reader = await newCaller(svc, { grants: ['integration:read', 'code:full', 'workflow:full'] });
     expectError(
@@ -146,7 +168,7 @@ describe('catalog permissions', () => {
     const expected: Array<[string, string, string[]]> = [
       ['/api/v1/provider', 'post', ['201', '400', '401', '403']],
       ['/api/v1/provider', 'get', ['200', '401', '403']],
-      ['/api/v1/integration', 'post', ['201', '400', '401', '403', '422', '503']],
+      ['/api/v1/integration', 'post', ['201', '400', '401', '403', '409', '422', '503']],
       ['/api/v1/integration', 'get', ['200', '400', '401', '403']],
       ['/api/v1/integration/v/{integrationVersionId}/credential', 'post', ['201', '400', '401', '403', '404', '409']],
       ['/api/v1/integration/v/{integrationVersionId}/action', 'post', ['201', '400', '401', '403', '404', '503']],

@@ -129,6 +129,16 @@ describe('POST /api/v1/integration', () => {
       'body.integration.actions.0.inputs.text.variableName',
     ],
     [
+      'a field id that is not a 1-indexed position',
+      { actions: [action({ inputs: { text: field('text', ['str'], { id: 'first' }) } })] },
+      'body.integration.actions.0.inputs.text.id',
+    ],
+    [
+      'a field id of 0',
+      { actions: [action({ outputs: { echo: field('echo', ['str'], { id: '0' }) } })] },
+      'body.integration.actions.0.outputs.echo.id',
+    ],
+    [
       'a field with no allowedTypes',
       { actions: [action({ inputs: { text: field('text', []) } })] },
       'body.integration.actions.0.inputs.text.allowedTypes',
@@ -306,7 +316,7 @@ describe('POST /api/v1/integration', () => {
     for (const extra of [{ default: '__DEEP__' }, { options: [{ a: '__DEEP__' }] }]) {
       const body = JSON.stringify({
         integration: integration(author.providerId, {
-          actions: [action({ inputs: { text: field('text', ['array'], extra as object) } })],
+          actions: [action({ inputs: { text: field('text', ['array'], extra) } })],
         }),
       });
       const rawBody = body.replace('"__DEEP__"', deep);

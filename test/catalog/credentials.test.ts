@@ -110,7 +110,11 @@ describe('POST /api/v1/integration/v/{integrationVersionId}/credential', () => {
   it('answers 404 for the integration id, an unknown version or a malformed id', async () => {
     expectError(await post(integration.id, { credential: credential() }), 404);
     expectError(await post(crypto.randomUUID(), { credential: credential() }), 404);
-    expectError(await post('not-a-uuid', { credential: credential() }), 404);
+    expectError(
+      await post('not-a-uuid', { credential: credential() }),
+      404,
+      'Integration version not-a-uuid does not exist',
+    );
   });
 
   it('answers 403 for another organization, an unverified organization or a missing grant', async () => {

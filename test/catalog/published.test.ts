@@ -109,7 +109,7 @@ describe('integrations published by the service (operator CLI)', () => {
       env: { ...process.env, CASEFLOW_DATA_DIR: svc.dataDir },
     }).then(
       () => undefined,
-      (err: { code: number; stderr: string }) => err,
+      (err: unknown) => err as { code: number; stderr: string },
     );
     expect(failure?.code).toBe(1);
     expect(failure?.stderr).toContain('subprocess');
@@ -128,7 +128,7 @@ describe('integrations published by the service (operator CLI)', () => {
       env: { ...process.env, CASEFLOW_DATA_DIR: svc.dataDir },
     }).then(
       () => undefined,
-      (err: { code: number; stderr: string }) => err,
+      (err: unknown) => err as { code: number; stderr: string },
     );
     expect(failure?.stderr).toContain('another organization');
   });

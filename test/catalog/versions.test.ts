@@ -231,6 +231,25 @@ describe('catalog versions and reads', () => {
     expectError(await svc.request('GET', '/api/v1/integration?offset=-1', { key: pager.key }), 400, 'query.offset');
   });
 
+  it('lists actions in the order they were authored, later additions last, whatever their names', async () => {
+    const names = ['Zeta', 'Alpha', 'Mid'];
+    const fresh = await created(svc, author, { actions: names.map((name) => action({ name, code: undefined })) });
+    expect(fresh.createdActions.map((a) => a.name)).toEqual(names);
+    const added = await svc.request('POST', `/api/v1/integration/v/${fresh.versionId}/action`, {
+      body: { action: action({ name: 'Aardvark', code: undefined }) },
+      key: author.key,
+    });
+    expect(added.status, added.text).toBe(201);
+    const renamed = await patch(`/api/v1/integration/action/${fresh.createdActions[0]?.actionId}`, {
+      action: { name: 'Zulu' },
+    });
+    expect(renamed.status, renamed.text).toBe(200);
+    const detail = (await get(`/api/v1/integration/${fresh.id}`)) as unknown as Detail;
+    expect(detail.actions.map((a) => a.name)).toEqual(['Zulu', 'Alpha', 'Mid', 'Aardvark']);
+    const byVersion = (await get(`/api/v1/integration/v/${fresh.versionId}`)) as unknown as Detail;
+    expect(byVersion.actions.map((a) => a.id)).toEqual(detail.actions.map((a) => a.id));
+  });
+
   it('adds actions to an existing integration, scanned, up to 50', async () => {
     const fresh = await created(svc, author, {
       actions: Array.from({ length: 48 }, (_, i) => action({ name: `a${i}`, code: undefined })),

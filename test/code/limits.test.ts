@@ -186,9 +186,12 @@ describe('code node limits, at the boundary and one over', () => {
   it('refuses any JSON body nested 200,000 levels deep with 400 on every route, before a handler walks it', async () => {
     const deep = '['.repeat(200_000) + ']'.repeat(200_000);
     for (const path of ['/api/v1/code', '/api/v1/workflow', '/api/v1/case']) {
+      // Workflow creation checks its workspace header before the body (contract order): sent valid there.
+      const workspace: Record<string, string> =
+        path === '/api/v1/workflow' ? { 'x-workspace-id': svc.workspaceId } : {};
       const res = await svc.request('POST', path, {
         rawBody: `{"name":${deep}}`,
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...workspace },
       });
       expectError(res, 400, 'body nests deeper than 128 levels');
     }

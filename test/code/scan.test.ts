@@ -108,7 +108,7 @@ describe('the security scan at authoring', () => {
         (
           await db
             .selectFrom('code_nodes')
-            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
             .executeTakeFirstOrThrow()
         ).n,
       );

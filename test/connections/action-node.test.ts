@@ -39,6 +39,8 @@ let svc: TestService;
 let api: LocalServer;
 let integration: Integration;
 let connectionId: string;
+/** The connect answer, searched for the secret with every other response. */
+let connectText: string;
 
 beforeAll(async () => {
   svc = await startTestService({
@@ -63,6 +65,7 @@ beforeAll(async () => {
   expect(res.status, res.text).toBe(201);
   expect(res.body.testPassed).toBe(true);
   connectionId = String(res.body.activeIntegrationId);
+  connectText = res.text;
 });
 afterAll(async () => {
   await api?.close();
@@ -124,7 +127,23 @@ describe('integration_action nodes', () => {
     expect(history).toContain('integration_action');
     expect(history).toContain('hello world');
     expect(logLines.length).toBeGreaterThan(10);
-    const responses = [auditText, JSON.stringify(status), JSON.stringify(out), history, logLines.join('\n')];
+    const reads = await Promise.all([
+      svc.request('GET', `/api/v1/connection/${connectionId}`),
+      svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/connections`),
+      svc.request('GET', `/api/v1/integration/${integration.id}`),
+    ]);
+    const smokeHistory = await historyText(svc, `connection-smoke-${connectionId}`);
+    expect(smokeHistory).toContain(connectionId);
+    const responses = [
+      connectText,
+      ...reads.map((r) => r.text),
+      auditText,
+      JSON.stringify(status),
+      JSON.stringify(out),
+      history,
+      smokeHistory,
+      logLines.join('\n'),
+    ];
     for (const text of responses) {
       expect(text).not.toContain(secret);
       expect(text).not.toContain(Buffer.from(secret).toString('base64'));

@@ -122,11 +122,19 @@ describe('POST /api/v1/integration/connect', () => {
   });
 
   it('OAuth: pending_authorization without an activeIntegrationId; 422 without client_id / client_secret', async () => {
+    const url = (name: string, value: string) => ({
+      displayName: name,
+      variableName: name,
+      type: 'str',
+      default: value,
+    });
     const oauth = await authorIntegration(svc, svc.key, {
       authType: 'oauth',
       inputs: {
         client_id: { displayName: 'Client id', variableName: 'client_id', type: 'str' },
         client_secret: { displayName: 'Client secret', variableName: 'client_secret', type: 'str' },
+        authorization_url: url('authorization_url', 'https://provider.example/authorize'),
+        token_url: url('token_url', 'https://provider.example/token'),
       },
     });
     const pending = await connect(
@@ -142,6 +150,9 @@ describe('POST /api/v1/integration/connect', () => {
       activeIntegrationId: null,
       testPassed: null,
     });
+    // The flow itself is tested in oauth.test.ts.
+    expect(String(pending.body.authorizationUrl)).toMatch(/^https:\/\/provider\.example\/authorize\?/);
+    expect(pending.body.connectionToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const missing = await connect(
       svc,
       connection(oauth, svc.workspaceId, { credentialData: { client_id: 'id-1234' } }),
@@ -220,6 +231,21 @@ describe('permission first (403), then the body (400)', () => {
     );
   });
 
+  it('reads the body only after the key: a malformed body is 401 without a key, 400 with one, and creates nothing', async () => {
+    const before = await countConnections();
+    const send = (key: string | null) =>
+      svc.request('POST', '/api/v1/integration/connect', {
+        rawBody: '{"connection": {"workspaceId": ',
+        headers: { 'content-type': 'application/json' },
+        key,
+      });
+    expectError(await send(null), 401);
+    const res = await send(svc.key);
+    expectError(res, 400);
+    expect(res.body.errorCode).toBe('MALFORMED_JSON');
+    expect(await countConnections()).toBe(before);
+  });
+
   it('403 for a workspaceId that is not a UUID, even with an otherwise broken body', async () => {
     expectError(await connect(svc, { workspaceId: 'not-a-uuid', integrationVersionId: 'also-bad' }), 403);
     expectError(await svc.request('POST', '/api/v1/integration/connect', { body: { nothing: true } }), 403);
@@ -268,6 +294,7 @@ describe('permission first (403), then the body (400)', () => {
       [{ credentialData: { api_key: 'x'.repeat(65 * 1024) } }, 'body.connection.credentialData'],
       [{ workflowId: crypto.randomUUID() }, 'body.connection'],
       [{ name: 'n'.repeat(256) }, 'body.connection.name'],
+      [{ testInputData: { text: 't'.repeat(64 * 1024) } }, 'body.connection.testInputData'],
     ];
     for (const [override, field] of cases) {
       const res = await connect(svc, connection(integration, svc.workspaceId, override));

@@ -62,6 +62,7 @@ export async function authorIntegration(
   svc: TestService,
   key: string,
   options: {
+    name?: string;
     endpoint?: string;
     code?: string;
     authType?: string;
@@ -74,7 +75,7 @@ export async function authorIntegration(
   const provider = await svc.request('POST', '/api/v1/provider', { body: { name: 'Acme' }, key });
   expect(provider.status, provider.text).toBe(201);
   const body = {
-    name: 'Echo service',
+    name: options.name ?? 'Echo service',
     icon: svgIcon,
     category: ['utilities'],
     providerId: provider.body.id,

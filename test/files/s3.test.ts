@@ -24,7 +24,7 @@ function fakeS3(): Promise<{
   const server = createServer(async (req, res) => {
     const key = decodeURIComponent(new URL(req.url ?? '/', 'http://s3').pathname);
     if (req.method === 'PUT') {
-      objects.set(key, { body: await read(req), contentType: String(req.headers['content-type'] ?? '') });
+      objects.set(key, { body: await read(req), contentType: req.headers['content-type'] ?? '' });
       res.writeHead(200, { etag: '"e"' }).end();
     } else if (req.method === 'GET' && objects.has(key)) {
       const object = objects.get(key) as { body: Buffer; contentType: string };

@@ -78,7 +78,7 @@ export async function upload(
   if (!(bytes instanceof Buffer)) init.duplex = 'half';
   const response = await fetch(url, init);
   const text = await response.text();
-  let body: Record<string, unknown> = {};
+  let body: Record<string, unknown>;
   try {
     body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
   } catch {

@@ -80,7 +80,10 @@ describe('file upload and download over HTTP', () => {
     let sent = 0;
     const stream = new ReadableStream<Uint8Array>({
       pull(controller) {
-        if (sent >= tenMb + 1) return controller.close();
+        if (sent >= tenMb + 1) {
+          controller.close();
+          return;
+        }
         const size = Math.min(chunk.length, tenMb + 1 - sent);
         controller.enqueue(chunk.subarray(0, size));
         sent += size;

@@ -79,7 +79,7 @@ describe('operator CLI', () => {
     expect((await cli<Array<{ revokedAt: string | null }>>('key', 'list', org.id))[0]?.revokedAt).not.toBeNull();
     await cli('member', 'remove', org.id, user.id);
     expect(await cli('user', 'list', '--org', org.id)).toEqual([]);
-  });
+  }, 180_000); // thirteen CLI processes, each opening the store: slow on a loaded 2-core machine
 
   it('exits non-zero with a clear message on bad input', async () => {
     await expect(

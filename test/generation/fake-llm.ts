@@ -100,6 +100,7 @@ export const goodPlan = {
       inputs: ['vendor'],
       outputs: [{ name: 'vendor_clean', type: 'str' }],
       branch_of: null,
+      integration: null,
     },
     {
       id: 's2',
@@ -109,6 +110,7 @@ export const goodPlan = {
       inputs: ['amount'],
       outputs: [],
       branch_of: null,
+      integration: null,
     },
     {
       id: 's3',
@@ -118,6 +120,7 @@ export const goodPlan = {
       inputs: ['vendor_clean', 'amount'],
       outputs: [{ name: 'decision', type: 'str' }],
       branch_of: { condition: 's2', when: true },
+      integration: null,
     },
     {
       id: 's4',
@@ -127,13 +130,14 @@ export const goodPlan = {
       inputs: ['vendor_clean'],
       outputs: [{ name: 'decision', type: 'str' }],
       branch_of: { condition: 's2', when: false },
+      integration: null,
     },
   ],
   outputs: [{ name: 'decision', type: 'str' }],
 };
 
 /** What a builder answer leaves null unless its step's kind uses it. */
-const unused = { llm: null, action: null };
+export const unused = { llm: null, action: null };
 
 export const goodBuilds: Record<string, unknown> = {
   s1: {

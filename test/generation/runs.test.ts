@@ -227,7 +227,7 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     ).toBe(true);
   });
 
-  it('builds llm_agent and integration_action steps; the dry run calls the LLM node and the connected action', async () => {
+  it('builds llm_agent and integration_action steps; the dry run calls the LLM node (the action answers sample values)', async () => {
     const integration = await authorIntegration(svc, svc.key);
     const credential = 'sk-echo-credential-for-generation-42';
     const connected = await connect(
@@ -252,6 +252,7 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
           inputs: ['ticket'],
           outputs: [{ name: 'category', type: 'str' }],
           branch_of: null,
+          integration: null,
         },
         {
           id: 's2',
@@ -261,6 +262,7 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
           inputs: ['text'],
           outputs: [{ name: 'echo', type: 'str' }],
           branch_of: null,
+          integration: null,
         },
       ],
       outputs: [

@@ -22,6 +22,11 @@ describe('operator helpers with blocked names', () => {
     expect(failed(r).message).toContain(`access to attribute '${name}' is not allowed in caseflow code`);
   });
 
+  test('vars(), which is __dict__ by another name, is not a builtin', async () => {
+    const r = await pool.run({ form: 'main', source: main('return {"x": str(vars(type(caseflow.log)))}'), inputs: {} });
+    expect(failed(r).message).toBe("NameError: name 'vars' is not defined");
+  });
+
   test('ordinary names still work', async () => {
     const r = await pool.run({
       form: 'main',

@@ -66,6 +66,9 @@ describe('authoring scan', () => {
     ['().__class__.__mro__[1].__subclasses__()', "access to attribute '__mro__' is not allowed"],
     ['f.__globals__', "access to attribute '__globals__' is not allowed"],
     ['getattr(f, "__globals__")', "access to attribute '__globals__' is not allowed"],
+    // A type's __dict__ holds the descriptors of the blocked attributes: __dict__['__globals__'].__get__(f).
+    ["type(f).__dict__['__globals__'].__get__(f)", "access to attribute '__dict__' is not allowed"],
+    ['vars(type(f))', "call to 'vars' is not allowed"],
     ['__builtins__', "use of '__builtins__' is not allowed"],
     ['exec("1")', "call to 'exec' is not allowed"],
     ['eval("1")', "call to 'eval' is not allowed"],

@@ -228,7 +228,7 @@ describe('import policy at run time', () => {
     const r = await pool.run({
       form: 'main',
       source: main(
-        'import json, re, dataclasses, collections\nfrom xml.etree import ElementTree as ET\n@dataclasses.dataclass\nclass P:\n    x: int\nreturn {"j": json.dumps(P(1).__dict__), "t": ET.fromstring("<a>b</a>").text}',
+        'import json, re, dataclasses, collections\nfrom xml.etree import ElementTree as ET\n@dataclasses.dataclass\nclass P:\n    x: int\nreturn {"j": json.dumps(dataclasses.asdict(P(1))), "t": ET.fromstring("<a>b</a>").text}',
       ),
       inputs: {},
     });

@@ -14,7 +14,7 @@ export const testBranchKind = inlineKind({
   describe: 'Test only: each route is true when the `value` input is longer than the threshold.',
   process: (z) => z.object({ threshold: z.number() }).strict(),
   evaluate({ node, process, inputs }) {
-    const big = String(inputs.value ?? '').length > process.threshold;
+    const big = (typeof inputs.value === 'string' ? inputs.value : '').length > process.threshold;
     const outputs: Record<string, unknown> = {};
     for (const routeId of Object.keys(node.routes ?? {})) outputs[routeVariableName(node, routeId)] = big;
     return {

@@ -138,16 +138,18 @@ describe('POST /api/v1/workflow', () => {
     const { g, a } = routedGraph();
     const node = g.nodes[a];
     if (!node) throw new Error('no node');
-    const wrongKey = { ...g.nodes, [randomUUID()]: node };
-    delete wrongKey[a];
+    const wrongKey = Object.fromEntries(
+      Object.entries({ ...g.nodes, [randomUUID()]: node }).filter(([key]) => key !== a),
+    );
     const res = await rejected(400, { name: 'x', nodes: wrongKey, edges: g.edges });
     expect(violations(res.body).some((v) => v.message.includes('differs from its id'))).toBe(true);
 
     const edgeKey = routedGraph();
     const [firstKey, firstEdge] = Object.entries(edgeKey.g.edges)[0] ?? [];
     if (!firstKey || !firstEdge) throw new Error('no edge');
-    edgeKey.g.edges = { ...edgeKey.g.edges, other: firstEdge };
-    delete edgeKey.g.edges[firstKey];
+    edgeKey.g.edges = Object.fromEntries(
+      Object.entries({ ...edgeKey.g.edges, other: firstEdge }).filter(([key]) => key !== firstKey),
+    );
     expect(violations((await rejected(400, { name: 'x', ...edgeKey.g.body() })).body)).toContainEqual({
       path: 'edges.other.id',
       message: expect.stringContaining('differs'),

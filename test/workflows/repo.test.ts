@@ -36,7 +36,7 @@ async function expectDomainError(promise: Promise<unknown>, errorCode: ErrorCode
 
 interface Backend {
   name: string;
-  open(): Promise<{ store: Store; cleanup(): Promise<void> }>;
+  open(): Promise<{ store: Store; cleanup: () => Promise<void> }>;
 }
 
 const backends: Backend[] = [

@@ -100,7 +100,7 @@ export interface Violation {
 }
 
 export function violations(body: Record<string, unknown>): Violation[] {
-  return ((body.metadata as { violations?: Violation[] } | undefined)?.violations ?? []) as Violation[];
+  return (body.metadata as { violations?: Violation[] } | undefined)?.violations ?? [];
 }
 
 export async function countWorkflows(svc: TestService): Promise<number> {

@@ -135,9 +135,11 @@ export const catalogAllowedTypeSchema = z
     }
   });
 
-export const catalogFieldSchema: z.ZodType<CatalogField, unknown> = z
+export const catalogFieldSchema: z.ZodType<CatalogField> = z
   .object({
-    id: shortText.meta({ description: 'Positional, 1-indexed, as a string' }),
+    id: shortText
+      .regex(/^[1-9][0-9]*$/, 'a 1-indexed position written as a string ("1", "2", ...)')
+      .meta({ description: 'Positional, 1-indexed, as a string' }),
     variableName: shortText.meta({ description: 'Referenced from code; equals the map key' }),
     displayName: shortText,
     allowedTypes: z

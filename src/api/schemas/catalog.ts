@@ -105,13 +105,10 @@ const endpoint = z
   .min(1)
   .max(catalogLimits.endpoint)
   .meta({ description: 'External endpoint; a connection smoke test calls it' });
-const code = z
-  .string()
-  .max(catalogLimits.code)
-  .meta({
-    description:
-      'Python run in global scope: reads input_data[...] and credential_value, assigns result[...]; scanned at save',
-  });
+const code = z.string().max(catalogLimits.code).meta({
+  description:
+    'Python run in global scope: reads input_data[...] and credential_value, assigns result[...]; scanned at save',
+});
 
 export const actionSchema = z.object({
   name,

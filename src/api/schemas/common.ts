@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { uuid } from '../../domain/ids.js';
+
+export { uuid };
 
 export const errorBodySchema = z
   .object({
@@ -10,7 +13,5 @@ export const errorBodySchema = z
     metadata: z.record(z.string(), z.unknown()).optional(),
   })
   .meta({ description: 'The body of every error response.' });
-
-export const uuid = z.uuid({ message: 'must be a UUID' });
 
 export const uuidParam = (name: string) => z.object({ [name]: uuid });

@@ -53,12 +53,9 @@ export const discoveredProcessSchema = z
     customEdges: z.array(customEdgeSchema),
     processInputs: z.array(taggedItemSchema),
     processOutputs: z.array(taggedItemSchema),
-    processIntegrations: z
-      .array(taggedItemSchema)
-      .meta({
-        description:
-          'Process-level integrations merged with every step’s (steps in stepOrder), one per id and per name',
-      }),
+    processIntegrations: z.array(taggedItemSchema).meta({
+      description: 'Process-level integrations merged with every step’s (steps in stepOrder), one per id and per name',
+    }),
     processRules: z.array(taggedItemSchema),
     milestone: milestoneSchema.nullable(),
     createdAt: z.string().nullable(),
@@ -85,12 +82,10 @@ export const snapshotSchema = z.object({
 export const importResultSchema = z.object({
   process: discoveredProcessSchema,
   bpmnProcessId: z.string().meta({ description: 'The BPMN process imported' }),
-  dropped: z
-    .array(z.object({ element: z.string(), id: z.string().nullable(), name: z.string().nullable() }))
-    .meta({
-      description:
-        'BPMN elements not kept as a step, edge, branch, lane or data item (events, annotations, diagram layout, …)',
-    }),
+  dropped: z.array(z.object({ element: z.string(), id: z.string().nullable(), name: z.string().nullable() })).meta({
+    description:
+      'BPMN elements not kept as a step, edge, branch, lane or data item (events, annotations, diagram layout, …)',
+  }),
 });
 
 export const bpmnBody = z

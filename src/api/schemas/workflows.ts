@@ -7,12 +7,10 @@ export const activeStatusSchema = z.enum(['active', 'inactive']);
 export const nodesSchema = z
   .record(z.string(), nodeSchema)
   .meta({ description: "Map keyed by node id; each key must equal the node's id" });
-export const edgesSchema = z
-  .record(z.string(), edgeSchema)
-  .meta({
-    description:
-      "Map keyed by edge id; each key must equal the edge's id; from_node_id and to_node_id must name nodes in nodes",
-  });
+export const edgesSchema = z.record(z.string(), edgeSchema).meta({
+  description:
+    "Map keyed by edge id; each key must equal the edge's id; from_node_id and to_node_id must name nodes in nodes",
+});
 
 export const createWorkflowBody = z.object({
   name: z.string().trim().min(1).max(255),

@@ -73,7 +73,7 @@ export function nodeExecution(node: WorkflowNode, kind: NodeKindInfo | undefined
 
 interface KindDefinition<Schema extends ZodType> extends NodeKindInfo {
   /** The schema of the node's `process`, checked when a workflow is saved and, for activity kinds, at each run. */
-  process(zod: Zod): Schema;
+  readonly process: (zod: Zod) => Schema;
 }
 
 /**
@@ -82,12 +82,12 @@ interface KindDefinition<Schema extends ZodType> extends NodeKindInfo {
  * no zod), so its schema must not transform values or fill in defaults.
  */
 export interface InlineKindDefinition<Schema extends ZodType> extends KindDefinition<Schema> {
-  evaluate(context: NodeContext<z.output<Schema>>): NodeRunResult;
+  readonly evaluate: (context: NodeContext<z.output<Schema>>) => NodeRunResult;
 }
 
 /** Runs in the `runNode` activity with `process` parsed by its schema; failures throw NodeFailure. */
 export interface ActivityKindDefinition<Schema extends ZodType> extends KindDefinition<Schema> {
-  run(context: NodeContext<z.output<Schema>>, services: NodeServices): Promise<NodeRunResult>;
+  readonly run: (context: NodeContext<z.output<Schema>>, services: NodeServices) => Promise<NodeRunResult>;
 }
 
 /** A registered kind; `process` is erased to unknown so kinds of every process type share one registry. */

@@ -7,10 +7,13 @@ import * as files from './020_files.js';
 import * as caseFileReads from './021_case_file_reads.js';
 import * as codeNodes from './030_code_nodes.js';
 import * as catalog from './040_catalog.js';
+import * as catalogActionOrder from './041_catalog_action_order.js';
 import * as connections from './045_connections.js';
+import * as oauth from './046_oauth.js';
 import * as discovery from './050_discovery.js';
 import * as generation from './060_generation.js';
-import * as caseNodeUsage from './070_case_node_usage.js';
+import * as rateLimits from './070_rate_limits.js';
+import * as caseNodeUsage from './071_case_node_usage.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -25,8 +28,11 @@ export const migrations: Record<string, Migration> = {
   '021_case_file_reads': caseFileReads,
   '030_code_nodes': codeNodes,
   '040_catalog': catalog,
+  '041_catalog_action_order': catalogActionOrder,
   '045_connections': connections,
+  '046_oauth': oauth,
   '050_discovery': discovery,
   '060_generation': generation,
-  '070_case_node_usage': caseNodeUsage,
+  '070_rate_limits': rateLimits,
+  '071_case_node_usage': caseNodeUsage,
 };

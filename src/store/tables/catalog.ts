@@ -44,6 +44,8 @@ export interface IntegrationVersionTable {
 export interface IntegrationActionTable {
   id: string;
   integration_id: string;
+  /** Place in the integration, in the order authored (0-based). */
+  position: number;
   latest_version_number: number;
   created_at: string;
   updated_at: string;

@@ -2,8 +2,6 @@
  * Generation tables. A generation_runs row is the run record (the contract's
  * fields as JSON in `record`) with the columns the API filters on; it is
  * written by the run's activities, so it outlives Temporal retention.
- * rate_limit_windows counts requests per key in fixed windows, shared by
- * every API process.
  */
 export interface GenerationRunTable {
   id: string;
@@ -18,13 +16,6 @@ export interface GenerationRunTable {
   finalized: number;
 }
 
-export interface RateLimitWindowTable {
-  bucket: string;
-  window_start: number;
-  hits: number;
-}
-
 export interface GenerationTables {
   generation_runs: GenerationRunTable;
-  rate_limit_windows: RateLimitWindowTable;
 }
