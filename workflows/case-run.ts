@@ -14,6 +14,7 @@ import {
   setHandler,
   sleep,
   startChild,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CallbackActivities } from '../activities/callbacks.js';
@@ -33,6 +34,8 @@ import {
 import type { WorkflowNode } from '../src/domain/graph.js';
 import { NodeFailure, type InlineNodeKind } from '../src/domain/node-kinds/kind.js';
 import { nodeKinds } from '../src/domain/node-kinds/registry.js';
+import { handlerClassName } from '../src/domain/vocabulary.js';
+import { searchAttributes } from '../src/temporal/search-attributes.js';
 
 export const caseProgressQuery = defineQuery<CaseProgress>(caseProgressQueryName);
 
@@ -45,12 +48,14 @@ export interface CaseRunOutcome {
 const ACTIVITY_GRACE_MS = 10_000;
 
 const { finalizeCase } = proxyLocalActivities<CaseActivities>({
+  summary: 'Record the end of the case',
   startToCloseTimeout: '30s',
   retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 20 },
 });
 
 /** The first callback attempt, inside the run: one HTTP call bounded by callbacks.timeoutMs, never retried here. */
 const { firstCallbackAttempt } = proxyLocalActivities<CallbackActivities>({
+  summary: 'Callback: first attempt',
   startToCloseTimeout: '2 minutes',
   retry: { maximumAttempts: 1 },
 });
@@ -59,10 +64,16 @@ const { firstCallbackAttempt } = proxyLocalActivities<CallbackActivities>({
  * Local activity for short nodes (no task round trip, one marker event),
  * regular activity for long ones. Each call is one attempt: the workflow
  * retries itself (see runWithRetries) so the audit knows the attempt count.
+ * The summary names the node, so the Temporal UI's timeline reads like the
+ * workflow rather than a row of `runNode`.
  */
 function nodeActivity(node: WorkflowNode): CaseActivities['runNode'] {
   const timeoutMs = node.execution?.timeout_ms ?? defaultNodeTimeoutMs;
-  const options = { startToCloseTimeout: timeoutMs + ACTIVITY_GRACE_MS, retry: { maximumAttempts: 1 } };
+  const options = {
+    startToCloseTimeout: timeoutMs + ACTIVITY_GRACE_MS,
+    retry: { maximumAttempts: 1 },
+    summary: `${node.name} (${handlerClassName(node)})`,
+  };
   return timeoutMs <= localActivityMaxMs
     ? proxyLocalActivities<CaseActivities>(options).runNode
     : proxyActivities<CaseActivities>(options).runNode;
@@ -127,6 +138,7 @@ function failureOf(err: unknown, node: WorkflowNode): { error: NodeError; detail
  * so the order of commands (and the replay of cases running across a deploy)
  * stays the same.
  */
+// eslint-disable-next-line @typescript-eslint/require-await -- async on purpose, see above
 async function evaluateInline(
   kind: InlineNodeKind,
   input: CaseRunInput,
@@ -257,6 +269,8 @@ async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: Cas
       workflowId: `callback-${input.caseId}`,
       args: [attemptsMade > 0 ? { ...delivery, attemptsMade } : delivery],
       parentClosePolicy: ParentClosePolicy.ABANDON,
+      // Found in the Temporal UI by the case's own tags (with its final status).
+      typedSearchAttributes: workflowInfo().typedSearchAttributes,
     });
   } catch (err) {
     // The case outcome is recorded already; a callback that cannot start must not change it.
@@ -268,6 +282,18 @@ async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: Cas
 }
 
 /**
+ * The run's CaseflowCaseStatus becomes the case's end, so the Temporal UI
+ * finds "failed cases of workspace X". Only runs tagged at start (a namespace
+ * with our search attributes) are; runs started before this change keep
+ * their history (the patch marker).
+ */
+function tagStatus(status: TerminalStatus): void {
+  if (workflowInfo().typedSearchAttributes.get(searchAttributes.caseStatus) === undefined) return;
+  if (patched('case-status-search-attribute'))
+    upsertSearchAttributes([{ key: searchAttributes.caseStatus, value: status }]);
+}
+
+/**
  * One case: runs the graph of its workflow version (see CaseScheduler for
  * the rules), then records the end outside cancellation.
  */
@@ -275,6 +301,7 @@ export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
   const scheduler = new CaseScheduler(input);
   setHandler(caseProgressQuery, () => scheduler.progress());
   const status = scheduler.finish(await runGraph(input, scheduler));
+  tagStatus(status);
   const final: CaseProgress = { ...scheduler.progress(), remaining: [] };
   await CancellationScope.nonCancellable(() => recordEnd(input, status, final));
 

@@ -11,6 +11,7 @@ import type { CallbackAttempt, CallbackDelivery, CallbackRepo, DeliveryStatus } 
 import type { CaseRepo } from '../store/case-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import type { TemporalHandle } from '../temporal/connection.js';
+import { runTags } from '../temporal/search-attributes.js';
 import {
   classifyStatus,
   post,
@@ -97,6 +98,11 @@ export class CallbackService {
         taskQueue: temporal.taskQueue,
         workflowId,
         args: [input],
+        ...runTags(temporal.searchAttributes, {
+          organizationId: auth.organizationId,
+          workspaceId,
+          caseStatus: input.body.status,
+        }),
       });
     } catch (err) {
       await this.deps.repo.deleteDelivery(deliveryId);

@@ -27,6 +27,7 @@ import type { WorkflowService } from '../workflows/workflow-service.js';
 import type { caseRun } from '../../workflows/case-run.js';
 import { validateCaseInputs } from './case-inputs.js';
 import { assertCaseInputsWithinLimit } from './payload-limits.js';
+import { runTags } from '../temporal/search-attributes.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 
@@ -265,6 +266,14 @@ export class CaseService {
         // Shown in the Temporal Web UI, so a run is recognisable without opening its input.
         staticSummary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
         staticDetails: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
+        // What the Temporal UI filters runs by; the workflow sets the case status again at the end.
+        ...runTags(temporal.searchAttributes, {
+          organizationId: record.organizationId,
+          workspaceId: record.workspaceId,
+          workflowId: record.workflowId,
+          caseStatus: 'RUNNING',
+          source: record.source,
+        }),
         // The client shares the worker's NativeConnection: the first task comes back with the start.
         requestEagerStart: true,
       }),

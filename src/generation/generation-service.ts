@@ -12,6 +12,7 @@ import type { FileService } from '../files/file-service.js';
 import type { GenerationRepo, StoredRun } from '../store/generation-repo.js';
 import type { UpdateWorkflowInput, WorkflowRecord, WorkflowRepo, WorkflowWithVersion } from '../store/workflow-repo.js';
 import type { Grant } from '../auth/grants.js';
+import { runTags } from '../temporal/search-attributes.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
 import {
   cancelGenerationSignalName,
@@ -205,6 +206,11 @@ export class GenerationService {
         args: [input],
         workflowIdConflictPolicy: 'FAIL',
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        ...runTags(this.ctx.temporal.searchAttributes, {
+          organizationId: auth.organizationId,
+          workspaceId: workspace.id,
+          workflowId: workflow.id,
+        }),
       });
     } catch (err) {
       await this.runs.delete(record.run_id);

@@ -101,7 +101,14 @@ it('cancels a run that passes the 25-minute limit, recording why', async () => {
   expect(config.generation.timeLimitMs).toBe(25 * 60_000);
 
   const taskQueue = `limit-${randomUUID()}`;
-  const temporal = { connection: env.nativeConnection, client: env.client, namespace: 'default', taskQueue };
+  // The time-skipping server has none of our search attributes registered.
+  const temporal = {
+    connection: env.nativeConnection,
+    client: env.client,
+    namespace: 'default',
+    taskQueue,
+    searchAttributes: false,
+  };
   const { services } = wire({ config, logger, store, temporal, python });
   const worker = await Worker.create({
     connection: env.nativeConnection,

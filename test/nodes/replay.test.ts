@@ -16,7 +16,10 @@ import { workflowBundlePath } from '../../src/temporal/worker.js';
  *   retry with a sibling stopped, the deadline, a cancel;
  * - on commit 5178055, before search attributes and node summaries:
  *   input → python → output completed as a local and as a regular activity,
- *   and failed, each with a callback (`local-*`, `regular-*`).
+ *   and failed, each with a callback (`local-*`, `regular-*`);
+ * - after them (`tagged-*`): the same runs tagged with our search attributes,
+ *   the case status set at the end behind the `case-status-search-attribute`
+ *   patch, the failed one's callback retry workflow started with the tags.
  */
 const dir = path.join(import.meta.dirname, 'histories');
 const histories = readdirSync(dir).filter((f) => f.endsWith('.bin'));
@@ -31,8 +34,19 @@ describe('case-run replay', () => {
       'regular-completed.bin',
       'route-big.bin',
       'route-small.bin',
+      'tagged-local-completed.bin',
+      'tagged-local-failed.bin',
+      'tagged-regular-completed.bin',
       'timed-out.bin',
     ]);
+  });
+
+  it.each(histories.filter((f) => f.startsWith('tagged-')))('%s sets the case status search attribute', (file) => {
+    const history = temporal.api.history.v1.History.decode(readFileSync(path.join(dir, file)));
+    const upserted = (history.events ?? []).flatMap((e) =>
+      Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}),
+    );
+    expect(upserted).toContain('CaseflowCaseStatus');
   });
 
   it.each(histories)('replays %s on the current workflow bundle', async (file) => {
