@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Insertable, Selectable } from 'kysely';
 import {
+  nodeClocks,
   terminalStatuses,
   type CaseError,
   type CaseResults,
@@ -71,8 +72,9 @@ export interface StartCaseInput {
 
 const now = () => new Date().toISOString();
 const json = (value: unknown): string => JSON.stringify(value);
-function parse<T>(text: string | null): T | null {
-  return text === null ? null : (JSON.parse(text) as T);
+/** A JSON column's value, or `fallback` when it holds none. */
+function parse<T>(text: string | null, fallback: T): T {
+  return text === null ? fallback : ((JSON.parse(text) as T | null) ?? fallback);
 }
 
 function toCase(r: Selectable<CaseTable>): CaseRecord {
@@ -83,20 +85,20 @@ function toCase(r: Selectable<CaseTable>): CaseRecord {
     workflowId: r.workflow_id,
     entityId: r.entity_id,
     workflowVersionId: r.workflow_version_id,
-    workflowVersionNumber: Number(r.workflow_version_number),
+    workflowVersionNumber: r.workflow_version_number,
     title: r.title,
     description: r.description,
     refUserId: r.ref_user_id,
     source: r.source,
     webAppId: r.web_app_id,
     workspaces: r.workspaces,
-    initialInput: parse<Record<string, unknown>>(r.initial_input) ?? {},
-    inputs: parse<Record<string, unknown>>(r.inputs),
+    initialInput: parse<Record<string, unknown>>(r.initial_input, {}),
+    inputs: parse<Record<string, unknown> | null>(r.inputs, null),
     callbackUrl: r.callback_url,
     status: r.status as CaseStatus,
-    error: parse<CaseError>(r.error),
-    results: parse<CaseResults>(r.results),
-    deadlineMs: r.deadline_ms === null ? null : Number(r.deadline_ms),
+    error: parse<CaseError | null>(r.error, null),
+    results: parse<CaseResults | null>(r.results, null),
+    deadlineMs: r.deadline_ms,
     temporalWorkflowId: r.temporal_workflow_id,
     temporalRunId: r.temporal_run_id,
     createdByKeyId: r.created_by_key_id,
@@ -113,13 +115,14 @@ function toNode(r: Selectable<CaseNodeTable>, name: string): NodeRecord {
     name,
     handlerClass: r.handler_class,
     status: r.status as NodeRecord['status'],
-    inputs: parse<Record<string, unknown>>(r.inputs) ?? undefined,
-    outputs: parse<Record<string, unknown>>(r.outputs) ?? undefined,
-    logs: parse<NodeRecord['logs']>(r.logs) ?? [],
-    error: parse<NodeRecord['error']>(r.error) ?? undefined,
-    attempts: Number(r.attempts),
+    inputs: parse<Record<string, unknown> | undefined>(r.inputs, undefined),
+    outputs: parse<Record<string, unknown> | undefined>(r.outputs, undefined),
+    logs: parse<NodeRecord['logs']>(r.logs, []),
+    error: parse<NodeRecord['error']>(r.error, undefined),
+    attempts: r.attempts,
     startedAt: r.started_at ?? undefined,
     finishedAt: r.finished_at ?? undefined,
+    clock: nodeClocks.find((c) => c === r.clock),
   };
 }
 
@@ -289,6 +292,7 @@ export class CaseRepo {
         attempts: n.attempts,
         started_at: n.startedAt ?? null,
         finished_at: n.finishedAt ?? null,
+        clock: n.clock ?? null,
       }));
       if (rows.length > 0) {
         await trx

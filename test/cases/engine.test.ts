@@ -60,6 +60,32 @@ describe.each(['sqlite', 'postgres'] as const)('case engine on %s', (dialect) =>
     expect(node?.logs.some((l) => l.message.includes('adding'))).toBe(true);
   });
 
+  it('audit times respect causality and name their clock', async () => {
+    const g = new Graph();
+    const input = g.input([{ name: 'a', type: 'float' }]);
+    const code = g.python(
+      'Double',
+      py('return {"b": inputs["a"] * 2}'),
+      [{ name: 'a', type: 'float' }],
+      [{ name: 'b', type: 'float' }],
+    );
+    const output = g.output([{ name: 'b', type: 'float' }]);
+    g.edge(input, code);
+    g.edge(code, output);
+    const wf = await createWorkflow(svc, g);
+    const caseId = await startCase(svc, wf.workflowId, { a: 2 });
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    const nodes = (await audit(svc, caseId)).audit.nodes_execution_data;
+    const [i, c, o] = [nodes[input]!, nodes[code]!, nodes[output]!];
+    expect([i.clock, c.clock]).toEqual(['workflow', 'activity']);
+    // The workflow clock stood still while the local activity ran: the output node takes Double's end.
+    expect(['workflow', 'upstream']).toContain(o.clock);
+    const ms = (t: string | null) => Date.parse(t ?? '');
+    expect(ms(c.started_at)).toBeGreaterThanOrEqual(ms(i.finished_at));
+    expect(ms(o.started_at)).toBeGreaterThanOrEqual(ms(c.finished_at));
+    expect(ms(o.finished_at)).toBeGreaterThanOrEqual(ms(o.started_at));
+  });
+
   it('takes either side of a condition route and skips the other', async () => {
     const g = new Graph();
     const routeId = randomUUID();
@@ -152,7 +178,7 @@ describe.each(['sqlite', 'postgres'] as const)('case engine on %s', (dialect) =>
     const status = await waitForEnd(svc, caseId);
     expect(status.status).toBe('FAILED');
     expect(status.error).toMatchObject({ nodeId: boom });
-    expect(String((status.error as { message: string }).message)).toContain('no good');
+    expect((status.error as { message: string }).message).toContain('no good');
     const a = await audit(svc, caseId);
     expect(a.failed_nodes).toEqual([boom]);
     expect(a.nb_failed_nodes).toBe(1);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { caseStatuses } from '../../domain/cases.js';
+import { caseStatuses, nodeClocks } from '../../domain/cases.js';
 import { errorBodySchema } from './common.js';
 
 const resultEntrySchema = z.object({ value: z.unknown(), type: z.string(), displayName: z.string() });
@@ -29,6 +29,15 @@ export const nodeDataSchema = z.object({
   logs: z.array(z.object({ level: z.string(), message: z.string(), at: z.string() })),
   started_at: z.string().nullable(),
   finished_at: z.string().nullable(),
+  clock: z
+    .enum(nodeClocks)
+    .nullable()
+    .meta({
+      description:
+        'Where started_at / finished_at come from: activity (the worker’s clock around the node’s code), workflow ' +
+        '(Temporal’s workflow clock), upstream (the end of the latest upstream node, which the workflow clock was behind). ' +
+        'Null for a node that never started.',
+    }),
   attempts: z.number(),
   error: z.object({ message: z.string(), kind: z.string().optional(), traceback: z.string().optional() }).nullable(),
 });

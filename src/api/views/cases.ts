@@ -99,6 +99,7 @@ export function auditView({ record, nodes, lists }: CaseAudit): z.infer<typeof a
       logs: n.logs,
       started_at: n.startedAt ?? null,
       finished_at: n.finishedAt ?? null,
+      clock: n.clock ?? null,
       attempts: n.attempts,
       error: n.error ?? null,
     };

@@ -10,6 +10,8 @@ import * as catalog from './040_catalog.js';
 import * as connections from './045_connections.js';
 import * as discovery from './050_discovery.js';
 import * as generation from './060_generation.js';
+import * as listIndexes from './070_list_indexes.js';
+import * as caseNodeClock from './071_case_node_clock.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -27,4 +29,6 @@ export const migrations: Record<string, Migration> = {
   '045_connections': connections,
   '050_discovery': discovery,
   '060_generation': generation,
+  '070_list_indexes': listIndexes,
+  '071_case_node_clock': caseNodeClock,
 };

@@ -59,6 +59,8 @@ export interface CaseNodeTable {
   attempts: number;
   started_at: string | null;
   finished_at: string | null;
+  /** activity | workflow | upstream (NodeClock); null on records written before it was kept. */
+  clock: string | null;
 }
 
 export interface CaseTables {
