@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { DomainError } from '../errors.js';
-import { assertWorkspaceGrant } from '../auth/access.js';
+import { assertWorkspaceGrant, listScope, type ListRequest } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Grant } from '../auth/grants.js';
 import type { Config } from '../config/config.js';
@@ -11,6 +11,7 @@ import {
   caseProgressQueryName,
   caseWorkflowId,
   isTerminal,
+  type CaseStatus as CaseStatusName,
   type CaseProgress,
   type CaseResults,
   type CaseRunInput,
@@ -21,7 +22,8 @@ import type { WorkflowGraph, WorkflowVersionSnapshot } from '../domain/graph.js'
 import { handlerClassName } from '../domain/vocabulary.js';
 import type { FileService } from '../files/file-service.js';
 import { OutboundRefusedError, type Outbound } from '../net/outbound.js';
-import type { CaseRepo, CaseRecord } from '../store/case-repo.js';
+import type { CaseRepo, CaseRecord, CaseSummary } from '../store/case-repo.js';
+import type { Page } from '../store/paging.js';
 import { temporalUiLink, type TemporalHandle } from '../temporal/connection.js';
 import type { WorkflowService } from '../workflows/workflow-service.js';
 import type { caseRun } from '../../workflows/case-run.js';
@@ -54,6 +56,16 @@ export interface CaseAudit {
   record: CaseRecord;
   nodes: NodeRecord[];
   lists: Pick<CaseProgress, 'executed' | 'failed' | 'running' | 'remaining'>;
+}
+
+/** A page of the case list: filters on top of what the key may read. */
+export interface CaseListRequest extends ListRequest {
+  workflowId?: string;
+  status?: CaseStatusName;
+  /** Created at or after (ISO time with an offset). */
+  from?: string;
+  /** Created before (ISO time with an offset). */
+  to?: string;
 }
 
 /** A query waits while a local activity holds the workflow task: answer without live data rather than hang. */
@@ -125,6 +137,21 @@ export class CaseService {
       );
     }
     return ids;
+  }
+
+  /** Cases newest first in the workspaces the key reads with Case: Read (403 without it anywhere). */
+  async list(auth: AuthContext, request: CaseListRequest): Promise<Page<CaseSummary>> {
+    const scope = listScope(auth, 'case:read', request);
+    if (!scope) return { items: [], nextCursor: null };
+    // Stored times are UTC ISO strings: compare like with like.
+    const utc = (time: string | undefined) => (time === undefined ? undefined : new Date(time).toISOString());
+    return this.repo.list({
+      ...scope,
+      workflowId: request.workflowId,
+      status: request.status,
+      createdFrom: utc(request.from),
+      createdBefore: utc(request.to),
+    });
   }
 
   /** A case of the caller's organization (404 otherwise) that the key reaches with the grant (403). */
