@@ -14,6 +14,7 @@ import { DiscoveryService } from './discovery/discovery-service.js';
 import { createFileService } from './files/file-service.js';
 import { GenerationService } from './generation/generation-service.js';
 import type { Logger } from './logging/logger.js';
+import type { Metrics } from './metrics/metrics.js';
 import { Outbound } from './net/outbound.js';
 import type { PythonRunnerPool } from './python/pool.js';
 import type { Store } from './store/database.js';
@@ -30,6 +31,7 @@ export interface Infrastructure {
   temporal: TemporalHandle;
   /** Sandboxed Python: the authoring scan on the API side, node code on the worker side. */
   python: PythonRunnerPool;
+  metrics: Metrics;
 }
 
 /**
@@ -39,7 +41,7 @@ export interface Infrastructure {
  * line of the returned object; `Services` follows.
  */
 function buildServices(infra: Infrastructure, repos: Repositories) {
-  const { config, logger, temporal, python } = infra;
+  const { config, logger, temporal, python, metrics } = infra;
   const gates = new SourceGates(python, logger);
   const files = createFileService({ repos, config, logger });
   const box = secretBoxFromConfig(config);
@@ -56,7 +58,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     tenancy: new TenancyService(repos.tenancy),
     workflows,
     files,
-    cases: new CaseService({ config, logger, temporal, repo: repos.cases, workflows, files, outbound }),
+    cases: new CaseService({ config, logger, temporal, repo: repos.cases, workflows, files, outbound, metrics }),
     codeNodes: new CodeNodeService(repos.codeNodes, gates),
     catalog,
     connections: new ConnectionService({
@@ -94,6 +96,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       settings: config.callbacks,
       outbound,
       logger: logger.child({ component: 'callbacks' }),
+      metrics,
     }),
   };
 }

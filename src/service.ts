@@ -94,12 +94,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         startTimeoutMs: config.temporal.devServer.startTimeoutMs,
         logger,
       });
-      stops.push(devServer.stop);
+      const dev = devServer;
+      stops.push(() => dev.stop());
       address = devServer.address;
     }
 
     const store = openStore(config.dataDir, config.databaseUrl);
-    stops.push(store.close);
+    stops.push(() => store.close());
     const applied = await migrateToLatest(store.db);
     logger.info({ store: store.location, dialect: store.dialect, applied }, 'store ready');
 
@@ -116,7 +117,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger: logger.child({ component: 'python' }),
     });
     stops.push(() => python.close());
-    const { repos, services } = wire({ config, logger, store, temporal, python });
+    metrics.watchPythonPool(() => python.stats());
+    const { repos, services } = wire({ config, logger, store, temporal, python, metrics });
     const bootstrap = await services.tenancy.bootstrap();
     if (bootstrap) options.onBootstrap?.(bootstrap);
     const context: AppContext = { config, logger, store, temporal, python, metrics, services };
@@ -148,7 +150,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       resume();
       const recovery = setInterval(resume, Math.max(500, config.cases.resumeUnstartedAfterMs / 2));
       recovery.unref();
-      stops.push(async () => clearInterval(recovery));
+      stops.push(clearing(recovery));
 
       // A run that ended without writing its case (store down, terminated) must not leave it RUNNING.
       const reconciler = new CaseRunReconciler({ repo: repos.cases, temporal, logger });
@@ -164,7 +166,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           });
       }, config.cases.reconcileIntervalMs);
       reconcile.unref();
-      stops.push(async () => clearInterval(reconcile));
+      stops.push(clearing(reconcile));
 
       // Uploads a crashed process left in 'receiving' are released at start and every minute.
       const cleanUploads = () => {
@@ -173,7 +175,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       cleanUploads();
       const uploadCleanup = setInterval(cleanUploads, 60_000);
       uploadCleanup.unref();
-      stops.push(async () => clearInterval(uploadCleanup));
+      stops.push(clearing(uploadCleanup));
 
       const { app } = createApp(context);
       const server = await new Promise<Server>((resolve, reject) => {
@@ -193,6 +195,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await stopAll();
     throw err;
   }
+}
+
+/** A stop step that clears an interval. */
+function clearing(timer: NodeJS.Timeout): () => Promise<void> {
+  return () => {
+    clearInterval(timer);
+    return Promise.resolve();
+  };
 }
 
 /** Stops accepting, lets in-flight requests finish, then drops what is left after the grace period. */

@@ -6,6 +6,7 @@ import type { Grant } from '../auth/grants.js';
 import type { Config } from '../config/config.js';
 import { DomainError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { Outbound } from '../net/outbound.js';
 import type { CallbackAttempt, CallbackDelivery, CallbackRepo, DeliveryStatus } from '../store/callback-repo.js';
 import type { CaseRepo } from '../store/case-repo.js';
@@ -35,6 +36,7 @@ export interface CallbackServiceDeps {
   /** The outbound policy: DNS is checked again at every attempt, a name public at execute may point inside now. */
   outbound: Outbound;
   logger: Logger;
+  metrics: Pick<Metrics, 'callbackAttempt'>;
 }
 
 /** A case's deliveries, oldest first, with each one's attempts in order. */
@@ -209,6 +211,7 @@ export class CallbackService {
       },
       'callback attempt',
     );
+    this.deps.metrics.callbackAttempt(outcome);
     return { outcome, responseStatus: http.status, error: http.error };
   }
 

@@ -6,6 +6,7 @@ import type { AuthContext } from '../auth/auth-context.js';
 import type { Grant } from '../auth/grants.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { indexGraph } from '../domain/case-graph.js';
 import {
   caseProgressQueryName,
@@ -42,6 +43,7 @@ export interface CaseServiceDeps {
   files: FileService;
   /** The outbound policy a callbackUrl must pass at execute. */
   outbound: Outbound;
+  metrics: Pick<Metrics, 'caseStarted' | 'caseFinished' | 'nodeFinished'>;
 }
 
 /** A case's status: the record, the nodes running now (first is the current one), the run's Temporal UI page. */
@@ -243,7 +245,9 @@ export class CaseService {
     run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number },
   ): Promise<string> {
     try {
-      return await this.startRun(record, version, run);
+      const runId = await this.startRun(record, version, run);
+      this.deps.metrics.caseStarted(record.workflowId);
+      return runId;
     } catch (err) {
       const { client } = this.deps.temporal;
       const existing = await client
@@ -388,8 +392,22 @@ export class CaseService {
   }
 
   /** Records a run's end in its case (the worker's last step); false when the case had already ended. */
-  finalize(input: FinalizeCaseInput): Promise<boolean> {
-    return this.repo.finalize(input);
+  async finalize(input: FinalizeCaseInput): Promise<boolean> {
+    if (!(await this.repo.finalize(input))) return false;
+    // Counted once: a replayed or retried finalization wrote nothing and ends above.
+    const { metrics } = this.deps;
+    const record = await this.repo.find(input.caseId);
+    if (record) {
+      metrics.caseFinished(
+        { workflowId: record.workflowId, status: input.status },
+        secondsBetween(record.startedAt, record.finishedAt),
+      );
+    }
+    for (const node of Object.values(input.progress.nodes)) {
+      const seconds = secondsBetween(node.startedAt, node.finishedAt);
+      if (seconds !== undefined) metrics.nodeFinished({ kind: node.handlerClass, status: node.status }, seconds);
+    }
+    return true;
   }
 
   /** The results of a finished case; undefined while it has not finished. */
@@ -449,6 +467,11 @@ export class CaseService {
     }
     return current;
   }
+}
+
+function secondsBetween(start: string | null | undefined, end: string | null | undefined): number | undefined {
+  if (!start || !end) return undefined;
+  return Math.max(0, Date.parse(end) - Date.parse(start)) / 1000;
 }
 
 function blankNode(graph: WorkflowGraph, id: string, status: NodeRecord['status']): NodeRecord {
