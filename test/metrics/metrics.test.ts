@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../callbacks/receiver.js';
 import { Graph, createWorkflow, py, sleeper, startCase, waitForEnd } from '../cases/support.js';
@@ -107,5 +109,19 @@ describe('case metrics on /metrics', () => {
     const rest = await scrape();
     expect(valueOf(rest, 'caseflow_python_pool_busy_servers')).toBe(0);
     expect(valueOf(rest, 'caseflow_python_pool_queue_depth')).toBe(0);
+  });
+
+  it('the Grafana dashboard in docs/ charts only metrics this service exports, and each of ours', () => {
+    const dashboard = readFileSync(path.join(import.meta.dirname, '../../docs/grafana-dashboard.json'), 'utf8');
+    const used = new Set(
+      [...dashboard.matchAll(/caseflow_\w+/g)].map(([name]) => name.replace(/_(bucket|sum|count)$/, '')),
+    );
+    const { registry } = svc.service.context.metrics;
+    const ours = registry
+      .getMetricsAsArray()
+      .map((m) => m.name)
+      .filter((name) => name.startsWith('caseflow_'));
+    for (const name of used) expect(ours, name).toContain(name);
+    expect(ours.filter((name) => !used.has(name))).toEqual([]);
   });
 });
