@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import { Graph, audit, createWorkflow, py, results, startCase, waitForEnd } from './support.js';
+import { Graph, audit, createWorkflow, floatChain, py, results, startCase, waitForEnd } from './support.js';
 
 describe.each(['sqlite', 'postgres'] as const)('case engine on %s', (dialect) => {
   let svc: TestService;
@@ -61,18 +61,8 @@ describe.each(['sqlite', 'postgres'] as const)('case engine on %s', (dialect) =>
   });
 
   it('audit times respect causality and name their clock', async () => {
-    const g = new Graph();
-    const input = g.input([{ name: 'a', type: 'float' }]);
-    const code = g.python(
-      'Double',
-      py('return {"b": inputs["a"] * 2}'),
-      [{ name: 'a', type: 'float' }],
-      [{ name: 'b', type: 'float' }],
-    );
-    const output = g.output([{ name: 'b', type: 'float' }]);
-    g.edge(input, code);
-    g.edge(code, output);
-    const wf = await createWorkflow(svc, g);
+    const { graph, input, code, output } = floatChain('Double', py('return {"b": inputs["a"] * 2}'));
+    const wf = await createWorkflow(svc, graph);
     const caseId = await startCase(svc, wf.workflowId, { a: 2 });
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
     const nodes = (await audit(svc, caseId)).audit.nodes_execution_data;

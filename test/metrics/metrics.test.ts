@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../callbacks/receiver.js';
-import { Graph, createWorkflow, py, sleeper, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, floatChain, py, sleeper, startCase, waitForEnd } from '../cases/support.js';
 import { http, startTestService, type TestService } from '../support/harness.js';
 
 interface Sample {
@@ -52,18 +52,11 @@ describe('case metrics on /metrics', () => {
   }
 
   it('counts cases started and finished by workflow and status, with durations by case and node kind', async () => {
-    const g = new Graph();
-    const input = g.input([{ name: 'a', type: 'float' }]);
-    const code = g.python(
+    const { graph } = floatChain(
       'Halve',
       py('if inputs["a"] == 0:\n    raise ValueError("zero")\nreturn {"b": inputs["a"] / 2}'),
-      [{ name: 'a', type: 'float' }],
-      [{ name: 'b', type: 'float' }],
     );
-    const output = g.output([{ name: 'b', type: 'float' }]);
-    g.edge(input, code);
-    g.edge(code, output);
-    const wf = await createWorkflow(svc, g, 'metered');
+    const wf = await createWorkflow(svc, graph, 'metered');
     receiver.respondWith((call, res) => {
       res.statusCode = call.body.includes('"FAILED"') ? 410 : 200;
       res.end();
