@@ -23,9 +23,9 @@ import { GenerationService } from './generation/generation-service.js';
 import { ProcessSources } from './generation/process-source.js';
 import { WorkspaceTools } from './generation/workspace-tools.js';
 import type { Logger } from './logging/logger.js';
+import type { Metrics } from './metrics/metrics.js';
 import { Outbound } from './net/outbound.js';
 import type { PythonRunnerPool } from './python/pool.js';
-import type { Registry } from 'prom-client';
 import { RateLimiter } from './rate-limits/rate-limiter.js';
 import type { Store } from './store/database.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
@@ -42,8 +42,8 @@ export interface Infrastructure {
   temporal: TemporalHandle;
   /** Sandboxed Python: the authoring scan on the API side, node code on the worker side. */
   python: PythonRunnerPool;
-  /** The process's metrics registry (served at /metrics); services without one count into a private registry. */
-  metricsRegistry?: Registry;
+  /** The process's metrics (served at /metrics). */
+  metrics: Metrics;
 }
 
 /** The OAuth refresh workflow's plan, from the configuration. */
@@ -67,7 +67,7 @@ function refreshSettings(config: Config): RefreshSettings {
  * line of the returned object; `Services` follows.
  */
 function buildServices(infra: Infrastructure, repos: Repositories) {
-  const { config, logger, temporal, python } = infra;
+  const { config, logger, temporal, python, metrics } = infra;
   const gates = new SourceGates(python, logger);
   const files = createFileService({ repos, config, logger });
   const box = secretBoxFromConfig(config);
@@ -85,7 +85,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
   const tools = new WorkspaceTools({ connections: repos.connections, catalog: repos.catalog });
   const runSmokeTest = temporalSmokeTests(temporal, repos.connections, logger, smokeTestTimeoutMs);
   const oauthLogger = logger.child({ component: 'oauth' });
-  const oauthEvents = new OAuthEvents(oauthLogger, infra.metricsRegistry);
+  const oauthEvents = new OAuthEvents(oauthLogger, metrics.registry);
   const oauthTemporal = new OAuthTemporal(temporal, refreshSettings(config), oauthLogger);
   const tokenEndpoint = new OAuthTokenEndpoint(outbound, config.connections.oauth.tokenRequestTimeoutMs);
   const oauthTokens = new OAuthTokens({
@@ -113,7 +113,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     tenancy: new TenancyService(repos.tenancy),
     workflows,
     files,
-    cases: new CaseService({ config, logger, temporal, repo: repos.cases, workflows, files, outbound }),
+    cases: new CaseService({ config, logger, temporal, repo: repos.cases, workflows, files, outbound, metrics }),
     codeNodes: new CodeNodeService(repos.codeNodes, gates),
     catalog,
     connections: new ConnectionService({
@@ -161,6 +161,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       settings: config.callbacks,
       outbound,
       logger: logger.child({ component: 'callbacks' }),
+      metrics,
     }),
     /** Request budgets counted in the store, shared by every API process. */
     rateLimits: new RateLimiter(repos.rateLimits),

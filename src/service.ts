@@ -118,7 +118,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger: logger.child({ component: 'python' }),
     });
     stops.push(() => python.close());
-    const { repos, services } = wire({ config, logger, store, temporal, python, metricsRegistry: metrics.registry });
+    metrics.watchPythonPool(() => python.stats());
+    const { repos, services } = wire({ config, logger, store, temporal, python, metrics });
     const bootstrap = await services.tenancy.bootstrap();
     if (bootstrap) options.onBootstrap?.(bootstrap);
     const context: AppContext = { config, logger, store, temporal, python, metrics, services };
@@ -150,7 +151,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       resume();
       const recovery = setInterval(resume, Math.max(500, config.cases.resumeUnstartedAfterMs / 2));
       recovery.unref();
-      stops.push(() => clearInterval(recovery));
+      stops.push(clearing(recovery));
 
       // A run that ended without writing its case (store down, terminated) must not leave it RUNNING.
       const reconciler = new CaseRunReconciler({ repo: repos.cases, temporal, logger });
@@ -166,7 +167,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           });
       }, config.cases.reconcileIntervalMs);
       reconcile.unref();
-      stops.push(() => clearInterval(reconcile));
+      stops.push(clearing(reconcile));
 
       // Uploads a crashed process left in 'receiving' are released at start and every minute.
       const cleanUploads = () => {
@@ -175,7 +176,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       cleanUploads();
       const uploadCleanup = setInterval(cleanUploads, 60_000);
       uploadCleanup.unref();
-      stops.push(() => clearInterval(uploadCleanup));
+      stops.push(clearing(uploadCleanup));
 
       const { app } = createApp(context);
       const server = await new Promise<Server>((resolve, reject) => {
@@ -195,6 +196,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await stopAll();
     throw err;
   }
+}
+
+/** A stop step that clears an interval. */
+function clearing(timer: NodeJS.Timeout): () => Promise<void> {
+  return () => {
+    clearInterval(timer);
+    return Promise.resolve();
+  };
 }
 
 /** Stops accepting, lets in-flight requests finish, then drops what is left after the grace period. */

@@ -14,6 +14,7 @@ import {
   setHandler,
   sleep,
   startChild,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CallbackActivities } from '../activities/callbacks.js';
@@ -32,6 +33,8 @@ import {
 import type { WorkflowNode } from '../src/domain/graph.js';
 import { NodeFailure, nodeExecution, type InlineNodeKind } from '../src/domain/node-kinds/kind.js';
 import { nodeKinds } from '../src/domain/node-kinds/registry.js';
+import { handlerClassName } from '../src/domain/vocabulary.js';
+import { searchAttributes } from '../src/temporal/search-attributes.js';
 
 export const caseProgressQuery = defineQuery<CaseProgress>(caseProgressQueryName);
 
@@ -41,12 +44,14 @@ const ACTIVITY_GRACE_MS = 10_000;
 const MAX_RETRY_AFTER_MS = 5 * 60_000;
 
 const { finalizeCase } = proxyLocalActivities<CaseActivities>({
+  summary: 'Record the end of the case',
   startToCloseTimeout: '30s',
   retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 20 },
 });
 
 /** The first callback attempt, inside the run: one HTTP call bounded by callbacks.timeoutMs, never retried here. */
 const { firstCallbackAttempt } = proxyLocalActivities<CallbackActivities>({
+  summary: 'Callback: first attempt',
   startToCloseTimeout: '2 minutes',
   retry: { maximumAttempts: 1 },
 });
@@ -55,10 +60,16 @@ const { firstCallbackAttempt } = proxyLocalActivities<CallbackActivities>({
  * Local activity for short nodes (no task round trip, one marker event),
  * regular activity for long ones. Each call is one attempt: the workflow
  * retries itself (see runWithRetries) so the audit knows the attempt count.
+ * The summary names the node, so the Temporal UI's timeline reads like the
+ * workflow rather than a row of `runNode`.
  */
 function nodeActivity(node: WorkflowNode): CaseActivities['runNode'] {
   const { timeoutMs } = nodeExecution(node, nodeKinds.of(node));
-  const options = { startToCloseTimeout: timeoutMs + ACTIVITY_GRACE_MS, retry: { maximumAttempts: 1 } };
+  const options = {
+    startToCloseTimeout: timeoutMs + ACTIVITY_GRACE_MS,
+    retry: { maximumAttempts: 1 },
+    summary: `${node.name} (${handlerClassName(node)})`,
+  };
   return timeoutMs <= localActivityMaxMs
     ? proxyLocalActivities<CaseActivities>(options).runNode
     : proxyActivities<CaseActivities>(options).runNode;
@@ -271,6 +282,8 @@ async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: Cas
       workflowId: `callback-${input.caseId}`,
       args: [attemptsMade > 0 ? { ...delivery, attemptsMade } : delivery],
       parentClosePolicy: ParentClosePolicy.ABANDON,
+      // Found in the Temporal UI by the case's own tags (with its final status).
+      typedSearchAttributes: workflowInfo().typedSearchAttributes,
     });
   } catch (err) {
     // The case outcome is recorded already; a callback that cannot start must not change it.
@@ -282,6 +295,18 @@ async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: Cas
 }
 
 /**
+ * The run's CaseflowCaseStatus becomes the case's end, so the Temporal UI
+ * finds "failed cases of workspace X". Only runs tagged at start (a namespace
+ * with our search attributes) are; runs started before this change keep
+ * their history (the patch marker).
+ */
+function tagStatus(status: TerminalStatus): void {
+  if (workflowInfo().typedSearchAttributes.get(searchAttributes.caseStatus) === undefined) return;
+  if (patched('case-status-search-attribute'))
+    upsertSearchAttributes([{ key: searchAttributes.caseStatus, value: status }]);
+}
+
+/**
  * One case: runs the graph of its workflow version (see CaseScheduler for
  * the rules), then records the end outside cancellation.
  */
@@ -289,6 +314,7 @@ export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
   const scheduler = new CaseScheduler(input);
   setHandler(caseProgressQuery, () => scheduler.progress());
   const status = scheduler.finish(await runGraph(input, scheduler));
+  tagStatus(status);
   const final: CaseProgress = { ...scheduler.progress(), remaining: [] };
   await CancellationScope.nonCancellable(() => recordEnd(input, status, final));
 

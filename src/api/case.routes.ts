@@ -10,6 +10,8 @@ import {
   auditSchema,
   cancelledSchema,
   caseErrors as errors,
+  caseListQuery,
+  caseListSchema,
   executedSchema,
   initiatedSchema,
   notFinishedSchema,
@@ -20,6 +22,7 @@ import { errorBodySchema, uuid } from './schemas/common.js';
 import {
   auditView,
   cancelledView,
+  caseListView,
   executedView,
   initiatedView,
   notFinishedView,
@@ -118,6 +121,28 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     handler: async ({ auth, body, res }) => {
       const record = await cases.initiate(auth, body);
       res.status(201).json(initiatedView(record));
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/api/v1/case',
+    summary: 'List cases',
+    description:
+      'Cases newest first, a page at a time (cursor), in the workspaces the key reads with Case: Read; filters: workspaceId, ' +
+      'workflowId, status, and a creation time range (from inclusive, to exclusive). A workspace or workflow the key does not ' +
+      'reach lists nothing.',
+    tags,
+    auth: true,
+    query: caseListQuery,
+    responses: {
+      200: { description: 'One page of cases', schema: caseListSchema },
+      400: { description: 'Malformed filter, time range, limit or cursor (metadata.fields)', schema: errorBodySchema },
+      401: errors[401],
+      403: { description: 'The key lacks Case: Read', schema: errorBodySchema },
+    },
+    handler: async ({ auth, query, res }) => {
+      res.json(caseListView(await cases.list(auth, query)));
     },
   });
 

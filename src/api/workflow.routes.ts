@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import type { VersionPin, WorkflowRecord } from '../store/workflow-repo.js';
 import type { WorkflowStatus } from '../workflows/workflow-service.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
+import { errorBodySchema } from './schemas/common.js';
 import {
   createdSchema,
   createWorkflowBody,
@@ -13,11 +14,20 @@ import {
   updatedSchema,
   updateWorkflowBody,
   versionQuery,
+  workflowListQuery,
+  workflowListSchema,
   workflowParams,
   workflowStatusBody,
   workspaceHeaders,
 } from './schemas/workflows.js';
-import { createdView, deprecatedDetailsView, detailsView, statusView, updatedView } from './views/workflows.js';
+import {
+  createdView,
+  deprecatedDetailsView,
+  detailsView,
+  statusView,
+  updatedView,
+  workflowListView,
+} from './views/workflows.js';
 
 function pinOf(query: z.infer<typeof versionQuery>): VersionPin {
   return { versionId: query.workflowVersionId, versionNumber: query.version };
@@ -59,6 +69,27 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
       const workspace = await workflows.authorizeCreate(auth, headers['x-workspace-id']);
       const body = parseOrThrow(createWorkflowBody, req.body ?? {}, 'body');
       res.status(201).json(createdView(await workflows.create(auth, workspace, body)));
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/api/v1/workflow',
+    summary: 'List workflows',
+    description:
+      'Workflows newest first, a page at a time (cursor), in the workspaces the key reads with Workflow: Read; filters: ' +
+      'workspaceId, status (active or inactive), name (part of it, any case). A workspace the key does not reach lists nothing.',
+    tags: ['Workflows'],
+    auth: true,
+    query: workflowListQuery,
+    responses: {
+      200: { description: 'One page of workflows', schema: workflowListSchema },
+      400: { description: 'Malformed filter, limit or cursor (metadata.fields)', schema: errorBodySchema },
+      401: { description: 'Missing, invalid or expired key', schema: errorBodySchema },
+      403: { description: 'The key lacks Workflow: Read', schema: errorBodySchema },
+    },
+    handler: async ({ res, query, auth }) => {
+      res.json(workflowListView(await workflows.list(auth, query)));
     },
   });
 

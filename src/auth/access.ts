@@ -1,4 +1,5 @@
 import { DomainError } from '../errors.js';
+import { decodeCursor, type Keyset, type ListScope } from '../store/paging.js';
 import type { TenancyRepo, Workspace } from '../store/tenancy-repo.js';
 import type { AuthContext } from './auth-context.js';
 import { grantSatisfied, type Grant } from './grants.js';
@@ -68,4 +69,33 @@ export async function requireWorkspaceGrant(
   if (!workspace) throw DomainError.notFound(`Workspace ${workspaceId} does not exist`);
   assertWorkspaceGrant(auth, workspace, grant);
   return workspace;
+}
+
+/** What a list asks for: optionally one workspace, and a cursor the service gave out. */
+export interface ListRequest {
+  workspaceId?: string;
+  cursor?: string;
+  limit: number;
+}
+
+/**
+ * Where a list looks for this key: its organization, narrowed to the asked
+ * workspace and, for a workspace-scoped key, to its workspaces. Undefined when
+ * that leaves none (another organization's workspace, one outside the scope):
+ * the list is then empty, disclosing nothing. 403 without the grant.
+ */
+export function listScope(
+  auth: AuthContext,
+  grant: Grant,
+  request: ListRequest,
+): (ListScope & { after?: Keyset; limit: number }) | undefined {
+  if (!hasGrant(auth, grant)) throw DomainError.forbidden(`This API key lacks ${grantLabels[grant]}`);
+  const after = request.cursor === undefined ? undefined : decodeCursor(request.cursor);
+  if (request.cursor !== undefined && !after)
+    throw DomainError.invalidFields([{ field: 'query.cursor', message: 'not a cursor this list gave out' }]);
+  const page = { organizationId: auth.organizationId, after, limit: request.limit };
+  const scoped = auth.scope.type === 'workspaces' ? auth.scope.workspaceIds : undefined;
+  const asked = request.workspaceId;
+  if (asked === undefined) return scoped?.length === 0 ? undefined : { ...page, workspaceIds: scoped };
+  return scoped && !scoped.includes(asked) ? undefined : { ...page, workspaceIds: [asked] };
 }

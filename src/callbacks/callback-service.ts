@@ -6,11 +6,13 @@ import type { Grant } from '../auth/grants.js';
 import type { Config } from '../config/config.js';
 import { DomainError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { Outbound } from '../net/outbound.js';
 import type { CallbackAttempt, CallbackDelivery, CallbackRepo, DeliveryStatus } from '../store/callback-repo.js';
 import type { CaseRepo } from '../store/case-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import type { TemporalHandle } from '../temporal/connection.js';
+import { runTags } from '../temporal/search-attributes.js';
 import {
   classifyStatus,
   post,
@@ -34,6 +36,7 @@ export interface CallbackServiceDeps {
   /** The outbound policy: DNS is checked again at every attempt, a name public at execute may point inside now. */
   outbound: Outbound;
   logger: Logger;
+  metrics: Pick<Metrics, 'callbackAttempt'>;
 }
 
 /** A case's deliveries, oldest first, with each one's attempts in order. */
@@ -97,6 +100,11 @@ export class CallbackService {
         taskQueue: temporal.taskQueue,
         workflowId,
         args: [input],
+        ...runTags(temporal.searchAttributes, {
+          organizationId: auth.organizationId,
+          workspaceId,
+          caseStatus: input.body.status,
+        }),
       });
     } catch (err) {
       await this.deps.repo.deleteDelivery(deliveryId);
@@ -203,6 +211,7 @@ export class CallbackService {
       },
       'callback attempt',
     );
+    this.deps.metrics.callbackAttempt(outcome);
     return { outcome, responseStatus: http.status, error: http.error };
   }
 

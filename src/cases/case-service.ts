@@ -1,16 +1,18 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { DomainError } from '../errors.js';
-import { assertWorkspaceGrant } from '../auth/access.js';
+import { assertWorkspaceGrant, listScope, type ListRequest } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Grant } from '../auth/grants.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { indexGraph } from '../domain/case-graph.js';
 import {
   caseProgressQueryName,
   caseWorkflowId,
   isTerminal,
+  type CaseStatus as CaseStatusName,
   type CaseProgress,
   type CaseResults,
   type CaseRunInput,
@@ -22,11 +24,13 @@ import type { WorkflowGraph, WorkflowVersionSnapshot } from '../domain/graph.js'
 import { handlerClassName } from '../domain/vocabulary.js';
 import type { FileService } from '../files/file-service.js';
 import { OutboundRefusedError, type Outbound } from '../net/outbound.js';
-import type { CaseRepo, CaseRecord } from '../store/case-repo.js';
+import type { CaseRepo, CaseRecord, CaseSummary } from '../store/case-repo.js';
+import type { Page } from '../store/paging.js';
 import { temporalUiLink, type TemporalHandle } from '../temporal/connection.js';
 import type { WorkflowService } from '../workflows/workflow-service.js';
 import { validateCaseInputs } from './case-inputs.js';
 import { assertCaseInputsWithinLimit } from './payload-limits.js';
+import { runTags } from '../temporal/search-attributes.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 
@@ -39,6 +43,7 @@ export interface CaseServiceDeps {
   files: FileService;
   /** The outbound policy a callbackUrl must pass at execute. */
   outbound: Outbound;
+  metrics: Pick<Metrics, 'caseStarted' | 'caseFinished' | 'nodeFinished'>;
 }
 
 /** A case's status: the record, the nodes running now (first is the current one), the run's Temporal UI page. */
@@ -53,6 +58,16 @@ export interface CaseAudit {
   record: CaseRecord;
   nodes: NodeRecord[];
   lists: Pick<CaseProgress, 'executed' | 'failed' | 'running' | 'remaining'>;
+}
+
+/** A page of the case list: filters on top of what the key may read. */
+export interface CaseListRequest extends ListRequest {
+  workflowId?: string;
+  status?: CaseStatusName;
+  /** Created at or after (ISO time with an offset). */
+  from?: string;
+  /** Created before (ISO time with an offset). */
+  to?: string;
 }
 
 /** A query waits while a local activity holds the workflow task: answer without live data rather than hang. */
@@ -124,6 +139,21 @@ export class CaseService {
       );
     }
     return ids;
+  }
+
+  /** Cases newest first in the workspaces the key reads with Case: Read (403 without it anywhere). */
+  async list(auth: AuthContext, request: CaseListRequest): Promise<Page<CaseSummary>> {
+    const scope = listScope(auth, 'case:read', request);
+    if (!scope) return { items: [], nextCursor: null };
+    // Stored times are UTC ISO strings: compare like with like.
+    const utc = (time: string | undefined) => (time === undefined ? undefined : new Date(time).toISOString());
+    return this.repo.list({
+      ...scope,
+      workflowId: request.workflowId,
+      status: request.status,
+      createdFrom: utc(request.from),
+      createdBefore: utc(request.to),
+    });
   }
 
   /** A case of the caller's organization (404 otherwise) that the key reaches with the grant (403). */
@@ -215,7 +245,9 @@ export class CaseService {
     run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number },
   ): Promise<string> {
     try {
-      return await this.startRun(record, version, run);
+      const runId = await this.startRun(record, version, run);
+      this.deps.metrics.caseStarted(record.workflowId);
+      return runId;
     } catch (err) {
       const { client } = this.deps.temporal;
       const existing = await client
@@ -265,6 +297,14 @@ export class CaseService {
         // Shown in the Temporal Web UI, so a run is recognisable without opening its input.
         staticSummary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
         staticDetails: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
+        // What the Temporal UI filters runs by; the workflow sets the case status again at the end.
+        ...runTags(temporal.searchAttributes, {
+          organizationId: record.organizationId,
+          workspaceId: record.workspaceId,
+          workflowId: record.workflowId,
+          caseStatus: 'RUNNING',
+          source: record.source,
+        }),
         // The client shares the worker's NativeConnection: the first task comes back with the start.
         requestEagerStart: true,
       }),
@@ -352,8 +392,22 @@ export class CaseService {
   }
 
   /** Records a run's end in its case (the worker's last step); false when the case had already ended. */
-  finalize(input: FinalizeCaseInput): Promise<boolean> {
-    return this.repo.finalize(input);
+  async finalize(input: FinalizeCaseInput): Promise<boolean> {
+    if (!(await this.repo.finalize(input))) return false;
+    // Counted once: a replayed or retried finalization wrote nothing and ends above.
+    const { metrics } = this.deps;
+    const record = await this.repo.find(input.caseId);
+    if (record) {
+      metrics.caseFinished(
+        { workflowId: record.workflowId, status: input.status },
+        secondsBetween(record.startedAt, record.finishedAt),
+      );
+    }
+    for (const node of Object.values(input.progress.nodes)) {
+      const seconds = secondsBetween(node.startedAt, node.finishedAt);
+      if (seconds !== undefined) metrics.nodeFinished({ kind: node.handlerClass, status: node.status }, seconds);
+    }
+    return true;
   }
 
   /** The results of a finished case; undefined while it has not finished. */
@@ -413,6 +467,11 @@ export class CaseService {
     }
     return current;
   }
+}
+
+function secondsBetween(start: string | null | undefined, end: string | null | undefined): number | undefined {
+  if (!start || !end) return undefined;
+  return Math.max(0, Date.parse(end) - Date.parse(start)) / 1000;
 }
 
 function blankNode(graph: WorkflowGraph, id: string, status: NodeRecord['status']): NodeRecord {

@@ -47,6 +47,8 @@ export const configSchema = z.object({
     }),
     maxCachedWorkflows: z.coerce.number().int().min(0),
     workerMetricsPort: port,
+    /** Tag runs with our search attributes; off for a namespace where they are not registered (docs/running.md). */
+    searchAttributes: bool,
   }),
   cases: z.object({
     defaultDeadlineMs: z.coerce.number().int().min(1000),
@@ -184,6 +186,7 @@ const envMap: Record<string, string> = {
   TEMPORAL_DEV_START_TIMEOUT_MS: 'temporal.devServer.startTimeoutMs',
   CASEFLOW_MAX_CACHED_WORKFLOWS: 'temporal.maxCachedWorkflows',
   CASEFLOW_WORKER_METRICS_PORT: 'temporal.workerMetricsPort',
+  CASEFLOW_SEARCH_ATTRIBUTES: 'temporal.searchAttributes',
   CASEFLOW_CASE_DEADLINE_MS: 'cases.defaultDeadlineMs',
   CASEFLOW_CASE_MAX_DEADLINE_MS: 'cases.maxDeadlineMs',
   CASEFLOW_CASE_MAX_INPUT_BYTES: 'cases.maxInputBytes',

@@ -98,12 +98,29 @@ export class CaseScheduler {
     return this.input.graph.nodes[id] as WorkflowNode;
   }
 
-  /** The node starts running at `at`. */
+  /**
+   * The node starts running at `at` (the workflow clock), or at the end of
+   * its latest upstream node when the clock is behind it: a node never
+   * starts before the nodes it waits for have finished.
+   */
   begin(id: string, at: string): void {
     const rec = this.record(id);
     rec.status = 'running';
-    rec.startedAt = at;
+    const upstreamEnd = this.upstreamEnd(id);
+    const behind = upstreamEnd !== undefined && at < upstreamEnd;
+    rec.startedAt = behind ? upstreamEnd : at;
+    rec.clock = behind ? 'upstream' : 'workflow';
     this.state.running.push(id);
+  }
+
+  /** The latest finishedAt of the node's upstream nodes (ISO times in UTC compare as strings). */
+  private upstreamEnd(id: string): string | undefined {
+    let latest: string | undefined;
+    for (const edge of this.index.incoming.get(id) ?? []) {
+      const end = this.record(edge.from_node_id).finishedAt;
+      if (end !== undefined && (latest === undefined || end > latest)) latest = end;
+    }
+    return latest;
   }
 
   /** Its inputs by variable_name: the case inputs for an entry node, else resolved from upstream outputs. */
@@ -127,8 +144,11 @@ export class CaseScheduler {
 
   complete(id: string, completion: NodeCompletion): void {
     const rec = this.record(id);
-    if (completion.startedAt) rec.startedAt = completion.startedAt;
-    if (completion.finishedAt) rec.finishedAt = completion.finishedAt;
+    if (completion.startedAt && completion.finishedAt) {
+      rec.startedAt = completion.startedAt;
+      rec.finishedAt = completion.finishedAt;
+      rec.clock = 'activity';
+    }
     rec.outputs = completion.outputs;
     rec.logs = completion.logs;
     this.spend(id, completion.usage);
@@ -150,6 +170,7 @@ export class CaseScheduler {
       this.spend(id, report.usage);
       rec.startedAt = report.startedAt;
       rec.finishedAt = report.finishedAt;
+      rec.clock = 'activity';
     }
     this.state.executed.push(id);
     this.state.failed.push(id);
@@ -173,7 +194,8 @@ export class CaseScheduler {
    */
   settle(id: string, at: string): string[] {
     const rec = this.record(id);
-    rec.finishedAt ??= at;
+    // On the clock it started by: an 'upstream' start is ahead of the workflow clock.
+    rec.finishedAt ??= rec.startedAt !== undefined && at < rec.startedAt ? rec.startedAt : at;
     this.state.running = this.state.running.filter((r) => r !== id);
     return rec.status === 'completed' ? this.release(id) : [];
   }

@@ -46,6 +46,18 @@ export interface NodeError {
   traceback?: string;
 }
 
+/**
+ * Which clock a node's startedAt / finishedAt come from. activity: the
+ * worker's clock, read by the activity around the node's code. workflow:
+ * Temporal's workflow clock (the time of the workflow task), for inline
+ * nodes and nodes that ended without reporting times. upstream: the workflow
+ * clock was behind the end of an upstream node (it stands still while local
+ * activities run inside one workflow task), so the node takes that end: it
+ * ran right after it.
+ */
+export type NodeClock = 'activity' | 'workflow' | 'upstream';
+export const nodeClocks = ['activity', 'workflow', 'upstream'] as const satisfies readonly NodeClock[];
+
 /** One node's execution data: what the audit shows under audit.nodes_execution_data. */
 export interface NodeRecord {
   nodeId: string;
@@ -62,6 +74,8 @@ export interface NodeRecord {
   usage?: TokenUsage;
   startedAt?: string;
   finishedAt?: string;
+  /** Where the times come from; absent while the node has not started. */
+  clock?: NodeClock;
 }
 
 export interface CaseError {

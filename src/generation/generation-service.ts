@@ -14,6 +14,7 @@ import type { ProcessSources } from './process-source.js';
 import type { ProcessSource } from './process-types.js';
 import type { UpdateWorkflowInput, WorkflowRecord, WorkflowRepo, WorkflowWithVersion } from '../store/workflow-repo.js';
 import type { Grant } from '../auth/grants.js';
+import { runTags } from '../temporal/search-attributes.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
 import {
   cancelGenerationSignalName,
@@ -239,6 +240,11 @@ export class GenerationService {
         args: [input],
         workflowIdConflictPolicy: 'FAIL',
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        ...runTags(this.ctx.temporal.searchAttributes, {
+          organizationId: auth.organizationId,
+          workspaceId: workspace.id,
+          workflowId: workflow.id,
+        }),
       });
     } catch (err) {
       await this.runs.delete(record.run_id);

@@ -1,34 +1,108 @@
 import { got } from 'got';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** What the Python pool gauges read at each scrape. */
+export interface PoolLoad {
+  queued: number;
+  busyServers: number;
+}
+
+/** How one callback attempt went: delivered, to be retried, or given up (failed). */
+export type CallbackOutcome = 'delivered' | 'retry' | 'failed';
 
 export interface Metrics {
   registry: Registry;
   /** Records one answered HTTP request (route: the pattern, not the raw path). */
   observeHttp(labels: { method: string; route: string; status: string }, seconds: number): void;
+  /** A case's run was started (execute, or the recovery of an accepted one). */
+  caseStarted(workflowId: string): void;
+  /** A run recorded its case's end; `seconds` from execute to the end, when the case was executed. */
+  caseFinished(labels: { workflowId: string; status: string }, seconds: number | undefined): void;
+  /** One node of a finished case, by its handler class and status. */
+  nodeFinished(labels: { kind: string; status: string }, seconds: number): void;
+  callbackAttempt(outcome: CallbackOutcome): void;
+  /** The Python pool whose queue and busy servers the gauges report (the worker's). */
+  watchPythonPool(load: () => PoolLoad): void;
   /** Prometheus text: our registry, then the Temporal worker's metrics when a worker runs here. */
   render(): Promise<string>;
 }
 
 /**
- * HTTP request counts and latency by route and status, process metrics, and
- * the Temporal worker's own metrics (served by the SDK runtime on a private
- * port) appended so operators scrape one endpoint.
+ * HTTP request counts and latency by route and status, case, node and
+ * callback metrics, the Python pool's load, process metrics, and the Temporal
+ * worker's own metrics (served by the SDK runtime on a private port) appended
+ * so operators scrape one endpoint. docs/grafana-dashboard.json charts them.
  */
 export function createMetrics(workerMetricsUrl?: string): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const registers = [registry];
   const requests = new Counter({
     name: 'caseflow_http_requests_total',
     help: 'HTTP requests by method, route and status',
     labelNames: ['method', 'route', 'status'] as const,
-    registers: [registry],
+    registers,
   });
   const duration = new Histogram({
     name: 'caseflow_http_request_duration_seconds',
     help: 'HTTP request latency by method, route and status',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
+    registers,
+  });
+  const casesStarted = new Counter({
+    name: 'caseflow_cases_started_total',
+    help: 'Case runs started, by workflow',
+    labelNames: ['workflow_id'] as const,
+    registers,
+  });
+  const casesFinished = new Counter({
+    name: 'caseflow_cases_finished_total',
+    help: 'Cases that reached a terminal status in a run, by workflow and status',
+    labelNames: ['workflow_id', 'status'] as const,
+    registers,
+  });
+  const caseDuration = new Histogram({
+    name: 'caseflow_case_duration_seconds',
+    help: 'From execute to the terminal status, by workflow and status',
+    labelNames: ['workflow_id', 'status'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+    registers,
+  });
+  const nodeDuration = new Histogram({
+    name: 'caseflow_node_duration_seconds',
+    help: 'Node run time (its audit times) by kind (handler_class) and status',
+    labelNames: ['kind', 'status'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers,
+  });
+  const callbackAttempts = new Counter({
+    name: 'caseflow_callback_attempts_total',
+    help: 'Callback delivery attempts by outcome (delivered, retry, failed: given up)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const callbackFailures = new Counter({
+    name: 'caseflow_callback_failures_total',
+    help: 'Callback delivery attempts that did not deliver (to be retried or given up)',
+    registers,
+  });
+  let poolLoad: (() => PoolLoad) | undefined;
+  new Gauge({
+    name: 'caseflow_python_pool_queue_depth',
+    help: 'Python calls waiting for a server',
+    registers,
+    collect() {
+      if (poolLoad) this.set(poolLoad().queued);
+    },
+  });
+  new Gauge({
+    name: 'caseflow_python_pool_busy_servers',
+    help: 'Python runner servers running at least one call',
+    registers,
+    collect() {
+      if (poolLoad) this.set(poolLoad().busyServers);
+    },
   });
 
   return {
@@ -36,6 +110,24 @@ export function createMetrics(workerMetricsUrl?: string): Metrics {
     observeHttp(labels, seconds) {
       requests.inc(labels);
       duration.observe(labels, seconds);
+    },
+    caseStarted(workflowId) {
+      casesStarted.inc({ workflow_id: workflowId });
+    },
+    caseFinished({ workflowId, status }, seconds) {
+      const labels = { workflow_id: workflowId, status };
+      casesFinished.inc(labels);
+      if (seconds !== undefined) caseDuration.observe(labels, seconds);
+    },
+    nodeFinished(labels, seconds) {
+      nodeDuration.observe(labels, seconds);
+    },
+    callbackAttempt(outcome) {
+      callbackAttempts.inc({ outcome });
+      if (outcome !== 'delivered') callbackFailures.inc();
+    },
+    watchPythonPool(load) {
+      poolLoad = load;
     },
     async render() {
       const own = await registry.metrics();

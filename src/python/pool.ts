@@ -233,6 +233,7 @@ export class PythonRunnerPool {
       servers: this.servers.isolated.filter((s) => !s.draining).length,
       networkServers: this.servers.network.filter((s) => !s.draining).length,
       inFlight: all.reduce((n, s) => n + s.inFlight, 0),
+      busyServers: all.filter((s) => s.inFlight > 0).length,
       queued: this.queue.length,
       ...this.counters,
       capabilities: this.caps,

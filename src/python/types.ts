@@ -116,6 +116,8 @@ export interface PythonPoolStats {
   servers: number;
   networkServers: number;
   inFlight: number;
+  /** Servers running at least one call. */
+  busyServers: number;
   queued: number;
   completed: number;
   failed: number;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Insertable, Selectable } from 'kysely';
 import {
+  nodeClocks,
   terminalStatuses,
   type CaseError,
   type CaseResults,
@@ -9,6 +10,7 @@ import {
   type NodeRecord,
 } from '../domain/cases.js';
 import type { Db } from './database.js';
+import { olderThan, pageOf, type Keyset, type ListScope, type Page } from './paging.js';
 import type { CaseNodeTable, CaseTable } from './tables/cases.js';
 
 export interface CaseRecord {
@@ -62,6 +64,35 @@ export interface CreateCaseInput extends Pick<
   workspaces?: string;
 }
 
+/** A case as the list shows it: without its inputs, results and node records. */
+export type CaseSummary = Pick<
+  CaseRecord,
+  | 'id'
+  | 'organizationId'
+  | 'workspaceId'
+  | 'workflowId'
+  | 'workflowVersionId'
+  | 'workflowVersionNumber'
+  | 'title'
+  | 'source'
+  | 'status'
+  | 'error'
+  | 'createdAt'
+  | 'startedAt'
+  | 'finishedAt'
+>;
+
+export interface CaseListFilter extends ListScope {
+  workflowId?: string;
+  status?: CaseStatus;
+  /** Created at or after (ISO time). */
+  createdFrom?: string;
+  /** Created before (ISO time). */
+  createdBefore?: string;
+  after?: Keyset;
+  limit: number;
+}
+
 export interface StartCaseInput {
   inputs: Record<string, unknown>;
   callbackUrl?: string;
@@ -71,40 +102,62 @@ export interface StartCaseInput {
 
 const now = () => new Date().toISOString();
 const json = (value: unknown): string => JSON.stringify(value);
-/** A nullable JSON column; callers say what they wrote there. */
-function parse(text: string | null): unknown {
-  return text === null ? null : JSON.parse(text);
+/** A JSON column's value, or `fallback` when it holds none. */
+function parse<T>(text: string | null, fallback: T): T {
+  return text === null ? fallback : ((JSON.parse(text) as T | null) ?? fallback);
 }
 
-function toCase(r: Selectable<CaseTable>): CaseRecord {
+const summaryColumns = [
+  'id',
+  'organization_id',
+  'workspace_id',
+  'workflow_id',
+  'workflow_version_id',
+  'workflow_version_number',
+  'title',
+  'source',
+  'status',
+  'error',
+  'created_at',
+  'started_at',
+  'finished_at',
+] as const;
+
+function toSummary(r: Pick<Selectable<CaseTable>, (typeof summaryColumns)[number]>): CaseSummary {
   return {
     id: r.id,
     organizationId: r.organization_id,
     workspaceId: r.workspace_id,
     workflowId: r.workflow_id,
-    entityId: r.entity_id,
     workflowVersionId: r.workflow_version_id,
     workflowVersionNumber: r.workflow_version_number,
     title: r.title,
+    source: r.source,
+    status: r.status as CaseStatus,
+    error: parse<CaseError | null>(r.error, null),
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+  };
+}
+
+function toCase(r: Selectable<CaseTable>): CaseRecord {
+  return {
+    ...toSummary(r),
+    entityId: r.entity_id,
     description: r.description,
     refUserId: r.ref_user_id,
-    source: r.source,
     webAppId: r.web_app_id,
     workspaces: r.workspaces,
-    initialInput: (parse(r.initial_input) as Record<string, unknown> | null) ?? {},
-    inputs: parse(r.inputs) as Record<string, unknown> | null,
+    initialInput: parse<Record<string, unknown>>(r.initial_input, {}),
+    inputs: parse<Record<string, unknown> | null>(r.inputs, null),
     callbackUrl: r.callback_url,
-    status: r.status as CaseStatus,
-    error: parse(r.error) as CaseError | null,
-    results: parse(r.results) as CaseResults | null,
+    results: parse<CaseResults | null>(r.results, null),
     deadlineMs: r.deadline_ms,
     temporalWorkflowId: r.temporal_workflow_id,
     temporalRunId: r.temporal_run_id,
     createdByKeyId: r.created_by_key_id,
     createdByUserId: r.created_by_user_id,
-    createdAt: r.created_at,
-    startedAt: r.started_at,
-    finishedAt: r.finished_at,
   };
 }
 
@@ -114,14 +167,15 @@ function toNode(r: Selectable<CaseNodeTable>, name: string): NodeRecord {
     name,
     handlerClass: r.handler_class,
     status: r.status as NodeRecord['status'],
-    inputs: (parse(r.inputs) as Record<string, unknown> | null) ?? undefined,
-    outputs: (parse(r.outputs) as Record<string, unknown> | null) ?? undefined,
-    logs: (parse(r.logs) as NodeRecord['logs'] | null) ?? [],
-    error: (parse(r.error) as NodeRecord['error'] | null) ?? undefined,
+    inputs: parse<Record<string, unknown> | undefined>(r.inputs, undefined),
+    outputs: parse<Record<string, unknown> | undefined>(r.outputs, undefined),
+    logs: parse<NodeRecord['logs']>(r.logs, []),
+    error: parse<NodeRecord['error']>(r.error, undefined),
     attempts: r.attempts,
-    usage: (parse(r.usage) as NodeRecord['usage'] | null) ?? undefined,
+    usage: parse<NodeRecord['usage']>(r.usage, undefined),
     startedAt: r.started_at ?? undefined,
     finishedAt: r.finished_at ?? undefined,
+    clock: nodeClocks.find((c) => c === r.clock),
   };
 }
 
@@ -170,6 +224,24 @@ export class CaseRepo {
   async find(id: string): Promise<CaseRecord | undefined> {
     const r = await this.db.selectFrom('cases').selectAll().where('id', '=', id).executeTakeFirst();
     return r && toCase(r);
+  }
+
+  /** Cases newest first, one page after `after`, within the lister's scope and filters. */
+  async list(filter: CaseListFilter): Promise<Page<CaseSummary>> {
+    return pageOf(filter.limit, async (take) => {
+      let query = this.db
+        .selectFrom('cases')
+        .select(summaryColumns)
+        .where('organization_id', '=', filter.organizationId);
+      if (filter.workspaceIds) query = query.where('workspace_id', 'in', filter.workspaceIds);
+      if (filter.workflowId) query = query.where('workflow_id', '=', filter.workflowId);
+      if (filter.status) query = query.where('status', '=', filter.status);
+      if (filter.createdFrom) query = query.where('created_at', '>=', filter.createdFrom);
+      if (filter.createdBefore) query = query.where('created_at', '<', filter.createdBefore);
+      if (filter.after) query = query.where(olderThan('cases', filter.after));
+      const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).execute();
+      return rows.map(toSummary);
+    });
   }
 
   /** PENDING → RUNNING with the run's inputs; false when the case was not PENDING (executed twice, cancelled). */
@@ -292,6 +364,7 @@ export class CaseRepo {
         usage: n.usage === undefined ? null : json(n.usage),
         started_at: n.startedAt ?? null,
         finished_at: n.finishedAt ?? null,
+        clock: n.clock ?? null,
       }));
       if (rows.length > 0) {
         await trx

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Selectable, Transaction } from 'kysely';
+import type { ExpressionBuilder, Selectable, Transaction } from 'kysely';
 import { graphSchema, type WorkflowGraph, type WorkflowVersionSnapshot } from '../domain/graph.js';
 import type { Db } from './database.js';
+import { containsText, olderThan, pageOf, type Keyset, type ListScope, type Page } from './paging.js';
 import type { Database } from './schema.js';
 import type { WorkflowTable, WorkflowVersionTable } from './tables/workflows.js';
 
@@ -63,6 +64,22 @@ export interface WorkflowWithVersion {
   version: WorkflowVersionRecord;
 }
 
+/** A workflow as the list shows it: its record and the numbers of its latest and active versions. */
+export interface WorkflowListItem extends WorkflowRecord {
+  latestVersionNumber: number;
+  /** null when no version is active. */
+  activeVersionNumber: number | null;
+}
+
+export interface WorkflowListFilter extends ListScope {
+  /** active: has an active version; inactive: has none. */
+  status?: VersionStatus;
+  /** Part of the name, any case. */
+  nameContains?: string;
+  after?: Keyset;
+  limit: number;
+}
+
 export interface VersionPin {
   versionId?: string;
   versionNumber?: number;
@@ -104,6 +121,17 @@ function toVersionSummary(r: VersionSummaryRow): Omit<WorkflowVersionRecord, 'gr
 function toVersion(r: Selectable<WorkflowVersionTable>): WorkflowVersionRecord {
   // Stored graphs were validated when saved; parsing again gives the typed, defaulted shape.
   return { ...toVersionSummary(r), graph: graphSchema.parse(JSON.parse(r.graph)) };
+}
+
+/** The workflow of the row has an active version (what unpinned runs use). */
+function hasActiveVersion(eb: ExpressionBuilder<Database, 'workflows'>) {
+  return eb.exists(
+    eb
+      .selectFrom('workflow_versions')
+      .select('workflow_versions.id')
+      .whereRef('workflow_versions.workflow_id', '=', 'workflows.id')
+      .where('workflow_versions.status', '=', 'active'),
+  );
 }
 
 export function toSnapshot(workflow: WorkflowRecord, version: WorkflowVersionRecord): WorkflowVersionSnapshot {
@@ -240,6 +268,47 @@ export class WorkflowRepo {
       .executeTakeFirst();
     await this.db.updateTable('workflows').set({ updated_at: now() }).where('id', '=', workflowId).execute();
     return Number(result.numUpdatedRows);
+  }
+
+  /** Workflows newest first, one page after `after`, within the lister's scope and filters. */
+  async list(filter: WorkflowListFilter): Promise<Page<WorkflowListItem>> {
+    return pageOf(filter.limit, async (take) => {
+      let query = this.db
+        .selectFrom('workflows')
+        .selectAll('workflows')
+        .select((eb) => [
+          eb
+            .selectFrom('workflow_versions')
+            .select((v) => v.fn.max('workflow_versions.version_number').as('n'))
+            .whereRef('workflow_versions.workflow_id', '=', 'workflows.id')
+            .as('latest_version_number'),
+          eb
+            .selectFrom('workflow_versions')
+            .select('workflow_versions.version_number')
+            .whereRef('workflow_versions.workflow_id', '=', 'workflows.id')
+            .where('workflow_versions.status', '=', 'active')
+            .limit(1)
+            .as('active_version_number'),
+        ])
+        .where('workflows.organization_id', '=', filter.organizationId);
+      if (filter.workspaceIds) query = query.where('workflows.workspace_id', 'in', filter.workspaceIds);
+      if (filter.status) {
+        const wanted = filter.status;
+        query = query.where((eb) => (wanted === 'active' ? hasActiveVersion(eb) : eb.not(hasActiveVersion(eb))));
+      }
+      if (filter.nameContains) query = query.where(containsText('workflows.name', filter.nameContains));
+      if (filter.after) query = query.where(olderThan('workflows', filter.after));
+      const rows = await query
+        .orderBy('workflows.created_at', 'desc')
+        .orderBy('workflows.id', 'desc')
+        .limit(take)
+        .execute();
+      return rows.map((r) => ({
+        ...toWorkflow(r),
+        latestVersionNumber: r.latest_version_number ?? 0,
+        activeVersionNumber: r.active_version_number,
+      }));
+    });
   }
 
   async findWorkflow(id: string): Promise<WorkflowRecord | undefined> {

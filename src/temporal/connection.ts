@@ -10,6 +10,8 @@ export interface TemporalHandle {
   taskQueue: string;
   /** Base URL of the Temporal Web UI, for links to a run's page. */
   uiUrl?: string;
+  /** Runs are tagged with our search attributes (they are registered in the namespace). */
+  searchAttributes: boolean;
 }
 
 /**
@@ -33,7 +35,14 @@ export async function connectTemporal(config: Config, address: string, uiUrl?: s
   if (t.apiKey) options.apiKey = t.apiKey;
   const connection = await NativeConnection.connect(options);
   const client = new Client({ connection, namespace: t.namespace });
-  return { connection, client, namespace: t.namespace, taskQueue: t.taskQueue, uiUrl: t.uiUrl ?? uiUrl };
+  return {
+    connection,
+    client,
+    namespace: t.namespace,
+    taskQueue: t.taskQueue,
+    uiUrl: t.uiUrl ?? uiUrl,
+    searchAttributes: t.searchAttributes,
+  };
 }
 
 /** Link to a workflow execution's page in the Temporal Web UI. */

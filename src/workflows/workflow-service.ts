@@ -1,4 +1,4 @@
-import { assertWorkspaceGrant, requireWorkspaceGrant } from '../auth/access.js';
+import { assertWorkspaceGrant, listScope, requireWorkspaceGrant, type ListRequest } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Grant } from '../auth/grants.js';
 import type { SourceGates } from '../code/source-gates.js';
@@ -7,10 +7,12 @@ import { defaultGraph } from '../domain/default-graph.js';
 import type { WorkflowEdge, WorkflowGraph, WorkflowNode, WorkflowVersionSnapshot } from '../domain/graph.js';
 import { validateGraph, type GraphProblem } from '../domain/graph-validation.js';
 import { DomainError } from '../errors.js';
+import type { Page } from '../store/paging.js';
 import type { TenancyRepo, Workspace } from '../store/tenancy-repo.js';
 import type {
   VersionPin,
   VersionStatus,
+  WorkflowListItem,
   WorkflowRecord,
   WorkflowRepo,
   WorkflowVersionRecord,
@@ -46,6 +48,12 @@ export interface WorkflowDetails {
   active: WorkflowVersionRecord | undefined;
   versions: VersionSummary[];
   nextVersionsCursor: number | null;
+}
+
+/** A page of the workflow list: filters on top of what the key may read. */
+export interface WorkflowListRequest extends ListRequest {
+  status?: VersionStatus;
+  name?: string;
 }
 
 /** Which version unpinned runs use after an activate or deactivate. */
@@ -113,6 +121,13 @@ export class WorkflowService {
       activeStatus: input.activeStatus,
       orgUnitIds: [...new Set(input.orgUnitIds ?? [])],
     });
+  }
+
+  /** Workflows newest first in the workspaces the key reads with Workflow: Read (403 without it anywhere). */
+  async list(auth: AuthContext, request: WorkflowListRequest): Promise<Page<WorkflowListItem>> {
+    const scope = listScope(auth, 'workflow:read', request);
+    if (!scope) return { items: [], nextCursor: null };
+    return this.repo.list({ ...scope, status: request.status, nameContains: request.name });
   }
 
   /** The workflow by id or entity id (404), then the grant in its workspace (403, also for another organization's). */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import { Graph, audit, createWorkflow, py, results, startCase, waitForEnd } from './support.js';
+import { Graph, audit, createWorkflow, floatChain, py, results, startCase, waitForEnd } from './support.js';
 
 describe.each(['sqlite', 'postgres'] as const)('case engine on %s', (dialect) => {
   let svc: TestService;
@@ -58,6 +58,22 @@ describe.each(['sqlite', 'postgres'] as const)('case engine on %s', (dialect) =>
       error: null,
     });
     expect(node?.logs.some((l) => l.message.includes('adding'))).toBe(true);
+  });
+
+  it('audit times respect causality and name their clock', async () => {
+    const { graph, input, code, output } = floatChain('Double', py('return {"b": inputs["a"] * 2}'));
+    const wf = await createWorkflow(svc, graph);
+    const caseId = await startCase(svc, wf.workflowId, { a: 2 });
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    const nodes = (await audit(svc, caseId)).audit.nodes_execution_data;
+    const [i, c, o] = [nodes[input]!, nodes[code]!, nodes[output]!];
+    expect([i.clock, c.clock]).toEqual(['workflow', 'activity']);
+    // The workflow clock stood still while the local activity ran: the output node takes Double's end.
+    expect(['workflow', 'upstream']).toContain(o.clock);
+    const ms = (t: string | null) => Date.parse(t ?? '');
+    expect(ms(c.started_at)).toBeGreaterThanOrEqual(ms(i.finished_at));
+    expect(ms(o.started_at)).toBeGreaterThanOrEqual(ms(c.finished_at));
+    expect(ms(o.finished_at)).toBeGreaterThanOrEqual(ms(o.started_at));
   });
 
   it('takes either side of a condition route and skips the other', async () => {

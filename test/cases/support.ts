@@ -86,6 +86,21 @@ export class Graph {
   }
 }
 
+/** input(a: float) → one Python node `name` (a: float → b: float) → output(b); the graph and its node ids. */
+export function floatChain(
+  name: string,
+  source: string,
+  extra: Partial<WorkflowNode> = {},
+): { graph: Graph; input: string; code: string; output: string } {
+  const graph = new Graph();
+  const input = graph.input([{ name: 'a', type: 'float' }]);
+  const code = graph.python(name, source, [{ name: 'a', type: 'float' }], [{ name: 'b', type: 'float' }], extra);
+  const output = graph.output([{ name: 'b', type: 'float' }]);
+  graph.edge(input, code);
+  graph.edge(code, output);
+  return { graph, input, code, output };
+}
+
 export function py(body: string): string {
   return `def main(inputs):\n${body
     .split('\n')

@@ -3,6 +3,7 @@ import { startTestService, type TestService } from '../support/harness.js';
 import { randomUUID } from 'node:crypto';
 import { makeKey, presign, upload } from '../files/support.js';
 import { authorIntegration, connect, connection, newWorkspace } from '../connections/support.js';
+import { searchAttributes } from '../../src/temporal/search-attributes.js';
 
 interface Run {
   status: string;
@@ -61,6 +62,13 @@ describe('generation with the offline planner', () => {
     expect(nodes.filter((n) => n.handler_class === 'condition')).toHaveLength(1);
     expect(nodes.find((n) => n.process?.source?.includes('split()'))).toBeDefined();
     expect(Object.keys(details.body.jobPayloadSchema as object)).toContain('word_count');
+    // Found in the Temporal UI by organization, workspace and workflow.
+    const described = await svc.service.context.temporal.client.workflow
+      .getHandle(`generation-${workflowId}`)
+      .describe();
+    expect(described.typedSearchAttributes.get(searchAttributes.organizationId)).toBe(svc.organizationId);
+    expect(described.typedSearchAttributes.get(searchAttributes.workspaceId)).toBe(svc.workspaceId);
+    expect(described.typedSearchAttributes.get(searchAttributes.workflowId)).toBe(workflowId);
   });
 
   it('ends partial and names the steps it cannot fill without an LLM or an integration', async () => {

@@ -22,6 +22,7 @@ import { GenerationRepo } from '../../src/store/generation-repo.js';
 import { TenancyRepo } from '../../src/store/tenancy-repo.js';
 import { WorkflowRepo } from '../../src/store/workflow-repo.js';
 import { temporalTestServerPath } from '../../src/temporal/binaries.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
 import { workflowBundlePath } from '../../src/temporal/worker.js';
 import { TenancyService } from '../../src/tenancy/tenancy-service.js';
 import { FakeLlm } from './fake-llm.js';
@@ -101,8 +102,15 @@ it('cancels a run that passes the 25-minute limit, recording why', async () => {
   expect(config.generation.timeLimitMs).toBe(25 * 60_000);
 
   const taskQueue = `limit-${randomUUID()}`;
-  const temporal = { connection: env.nativeConnection, client: env.client, namespace: 'default', taskQueue };
-  const { services } = wire({ config, logger, store, temporal, python });
+  // The time-skipping server has none of our search attributes registered.
+  const temporal = {
+    connection: env.nativeConnection,
+    client: env.client,
+    namespace: 'default',
+    taskQueue,
+    searchAttributes: false,
+  };
+  const { services } = wire({ config, logger, store, temporal, python, metrics: createMetrics() });
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,

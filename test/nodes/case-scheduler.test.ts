@@ -242,4 +242,40 @@ describe('case scheduler', () => {
     s.attempt(g.id('in'), 3);
     expect(s.progress().nodes[g.id('in')]?.attempts).toBe(3);
   });
+
+  it('starts a node no earlier than its upstream nodes finished, and says which clock its times come from', () => {
+    // The workflow clock stands at t0 while the local activity of `a` runs from t1 to t2.
+    const [t0, t1, t2, t3] = ['00.000', '00.020', '00.050', '00.070'].map((ms) => `2026-01-01T00:00:${ms}Z`) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    const g = new TestGraph().input().code('a').output().edge('in', 'a').edge('a', 'out');
+    const [input, a, out] = [g.id('in'), g.id('a'), g.id('out')];
+    /** in (inline) and a (activity from t1 to t2), the workflow clock reading `clock` when a settles. */
+    const upToOutput = (clock: string): CaseScheduler => {
+      const s = scheduler(g);
+      s.start();
+      s.begin(input, t0);
+      s.complete(input, { outputs: {}, logs: [] });
+      s.settle(input, t0);
+      s.begin(a, t0);
+      s.complete(a, { outputs: {}, logs: [], startedAt: t1, finishedAt: t2 });
+      s.settle(a, clock);
+      s.begin(out, clock);
+      return s;
+    };
+
+    const still = upToOutput(t0);
+    still.complete(out, { outputs: {}, logs: [] });
+    still.settle(out, t0);
+    const nodes = still.progress().nodes;
+    expect(nodes[input]).toMatchObject({ startedAt: t0, finishedAt: t0, clock: 'workflow' });
+    expect(nodes[a]).toMatchObject({ startedAt: t1, finishedAt: t2, clock: 'activity' });
+    expect(nodes[out]).toMatchObject({ startedAt: t2, finishedAt: t2, clock: 'upstream' });
+
+    // Once the workflow clock has moved past the upstream end, it is used as is.
+    expect(upToOutput(t3).progress().nodes[out]).toMatchObject({ startedAt: t3, clock: 'workflow' });
+  });
 });

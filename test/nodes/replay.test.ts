@@ -6,14 +6,20 @@ import { describe, expect, it } from 'vitest';
 import { workflowBundlePath } from '../../src/temporal/worker.js';
 
 /**
- * Histories recorded with the engine before it ran over CaseScheduler and the
- * node-kind registry (routes both ways with a callback, a failure after a
- * retry with a sibling stopped, the deadline, a cancel). Cases running at a
- * deploy replay on the new code, so the new workflow must issue the same
- * commands in the same order. Recorded from cases run on commit 8876e35
- * (`History.encode(await handle.fetchHistory())`), stored as binary protobuf:
- * the JSON form needs a protobufjs that the installed Temporal packages
- * disagree on.
+ * Cases running at a deploy replay on the new code, so the new workflow must
+ * issue the same commands in the same order. Recorded with
+ * `History.encode(await handle.fetchHistory())` and stored as binary protobuf
+ * (the JSON form needs a protobufjs that the installed Temporal packages
+ * disagree on):
+ * - on commit 8876e35, before the engine ran over CaseScheduler and the
+ *   node-kind registry: routes both ways with a callback, a failure after a
+ *   retry with a sibling stopped, the deadline, a cancel;
+ * - on commit 5178055, before search attributes and node summaries:
+ *   input → python → output completed as a local and as a regular activity,
+ *   and failed, each with a callback (`local-*`, `regular-*`);
+ * - after them (`tagged-*`): the same runs tagged with our search attributes,
+ *   the case status set at the end behind the `case-status-search-attribute`
+ *   patch, the failed one's callback retry workflow started with the tags.
  */
 const dir = path.join(import.meta.dirname, 'histories');
 const histories = readdirSync(dir).filter((f) => f.endsWith('.bin'));
@@ -23,10 +29,24 @@ describe('case-run replay', () => {
     expect(histories.sort()).toEqual([
       'cancelled.bin',
       'failed.bin',
+      'local-completed.bin',
+      'local-failed.bin',
+      'regular-completed.bin',
       'route-big.bin',
       'route-small.bin',
+      'tagged-local-completed.bin',
+      'tagged-local-failed.bin',
+      'tagged-regular-completed.bin',
       'timed-out.bin',
     ]);
+  });
+
+  it.each(histories.filter((f) => f.startsWith('tagged-')))('%s sets the case status search attribute', (file) => {
+    const history = temporal.api.history.v1.History.decode(readFileSync(path.join(dir, file)));
+    const upserted = (history.events ?? []).flatMap((e) =>
+      Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}),
+    );
+    expect(upserted).toContain('CaseflowCaseStatus');
   });
 
   it.each(histories)('replays %s on the current workflow bundle', async (file) => {

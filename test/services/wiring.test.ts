@@ -7,6 +7,7 @@ import { deliveriesSchema, redeliveryStartedSchema, webhookSecretSchema } from '
 import {
   auditSchema,
   cancelledSchema,
+  caseListSchema,
   executedSchema,
   initiatedSchema,
   jobExecutedSchema,
@@ -22,6 +23,7 @@ import {
   detailsSchema,
   statusResultSchema,
   updatedSchema,
+  workflowListSchema,
 } from '../../src/api/schemas/workflows.js';
 import { Receiver } from '../callbacks/receiver.js';
 import { Graph, py, waitForEnd } from '../cases/support.js';
@@ -205,6 +207,15 @@ describe('services behind the routes answer in their documented shapes', () => {
     const cancelled = await svc.request('POST', `/api/v1/case/${pending}/cancel`);
     expectDocumented(cancelled, { method: 'post', path: `${base}/cancel`, status: 200 }, cancelledSchema);
     expect(cancelled.body.status).toBe('CANCELLED');
+  });
+
+  it('lists: workflows and cases, each item in its documented shape', async () => {
+    const workflows = await svc.request('GET', '/api/v1/workflow?limit=2');
+    expectDocumented(workflows, { method: 'get', path: '/api/v1/workflow', status: 200 }, workflowListSchema.strict());
+    expect((workflows.body.workflows as unknown[]).length).toBeGreaterThan(0);
+    const cases = await svc.request('GET', '/api/v1/case?limit=2');
+    expectDocumented(cases, { method: 'get', path: '/api/v1/case', status: 200 }, caseListSchema.strict());
+    expect((cases.body.cases as unknown[]).length).toBeGreaterThan(0);
   });
 
   it('code nodes: register and update', async () => {

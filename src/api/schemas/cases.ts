@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { caseStatuses } from '../../domain/cases.js';
-import { errorBodySchema } from './common.js';
+import { caseStatuses, nodeClocks } from '../../domain/cases.js';
+import { errorBodySchema, nextCursorSchema, pageQueryFields, uuid } from './common.js';
 
 const resultEntrySchema = z.object({ value: z.unknown(), type: z.string(), displayName: z.string() });
 export const resultsBodySchema = z.object({
@@ -29,6 +29,15 @@ export const nodeDataSchema = z.object({
   logs: z.array(z.object({ level: z.string(), message: z.string(), at: z.string() })),
   started_at: z.string().nullable(),
   finished_at: z.string().nullable(),
+  clock: z
+    .enum(nodeClocks)
+    .nullable()
+    .meta({
+      description:
+        'Where started_at / finished_at come from: activity (the worker’s clock around the node’s code), workflow ' +
+        '(Temporal’s workflow clock), upstream (the end of the latest upstream node, which the workflow clock was behind). ' +
+        'Null for a node that never started.',
+    }),
   attempts: z.number(),
   usage: z
     .object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() })
@@ -99,3 +108,39 @@ export const jobStatusSchema = statusSchema.extend({ jobExecutionId: z.string() 
 
 /** The audit record of the deprecated job API, which the case API serves too. */
 export type JobAudit = z.infer<typeof auditSchema>;
+
+const isoTime = z.iso.datetime({ offset: true, message: 'an ISO 8601 date-time such as 2026-01-31T09:00:00Z' });
+
+export const caseListQuery = z
+  .object({
+    workspaceId: uuid.optional().meta({ description: 'Only this workspace' }),
+    workflowId: uuid.optional().meta({ description: 'Only cases of this workflow' }),
+    status: z.enum(caseStatuses).optional(),
+    from: isoTime.optional().meta({ description: 'Created at or after this time' }),
+    to: isoTime.optional().meta({ description: 'Created before this time' }),
+    ...pageQueryFields,
+  })
+  .refine((q) => q.from === undefined || q.to === undefined || Date.parse(q.from) < Date.parse(q.to), {
+    path: ['to'],
+    message: 'must be after from',
+  });
+
+export const caseListItemSchema = z.object({
+  caseId: z.string(),
+  workspaceId: z.string(),
+  workflowId: z.string(),
+  workflowVersionId: z.string(),
+  workflowVersionNumber: z.number(),
+  title: z.string().nullable(),
+  source: z.string(),
+  status: z.enum(caseStatuses),
+  error: z.object({ message: z.string(), nodeId: z.string().optional() }).nullable(),
+  createdAt: z.string(),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+});
+
+export const caseListSchema = z.object({
+  cases: z.array(caseListItemSchema).meta({ description: 'Newest first' }),
+  nextCursor: nextCursorSchema,
+});

@@ -15,3 +15,25 @@ export const errorBodySchema = z
   .meta({ description: 'The body of every error response.' });
 
 export const uuidParam = (name: string) => z.object({ [name]: uuid });
+
+/** Query fields of every cursor-paginated list. */
+export const pageQueryFields = {
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(20)
+    .meta({ description: 'Items per page (default 20, at most 100)' }),
+  cursor: z
+    .string()
+    .min(1)
+    .max(500)
+    .optional()
+    .meta({ description: 'nextCursor of the previous page (opaque); without it the first page' }),
+};
+
+export const nextCursorSchema = z
+  .string()
+  .nullable()
+  .meta({ description: 'Pass as cursor for the next page; null on the last page' });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { edgeSchema, nodeSchema } from '../../domain/graph.js';
 import { payloadSchemaSchema } from '../../domain/input-schema.js';
-import { uuid } from './common.js';
+import { nextCursorSchema, pageQueryFields, uuid } from './common.js';
 
 export const activeStatusSchema = z.enum(['active', 'inactive']);
 export const nodesSchema = z
@@ -139,4 +139,31 @@ export const deprecatedDetailsSchema = z.object({
   activeStatus: activeStatusSchema,
   blueprint: z.object({ nodes: nodesSchema, edges: edgesSchema }),
   jobPayloadSchema: payloadSchemaSchema,
+});
+
+export const workflowListQuery = z.object({
+  workspaceId: uuid.optional().meta({ description: 'Only this workspace' }),
+  status: activeStatusSchema
+    .optional()
+    .meta({ description: 'active: a version is active (unpinned runs work); inactive: none is' }),
+  name: z.string().min(1).max(200).optional().meta({ description: 'Part of the name, any case' }),
+  ...pageQueryFields,
+});
+
+export const workflowListItemSchema = z.object({
+  workflowId: z.string(),
+  entityId: z.string(),
+  workspaceId: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  activeStatus: activeStatusSchema,
+  activeVersionNumber: z.number().nullable(),
+  latestVersionNumber: z.number(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const workflowListSchema = z.object({
+  workflows: z.array(workflowListItemSchema).meta({ description: 'Newest first' }),
+  nextCursor: nextCursorSchema,
 });

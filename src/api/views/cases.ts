@@ -1,10 +1,12 @@
 import type { z } from 'zod';
 import type { CaseAudit, CaseStatus } from '../../cases/case-service.js';
 import type { CaseResults } from '../../domain/cases.js';
-import type { CaseRecord } from '../../store/case-repo.js';
+import type { CaseRecord, CaseSummary } from '../../store/case-repo.js';
+import type { Page } from '../../store/paging.js';
 import type {
   auditSchema,
   cancelledSchema,
+  caseListSchema,
   executedSchema,
   initiatedSchema,
   jobExecutedSchema,
@@ -99,6 +101,7 @@ export function auditView({ record, nodes, lists }: CaseAudit): z.infer<typeof a
       logs: n.logs,
       started_at: n.startedAt ?? null,
       finished_at: n.finishedAt ?? null,
+      clock: n.clock ?? null,
       attempts: n.attempts,
       usage: n.usage ?? null,
       error: n.error ?? null,
@@ -116,5 +119,25 @@ export function auditView({ record, nodes, lists }: CaseAudit): z.infer<typeof a
     failed_nodes: lists.failed,
     nb_failed_nodes: lists.failed.length,
     audit: { nodes_execution_data: data },
+  };
+}
+
+export function caseListView(page: Page<CaseSummary>): z.infer<typeof caseListSchema> {
+  return {
+    cases: page.items.map((c) => ({
+      caseId: c.id,
+      workspaceId: c.workspaceId,
+      workflowId: c.workflowId,
+      workflowVersionId: c.workflowVersionId,
+      workflowVersionNumber: c.workflowVersionNumber,
+      title: c.title,
+      source: c.source,
+      status: c.status,
+      error: c.error,
+      createdAt: c.createdAt,
+      startedAt: c.startedAt,
+      finishedAt: c.finishedAt,
+    })),
+    nextCursor: page.nextCursor,
   };
 }

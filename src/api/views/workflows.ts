@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import { jobPayloadSchema, resultsSchema } from '../../domain/input-schema.js';
 import type { WorkflowVersionSnapshot } from '../../domain/graph.js';
-import type { WorkflowRecord, WorkflowWithVersion } from '../../store/workflow-repo.js';
+import type { Page } from '../../store/paging.js';
+import type { WorkflowListItem, WorkflowRecord, WorkflowWithVersion } from '../../store/workflow-repo.js';
 import type { VersionSummary, WorkflowDetails, WorkflowStatus } from '../../workflows/workflow-service.js';
 import type {
   createdSchema,
@@ -10,6 +11,7 @@ import type {
   statusResultSchema,
   updatedSchema,
   versionSummarySchema,
+  workflowListSchema,
 } from '../schemas/workflows.js';
 
 function summary(version: VersionSummary): z.infer<typeof versionSummarySchema> {
@@ -91,5 +93,23 @@ export function deprecatedDetailsView(
     activeStatus: snapshot.activeStatus,
     blueprint: snapshot.graph,
     jobPayloadSchema: jobPayloadSchema(snapshot.graph),
+  };
+}
+
+export function workflowListView(page: Page<WorkflowListItem>): z.infer<typeof workflowListSchema> {
+  return {
+    workflows: page.items.map((w) => ({
+      workflowId: w.id,
+      entityId: w.entityId,
+      workspaceId: w.workspaceId,
+      name: w.name,
+      description: w.description,
+      activeStatus: w.activeVersionNumber === null ? 'inactive' : 'active',
+      activeVersionNumber: w.activeVersionNumber,
+      latestVersionNumber: w.latestVersionNumber,
+      createdAt: w.createdAt,
+      updatedAt: w.updatedAt,
+    })),
+    nextCursor: page.nextCursor,
   };
 }

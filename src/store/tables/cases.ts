@@ -61,6 +61,8 @@ export interface CaseNodeTable {
   usage: string | null;
   started_at: string | null;
   finished_at: string | null;
+  /** activity | workflow | upstream (NodeClock); null on records written before it was kept. */
+  clock: string | null;
 }
 
 export interface CaseTables {

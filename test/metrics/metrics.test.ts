@@ -1,0 +1,120 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Receiver } from '../callbacks/receiver.js';
+import { createWorkflow, floatChain, py, sleeper, startCase, waitForEnd } from '../cases/support.js';
+import { http, startTestService, type TestService } from '../support/harness.js';
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** The samples of a Prometheus text exposition. */
+function parse(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match) continue;
+    const labels: Record<string, string> = {};
+    for (const [, key, value] of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[key!] = value!;
+    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+/** The value of the one sample with this name and these labels (among others); undefined when absent. */
+function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+  const found = samples.filter(
+    (s) => s.name === name && Object.entries(labels).every(([key, value]) => s.labels[key] === value),
+  );
+  return found.length === 0 ? undefined : found.reduce((sum, s) => sum + s.value, 0);
+}
+
+describe('case metrics on /metrics', () => {
+  let svc: TestService;
+  const receiver = new Receiver();
+  let receiverUrl = '';
+  beforeAll(async () => {
+    svc = await startTestService();
+    receiverUrl = `http://127.0.0.1:${await receiver.listen()}`;
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    await receiver.close();
+  });
+
+  async function scrape(): Promise<Sample[]> {
+    const r = await http(`${svc.url}/metrics`, 'GET');
+    expect(r.status).toBe(200);
+    return parse(r.text);
+  }
+
+  it('counts cases started and finished by workflow and status, with durations by case and node kind', async () => {
+    const { graph } = floatChain(
+      'Halve',
+      py('if inputs["a"] == 0:\n    raise ValueError("zero")\nreturn {"b": inputs["a"] / 2}'),
+    );
+    const wf = await createWorkflow(svc, graph, 'metered');
+    receiver.respondWith((call, res) => {
+      res.statusCode = call.body.includes('"FAILED"') ? 410 : 200;
+      res.end();
+    });
+    const cases = [
+      await startCase(svc, wf.workflowId, { a: 4 }, { callbackUrl: `${receiverUrl}/hook` }),
+      await startCase(svc, wf.workflowId, { a: 6 }),
+      await startCase(svc, wf.workflowId, { a: 0 }, { callbackUrl: `${receiverUrl}/hook` }),
+    ];
+    const ends = [];
+    for (const caseId of cases) ends.push((await waitForEnd(svc, caseId)).status);
+    expect(ends).toEqual(['COMPLETED', 'COMPLETED', 'FAILED']);
+
+    const samples = await scrape();
+    const workflow = { workflow_id: wf.workflowId };
+    expect(valueOf(samples, 'caseflow_cases_started_total', workflow)).toBe(3);
+    expect(valueOf(samples, 'caseflow_cases_finished_total', { ...workflow, status: 'COMPLETED' })).toBe(2);
+    expect(valueOf(samples, 'caseflow_cases_finished_total', { ...workflow, status: 'FAILED' })).toBe(1);
+    expect(valueOf(samples, 'caseflow_case_duration_seconds_count', { ...workflow, status: 'COMPLETED' })).toBe(2);
+    expect(valueOf(samples, 'caseflow_case_duration_seconds_sum', workflow)).toBeGreaterThan(0);
+    const python = { kind: 'python_code' };
+    expect(valueOf(samples, 'caseflow_node_duration_seconds_count', { ...python, status: 'completed' })).toBe(2);
+    expect(valueOf(samples, 'caseflow_node_duration_seconds_count', { ...python, status: 'failed' })).toBe(1);
+    expect(valueOf(samples, 'caseflow_node_duration_seconds_count', { kind: 'input', status: 'completed' })).toBe(3);
+    // The failed case never reached its output node: nodes that did not run have no duration.
+    expect(valueOf(samples, 'caseflow_node_duration_seconds_count', { kind: 'output' })).toBe(2);
+    // The first callback was delivered; the failed case's receiver answered 410 Gone, which gives up at once.
+    expect(valueOf(samples, 'caseflow_callback_attempts_total', { outcome: 'delivered' })).toBe(1);
+    expect(valueOf(samples, 'caseflow_callback_attempts_total', { outcome: 'failed' })).toBe(1);
+    expect(valueOf(samples, 'caseflow_callback_failures_total')).toBe(1);
+  });
+
+  it('reports the Python pool: busy servers while a node runs, an empty queue at rest', async () => {
+    const wf = await createWorkflow(svc, sleeper(4), 'sleeper');
+    const caseId = await startCase(svc, wf.workflowId, { text: 'zz' });
+    let busy = 0;
+    for (let i = 0; i < 200 && busy === 0; i++) {
+      busy = valueOf(await scrape(), 'caseflow_python_pool_busy_servers') ?? 0;
+      if (busy === 0) await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(busy).toBeGreaterThanOrEqual(1);
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    const rest = await scrape();
+    expect(valueOf(rest, 'caseflow_python_pool_busy_servers')).toBe(0);
+    expect(valueOf(rest, 'caseflow_python_pool_queue_depth')).toBe(0);
+  });
+
+  it('the Grafana dashboard in docs/ charts only metrics this service exports, and each of ours', () => {
+    const dashboard = readFileSync(path.join(import.meta.dirname, '../../docs/grafana-dashboard.json'), 'utf8');
+    const used = new Set(
+      [...dashboard.matchAll(/caseflow_\w+/g)].map(([name]) => name.replace(/_(bucket|sum|count)$/, '')),
+    );
+    const { registry } = svc.service.context.metrics;
+    const ours = registry
+      .getMetricsAsArray()
+      .map((m) => m.name)
+      .filter((name) => name.startsWith('caseflow_'));
+    for (const name of used) expect(ours, name).toContain(name);
+    expect(ours.filter((name) => !used.has(name))).toEqual([]);
+  });
+});
