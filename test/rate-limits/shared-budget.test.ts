@@ -124,8 +124,10 @@ describe.each([
   it('prunes ended windows and keeps running ones, whatever their length', async () => {
     const ended = `ended:${randomUUID()}`;
     const running = `running:${randomUUID()}`;
-    const tenMinutesAgo = Date.now() - 600_000;
-    const past = limiter(() => tenMinutesAgo);
+    // Windows align to the clock: both clocks sit in the previous hour, so the hour window is running at the later
+    // one whatever minute the test runs in, and nothing of the other tests (windows of now) is old enough to prune.
+    const previousHour = (Math.floor(Date.now() / 3_600_000) - 1) * 3_600_000;
+    const past = limiter(() => previousHour + 60_000);
     await past.limiter.take('requests', [{ name: 'x', key: ended, limit: 5, windowMs: 60_000 }]);
     await past.limiter.take('requests', [{ name: 'x', key: running, limit: 5, windowMs: 3_600_000 }]);
     const buckets = () =>
@@ -137,7 +139,8 @@ describe.each([
         .then((rows) => rows.map((r) => r.bucket).sort());
     expect(await buckets()).toEqual([ended, running].sort());
     // A fresh limiter prunes on its first request.
-    await limiter().limiter.take('requests', [{ name: 'x', key: `other:${randomUUID()}`, limit: 5, windowMs: 1000 }]);
+    const later = limiter(() => previousHour + 660_000).limiter;
+    await later.take('requests', [{ name: 'x', key: `other:${randomUUID()}`, limit: 5, windowMs: 1000 }]);
     expect(await buckets()).toEqual([running]);
   });
 });
