@@ -57,7 +57,10 @@ describe('runs you can find in the Temporal UI', () => {
     const wf = await createWorkflow(svc, doubleThenTriple());
     const caseId = await startCase(svc, wf.workflowId, { a: 1 });
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
-    const history = await svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`).fetchHistory();
+    // The store says COMPLETED inside the run's last workflow task; its markers are in history once the run closes.
+    const handle = svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`);
+    await handle.result();
+    const history = await handle.fetchHistory();
     const events = history.events ?? [];
     const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes).map(summaryOf);
     const local = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
@@ -74,7 +77,10 @@ describe('runs you can find in the Temporal UI', () => {
     expect((await waitForEnd(svc, failed)).status).toBe('FAILED');
     const { client } = svc.service.context.temporal;
 
-    const described = await client.workflow.getHandle(`case-${completed}`).describe();
+    // The final status tag is upserted after the store write: read it once the run has closed.
+    const completedRun = client.workflow.getHandle(`case-${completed}`);
+    await completedRun.result();
+    const described = await completedRun.describe();
     const tags = described.typedSearchAttributes;
     expect(tags.get(searchAttributes.organizationId)).toBe(svc.organizationId);
     expect(tags.get(searchAttributes.workspaceId)).toBe(svc.workspaceId);
