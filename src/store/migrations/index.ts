@@ -14,8 +14,8 @@ import * as discovery from './050_discovery.js';
 import * as generation from './060_generation.js';
 import * as rateLimits from './070_rate_limits.js';
 import * as caseNodeUsage from './071_case_node_usage.js';
-import * as listIndexes from './070_list_indexes.js';
-import * as caseNodeClock from './071_case_node_clock.js';
+import * as listIndexes from './072_list_indexes.js';
+import * as caseNodeClock from './073_case_node_clock.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -37,6 +37,6 @@ export const migrations: Record<string, Migration> = {
   '060_generation': generation,
   '070_rate_limits': rateLimits,
   '071_case_node_usage': caseNodeUsage,
-  '070_list_indexes': listIndexes,
-  '071_case_node_clock': caseNodeClock,
+  '072_list_indexes': listIndexes,
+  '073_case_node_clock': caseNodeClock,
 };
