@@ -85,7 +85,7 @@ export default tseslint.config(
       // afterAll guards for a beforeAll that failed, and fakes implementing async interfaces.
       '@typescript-eslint/no-unnecessary-condition': 'off',
       '@typescript-eslint/require-await': 'off',
-      // expect.any(), expect.objectContaining() and JSON bodies are `any` by design.
+      // Test matchers (expect.objectContaining()) and HTTP response bodies arrive untyped by design.
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-return': 'off',
