@@ -50,7 +50,8 @@ const aboveDomain = (depth) => [
 const srcEntryPoints = ['src/service.ts', 'src/cli/**', 'src/temporal/worker.ts'];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.venv/**', 'coverage/**'] },
+  // src/client/schema.d.ts is generated (npm run client:generate); its drift test keeps it true.
+  { ignores: ['dist/**', 'node_modules/**', '.venv/**', 'coverage/**', 'src/client/schema.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

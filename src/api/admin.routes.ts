@@ -53,6 +53,14 @@ export function adminGate(ctx: AppContext): (req: Request, res: Response, next: 
   };
 }
 
+const operatorErrors = { 401: { description: 'Missing or invalid admin token' } };
+/** What tenancyCall turns the service's refusals into (its 400 is implied by the route's inputs). */
+const tenancyErrors = {
+  ...operatorErrors,
+  404: { description: 'A named organization, user or key does not exist' },
+  409: { description: 'Conflicts with an existing record' },
+};
+
 async function tenancyCall<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
@@ -74,7 +82,7 @@ export function registerAdminRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/admin/organizations',
     summary: 'Create an organization',
     body: createOrganizationInput,
-    responses: { 201: { description: 'Created', schema: organizationSchema } },
+    responses: { 201: { description: 'Created', schema: organizationSchema }, ...operatorErrors },
     handler: async ({ req, res, body }) => {
       requireAdmin(ctx, req);
       res.status(201).json(await service.createOrganization(body));
@@ -87,6 +95,7 @@ export function registerAdminRoutes(api: ApiRoutes, ctx: AppContext): void {
     summary: 'List organizations',
     responses: {
       200: { description: 'Organizations', schema: z.object({ organizations: z.array(organizationSchema) }) },
+      ...operatorErrors,
     },
     handler: async ({ req, res }) => {
       requireAdmin(ctx, req);
@@ -100,7 +109,7 @@ export function registerAdminRoutes(api: ApiRoutes, ctx: AppContext): void {
     summary: 'Mark an organization verified (allowed to author the catalog)',
     params: orgParams,
     body: z.object({ verified: z.boolean().default(true) }),
-    responses: { 204: { description: 'Done' } },
+    responses: { 204: { description: 'Done' }, ...tenancyErrors },
     handler: async ({ req, res, params, body }) => {
       requireAdmin(ctx, req);
       await tenancyCall(() => service.setVerified(params.organizationId, body.verified));
@@ -114,7 +123,7 @@ export function registerAdminRoutes(api: ApiRoutes, ctx: AppContext): void {
     summary: 'Create a workspace',
     params: orgParams,
     body: createWorkspaceInput,
-    responses: { 201: { description: 'Created', schema: workspaceSchema } },
+    responses: { 201: { description: 'Created', schema: workspaceSchema }, ...tenancyErrors },
     handler: async ({ req, res, params, body }) => {
       requireAdmin(ctx, req);
       res.status(201).json(await tenancyCall(() => service.createWorkspace(params.organizationId, body)));
@@ -126,7 +135,10 @@ export function registerAdminRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/admin/organizations/:organizationId/workspaces',
     summary: 'List workspaces',
     params: orgParams,
-    responses: { 200: { description: 'Workspaces', schema: z.object({ workspaces: z.array(workspaceSchema) }) } },
+    responses: {
+      200: { description: 'Workspaces', schema: z.object({ workspaces: z.array(workspaceSchema) }) },
+      ...tenancyErrors,
+    },
     handler: async ({ req, res, params }) => {
       requireAdmin(ctx, req);
       res.json({ workspaces: await tenancyCall(() => service.listWorkspaces(params.organizationId)) });
@@ -138,7 +150,7 @@ export function registerAdminRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/admin/users',
     summary: 'Create a user (optionally as a member of an organization)',
     body: createUserInput,
-    responses: { 201: { description: 'Created', schema: userSchema } },
+    responses: { 201: { description: 'Created', schema: userSchema }, ...tenancyErrors },
     handler: async ({ req, res, body }) => {
       requireAdmin(ctx, req);
       res.status(201).json(await tenancyCall(() => service.createUser(body)));
@@ -150,7 +162,7 @@ export function registerAdminRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/admin/users',
     summary: 'List users, optionally the members of one organization',
     query: z.object({ organizationId: uuid.optional() }),
-    responses: { 200: { description: 'Users', schema: z.object({ users: z.array(userSchema) }) } },
+    responses: { 200: { description: 'Users', schema: z.object({ users: z.array(userSchema) }) }, ...operatorErrors },
     handler: async ({ req, res, query }) => {
       requireAdmin(ctx, req);
       res.json({ users: await service.listUsers(query.organizationId) });
@@ -163,7 +175,7 @@ export function registerAdminRoutes(api: ApiRoutes, ctx: AppContext): void {
     summary: 'Add a member',
     params: orgParams,
     body: addMemberInput,
-    responses: { 201: { description: 'Added', schema: membershipSchema } },
+    responses: { 201: { description: 'Added', schema: membershipSchema }, ...tenancyErrors },
     handler: async ({ req, res, params, body }) => {
       requireAdmin(ctx, req);
       res.status(201).json(await tenancyCall(() => service.addMember(params.organizationId, body)));
@@ -175,7 +187,7 @@ export function registerAdminRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/admin/organizations/:organizationId/members/:userId',
     summary: 'Remove a member (their keys stop working in this organization)',
     params: z.object({ organizationId: uuid, userId: uuid }),
-    responses: { 204: { description: 'Removed' } },
+    responses: { 204: { description: 'Removed' }, ...tenancyErrors },
     handler: async ({ req, res, params }) => {
       requireAdmin(ctx, req);
       await tenancyCall(() => service.removeMember(params.organizationId, params.userId));
@@ -188,7 +200,10 @@ export function registerAdminRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/admin/keys',
     summary: 'Create an API key (the key is in this response only)',
     body: createKeyInput,
-    responses: { 201: { description: 'Created', schema: z.object({ key: z.string(), apiKey: keyViewSchema }) } },
+    responses: {
+      201: { description: 'Created', schema: z.object({ key: z.string(), apiKey: keyViewSchema }) },
+      ...tenancyErrors,
+    },
     handler: async ({ req, res, body }) => {
       requireAdmin(ctx, req);
       const created = await tenancyCall(() => service.createKey(body));
@@ -201,7 +216,7 @@ export function registerAdminRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/admin/organizations/:organizationId/keys',
     summary: 'List the keys of an organization (never the secrets)',
     params: orgParams,
-    responses: { 200: { description: 'Keys', schema: z.object({ keys: z.array(keyViewSchema) }) } },
+    responses: { 200: { description: 'Keys', schema: z.object({ keys: z.array(keyViewSchema) }) }, ...tenancyErrors },
     handler: async ({ req, res, params }) => {
       requireAdmin(ctx, req);
       res.json({ keys: await tenancyCall(() => service.listKeys(params.organizationId)) });
@@ -213,7 +228,7 @@ export function registerAdminRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/admin/keys/:keyId/revoke',
     summary: 'Revoke an API key',
     params: z.object({ keyId: uuid }),
-    responses: { 204: { description: 'Revoked' } },
+    responses: { 204: { description: 'Revoked' }, ...tenancyErrors },
     handler: async ({ req, res, params }) => {
       requireAdmin(ctx, req);
       await tenancyCall(() => service.revokeKey(params.keyId));

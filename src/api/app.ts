@@ -11,6 +11,7 @@ import { adminGate } from './admin.routes.js';
 import { createAuthenticator } from './authenticate.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { OpenApiBuilder } from './openapi.js';
+import { openApiLinks } from './openapi-links.js';
 import { jsonBodies } from './request-body.js';
 import { ApiRoutes } from './route.js';
 import { routeRegistrations } from './routers.js';
@@ -50,6 +51,8 @@ export function createApp(ctx: AppContext): App {
   const router = express.Router();
   const api = new ApiRoutes(router, openApi, createAuthenticator(ctx.services.authentication));
   for (const register of routeRegistrations) register(api, ctx);
+  api.rejectOtherMethods();
+  openApi.link(openApiLinks);
   const openApiDocument = openApi.document(publicUrl(ctx.config));
 
   app.get('/metrics', async (_req, res) => {

@@ -26,8 +26,8 @@ import {
 } from './schemas/catalog.js';
 import { uuid } from './schemas/common.js';
 
-/** Path ids are documented as plain strings and checked in the handler, after the permission check. */
-const idParam = (name: string, description: string) => z.object({ [name]: z.string().meta({ description }) });
+/** Path ids are documented as UUIDs and checked in the handler, after the permission check. */
+const idParam = (name: string, description: string) => z.object({ [name]: uuid.meta({ description }) });
 const parseId = (value: unknown, name: string): string => parseOrThrow(uuid, value, `path.${name}`);
 function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
   return parseOrThrow(schema, body ?? {}, 'body');
@@ -49,7 +49,7 @@ const scanErrors = {
 
 export function registerCatalogRoutes(api: ApiRoutes, ctx: AppContext): void {
   const { catalog } = ctx.services;
-  const common = { auth: true as const, validateBody: false };
+  const common = { auth: true as const, validateParams: false, validateBody: false };
 
   api.route({
     ...common,

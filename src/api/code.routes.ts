@@ -27,6 +27,7 @@ export function registerCodeRoutes(api: ApiRoutes, ctx: AppContext): void {
   const common = {
     tags: ['Code nodes'],
     auth: true as const,
+    validateParams: false,
     validateBody: false,
   };
   const errors = {
@@ -82,8 +83,8 @@ export function registerCodeRoutes(api: ApiRoutes, ctx: AppContext): void {
     description:
       'Updates any subset of the fields and cuts a new version with a new versionId; earlier versions stay addressable. ' +
       '`sourceCode`, `inputs` and `outputs` are replaced wholesale. The resulting source is scanned again.',
-    // Documented only: the UUID is checked in the handler, after the permission check the contract puts first.
-    params: z.object({ codeId: z.string().meta({ description: 'The code node id (UUID) returned at creation' }) }),
+    // Checked in the handler, after the permission check the contract puts first.
+    params: z.object({ codeId: uuid.meta({ description: 'The code node id returned at creation' }) }),
     body: updateCodeNodeBody,
     responses: {
       200: { description: 'Updated: the new version', schema: codeNodeResponse },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import type { FileService, PresignResult } from '../files/file-service.js';
-import { maxFileBytes, supportedExtensions } from '../files/file-types.js';
+import { maxFileBytes, supportedExtensionPattern, supportedExtensions } from '../files/file-types.js';
 import { accessScopes, type FileRecord } from '../store/file-repo.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { uuid } from './schemas/common.js';
@@ -9,7 +9,7 @@ import { uuid } from './schemas/common.js';
 const presignBody = z.object({
   fileExtension: z
     .string()
-    .regex(/^\.[A-Za-z0-9]+$/, 'must be an extension with its leading dot, such as .pdf')
+    .regex(supportedExtensionPattern, `must be one of ${supportedExtensions.join(', ')} (any letter case)`)
     .meta({ description: `With the leading dot; one of ${supportedExtensions.join(', ')}` }),
   accessScope: z.enum(accessScopes).optional().meta({
     description: 'Omitted: the file is unlisted (tracked, readable in the organization, absent from the library)',
@@ -137,6 +137,7 @@ export function registerFileRoutes(api: ApiRoutes, ctx: AppContext): void {
         404: { description: 'Workspace or workflow does not exist' },
       },
       handler: async ({ req, res, auth }) => {
+        files.authorizeUpload(auth);
         const body = parseOrThrow(presignBody, req.body ?? {}, 'body');
         res.status(201).json(presignedView(await files.presign(auth, body)));
       },
@@ -193,6 +194,7 @@ export function registerFileRoutes(api: ApiRoutes, ctx: AppContext): void {
         description: 'Files',
         schema: z.object({ files: z.array(fileView), limit: z.number(), offset: z.number() }),
       },
+      404: { description: 'The workspace named by workspaceId does not exist' },
     },
     handler: async ({ res, auth, query }) => {
       const records = await files.listLibrary(auth, { ...query, extension: query.fileExtension?.toLowerCase() });

@@ -34,6 +34,7 @@ export function registerOAuthRoutes(api: ApiRoutes, ctx: AppContext): void {
       'present, null until a connection exists. Unknown tokens, other callers’ tokens and tokens of workspaces the key ' +
       'cannot read are expired: there is no 404. Requires Integration: Read in at least one workspace.',
     params: connectionTokenParams,
+    neverAnswers: [404],
     responses: {
       200: { description: 'The outcome', schema: connectionCheckResponse },
       403: { description: 'Integration: Read missing in every workspace' },
@@ -56,9 +57,9 @@ export function registerOAuthRoutes(api: ApiRoutes, ctx: AppContext): void {
       'failed, expired). A replayed or unknown state changes nothing.',
     query: oauthCallbackQuery,
     responses: {
-      200: { description: 'HTML: connected, denied or failed' },
-      400: { description: 'HTML: unknown or already used state' },
-      410: { description: 'HTML: the 10 minutes to authorize had passed' },
+      200: { description: 'HTML: connected, denied or failed', html: true },
+      400: { description: 'HTML: unknown or already used state; JSON: an invalid query', html: true },
+      410: { description: 'HTML: the 10 minutes to authorize had passed', html: true },
     },
     handler: async ({ res, query }) => {
       const { status, html } = oauthResultPage(await oauth.callback(query));

@@ -1,5 +1,6 @@
 import { z, type ZodType } from 'zod';
 import { errorBodySchema } from './schemas/common.js';
+import type { LinkSpec } from './openapi-links.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -18,7 +19,7 @@ export interface OperationSpec {
   body?: ZodType;
   /** Media type of the request body; application/json unless said. */
   bodyMediaType?: string;
-  responses: Record<number, { description: string; schema?: ZodType }>;
+  responses: Record<number, { description: string; schema?: ZodType; html?: boolean }>;
 }
 
 /**
@@ -78,26 +79,31 @@ function hoistDefs(schema: JsonSchema, io: 'input' | 'output', components: Recor
   return rewrite(schema) as JsonSchema;
 }
 
+/** `getApiV1CaseCaseId` for GET /api/v1/case/{caseId}: stable, unique per operation, usable as a name in clients. */
+function operationIdOf(method: string, path: string): string {
+  const words = path.split(/[^A-Za-z0-9]+/).filter(Boolean);
+  return method.toLowerCase() + words.map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('');
+}
+
 export class OpenApiBuilder {
   private readonly paths: Record<string, Record<string, JsonSchema>> = {};
   private readonly schemas: Record<string, JsonSchema> = {};
 
   add(op: OperationSpec): void {
     const responses: Record<string, JsonSchema> = {};
-    const unauthorized: OperationSpec['responses'] = { 401: { description: 'Missing, invalid or expired API key' } };
-    const all = { ...(op.secured ? unauthorized : {}), ...op.responses };
-    for (const [status, spec] of Object.entries(all)) {
+    for (const [status, spec] of Object.entries(op.responses)) {
       const schema = spec.schema ?? (Number(status) >= 400 ? errorBodySchema : undefined);
-      responses[status] = schema
-        ? {
-            description: spec.description,
-            content: {
-              'application/json': { schema: hoistDefs(jsonSchema(schema, 'output'), 'output', this.schemas) },
-            },
-          }
-        : { description: spec.description };
+      const content: Record<string, JsonSchema> = {};
+      if (schema)
+        content['application/json'] = { schema: hoistDefs(jsonSchema(schema, 'output'), 'output', this.schemas) };
+      if (spec.html) content['text/html'] = { schema: { type: 'string' } };
+      responses[status] =
+        Object.keys(content).length > 0
+          ? { description: spec.description, content }
+          : { description: spec.description };
     }
     const operation: JsonSchema = {
+      operationId: operationIdOf(op.method, op.path),
       summary: op.summary,
       tags: op.tags,
       parameters: [
@@ -120,6 +126,28 @@ export class OpenApiBuilder {
         },
       };
     (this.paths[op.path] ??= {})[op.method] = operation;
+  }
+
+  /** Adds each link to its source response; a link naming an operation or response that does not exist is a bug. */
+  link(links: readonly LinkSpec[]): void {
+    const find = (key: string) => {
+      const [method = '', path = ''] = key.split(' ');
+      const operation = this.paths[path]?.[method.toLowerCase()];
+      if (!operation) throw new Error(`OpenAPI link names an unknown operation: ${key}`);
+      return operation;
+    };
+    for (const link of links) {
+      const responses = find(link.from).responses as Record<string, JsonSchema>;
+      const response = responses[String(link.status)];
+      if (!response) throw new Error(`OpenAPI link from an undocumented response: ${link.from} ${link.status}`);
+      const target = find(link.to);
+      const links = (response.links ??= {}) as Record<string, JsonSchema>;
+      links[String(target.operationId)] = {
+        operationId: target.operationId,
+        ...(link.parameters ? { parameters: link.parameters } : {}),
+        ...(link.requestBody ? { requestBody: link.requestBody } : {}),
+      };
+    }
   }
 
   document(serverUrl: string): JsonSchema {

@@ -4,12 +4,16 @@ import { DomainError } from '../errors.js';
 import type { OpenApiBuilder } from './openapi.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { readableBody } from './request-body.js';
+import { impliedResponses } from './implied-responses.js';
+import { errorBody } from './errors.js';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface ResponseSpec {
   description: string;
   schema?: ZodType;
+  /** The response can be an HTML page (besides the JSON error body of a 4xx). */
+  html?: boolean;
 }
 
 export interface RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodType, A extends boolean> {
@@ -23,6 +27,11 @@ export interface RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodTy
   /** false for the routes that take no API key (health, admin, uploads by signed URL). */
   auth: A;
   params?: P;
+  /**
+   * false: `params` are documented but not validated before the handler,
+   * which checks them itself after the permission check the contract puts first.
+   */
+  validateParams?: boolean;
   query?: Q;
   body?: B;
   /**
@@ -35,6 +44,9 @@ export interface RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodTy
   bodyMediaType?: string;
   /** Documented request headers other than the API key. */
   headers?: z.ZodObject;
+  /** Statuses implied by the route's shape that it never answers (implied-responses.ts). */
+  neverAnswers?: readonly number[];
+  /** The success and the route's own refusals; the errors every route of its shape answers are added (implied-responses.ts). */
   responses: Record<number, ResponseSpec>;
   handler: (input: HandlerInput<P, Q, B, A>) => Promise<void> | void;
 }
@@ -70,6 +82,9 @@ function openApiPath(path: string): string {
  * the served document and the behaviour cannot disagree.
  */
 export class ApiRoutes {
+  /** The route table: which methods each path answers. */
+  private readonly methodsByPath = new Map<string, Set<Method>>();
+
   constructor(
     readonly router: Router,
     readonly openApi: OpenApiBuilder,
@@ -95,12 +110,16 @@ export class ApiRoutes {
       headers: spec.headers,
       body: spec.body,
       bodyMediaType: spec.bodyMediaType,
-      responses: spec.responses,
+      responses: { ...impliedResponses(spec), ...spec.responses },
     });
+    const methods = this.methodsByPath.get(spec.path) ?? new Set<Method>();
+    methods.add(spec.method);
+    this.methodsByPath.set(spec.path, methods);
 
     this.router[spec.method](spec.path, async (req: Request, res: Response) => {
       const auth = spec.auth ? await this.authenticate(req) : undefined;
-      const params = spec.params ? parseOrThrow(spec.params, req.params, 'path') : req.params;
+      const params =
+        spec.params && spec.validateParams !== false ? parseOrThrow(spec.params, req.params, 'path') : req.params;
       const query = spec.query ? parseOrThrow(spec.query, req.query, 'query') : req.query;
       // A route without a body still refuses one it could not read; with validateBody false the handler reads it.
       const sent: unknown = req.body;
@@ -111,5 +130,23 @@ export class ApiRoutes {
           : sent;
       await spec.handler({ req, res, params, query, body, auth } as HandlerInput<P, Q, B, A>);
     });
+  }
+
+  /**
+   * Once every route is registered: a known path called with a method it does
+   * not answer gets 405 with `Allow` (RFC 9110) instead of falling through to 404.
+   */
+  rejectOtherMethods(): void {
+    for (const [path, methods] of this.methodsByPath) {
+      const allow = [...methods].map((method) => method.toUpperCase()).join(', ');
+      // An HTTP-level refusal, not a domain one: answered here in the one error shape.
+      this.router.all(path, (req: Request, res: Response) => {
+        const message = `${req.method} is not allowed on ${req.path}; allowed: ${allow}`;
+        res
+          .set('Allow', allow)
+          .status(405)
+          .json(errorBody(405, 'METHOD_NOT_ALLOWED', message, req.originalUrl));
+      });
+    }
   }
 }

@@ -1,9 +1,14 @@
 import { z } from 'zod';
+import { atLeastOneOf } from '../domain/at-least-one.js';
 import { caseSources } from '../domain/cases.js';
 
+const workspaceId = z.regexes.uuid().source.slice(1, -1);
+/** Comma-separated workspace UUIDs; blanks around commas and empty entries are ignored, at least one id. */
+const workspaceList = new RegExp(`^[\\s,]*(${workspaceId})(\\s*,[\\s,]*(${workspaceId}))*[\\s,]*$`);
+
 /** What a case is initiated and executed with: the service's inputs, validated by the API as request bodies. */
-export const initiateBodySchema = z
-  .object({
+export const initiateBodySchema = atLeastOneOf(
+  z.object({
     workflowId: z.string().min(1).max(255).optional(),
     referenceEntityId: z.uuid().optional().describe('Wins over workflowId when both are sent'),
     workflowVersionId: z.uuid().optional().describe('Pins a version; wins over workflowVersionNumber'),
@@ -16,14 +21,14 @@ export const initiateBodySchema = z
     workspaces: z
       .string()
       .max(4096)
+      .regex(workspaceList, 'comma-separated workspace UUIDs expected')
       .optional()
       .describe('Comma-separated workspace ids; the workflow must be in one of them'),
     initialInput: z.record(z.string(), z.unknown()).default({}),
-  })
-  .refine((b) => b.workflowId !== undefined || b.referenceEntityId !== undefined, {
-    message: 'Send workflowId or referenceEntityId',
-    path: ['workflowId'],
-  });
+  }),
+  ['workflowId', 'referenceEntityId'],
+  'Send workflowId or referenceEntityId',
+);
 export type InitiateBody = z.infer<typeof initiateBodySchema>;
 
 const payloadEntrySchema = z.looseObject({ value: z.unknown() });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atLeastOneOf } from '../domain/at-least-one.js';
 
 /**
  * The discovered-process document as a client (or the BPMN import) supplies
@@ -134,10 +135,9 @@ export type CustomEdge = z.infer<typeof customEdgeSchema>;
 export type ProcessContent = z.infer<typeof processContentSchema>;
 
 /** An update: any subset of the top-level fields; lists are replaced wholesale, null clears. */
-export const processUpdateSchema = z
-  .object(processFields)
-  .partial()
-  .refine((body) => Object.values(body as Record<string, unknown>).some((value) => value !== undefined), {
-    message: 'nothing to update: send at least one process field',
-  });
+export const processUpdateSchema = atLeastOneOf(
+  z.object(processFields).partial(),
+  Object.keys(processFields) as Array<keyof typeof processFields>,
+  'nothing to update: send at least one process field',
+);
 export type ProcessUpdate = z.infer<typeof processUpdateSchema>;

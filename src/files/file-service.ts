@@ -154,13 +154,18 @@ export class FileService {
     return id !== undefined && url === this.fileUrl(id) ? id : undefined;
   }
 
+  /** Uploads need File: Full; checked before the request is validated (403 before 400). */
+  authorizeUpload(auth: AuthContext): void {
+    if (!hasGrant(auth, 'file:full')) throw DomainError.forbidden('This API key lacks File: Full');
+  }
+
   /**
    * Records a pending file and signs its upload URL. Needs File: Full; where
    * a workspace owns the file (workspaceId, or the workflow's workspace) the
    * key must reach that workspace with File: Full.
    */
   async presign(auth: AuthContext, input: PresignInput): Promise<PresignResult> {
-    if (!hasGrant(auth, 'file:full')) throw DomainError.forbidden('This API key lacks File: Full');
+    this.authorizeUpload(auth);
     const extension = input.fileExtension.toLowerCase();
     if (!isSupportedExtension(extension)) {
       throw DomainError.invalidFields(

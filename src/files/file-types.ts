@@ -37,6 +37,13 @@ const fileTypes = {
 export type SupportedExtension = keyof typeof fileTypes;
 export const supportedExtensions = Object.keys(fileTypes) as SupportedExtension[];
 
+/** The supported extensions in any letter case (they are compared lower-cased), as one pattern a JSON Schema can carry. */
+export const supportedExtensionPattern = new RegExp(
+  `^(${supportedExtensions
+    .map((extension) => extension.replace('.', '\\.').replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`))
+    .join('|')})$`,
+);
+
 export function isSupportedExtension(extension: string): extension is SupportedExtension {
   return Object.hasOwn(fileTypes, extension);
 }

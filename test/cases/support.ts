@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { JobAudit } from '../../src/api/schemas/cases.js';
+import type { paths } from '../../src/client/index.js';
 import type { WorkflowEdge, WorkflowNode } from '../../src/domain/graph.js';
 import type { VariableSchema, VariableSchemaEntry } from '../../src/domain/variables.js';
 import type { VariableType } from '../../src/domain/vocabulary.js';
-import type { TestResponse, TestService } from '../support/harness.js';
+import { answered, type TestResponse, type TestService } from '../support/harness.js';
 
 export interface Var {
   id?: string;
@@ -32,6 +33,8 @@ export function vars(entries: Var[]): VariableSchema {
 }
 
 /** A graph under construction, keyed by id as the API takes it. */
+type InitiateBody = paths['/api/v1/case']['post']['requestBody']['content']['application/json'];
+
 export class Graph {
   nodes: Record<string, WorkflowNode> = {};
   edges: Record<string, WorkflowEdge> = {};
@@ -113,18 +116,17 @@ export async function createWorkflow(
   g: Graph,
   name = 'case test',
 ): Promise<{ workflowId: string; entityId: string; workflowVersionId: string }> {
-  const r = await svc.request('POST', '/api/v1/workflow', {
-    headers: { 'x-workspace-id': svc.workspaceId },
-    body: { name, activeStatus: 'active', nodes: g.nodes, edges: g.edges },
-  });
-  expect(r.status, r.text).toBe(201);
-  return r.body as { workflowId: string; entityId: string; workflowVersionId: string };
+  return answered(
+    svc.client.POST('/api/v1/workflow', {
+      params: { header: { 'x-workspace-id': svc.workspaceId } },
+      body: { name, activeStatus: 'active', nodes: g.nodes, edges: g.edges },
+    }),
+    201,
+  );
 }
 
-export async function initiate(svc: TestService, body: Record<string, unknown>): Promise<string> {
-  const r = await svc.request('POST', '/api/v1/case', { body });
-  expect(r.status, r.text).toBe(201);
-  return (r.body as { caseId: string }).caseId;
+export async function initiate(svc: TestService, body: InitiateBody): Promise<string> {
+  return (await answered(svc.client.POST('/api/v1/case', { body }), 201)).caseId;
 }
 
 export async function execute(svc: TestService, caseId: string, body: Record<string, unknown>): Promise<TestResponse> {
@@ -168,13 +170,11 @@ export async function audit(svc: TestService, caseId: string, base = '/api/v1/ca
   return r.body as unknown as JobAudit;
 }
 
-export async function results(
-  svc: TestService,
-  caseId: string,
-): Promise<Record<string, { value: unknown; type: string; displayName: string }>> {
-  const r = await svc.request('GET', `/api/v1/case/${caseId}/results`);
-  expect(r.status, r.text).toBe(200);
-  return (r.body as { results: Record<string, { value: unknown; type: string; displayName: string }> }).results;
+export async function results(svc: TestService, caseId: string) {
+  const body = await answered(svc.client.GET('/api/v1/case/{caseId}/results', { params: { path: { caseId } } }), 200);
+  // 200 and 202 are both successes to the client; only the 200 body carries results.
+  if (!('results' in body)) throw new Error(`case ${caseId} has not finished`);
+  return body.results;
 }
 
 /** input(text) → python sleeping `seconds` → output(text) */

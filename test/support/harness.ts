@@ -2,11 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { createLogger, type Logger } from '../../src/logging/logger.js';
 import { startService, type Role, type RunningService } from '../../src/service.js';
 import type { BootstrapResult } from '../../src/tenancy/tenancy-service.js';
+import { createClient, type CaseflowClient } from '../../src/client/index.js';
 
 export const adminToken = 'test-admin-token-0123456789';
 
@@ -37,6 +38,8 @@ export interface TestService {
   workspaceId: string;
   userId: string;
   request(method: string, urlPath: string, options?: RequestOptions): Promise<TestResponse>;
+  /** The typed client (src/client) with the default organization's full-access key. */
+  client: CaseflowClient;
   admin(method: string, urlPath: string, body?: unknown): Promise<TestResponse>;
   stop(options?: { keepData?: boolean }): Promise<void>;
 }
@@ -81,6 +84,20 @@ export async function http(
     parsed = {};
   }
   return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+/**
+ * The body of a typed client call that answered `status`; fails the test with
+ * the error body otherwise.
+ */
+export async function answered<T>(
+  call: Promise<{ data?: T; error?: unknown; response: Response }>,
+  status: number,
+): Promise<T> {
+  const { data, error, response } = await call;
+  expect(response.status, JSON.stringify(error)).toBe(status);
+  if (data === undefined) throw new Error(`${response.url} answered ${response.status} without a body`);
+  return data;
 }
 
 /**
@@ -131,6 +148,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     userId: bootstrap?.user.id ?? '',
     request: (method, urlPath, requestOptions = {}) =>
       http(url + urlPath, method, { ...requestOptions, defaultKey: bootstrap?.key.key }),
+    client: createClient({ baseUrl: url, key: bootstrap?.key.key }),
     admin,
     stop: async ({ keepData = false } = {}) => {
       await service.stop();

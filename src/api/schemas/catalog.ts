@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atLeastOneOf } from '../../domain/at-least-one.js';
 import { credentialValueMatchesType } from '../../catalog/credential-fields.js';
 import { iconProblem } from '../../catalog/icon.js';
 import {
@@ -165,9 +166,7 @@ export function integrationDraft(integration: z.infer<typeof integrationSchema>)
 
 /** At least one field: an update with nothing in it would cut an identical version. */
 function nonEmpty<T extends z.ZodObject>(schema: T) {
-  return schema.refine((value) => Object.values(value).some((v) => v !== undefined), {
-    message: 'nothing to update: send at least one field',
-  });
+  return atLeastOneOf(schema, Object.keys(schema.shape), 'nothing to update: send at least one field');
 }
 
 export const integrationUpdateBody = z.object({

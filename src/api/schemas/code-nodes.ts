@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atLeastOneOf } from '../../domain/at-least-one.js';
 import { catalogFieldMapSchema, catalogFieldSchema } from './catalog-fields.js';
 
 /** The contract's code-node limits (Limits table). */
@@ -70,8 +71,8 @@ export const createCodeNodeBody = z
   })
   .meta({ description: 'Unknown fields such as providerId are ignored.' });
 
-export const updateCodeNodeBody = z
-  .object({
+export const updateCodeNodeBody = atLeastOneOf(
+  z.object({
     name: label.optional(),
     description: description.nullable().optional().meta({ description: 'null clears it' }),
     icon: icon.nullable().optional().meta({ description: 'null clears it' }),
@@ -83,14 +84,13 @@ export const updateCodeNodeBody = z
     options: options.optional(),
     nonEditableFields: nonEditableFields.optional(),
     workspaceId: noWorkspace,
-  })
-  .refine((body) => updatableFields.some((name) => body[name] !== undefined), {
-    message: 'nothing to update: send at least one code node field',
-  })
-  .meta({
-    description:
-      'Any subset of the fields; the rest carry over from the latest version. Unknown fields such as providerId are ignored.',
-  });
+  }),
+  updatableFields,
+  'nothing to update: send at least one code node field',
+).meta({
+  description:
+    'Any subset of the fields; the rest carry over from the latest version. Unknown fields such as providerId are ignored.',
+});
 
 export const codeNodeResponse = z.object({
   id: z.string(),
@@ -117,11 +117,14 @@ export const codeNodeBadRequestBody = z.object({
   errorCode: z.string().meta({ description: 'VALIDATION_ERROR (fields) or BAD_REQUEST (violations)' }),
   timestamp: z.string(),
   path: z.string(),
-  metadata: z.object({
-    fields: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
-    violations: z
-      .array(z.object({ line: z.number().int(), col: z.number().int(), message: z.string() }))
-      .optional()
-      .meta({ description: 'Security-scan findings; line and col are 1-based' }),
-  }),
+  // Absent on a 400 that names no field (malformed JSON, a refused workspace id).
+  metadata: z
+    .object({
+      fields: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+      violations: z
+        .array(z.object({ line: z.number().int(), col: z.number().int(), message: z.string() }))
+        .optional()
+        .meta({ description: 'Security-scan findings; line and col are 1-based' }),
+    })
+    .optional(),
 });

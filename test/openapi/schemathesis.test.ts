@@ -1,0 +1,60 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminToken, startTestService, type TestService } from '../support/harness.js';
+
+const projectRoot = path.resolve(import.meta.dirname, '../..');
+const st = path.join(projectRoot, '.venv/bin/st');
+
+/** Runs the CLI to its end; its output is returned whole so a failure shows schemathesis' own report. */
+function runSchemathesis(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(st, ['--config-file', path.join(import.meta.dirname, 'schemathesis.toml'), ...args], {
+      cwd: import.meta.dirname,
+      env: { ...process.env, ...env, NO_COLOR: '1' },
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, output }));
+  });
+}
+
+describe('the OpenAPI document against the running service (schemathesis)', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService();
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  it('finds no failure with every check on, the stateful phase included', { timeout: 15 * 60_000 }, async () => {
+    expect(existsSync(st), `${st} is missing: run scripts/setup.sh`).toBe(true);
+    const { code, output } = await runSchemathesis(
+      [
+        'run',
+        `${svc.url}/openapi.json`,
+        '--header',
+        `x-service-key: ${svc.key}`,
+        '--checks',
+        'all',
+        '--phases',
+        'examples,coverage,fuzzing,stateful',
+        '--max-examples',
+        process.env.SCHEMATHESIS_MAX_EXAMPLES ?? '25',
+        '--workers',
+        '2',
+        '--seed',
+        '1',
+      ],
+      { CASEFLOW_WORKSPACE_ID: svc.workspaceId, CASEFLOW_ADMIN_TOKEN: adminToken },
+    );
+    expect(code, output).toBe(0);
+  });
+});
