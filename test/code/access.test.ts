@@ -99,10 +99,17 @@ describe('code node endpoints: who may author', () => {
     expectError(patch, 404);
   });
 
-  it('has no GET and no DELETE', async () => {
-    expect((await svc.request('GET', `/api/v1/code/${codeId}`)).status).toBe(404);
-    expect((await svc.request('DELETE', `/api/v1/code/${codeId}`)).status).toBe(404);
-    expect((await svc.request('GET', '/api/v1/code')).status).toBe(404);
+  it('has no GET and no DELETE: 405 with the methods it has', async () => {
+    for (const [method, path, allow] of [
+      ['GET', `/api/v1/code/${codeId}`, 'PATCH'],
+      ['DELETE', `/api/v1/code/${codeId}`, 'PATCH'],
+      ['GET', '/api/v1/code', 'POST'],
+    ] as const) {
+      const res = await svc.request(method, path);
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.get('allow')).toBe(allow);
+      expect(res.body).toMatchObject({ statusCode: 405, errorCode: 'METHOD_NOT_ALLOWED', path });
+    }
   });
 
   it('documents both operations in the OpenAPI document', async () => {

@@ -342,6 +342,7 @@ describe('discovered processes: create, read, update, snapshots', () => {
       '403',
       '404',
       '409',
+      '413',
     ]);
     expect(statuses('/api/v1/discovery/process/{processId}/version', 'post')).toEqual([
       '201',
