@@ -36,6 +36,6 @@ export function impliedResponses(route: RouteShape): Record<number, ResponseSpec
   }
   if (route.path.includes(':')) implied[404] = { description: 'What the path names does not exist' };
   if (jsonBody) implied[413] = { description: 'The body is over the configured size limit' };
-  for (const status of route.neverAnswers ?? []) delete implied[status];
-  return implied;
+  const never = new Set(route.neverAnswers);
+  return Object.fromEntries(Object.entries(implied).filter(([status]) => !never.has(Number(status))));
 }
