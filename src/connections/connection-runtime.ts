@@ -140,6 +140,8 @@ export class ConnectionRuntime {
       network: true,
       timeoutMs: request.timeoutMs,
       organizationId: scope.organizationId,
+      deadline: request.deadline,
+      signal: request.signal,
     });
     return redactValue(result, secretStrings(data));
   }
