@@ -21,6 +21,7 @@ import type {
 } from './types.js';
 
 export type * from './types.js';
+export { PythonPoolBusy } from './call-queue.js';
 
 type Kind = CallKind;
 type Mode = 'contained' | 'unsandboxed' | 'refusing';
