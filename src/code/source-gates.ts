@@ -18,7 +18,7 @@ export class SourceGates {
 
   /**
    * The authoring scan of Python source; a violation list means 400 with metadata.violations. The
-   * scan queues in the runner pool like any call: the organization's queue full is a 429, the
+   * scan queues in the runner pool like every other call: the organization's queue full is a 429, the
    * whole queue full a 503, both with Retry-After.
    */
   async scanOrThrow(source: string, field: string, organizationId?: string): Promise<void> {
