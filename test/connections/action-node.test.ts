@@ -91,6 +91,15 @@ function actionGraph(connection: string, actionVersionId = integration.actionVer
   return g;
 }
 
+/** Runs a case of the workflow, expects it to fail, and returns its nodes' errors. */
+async function failedNodeErrors(workflowId: string) {
+  const caseId = await startCase(svc, workflowId, { text: 'x', url: `${api.url}/hello` });
+  expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
+  return Object.values((await audit(svc, caseId)).audit.nodes_execution_data).flatMap((n) =>
+    n.error ? [n.error] : [],
+  );
+}
+
 /** A workflow stored without the save-time check, as if it got past it. */
 async function storedWorkflow(
   organizationId: string,
@@ -193,11 +202,7 @@ describe('integration_action nodes', () => {
     const other = await newWorkspace(svc, svc.organizationId);
     const workflowId = await storedWorkflow(svc.organizationId, other, svc.userId, actionGraph(connectionId));
     const before = api.received.length;
-    const caseId = await startCase(svc, workflowId, { text: 'x', url: `${api.url}/hello` });
-    expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
-    const errors = Object.values((await audit(svc, caseId)).audit.nodes_execution_data).flatMap((n) =>
-      n.error ? [n.error] : [],
-    );
+    const errors = await failedNodeErrors(workflowId);
     expect(errors[0]).toMatchObject({ kind: 'configuration' });
     expect(JSON.stringify(errors)).toContain("does not exist in this case's workspace");
     expect(api.received.length).toBe(before);
@@ -250,11 +255,7 @@ describe('integration_action nodes', () => {
 
     const before = api.received.length;
     const workflowId = await storedWorkflow(svc.organizationId, svc.workspaceId, svc.userId, other);
-    const caseId = await startCase(svc, workflowId, { text: 'x', url: `${api.url}/hello` });
-    expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
-    const errors = Object.values((await audit(svc, caseId)).audit.nodes_execution_data).flatMap((n) =>
-      n.error ? [n.error] : [],
-    );
+    const errors = await failedNodeErrors(workflowId);
     expect(errors[0]).toMatchObject({ kind: 'configuration' });
     expect(JSON.stringify(errors)).toContain('not the action enabled on connection');
     expect(api.received.length).toBe(before);
