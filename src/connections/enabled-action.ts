@@ -3,7 +3,7 @@ import type { Connection } from './types.js';
 
 /**
  * The contract's connection `actionVersionId` is the "action enabled on this
- * connection": a node may run that action, in any of its versions (each cut
+ * connection": a node may run that action, in every one of its versions (each cut
  * by the integration's authors), but never another action of the same
  * integration, so a key that may only build workflows cannot turn a
  * read-only connection into, say, a delete.
