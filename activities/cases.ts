@@ -1,7 +1,7 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context, type Info } from '@temporalio/activity';
 import type { FinalizeCaseInput, NodeError, NodeLog } from '../src/domain/cases.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
-import { NodeFailure, type NodeRunResult } from '../src/domain/node-kinds/kind.js';
+import { NodeFailure, type NodeContext, type NodeRunResult } from '../src/domain/node-kinds/kind.js';
 import { processSchemaOf } from '../src/domain/node-kinds/process-schema.js';
 import { nodeKinds } from '../src/domain/node-kinds/registry.js';
 import type { NodeServices } from '../src/domain/node-kinds/services.js';
@@ -63,8 +63,10 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
   return {
     async runNode(request) {
       const startedAt = new Date().toISOString();
+      const { info, cancellationSignal } = Context.current();
       try {
-        const result = await runKind(request, nodeServices);
+        const attempt = { deadline: attemptDeadline(info, Date.now()), signal: cancellationSignal };
+        const result = await runKind(request, attempt, nodeServices);
         const size = jsonBytes(result.outputs);
         if (size > maxBytes) {
           // The outputs would go into Temporal history (the activity result) and on to the next nodes' inputs.
@@ -115,12 +117,27 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
 }
 
 /**
+ * When this attempt's activity times out (epoch ms): its start-to-close from now, or its
+ * schedule-to-close when that comes first. Work still queued past it would run for nobody.
+ */
+function attemptDeadline(info: Info, now: number): number {
+  const startToClose = info.startToCloseTimeoutMs > 0 ? now + info.startToCloseTimeoutMs : Infinity;
+  const scheduleToClose =
+    info.scheduleToCloseTimeoutMs > 0 ? info.scheduledTimestampMs + info.scheduleToCloseTimeoutMs : Infinity;
+  return Math.min(startToClose, scheduleToClose);
+}
+
+/**
  * One node by its kind, with `process` parsed by the kind's schema (saved
  * versions were validated, but a kind's schema may have changed since). A
  * kind that runs inline in the workflow runs here too when the workflow
  * bundle does not know it (a kind registered at run time).
  */
-async function runKind(request: RunNodeRequest, services: NodeServices): Promise<NodeRunResult> {
+async function runKind(
+  request: RunNodeRequest,
+  attempt: Pick<NodeContext<unknown>, 'deadline' | 'signal'>,
+  services: NodeServices,
+): Promise<NodeRunResult> {
   const kind = nodeKinds.of(request.node);
   if (!kind)
     throw new NodeFailure(`No node kind for handler_class ${handlerClassName(request.node)}`, {
@@ -137,7 +154,7 @@ async function runKind(request: RunNodeRequest, services: NodeServices): Promise
       retryable: false,
     });
   }
-  const context = { ...request, process: parsed.data, caseInputs: {} };
+  const context = { ...request, ...attempt, process: parsed.data, caseInputs: {} };
   return kind.runs === 'inline' ? kind.evaluate(context) : kind.run(context, services);
 }
 

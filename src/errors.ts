@@ -69,6 +69,9 @@ export class DomainError extends Error {
   static unprocessable(message: string, metadata?: Record<string, unknown>): DomainError {
     return new DomainError('UNPROCESSABLE', message, metadata);
   }
+  static rateLimited(message: string, retryAfterSeconds: number): DomainError {
+    return new DomainError('RATE_LIMITED', message, { retryAfterSeconds }, retryAfterSeconds);
+  }
   static unavailable(message: string, retryAfterSeconds: number): DomainError {
     return new DomainError('SERVICE_UNAVAILABLE', message, { retryAfterSeconds }, retryAfterSeconds);
   }

@@ -112,6 +112,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       size: config.python.poolSize || undefined,
       allowUnsandboxed: config.python.allowUnsandboxed,
       defaultTimeoutMs: config.python.defaultTimeoutMs,
+      maxQueuedPerOrganization: config.python.maxQueuedPerOrganization,
+      maxQueued: config.python.maxQueued,
       // Python egress obeys the same operator allowlist as every other tenant-supplied destination.
       egress: { allowCidrs: config.outbound.allowCidrs },
       metricsRegistry: metrics.registry,

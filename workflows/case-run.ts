@@ -23,6 +23,7 @@ import type { CallbackDeliveryInput } from '../src/callbacks/delivery.js';
 import { CaseScheduler, type NodeCompletion, type RunEnding } from '../src/domain/case-scheduler.js';
 import {
   caseProgressQueryName,
+  defaultMaxParallelNodes,
   localActivityMaxMs,
   type CaseProgress,
   type CaseRunInput,
@@ -31,8 +32,9 @@ import {
   type TerminalStatus,
 } from '../src/domain/cases.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
-import { NodeFailure, nodeExecution, type InlineNodeKind } from '../src/domain/node-kinds/kind.js';
+import { busyFailureKind, NodeFailure, nodeExecution, type InlineNodeKind } from '../src/domain/node-kinds/kind.js';
 import { nodeKinds } from '../src/domain/node-kinds/registry.js';
+import { NodeSlots } from '../src/domain/node-slots.js';
 import { handlerClassName } from '../src/domain/vocabulary.js';
 import { searchAttributes } from '../src/temporal/search-attributes.js';
 
@@ -42,6 +44,8 @@ export const caseProgressQuery = defineQuery<CaseProgress>(caseProgressQueryName
 const ACTIVITY_GRACE_MS = 10_000;
 /** The longest wait a node's Retry-After may impose between two attempts (the case deadline bounds it too). */
 const MAX_RETRY_AFTER_MS = 5 * 60_000;
+/** The longest wait between two tries of a node its runner turned away as busy. */
+const MAX_BUSY_WAIT_MS = 30_000;
 
 const { finalizeCase } = proxyLocalActivities<CaseActivities>({
   summary: 'Record the end of the case',
@@ -95,7 +99,11 @@ interface AttemptHooks {
 /**
  * Up to `execution.max_attempts` attempts (the kind's default, else 1),
  * backing off 1 s, 2 s, 4 s … (at most 1 min) between them, or as long as
- * the node's service asked (Retry-After, at most 5 min).
+ * the node's service asked (Retry-After, at most 5 min). A node its runner
+ * turned away as busy (a full queue: the node never ran) is tried again
+ * without spending an attempt, its Retry-After doubling up to 30 s, until the
+ * case deadline: a burst is delayed, not failed. No history recorded before
+ * this rule has a busy failure, so they replay unchanged.
  */
 async function runWithRetries(
   node: WorkflowNode,
@@ -104,17 +112,26 @@ async function runWithRetries(
 ): Promise<RunNodeResponse> {
   const { maxAttempts } = nodeExecution(node, nodeKinds.of(node));
   const run = nodeActivity(node);
-  for (let attempt = 1; ; attempt++) {
+  let turnedAway = 0;
+  for (let attempt = 1; ;) {
     hooks.started(attempt);
     try {
       return await run({ ...request, attempt });
     } catch (err) {
       const failure = nodeApplicationFailure(err);
-      if (isCancellation(err) || failure?.nonRetryable === true || attempt >= maxAttempts) throw err;
+      if (isCancellation(err) || failure?.nonRetryable === true) throw err;
       const details = failure?.details?.[0] as NodeFailureDetails | undefined;
+      if (details?.error.kind === busyFailureKind) {
+        turnedAway += 1;
+        const wait = Math.max(details.retryAfterMs ?? 0, 1000) * 2 ** Math.min(turnedAway - 1, 5);
+        await sleep(Math.min(wait, MAX_BUSY_WAIT_MS));
+        continue;
+      }
+      if (attempt >= maxAttempts) throw err;
       hooks.retrying(details);
       const backoff = Math.min(1000 * 2 ** (attempt - 1), 60_000);
       await sleep(Math.max(backoff, Math.min(details?.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS)));
+      attempt += 1;
     }
   }
 }
@@ -169,9 +186,11 @@ async function evaluateInline(
 
 /**
  * Runs the nodes the scheduler hands out until none is left or the case is
- * ending; independent branches run in parallel. Inline kinds run in the
- * workflow, others as activities. The deadline is a timer (and a clock check
- * at every node end); cancellation comes from Temporal.
+ * ending; independent branches run in parallel, at most `maxParallelNodes`
+ * activity nodes at once (the others wait for a slot; inline nodes take
+ * none). Inline kinds run in the workflow, others as activities. The
+ * deadline is a timer (and a clock check at every node end); cancellation
+ * comes from Temporal.
  */
 async function runGraph(input: CaseRunInput, scheduler: CaseScheduler): Promise<RunEnding> {
   const now = () => new Date().toISOString();
@@ -180,9 +199,14 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler): Promise<
   let deadlinePassed = false;
   const graphScope = new CancellationScope();
   const deadlineScope = new CancellationScope();
+  // Runs started before the cap start every ready node at once, as their histories recorded.
+  const slots = patched('case-node-concurrency-cap')
+    ? new NodeSlots(input.maxParallelNodes ?? defaultMaxParallelNodes)
+    : undefined;
+  const takesSlot = (id: string): boolean => slots !== undefined && nodeKinds.of(scheduler.node(id))?.runs !== 'inline';
 
   const launch = (ids: string[]): void => {
-    for (const id of ids) tasks.push(execute(id));
+    for (const id of ids) if (!takesSlot(id) || slots?.take(id) === true) tasks.push(execute(id));
   };
 
   const execute = async (id: string): Promise<void> => {
@@ -219,6 +243,9 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler): Promise<
       deadlinePassed = true;
       graphScope.cancel();
     }
+    // The slot goes to the oldest waiting node before this node's children queue for one.
+    const next = takesSlot(id) ? slots?.release() : undefined;
+    if (next !== undefined) tasks.push(execute(next));
     launch(ready);
   };
 

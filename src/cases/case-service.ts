@@ -273,6 +273,7 @@ export class CaseService {
       graph: version.graph,
       inputs: run.inputs,
       deadlineMs: run.deadlineMs,
+      maxParallelNodes: this.deps.config.cases.maxParallelNodes,
       ...(run.callbackUrl ? { callbackUrl: run.callbackUrl } : {}),
     };
     const { temporal } = this.deps;

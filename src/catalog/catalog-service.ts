@@ -7,11 +7,13 @@ import type {
   ActionContent,
   ActionVersion,
   CredentialContent,
+  CredentialStatus,
   CredentialVersion,
   IntegrationContent,
   IntegrationCreation,
   IntegrationDetail,
   IntegrationDraft,
+  IntegrationStatus,
   IntegrationVersion,
   Provider,
 } from './types.js';
@@ -227,6 +229,22 @@ export class CatalogService {
     return this.detail(
       this.visible(auth, await this.repo.findIntegration(integrationId), `Integration ${integrationId}`),
     );
+  }
+
+  /**
+   * The status in force of an integration and of a credential template: their
+   * latest versions', whichever version a caller named (an author retires an
+   * integration by cutting a version; earlier version ids stay readable).
+   */
+  async currentStatuses(
+    integrationId: string,
+    templateId: string | undefined,
+  ): Promise<{ integration: IntegrationStatus | undefined; template: CredentialStatus | undefined }> {
+    const [integration, template] = await Promise.all([
+      this.repo.findIntegration(integrationId),
+      templateId === undefined ? undefined : this.repo.findCredential(templateId),
+    ]);
+    return { integration: integration?.status, template: template?.status };
   }
 
   async integrationVersion(auth: AuthContext, integrationVersionId: string): Promise<IntegrationDetail> {

@@ -6,25 +6,32 @@ import { addKeyToFile, dropOldKeysFromFile, keyFileOf, loadMasterKeys, SecretBox
 import { CallbackRepo } from '../store/callback-repo.js';
 import { ConnectionRepo } from '../store/connection-repo.js';
 import { migrateToLatest, openStore } from '../store/database.js';
+import { OAuthRepo } from '../store/oauth-repo.js';
 
 type Output = (value: unknown) => void;
 type Fail = (message: string) => never;
 
-/** Every secret of the store under the box's current key: connection credentials and webhook signing secrets. */
+/**
+ * Every secret of the store under the box's current key: connection
+ * credentials (with their OAuth tokens), OAuth attempts' PKCE verifiers and
+ * webhook signing secrets. (A new encrypted column belongs here too.)
+ */
 async function reencryptEverything(
   config: Config,
   box: SecretBox,
-): Promise<{ currentKeyId: string; credentials: number; webhookSecrets: number }> {
+): Promise<{ currentKeyId: string; credentials: number; oauthAttempts: number; webhookSecrets: number }> {
   const store = openStore(config.dataDir, config.databaseUrl);
   try {
     await migrateToLatest(store.db);
-    const credentials = await new CredentialVault(box).reencryptAll(new ConnectionRepo(store.db));
+    const vault = new CredentialVault(box);
+    const credentials = await vault.reencryptAll(new ConnectionRepo(store.db));
+    const oauthAttempts = await vault.reencryptAttempts(new OAuthRepo(store.db));
     const webhookSecrets = await new WebhookSecrets(
       new CallbackRepo(store.db),
       box,
       config.callbacks.secretRotationOverlapMs,
     ).reencryptAll();
-    return { currentKeyId: box.currentKeyId, credentials, webhookSecrets };
+    return { currentKeyId: box.currentKeyId, credentials, oauthAttempts, webhookSecrets };
   } finally {
     await store.close();
   }

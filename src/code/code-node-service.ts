@@ -42,7 +42,7 @@ export class CodeNodeService {
 
   async create(auth: AuthContext, content: CodeNodeContent): Promise<CodeNodeVersion> {
     this.authorize(auth);
-    await this.gates.scanOrThrow(content.sourceCode, 'sourceCode');
+    await this.gates.scanOrThrow(content.sourceCode, 'sourceCode', auth.organizationId);
     return this.repo.create(auth.organizationId, auth.userId, content);
   }
 
@@ -58,7 +58,7 @@ export class CodeNodeService {
       const content = merge(latest, changes);
       // Every version must pass the scan under the current policy, including a carried-over source.
       if (scanned !== content.sourceCode) {
-        await this.gates.scanOrThrow(content.sourceCode, 'sourceCode');
+        await this.gates.scanOrThrow(content.sourceCode, 'sourceCode', auth.organizationId);
         scanned = content.sourceCode;
       }
       const version = await this.repo.addVersion(codeId, latest.versionNumber, auth.userId, content);

@@ -3,7 +3,7 @@ import type { AuthContext } from '../auth/auth-context.js';
 import type { WorkflowGraph } from '../domain/graph.js';
 import { DomainError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
-import type { PythonRunnerPool } from '../python/pool.js';
+import { PythonPoolBusy, type PythonRunnerPool } from '../python/pool.js';
 import type { ScanViolation } from '../python/types.js';
 
 /**
@@ -16,12 +16,21 @@ export class SourceGates {
     private readonly logger: Logger,
   ) {}
 
-  /** The authoring scan of Python source; a violation list means 400 with metadata.violations. */
-  async scanOrThrow(source: string, field: string): Promise<void> {
+  /**
+   * The authoring scan of Python source; a violation list means 400 with metadata.violations. The
+   * scan queues in the runner pool like every other call: the organization's queue full is a 429, the
+   * whole queue full a 503, both with Retry-After.
+   */
+  async scanOrThrow(source: string, field: string, organizationId?: string): Promise<void> {
     let violations: ScanViolation[];
     try {
-      violations = await this.python.scan(source, 'main');
+      violations = await this.python.scan(source, 'main', organizationId);
     } catch (err) {
+      if (err instanceof PythonPoolBusy) {
+        const seconds = Math.ceil(err.retryAfterMs / 1000);
+        if (err.reason === 'organization') throw DomainError.rateLimited(err.message, seconds);
+        throw DomainError.unavailable(err.message, seconds);
+      }
       this.logger.error({ err }, 'Python source scan failed to run');
       throw DomainError.unavailable('The Python source scanner is unavailable; retry later', 5);
     }
@@ -48,6 +57,7 @@ export class SourceGates {
       throw DomainError.forbidden('Inline Python source in a workflow needs Code: Full');
     if (!auth.organizationVerified)
       throw DomainError.forbidden('Inline Python source in a workflow needs a verified organization');
-    for (const { id, source } of inline) await this.scanOrThrow(source, `nodes.${id}.process.source`);
+    for (const { id, source } of inline)
+      await this.scanOrThrow(source, `nodes.${id}.process.source`, auth.organizationId);
   }
 }

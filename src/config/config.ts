@@ -59,12 +59,18 @@ export const configSchema = z.object({
     resumeUnstartedAfterMs: z.coerce.number().int().min(100),
     /** How often the API compares RUNNING cases with their Temporal runs and closes those whose run ended unrecorded. */
     reconcileIntervalMs: z.coerce.number().int().min(100),
+    /** Activity nodes of one case running at once; the rest wait for a slot (recorded in the run's input at start). */
+    maxParallelNodes: z.coerce.number().int().min(1).max(100),
   }),
   python: z.object({
     /** Fork servers in the sandboxed pool; 0 means one per CPU. */
     poolSize: z.coerce.number().int().min(0).max(64),
     allowUnsandboxed: bool,
     defaultTimeoutMs: z.coerce.number().int().min(100).max(600_000),
+    /** Calls one organization may have waiting for a runner; more are refused as retryable back-pressure. */
+    maxQueuedPerOrganization: z.coerce.number().int().min(1),
+    /** Calls waiting for a runner in all, the last guard. */
+    maxQueued: z.coerce.number().int().min(1),
   }),
   secrets: z.object({ masterKey: z.string().min(1).optional(), keyFile: z.string().min(1).optional() }),
   files: z.object({
@@ -193,9 +199,12 @@ const envMap: Record<string, string> = {
   CASEFLOW_CASE_MAX_NODE_OUTPUT_BYTES: 'cases.maxNodeOutputBytes',
   CASEFLOW_CASE_RESUME_AFTER_MS: 'cases.resumeUnstartedAfterMs',
   CASEFLOW_CASE_RECONCILE_INTERVAL_MS: 'cases.reconcileIntervalMs',
+  CASEFLOW_CASE_MAX_PARALLEL_NODES: 'cases.maxParallelNodes',
   CASEFLOW_PYTHON_POOL_SIZE: 'python.poolSize',
   CASEFLOW_PYTHON_ALLOW_UNSANDBOXED: 'python.allowUnsandboxed',
   CASEFLOW_PYTHON_TIMEOUT_MS: 'python.defaultTimeoutMs',
+  CASEFLOW_PYTHON_MAX_QUEUED_PER_ORG: 'python.maxQueuedPerOrganization',
+  CASEFLOW_PYTHON_MAX_QUEUED: 'python.maxQueued',
   CASEFLOW_MASTER_KEY: 'secrets.masterKey',
   CASEFLOW_MASTER_KEY_FILE: 'secrets.keyFile',
   CASEFLOW_FILE_STORAGE: 'files.storage',

@@ -7,6 +7,7 @@ import { catalogOutputs } from '../domain/node-kinds/python-code.js';
 import type { IntegrationActionRequest, NodeScope } from '../domain/node-kinds/services.js';
 import type { CredentialData } from './credential-data.js';
 import type { CredentialVault } from './credential-vault.js';
+import { isEnabledAction, notEnabledMessage } from './enabled-action.js';
 import { actionCredentialValue } from './oauth-credential.js';
 import { OAuthNeedsReauthorization, OAuthRefreshUnavailable } from './oauth-temporal.js';
 import type { OAuthTokens } from './oauth-tokens.js';
@@ -88,7 +89,7 @@ export class ConnectionRuntime {
    * An integration action for a node of a case. The connection must be of
    * the case's own organization and workspace (a workflow naming another
    * tenant's connection fails here even if it got past the save check), be
-   * connected, and the action must belong to the connection's integration.
+   * connected, and the action must be the one enabled on the connection.
    */
   async runAction(scope: NodeScope, request: IntegrationActionRequest): Promise<PythonRunResult> {
     const { connections, catalog, python } = this.deps;
@@ -105,9 +106,9 @@ export class ConnectionRuntime {
     if (
       !action ||
       (action.organizationId !== null && action.organizationId !== scope.organizationId) ||
-      action.integrationId !== connection.integrationId
+      !(await isEnabledAction((id) => catalog.findActionVersion(id), connection, action))
     ) {
-      throw unusable(`Action version ${request.actionVersionId} is not an action of the connection's integration`);
+      throw unusable(notEnabledMessage(request.actionVersionId, connection.id));
     }
     if (action.code === null) throw unusable(`Action version ${action.versionId} has no code to run`);
     const credential = await connections.findCredential(connection.credentialId);
@@ -140,6 +141,8 @@ export class ConnectionRuntime {
       network: true,
       timeoutMs: request.timeoutMs,
       organizationId: scope.organizationId,
+      deadline: request.deadline,
+      signal: request.signal,
     });
     return redactValue(result, secretStrings(data));
   }

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { assertWorkspaceGrant } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { CatalogService } from '../catalog/catalog-service.js';
-import type { ActionVersion, AuthType, CredentialVersion, IntegrationVersion } from '../catalog/types.js';
+import type {
+  ActionVersion,
+  AuthType,
+  CredentialStatus,
+  CredentialVersion,
+  IntegrationStatus,
+  IntegrationVersion,
+} from '../catalog/types.js';
 import { DomainError } from '../errors.js';
 import type { ConnectionRepo } from '../store/connection-repo.js';
 import type { TenancyRepo, Workspace } from '../store/tenancy-repo.js';
@@ -56,10 +63,16 @@ interface Resolved {
   template: CredentialVersion | undefined;
   testAction: ActionVersion | undefined;
   reused: StoredCredential | undefined;
+  /** The integration's and the template's statuses in force (their latest versions'). */
+  current: { integration: IntegrationStatus | undefined; template: CredentialStatus | undefined };
 }
 
-/** Integrations in these states take no new connections. */
-const unconnectable = new Set(['inactive', 'soon']);
+/**
+ * Integrations in these states take no new connections: not yet or no longer
+ * offered, or being retired (`deprecated`: the connections it has keep
+ * running and can be re-authorized, new ones are refused).
+ */
+const unconnectable = new Set<IntegrationStatus>(['inactive', 'soon', 'deprecated']);
 
 /**
  * Connections: a workspace connects a visible integration with a secret
@@ -158,7 +171,8 @@ export class ConnectionService {
         throw DomainError.notFound(`Credential ${request.activeCredentialId} does not exist`);
       }
     }
-    return { integration, action, template, testAction, reused };
+    const current = await catalog.currentStatuses(integration.id, template?.id);
+    return { integration, action, template, testAction, reused, current };
   }
 
   /** The rules between the resolved entries (422), then the credential to store or reuse. */
@@ -166,10 +180,12 @@ export class ConnectionService {
     auth: AuthContext,
     workspace: Workspace,
     request: ConnectRequest,
-    { integration, action, template, testAction, reused }: Resolved,
+    { integration, action, template, testAction, reused, current }: Resolved,
   ): { authType: AuthType; credential: { reuse: string } | { id: string; create: NewCredential } } {
-    if (unconnectable.has(integration.status))
-      throw DomainError.unprocessable(`Integration ${integration.id} is ${integration.status} and cannot be connected`);
+    if (current.integration === undefined || unconnectable.has(current.integration))
+      throw DomainError.unprocessable(
+        `Integration ${integration.id} is ${current.integration ?? 'gone'} and cannot be connected`,
+      );
     for (const [field, entry] of [
       ['actionVersionId', action],
       ['testActionVersionId', testAction],
@@ -178,7 +194,7 @@ export class ConnectionService {
       if (entry && entry.integrationId !== integration.id)
         throw DomainError.unprocessable(`connection.${field} is not part of integration ${integration.id}`);
     }
-    if (template?.status === 'inactive')
+    if (template && current.template !== 'active')
       throw DomainError.unprocessable(`Credential template ${template.id} is inactive`);
     if (reused) {
       if (reused.integrationId !== integration.id)

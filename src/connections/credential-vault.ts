@@ -1,5 +1,6 @@
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { ConnectionRepo } from '../store/connection-repo.js';
+import type { OAuthRepo } from '../store/oauth-repo.js';
 import { forEachRow } from '../store/paging.js';
 import type { CredentialData } from './credential-data.js';
 import type { StoredCredential } from './types.js';
@@ -57,6 +58,26 @@ export class CredentialVault {
             return;
           }
         }
+      },
+    );
+    return changed;
+  }
+
+  /**
+   * Re-encrypts every OAuth attempt's PKCE verifier under the ring's current
+   * key, so a person who consents after a rotation still completes the
+   * attempt; rows changed. A verifier is written once, so a lost
+   * compare-and-set only means another rotation did it first.
+   */
+  async reencryptAttempts(repo: OAuthRepo): Promise<number> {
+    let changed = 0;
+    await forEachRow(
+      (after) => repo.verifierPage(after, 100),
+      (attempt) => attempt.id,
+      async ({ id, verifierCiphertext }) => {
+        if (!this.box.needsReencryption(verifierCiphertext)) return;
+        const next = this.sealForAttempt(id, this.openForAttempt(id, verifierCiphertext));
+        if (await repo.replaceVerifier(id, verifierCiphertext, next)) changed += 1;
       },
     );
     return changed;

@@ -6,11 +6,12 @@ import { integrationActionKind } from '../domain/node-kinds/integration-action.j
 import { handlerClassName } from '../domain/vocabulary.js';
 import { DomainError } from '../errors.js';
 import type { ConnectionRepo } from '../store/connection-repo.js';
+import { isEnabledAction, notEnabledMessage } from './enabled-action.js';
 
 /**
  * Save-time checks of a workflow's integration_action nodes: the connection
  * is a live one of the workflow's own workspace, and the action version is
- * visible to the key and belongs to the connection's integration. Unknown
+ * visible to the key and is the action enabled on the connection. Unknown
  * and foreign ids read alike, so a save discloses nothing about other
  * tenants. (The worker checks the same again at run time.)
  */
@@ -40,14 +41,16 @@ export async function integrationActionProblems(
     }
     if (connection.status === 'revoked')
       problems.push({ path: `nodes.${key}.process.connection_id`, message: `connection ${connectionId} is revoked` });
-    const action = await deps.catalog.actionVersion(auth, actionVersionId).catch((err: unknown) => {
-      if (err instanceof DomainError && err.errorCode === 'NOT_FOUND') return undefined;
-      throw err;
-    });
-    if (action?.integrationId !== connection.integrationId) {
+    const visibleAction = (id: string) =>
+      deps.catalog.actionVersion(auth, id).catch((err: unknown) => {
+        if (err instanceof DomainError && err.errorCode === 'NOT_FOUND') return undefined;
+        throw err;
+      });
+    const action = await visibleAction(actionVersionId);
+    if (!action || !(await isEnabledAction(visibleAction, connection, action))) {
       problems.push({
         path: `nodes.${key}.process.action_version_id`,
-        message: `action version ${actionVersionId} is not an action of the connection's integration`,
+        message: notEnabledMessage(actionVersionId, connectionId),
       });
     }
   }

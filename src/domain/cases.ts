@@ -101,6 +101,8 @@ export interface CaseRunInput {
   /** The case deadline: past it the case ends TIMED_OUT. */
   deadlineMs: number;
   callbackUrl?: string;
+  /** Activity nodes running at once (cases.maxParallelNodes at start); absent: defaultMaxParallelNodes. */
+  maxParallelNodes?: number;
 }
 
 /** How a case run ends: the workflow's result. */
@@ -140,6 +142,9 @@ export const caseProgressQueryName = 'caseProgress';
 export function caseWorkflowId(caseId: string): string {
   return `case-${caseId}`;
 }
+
+/** The per-case node cap of a run whose input does not carry one (started by an older API). */
+export const defaultMaxParallelNodes = 8;
 
 /** Per-attempt limit of a node without `execution.timeout_ms`. */
 export const defaultNodeTimeoutMs = 10_000;

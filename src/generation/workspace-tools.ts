@@ -21,9 +21,8 @@ export interface WorkspaceToolsDeps {
 
 /**
  * The one place generation learns what connected systems a workspace offers:
- * the actions of the integrations it has live connections for, newest
- * connection first, each connection's own action ahead of its integration's
- * others. Prompt runs offer them to the agents as tools; process runs bind
+ * the action enabled on each of its live connections, newest connection
+ * first. Prompt runs offer them to the agents as tools; process runs bind
  * the process's integrations to them (process-source.ts).
  */
 export class WorkspaceTools {
@@ -39,9 +38,10 @@ export class WorkspaceTools {
     for (const connection of connections.filter((c) => c.status === 'connected')) {
       const integration = await this.deps.catalog.findIntegration(connection.integrationId);
       if (!integration) continue;
-      const actions = await this.deps.catalog.latestActions(integration);
-      const own = (versionId: string) => (versionId === connection.actionVersionId ? 0 : 1);
-      for (const action of actions.sort((a, b) => own(a.versionId) - own(b.versionId))) {
+      const enabled = await this.deps.catalog.findActionVersion(connection.actionVersionId);
+      // Only the action enabled on the connection runs with it (enabled-action.ts), at its latest version.
+      const actions = (await this.deps.catalog.latestActions(integration)).filter((a) => a.id === enabled?.id);
+      for (const action of actions) {
         tools.push({
           connection_id: connection.id,
           integration_id: integration.id,

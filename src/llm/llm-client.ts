@@ -80,10 +80,46 @@ function schemaUnsupported(status: number, text: string): boolean {
 }
 
 /**
+ * The most of an LLM answer (or error body) read: a structured answer is a
+ * few KB; more means a broken or hostile endpoint, which must not fill the
+ * worker's heap.
+ */
+export const maxAnswerBytes = 4 * 1024 * 1024;
+
+/** The body as text, reading no further than the cap (the rest is cancelled). */
+async function cappedText(response: Response): Promise<string> {
+  if (!response.body) return '';
+  // The DOM-less lib types the body loosely; fetch bodies are bytes.
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    size += read.value.byteLength;
+    if (size > maxAnswerBytes) {
+      await reader.cancel();
+      throw new LlmError(`The LLM answer is larger than ${maxAnswerBytes} bytes`, 'malformed', true);
+    }
+    chunks.push(read.value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A response body as JSON (undefined when it is not JSON), within the cap. */
+async function cappedJson(response: Response): Promise<unknown> {
+  const text = await cappedText(response);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * An OpenAI-compatible chat-completions client (OpenAI, Ollama, vLLM, LM
  * Studio): structured output with a JSON schema, falling back to JSON mode
  * where the server does not support it, a timeout per call, no retries of
- * its own. The key is read from settings and sent only in the header.
+ * its own, answers read up to `maxAnswerBytes`. The key is read from
+ * settings and sent only in the header.
  */
 export class LlmClient {
   constructor(private readonly settings: LlmSettings) {}
@@ -96,7 +132,7 @@ export class LlmClient {
     };
     let response = await this.post(call, schemaFormat);
     if (!response.ok) {
-      const text = await response.text();
+      const text = await cappedText(response);
       if (!schemaUnsupported(response.status, text)) throw this.failure(response, text);
       // JSON mode keeps the schema in the instructions instead.
       response = await this.post(
@@ -106,9 +142,9 @@ export class LlmClient {
         },
         { type: 'json_object' },
       );
-      if (!response.ok) throw this.failure(response, await response.text());
+      if (!response.ok) throw this.failure(response, await cappedText(response));
     }
-    const parsedBody = completionSchema.safeParse(await response.json().catch(() => undefined));
+    const parsedBody = completionSchema.safeParse(await cappedJson(response));
     if (!parsedBody.success) throw new LlmError('The LLM answer is not a chat completion', 'malformed', true);
     const usage = usageOf(parsedBody.data);
     const message = parsedBody.data.choices[0]?.message;

@@ -5,6 +5,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export interface PoolLoad {
   queued: number;
   busyServers: number;
+  /** Calls that never ran since the pool started, by reason (queue full, deadline, cancelled). */
+  shed: Record<string, number>;
 }
 
 /** How one callback attempt went: delivered, to be retried, or given up (failed). */
@@ -102,6 +104,18 @@ export function createMetrics(workerMetricsUrl?: string): Metrics {
     registers,
     collect() {
       if (poolLoad) this.set(poolLoad().busyServers);
+    },
+  });
+  new Counter({
+    name: 'caseflow_python_calls_shed_total',
+    help: 'Python calls that never ran: refused with a full queue (organization, total), dropped at their deadline, cancelled while waiting',
+    labelNames: ['reason'],
+    registers,
+    collect() {
+      if (!poolLoad) return;
+      // The pool keeps the running totals; the counter mirrors them at each scrape.
+      this.reset();
+      for (const [reason, count] of Object.entries(poolLoad().shed)) this.inc({ reason }, count);
     },
   });
 

@@ -3,6 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
+import { CallQueue, PythonPoolBusy, type CallKind, type QueuedCall } from './call-queue.js';
 import { assessCapabilities, refusalMessage, UNSANDBOXED_ENV } from './capabilities.js';
 import { EgressProxy } from './egress.js';
 import { encodeRequest } from './framing.js';
@@ -20,18 +21,15 @@ import type {
 } from './types.js';
 
 export type * from './types.js';
+export { PythonPoolBusy } from './call-queue.js';
 
-type Kind = 'isolated' | 'network';
+type Kind = CallKind;
 type Mode = 'contained' | 'unsandboxed' | 'refusing';
 
-interface Call {
-  kind: Kind;
-  /** Organization id ('' when none): the unit of fairness. */
-  org: string;
+interface Call extends QueuedCall {
   /** The request's JSON header; the attachments (file bytes) follow it in the frame. */
   header: Record<string, unknown>;
   attachments: Uint8Array[];
-  timeoutMs: number;
   done: (r: RawResponse | Error) => void;
 }
 
@@ -41,6 +39,8 @@ interface Settings {
   concurrency: number;
   recycleAfter: number;
   defaultTimeoutMs: number;
+  maxQueuedPerOrganization: number;
+  maxQueued: number;
 }
 
 /** Past a call's own timeout (which the server enforces by killing the child), the server itself is suspect. */
@@ -57,11 +57,9 @@ export class PythonRunnerPool {
   private readonly servers: Record<Kind, RunnerProcess[]> = { isolated: [], network: [] };
   private readonly starting: Record<Kind, number> = { isolated: 0, network: 0 };
   private readonly failures: Record<Kind, number> = { isolated: 0, network: 0 };
-  private queue: Call[] = [];
+  private readonly queue: CallQueue<Call>;
   private nextId = 0;
   private closed = false;
-  /** Calls in flight per organization. */
-  private readonly orgLoad = new Map<string, number>();
   private readonly counters = { completed: 0, failed: 0, timeouts: 0, recycled: 0, restarts: 0 };
 
   private constructor(
@@ -73,7 +71,9 @@ export class PythonRunnerPool {
     private readonly mode: Mode,
     private readonly caps: PythonSandboxCapabilities,
     private readonly egress: EgressProxy,
-  ) {}
+  ) {
+    this.queue = new CallQueue({ perOrganization: settings.maxQueuedPerOrganization, total: settings.maxQueued });
+  }
 
   static async create(options: PythonPoolOptions = {}): Promise<PythonRunnerPool> {
     const logger = options.logger ?? pino({ enabled: false });
@@ -85,6 +85,8 @@ export class PythonRunnerPool {
       concurrency: Math.max(1, options.concurrencyPerServer ?? 4),
       recycleAfter: Math.max(1, options.recycleAfter ?? 1000),
       defaultTimeoutMs: options.defaultTimeoutMs ?? 10_000,
+      maxQueuedPerOrganization: Math.max(1, options.maxQueuedPerOrganization ?? 32),
+      maxQueued: Math.max(1, options.maxQueued ?? 256),
     };
     const policyPath = options.policyPath ?? findProjectFile('config/python-policy.json');
     const policy: unknown = JSON.parse(await readFile(policyPath, 'utf8'));
@@ -195,35 +197,42 @@ export class PythonRunnerPool {
     };
     let raw: RawResponse | Error;
     try {
-      raw = await this.call(
-        network ? 'network' : 'isolated',
-        header,
-        files.map(([, f]) => f.data),
-        timeoutMs,
+      raw = await this.call({
+        kind: network ? 'network' : 'isolated',
         org,
-      );
+        header,
+        attachments: files.map(([, f]) => f.data),
+        timeoutMs,
+        deadline: request.deadline ?? Infinity,
+        signal: request.signal,
+      });
     } finally {
       if (egressToken) this.egress.closeCall(egressToken);
     }
     const result = toRunResult(raw, elapsed());
     if (result.ok) this.counters.completed += 1;
-    else {
+    else if (!(raw instanceof PythonPoolBusy)) {
       this.counters.failed += 1;
       if (result.error.kind === 'timeout') this.counters.timeouts += 1;
     }
     return result;
   }
 
-  /** Authoring scan (in a contained child). An unscannable source yields a violation, not an exception. */
-  async scan(source: string, form: 'main' | 'script'): Promise<ScanViolation[]> {
+  /**
+   * Authoring scan (in a contained child). An unscannable source yields a violation, not an
+   * exception; a full queue throws PythonPoolBusy (the caller answers 429/503).
+   */
+  async scan(source: string, form: 'main' | 'script', organizationId = ''): Promise<ScanViolation[]> {
     if (this.closed) throw new Error('the Python runner pool is closed');
-    const raw = await this.call(
-      'isolated',
-      { op: 'scan', source, form, timeoutMs: SCAN_TIMEOUT_MS },
-      [],
-      SCAN_TIMEOUT_MS,
-      '',
-    );
+    const raw = await this.call({
+      kind: 'isolated',
+      org: organizationId,
+      header: { op: 'scan', source, form, timeoutMs: SCAN_TIMEOUT_MS },
+      attachments: [],
+      timeoutMs: SCAN_TIMEOUT_MS,
+      deadline: Infinity,
+    });
+    if (raw instanceof PythonPoolBusy) throw raw;
     return toViolations(raw);
   }
 
@@ -234,7 +243,7 @@ export class PythonRunnerPool {
       networkServers: this.servers.network.filter((s) => !s.draining).length,
       inFlight: all.reduce((n, s) => n + s.inFlight, 0),
       busyServers: all.filter((s) => s.inFlight > 0).length,
-      queued: this.queue.length,
+      ...this.queue.stats(),
       ...this.counters,
       capabilities: this.caps,
       pids: all.filter((s) => !s.exited).map((s) => s.pid ?? 0),
@@ -245,9 +254,7 @@ export class PythonRunnerPool {
 
   async close(): Promise<void> {
     this.closed = true;
-    const queued = this.queue;
-    this.queue = [];
-    for (const call of queued) call.done(new Error('the Python runner pool is closed'));
+    for (const call of this.queue.takeAll(() => true)) call.done(new Error('the Python runner pool is closed'));
     for (const s of [...this.servers.isolated, ...this.servers.network]) s.kill();
     await this.egress.close();
     await rm(this.runnerDir, { recursive: true, force: true });
@@ -255,16 +262,11 @@ export class PythonRunnerPool {
 
   // --- dispatch ---------------------------------------------------------
 
-  private call(
-    kind: Kind,
-    header: Record<string, unknown>,
-    attachments: Uint8Array[],
-    timeoutMs: number,
-    org: string,
-  ): Promise<RawResponse | Error> {
+  /** Queues the call (or sheds it at once); resolves with the server's answer or why it did not run. */
+  private call(call: Omit<Call, 'done' | 'shed'>): Promise<RawResponse | Error> {
     return new Promise((done) => {
-      this.queue.push({ kind, org, header, attachments, timeoutMs, done });
-      if (kind === 'network' && this.servers.network.length === 0 && this.starting.network === 0) {
+      this.queue.add({ ...call, done, shed: (reason) => done(new PythonPoolBusy(reason)) });
+      if (call.kind === 'network' && this.servers.network.length === 0 && this.starting.network === 0) {
         void this.fill('network');
       }
       this.pump();
@@ -281,30 +283,18 @@ export class PythonRunnerPool {
   }
 
   private pump(): void {
-    for (let next = this.nextFair(); next; next = this.nextFair()) {
-      const [call] = this.queue.splice(next.index, 1);
-      if (call) this.dispatch(next.server, call);
+    const serverFor = (kind: Kind) => this.pick(kind);
+    const capFor = (kind: Kind) => this.orgCap(kind);
+    for (let next = this.queue.next(serverFor, capFor); next; next = this.queue.next(serverFor, capFor)) {
+      this.dispatch(next.server, next.call);
     }
   }
 
   /**
-   * The oldest queued call of the organization with the fewest calls in flight that a server
-   * can take now. No organization may fill a pool: one slot always stays for the others, so
-   * one tenant's spinning code cannot hold another tenant's trivial call in the queue.
+   * How many calls one organization may run at once: no organization may fill a pool, one slot
+   * always stays for the others, so one tenant's spinning code cannot hold another tenant's
+   * trivial call in the queue.
    */
-  private nextFair(): { index: number; server: RunnerProcess } | null {
-    let best: { index: number; server: RunnerProcess; load: number } | null = null;
-    for (let i = 0; i < this.queue.length; i += 1) {
-      const call = this.queue[i];
-      if (!call) break;
-      const load = this.orgLoad.get(call.org) ?? 0;
-      if (load >= this.orgCap(call.kind) || (best && best.load <= load)) continue;
-      const server = this.pick(call.kind);
-      if (server) best = { index: i, server, load };
-    }
-    return best;
-  }
-
   private orgCap(kind: Kind): number {
     const capacity = this.servers[kind].filter((s) => !s.draining).length * this.settings.concurrency;
     return Math.max(1, capacity - 1);
@@ -316,7 +306,6 @@ export class PythonRunnerPool {
       this.logger.warn({ timeoutMs: call.timeoutMs }, 'python runner stopped answering; replacing it');
       server.kill();
     }, call.timeoutMs + WATCHDOG_GRACE_MS);
-    this.orgLoad.set(call.org, (this.orgLoad.get(call.org) ?? 0) + 1);
     server
       .request(this.nextId, (id) => encodeRequest({ id, ...call.header }, call.attachments))
       .then(
@@ -325,9 +314,7 @@ export class PythonRunnerPool {
       )
       .finally(() => {
         clearTimeout(watchdog);
-        const load = (this.orgLoad.get(call.org) ?? 1) - 1;
-        if (load > 0) this.orgLoad.set(call.org, load);
-        else this.orgLoad.delete(call.org);
+        this.queue.finished(call);
         if (server.draining && server.inFlight === 0) server.endGracefully();
         this.pump();
       });
@@ -384,11 +371,6 @@ export class PythonRunnerPool {
 
   private failQueued(kind: Kind, err: unknown): void {
     const message = `python runner cannot start: ${err instanceof Error ? err.message : String(err)}`;
-    const keep: Call[] = [];
-    for (const call of this.queue) {
-      if (call.kind === kind) call.done(new Error(message));
-      else keep.push(call);
-    }
-    this.queue = keep;
+    for (const call of this.queue.takeAll((c) => c.kind === kind)) call.done(new Error(message));
   }
 }

@@ -1,5 +1,6 @@
+import { PythonPoolBusy } from './call-queue.js';
 import type { RawResponse } from './runner-process.js';
-import type { PythonErrorKind, PythonLogEntry, PythonRunResult, ScanViolation } from './types.js';
+import type { PythonErrorKind, PythonLogEntry, PythonRunError, PythonRunResult, ScanViolation } from './types.js';
 
 const KINDS: readonly PythonErrorKind[] = ['timeout', 'error', 'limit', 'sandbox', 'output'];
 
@@ -25,7 +26,7 @@ export function toRunResult(raw: RawResponse | Error, durationMs: number): Pytho
   if (raw instanceof Error) {
     return {
       ok: false,
-      error: { kind: 'sandbox', message: raw.message },
+      error: transportError(raw),
       logs: [],
       stdout: '',
       stderr: '',
@@ -36,12 +37,18 @@ export function toRunResult(raw: RawResponse | Error, durationMs: number): Pytho
   if (raw.ok && isRecord(raw.outputs)) return { ok: true, outputs: raw.outputs, ...common };
   const e = isRecord(raw.error) ? raw.error : {};
   const kind = KINDS.find((k) => k === e.kind) ?? 'error';
-  const error: { kind: PythonErrorKind; message: string; traceback?: string } = {
+  const error: PythonRunError = {
     kind,
     message: str(e.message) || 'the Python call failed',
   };
   if (typeof e.traceback === 'string') error.traceback = e.traceback;
   return { ok: false, error, ...common };
+}
+
+function transportError(err: Error): PythonRunError {
+  if (!(err instanceof PythonPoolBusy)) return { kind: 'sandbox', message: err.message };
+  if (err.reason === 'cancelled') return { kind: 'cancelled', message: err.message };
+  return { kind: 'busy', message: err.message, retryAfterMs: err.retryAfterMs };
 }
 
 export function toViolations(raw: RawResponse | Error): ScanViolation[] {

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ValueType } from '../domain/vocabulary.js';
+import type { ShedReason } from './call-queue.js';
 import type { EgressOptions, EgressStats } from './egress.js';
 
 /** A file input pre-resolved by the Node caller; code reads its bytes with `caseflow.read_file(url)`. */
@@ -34,6 +35,13 @@ export interface PythonRunRequest {
   memoryMb?: number;
   /** Whose call this is: the pool shares its capacity fairly across organizations. */
   organizationId?: string;
+  /**
+   * Epoch ms by which the caller needs the answer (the activity's own timeout): a call that can
+   * no longer run its whole `timeoutMs` before it leaves the queue as `busy`, never runs late.
+   */
+  deadline?: number;
+  /** The caller gave up (the activity was cancelled): a call still waiting leaves the queue. */
+  signal?: AbortSignal;
 }
 
 export interface PythonLogEntry {
@@ -42,7 +50,8 @@ export interface PythonLogEntry {
   at: string;
 }
 
-export type PythonErrorKind = 'timeout' | 'error' | 'limit' | 'sandbox' | 'output';
+/** `busy`: the call never ran (queue full, or its deadline came first); another attempt later may run it. */
+export type PythonErrorKind = 'timeout' | 'error' | 'limit' | 'sandbox' | 'output' | 'busy' | 'cancelled';
 
 export type PythonRunResult =
   | {
@@ -55,12 +64,20 @@ export type PythonRunResult =
     }
   | {
       ok: false;
-      error: { kind: PythonErrorKind; message: string; traceback?: string };
+      error: PythonRunError;
       logs: PythonLogEntry[];
       stdout: string;
       stderr: string;
       durationMs: number;
     };
+
+export interface PythonRunError {
+  kind: PythonErrorKind;
+  message: string;
+  traceback?: string;
+  /** `busy` only: when another attempt may find room. */
+  retryAfterMs?: number;
+}
 
 /** One authoring-scan finding; the code endpoints return these as `metadata.violations`. */
 export interface ScanViolation {
@@ -80,6 +97,10 @@ export interface PythonPoolOptions {
   recycleAfter?: number;
   /** Default 10 000 ms; a request may set its own up to 600 000. */
   defaultTimeoutMs?: number;
+  /** Calls one organization may have waiting for a server; more are refused at once as `busy` (default 32). */
+  maxQueuedPerOrganization?: number;
+  /** Calls waiting in all, the last guard (default 256). */
+  maxQueued?: number;
   /** Path to the policy JSON (default: config/python-policy.json of the project). */
   policyPath?: string;
   /** Run without full containment when the host lacks it (also CASEFLOW_PYTHON_ALLOW_UNSANDBOXED=1). */
@@ -119,6 +140,12 @@ export interface PythonPoolStats {
   /** Servers running at least one call. */
   busyServers: number;
   queued: number;
+  /** The most calls one organization had waiting at once since the pool started. */
+  peakQueuedPerOrganization: number;
+  /** Calls sent to a server. */
+  dispatched: number;
+  /** Calls that never ran: refused with a full queue, dropped at their deadline, cancelled while waiting. */
+  shed: Record<ShedReason, number>;
   completed: number;
   failed: number;
   timeouts: number;

@@ -96,4 +96,27 @@ export class OAuthRepo {
     const result = await update.executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
+
+  /** Attempts in id order with their sealed verifiers, a page at a time (master key rotation). */
+  async verifierPage(afterId: string, limit: number): Promise<Array<Pick<OAuthAttempt, 'id' | 'verifierCiphertext'>>> {
+    const rows = await this.db
+      .selectFrom('oauth_attempts')
+      .select(['id', 'verifier_ciphertext'])
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => ({ id: row.id, verifierCiphertext: row.verifier_ciphertext }));
+  }
+
+  /** Swaps an attempt's sealed verifier if it is still the one read (compare-and-set); false otherwise. */
+  async replaceVerifier(id: string, expected: string, next: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('oauth_attempts')
+      .set({ verifier_ciphertext: next })
+      .where('id', '=', id)
+      .where('verifier_ciphertext', '=', expected)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
 }

@@ -91,6 +91,15 @@ function actionGraph(connection: string, actionVersionId = integration.actionVer
   return g;
 }
 
+/** Runs a case of the workflow, expects it to fail, and returns its nodes' errors. */
+async function failedNodeErrors(workflowId: string) {
+  const caseId = await startCase(svc, workflowId, { text: 'x', url: `${api.url}/hello` });
+  expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
+  return Object.values((await audit(svc, caseId)).audit.nodes_execution_data).flatMap((n) =>
+    n.error ? [n.error] : [],
+  );
+}
+
 /** A workflow stored without the save-time check, as if it got past it. */
 async function storedWorkflow(
   organizationId: string,
@@ -193,11 +202,7 @@ describe('integration_action nodes', () => {
     const other = await newWorkspace(svc, svc.organizationId);
     const workflowId = await storedWorkflow(svc.organizationId, other, svc.userId, actionGraph(connectionId));
     const before = api.received.length;
-    const caseId = await startCase(svc, workflowId, { text: 'x', url: `${api.url}/hello` });
-    expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
-    const errors = Object.values((await audit(svc, caseId)).audit.nodes_execution_data).flatMap((n) =>
-      n.error ? [n.error] : [],
-    );
+    const errors = await failedNodeErrors(workflowId);
     expect(errors[0]).toMatchObject({ kind: 'configuration' });
     expect(JSON.stringify(errors)).toContain("does not exist in this case's workspace");
     expect(api.received.length).toBe(before);
@@ -225,6 +230,47 @@ describe('integration_action nodes', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(api.received.length).toBe(before);
+  });
+
+  it('runs only the action enabled on the connection: another action of its integration is refused at save and in the worker; a new version of the enabled one is not', async () => {
+    const added = await svc.request('POST', `/api/v1/integration/v/${integration.versionId}/action`, {
+      body: {
+        action: {
+          name: 'Delete everything',
+          endpoint: `${api.url}/delete`,
+          inputs: { text: field('text'), url: field('url') },
+          outputs: { echo: field('echo'), leak: field('leak') },
+          code,
+        },
+      },
+    });
+    expect(added.status, added.text).toBe(201);
+    const other = actionGraph(connectionId, String(added.body.versionId));
+    const saved = await svc.request('POST', '/api/v1/workflow', {
+      headers: { 'x-workspace-id': svc.workspaceId },
+      body: { name: 'x', nodes: other.nodes, edges: other.edges },
+    });
+    expectError(saved, 400, 'nodes.');
+    expect(saved.text).toContain('not the action enabled on connection');
+
+    const before = api.received.length;
+    const workflowId = await storedWorkflow(svc.organizationId, svc.workspaceId, svc.userId, other);
+    const errors = await failedNodeErrors(workflowId);
+    expect(errors[0]).toMatchObject({ kind: 'configuration' });
+    expect(JSON.stringify(errors)).toContain('not the action enabled on connection');
+    expect(api.received.length).toBe(before);
+
+    const enabled = await svc.request('GET', `/api/v1/integration/action/v/${integration.actionVersionId}`);
+    const updated = await svc.request('PATCH', `/api/v1/integration/action/${String(enabled.body.id)}`, {
+      body: { action: { description: 'second version' } },
+    });
+    expect(updated.status, updated.text).toBe(200);
+    const next = actionGraph(connectionId, String(updated.body.versionId));
+    const nextSaved = await svc.request('POST', '/api/v1/workflow', {
+      headers: { 'x-workspace-id': svc.workspaceId },
+      body: { name: 'x', nodes: next.nodes, edges: next.edges },
+    });
+    expect(nextSaved.status, nextSaved.text).toBe(201);
   });
 
   it('a revoked connection stops running and no longer saves', async () => {

@@ -393,6 +393,25 @@ describe('404 and 422', () => {
     const inactive = await authorIntegration(svc, svc.key, { status: 'inactive' });
     expectError(await connect(svc, connection(inactive, svc.workspaceId)), 422, 'inactive');
   });
+
+  it('422 for a deprecated integration, and for an earlier version of one its authors have since retired; existing connections keep running', async () => {
+    const deprecated = await authorIntegration(svc, svc.key, { status: 'deprecated' });
+    expectError(await connect(svc, connection(deprecated, svc.workspaceId)), 422, 'deprecated');
+
+    const retired = await authorIntegration(svc, svc.key);
+    const before = await connect(svc, connection(retired, svc.workspaceId));
+    expect(before.status, before.text).toBe(201);
+    for (const status of ['deprecated', 'inactive']) {
+      const update = await svc.request('PATCH', `/api/v1/integration/${retired.id}`, {
+        body: { integration: { status } },
+      });
+      expect(update.status, update.text).toBe(200);
+      // The connect names the first version, which still says active: the integration's current state decides.
+      expectError(await connect(svc, connection(retired, svc.workspaceId)), 422, status);
+    }
+    const kept = await svc.request('GET', `/api/v1/connection/${String(before.body.activeIntegrationId)}`);
+    expect(kept.body.status).toBe('connected');
+  });
 });
 
 describe('reading and revoking', () => {

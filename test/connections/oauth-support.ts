@@ -48,10 +48,15 @@ export async function consentInBrowser(
   }
 }
 
-/** The same consent without a browser: the form post, then the provider's redirect followed by hand. */
+/**
+ * The same consent without a browser: the form post, then the provider's
+ * redirect followed by hand (`redirectTo` may move it, for a service that
+ * restarted on another port).
+ */
 export async function consentByHttp(
   authorizationUrl: string,
   decision: Decision,
+  redirectTo: (callbackUrl: string) => string = (url) => url,
 ): Promise<{ callbackUrl: string; status: number; outcome: string | undefined; html: string }> {
   const auth = new URL(authorizationUrl);
   const form = new URLSearchParams({ decision });
@@ -63,7 +68,7 @@ export async function consentByHttp(
     redirect: 'manual',
   });
   expect(decided.status).toBe(302);
-  const callbackUrl = decided.headers.get('location') ?? '';
+  const callbackUrl = redirectTo(decided.headers.get('location') ?? '');
   const page = await fetch(callbackUrl);
   const html = await page.text();
   return { callbackUrl, status: page.status, outcome: /data-outcome="([a-z]+)"/.exec(html)?.[1], html };

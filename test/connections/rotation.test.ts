@@ -4,6 +4,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
+import { FakeOAuthProvider } from './fake-oauth-provider.js';
+import { checkToken, consentByHttp } from './oauth-support.js';
 import { authorIntegration, connect, connection, localServer, type Integration, type LocalServer } from './support.js';
 
 const run = promisify(execFile);
@@ -11,14 +13,17 @@ const secret = 'sk-rotate-me-0123456789';
 let first: TestService | undefined;
 let second: TestService | undefined;
 let server: LocalServer;
+const provider = new FakeOAuthProvider();
 
 beforeAll(async () => {
   server = await localServer((_req, res) => res.writeHead(200).end('ok'));
+  await provider.start();
 });
 afterAll(async () => {
   await second?.stop();
   await first?.stop();
   await server?.close();
+  await provider.stop();
 });
 
 const keyIdOf = (ciphertext: string) => ciphertext.split(':')[1];
@@ -95,5 +100,61 @@ describe('caseflow secrets rotate-master-key', () => {
       key: apiKey,
     });
     expect(webhookAfter.body.secret).toBe(webhook.body.secret);
+  });
+});
+
+describe('caseflow secrets rotate-master-key with an OAuth authorization in flight', () => {
+  it("re-encrypts the attempt's PKCE verifier: the person consents after the rotation and the connection succeeds", async () => {
+    first = await startTestService();
+    const svc = first;
+    const integration = await authorIntegration(svc, svc.key, {
+      authType: 'oauth',
+      inputs: provider.templateInputs(),
+      endpoint: `${provider.url}/api/me`,
+    });
+    const started = await connect(
+      svc,
+      connection(integration, svc.workspaceId, {
+        credentialData: { client_id: provider.clientId, client_secret: provider.clientSecret },
+      }),
+    );
+    expect(started.status, started.text).toBe(201);
+    const attempts = () =>
+      svc.service.context.store.db.selectFrom('oauth_attempts').select(['id', 'verifier_ciphertext']).execute();
+    const [attempt] = await attempts();
+    const oldKeyId = keyIdOf(attempt?.verifier_ciphertext ?? '');
+    const { dataDir, taskQueue, organizationId, userId } = svc;
+    await svc.stop({ keepData: true });
+    first = undefined;
+
+    const rotated = await caseflow(dataDir, 'secrets', 'rotate-master-key');
+    expect(rotated).toMatchObject({ oauthAttempts: 1, droppedKeyIds: [oldKeyId] });
+    expect(await caseflow(dataDir, 'secrets', 'reencrypt')).toMatchObject({ oauthAttempts: 0 });
+
+    // The same task queue: the attempt's workflow, still waiting for the redirect, runs on the new worker.
+    const ring = readFileSync(path.join(dataDir, 'master.key'), 'utf8').trim();
+    second = await startTestService({ dataDir, taskQueue, config: { secrets: { masterKey: ring } } });
+    const [after] = await second.service.context.store.db
+      .selectFrom('oauth_attempts')
+      .select('verifier_ciphertext')
+      .execute();
+    expect(keyIdOf(after?.verifier_ciphertext ?? '')).toBe(rotated.currentKeyId);
+
+    // The provider redirects to the address the attempt was made on; the service now listens elsewhere.
+    const authorizationUrl = new URL(String(started.body.authorizationUrl));
+    const redirect = new URL(authorizationUrl.searchParams.get('redirect_uri') ?? '');
+    const consent = await consentByHttp(authorizationUrl.toString(), 'allow', (callback) =>
+      callback.replace(redirect.origin, second?.url ?? ''),
+    );
+    expect(consent.outcome, consent.html).toBe('connected');
+    const key = await second.admin('POST', '/admin/keys', {
+      organizationId,
+      userId,
+      name: 'after rotation',
+      grants: ['integration:read'],
+    });
+    expect(key.status, key.text).toBe(201);
+    const check = await checkToken(second, String(started.body.connectionToken), String(key.body.key));
+    expect(check.body.status, check.text).toBe('succeeded');
   });
 });

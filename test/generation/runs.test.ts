@@ -319,6 +319,54 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     });
   });
 
+  it('never saves a version naming a connection outside the workspace, even when the run ends partial', async () => {
+    const integration = await authorIntegration(svc, svc.key);
+    const foreign = randomUUID();
+    const plan = {
+      name: 'Echo desk',
+      description: 'Echoes a note',
+      inputs: [{ name: 'text', type: 'str', description: 'A note', sample: '"noted"' }],
+      steps: [
+        {
+          id: 's1',
+          name: 'Echo note',
+          kind: 'integration_action',
+          description: 'Echo the note with the Echo service',
+          inputs: ['text'],
+          outputs: [{ name: 'echo', type: 'str' }],
+          branch_of: null,
+          integration: null,
+        },
+      ],
+      outputs: [{ name: 'echo', type: 'str' }],
+    };
+    const empty = { source: null, match: null, rules: null, llm: null, action: null, unresolved: null };
+    llm.script = happyScript((agent) => {
+      if (agent === 'plan') return { json: plan };
+      if (agent !== 'step_build') return undefined;
+      // Every answer names a connection the workspace does not have.
+      return { json: { ...empty, action: { connection_id: foreign, action_version_id: integration.actionVersionId } } };
+    });
+    const res = await start({ prompt: 'Echo a note with the Echo service' });
+    expect(res.status, res.text).toBe(202);
+    const workflowId = String(res.body.workflowId);
+    const run = await until(workflowId, finished);
+    expect(run.status, JSON.stringify(run.tasks_by_agent)).toBe('partial');
+    expect(run.applied_versions.length).toBeGreaterThan(0);
+    for (const applied of run.applied_versions) {
+      const version = await svc.request(
+        'GET',
+        `/api/v1/workflow/${workflowId}?workflowVersionId=${applied.workflowVersionId}`,
+      );
+      expect(version.status, version.text).toBe(200);
+      const nodes = Object.values(version.body.nodes as Record<string, { process?: { connection_id?: string } }>);
+      expect(nodes.map((n) => n.process?.connection_id).filter(Boolean)).toEqual([]);
+      // The final version holds the step as a placeholder saying why.
+      if (applied === run.applied_versions.at(-1))
+        expect(JSON.stringify(nodes)).toContain('is not among the workspace');
+    }
+  });
+
   it('cancels mid-run keeping the applied skeleton; a second cancel and a second start answer 404 / 409', async () => {
     llm.script = happyScript((agent) =>
       agent === 'step_build' ? { delayMs: 2500, then: { raw: { status: 503, body: 'busy' } } } : undefined,

@@ -146,6 +146,20 @@ describe('llm_agent nodes', () => {
     expect(callsOf('malformed')).toHaveLength(2);
   });
 
+  it('reads at most the answer cap from the LLM endpoint: an oversized answer or error body fails the node, read no further', async () => {
+    // 9 MB answers, over the 4 MB cap: a hostile or broken endpoint cannot fill the worker's heap.
+    replies.set('oversized', [{ content: 'x'.repeat(9 * 1024 * 1024) }]);
+    replies.set('oversized-error', [{ raw: { status: 500, body: 'y'.repeat(9 * 1024 * 1024) } }]);
+    for (const marker of ['oversized', 'oversized-error']) {
+      const wf = await createWorkflow(svc, classifier(marker, { execution: { max_attempts: 1 } }), marker);
+      const caseId = await startCase(svc, wf.workflowId, caseInputs);
+      expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
+      const node = await llmNode(svc, caseId);
+      expect(node.error).toMatchObject({ kind: 'llm_malformed' });
+      expect(node.error?.message).toContain('larger than 4194304 bytes');
+    }
+  });
+
   it('retries a 429 after its Retry-After and completes on the next attempt', async () => {
     replies.set('rate-limited', [
       { raw: { status: 429, body: '{"error":"slow down"}', headers: { 'retry-after': '1' } } },

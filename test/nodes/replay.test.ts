@@ -3,6 +3,7 @@ import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
+import { defaultMaxParallelNodes } from '../../src/domain/cases.js';
 import { workflowBundlePath } from '../../src/temporal/worker.js';
 
 /**
@@ -19,7 +20,10 @@ import { workflowBundlePath } from '../../src/temporal/worker.js';
  *   and failed, each with a callback (`local-*`, `regular-*`);
  * - after them (`tagged-*`): the same runs tagged with our search attributes,
  *   the case status set at the end behind the `case-status-search-attribute`
- *   patch, the failed one's callback retry workflow started with the tags.
+ *   patch, the failed one's callback retry workflow started with the tags;
+ * - on commit cfc515a, before the per-case cap on nodes running at once
+ *   (`case-node-concurrency-cap`): ten parallel Python nodes, as local and as
+ *   regular activities (`parallel-*`), all scheduled together.
  */
 const dir = path.join(import.meta.dirname, 'histories');
 const histories = readdirSync(dir).filter((f) => f.endsWith('.bin'));
@@ -31,6 +35,8 @@ describe('case-run replay', () => {
       'failed.bin',
       'local-completed.bin',
       'local-failed.bin',
+      'parallel-local.bin',
+      'parallel-regular.bin',
       'regular-completed.bin',
       'route-big.bin',
       'route-small.bin',
@@ -47,6 +53,18 @@ describe('case-run replay', () => {
       Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}),
     );
     expect(upserted).toContain('CaseflowCaseStatus');
+  });
+
+  it('parallel-regular.bin scheduled all ten nodes at once, more than the default cap', () => {
+    const history = temporal.api.history.v1.History.decode(readFileSync(path.join(dir, 'parallel-regular.bin')));
+    // Events after one WorkflowTaskCompleted are that task's commands: the old code scheduled the ten together.
+    const perTask: number[] = [];
+    for (const e of history.events ?? []) {
+      if (e.workflowTaskCompletedEventAttributes) perTask.push(0);
+      else if (e.activityTaskScheduledEventAttributes) perTask[perTask.length - 1] = (perTask.at(-1) ?? 0) + 1;
+    }
+    expect(Math.max(...perTask)).toBe(10);
+    expect(defaultMaxParallelNodes).toBeLessThan(10);
   });
 
   it.each(histories)('replays %s on the current workflow bundle', async (file) => {

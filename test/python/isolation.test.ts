@@ -11,7 +11,8 @@ const MARKER = 'other-org-marker-7f3a9c';
 let pool: PythonRunnerPool;
 beforeAll(async () => {
   // The audit hook off: the attacker has the real interpreter, only the process boundary is left.
-  pool = await createPool({ auditHook: false });
+  // All 100 calls wait at once, as one organization: the queue bound (fairness.test.ts) is lifted.
+  pool = await createPool({ auditHook: false, maxQueuedPerOrganization: 100 });
 });
 afterAll(() => pool.close());
 

@@ -30,15 +30,18 @@ export const integrationActionKind = activityKind({
       actionVersionId: process.action_version_id,
       inputs,
       timeoutMs: node.execution?.timeout_ms ?? defaultNodeTimeoutMs,
+      deadline: context.deadline,
+      signal: context.signal,
     });
     const logs = toNodeLogs(result.logs, result.stdout, result.stderr);
     if (!result.ok) {
-      const { message, kind, traceback } = result.error;
+      const { message, kind, traceback, retryAfterMs } = result.error;
       // The action's own exception (an HTTP failure it raised, a bug) is kind `action`; the rest keep the runner's kind.
       throw new NodeFailure(message, {
         kind: kind === 'error' ? 'action' : kind,
         logs,
         traceback,
+        retryAfterMs,
         retryable: kind !== 'output',
       });
     }

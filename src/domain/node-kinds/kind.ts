@@ -32,6 +32,10 @@ export interface NodeContext<Process> {
   caseInputs: Record<string, unknown>;
   /** 1 for the first attempt. */
   attempt: number;
+  /** Activity kinds: when this attempt's activity times out (epoch ms); work queued past it is dropped. */
+  deadline?: number;
+  /** Activity kinds: aborted when the activity is cancelled (the case ended, or its deadline passed). */
+  signal?: AbortSignal;
 }
 
 export interface NodeRunResult {
@@ -135,6 +139,12 @@ export function activityKind<Schema extends ZodType>(definition: ActivityKindDef
     run: (context, services) => run(withProcess<Schema>(context), services),
   };
 }
+
+/**
+ * The NodeFailure kind of a node that never ran because its runner was saturated (a full
+ * queue, or a deadline that came first): back-pressure, retried without costing an attempt.
+ */
+export const busyFailureKind = 'busy';
 
 export interface NodeFailureOptions {
   /** e.g. configuration, input, output, limit, timeout (Python), handler. */

@@ -123,12 +123,14 @@ export const pythonCodeKind = activityKind({
       files: Object.keys(files).length > 0 ? files : undefined,
       timeoutMs: node.execution?.timeout_ms ?? defaultNodeTimeoutMs,
       organizationId: context.organizationId,
+      deadline: context.deadline,
+      signal: context.signal,
     });
     const logs = toNodeLogs(result.logs, result.stdout, result.stderr);
     if (!result.ok) {
       // Outputs that do not match the declaration will not match on another attempt either.
-      const { message, kind, traceback } = result.error;
-      throw new NodeFailure(message, { kind, logs, traceback, retryable: kind !== 'output' });
+      const { message, kind, traceback, retryAfterMs } = result.error;
+      throw new NodeFailure(message, { kind, logs, traceback, retryAfterMs, retryable: kind !== 'output' });
     }
     const store = (value: unknown) =>
       isFileMarker(value) ? services.files.store(context, fileOf(value.$file)) : value;

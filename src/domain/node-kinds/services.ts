@@ -89,4 +89,7 @@ export interface IntegrationActionRequest {
   actionVersionId: string;
   inputs: Record<string, unknown>;
   timeoutMs: number;
+  /** The activity attempt's deadline and cancellation, handed on to the Python pool. */
+  deadline?: number;
+  signal?: AbortSignal;
 }
