@@ -17,6 +17,8 @@ export interface OperationSpec {
   query?: ZodType;
   headers?: ZodType;
   body?: ZodType;
+  /** false when the route takes a missing body as `{}` (every field optional). */
+  bodyRequired?: boolean;
   /** Media type of the request body; application/json unless said. */
   bodyMediaType?: string;
   responses: Record<number, { description: string; schema?: ZodType; html?: boolean }>;
@@ -118,7 +120,7 @@ export class OpenApiBuilder {
     if (!op.secured) operation.security = [];
     if (op.body)
       operation.requestBody = {
-        required: true,
+        required: op.bodyRequired ?? true,
         content: {
           [op.bodyMediaType ?? 'application/json']: {
             schema: hoistDefs(jsonSchema(op.body, 'input'), 'input', this.schemas),

@@ -1,4 +1,4 @@
-import type { Request, Response, Router } from 'express';
+import type { NextFunction, Request, Response, Router } from 'express';
 import type { z, ZodType } from 'zod';
 import { DomainError } from '../errors.js';
 import type { OpenApiBuilder } from './openapi.js';
@@ -109,6 +109,8 @@ export class ApiRoutes {
       query: spec.query,
       headers: spec.headers,
       body: spec.body,
+      // A missing JSON body is validated as `{}` below, so a body whose fields are all optional may be left out.
+      bodyRequired: !spec.body || spec.bodyMediaType !== undefined || !spec.body.safeParse({}).success,
       bodyMediaType: spec.bodyMediaType,
       responses: { ...impliedResponses(spec), ...spec.responses },
     });
@@ -116,7 +118,13 @@ export class ApiRoutes {
     methods.add(spec.method);
     this.methodsByPath.set(spec.path, methods);
 
-    this.router[spec.method](spec.path, async (req: Request, res: Response) => {
+    const hasParams = spec.path.includes(':');
+    this.router[spec.method](spec.path, async (req: Request, res: Response, next: NextFunction) => {
+      // A literal path wins over a parameter: `PATCH /connect` is not `PATCH /:id` with id "connect".
+      if (hasParams && this.methodsByPath.has(req.path)) {
+        next();
+        return;
+      }
       const auth = spec.auth ? await this.authenticate(req) : undefined;
       const params =
         spec.params && spec.validateParams !== false ? parseOrThrow(spec.params, req.params, 'path') : req.params;
@@ -137,7 +145,9 @@ export class ApiRoutes {
    * not answer gets 405 with `Allow` (RFC 9110) instead of falling through to 404.
    */
   rejectOtherMethods(): void {
-    for (const [path, methods] of this.methodsByPath) {
+    // Literal paths first, so `/integration/connect` answers with its own Allow, not that of `/integration/:id`.
+    const paths = [...this.methodsByPath].sort(([a], [b]) => Number(a.includes(':')) - Number(b.includes(':')));
+    for (const [path, methods] of paths) {
       const allow = [...methods].map((method) => method.toUpperCase()).join(', ');
       // An HTTP-level refusal, not a domain one: answered here in the one error shape.
       this.router.all(path, (req: Request, res: Response) => {
