@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { grantSchema } from '../auth/grants.js';
 import { uuid } from '../domain/ids.js';
 
+const emailPattern =
+  /^(?!\.)(?!.*\.\.)[A-Za-z0-9_'+\-.]{0,63}[A-Za-z0-9_+-]@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
+
 export const createOrganizationInput = z.object({
   name: z.string().min(1).max(255),
   verified: z.boolean().default(false),
@@ -12,7 +15,8 @@ export const createWorkspaceInput = z.object({
 });
 
 export const createUserInput = z.object({
-  email: z.email(),
+  // Domain labels may not end in a hyphen, and the lengths are RFC 5321's: zod's default pattern allows both.
+  email: z.email({ pattern: emailPattern }).max(254),
   name: z.string().min(1).max(255),
   /** Make the new user a member of this organization at once. */
   organizationId: uuid.optional(),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { atLeastOneOf } from '../../domain/at-least-one.js';
 import { credentialValueMatchesType } from '../../catalog/credential-fields.js';
-import { iconProblem } from '../../catalog/icon.js';
+import { BASE64, iconProblem } from '../../catalog/icon.js';
 import {
   authTypes,
   credentialFieldTypes,
@@ -42,6 +42,10 @@ const icon = z
   })
   .meta({
     description: `Base64-encoded SVG or PNG, no data: prefix; the decoded bytes are checked; max ${catalogLimits.icon} chars`,
+    // The base64 part of the check, for the document (the bytes' check cannot be a JSON Schema).
+    pattern: BASE64.source,
+    minLength: 4,
+    contentEncoding: 'base64',
   });
 
 export const providerBody = z.object({ name });

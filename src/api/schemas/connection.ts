@@ -56,6 +56,11 @@ export const connectionFields = z
         message: 'omit credentialData when activeCredentialId reuses a credential',
       });
     }
+  })
+  // The two rules above as JSON Schema too, so the document states them (meta after the refine: it makes a new schema).
+  .meta({
+    anyOf: [{ required: ['credentialVersionId'] }, { required: ['activeCredentialId'] }],
+    not: { required: ['credentialData', 'activeCredentialId'] },
   });
 
 export const connectBody = z.object({ connection: connectionFields });
@@ -111,7 +116,8 @@ export const connectionTokenParams = z.object({
   connectionToken: z.string().meta({ description: 'The connectionToken returned by Connect' }),
 });
 
-const callbackValue = z.string().max(4096).optional();
+/** Four of these, percent-encoded, stay within the API server's request-head limit (service.ts). */
+const callbackValue = z.string().max(1024).optional();
 
 export const oauthCallbackQuery = z.object({
   state: callbackValue.meta({ description: 'The attempt this redirect belongs to (usable once)' }),
