@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { DefaultLogger, Runtime, type Worker, type LogLevel } from '@temporalio/worker';
@@ -17,6 +17,9 @@ import { startDevServer, type DevServer } from './temporal/dev-server.js';
 import { createWorker } from './temporal/worker.js';
 import { PythonRunnerPool } from './python/pool.js';
 import { CaseRunReconciler } from './cases/run-reconciler.js';
+
+/** Room for the longest query the document allows, each character percent-encoded as 4 UTF-8 bytes. */
+const maxRequestHeadBytes = 64 * 1024;
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -182,7 +185,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
       const { app } = createApp(context);
       const server = await new Promise<Server>((resolve, reject) => {
-        const s = app.listen(config.port, config.host, () => resolve(s));
+        // Node's default 16 KB request head would answer 431 to a URL whose query the API refuses with a 400 itself.
+        const s = createServer({ maxHeaderSize: maxRequestHeadBytes }, app).listen(config.port, config.host, () =>
+          resolve(s),
+        );
         s.once('error', reject);
       });
       const port = (server.address() as AddressInfo).port;
