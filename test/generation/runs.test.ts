@@ -29,7 +29,7 @@ interface Run {
   tasks_by_agent: Task[];
   task_count: number;
   usage: { total_tokens: number };
-  applied_versions: Array<{ workflowVersionNumber: number; stage: string }>;
+  applied_versions: Array<{ workflowVersionId: string; workflowVersionNumber: number; stage: string }>;
   needs_attention: string[];
   instances: { done: number; live: { busy: boolean; master_evaluating: boolean } };
 }
