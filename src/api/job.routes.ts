@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { executeBodySchema, initiateBodySchema } from '../cases/schemas.js';
+import { executeBodySchema, initiateBodySchema, withOneInputForm } from '../cases/schemas.js';
 import { registerCaseReads } from './case.routes.js';
 import type { ApiRoutes } from './route.js';
 import { caseErrors as errors, jobExecutedSchema, jobInitiatedSchema, jobStatusSchema } from './schemas/cases.js';
@@ -41,7 +41,7 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     tags,
     deprecated: true,
     auth: true,
-    body: executeBodySchema.extend({ jobExecutionId: uuid }),
+    body: withOneInputForm(executeBodySchema.extend({ jobExecutionId: uuid })),
     responses: {
       202: { description: 'Running', schema: jobExecutedSchema },
       ...errors,

@@ -33,25 +33,32 @@ export type InitiateBody = z.infer<typeof initiateBodySchema>;
 
 const payloadEntrySchema = z.looseObject({ value: z.unknown() });
 
-export const executeBodySchema = z
-  .object({
-    jobPayloadSchema: z
-      .record(z.string(), payloadEntrySchema)
-      .optional()
-      .describe('The input schema populated with values: each entry (keyed by variable_name) with a `value`'),
-    inputs: z.record(z.string(), z.unknown()).optional().describe('Convenience: values keyed by variable_name'),
-    callbackUrl: z
-      .url({ protocol: /^https?$/ })
-      .max(2048)
-      .optional()
-      .describe('POSTed { caseId, status, results, error? } when the case ends'),
-    timeoutMs: z
-      .number()
-      .int()
-      .min(1000)
-      .optional()
-      .describe('Case deadline; past it the case ends TIMED_OUT (default and maximum are configured)'),
-  })
-  // Documented here; the case service refuses both together after the case's state check (409 comes first).
-  .meta({ not: { required: ['jobPayloadSchema', 'inputs'] } });
+const executeFields = z.object({
+  jobPayloadSchema: z
+    .record(z.string(), payloadEntrySchema)
+    .optional()
+    .describe('The input schema populated with values: each entry (keyed by variable_name) with a `value`'),
+  inputs: z.record(z.string(), z.unknown()).optional().describe('Convenience: values keyed by variable_name'),
+  callbackUrl: z
+    .url({ protocol: /^https?$/ })
+    .max(2048)
+    .optional()
+    .describe('POSTed { caseId, status, results, error? } when the case ends'),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(1000)
+    .optional()
+    .describe('Case deadline; past it the case ends TIMED_OUT (default and maximum are configured)'),
+});
+
+/**
+ * Documents that jobPayloadSchema and inputs do not go together; the case
+ * service refuses both after the case's state check (409 comes first).
+ */
+export function withOneInputForm<T extends z.ZodObject>(schema: T): T {
+  return schema.meta({ not: { required: ['jobPayloadSchema', 'inputs'] } });
+}
+
+export const executeBodySchema = withOneInputForm(executeFields);
 export type ExecuteBody = z.infer<typeof executeBodySchema>;
