@@ -159,11 +159,8 @@ export class WorkflowService {
     return { workflow, version, latest, active, versions, nextVersionsCursor };
   }
 
-  /** Cuts a new version of a workflow already loaded with Workflow: Full. */
+  /** Cuts a new version of a workflow already loaded with Workflow: Full (the body schema requires one change at least). */
   async update(auth: AuthContext, workflow: WorkflowRecord, changes: WorkflowChanges): Promise<WorkflowWithVersion> {
-    if (Object.values(changes).every((value) => value === undefined)) {
-      throw DomainError.badRequest('Send at least one of name, description, nodes, edges, activeStatus');
-    }
     let graph: WorkflowGraph | undefined;
     if (changes.nodes !== undefined || changes.edges !== undefined) {
       const latest = await this.repo.latestVersion(workflow.id);

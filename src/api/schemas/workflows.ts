@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atLeastOneOf } from '../../domain/at-least-one.js';
 import { edgeSchema, nodeSchema } from '../../domain/graph.js';
 import { payloadSchemaSchema } from '../../domain/input-schema.js';
 import { nextCursorSchema, pageQueryFields, uuid } from './common.js';
@@ -25,17 +26,21 @@ export const createWorkflowBody = z.object({
     .meta({ description: 'Best-effort tags, at most 100' }),
 });
 
-export const updateWorkflowBody = z
-  .object({
-    name: z.string().trim().min(1).max(255),
-    description: z.string().max(2048),
-    activeStatus: activeStatusSchema.meta({
-      description: "Status of the new version; defaults to the latest version's",
-    }),
-    nodes: nodesSchema.meta({ description: 'Replaces the nodes; omitted: carried over from the latest version' }),
-    edges: edgesSchema.meta({ description: 'Replaces the edges; omitted: carried over from the latest version' }),
-  })
-  .partial();
+export const updateWorkflowBody = atLeastOneOf(
+  z
+    .object({
+      name: z.string().trim().min(1).max(255),
+      description: z.string().max(2048),
+      activeStatus: activeStatusSchema.meta({
+        description: "Status of the new version; defaults to the latest version's",
+      }),
+      nodes: nodesSchema.meta({ description: 'Replaces the nodes; omitted: carried over from the latest version' }),
+      edges: edgesSchema.meta({ description: 'Replaces the edges; omitted: carried over from the latest version' }),
+    })
+    .partial(),
+  ['name', 'description', 'activeStatus', 'nodes', 'edges'],
+  'Send at least one of name, description, nodes, edges, activeStatus',
+);
 
 export const workflowStatusBody = z.object({
   workflowVersionId: uuid.optional(),
