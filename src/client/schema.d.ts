@@ -1898,7 +1898,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody: {
+    requestBody?: {
       content: {
         'application/json': {
           /** @default true */
@@ -4094,7 +4094,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody: {
+    requestBody?: {
       content: {
         'application/json': {
           /**
@@ -4922,132 +4922,138 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          name?: string;
-          description?: string;
-          /**
-           * @description Status of the new version; defaults to the latest version's
-           * @enum {string}
-           */
-          activeStatus?: 'active' | 'inactive';
-          /** @description Replaces the nodes; omitted: carried over from the latest version */
-          nodes?: {
-            [key: string]: {
-              /** Format: uuid */
-              id: string;
-              name: string;
-              type: string;
+        'application/json':
+          | {
+              name?: string;
               description?: string;
-              handler_class?: string;
-              handler_id?: string;
-              handler_version_id?: string;
-              input_schema?: {
-                schema: {
-                  [key: string]: {
-                    id: string;
-                    variable_name: string;
-                    allowed_types: {
-                      /** @enum {string} */
-                      type:
-                        | 'str'
-                        | 'int'
-                        | 'float'
-                        | 'bool'
-                        | 'date'
-                        | 'file'
-                        | 'array'
-                        | 'object'
-                        | 'json_string'
-                        | 'binary'
-                        | 'node'
-                        | 'array_files';
-                    }[];
-                    display_name?: string;
-                    description?: string;
-                    is_nullable?: boolean;
-                    is_optional?: boolean;
-                    default?: unknown;
-                    tags?: {
-                      variable_name: string;
-                      value: unknown;
-                    }[];
-                  };
-                };
-                /** @default false */
-                variable_addition_allowed?: boolean;
-              };
-              output_schema?: {
-                schema: {
-                  [key: string]: {
-                    id: string;
-                    variable_name: string;
-                    allowed_types: {
-                      /** @enum {string} */
-                      type:
-                        | 'str'
-                        | 'int'
-                        | 'float'
-                        | 'bool'
-                        | 'date'
-                        | 'file'
-                        | 'array'
-                        | 'object'
-                        | 'json_string'
-                        | 'binary'
-                        | 'node'
-                        | 'array_files';
-                    }[];
-                    display_name?: string;
-                    description?: string;
-                    is_nullable?: boolean;
-                    is_optional?: boolean;
-                    default?: unknown;
-                    tags?: {
-                      variable_name: string;
-                      value: unknown;
-                    }[];
-                  };
-                };
-                /** @default false */
-                variable_addition_allowed?: boolean;
-              };
-              process?: {
-                [key: string]: unknown;
-              };
-              routes?: {
+              /**
+               * @description Status of the new version; defaults to the latest version's
+               * @enum {string}
+               */
+              activeStatus?: 'active' | 'inactive';
+              /** @description Replaces the nodes; omitted: carried over from the latest version */
+              nodes?: {
                 [key: string]: {
+                  /** Format: uuid */
                   id: string;
                   name: string;
+                  type: string;
                   description?: string;
+                  handler_class?: string;
+                  handler_id?: string;
+                  handler_version_id?: string;
+                  input_schema?: {
+                    schema: {
+                      [key: string]: {
+                        id: string;
+                        variable_name: string;
+                        allowed_types: {
+                          /** @enum {string} */
+                          type:
+                            | 'str'
+                            | 'int'
+                            | 'float'
+                            | 'bool'
+                            | 'date'
+                            | 'file'
+                            | 'array'
+                            | 'object'
+                            | 'json_string'
+                            | 'binary'
+                            | 'node'
+                            | 'array_files';
+                        }[];
+                        display_name?: string;
+                        description?: string;
+                        is_nullable?: boolean;
+                        is_optional?: boolean;
+                        default?: unknown;
+                        tags?: {
+                          variable_name: string;
+                          value: unknown;
+                        }[];
+                      };
+                    };
+                    /** @default false */
+                    variable_addition_allowed?: boolean;
+                  };
+                  output_schema?: {
+                    schema: {
+                      [key: string]: {
+                        id: string;
+                        variable_name: string;
+                        allowed_types: {
+                          /** @enum {string} */
+                          type:
+                            | 'str'
+                            | 'int'
+                            | 'float'
+                            | 'bool'
+                            | 'date'
+                            | 'file'
+                            | 'array'
+                            | 'object'
+                            | 'json_string'
+                            | 'binary'
+                            | 'node'
+                            | 'array_files';
+                        }[];
+                        display_name?: string;
+                        description?: string;
+                        is_nullable?: boolean;
+                        is_optional?: boolean;
+                        default?: unknown;
+                        tags?: {
+                          variable_name: string;
+                          value: unknown;
+                        }[];
+                      };
+                    };
+                    /** @default false */
+                    variable_addition_allowed?: boolean;
+                  };
+                  process?: {
+                    [key: string]: unknown;
+                  };
+                  routes?: {
+                    [key: string]: {
+                      id: string;
+                      name: string;
+                      description?: string;
+                    };
+                  };
+                  properties?: string[];
+                  variable_mappings?: {
+                    [key: string]: {
+                      from_node_id: string;
+                      from_variable_id: string;
+                    };
+                  };
+                  fixed_values?: {
+                    [key: string]: unknown;
+                  };
+                  execution?: {
+                    timeout_ms?: number;
+                    max_attempts?: number;
+                  };
                 };
               };
-              properties?: string[];
-              variable_mappings?: {
+              /** @description Replaces the edges; omitted: carried over from the latest version */
+              edges?: {
                 [key: string]: {
+                  id: string;
                   from_node_id: string;
-                  from_variable_id: string;
+                  to_node_id: string;
+                  route_id?: string;
+                  route_complement?: boolean;
                 };
               };
-              fixed_values?: {
-                [key: string]: unknown;
-              };
-              execution?: {
-                timeout_ms?: number;
-                max_attempts?: number;
-              };
-            };
-          };
-          /** @description Replaces the edges; omitted: carried over from the latest version */
-          edges?: {
-            [key: string]: {
-              id: string;
-              from_node_id: string;
-              to_node_id: string;
-              route_id?: string;
-              route_complement?: boolean;
-            };
-          };
-        };
+            }
+          | unknown
+          | unknown
+          | unknown
+          | unknown
+          | unknown;
       };
     };
     responses: {
@@ -5174,7 +5180,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody: {
+    requestBody?: {
       content: {
         'application/json': {
           /** Format: uuid */
@@ -5306,7 +5312,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody: {
+    requestBody?: {
       content: {
         'application/json': {
           /** Format: uuid */
@@ -7062,7 +7068,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody: {
+    requestBody?: {
       content: {
         'application/json': {
           /** @description The input schema populated with values: each entry (keyed by variable_name) with a `value` */
@@ -11872,45 +11878,48 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          connection: {
-            name: string;
-            /** @description Workspace to activate in (checked first: anything but a workspace the key holds Integration: Full in is 403) */
-            workspaceId: string;
-            /**
-             * Format: uuid
-             * @description `versionId` from integration creation
-             */
-            integrationVersionId: string;
-            /**
-             * Format: uuid
-             * @description Action enabled on this connection
-             */
-            actionVersionId: string;
-            /**
-             * Format: uuid
-             * @description Required unless activeCredentialId is used
-             */
-            credentialVersionId?: string;
-            /** @description Secret values keyed by the credential template's variableNames; encrypted at rest, never returned. At most 100 fields and 64 KB */
-            credentialData?: {
-              [key: string]: unknown;
-            };
-            /**
-             * Format: uuid
-             * @description Reuse an existing connection's credential (same workspace); omit credentialData then
-             */
-            activeCredentialId?: string;
-            description?: string;
-            /**
-             * Format: uuid
-             * @description Action whose endpoint is called for a smoke test; omit for no test
-             */
-            testActionVersionId?: string;
-            /** @description Sent as the JSON body of the smoke test (POST); without it the test is a GET. At most 64 KB (it travels through Temporal history) */
-            testInputData?: {
-              [key: string]: unknown;
-            };
-          };
+          connection:
+            | {
+                name: string;
+                /** @description Workspace to activate in (checked first: anything but a workspace the key holds Integration: Full in is 403) */
+                workspaceId: string;
+                /**
+                 * Format: uuid
+                 * @description `versionId` from integration creation
+                 */
+                integrationVersionId: string;
+                /**
+                 * Format: uuid
+                 * @description Action enabled on this connection
+                 */
+                actionVersionId: string;
+                /**
+                 * Format: uuid
+                 * @description Required unless activeCredentialId is used
+                 */
+                credentialVersionId?: string;
+                /** @description Secret values keyed by the credential template's variableNames; encrypted at rest, never returned. At most 100 fields and 64 KB */
+                credentialData?: {
+                  [key: string]: unknown;
+                };
+                /**
+                 * Format: uuid
+                 * @description Reuse an existing connection's credential (same workspace); omit credentialData then
+                 */
+                activeCredentialId?: string;
+                description?: string;
+                /**
+                 * Format: uuid
+                 * @description Action whose endpoint is called for a smoke test; omit for no test
+                 */
+                testActionVersionId?: string;
+                /** @description Sent as the JSON body of the smoke test (POST); without it the test is a GET. At most 64 KB (it travels through Temporal history) */
+                testInputData?: {
+                  [key: string]: unknown;
+                };
+              }
+            | unknown
+            | unknown;
         };
       };
     };
