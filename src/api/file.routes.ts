@@ -4,7 +4,7 @@ import type { FileService, PresignResult } from '../files/file-service.js';
 import { maxFileBytes, supportedExtensionPattern, supportedExtensions } from '../files/file-types.js';
 import { accessScopes, type FileRecord } from '../store/file-repo.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
-import { uuid } from './schemas/common.js';
+import { uuid, queryInt } from './schemas/common.js';
 
 const presignBody = z.object({
   fileExtension: z
@@ -65,13 +65,13 @@ const libraryQuery = z.object({
     .string()
     .regex(/^\.[A-Za-z0-9]+$/, 'an extension with its leading dot')
     .optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  limit: queryInt({ min: 1, max: 200 }).default(50),
+  offset: queryInt({ min: 0 }).default(0),
 });
 
 const fileParams = z.object({ fileId: uuid });
 const uploadQuery = z.object({
-  expires: z.coerce.number().int().meta({ description: 'Expiry (Unix seconds), part of the signed URL' }),
+  expires: queryInt().meta({ description: 'Expiry (Unix seconds), part of the signed URL' }),
   signature: z.string().min(1).meta({ description: 'HMAC signature, part of the signed URL' }),
 });
 

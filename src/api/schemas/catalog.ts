@@ -13,6 +13,7 @@ import {
   type IntegrationDraft,
 } from '../../catalog/types.js';
 import { catalogFieldMapSchema, catalogFieldSchema } from './catalog-fields.js';
+import { queryInt } from './common.js';
 
 /** The contract's integration limits (Limits table), plus our bounds where it is silent. */
 export const catalogLimits = {
@@ -301,8 +302,8 @@ export const integrationDetailResponse = integrationResponse.extend({
   credentials: z.array(credentialResponse),
 });
 export const integrationListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  limit: queryInt({ min: 1, max: 200 }).default(50),
+  offset: queryInt({ min: 0 }).default(0),
 });
 export const integrationListResponse = z.object({
   integrations: z.array(integrationResponse),

@@ -3,6 +3,16 @@ import { uuid } from '../../domain/ids.js';
 
 export { uuid };
 
+const blankAsInvalid = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? Number.NaN : value);
+
+/** An integer in the query: coerced from its text, but a blank value (`?offset=`) is refused, not read as 0. */
+export function queryInt(bounds: { min?: number; max?: number } = {}) {
+  let integer = z.coerce.number().int();
+  if (bounds.min !== undefined) integer = integer.min(bounds.min);
+  if (bounds.max !== undefined) integer = integer.max(bounds.max);
+  return z.preprocess(blankAsInvalid, integer);
+}
+
 export const errorBodySchema = z
   .object({
     statusCode: z.number().int(),
@@ -18,13 +28,7 @@ export const uuidParam = (name: string) => z.object({ [name]: uuid });
 
 /** Query fields of every cursor-paginated list. */
 export const pageQueryFields = {
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(100)
-    .default(20)
-    .meta({ description: 'Items per page (default 20, at most 100)' }),
+  limit: queryInt({ min: 1, max: 100 }).default(20).meta({ description: 'Items per page (default 20, at most 100)' }),
   cursor: z
     .string()
     .min(1)

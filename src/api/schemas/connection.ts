@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { uuid } from './common.js';
+import { uuid, queryInt } from './common.js';
 
 /** The contract's bounds on credentialData; testInputData (the contract is silent) gets the same byte bound. */
 export const credentialDataLimits = { fields: 100, bytes: 64 * 1024 } as const;
@@ -144,8 +144,8 @@ export const connectionResponse = z.object({
 });
 
 export const connectionListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  limit: queryInt({ min: 1, max: 200 }).default(50),
+  offset: queryInt({ min: 0 }).default(0),
 });
 
 export const connectionListResponse = z.object({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { atLeastOneOf } from '../../domain/at-least-one.js';
 import { edgeSchema, nodeSchema } from '../../domain/graph.js';
 import { payloadSchemaSchema } from '../../domain/input-schema.js';
-import { nextCursorSchema, pageQueryFields, uuid } from './common.js';
+import { nextCursorSchema, pageQueryFields, uuid, queryInt } from './common.js';
 
 export const activeStatusSchema = z.enum(['active', 'inactive']);
 export const nodesSchema = z
@@ -54,23 +54,14 @@ export const workflowParams = z.object({
   workflowId: uuid.meta({ description: 'The workflowId (or the entityId) of the workflow' }),
 });
 export const versionQuery = z.object({
-  version: z.coerce.number().int().min(1).optional().meta({ description: 'A version number' }),
+  version: queryInt({ min: 1 }).optional().meta({ description: 'A version number' }),
   workflowVersionId: uuid.optional().meta({ description: 'A version id; wins over version' }),
 });
 export const detailsQuery = versionQuery.extend({
-  versionsLimit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(200)
+  versionsLimit: queryInt({ min: 1, max: 200 })
     .default(50)
     .meta({ description: 'Versions listed per page (default 50, at most 200)' }),
-  versionsCursor: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .meta({ description: 'nextVersionsCursor of the previous page' }),
+  versionsCursor: queryInt({ min: 1 }).optional().meta({ description: 'nextVersionsCursor of the previous page' }),
 });
 
 export const versionSummarySchema = z.object({
