@@ -155,7 +155,7 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     tags,
     auth: true,
     params: caseParams,
-    body: executeBodySchema,
+    body: executeBodySchema(ctx.config.cases.maxDeadlineMs),
     responses: {
       202: { description: 'Running', schema: executedSchema },
       ...errors,

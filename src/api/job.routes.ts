@@ -41,7 +41,7 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     tags,
     deprecated: true,
     auth: true,
-    body: withOneInputForm(executeBodySchema.extend({ jobExecutionId: uuid })),
+    body: withOneInputForm(executeBodySchema(ctx.config.cases.maxDeadlineMs).extend({ jobExecutionId: uuid })),
     responses: {
       202: { description: 'Running', schema: jobExecutedSchema },
       ...errors,

@@ -174,10 +174,6 @@ export class CaseService {
     if (body.jobPayloadSchema !== undefined && body.inputs !== undefined) {
       throw DomainError.badRequest('Send the inputs either as jobPayloadSchema or as inputs, not both');
     }
-    const maxDeadline = this.deps.config.cases.maxDeadlineMs;
-    if (body.timeoutMs !== undefined && body.timeoutMs > maxDeadline) {
-      throw DomainError.invalidFields([{ field: 'body.timeoutMs', message: `at most ${maxDeadline}` }]);
-    }
     const supplied: Record<string, unknown> = { ...record.initialInput };
     if (body.inputs) Object.assign(supplied, body.inputs);
     for (const [name, entry] of Object.entries(body.jobPayloadSchema ?? {})) {
@@ -193,7 +189,8 @@ export class CaseService {
     if (body.callbackUrl !== undefined) await this.checkCallbackUrl(body.callbackUrl);
 
     const workflowId = caseWorkflowId(caseId);
-    const deadlineMs = body.timeoutMs ?? Math.min(this.deps.config.cases.defaultDeadlineMs, maxDeadline);
+    const deadlineMs =
+      body.timeoutMs ?? Math.min(this.deps.config.cases.defaultDeadlineMs, this.deps.config.cases.maxDeadlineMs);
     const started = await this.repo.markRunning(caseId, {
       inputs: checked.inputs,
       callbackUrl: body.callbackUrl,

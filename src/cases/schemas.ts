@@ -60,5 +60,10 @@ export function withOneInputForm<T extends z.ZodObject>(schema: T): T {
   return schema.meta({ not: { required: ['jobPayloadSchema', 'inputs'] } });
 }
 
-export const executeBodySchema = withOneInputForm(executeFields);
-export type ExecuteBody = z.infer<typeof executeBodySchema>;
+/** The execute body with the configured case deadline as timeoutMs' maximum, so the document states it. */
+export function executeBodySchema(maxDeadlineMs: number) {
+  return withOneInputForm(
+    executeFields.extend({ timeoutMs: executeFields.shape.timeoutMs.unwrap().max(maxDeadlineMs).optional() }),
+  );
+}
+export type ExecuteBody = z.infer<typeof executeFields>;

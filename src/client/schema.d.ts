@@ -7088,7 +7088,6 @@ export interface operations {
            * @description POSTed { caseId, status, results, error? } when the case ends
            */
           callbackUrl?: string;
-          /** @description Case deadline; past it the case ends TIMED_OUT (default and maximum are configured) */
           timeoutMs?: number;
         };
       };
@@ -7946,7 +7945,6 @@ export interface operations {
            * @description POSTed { caseId, status, results, error? } when the case ends
            */
           callbackUrl?: string;
-          /** @description Case deadline; past it the case ends TIMED_OUT (default and maximum are configured) */
           timeoutMs?: number;
           /** Format: uuid */
           jobExecutionId: string;
