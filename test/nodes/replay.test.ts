@@ -19,7 +19,11 @@ import { workflowBundlePath } from '../../src/temporal/worker.js';
  *   and failed, each with a callback (`local-*`, `regular-*`);
  * - after them (`tagged-*`): the same runs tagged with our search attributes,
  *   the case status set at the end behind the `case-status-search-attribute`
- *   patch, the failed one's callback retry workflow started with the tags.
+ *   patch, the failed one's callback retry workflow started with the tags;
+ * - on commit cfc515a (`first-attempt-*`), before the final write and the
+ *   callback's first attempt became one local activity: input → python →
+ *   output with the first attempt delivered in the run, and refused (503)
+ *   so the retry workflow started.
  */
 const dir = path.join(import.meta.dirname, 'histories');
 const histories = readdirSync(dir).filter((f) => f.endsWith('.bin'));
@@ -29,6 +33,8 @@ describe('case-run replay', () => {
     expect(histories.sort()).toEqual([
       'cancelled.bin',
       'failed.bin',
+      'first-attempt-delivered.bin',
+      'first-attempt-retried.bin',
       'local-completed.bin',
       'local-failed.bin',
       'regular-completed.bin',
