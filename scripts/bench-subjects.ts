@@ -5,10 +5,10 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createLogger } from '../src/logging/logger.js';
+import { createLogger, type Logger } from '../src/logging/logger.js';
 import { freePort } from '../src/net/free-port.js';
 import { temporalCliPath } from '../src/temporal/binaries.js';
-import { startDevServer } from '../src/temporal/dev-server.js';
+import { startDevServer, stopChild, type DevServer } from '../src/temporal/dev-server.js';
 import type { Level, LoadJob } from './bench-e2e-load.js';
 import { pythonAddGraph } from './bench-graph.js';
 import type { Root } from './bench-proc.js';
@@ -42,18 +42,6 @@ export function n8nInstalled(): boolean {
   return existsSync(n8nBin);
 }
 
-function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const force = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    child.once('exit', () => {
-      clearTimeout(force);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
 async function waitFor(what: string, child: ChildProcess, ready: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 900; i++) {
     if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
@@ -68,6 +56,23 @@ const answers = (url: string, init?: RequestInit) => () =>
     (r) => r.ok,
     () => false,
   );
+
+/** A headless Temporal dev server of the bench's own under `dataDir`, persisted as `npm start` runs it. */
+export function startBenchDevServer(dataDir: string, logger: Logger): Promise<DevServer> {
+  return freePort().then((port) =>
+    startDevServer({
+      cliPath: temporalCliPath(process.env.TEMPORAL_CLI_PATH),
+      dataDir: path.join(dataDir, 'temporal'),
+      dbFilename: path.join(dataDir, 'temporal', 'temporal.db'),
+      port,
+      uiPort: 0,
+      ui: false,
+      namespace: 'default',
+      startTimeoutMs: 120_000,
+      logger,
+    }),
+  );
+}
 
 /** A caseflow process from `root`'s build: its pid, its bootstrap key once printed, its API once ready. */
 function startServe(
@@ -137,7 +142,7 @@ export async function startCaseflow(root = path.join(here, '..')): Promise<Subje
     TEMPORAL_DEV_UI_PORT: String(await freePort()),
   });
   const stop = async () => {
-    await stopProcess(child);
+    await stopChild(child);
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
@@ -162,24 +167,14 @@ export async function startSplit(root = path.join(here, '..')): Promise<Subject>
   };
   await admin(`create schema ${schema}`);
   const databaseUrl = `${postgresUrl}${postgresUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  const temporal = await startDevServer({
-    cliPath: temporalCliPath(process.env.TEMPORAL_CLI_PATH),
-    dataDir: path.join(dataDir, 'temporal'),
-    dbFilename: path.join(dataDir, 'temporal', 'temporal.db'),
-    port: await freePort(),
-    uiPort: 0,
-    ui: false,
-    namespace: 'default',
-    startTimeoutMs: 120_000,
-    logger: createLogger('warn'),
-  });
+  const temporal = await startBenchDevServer(dataDir, createLogger('warn'));
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   // One data dir for all three: the master key file and file storage are shared as on one host.
   const shared = { CASEFLOW_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address };
   const children: ChildProcess[] = [];
   const stop = async () => {
-    for (const child of children.reverse()) await stopProcess(child);
+    for (const child of children.reverse()) await stopChild(child);
     await temporal.stop();
     await admin(`drop schema ${schema} cascade`);
     rmSync(dataDir, { recursive: true, force: true });
@@ -280,7 +275,7 @@ export async function startN8n(): Promise<Subject> {
   cli('publish:workflow', '--id=benchAddWorkflow1');
   const child = spawn(process.execPath, [n8nBin, 'start'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const stop = async () => {
-    await stopProcess(child);
+    await stopChild(child);
     rmSync(home, { recursive: true, force: true });
   };
   const url = `http://127.0.0.1:${port}/webhook/add`;
