@@ -90,7 +90,8 @@ async function measure(subject: Subject, levels: Level[], round: number): Promis
       console.log(`e2e:     ${(ms / r.cases).toFixed(2).padStart(7)} ms/case  ${group}`);
     }
     if (r.badSignatures > 0) console.log(`e2e: WARNING ${r.badSignatures} callbacks failed signature verification`);
-    load.stdin.write('\n');
+    // The load process waits for this line between levels and exits after the last.
+    if (rows.length < levels.length) load.stdin.write('\n');
   }
   clearInterval(rssTimer);
   const code = await loadExit;
