@@ -65,10 +65,15 @@ const { firstCallbackAttempt } = proxyLocalActivities<CallbackActivities>({
  * Retried like finalizeCase (only a failed write throws), with room for the
  * attempt's HTTP call (bounded by callbacks.timeoutMs).
  */
-const { endCase } = proxyLocalActivities<CaseActivities>({
-  summary: 'Record the end of the case and call back',
+const endCaseOptions = {
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 20 },
+} as const;
+// One activity; two summaries, so the Temporal UI says whether this run calls back.
+const { endCase } = proxyLocalActivities<CaseActivities>({ ...endCaseOptions, summary: 'Record the end of the case' });
+const { endCase: endCaseAndCallBack } = proxyLocalActivities<CaseActivities>({
+  ...endCaseOptions,
+  summary: 'Record the end of the case and call back',
 });
 
 /**
@@ -305,7 +310,7 @@ async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: Cas
     : undefined;
   if (patched('case-end-in-one-local-activity')) {
     const callback = delivery && { ...delivery, workflowId: workflowInfo().workflowId };
-    const ended = await endCase({ finalize, ...(callback ? { callback } : {}) });
+    const ended = callback ? await endCaseAndCallBack({ finalize, callback }) : await endCase({ finalize });
     if (!delivery) return;
     if ('error' in ended) warnFirstAttempt(input, ended.error);
     else if (ended.firstAttempt?.outcome !== 'retry') return;
