@@ -1,4 +1,5 @@
 import { ApplicationFailure, Context, type Info } from '@temporalio/activity';
+import type { FirstAttemptResult, OpenDeliveryInput } from '../src/callbacks/delivery.js';
 import type { FinalizeCaseInput, NodeError, NodeLog } from '../src/domain/cases.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
 import { NodeFailure, type NodeContext, type NodeRunResult } from '../src/domain/node-kinds/kind.js';
@@ -42,9 +43,19 @@ export interface NodeFailureDetails {
 
 export const nodeFailedType = 'NodeFailed';
 
+/** The end of a case and, when it has a callback URL, the callback's first attempt. */
+export interface EndCaseInput {
+  finalize: FinalizeCaseInput;
+  callback?: OpenDeliveryInput;
+}
+
+/** How the first attempt went; `error` when it could not run at all (store or signing secret failed). */
+export type EndCaseResult = { firstAttempt?: FirstAttemptResult } | { error: string };
+
 export interface CaseActivities {
   runNode(request: RunNodeRequest): Promise<RunNodeResponse>;
   finalizeCase(input: FinalizeCaseInput): Promise<boolean>;
+  endCase(input: EndCaseInput): Promise<EndCaseResult>;
 }
 
 /** The case engine's activities: one node of a case, and the end of a case. */
@@ -112,6 +123,22 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
 
     async finalizeCase(input) {
       return services.cases.finalize(input);
+    },
+
+    /**
+     * One local activity instead of two: each costs the workflow task a
+     * round trip through the SDK, which is most of a short case's time. A
+     * failed write throws (retried, nothing sent yet); a failed first attempt
+     * is a result, never retried here (the retry workflow takes over).
+     */
+    async endCase(input) {
+      await services.cases.finalize(input.finalize);
+      if (!input.callback) return {};
+      try {
+        return { firstAttempt: await services.callbacks.firstAttempt(input.callback) };
+      } catch (err) {
+        return { error: err instanceof Error ? err.message : String(err) };
+      }
     },
   };
 }

@@ -220,7 +220,7 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
       for (const [nodeId, node] of Object.entries(assembled.graph.nodes)) {
         const source = node.process?.source;
         if (typeof source !== 'string') continue;
-        for (const v of await deps.python.scan(source, 'main')) {
+        for (const v of await deps.python.scan(source, 'main', input.organizationId)) {
           problems.push({
             stepId: assembled.stepOfNode[nodeId] ?? null,
             message: `security scan, line ${v.line}, col ${v.col}: ${v.message}`,

@@ -4,13 +4,11 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config/config.js';
 import { createLogger } from '../src/logging/logger.js';
-import { freePort } from '../src/net/free-port.js';
 import { startService } from '../src/service.js';
-import { temporalCliPath } from '../src/temporal/binaries.js';
-import { startDevServer } from '../src/temporal/dev-server.js';
 import type { BootstrapResult } from '../src/tenancy/tenancy-service.js';
 import { percentile } from './bench-stats.js';
 import { pythonAddGraph } from './bench-graph.js';
+import { startBenchDevServer } from './bench-subjects.js';
 
 /**
  * Cases of input → Python code → output on the embedded stack (own dev
@@ -23,18 +21,7 @@ export async function benchCases(): Promise<void> {
   const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-bench-cases-'));
   const logger = createLogger('warn');
-  const dev = await startDevServer({
-    cliPath: temporalCliPath(process.env.TEMPORAL_CLI_PATH),
-    dataDir: path.join(dataDir, 'temporal'),
-    // Persisted as `npm start` runs it, not in memory.
-    dbFilename: path.join(dataDir, 'temporal', 'temporal.db'),
-    port: await freePort(),
-    uiPort: 0,
-    ui: false,
-    namespace: 'default',
-    startTimeoutMs: 90_000,
-    logger,
-  });
+  const dev = await startBenchDevServer(dataDir, logger);
   let bootstrap: BootstrapResult | undefined;
   const config = loadConfig(
     {},

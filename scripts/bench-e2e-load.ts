@@ -7,17 +7,23 @@ import { percentile } from './bench-stats.js';
 
 /**
  * The load side of `npm run bench -- e2e`, run as its own process so its CPU
- * is not the service's: a webhook receiver plus clients that initiate and
- * execute cases over HTTP and time each one until its signed callback
- * arrives. Reads its job from BENCH_E2E_JOB, writes one JSON line per level.
+ * is not the subject's. For caseflow: a webhook receiver plus clients that
+ * initiate and execute cases over HTTP and time each one until its signed
+ * callback arrives. For a plain webhook (n8n): clients that POST the same
+ * inputs and time the response. Reads its job from BENCH_E2E_JOB, writes one
+ * JSON line per level and waits for a line on stdin before the next.
  */
-interface Job {
-  baseUrl: string;
-  key: string;
-  workflowId: string;
-  secret: string;
-  levels: Array<{ concurrency: number; cases: number }>;
+export interface Level {
+  concurrency: number;
+  cases: number;
 }
+
+export type LoadJob =
+  | { kind: 'case'; baseUrl: string; key: string; workflowId: string; secret: string; levels: Level[] }
+  | { kind: 'webhook'; url: string; levels: Level[] };
+
+/** A case that never calls back fails the bench instead of hanging it. */
+const CASE_TIMEOUT_MS = 120_000;
 
 export interface LevelResult {
   concurrency: number;
@@ -30,14 +36,15 @@ export interface LevelResult {
   badSignatures: number;
 }
 
-const job = JSON.parse(process.env.BENCH_E2E_JOB ?? '') as Job;
+const job = JSON.parse(process.env.BENCH_E2E_JOB ?? '') as LoadJob;
+const secret = job.kind === 'case' ? job.secret : '';
 const waiting = new Map<string, { started: number; done: (ms: number) => void; fail: (err: Error) => void }>();
 let badSignatures = 0;
 
 function verified(headers: Record<string, string | string[] | undefined>, body: string): boolean {
   const [id, ts, sigs] = [headers['webhook-id'], headers['webhook-timestamp'], headers['webhook-signature']];
   if (typeof id !== 'string' || typeof ts !== 'string' || typeof sigs !== 'string') return false;
-  const expected = Buffer.from(signature(job.secret, id, Number(ts), body));
+  const expected = Buffer.from(signature(secret, id, Number(ts), body));
   return sigs.split(' ').some((s) => {
     const got = Buffer.from(s);
     return got.length === expected.length && timingSafeEqual(got, expected);
@@ -62,24 +69,41 @@ const receiver = createServer((req, res) => {
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
-async function call(method: string, path: string, body: unknown): Promise<Record<string, unknown>> {
-  const r = await fetch(`${job.baseUrl}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', 'x-service-key': job.key },
+async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Record<string, unknown>> {
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
   const json = (await r.json()) as Record<string, unknown>;
-  if (r.status >= 300) throw new Error(`${method} ${path} → ${r.status} ${JSON.stringify(json)}`);
+  if (r.status >= 300) throw new Error(`POST ${url} → ${r.status} ${JSON.stringify(json)}`);
   return json;
 }
 
 /** One case as a webhook receiver sees it: initiate, execute, signed callback received. */
 async function oneCase(i: number): Promise<number> {
+  if (job.kind === 'webhook') {
+    const started = performance.now();
+    const { sum } = await post(job.url, { a: i, b: 1 });
+    if (sum !== i + 1) throw new Error(`the webhook answered sum ${String(sum)} for ${i} + 1`);
+    return performance.now() - started;
+  }
+  const headers = { 'x-service-key': job.key };
   const started = performance.now();
-  const { caseId } = (await call('POST', '/api/v1/case', { workflowId: job.workflowId })) as { caseId: string };
+  const { caseId } = (await post(`${job.baseUrl}/api/v1/case`, { workflowId: job.workflowId }, headers)) as {
+    caseId: string;
+  };
   const delivered = new Promise<number>((done, fail) => waiting.set(caseId, { started, done, fail }));
-  await call('POST', `/api/v1/case/${caseId}/execute`, { inputs: { a: i, b: 1 }, callbackUrl });
-  return delivered;
+  const timeout = setTimeout(
+    () => waiting.get(caseId)?.fail(new Error(`case ${caseId}: no callback in ${CASE_TIMEOUT_MS} ms`)),
+    CASE_TIMEOUT_MS,
+  );
+  await post(`${job.baseUrl}/api/v1/case/${caseId}/execute`, { inputs: { a: i, b: 1 }, callbackUrl }, headers);
+  return delivered.finally(() => clearTimeout(timeout));
 }
 
 async function level(concurrency: number, cases: number): Promise<LevelResult> {
@@ -108,12 +132,13 @@ async function level(concurrency: number, cases: number): Promise<LevelResult> {
   };
 }
 
-for (const { concurrency, cases } of job.levels) {
+for (const [i, { concurrency, cases }] of job.levels.entries()) {
   // The driver samples CPU between these lines; warm-up cases are not counted.
   await level(concurrency, Math.min(cases, concurrency * 2));
   process.stdout.write(`${JSON.stringify({ event: 'start', concurrency })}\n`);
   const result = await level(concurrency, cases);
   process.stdout.write(`${JSON.stringify({ event: 'result', result })}\n`);
-  await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
+  if (i < job.levels.length - 1) await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
 }
-receiver.close();
+// Stdin and the receiver's keep-alive sockets would hold this process open; stdout to a pipe is synchronous on Linux.
+process.exit(0);

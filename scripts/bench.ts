@@ -1,6 +1,6 @@
 import { benchPython } from './bench-python.js';
 import { benchCases } from './bench-cases.js';
-import { benchE2e } from './bench-e2e.js';
+import { benchE2e, benchSideBySide } from './bench-e2e.js';
 
 /**
  * `npm run bench`: the figures the issues name, printed, never asserted.
@@ -10,7 +10,10 @@ const benches: Record<string, () => Promise<void>> = {
   python: benchPython,
   cases: benchCases,
   e2e: benchE2e,
+  'side-by-side': benchSideBySide,
 };
+/** Run only when named: it repeats e2e and needs n8n installed. */
+const onRequest = new Set(['side-by-side']);
 
 const wanted = process.argv.slice(2);
 for (const name of wanted) {
@@ -20,7 +23,7 @@ for (const name of wanted) {
   }
 }
 for (const [name, run] of Object.entries(benches)) {
-  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  if (wanted.length > 0 ? !wanted.includes(name) : onRequest.has(name)) continue;
   console.log(`\n== ${name} ==`);
   await run();
 }

@@ -107,10 +107,11 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     publicUrl: () => publicUrl(config),
     logger: oauthLogger,
   });
+  const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
   return {
     /** Who is calling: the API key's rules (expiry, revocation, membership). */
-    authentication: new KeyAuthentication(repos.tenancy),
-    tenancy: new TenancyService(repos.tenancy),
+    authentication,
+    tenancy: new TenancyService(repos.tenancy, (keyId) => authentication.forget(keyId)),
     workflows,
     files,
     cases: new CaseService({ config, logger, temporal, repo: repos.cases, workflows, files, outbound, metrics }),

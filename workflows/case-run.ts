@@ -61,6 +61,22 @@ const { firstCallbackAttempt } = proxyLocalActivities<CallbackActivities>({
 });
 
 /**
+ * The final write and the callback's first attempt in one local activity.
+ * Retried like finalizeCase (only a failed write throws), with room for the
+ * attempt's HTTP call (bounded by callbacks.timeoutMs).
+ */
+const endCaseOptions = {
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 20 },
+} as const;
+// One activity; two summaries, so the Temporal UI says whether this run calls back.
+const { endCase } = proxyLocalActivities<CaseActivities>({ ...endCaseOptions, summary: 'Record the end of the case' });
+const { endCase: endCaseAndCallBack } = proxyLocalActivities<CaseActivities>({
+  ...endCaseOptions,
+  summary: 'Record the end of the case and call back',
+});
+
+/**
  * Local activity for short nodes (no task round trip, one marker event),
  * regular activity for long ones. Each call is one attempt: the workflow
  * retries itself (see runWithRetries) so the audit knows the attempt count.
@@ -276,20 +292,33 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler): Promise<
 /**
  * Writes the end (status, results, node audit), then delivers the callback
  * when a URL was given: the first attempt right here (no other workflow, no
- * task queue round trip); only when it fails does a retry workflow start,
- * which keeps trying for hours. Runs started before this change keep the
- * old path (every attempt in the child), so their histories still replay.
+ * task queue round trip), in the same local activity as the write; only
+ * when it fails does a retry workflow start, which keeps trying for hours.
+ * Runs started before these changes keep their paths (the patch markers),
+ * so their histories still replay.
  */
 async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: CaseProgress): Promise<void> {
-  await finalizeCase({ caseId: input.caseId, status, runId: workflowInfo().runId, progress: final });
-  if (!input.callbackUrl) return;
-  const delivery: CallbackDeliveryInput = {
-    deliveryId: `${input.caseId}-${status}`,
-    caseId: input.caseId,
-    workspaceId: input.workspaceId,
-    callbackUrl: input.callbackUrl,
-    body: { caseId: input.caseId, status, results: final.results, ...(final.error ? { error: final.error } : {}) },
-  };
+  const finalize = { caseId: input.caseId, status, runId: workflowInfo().runId, progress: final };
+  const delivery: CallbackDeliveryInput | undefined = input.callbackUrl
+    ? {
+        deliveryId: `${input.caseId}-${status}`,
+        caseId: input.caseId,
+        workspaceId: input.workspaceId,
+        callbackUrl: input.callbackUrl,
+        body: { caseId: input.caseId, status, results: final.results, ...(final.error ? { error: final.error } : {}) },
+      }
+    : undefined;
+  if (patched('case-end-in-one-local-activity')) {
+    const callback = delivery && { ...delivery, workflowId: workflowInfo().workflowId };
+    const ended = callback ? await endCaseAndCallBack({ finalize, callback }) : await endCase({ finalize });
+    if (!delivery) return;
+    if ('error' in ended) warnFirstAttempt(input, ended.error);
+    else if (ended.firstAttempt?.outcome !== 'retry') return;
+    await startRetries(input, delivery, 'error' in ended ? 0 : 1);
+    return;
+  }
+  await finalizeCase(finalize);
+  if (!delivery) return;
   let attemptsMade = 0;
   if (patched('callback-first-attempt-in-run')) {
     try {
@@ -297,13 +326,19 @@ async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: Cas
       if (first.outcome !== 'retry') return;
       attemptsMade = 1;
     } catch (err) {
-      // The store or the signing secret failed us: the retry workflow starts from the first attempt.
-      log.warn('first callback attempt could not run', {
-        caseId: input.caseId,
-        error: err instanceof Error ? err.message : String(err),
-      });
+      warnFirstAttempt(input, err instanceof Error ? err.message : String(err));
     }
   }
+  await startRetries(input, delivery, attemptsMade);
+}
+
+/** The store or the signing secret failed us: the retry workflow starts from the first attempt. */
+function warnFirstAttempt(input: CaseRunInput, error: string): void {
+  log.warn('first callback attempt could not run', { caseId: input.caseId, error });
+}
+
+/** The retry workflow, which keeps trying for hours; it starts after the attempts already made. */
+async function startRetries(input: CaseRunInput, delivery: CallbackDeliveryInput, attemptsMade: number): Promise<void> {
   try {
     await startChild('callbackDelivery', {
       workflowId: `callback-${input.caseId}`,

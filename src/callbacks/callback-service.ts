@@ -8,7 +8,13 @@ import { DomainError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Outbound } from '../net/outbound.js';
-import type { CallbackAttempt, CallbackDelivery, CallbackRepo, DeliveryStatus } from '../store/callback-repo.js';
+import type {
+  CallbackAttempt,
+  CallbackDelivery,
+  CallbackRepo,
+  DeliveryStatus,
+  NewDelivery,
+} from '../store/callback-repo.js';
 import type { CaseRepo } from '../store/case-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import type { TemporalHandle } from '../temporal/connection.js';
@@ -129,14 +135,36 @@ export class CallbackService {
 
   /** Records the delivery (idempotent: a redelivery's row already exists) and hands the workflow its schedule. */
   async openDelivery(input: OpenDeliveryInput): Promise<RetrySchedule> {
-    await this.deps.repo.createDelivery({
-      id: input.deliveryId,
-      caseId: input.caseId,
-      workspaceId: input.workspaceId,
-      url: input.callbackUrl,
-      body: JSON.stringify(input.body),
-      workflowId: input.workflowId,
-    });
+    await this.deps.repo.createDelivery(newDelivery(input));
+    return this.schedule();
+  }
+
+  /**
+   * Opens the delivery and makes its first attempt at once, from the case run
+   * itself: most receivers answer the first time, and then no retry workflow
+   * is needed at all. A failed attempt is recorded like any other, due again
+   * after the schedule's first interval. The row just written is not read back.
+   */
+  async firstAttempt(input: OpenDeliveryInput): Promise<FirstAttemptResult> {
+    const delivery = newDelivery(input);
+    await this.deps.repo.createDelivery(delivery);
+    const schedule = this.schedule();
+    const result = await this.attempt(delivery, { attempt: 1, retryInMs: schedule.initialIntervalMs });
+    return { ...result, schedule };
+  }
+
+  /**
+   * One signed POST of the stored body. HTTP failures are results, not
+   * exceptions: the attempt is recorded either way and the workflow decides
+   * when to try again. Only infrastructure failures (store down) throw.
+   */
+  async deliverAttempt(input: AttemptInput): Promise<AttemptResult> {
+    const delivery = await this.deps.repo.findDelivery(input.deliveryId);
+    if (!delivery) throw new Error(`callback delivery ${input.deliveryId} does not exist`);
+    return this.attempt(delivery, input);
+  }
+
+  private schedule(): RetrySchedule {
     const { settings } = this.deps;
     return {
       timeoutMs: settings.timeoutMs,
@@ -147,31 +175,11 @@ export class CallbackService {
     };
   }
 
-  /**
-   * Opens the delivery and makes its first attempt at once, from the case run
-   * itself: most receivers answer the first time, and then no retry workflow
-   * is needed at all. A failed attempt is recorded like any other, due again
-   * after the schedule's first interval.
-   */
-  async firstAttempt(input: OpenDeliveryInput): Promise<FirstAttemptResult> {
-    const schedule = await this.openDelivery(input);
-    const result = await this.deliverAttempt({
-      deliveryId: input.deliveryId,
-      attempt: 1,
-      retryInMs: schedule.initialIntervalMs,
-    });
-    return { ...result, schedule };
-  }
-
-  /**
-   * One signed POST of the stored body. HTTP failures are results, not
-   * exceptions: the attempt is recorded either way and the workflow decides
-   * when to try again. Only infrastructure failures (store down) throw.
-   */
-  async deliverAttempt(input: AttemptInput): Promise<AttemptResult> {
+  private async attempt(
+    delivery: Pick<CallbackDelivery, 'id' | 'caseId' | 'workspaceId' | 'url' | 'body'>,
+    input: Omit<AttemptInput, 'deliveryId'>,
+  ): Promise<AttemptResult> {
     const { repo, secrets, settings } = this.deps;
-    const delivery = await repo.findDelivery(input.deliveryId);
-    if (!delivery) throw new Error(`callback delivery ${input.deliveryId} does not exist`);
     const started = new Date();
     const headers = {
       'content-type': 'application/json',
@@ -239,4 +247,15 @@ export class CallbackService {
     assertWorkspaceGrant(auth, workspace, grant);
     return { workspaceId: workspace.id, deliveries };
   }
+}
+
+function newDelivery(input: OpenDeliveryInput): NewDelivery {
+  return {
+    id: input.deliveryId,
+    caseId: input.caseId,
+    workspaceId: input.workspaceId,
+    url: input.callbackUrl,
+    body: JSON.stringify(input.body),
+    workflowId: input.workflowId,
+  };
 }

@@ -381,16 +381,14 @@ export class CaseService {
 
   /** Records a run's end in its case (the worker's last step); false when the case had already ended. */
   async finalize(input: FinalizeCaseInput): Promise<boolean> {
-    if (!(await this.repo.finalize(input))) return false;
+    const finished = await this.repo.finalize(input);
+    if (!finished) return false;
     // Counted once: a replayed or retried finalization wrote nothing and ends above.
     const { metrics } = this.deps;
-    const record = await this.repo.find(input.caseId);
-    if (record) {
-      metrics.caseFinished(
-        { workflowId: record.workflowId, status: input.status },
-        secondsBetween(record.startedAt, record.finishedAt),
-      );
-    }
+    metrics.caseFinished(
+      { workflowId: finished.workflowId, status: input.status },
+      secondsBetween(finished.startedAt, finished.finishedAt),
+    );
     for (const node of Object.values(input.progress.nodes)) {
       const seconds = secondsBetween(node.startedAt, node.finishedAt);
       if (seconds !== undefined) metrics.nodeFinished({ kind: node.handlerClass, status: node.status }, seconds);

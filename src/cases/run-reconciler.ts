@@ -44,7 +44,7 @@ export class CaseRunReconciler {
     const runId = record.temporalRunId ?? undefined;
     const outcome = await this.closedRun(record.temporalWorkflowId ?? caseWorkflowId(record.id), runId);
     if (!outcome) return false;
-    const written = await this.deps.repo.finalize({
+    const finished = await this.deps.repo.finalize({
       caseId: record.id,
       status: outcome.status,
       runId: runId ?? '',
@@ -60,12 +60,12 @@ export class CaseRunReconciler {
         ...(outcome.error ? { error: outcome.error } : {}),
       },
     });
-    if (written)
-      this.deps.logger.warn(
-        { caseId: record.id, runId, status: outcome.status },
-        'closed a case whose run ended without recording it',
-      );
-    return written;
+    if (!finished) return false;
+    this.deps.logger.warn(
+      { caseId: record.id, runId, status: outcome.status },
+      'closed a case whose run ended without recording it',
+    );
+    return true;
   }
 
   /** The run's outcome once Temporal reports it closed; undefined while it runs. */

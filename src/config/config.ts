@@ -20,6 +20,8 @@ export const configSchema = z.object({
   logFormat: z.enum(['auto', 'json', 'pretty']),
   bodyLimit: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 2mb'),
   shutdownGraceMs: z.coerce.number().int().min(0),
+  /** How long a successful API key lookup is reused (0: never); revocation elsewhere takes effect within it. */
+  keyCacheMs: z.coerce.number().int().min(0).max(1000),
   databaseUrl: z
     .string()
     .regex(/^(postgres(ql)?|sqlite):\/\//, 'a postgres://… or sqlite://… URL')
@@ -174,6 +176,7 @@ const envMap: Record<string, string> = {
   LOG_FORMAT: 'logFormat',
   CASEFLOW_BODY_LIMIT: 'bodyLimit',
   CASEFLOW_SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
+  CASEFLOW_KEY_CACHE_MS: 'keyCacheMs',
   DATABASE_URL: 'databaseUrl',
   CASEFLOW_ADMIN_TOKEN: 'adminToken',
   TEMPORAL_ADDRESS: 'temporal.address',

@@ -43,6 +43,9 @@ export interface CaseRecord {
   finishedAt: string | null;
 }
 
+/** What finalizing a case read back of it, for the metrics. */
+export type FinishedCase = Pick<CaseRecord, 'workflowId' | 'startedAt' | 'finishedAt'>;
+
 /** What a new case is given: the record's own fields, with the optional ones left out rather than null. */
 export interface CreateCaseInput extends Pick<
   CaseRecord,
@@ -330,13 +333,14 @@ export class CaseRepo {
   /**
    * Records the end of a run in one transaction: the terminal status, error
    * and results (only if the case is not terminal yet) and one row per node.
-   * Returns false when the case already had a terminal status (a replayed or
-   * retried finalization), in which case nothing is written.
+   * Returns what the metrics need of the finished case (read back by the same
+   * statement), or undefined when the case already had a terminal status (a
+   * replayed or retried finalization), in which case nothing is written.
    */
-  async finalize(input: FinalizeCaseInput): Promise<boolean> {
+  async finalize(input: FinalizeCaseInput): Promise<FinishedCase | undefined> {
     const { progress } = input;
     return this.db.transaction().execute(async (trx) => {
-      const result = await trx
+      const finished = await trx
         .updateTable('cases')
         .set({
           status: input.status,
@@ -347,8 +351,9 @@ export class CaseRepo {
         })
         .where('id', '=', input.caseId)
         .where('status', 'not in', [...terminalStatuses])
+        .returning(['workflow_id', 'started_at', 'finished_at'])
         .executeTakeFirst();
-      if (result.numUpdatedRows === 0n) return false;
+      if (!finished) return undefined;
       const finishedOrder = new Map(progress.executed.map((id, i) => [id, i]));
       const rows: Insertable<CaseNodeTable>[] = Object.values(progress.nodes).map((n, i) => ({
         case_id: input.caseId,
@@ -373,7 +378,7 @@ export class CaseRepo {
           .onConflict((oc) => oc.columns(['case_id', 'node_id']).doNothing())
           .execute();
       }
-      return true;
+      return { workflowId: finished.workflow_id, startedAt: finished.started_at, finishedAt: finished.finished_at };
     });
   }
 

@@ -167,7 +167,8 @@ async function waitUntilServing(address: string, timeoutMs: number, exited: () =
   throw new Error(`temporal dev server did not answer at ${address} within ${timeoutMs} ms: ${String(lastError)}`);
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
+/** SIGTERM, then SIGKILL after 10 s. */
+export function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const force = setTimeout(() => child.kill('SIGKILL'), 10_000);

@@ -53,7 +53,11 @@ export function keyView(record: ApiKeyRecord): KeyView {
 
 /** Operator actions on tenancy, shared by the CLI and the admin HTTP area. */
 export class TenancyService {
-  constructor(private readonly repo: TenancyRepo) {}
+  constructor(
+    private readonly repo: TenancyRepo,
+    /** Told when a key (or, without an id, any key) may have lost access, so this process's key cache forgets it at once. */
+    private readonly accessChanged: (keyId?: string) => void = () => undefined,
+  ) {}
 
   /** The workspaces of the key's organization that the key reaches with at least one of its grants. */
   async reachableWorkspaces(auth: AuthContext): Promise<Workspace[]> {
@@ -113,6 +117,7 @@ export class TenancyService {
     if (!(await this.repo.removeMember(organizationId, userId))) {
       throw new TenancyError('not_found', `User ${userId} is not a member of organization ${organizationId}`);
     }
+    this.accessChanged();
   }
 
   async createKey(input: z.output<typeof createKeyInput>): Promise<CreatedKey> {
@@ -152,6 +157,7 @@ export class TenancyService {
     if (!key) throw new TenancyError('not_found', `Key ${keyId} does not exist`);
     if (key.revokedAt) throw new TenancyError('conflict', 'The key is already revoked');
     await this.repo.revokeKey(keyId);
+    this.accessChanged(keyId);
   }
 
   /**

@@ -94,6 +94,20 @@ describe('authentication and permissions', () => {
     expect((await svc.admin('POST', `/admin/keys/${apiKey.id}/revoke`)).status).toBe(409);
   });
 
+  it('refuses a key revoked by another process once its cached lookup (keyCacheMs, at most 1 s) expires', async () => {
+    const { key, apiKey } = await makeKey({ grants: ['workflow:read'] });
+    expect((await svc.request('GET', '/api/v1/me', { key })).status).toBe(200);
+    // Straight to the store, as another API process would: this process is not told.
+    expect(await new TenancyRepo(svc.service.context.store.db).revokeKey(apiKey.id)).toBe(true);
+    // Fails only if the cached lookup never expires: the bound is 1 s, the wait up to 10 s.
+    let status = 200;
+    for (let i = 0; i < 100 && status === 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await svc.request('GET', '/api/v1/me', { key })).status;
+    }
+    expect(status).toBe(401);
+  });
+
   it("answers 401 when the key's user left the organization", async () => {
     const user = (
       await svc.admin('POST', '/admin/users', {

@@ -356,7 +356,7 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     for (const applied of run.applied_versions) {
       const version = await svc.request(
         'GET',
-        `/api/v1/workflow/${workflowId}?workflowVersionId=${applied.workflowVersionId}`,
+        `/api/v1/workflow/${workflowId}?version=${applied.workflowVersionNumber}`,
       );
       expect(version.status, version.text).toBe(200);
       const nodes = Object.values(version.body.nodes as Record<string, { process?: { connection_id?: string } }>);

@@ -23,7 +23,11 @@ import { workflowBundlePath } from '../../src/temporal/worker.js';
  *   patch, the failed one's callback retry workflow started with the tags;
  * - on commit cfc515a, before the per-case cap on nodes running at once
  *   (`case-node-concurrency-cap`): ten parallel Python nodes, as local and as
- *   regular activities (`parallel-*`), all scheduled together.
+ *   regular activities (`parallel-*`), all scheduled together;
+ * - on commit cfc515a (`first-attempt-*`), before the final write and the
+ *   callback's first attempt became one local activity: input → python →
+ *   output with the first attempt delivered in the run, and refused (503)
+ *   so the retry workflow started.
  */
 const dir = path.join(import.meta.dirname, 'histories');
 const histories = readdirSync(dir).filter((f) => f.endsWith('.bin'));
@@ -33,6 +37,8 @@ describe('case-run replay', () => {
     expect(histories.sort()).toEqual([
       'cancelled.bin',
       'failed.bin',
+      'first-attempt-delivered.bin',
+      'first-attempt-retried.bin',
       'local-completed.bin',
       'local-failed.bin',
       'parallel-local.bin',

@@ -1,0 +1,109 @@
+import { readFileSync, readdirSync } from 'node:fs';
+
+/**
+ * CPU and RSS of a bench subject's process trees, read from /proc: per
+ * thread, grouped by the part of the system it is (the Node main thread, the
+ * workflow threads, the Temporal core SDK, the Temporal server, Python, …).
+ */
+const TICK_MS = 10; // USER_HZ is 100 on Linux.
+
+/** A process the bench started, and what to call it when there are several (the split roles). */
+export interface Root {
+  pid: number;
+  label: string;
+  /** Name its own threads as a caseflow service (main thread, workflow threads, core SDK) or as one group. */
+  kind: 'caseflow' | 'other';
+}
+
+export interface ThreadSample {
+  group: string;
+  ticks: number;
+}
+
+export interface TreeSample {
+  threads: ThreadSample[];
+  rssKb: number;
+  rssByProcess: Map<string, number>;
+}
+
+/** Every process under `root` (inclusive), from /proc's parent links. */
+function tree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // exited while we looked
+    }
+  }
+  const out = [root];
+  for (let i = 0; i < out.length; i++) out.push(...(children.get(out[i] ?? -1) ?? []));
+  return out;
+}
+
+function comm(pathName: string): string {
+  return readFileSync(pathName, 'utf8').trim();
+}
+
+/** A child process by its name (the same in every subject: the Temporal server, Python, n8n's task runner). */
+function childGroup(processName: string, root: Root): string {
+  if (processName.startsWith('temporal')) return 'temporal server';
+  if (processName.startsWith('python') || processName === 'bwrap') return 'python';
+  return `${root.label}: child ${processName}`;
+}
+
+/** A thread of a caseflow service's own Node process, by its name. */
+function serviceThreadGroup(threadName: string, root: Root): string {
+  const prefix = `${root.label}: `;
+  if (threadName === 'node' || threadName === 'MainThread') return `${prefix}node main thread (API + activities)`;
+  if (/^V8 |DefaultWorker|GC/i.test(threadName)) return `${prefix}node V8 helpers (GC, compiler)`;
+  if (/tokio|temporal|core/i.test(threadName)) return `${prefix}temporal core SDK (Rust)`;
+  if (/libuv|uv/i.test(threadName)) return `${prefix}node libuv pool`;
+  return `${prefix}node thread: ${threadName}`;
+}
+
+export function sample(roots: Root[]): TreeSample {
+  const threads: ThreadSample[] = [];
+  const rssByProcess = new Map<string, number>();
+  let rssKb = 0;
+  for (const root of roots) {
+    for (const pid of tree(root.pid)) {
+      try {
+        const processName = comm(`/proc/${pid}/comm`);
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+        const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+        rssKb += rss;
+        const processGroup = pid === root.pid ? root.label : childGroup(processName, root);
+        rssByProcess.set(processGroup, (rssByProcess.get(processGroup) ?? 0) + rss);
+        for (const tid of readdirSync(`/proc/${pid}/task`)) {
+          const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+          const ticks = Number(stat[11]) + Number(stat[12]);
+          const group =
+            pid !== root.pid
+              ? processGroup
+              : root.kind === 'caseflow'
+                ? serviceThreadGroup(comm(`/proc/${pid}/task/${tid}/comm`), root)
+                : root.label;
+          threads.push({ group, ticks });
+        }
+      } catch {
+        // exited while we looked
+      }
+    }
+  }
+  return { threads, rssKb, rssByProcess };
+}
+
+/** CPU milliseconds per group between two samples. */
+export function cpuByGroup(before: ThreadSample[], after: ThreadSample[]): Map<string, number> {
+  const sum = (list: ThreadSample[]) =>
+    list.reduce((m, t) => m.set(t.group, (m.get(t.group) ?? 0) + t.ticks), new Map<string, number>());
+  const [b, a] = [sum(before), sum(after)];
+  return new Map([...a].map(([group, ticks]) => [group, (ticks - (b.get(group) ?? 0)) * TICK_MS]));
+}
+
+export function megabytes(kb: number): string {
+  return `${(kb / 1024).toFixed(0)} MB`;
+}
