@@ -42,4 +42,5 @@ VOLUME ["/data"]
 EXPOSE 8080 8233
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "dist/src/cli/main.js", "serve"]
+# The same Node flags as `npm start` (docs/performance.md: idle memory).
+CMD ["node", "--max-semi-space-size=2", "dist/src/cli/main.js", "serve"]

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Level, LevelResult } from './bench-e2e-load.js';
-import { cpuByGroup, megabytes, sample } from './bench-proc.js';
+import { cpuByGroup, megabytes, sample, type TreeSample } from './bench-proc.js';
 import { n8nInstallHint, n8nInstalled, startCaseflow, startN8n, startSplit, type Subject } from './bench-subjects.js';
 
 /**
@@ -12,7 +12,8 @@ import { n8nInstallHint, n8nInstalled, startCaseflow, startN8n, startSplit, type
  * from a separate load process over HTTP at each concurrency
  * (BENCH_E2E_LEVELS, default "1:100,8:400,32:800"): initiate → signed
  * callback received, CPU per case by process and thread group, the process
- * tree's idle and peak RSS, read from /proc.
+ * tree's idle RSS (after start, and BENCH_E2E_SETTLE_S, default 30, after
+ * the load) and peak RSS, read from /proc.
  *
  * BENCH_E2E_SUBJECTS (default "caseflow", or "split" with
  * BENCH_E2E_TOPOLOGY=split) lists what to measure, one after the other:
@@ -59,9 +60,7 @@ const loadAverage = () => os.loadavg()[0] ?? 0;
 /** One subject through every level: prints as it goes, returns a row per level. */
 async function measure(subject: Subject, levels: Level[], round: number): Promise<Row[]> {
   await new Promise((r) => setTimeout(r, 3000));
-  const idle = sample(subject.roots);
-  const byProcess = [...idle.rssByProcess].map(([group, kb]) => `${group} ${megabytes(kb)}`).join(', ');
-  console.log(`e2e [${subject.name}]: idle RSS ${megabytes(idle.rssKb)} (${byProcess})`);
+  const idle = printIdleRss(subject, 'idle RSS after start');
 
   const load = spawn(process.execPath, [path.join(here, 'bench-e2e-load.js')], {
     env: { ...process.env, BENCH_E2E_JOB: JSON.stringify(subject.job(levels)) },
@@ -97,7 +96,18 @@ async function measure(subject: Subject, levels: Level[], round: number): Promis
   const code = await loadExit;
   if (code !== 0) throw new Error(`the load process exited with ${code}`);
   console.log(`e2e [${subject.name}]: peak RSS ${megabytes(peakRssKb)}`);
+  const settleSeconds = Number(process.env.BENCH_E2E_SETTLE_S ?? 30);
+  await new Promise((r) => setTimeout(r, settleSeconds * 1000));
+  printIdleRss(subject, `idle RSS ${settleSeconds} s after the load`);
   return rows;
+}
+
+/** The tree's RSS now, in total and by process. */
+function printIdleRss(subject: Subject, what: string): TreeSample {
+  const idle = sample(subject.roots);
+  const byProcess = [...idle.rssByProcess].map(([group, kb]) => `${group} ${megabytes(kb)}`).join(', ');
+  console.log(`e2e [${subject.name}]: ${what} ${megabytes(idle.rssKb)} (${byProcess})`);
+  return idle;
 }
 
 /** Every row, with its ratio to the same level of the first subject in its round. */

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -74,6 +74,15 @@ export function startBenchDevServer(dataDir: string, logger: Logger): Promise<De
   );
 }
 
+/** The Node flags `npm start` gives the service in `root`'s checkout (its package.json), so the bench runs it as users do. */
+function startFlags(root: string): string[] {
+  const pkg = JSON.parse(readFileSync(path.join(root, '..', 'package.json'), 'utf8')) as {
+    scripts?: { start?: string };
+  };
+  const flags = /\bnode((?: --\S+)*) dist\/src\/cli\/main\.js/.exec(pkg.scripts?.start ?? '')?.[1] ?? '';
+  return flags.split(' ').filter(Boolean);
+}
+
 /** A caseflow process from `root`'s build: its pid, its bootstrap key once printed, its API once ready. */
 function startServe(
   root: string,
@@ -84,7 +93,7 @@ function startServe(
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const child = spawn(
     process.execPath,
-    [...profile, path.join(root, 'src', 'cli', 'main.js'), 'serve', '--role', role],
+    [...startFlags(root), ...profile, path.join(root, 'src', 'cli', 'main.js'), 'serve', '--role', role],
     {
       env: {
         ...process.env,

@@ -113,6 +113,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const metrics = createMetrics(workerMetricsUrl);
     const python = await PythonRunnerPool.create({
       size: config.python.poolSize || undefined,
+      warmServers: config.python.warmServers,
       allowUnsandboxed: config.python.allowUnsandboxed,
       defaultTimeoutMs: config.python.defaultTimeoutMs,
       maxQueuedPerOrganization: config.python.maxQueuedPerOrganization,

@@ -67,6 +67,8 @@ export const configSchema = z.object({
   python: z.object({
     /** Fork servers in the sandboxed pool; 0 means one per CPU. */
     poolSize: z.coerce.number().int().min(0).max(64),
+    /** Fork servers kept started while idle; the pool grows to poolSize on demand and back after a minute idle. */
+    warmServers: z.coerce.number().int().min(1).max(64),
     allowUnsandboxed: bool,
     defaultTimeoutMs: z.coerce.number().int().min(100).max(600_000),
     /** Calls one organization may have waiting for a runner; more are refused as retryable back-pressure. */
@@ -204,6 +206,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_CASE_RECONCILE_INTERVAL_MS: 'cases.reconcileIntervalMs',
   CASEFLOW_CASE_MAX_PARALLEL_NODES: 'cases.maxParallelNodes',
   CASEFLOW_PYTHON_POOL_SIZE: 'python.poolSize',
+  CASEFLOW_PYTHON_WARM_SERVERS: 'python.warmServers',
   CASEFLOW_PYTHON_ALLOW_UNSANDBOXED: 'python.allowUnsandboxed',
   CASEFLOW_PYTHON_TIMEOUT_MS: 'python.defaultTimeoutMs',
   CASEFLOW_PYTHON_MAX_QUEUED_PER_ORG: 'python.maxQueuedPerOrganization',

@@ -1,7 +1,11 @@
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type * as S3SdkModule from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+
+// The SDK is loaded only when S3 storage is configured: it costs ~20 MB of RSS in every process otherwise.
+type S3Sdk = typeof S3SdkModule;
 
 export interface S3StorageSettings {
   bucket: string;
@@ -22,13 +26,19 @@ export interface S3StorageSettings {
  */
 export class S3FileStorage {
   readonly kind = 's3' as const;
-  private readonly client: S3Client;
+  private readonly connected: Promise<{ sdk: S3Sdk; client: S3Client }>;
 
   constructor(
     private readonly settings: S3StorageSettings,
     readonly tempDir: string,
   ) {
-    this.client = new S3Client({
+    this.connected = import('@aws-sdk/client-s3').then((sdk) => ({ sdk, client: S3FileStorage.client(sdk, settings) }));
+    // A failed load surfaces on the first use, not as an unhandled rejection at start.
+    this.connected.catch(() => undefined);
+  }
+
+  private static client(sdk: S3Sdk, settings: S3StorageSettings): S3Client {
+    return new sdk.S3Client({
       region: settings.region,
       // Checksums only where S3 requires them: the SDK's default (aws-chunked bodies with trailing CRC32) is not understood by every S3-compatible store.
       requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -43,8 +53,9 @@ export class S3FileStorage {
 
   async commit(tempFile: string, key: string, meta: { contentType: string; size: number }): Promise<void> {
     try {
-      await this.client.send(
-        new PutObjectCommand({
+      const { sdk, client } = await this.connected;
+      await client.send(
+        new sdk.PutObjectCommand({
           Bucket: this.settings.bucket,
           Key: this.settings.prefix + key,
           Body: createReadStream(tempFile),
@@ -58,8 +69,9 @@ export class S3FileStorage {
   }
 
   async putBytes(key: string, bytes: Buffer, contentType: string): Promise<void> {
-    await this.client.send(
-      new PutObjectCommand({
+    const { sdk, client } = await this.connected;
+    await client.send(
+      new sdk.PutObjectCommand({
         Bucket: this.settings.bucket,
         Key: this.settings.prefix + key,
         Body: bytes,
@@ -69,19 +81,21 @@ export class S3FileStorage {
   }
 
   async open(key: string): Promise<Readable | undefined> {
+    const { sdk, client } = await this.connected;
     try {
-      const result = await this.client.send(
-        new GetObjectCommand({ Bucket: this.settings.bucket, Key: this.settings.prefix + key }),
+      const result = await client.send(
+        new sdk.GetObjectCommand({ Bucket: this.settings.bucket, Key: this.settings.prefix + key }),
       );
       // In Node the SDK's body is an http.IncomingMessage, a Readable.
       return result.Body instanceof Readable ? result.Body : undefined;
     } catch (err) {
-      if (err instanceof NoSuchKey) return undefined;
+      if (err instanceof sdk.NoSuchKey) return undefined;
       throw err;
     }
   }
 
   async remove(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: this.settings.prefix + key }));
+    const { sdk, client } = await this.connected;
+    await client.send(new sdk.DeleteObjectCommand({ Bucket: this.settings.bucket, Key: this.settings.prefix + key }));
   }
 }

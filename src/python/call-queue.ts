@@ -96,6 +96,11 @@ export class CallQueue<C extends QueuedCall> {
     return this.entries.length;
   }
 
+  /** Calls of `kind` waiting for a server. */
+  waitingOf(kind: CallKind): number {
+    return this.entries.filter((e) => e.call.kind === kind).length;
+  }
+
   /** Queues the call, or sheds it at once when a bound is reached or its deadline is already too close. */
   add(call: C): void {
     const refusal = this.refusal(call);

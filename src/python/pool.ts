@@ -35,6 +35,8 @@ interface Call extends QueuedCall {
 
 interface Settings {
   size: number;
+  warm: number;
+  idleServerMs: number;
   networkSize: number;
   concurrency: number;
   recycleAfter: number;
@@ -61,6 +63,9 @@ export class PythonRunnerPool {
   private nextId = 0;
   private closed = false;
   private readonly counters = { completed: 0, failed: 0, timeouts: 0, recycled: 0, restarts: 0 };
+  /** When each isolated server last finished a call (or started): the idle ones beyond the warm count are ended. */
+  private readonly lastActive = new Map<RunnerProcess, number>();
+  private readonly idleCheck: NodeJS.Timeout;
 
   private constructor(
     private readonly settings: Settings,
@@ -73,6 +78,8 @@ export class PythonRunnerPool {
     private readonly egress: EgressProxy,
   ) {
     this.queue = new CallQueue({ perOrganization: settings.maxQueuedPerOrganization, total: settings.maxQueued });
+    this.idleCheck = setInterval(() => this.shrinkIdle(), Math.max(1, settings.idleServerMs / 2));
+    this.idleCheck.unref();
   }
 
   static async create(options: PythonPoolOptions = {}): Promise<PythonRunnerPool> {
@@ -81,6 +88,8 @@ export class PythonRunnerPool {
     const size = Math.max(1, options.size ?? cpus);
     const settings: Settings = {
       size,
+      warm: Math.min(size, Math.max(1, options.warmServers ?? size)),
+      idleServerMs: Math.max(1, options.idleServerMs ?? 60_000),
       networkSize: Math.max(1, options.networkSize ?? Math.min(2, size)),
       concurrency: Math.max(1, options.concurrencyPerServer ?? 4),
       recycleAfter: Math.max(1, options.recycleAfter ?? 1000),
@@ -254,6 +263,7 @@ export class PythonRunnerPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.idleCheck);
     for (const call of this.queue.takeAll(() => true)) call.done(new Error('the Python runner pool is closed'));
     for (const s of [...this.servers.isolated, ...this.servers.network]) s.kill();
     await this.egress.close();
@@ -288,6 +298,30 @@ export class PythonRunnerPool {
     for (let next = this.queue.next(serverFor, capFor); next; next = this.queue.next(serverFor, capFor)) {
       this.dispatch(next.server, next.call);
     }
+    this.growIfFull();
+  }
+
+  /**
+   * One more isolated server (up to `size`) when every slot is taken or a call
+   * still waits: started ahead of the next call rather than after it queued.
+   */
+  private growIfFull(): void {
+    if (this.closed || this.starting.isolated > 0) return;
+    const live = this.servers.isolated.filter((s) => !s.draining);
+    if (live.length >= this.settings.size) return;
+    const free = live.reduce((n, s) => n + Math.max(0, this.settings.concurrency - s.inFlight), 0);
+    if (free === 0 || this.queue.waitingOf('isolated') > 0) void this.startServer('isolated');
+  }
+
+  /** Ends isolated servers beyond the warm count that have had no call for `idleServerMs`, one per check. */
+  private shrinkIdle(): void {
+    const live = this.servers.isolated.filter((s) => !s.draining);
+    if (live.length <= this.settings.warm) return;
+    const since = Date.now() - this.settings.idleServerMs;
+    const idle = live.find((s) => s.inFlight === 0 && (this.lastActive.get(s) ?? 0) <= since);
+    if (!idle) return;
+    idle.draining = true;
+    idle.endGracefully();
   }
 
   /**
@@ -314,6 +348,7 @@ export class PythonRunnerPool {
       )
       .finally(() => {
         clearTimeout(watchdog);
+        if (!server.network) this.lastActive.set(server, Date.now());
         this.queue.finished(call);
         if (server.draining && server.inFlight === 0) server.endGracefully();
         this.pump();
@@ -332,8 +367,10 @@ export class PythonRunnerPool {
 
   private adopt(kind: Kind, server: RunnerProcess): void {
     this.servers[kind].push(server);
+    if (kind === 'isolated') this.lastActive.set(server, Date.now());
     server.onExit((reason) => {
       this.servers[kind] = this.servers[kind].filter((s) => s !== server);
+      this.lastActive.delete(server);
       if (this.closed || server.draining) return;
       this.counters.restarts += 1;
       this.logger.warn({ reason }, 'python runner died; starting a replacement');
@@ -343,7 +380,7 @@ export class PythonRunnerPool {
   }
 
   private async fill(kind: Kind): Promise<void> {
-    const target = kind === 'isolated' ? this.settings.size : this.settings.networkSize;
+    const target = kind === 'isolated' ? this.settings.warm : this.settings.networkSize;
     const missing = target - this.servers[kind].filter((s) => !s.draining).length - this.starting[kind];
     await Promise.all(Array.from({ length: Math.max(0, missing) }, () => this.startServer(kind)));
   }

@@ -87,8 +87,16 @@ export interface ScanViolation {
 }
 
 export interface PythonPoolOptions {
-  /** Fork servers in the isolated pool (default: CPU count). */
+  /** Fork servers in the isolated pool at most (default: CPU count). */
   size?: number;
+  /**
+   * Isolated fork servers kept started while idle (default: size). The pool
+   * grows towards `size` when every slot is taken or a call waits, and ends a
+   * server beyond this many once it has had no call for `idleServerMs`.
+   */
+  warmServers?: number;
+  /** How long a server beyond `warmServers` may go without a call before it is ended (default 60 000). */
+  idleServerMs?: number;
   /** Fork servers in the network pool, started on first network call (default: min(2, size)). */
   networkSize?: number;
   /** Calls in flight per server (each is its own forked child; default 4). */

@@ -91,6 +91,26 @@ describe('pool behaviour', () => {
     expect(pool.stats().pids).not.toContain(pid);
   }, 30_000);
 
+  test('one warm server at idle: grows to size while calls wait, back to one once idle', async () => {
+    const idleServerMs = 500;
+    const pool = await track(
+      createPool({ size: 3, warmServers: 1, concurrencyPerServer: 2, idleServerMs, maxQueuedPerOrganization: 20 }),
+    );
+    expect(pool.stats().servers).toBe(1);
+    const sleepy = main('import time\ntime.sleep(0.3)\nreturn {"done": True}');
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => pool.run({ form: 'main', source: sleepy, inputs: {}, timeoutMs: 8000 })),
+    );
+    expect(results.filter((r) => !r.ok)).toEqual([]);
+    const grown = pool.stats().servers;
+    expect(grown).toBeGreaterThanOrEqual(2);
+    expect(grown).toBeLessThanOrEqual(3);
+    // Polled, not timed: the idle servers end within a few checks.
+    for (let i = 0; i < 100 && pool.stats().servers > 1; i++) await new Promise((r) => setTimeout(r, idleServerMs));
+    expect(pool.stats()).toMatchObject({ servers: 1, restarts: 0 });
+    await expectHealthy(pool);
+  }, 60_000);
+
   test('a crashed child never takes the server down', async () => {
     const pool = await track(createPool({ size: 1, auditHook: false }));
     const pid = pool.stats().pids[0];
