@@ -65,7 +65,7 @@ describe('runs you can find in the Temporal UI', () => {
     const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes).map(summaryOf);
     const local = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
     expect(scheduled).toEqual(['Triple (python_code)']);
-    expect(local.map(summaryOf)).toEqual(['Double (python_code)', 'Record the end of the case and call back']);
+    expect(local.map(summaryOf)).toEqual(['Double (python_code)', 'Record the end of the case']);
   });
 
   it('tags case runs with organization, workspace, workflow, source and the final case status', async () => {
