@@ -154,6 +154,7 @@ describe('generation with the offline planner', () => {
       '403',
       '404',
       '409',
+      '413',
       '429',
       '503',
     ]);
@@ -171,6 +172,7 @@ describe('generation with the offline planner', () => {
       '401',
       '403',
       '404',
+      '413',
       '429',
     ]);
   });
