@@ -23,7 +23,7 @@ const filesAt = (dir, depth) => [`${dir}/${'*/'.repeat(depth - dir.split('/').le
 const depths = [1, 2, 3, 4];
 
 const http = {
-  group: ['**/api/**', 'express', 'express-*', 'pino-http', 'swagger-ui-express'],
+  group: ['**/api/**', 'express', 'express-*', 'swagger-ui-express'],
   message: 'HTTP belongs to src/api: throw DomainError (src/errors.ts) and let the API map it.',
 };
 const temporalLayers = (depth) => ({

@@ -1,10 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
-import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
 import { publicUrl } from '../config/config.js';
 import type { AppContext } from '../context.js';
-import { redactUrl } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { parsesAsJson } from '../files/upload-body.js';
 import { adminGate } from './admin.routes.js';
@@ -13,6 +10,7 @@ import { errorHandler, notFoundHandler } from './errors.js';
 import { OpenApiBuilder } from './openapi.js';
 import { openApiLinks } from './openapi-links.js';
 import { jsonBodies } from './request-body.js';
+import { requestLog } from './request-log.js';
 import { ApiRoutes } from './route.js';
 import { routeRegistrations } from './routers.js';
 
@@ -26,23 +24,7 @@ export function createApp(ctx: AppContext): App {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
-  app.use(
-    pinoHttp({
-      logger: ctx.logger,
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && /^[\w.-]{1,128}$/.test(incoming) ? incoming : randomUUID();
-        res.setHeader('x-request-id', id);
-        return id;
-      },
-      customLogLevel: (_req, res, err) =>
-        err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
-      serializers: {
-        req: (req: { url?: string }) => ({ ...req, url: req.url === undefined ? undefined : redactUrl(req.url) }),
-      },
-    }),
-  );
+  app.use(requestLog(ctx.logger));
   app.use(httpMetrics(ctx.metrics));
   app.use(adminGate(ctx));
   app.use(jsonBodies({ limit: ctx.config.bodyLimit, type: parsesAsJson }));
@@ -64,7 +46,7 @@ export function createApp(ctx: AppContext): App {
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/openapi.json' } }));
   app.use(router);
   app.use(notFoundHandler);
-  app.use(errorHandler());
+  app.use(errorHandler(ctx.logger));
   return { app, openApiDocument };
 }
 

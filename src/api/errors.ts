@@ -1,7 +1,9 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DomainError, type ErrorCode } from '../errors.js';
+import type { Logger } from '../logging/logger.js';
 import { RateLimitedError } from '../rate-limits/rate-limiter.js';
 import { rateLimitHeaders } from './rate-limits.js';
+import { requestFields } from './request-log.js';
 
 /** The status each domain error code answers with. */
 const statusByCode: Record<ErrorCode, number> = {
@@ -80,11 +82,10 @@ export function bodyParserError(err: unknown): DomainError | undefined {
 }
 
 /** Turns anything thrown in a route into the one error body; never a stack trace. */
-export function errorHandler(): ErrorRequestHandler {
+export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const domainError = toDomainError(err);
-    // pino-http is the app's first middleware: every request has its logger.
-    if (!domainError) req.log.error({ err }, 'unhandled error');
+    if (!domainError) logger.error({ err, req: requestFields(req) }, 'unhandled error');
     const status = domainError ? httpStatus(domainError) : 500;
     const body = domainError
       ? errorBody(status, domainError.errorCode, domainError.message, req.originalUrl, domainError.metadata)
