@@ -77,7 +77,10 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     connections: repos.connections,
     catalog,
   });
-  const secrets = new WebhookSecrets(repos.callbacks, box, config.callbacks.secretRotationOverlapMs);
+  const secrets = new WebhookSecrets(repos.callbacks, box, config.callbacks.secretRotationOverlapMs, {
+    ttlMs: config.callbacks.secretCacheMs,
+    maxEntries: 10_000,
+  });
   const outbound = new Outbound({ allowCidrs: config.outbound.allowCidrs });
   const smokeTestTimeoutMs = config.connections.smokeTestTimeoutMs;
   const discovery = new DiscoveryService({ repo: repos.discovery, tenancy: repos.tenancy });

@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
+import { ShortLivedCache, type ShortLivedCacheOptions } from '../caching/short-lived-cache.js';
 import { DomainError } from '../errors.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import { parseKey, secretMatches } from './api-keys.js';
@@ -7,12 +8,8 @@ import type { AuthContext } from './auth-context.js';
 /** How often last_used_at is written for a busy key: often enough to audit, rarely enough to stay off the hot path. */
 const touchIntervalMs = 60_000;
 
-export interface KeyCacheOptions {
-  /** How long a successful lookup is reused (config keyCacheMs, at most 1 s; 0 turns the cache off). */
-  ttlMs: number;
-  /** The oldest entries go first beyond this many. */
-  maxEntries: number;
-}
+/** ttlMs: how long a successful lookup is reused (config keyCacheMs, at most 1 s; 0 turns the cache off). */
+export type KeyCacheOptions = ShortLivedCacheOptions;
 
 /**
  * Resolves the caller from a presented key in one query: the key, its
@@ -25,19 +22,20 @@ export interface KeyCacheOptions {
  * once (forget); one made elsewhere takes effect within ttlMs.
  */
 export class KeyAuthentication {
-  private readonly cache = new Map<string, { context: AuthContext; until: number }>();
+  private readonly cache: ShortLivedCache<string, AuthContext>;
 
   constructor(
     private readonly repo: TenancyRepo,
-    private readonly options: KeyCacheOptions = { ttlMs: 0, maxEntries: 0 },
-  ) {}
+    options: KeyCacheOptions = { ttlMs: 0, maxEntries: 0 },
+  ) {
+    this.cache = new ShortLivedCache(options);
+  }
 
   async authenticate(presented: string | undefined): Promise<AuthContext> {
     if (!presented) throw DomainError.unauthorized('Missing API key (x-service-key header)');
-    const cacheKey = createHash('sha256').update(presented).digest('base64');
+    const cacheKey = hash('sha256', presented, 'base64');
     const hit = this.cache.get(cacheKey);
-    if (hit && hit.until > Date.now()) return hit.context;
-    this.cache.delete(cacheKey);
+    if (hit) return hit;
     const parsed = parseKey(presented);
     if (!parsed) throw DomainError.unauthorized('Invalid API key');
     const key = await this.repo.findKeyForAuthentication(parsed.id);
@@ -57,25 +55,13 @@ export class KeyAuthentication {
       scope: key.scope,
       grants: new Set(key.grants),
     };
-    this.remember(cacheKey, context, key.expiresAt ? Date.parse(key.expiresAt) : Infinity);
+    // An expiring key is never served past its expiry.
+    this.cache.set(cacheKey, context, Date.now(), key.expiresAt ? Date.parse(key.expiresAt) : Infinity);
     return context;
   }
 
   /** Drops a key's cached lookups (every key's without an id): its access changed through this process. */
   forget(keyId?: string): void {
-    if (keyId === undefined) this.cache.clear();
-    for (const [cacheKey, entry] of this.cache) if (entry.context.keyId === keyId) this.cache.delete(cacheKey);
-  }
-
-  private remember(cacheKey: string, context: AuthContext, expiresAt: number): void {
-    const { ttlMs, maxEntries } = this.options;
-    if (ttlMs <= 0 || maxEntries <= 0) return;
-    while (this.cache.size >= maxEntries) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest === undefined) break;
-      this.cache.delete(oldest);
-    }
-    // An expiring key is never served past its expiry.
-    this.cache.set(cacheKey, { context, until: Math.min(Date.now() + ttlMs, expiresAt) });
+    this.cache.deleteWhere(keyId === undefined ? undefined : (context) => context.keyId === keyId);
   }
 }

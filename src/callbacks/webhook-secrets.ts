@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ShortLivedCache, type ShortLivedCacheOptions } from '../caching/short-lived-cache.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { CallbackRepo, WebhookSecretRow } from '../store/callback-repo.js';
 import { forEachRow } from '../store/paging.js';
@@ -11,6 +13,15 @@ export interface WorkspaceWebhookSecret {
   previousValidUntil: string | null;
 }
 
+/** ttlMs: how long a workspace's decrypted signing secrets are reused (config callbacks.secretCacheMs, at most 1 s; 0: off). */
+export type SecretCacheOptions = ShortLivedCacheOptions;
+
+/** A workspace's secrets as signing needs them: the previous one only if its overlap had not ended when read. */
+interface SigningSet {
+  current: string;
+  previous: { secret: string; until: number } | null;
+}
+
 /** The ciphertext is bound to its workspace: a value copied into another row does not decrypt. */
 const context = (workspaceId: string) => `webhook-secret:${workspaceId}`;
 
@@ -18,27 +29,39 @@ const context = (workspaceId: string) => `webhook-secret:${workspaceId}`;
  * Per-workspace Standard Webhooks signing secrets, created on first use and
  * kept encrypted in the store; plaintext exists only in memory while signing
  * or while answering the workspace's authorized caller.
+ *
+ * Signing reuses a workspace's decrypted secrets for ttlMs (keyed by workspace
+ * id, never logged), which takes a store read and a decryption off every
+ * delivery of a busy workspace. A rotation through this process forgets them
+ * at once. One made by another process (split roles) reaches this one's cache
+ * within ttlMs, so a secret is handed out only once it is ttlMs old: no
+ * receiver can know a secret before every process signs with it, and the one
+ * it replaces is still honoured for the overlap, so every signature sent
+ * verifies both before and after the receiver switches.
  */
 export class WebhookSecrets {
+  private readonly cache: ShortLivedCache<string, SigningSet>;
+  /** Counts forgets, so a read that began before one does not put its stale answer back. */
+  private forgets = 0;
+
   constructor(
     private readonly repo: CallbackRepo,
     private readonly box: SecretBox,
     private readonly rotationOverlapMs: number,
-  ) {}
+    cacheOptions: SecretCacheOptions = { ttlMs: 0, maxEntries: 0 },
+  ) {
+    this.cache = new ShortLivedCache(cacheOptions);
+  }
 
   /** The workspace's current secret, created when it has none. */
   async current(workspaceId: string): Promise<WorkspaceWebhookSecret> {
-    return this.describe(workspaceId, await this.row(workspaceId));
+    return this.handOut(workspaceId, await this.row(workspaceId));
   }
 
   /** The secrets to sign with now: the current one, then the previous one while its overlap lasts. */
   async signingSecrets(workspaceId: string, at = new Date()): Promise<string[]> {
-    const row = await this.row(workspaceId);
-    const secrets = [this.box.decrypt(row.secretCiphertext, context(workspaceId))];
-    if (row.previousSecretCiphertext && row.previousExpiresAt && Date.parse(row.previousExpiresAt) > at.getTime()) {
-      secrets.push(this.box.decrypt(row.previousSecretCiphertext, context(workspaceId)));
-    }
-    return secrets;
+    const { current, previous } = await this.signingSet(workspaceId);
+    return previous && previous.until > at.getTime() ? [current, previous.secret] : [current];
   }
 
   /**
@@ -57,9 +80,10 @@ export class WebhookSecrets {
         const until = new Date(Date.now() + this.rotationOverlapMs).toISOString();
         await this.repo.rotateWebhookSecret(workspaceId, existing.secretCiphertext, ciphertext, until);
       }
+      this.forget(workspaceId);
       const stored = await this.repo.findWebhookSecret(workspaceId);
       // Another rotation or first use won the race: go again so the caller gets a secret that is really in force.
-      if (stored?.secretCiphertext === ciphertext) return this.describe(workspaceId, stored);
+      if (stored?.secretCiphertext === ciphertext) return this.handOut(workspaceId, stored);
     }
   }
 
@@ -86,6 +110,36 @@ export class WebhookSecrets {
     // Rotated in between: the fresh row is resealed instead.
     const fresh = await this.repo.findWebhookSecret(row.workspaceId);
     return fresh ? this.reseal(fresh) : false;
+  }
+
+  private async signingSet(workspaceId: string): Promise<SigningSet> {
+    const hit = this.cache.get(workspaceId);
+    if (hit) return hit;
+    const [readAt, forgets] = [Date.now(), this.forgets];
+    const row = await this.row(workspaceId);
+    const previousUntil = row.previousExpiresAt === null ? 0 : Date.parse(row.previousExpiresAt);
+    const set: SigningSet = {
+      current: this.box.decrypt(row.secretCiphertext, context(workspaceId)),
+      previous:
+        row.previousSecretCiphertext && previousUntil > readAt
+          ? { secret: this.box.decrypt(row.previousSecretCiphertext, context(workspaceId)), until: previousUntil }
+          : null,
+    };
+    // Kept from when the read began, so a rotation committed during the read is seen by ttlMs after it.
+    if (forgets === this.forgets) this.cache.set(workspaceId, set, readAt);
+    return set;
+  }
+
+  private forget(workspaceId: string): void {
+    this.forgets += 1;
+    this.cache.delete(workspaceId);
+  }
+
+  /** The secret for its caller, once every process's cache may hold it (see the class comment). */
+  private async handOut(workspaceId: string, row: WebhookSecretRow): Promise<WorkspaceWebhookSecret> {
+    const wait = row.rotatedAt === null ? 0 : Date.parse(row.rotatedAt) + this.cache.ttlMs - Date.now();
+    if (wait > 0) await sleep(wait);
+    return this.describe(workspaceId, row);
   }
 
   private async row(workspaceId: string): Promise<WebhookSecretRow> {

@@ -106,6 +106,8 @@ export const configSchema = z.object({
     maximumIntervalMs: z.coerce.number().int().min(1),
     maxElapsedMs: z.coerce.number().int().min(0),
     secretRotationOverlapMs: z.coerce.number().int().min(0),
+    /** How long a workspace's signing secrets are reused by the deliveries of this process (at most 1 s; 0: off). */
+    secretCacheMs: z.coerce.number().int().min(0).max(1000),
     /** Redeliveries allowed per window, per case and per workspace. */
     redeliverWindowMs: z.coerce.number().int().min(1000),
     redeliverPerCase: z.coerce.number().int().min(1),
@@ -227,6 +229,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_S3_PREFIX: 'files.s3.prefix',
   CASEFLOW_CALLBACK_TIMEOUT_MS: 'callbacks.timeoutMs',
   CASEFLOW_CALLBACK_MAX_ELAPSED_MS: 'callbacks.maxElapsedMs',
+  CASEFLOW_CALLBACK_SECRET_CACHE_MS: 'callbacks.secretCacheMs',
   CASEFLOW_REDELIVER_WINDOW_MS: 'callbacks.redeliverWindowMs',
   CASEFLOW_REDELIVER_PER_CASE: 'callbacks.redeliverPerCase',
   CASEFLOW_REDELIVER_PER_WORKSPACE: 'callbacks.redeliverPerWorkspace',
