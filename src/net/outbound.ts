@@ -1,12 +1,18 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, connect as netConnect, isIP, type Socket } from 'node:net';
-import got, { RequestError } from 'got';
+import got, { RequestError, type Got } from 'got';
+import { pinnedAgents, pinnedLookup, type KeepAliveOptions } from './pinned-agents.js';
 
 /** Resolves a host name to all its addresses (node's dns.lookup by default; tests inject their own). */
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 
 /** Why a destination was refused: a bounded set, used as a metrics label. */
 export type RefusalReason = 'invalid' | 'unresolvable' | 'private' | 'reserved';
+
+export interface Refusal {
+  readonly reason: RefusalReason;
+  readonly message: string;
+}
 
 export class OutboundRefusedError extends Error {
   constructor(
@@ -94,7 +100,18 @@ export interface OutboundOptions {
   /** Private/loopback ranges the operator allows (never widens the always-refused ones). */
   allowCidrs?: string;
   resolve?: Resolver;
+  /** Connection reuse (tests shorten the idle time). */
+  keepAlive?: KeepAliveOptions;
 }
+
+/** One socket reused while a receiver is busy, closed a second after its last request. */
+const defaultKeepAlive: KeepAliveOptions = { idleMs: 1000, maxSocketsPerAddress: 64, maxIdlePerAddress: 16 };
+
+/** Addresses whose verdict is remembered; the oldest is forgotten beyond this. */
+const rememberedAddresses = 1000;
+
+/** How a kept-alive socket the peer had already closed fails a request before any answer. */
+const staleSocketCodes = new Set(['ECONNRESET', 'EPIPE']);
 
 export interface OutboundRequest {
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -118,20 +135,42 @@ const defaultResolve: Resolver = (hostname) =>
 /**
  * The one way to reach a tenant-supplied URL: only http(s); the host is
  * resolved and every address checked; the socket connects to the checked
- * address (no second lookup, so no DNS rebinding); no redirects; a timeout
- * and a cap on the answer read.
+ * address (no second lookup, so no DNS rebinding) or is a kept-alive one to
+ * that same address; no redirects; a timeout and a cap on the answer read.
  */
 export class Outbound {
   private readonly allowed: BlockList;
   private readonly resolve: Resolver;
+  private readonly refusals = new Map<string, Refusal | null>();
+  /** got with this policy's fixed options merged once, not at every request. */
+  private readonly client: Got;
 
   constructor(options: OutboundOptions = {}) {
     this.allowed = parseCidrList(options.allowCidrs ?? '');
     this.resolve = options.resolve ?? defaultResolve;
+    this.client = got.extend({
+      agent: pinnedAgents(options.keepAlive ?? defaultKeepAlive),
+      retry: { limit: 0 },
+      followRedirect: false,
+      throwHttpErrors: false,
+    });
   }
 
-  /** Why the address is refused, or null when it may be reached. */
-  refusal(ip: string): { reason: RefusalReason; message: string } | null {
+  /**
+   * Why the address is refused, or null when it may be reached. The answer
+   * depends on the address and this policy alone, which never changes, so it
+   * is remembered: a BlockList check costs a SocketAddress each time.
+   */
+  refusal(ip: string): Refusal | null {
+    const known = this.refusals.get(ip);
+    if (known !== undefined) return known;
+    const found = this.findRefusal(ip);
+    if (this.refusals.size >= rememberedAddresses) this.refusals.delete(this.refusals.keys().next().value as string);
+    this.refusals.set(ip, found);
+    return found;
+  }
+
+  private findRefusal(ip: string): Refusal | null {
     const groups = ipv6Groups(ip.toLowerCase());
     const carried = groups ? embeddedIpv4(groups) : [];
     for (const [address, family] of [
@@ -217,21 +256,24 @@ export class Outbound {
   /** One request; a 3xx is returned as is. Throws OutboundRefusedError before connecting, or got's RequestError. */
   async request(url: string, options: OutboundRequest): Promise<OutboundResponse> {
     const checked = await this.checkUrl(url);
-    const pinned = checked.address;
+    try {
+      return await this.send(checked.url, checked.address, options);
+    } catch (err) {
+      // A kept-alive socket the peer closed as it was taken: the request never got there; once more, on another.
+      if (!(err instanceof RequestError && err.request?.reusedSocket && staleSocketCodes.has(err.code))) throw err;
+      return this.send(checked.url, checked.address, options);
+    }
+  }
+
+  private async send(url: URL, pinned: LookupAddress, options: OutboundRequest): Promise<OutboundResponse> {
     let status = 0;
-    const stream = got.stream(checked.url, {
+    const stream = this.client.stream(url, {
       method: options.method ?? 'GET',
       headers: options.headers,
       body: options.body,
       timeout: { request: options.timeoutMs },
-      retry: { limit: 0 },
-      followRedirect: false,
-      throwHttpErrors: false,
-      // Connect to the address that was checked, never to a fresh lookup's answer.
-      dnsLookup: ((_host: string, lookupOptions: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-        if (lookupOptions.all) callback(null, [pinned]);
-        else callback(null, pinned.address, pinned.family);
-      }) as never,
+      // Connect to the address that was checked, never to a fresh lookup's answer; the agents pool by it.
+      dnsLookup: pinnedLookup(pinned),
     });
     stream.on('response', (response: { statusCode: number }) => {
       status = response.statusCode;

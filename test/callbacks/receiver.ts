@@ -12,6 +12,9 @@ export type Responder = (call: ReceivedCallback, res: ServerResponse) => void;
 /** A real HTTP receiver on a port of its own, recording every request it gets. */
 export class Receiver {
   readonly received: ReceivedCallback[] = [];
+  /** TCP connections accepted so far, and how many are open now. */
+  connections = 0;
+  openConnections = 0;
   private server: Server | undefined;
 
   constructor(private responder: Responder = (_call, res) => res.end('ok')) {}
@@ -30,6 +33,11 @@ export class Receiver {
         this.received.push(call);
         this.responder(call, res);
       });
+    });
+    server.on('connection', (socket) => {
+      this.connections += 1;
+      this.openConnections += 1;
+      socket.once('close', () => (this.openConnections -= 1));
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
