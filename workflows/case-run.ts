@@ -20,6 +20,7 @@ import {
 import type { CallbackActivities } from '../activities/callbacks.js';
 import type { CaseActivities, NodeFailureDetails, RunNodeRequest, RunNodeResponse } from '../activities/cases.js';
 import type { CallbackDeliveryInput } from '../src/callbacks/delivery.js';
+import { knownAtStart, type CaseRunChange } from '../src/domain/case-run-changes.js';
 import { CaseScheduler, type NodeCompletion, type RunEnding } from '../src/domain/case-scheduler.js';
 import {
   caseProgressQueryName,
@@ -39,6 +40,15 @@ import { handlerClassName } from '../src/domain/vocabulary.js';
 import { searchAttributes } from '../src/temporal/search-attributes.js';
 
 export const caseProgressQuery = defineQuery<CaseProgress>(caseProgressQueryName);
+
+/**
+ * Whether a change to the run's commands applies to this run: known to the
+ * code that started it (its recorded revision; no marker), or else what its
+ * history says (a patch marker, as runs started before the revision ask).
+ */
+function changeInForce(input: CaseRunInput, change: CaseRunChange): boolean {
+  return knownAtStart(input.revision, change) || patched(change);
+}
 
 /** Slack on top of a node's own limit (the Python pool enforces the limit itself; this covers queueing). */
 const ACTIVITY_GRACE_MS = 10_000;
@@ -216,7 +226,7 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler): Promise<
   const graphScope = new CancellationScope();
   const deadlineScope = new CancellationScope();
   // Runs started before the cap start every ready node at once, as their histories recorded.
-  const slots = patched('case-node-concurrency-cap')
+  const slots = changeInForce(input, 'case-node-concurrency-cap')
     ? new NodeSlots(input.maxParallelNodes ?? defaultMaxParallelNodes)
     : undefined;
   const takesSlot = (id: string): boolean => slots !== undefined && nodeKinds.of(scheduler.node(id))?.runs !== 'inline';
@@ -308,7 +318,7 @@ async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: Cas
         body: { caseId: input.caseId, status, results: final.results, ...(final.error ? { error: final.error } : {}) },
       }
     : undefined;
-  if (patched('case-end-in-one-local-activity')) {
+  if (changeInForce(input, 'case-end-in-one-local-activity')) {
     const callback = delivery && { ...delivery, workflowId: workflowInfo().workflowId };
     const ended = callback ? await endCaseAndCallBack({ finalize, callback }) : await endCase({ finalize });
     if (!delivery) return;
@@ -320,7 +330,7 @@ async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: Cas
   await finalizeCase(finalize);
   if (!delivery) return;
   let attemptsMade = 0;
-  if (patched('callback-first-attempt-in-run')) {
+  if (changeInForce(input, 'callback-first-attempt-in-run')) {
     try {
       const first = await firstCallbackAttempt({ ...delivery, workflowId: workflowInfo().workflowId });
       if (first.outcome !== 'retry') return;
@@ -362,9 +372,9 @@ async function startRetries(input: CaseRunInput, delivery: CallbackDeliveryInput
  * with our search attributes) are; runs started before this change keep
  * their history (the patch marker).
  */
-function tagStatus(status: TerminalStatus): void {
+function tagStatus(input: CaseRunInput, status: TerminalStatus): void {
   if (workflowInfo().typedSearchAttributes.get(searchAttributes.caseStatus) === undefined) return;
-  if (patched('case-status-search-attribute'))
+  if (changeInForce(input, 'case-status-search-attribute'))
     upsertSearchAttributes([{ key: searchAttributes.caseStatus, value: status }]);
 }
 
@@ -376,7 +386,7 @@ export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
   const scheduler = new CaseScheduler(input);
   setHandler(caseProgressQuery, () => scheduler.progress());
   const status = scheduler.finish(await runGraph(input, scheduler));
-  tagStatus(status);
+  tagStatus(input, status);
   const final: CaseProgress = { ...scheduler.progress(), remaining: [] };
   await CancellationScope.nonCancellable(() => recordEnd(input, status, final));
 

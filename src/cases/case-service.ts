@@ -7,6 +7,7 @@ import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { indexGraph } from '../domain/case-graph.js';
+import { caseRunRevision } from '../domain/case-run-changes.js';
 import {
   caseProgressQueryName,
   caseWorkflowId,
@@ -19,7 +20,7 @@ import {
   type FinalizeCaseInput,
   type NodeRecord,
 } from '../domain/cases.js';
-import type { WorkflowGraph, WorkflowVersionSnapshot } from '../domain/graph.js';
+import type { RunnableVersion, WorkflowGraph } from '../domain/graph.js';
 import { handlerClassName } from '../domain/vocabulary.js';
 import type { FileService } from '../files/file-service.js';
 import { OutboundRefusedError, type Outbound } from '../net/outbound.js';
@@ -155,8 +156,8 @@ export class CaseService {
     return record;
   }
 
-  private async version(record: CaseRecord): Promise<WorkflowVersionSnapshot> {
-    const version = await this.deps.workflows.findVersion(record.workflowVersionId);
+  private async version(record: CaseRecord): Promise<RunnableVersion> {
+    const version = await this.deps.workflows.findRunnableVersion(record.organizationId, record.workflowVersionId);
     if (!version) throw new Error(`workflow version ${record.workflowVersionId} of case ${record.id} is missing`);
     return version;
   }
@@ -216,8 +217,7 @@ export class CaseService {
       }
       throw err;
     }
-    await this.repo.setRunId(caseId, runId);
-    const updated = (await this.repo.find(caseId)) ?? record;
+    const updated = (await this.repo.setRunId(caseId, runId)) ?? (await this.repo.find(caseId)) ?? record;
     return { record: updated, temporalUiUrl: temporalUiLink(this.deps.temporal, workflowId, runId) };
   }
 
@@ -228,7 +228,7 @@ export class CaseService {
    */
   private async startOrLinkRun(
     record: CaseRecord,
-    version: WorkflowVersionSnapshot,
+    version: RunnableVersion,
     run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number },
   ): Promise<string> {
     try {
@@ -260,7 +260,7 @@ export class CaseService {
   /** Starts the case's Temporal run (workflow id `case-<caseId>`); the run id. */
   private async startRun(
     record: CaseRecord,
-    version: WorkflowVersionSnapshot,
+    version: RunnableVersion,
     run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number },
   ): Promise<string> {
     const input: CaseRunInput = {
@@ -271,6 +271,7 @@ export class CaseService {
       inputs: run.inputs,
       deadlineMs: run.deadlineMs,
       maxParallelNodes: this.deps.config.cases.maxParallelNodes,
+      revision: caseRunRevision,
       ...(run.callbackUrl ? { callbackUrl: run.callbackUrl } : {}),
     };
     const { temporal } = this.deps;

@@ -103,6 +103,8 @@ export interface CaseRunInput {
   callbackUrl?: string;
   /** Activity nodes running at once (cases.maxParallelNodes at start); absent: defaultMaxParallelNodes. */
   maxParallelNodes?: number;
+  /** The case run changes the starting code knew (caseRunRevision); absent on runs started before it was recorded. */
+  revision?: number;
 }
 
 /** How a case run ends: the workflow's result. */

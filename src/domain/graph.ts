@@ -63,10 +63,11 @@ export const graphSchema = z.object({
 export type WorkflowGraph = z.infer<typeof graphSchema>;
 
 /**
- * One immutable version of a workflow: what a case runs. Cases keep the
- * version they started on, so later updates never change a running case.
+ * One version of a workflow as a case runs it: the fields that never change once the
+ * version is saved (a change cuts a new version). Cases keep the version they started
+ * on, so later updates never change a running case.
  */
-export interface WorkflowVersionSnapshot {
+export interface RunnableVersion {
   workflowId: string;
   entityId: string;
   versionId: string;
@@ -74,6 +75,10 @@ export interface WorkflowVersionSnapshot {
   organizationId: string;
   workspaceId: string;
   name: string;
-  activeStatus: 'active' | 'inactive';
   graph: WorkflowGraph;
+}
+
+/** A runnable version with its status as read: the one field activating and deactivating change in place. */
+export interface WorkflowVersionSnapshot extends RunnableVersion {
+  activeStatus: 'active' | 'inactive';
 }

@@ -309,13 +309,16 @@ export class CaseRepo {
       .execute();
   }
 
-  async setRunId(id: string, runId: string): Promise<void> {
-    await this.db
+  /** Links the case's run; the case as it now stands, or undefined when a run was linked already. */
+  async setRunId(id: string, runId: string): Promise<CaseRecord | undefined> {
+    const r = await this.db
       .updateTable('cases')
       .set({ temporal_run_id: runId })
       .where('id', '=', id)
       .where('temporal_run_id', 'is', null)
-      .execute();
+      .returningAll()
+      .executeTakeFirst();
+    return r && toCase(r);
   }
 
   /** A case that never ran: PENDING → CANCELLED. */

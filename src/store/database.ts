@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
+import type Pg from 'pg';
 import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
@@ -24,6 +25,8 @@ export interface Store {
  */
 export function openStore(dataDir: string, databaseUrl?: string): Store {
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
+    // Loaded only for a Postgres store: a SQLite deployment never holds the driver (~3 MB of RSS).
+    const pg = createRequire(import.meta.url)('pg') as typeof Pg;
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const url = new URL(databaseUrl);

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { ExpressionBuilder, Selectable, Transaction } from 'kysely';
-import { graphSchema, type WorkflowGraph, type WorkflowVersionSnapshot } from '../domain/graph.js';
+import {
+  graphSchema,
+  type RunnableVersion,
+  type WorkflowGraph,
+  type WorkflowVersionSnapshot,
+} from '../domain/graph.js';
 import type { Db } from './database.js';
 import { containsText, olderThan, pageOf, type Keyset, type ListScope, type Page } from './paging.js';
 import type { Database } from './schema.js';
@@ -80,6 +85,12 @@ export interface WorkflowListFilter extends ListScope {
   limit: number;
 }
 
+/** A workflow and the id of its latest active version (null when none is active), as read together. */
+export interface WorkflowForRun {
+  workflow: WorkflowRecord;
+  activeVersionId: string | null;
+}
+
 export interface VersionPin {
   versionId?: string;
   versionNumber?: number;
@@ -118,9 +129,13 @@ function toVersionSummary(r: VersionSummaryRow): Omit<WorkflowVersionRecord, 'gr
   };
 }
 
+/** Stored graphs were validated when saved; parsing again gives the typed, defaulted shape. */
+function parseGraph(text: string): WorkflowGraph {
+  return graphSchema.parse(JSON.parse(text));
+}
+
 function toVersion(r: Selectable<WorkflowVersionTable>): WorkflowVersionRecord {
-  // Stored graphs were validated when saved; parsing again gives the typed, defaulted shape.
-  return { ...toVersionSummary(r), graph: graphSchema.parse(JSON.parse(r.graph)) };
+  return { ...toVersionSummary(r), graph: parseGraph(r.graph) };
 }
 
 /** The workflow of the row has an active version (what unpinned runs use). */
@@ -370,15 +385,63 @@ export class WorkflowRepo {
     return r && toVersion(r);
   }
 
-  async findVersion(versionId: string): Promise<WorkflowVersionSnapshot | undefined> {
-    const v = await this.db.selectFrom('workflow_versions').selectAll().where('id', '=', versionId).executeTakeFirst();
-    if (!v) return undefined;
-    const w = await this.db
+  /**
+   * A workflow by id or entity id with the id of its latest active version (null when none is
+   * active), in one query: the decision an unpinned run takes, always read from the store.
+   */
+  async findWorkflowForRun(by: { id: string } | { entityId: string }): Promise<WorkflowForRun | undefined> {
+    const [column, value] =
+      'id' in by ? (['workflows.id', by.id] as const) : (['workflows.entity_id', by.entityId] as const);
+    const r = await this.db
       .selectFrom('workflows')
-      .selectAll()
-      .where('id', '=', v.workflow_id)
-      .executeTakeFirstOrThrow();
-    return toSnapshot(toWorkflow(w), toVersion(v));
+      .selectAll('workflows')
+      .select((eb) =>
+        eb
+          .selectFrom('workflow_versions')
+          .select('workflow_versions.id')
+          .whereRef('workflow_versions.workflow_id', '=', 'workflows.id')
+          .where('workflow_versions.status', '=', 'active')
+          .orderBy('workflow_versions.version_number', 'desc')
+          .limit(1)
+          .as('active_version_id'),
+      )
+      .where(column, '=', value)
+      .executeTakeFirst();
+    return r && { workflow: toWorkflow(r), activeVersionId: r.active_version_id };
+  }
+
+  /**
+   * A version's immutable content with its workflow's ids, by version id, in one query; also the
+   * length of the stored graph's JSON, which is what a cache of parsed versions weighs it by.
+   */
+  async findRunnableVersion(versionId: string): Promise<{ version: RunnableVersion; graphChars: number } | undefined> {
+    const r = await this.db
+      .selectFrom('workflow_versions')
+      .innerJoin('workflows', 'workflows.id', 'workflow_versions.workflow_id')
+      .select([
+        'workflow_versions.id',
+        'workflow_versions.workflow_id',
+        'workflow_versions.version_number',
+        'workflow_versions.name',
+        'workflow_versions.graph',
+        'workflows.entity_id',
+        'workflows.organization_id',
+        'workflows.workspace_id',
+      ])
+      .where('workflow_versions.id', '=', versionId)
+      .executeTakeFirst();
+    if (!r) return undefined;
+    const version: RunnableVersion = {
+      workflowId: r.workflow_id,
+      entityId: r.entity_id,
+      versionId: r.id,
+      versionNumber: r.version_number,
+      organizationId: r.organization_id,
+      workspaceId: r.workspace_id,
+      name: r.name,
+      graph: parseGraph(r.graph),
+    };
+    return { version, graphChars: r.graph.length };
   }
 
   private async deactivateOthers(trx: Transaction<Database>, workflowId: string, keepVersionId: string): Promise<void> {

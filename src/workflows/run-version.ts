@@ -1,12 +1,13 @@
 import { DomainError } from '../errors.js';
-import type { WorkflowVersionSnapshot } from '../domain/graph.js';
+import type { RunnableVersion, WorkflowVersionSnapshot } from '../domain/graph.js';
 import {
   toSnapshot,
   type VersionPin,
-  type WorkflowRecord,
+  type WorkflowForRun,
   type WorkflowRepo,
   type WorkflowVersionRecord,
 } from '../store/workflow-repo.js';
+import { RunnableVersionCache } from './version-cache.js';
 
 /** How a case names its workflow: by id (or entity id), or by entity id alone. */
 export interface WorkflowRef {
@@ -33,32 +34,54 @@ export async function pinnedVersion(
 }
 
 /**
- * The version a new case runs. `referenceEntityId` wins over `workflowId`
- * (which may itself be an id or an entity id). A pin (`versionId` wins over
- * `versionNumber`) runs whatever its status; without one the latest active
- * version runs, and a workflow without any gives 409. Unknown workflows and
- * versions, and workflows of another organization, give 404 (nothing leaks).
+ * Which version a case runs, and the version a case runs by its id. Which version is active is
+ * read from the store on every resolution (any process sharing it may change it); the versions'
+ * immutable content comes from the cache when this process has read it before.
  */
-export async function resolveRunVersion(
-  repo: WorkflowRepo,
-  organizationId: string,
-  ref: WorkflowRef,
-  pin: VersionPin,
-): Promise<WorkflowVersionSnapshot> {
-  let workflow: WorkflowRecord | undefined;
-  if (ref.referenceEntityId !== undefined) workflow = await repo.findWorkflowByEntityId(ref.referenceEntityId);
-  else if (ref.workflowId !== undefined) workflow = await repo.findWorkflowByIdOrEntityId(ref.workflowId);
-  else throw DomainError.badRequest('Send workflowId or referenceEntityId');
-  const label = ref.referenceEntityId ?? ref.workflowId;
-  if (!workflow || workflow.organizationId !== organizationId)
-    throw DomainError.notFound(`Workflow ${label} does not exist`);
-  if (isPinned(pin)) return toSnapshot(workflow, await pinnedVersion(repo, workflow.id, pin));
-  const active = await repo.latestActiveVersion(workflow.id);
-  if (!active) {
-    throw DomainError.conflict(`Workflow ${workflow.id} has no active version; activate one or pin a version`, {
-      reason: 'NO_ACTIVE_VERSION',
-      workflowId: workflow.id,
-    });
+export class RunVersions {
+  private readonly cache = new RunnableVersionCache();
+
+  constructor(private readonly repo: WorkflowRepo) {}
+
+  /**
+   * The version a new case runs. `referenceEntityId` wins over `workflowId`
+   * (which may itself be an id or an entity id). A pin (`versionId` wins over
+   * `versionNumber`) runs whatever its status; without one the latest active
+   * version runs, and a workflow without any gives 409. Unknown workflows and
+   * versions, and workflows of another organization, give 404 (nothing leaks).
+   */
+  async resolve(organizationId: string, ref: WorkflowRef, pin: VersionPin): Promise<WorkflowVersionSnapshot> {
+    let found: WorkflowForRun | undefined;
+    if (ref.referenceEntityId !== undefined)
+      found = await this.repo.findWorkflowForRun({ entityId: ref.referenceEntityId });
+    else if (ref.workflowId !== undefined)
+      found =
+        (await this.repo.findWorkflowForRun({ id: ref.workflowId })) ??
+        (await this.repo.findWorkflowForRun({ entityId: ref.workflowId }));
+    else throw DomainError.badRequest('Send workflowId or referenceEntityId');
+    const label = ref.referenceEntityId ?? ref.workflowId;
+    if (!found || found.workflow.organizationId !== organizationId)
+      throw DomainError.notFound(`Workflow ${label} does not exist`);
+    const { workflow, activeVersionId } = found;
+    // A pin runs whatever the version's status, which the snapshot reports as read.
+    if (isPinned(pin)) return toSnapshot(workflow, await pinnedVersion(this.repo, workflow.id, pin));
+    const active = activeVersionId === null ? undefined : await this.find(organizationId, activeVersionId);
+    if (!active) {
+      throw DomainError.conflict(`Workflow ${workflow.id} has no active version; activate one or pin a version`, {
+        reason: 'NO_ACTIVE_VERSION',
+        workflowId: workflow.id,
+      });
+    }
+    return { ...active, activeStatus: 'active' };
   }
-  return toSnapshot(workflow, active);
+
+  /** A version of the organization by id (a case's own); undefined when there is none. */
+  async find(organizationId: string, versionId: string): Promise<RunnableVersion | undefined> {
+    const cached = this.cache.get(organizationId, versionId);
+    if (cached) return cached;
+    const found = await this.repo.findRunnableVersion(versionId);
+    if (!found || found.version.organizationId !== organizationId) return undefined;
+    this.cache.remember(found.version, found.graphChars);
+    return found.version;
+  }
 }

@@ -4,7 +4,13 @@ import type { Grant } from '../auth/grants.js';
 import type { SourceGates } from '../code/source-gates.js';
 import { integrationActionProblems, type GraphReferences } from '../connections/workflow-references.js';
 import { defaultGraph } from '../domain/default-graph.js';
-import type { WorkflowEdge, WorkflowGraph, WorkflowNode, WorkflowVersionSnapshot } from '../domain/graph.js';
+import type {
+  RunnableVersion,
+  WorkflowEdge,
+  WorkflowGraph,
+  WorkflowNode,
+  WorkflowVersionSnapshot,
+} from '../domain/graph.js';
 import { validateGraph, type GraphProblem } from '../domain/graph-validation.js';
 import { DomainError } from '../errors.js';
 import type { Page } from '../store/paging.js';
@@ -18,7 +24,7 @@ import type {
   WorkflowVersionRecord,
   WorkflowWithVersion,
 } from '../store/workflow-repo.js';
-import { isPinned, pinnedVersion, resolveRunVersion, type WorkflowRef } from './run-version.js';
+import { isPinned, pinnedVersion, RunVersions, type WorkflowRef } from './run-version.js';
 
 export interface NewWorkflow {
   name: string;
@@ -85,13 +91,17 @@ function checkedGraph(graph: WorkflowGraph): WorkflowGraph {
  * validation and source gates before anything is stored, which version runs.
  */
 export class WorkflowService {
+  private readonly runVersions: RunVersions;
+
   constructor(
     private readonly repo: WorkflowRepo,
     private readonly tenancy: TenancyRepo,
     private readonly gates: SourceGates,
     /** What a graph may name outside itself: catalog actions and the workspace's connections. */
     private readonly references: GraphReferences,
-  ) {}
+  ) {
+    this.runVersions = new RunVersions(repo);
+  }
 
   /** Integration actions and connections a graph names must be usable by the workflow's workspace. */
   private async checkReferences(auth: AuthContext, workspaceId: string, graph: WorkflowGraph): Promise<void> {
@@ -211,12 +221,12 @@ export class WorkflowService {
   }
 
   resolveForRun(organizationId: string, ref: WorkflowRef, pin: VersionPin): Promise<WorkflowVersionSnapshot> {
-    return resolveRunVersion(this.repo, organizationId, ref, pin);
+    return this.runVersions.resolve(organizationId, ref, pin);
   }
 
-  /** The version of a case already created (its snapshot); undefined when it is gone. */
-  findVersion(versionId: string): Promise<WorkflowVersionSnapshot | undefined> {
-    return this.repo.findVersion(versionId);
+  /** The version a case of the organization runs, by its id; undefined when there is none. */
+  findRunnableVersion(organizationId: string, versionId: string): Promise<RunnableVersion | undefined> {
+    return this.runVersions.find(organizationId, versionId);
   }
 
   private async status(workflowId: string): Promise<WorkflowStatus> {

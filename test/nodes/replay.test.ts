@@ -28,6 +28,12 @@ import { workflowBundlePath } from '../../src/temporal/worker.js';
  *   callback's first attempt became one local activity: input → python →
  *   output with the first attempt delivered in the run, and refused (503)
  *   so the retry workflow started.
+ * - on commit 8afbb5c (`marked-*`), before runs recorded the revision of the
+ *   code that started them: every change asked `patched()`, a marker and a
+ *   TemporalChangeVersion upsert each: delivered, refused (retry workflow
+ *   started), ten parallel Python nodes under the cap;
+ * - after it (`revision-*`): the same three runs started with revision 4,
+ *   every change in force and no patch marker.
  */
 const dir = path.join(import.meta.dirname, 'histories');
 const histories = readdirSync(dir).filter((f) => f.endsWith('.bin'));
@@ -41,9 +47,15 @@ describe('case-run replay', () => {
       'first-attempt-retried.bin',
       'local-completed.bin',
       'local-failed.bin',
+      'marked-delivered.bin',
+      'marked-parallel-local.bin',
+      'marked-retried.bin',
       'parallel-local.bin',
       'parallel-regular.bin',
       'regular-completed.bin',
+      'revision-delivered.bin',
+      'revision-parallel-local.bin',
+      'revision-retried.bin',
       'route-big.bin',
       'route-small.bin',
       'tagged-local-completed.bin',
@@ -59,6 +71,13 @@ describe('case-run replay', () => {
       Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}),
     );
     expect(upserted).toContain('CaseflowCaseStatus');
+  });
+
+  it.each(histories.filter((f) => f.startsWith('revision-')))('%s holds no patch marker', (file) => {
+    const history = temporal.api.history.v1.History.decode(readFileSync(path.join(dir, file)));
+    const markers = (history.events ?? []).map((e) => e.markerRecordedEventAttributes?.markerName).filter(Boolean);
+    expect(markers.length).toBeGreaterThan(0);
+    expect(markers).not.toContain('core_patch');
   });
 
   it('parallel-regular.bin scheduled all ten nodes at once, more than the default cap', () => {

@@ -1,6 +1,7 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { caseRunRevision } from '../../src/domain/case-run-changes.js';
 import { searchAttributes } from '../../src/temporal/search-attributes.js';
 import { Receiver } from '../callbacks/receiver.js';
 import { Graph, createWorkflow, py, startCase, waitForEnd } from '../cases/support.js';
@@ -66,6 +67,29 @@ describe('runs you can find in the Temporal UI', () => {
     const local = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
     expect(scheduled).toEqual(['Triple (python_code)']);
     expect(local.map(summaryOf)).toEqual(['Double (python_code)', 'Record the end of the case']);
+  });
+
+  it('records no patch markers: a run started by this code knows every change by its revision', async () => {
+    const wf = await createWorkflow(svc, doubleThenTriple(), 'revision');
+    const caseId = await startCase(svc, wf.workflowId, { a: 2 }, { callbackUrl });
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    const handle = svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`);
+    await handle.result();
+    const events = (await handle.fetchHistory()).events ?? [];
+    const started = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    expect(started && defaultPayloadConverter.fromPayload<{ revision?: number }>(started).revision).toBe(
+      caseRunRevision,
+    );
+    const markers = events.map((e) => e.markerRecordedEventAttributes?.markerName).filter(Boolean);
+    expect(markers).not.toContain('core_patch');
+    const upserted = events.flatMap((e) =>
+      Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}),
+    );
+    // Only the case status, once; no TemporalChangeVersion.
+    expect(upserted).toEqual(['CaseflowCaseStatus']);
+    // The changes are in force all the same: the refused callback's retries run in their own workflow.
+    expect(events.some((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toBe(true);
+    await svc.service.context.temporal.client.workflow.getHandle(`callback-${caseId}`).terminate('test over');
   });
 
   it('tags case runs with organization, workspace, workflow, source and the final case status', async () => {

@@ -8,7 +8,7 @@ import type { WorkflowGraph } from '../../src/domain/graph.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import { TenancyRepo } from '../../src/store/tenancy-repo.js';
 import { WorkflowRepo } from '../../src/store/workflow-repo.js';
-import { resolveRunVersion } from '../../src/workflows/run-version.js';
+import { RunVersions } from '../../src/workflows/run-version.js';
 import { createPostgresSchema } from '../support/postgres.js';
 
 function graph(name: string): WorkflowGraph {
@@ -74,6 +74,7 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let repo: WorkflowRepo;
+  let runs: RunVersions;
   let orgId: string;
   let otherOrgId: string;
   let workspaceId: string;
@@ -88,6 +89,7 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
     workspaceId = (await tenancy.createWorkspace(orgId, 'ws')).id;
     userId = (await tenancy.createUser(`${randomUUID()}@example.com`, 'u')).id;
     repo = new WorkflowRepo(store.db);
+    runs = new RunVersions(repo);
   });
   afterAll(async () => {
     await cleanup();
@@ -103,6 +105,18 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
       activeStatus,
       orgUnitIds: ['u1'],
     });
+
+  /** What a case runs of version 1 of `workflow`. */
+  const runnable = (workflow: { id: string; entityId: string }, v1: { id: string; name: string; graph: unknown }) => ({
+    workflowId: workflow.id,
+    entityId: workflow.entityId,
+    versionId: v1.id,
+    versionNumber: 1,
+    organizationId: orgId,
+    workspaceId,
+    name: v1.name,
+    graph: v1.graph,
+  });
 
   it('creates version 1 and numbers every update one past the latest', async () => {
     const { workflow, version } = await create('inactive');
@@ -134,7 +148,7 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
   it('resolves the latest active version without a pin and any pinned version', async () => {
     const { workflow, version: v1 } = await create('active');
     const v2 = await repo.update(workflow.id, { activeStatus: 'inactive', graph: graph('draft'), updatedBy: userId });
-    const run = await resolveRunVersion(repo, orgId, { workflowId: workflow.id }, {});
+    const run = await runs.resolve(orgId, { workflowId: workflow.id }, {});
     expect(run).toMatchObject({
       versionId: v1.id,
       versionNumber: 1,
@@ -142,63 +156,74 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
       workspaceId,
       entityId: workflow.entityId,
     });
-    const pinned = await resolveRunVersion(repo, orgId, { workflowId: workflow.id }, { versionNumber: 2 });
+    const pinned = await runs.resolve(orgId, { workflowId: workflow.id }, { versionNumber: 2 });
     expect(pinned).toMatchObject({ versionId: v2?.version.id, activeStatus: 'inactive' });
     expect(
-      (
-        await resolveRunVersion(
-          repo,
-          orgId,
-          { workflowId: workflow.id },
-          { versionId: v2?.version.id, versionNumber: 1 },
-        )
-      ).versionNumber,
+      (await runs.resolve(orgId, { workflowId: workflow.id }, { versionId: v2?.version.id, versionNumber: 1 }))
+        .versionNumber,
     ).toBe(2);
     await repo.setVersionStatus(workflow.id, v2?.version.id ?? '', 'active');
-    expect((await resolveRunVersion(repo, orgId, { workflowId: workflow.id }, {})).versionNumber).toBe(2);
+    expect((await runs.resolve(orgId, { workflowId: workflow.id }, {})).versionNumber).toBe(2);
     // One active version at a time: activating v2 deactivated v1.
     expect((await repo.listVersionSummaries(workflow.id, { limit: 1000 })).map((v) => v.status)).toEqual([
       'active',
       'inactive',
     ]);
-    expect(await repo.findVersion(v1.id)).toMatchObject({ workflowId: workflow.id, versionNumber: 1, graph: v1.graph });
-    expect(await repo.findVersion(randomUUID())).toBeUndefined();
+    expect((await repo.findRunnableVersion(v1.id))?.version).toEqual(runnable(workflow, v1));
+    expect(await repo.findRunnableVersion(randomUUID())).toBeUndefined();
+  });
+
+  it('takes which version is active from the store on every run, as another process sharing it changed it', async () => {
+    const { workflow, version: v1 } = await create('active');
+    expect((await runs.resolve(orgId, { workflowId: workflow.id }, {})).versionId).toBe(v1.id);
+    // Another process (its own repository, nothing shared in memory) publishes v2, then deactivates everything.
+    const elsewhere = new WorkflowRepo(store.db);
+    const v2 = await elsewhere.update(workflow.id, {
+      graph: graph('published'),
+      activeStatus: 'active',
+      updatedBy: userId,
+    });
+    expect(await runs.resolve(orgId, { workflowId: workflow.id }, {})).toMatchObject({
+      versionId: v2?.version.id,
+      activeStatus: 'active',
+      graph: v2?.version.graph,
+    });
+    await elsewhere.deactivateAllVersions(workflow.id);
+    await expectDomainError(runs.resolve(orgId, { workflowId: workflow.id }, {}), 'CONFLICT');
+    expect(await runs.resolve(orgId, { workflowId: workflow.id }, { versionId: v1.id })).toMatchObject({
+      activeStatus: 'inactive',
+    });
+    // Rolled back to v1, whose content this process has kept: the same as the store's.
+    await elsewhere.setVersionStatus(workflow.id, v1.id, 'active');
+    expect(await runs.resolve(orgId, { workflowId: workflow.id }, {})).toEqual({
+      ...runnable(workflow, v1),
+      activeStatus: 'active',
+    });
+    // A case's version by id, for its own organization only, whether kept or not.
+    expect((await runs.find(orgId, v1.id))?.graph).toEqual(v1.graph);
+    expect(await runs.find(otherOrgId, v1.id)).toBeUndefined();
+    expect(await new RunVersions(repo).find(otherOrgId, v1.id)).toBeUndefined();
+    await expectDomainError(runs.resolve(otherOrgId, { workflowId: workflow.id }, {}), 'NOT_FOUND');
   });
 
   it('lets referenceEntityId win and accepts an entity id as workflowId', async () => {
     const a = await create('active', 'a');
     const b = await create('active', 'b');
-    const run = await resolveRunVersion(
-      repo,
-      orgId,
-      { workflowId: a.workflow.id, referenceEntityId: b.workflow.entityId },
-      {},
-    );
+    const run = await runs.resolve(orgId, { workflowId: a.workflow.id, referenceEntityId: b.workflow.entityId }, {});
     expect(run.workflowId).toBe(b.workflow.id);
-    expect((await resolveRunVersion(repo, orgId, { workflowId: a.workflow.entityId }, {})).workflowId).toBe(
-      a.workflow.id,
-    );
+    expect((await runs.resolve(orgId, { workflowId: a.workflow.entityId }, {})).workflowId).toBe(a.workflow.id);
   });
 
   it('gives 409 without an active version, 404 for unknown ids, versions and other organizations', async () => {
     const { workflow } = await create('inactive');
-    const err = await expectDomainError(resolveRunVersion(repo, orgId, { workflowId: workflow.id }, {}), 'CONFLICT');
+    const err = await expectDomainError(runs.resolve(orgId, { workflowId: workflow.id }, {}), 'CONFLICT');
     expect(err.metadata).toMatchObject({ reason: 'NO_ACTIVE_VERSION' });
-    await expectDomainError(resolveRunVersion(repo, orgId, { workflowId: randomUUID() }, {}), 'NOT_FOUND');
-    await expectDomainError(resolveRunVersion(repo, orgId, { referenceEntityId: workflow.id }, {}), 'NOT_FOUND');
-    await expectDomainError(
-      resolveRunVersion(repo, orgId, { workflowId: workflow.id }, { versionNumber: 9 }),
-      'NOT_FOUND',
-    );
-    await expectDomainError(
-      resolveRunVersion(repo, orgId, { workflowId: workflow.id }, { versionId: randomUUID() }),
-      'NOT_FOUND',
-    );
-    await expectDomainError(
-      resolveRunVersion(repo, otherOrgId, { workflowId: workflow.id }, { versionNumber: 1 }),
-      'NOT_FOUND',
-    );
-    await expectDomainError(resolveRunVersion(repo, orgId, {}, {}), 'BAD_REQUEST');
+    await expectDomainError(runs.resolve(orgId, { workflowId: randomUUID() }, {}), 'NOT_FOUND');
+    await expectDomainError(runs.resolve(orgId, { referenceEntityId: workflow.id }, {}), 'NOT_FOUND');
+    await expectDomainError(runs.resolve(orgId, { workflowId: workflow.id }, { versionNumber: 9 }), 'NOT_FOUND');
+    await expectDomainError(runs.resolve(orgId, { workflowId: workflow.id }, { versionId: randomUUID() }), 'NOT_FOUND');
+    await expectDomainError(runs.resolve(otherOrgId, { workflowId: workflow.id }, { versionNumber: 1 }), 'NOT_FOUND');
+    await expectDomainError(runs.resolve(orgId, {}, {}), 'BAD_REQUEST');
   });
 
   it('deactivates every version at once', async () => {
@@ -217,7 +242,7 @@ describe.each(backends)('WorkflowRepo on $name', (backend) => {
       'active',
     );
     expect(await repo.deactivateAllVersions(workflow.id)).toBe(1);
-    await expectDomainError(resolveRunVersion(repo, orgId, { workflowId: workflow.id }, {}), 'CONFLICT');
+    await expectDomainError(runs.resolve(orgId, { workflowId: workflow.id }, {}), 'CONFLICT');
     expect(await repo.setVersionStatus(workflow.id, randomUUID(), 'active')).toBeUndefined();
   });
 });
