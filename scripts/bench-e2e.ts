@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Level, LevelResult } from './bench-e2e-load.js';
+import { cpuByArea, mainThreadProfiles, monotonicUs } from './bench-profile.js';
 import { cpuByGroup, megabytes, sample, type TreeSample } from './bench-proc.js';
 import { n8nInstallHint, n8nInstalled, startCaseflow, startN8n, startSplit, type Subject } from './bench-subjects.js';
 
@@ -12,8 +13,9 @@ import { n8nInstallHint, n8nInstalled, startCaseflow, startN8n, startSplit, type
  * from a separate load process over HTTP at each concurrency
  * (BENCH_E2E_LEVELS, default "1:100,8:400,32:800"): initiate → signed
  * callback received, CPU per case by process and thread group, the process
- * tree's idle RSS (after start, and BENCH_E2E_SETTLE_S, default 30, after
- * the load) and peak RSS, read from /proc.
+ * tree's idle RSS (3 s and BENCH_E2E_START_SETTLE_S, default 15, after start,
+ * and BENCH_E2E_SETTLE_S, default 30, after the load) and peak RSS, read
+ * from /proc.
  *
  * BENCH_E2E_SUBJECTS (default "caseflow", or "split" with
  * BENCH_E2E_TOPOLOGY=split) lists what to measure, one after the other:
@@ -32,6 +34,9 @@ interface Row {
   result: LevelResult;
   cpuMsPerCase: number;
   load: number;
+  /** The level's time window on the monotonic clock, for the CPU profiles. */
+  fromUs: number;
+  toUs: number;
 }
 
 function parseLevels(spec: string): Level[] {
@@ -59,8 +64,12 @@ const loadAverage = () => os.loadavg()[0] ?? 0;
 
 /** One subject through every level: prints as it goes, returns a row per level. */
 async function measure(subject: Subject, levels: Level[], round: number): Promise<Row[]> {
+  // Right after start the heaps still hold the start's garbage; idle is once the process has settled.
   await new Promise((r) => setTimeout(r, 3000));
-  const idle = printIdleRss(subject, 'idle RSS after start');
+  printIdleRss(subject, 'RSS 3 s after start');
+  const startSettleSeconds = Number(process.env.BENCH_E2E_START_SETTLE_S ?? 15);
+  await new Promise((r) => setTimeout(r, Math.max(0, startSettleSeconds - 3) * 1000));
+  const idle = printIdleRss(subject, `idle RSS ${startSettleSeconds} s after start`);
 
   const load = spawn(process.execPath, [path.join(here, 'bench-e2e-load.js')], {
     env: { ...process.env, BENCH_E2E_JOB: JSON.stringify(subject.job(levels)) },
@@ -71,16 +80,26 @@ async function measure(subject: Subject, levels: Level[], round: number): Promis
   let peakRssKb = idle.rssKb;
   const rssTimer = setInterval(() => (peakRssKb = Math.max(peakRssKb, sample(subject.roots).rssKb)), 500);
   const rows: Row[] = [];
+  let fromUs = monotonicUs();
   for await (const line of createInterface({ input: load.stdout })) {
     const message = JSON.parse(line) as { event: 'start' } | { event: 'result'; result: LevelResult };
     if (message.event === 'start') {
       before = sample(subject.roots).threads;
+      fromUs = monotonicUs();
       continue;
     }
     const r = message.result;
     const cpu = cpuByGroup(before, sample(subject.roots).threads);
     const total = [...cpu.values()].reduce((a, b) => a + b, 0);
-    const row = { round, subject: subject.name, result: r, cpuMsPerCase: total / r.cases, load: loadAverage() };
+    const row: Row = {
+      round,
+      subject: subject.name,
+      result: r,
+      cpuMsPerCase: total / r.cases,
+      load: loadAverage(),
+      fromUs,
+      toUs: monotonicUs(),
+    };
     rows.push(row);
     console.log(
       `e2e [${subject.name}]: concurrency ${String(r.concurrency).padStart(2)}: ${r.casesPerSecond.toFixed(1)} cases/s over ${r.cases}; p50 ${r.p50.toFixed(0)} ms  p95 ${r.p95.toFixed(0)} ms  p99 ${r.p99.toFixed(0)} ms; CPU ${row.cpuMsPerCase.toFixed(1)} ms/case; load average ${row.load.toFixed(1)}`,
@@ -100,6 +119,21 @@ async function measure(subject: Subject, levels: Level[], round: number): Promis
   await new Promise((r) => setTimeout(r, settleSeconds * 1000));
   printIdleRss(subject, `idle RSS ${settleSeconds} s after the load`);
   return rows;
+}
+
+/** With BENCH_E2E_PROFILE_DIR: what the main thread's CPU went to, per level, from the profiles the subject wrote on exit. */
+function printProfileAreas(rows: Row[], startedMs: number): void {
+  const dir = process.env.BENCH_E2E_PROFILE_DIR;
+  if (!dir || rows.length === 0) return;
+  const files = mainThreadProfiles(dir, startedMs);
+  if (files.length === 0) return;
+  for (const row of rows) {
+    const areas = cpuByArea(files, row.fromUs, row.toUs);
+    console.log(`e2e [${row.subject}]: concurrency ${row.result.concurrency}, Node main thread by area (CPU profile):`);
+    for (const [area, ms] of [...areas].sort((a, b) => b[1] - a[1])) {
+      console.log(`e2e:     ${(ms / row.result.cases).toFixed(2).padStart(7)} ms/case  ${area}`);
+    }
+  }
 }
 
 /** The tree's RSS now, in total and by process. */
@@ -134,12 +168,16 @@ async function run(subjects: string[]): Promise<void> {
   const rows: Row[] = [];
   for (let round = 1; round <= rounds; round++) {
     for (const spec of subjects) {
+      const startedMs = Date.now();
       const subject = await starter(spec)();
+      const measured: Row[] = [];
       try {
-        rows.push(...(await measure(subject, levels, round)));
+        measured.push(...(await measure(subject, levels, round)));
       } finally {
         await subject.stop();
       }
+      rows.push(...measured);
+      printProfileAreas(measured, startedMs);
     }
   }
   if (subjects.length > 1 || rounds > 1) printTable(rows);
