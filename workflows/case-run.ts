@@ -20,7 +20,7 @@ import {
 import type { CallbackActivities } from '../activities/callbacks.js';
 import type { CaseActivities, NodeFailureDetails, RunNodeRequest, RunNodeResponse } from '../activities/cases.js';
 import type { CallbackDeliveryInput } from '../src/callbacks/delivery.js';
-import { knownAtStart, type CaseRunChange } from '../src/domain/case-run-changes.js';
+import { caseRunRevision, knownAtStart, type CaseRunChange } from '../src/domain/case-run-changes.js';
 import { CaseScheduler, type NodeCompletion, type RunEnding } from '../src/domain/case-scheduler.js';
 import {
   caseProgressQueryName,
@@ -45,9 +45,26 @@ export const caseProgressQuery = defineQuery<CaseProgress>(caseProgressQueryName
  * Whether a change to the run's commands applies to this run: known to the
  * code that started it (its recorded revision; no marker), or else what its
  * history says (a patch marker, as runs started before the revision ask).
+ * In a rolling deploy a worker of older code may have taken tasks of a run
+ * with a revision and written the markers; replaying, the call to
+ * `patched()` matches such a marker (and, with none, records nothing).
  */
 function changeInForce(input: CaseRunInput, change: CaseRunChange): boolean {
-  return knownAtStart(input.revision, change) || patched(change);
+  if (!knownAtStart(input.revision, change)) return patched(change);
+  if (workflowInfo().unsafe.isReplaying) patched(change);
+  return true;
+}
+
+/**
+ * A run started by newer code may need changes this code does not have:
+ * its task fails (a plain Error fails the task, not the run) and Temporal
+ * hands it again, until a worker that knows the revision takes it.
+ */
+function refuseNewerRevision(input: CaseRunInput): void {
+  if ((input.revision ?? 0) > caseRunRevision)
+    throw new Error(
+      `case run started with revision ${String(input.revision)}; this worker knows ${String(caseRunRevision)}: left to an up-to-date worker`,
+    );
 }
 
 /** Slack on top of a node's own limit (the Python pool enforces the limit itself; this covers queueing). */
@@ -383,6 +400,7 @@ function tagStatus(input: CaseRunInput, status: TerminalStatus): void {
  * the rules), then records the end outside cancellation.
  */
 export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
+  refuseNewerRevision(input);
   const scheduler = new CaseScheduler(input);
   setHandler(caseProgressQuery, () => scheduler.progress());
   const status = scheduler.finish(await runGraph(input, scheduler));

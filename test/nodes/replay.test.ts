@@ -3,7 +3,9 @@ import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { defaultMaxParallelNodes } from '../../src/domain/cases.js';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { caseRunChanges, caseRunRevision } from '../../src/domain/case-run-changes.js';
+import { defaultMaxParallelNodes, type CaseRunInput } from '../../src/domain/cases.js';
 import { workflowBundlePath } from '../../src/temporal/worker.js';
 
 /**
@@ -34,9 +36,28 @@ import { workflowBundlePath } from '../../src/temporal/worker.js';
  *   started), ten parallel Python nodes under the cap;
  * - after it (`revision-*`): the same three runs started with revision 4,
  *   every change in force and no patch marker.
+ *
+ * During a rolling deploy a run started by new code (with a revision) can
+ * have its tasks taken by a worker of older code, which asks `patched()` and
+ * writes the markers. The `marked-*` histories with their start input given
+ * revision 4 are such runs, exactly as an 8afbb5c worker records them.
  */
 const dir = path.join(import.meta.dirname, 'histories');
 const histories = readdirSync(dir).filter((f) => f.endsWith('.bin'));
+
+/** A recorded history whose run had been started with `revision` in its input. */
+function startedWithRevision(file: string, revision: number): temporal.api.history.v1.History {
+  const history = temporal.api.history.v1.History.decode(readFileSync(path.join(dir, file)));
+  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+  const payload = started?.input?.payloads?.[0];
+  if (!started?.input || !payload) throw new Error(`${file} has no start input`);
+  const input = defaultPayloadConverter.fromPayload<CaseRunInput>(payload);
+  started.input.payloads = [defaultPayloadConverter.toPayload({ ...input, revision })];
+  return history;
+}
+
+const replay = (history: temporal.api.history.v1.History, name: string) =>
+  Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath } }, history, name);
 
 describe('case-run replay', () => {
   it('has the recorded histories', () => {
@@ -97,5 +118,27 @@ describe('case-run replay', () => {
     await expect(
       Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath } }, history, `replay-${file}`),
     ).resolves.toBeUndefined();
+  });
+
+  it.each(histories.filter((f) => f.startsWith('marked-')))(
+    'replays %s as a run started with revision 4 whose tasks an older worker took (its patch markers matched)',
+    async (file) => {
+      await expect(replay(startedWithRevision(file, 4), `replay-rev4-${file}`)).resolves.toBeUndefined();
+    },
+  );
+
+  it('leaves a run started by newer code (a revision it does not know) to a worker that knows it', async () => {
+    const history = startedWithRevision('revision-delivered.bin', caseRunRevision + 1);
+    await expect(replay(history, 'replay-newer')).rejects.toThrow(/revision/);
+  });
+
+  it('keeps the meaning of recorded revisions: changes are only ever appended', () => {
+    // Runs in flight (and the histories above) hold revision 4: its first four changes never move.
+    expect(caseRunChanges.slice(0, 4)).toEqual([
+      'callback-first-attempt-in-run',
+      'case-status-search-attribute',
+      'case-node-concurrency-cap',
+      'case-end-in-one-local-activity',
+    ]);
   });
 });
