@@ -93,6 +93,8 @@ export async function post(
       headers,
       timeoutMs,
       maxResponseBytes: RESPONSE_BODY_LIMIT,
+      // A receiver drops a second copy by its webhook-id.
+      resendOnStaleSocket: true,
     });
     const error = classifyStatus(response.status) === 'delivered' ? null : `receiver answered HTTP ${response.status}`;
     return { status: response.status, body: response.body, error };

@@ -104,8 +104,12 @@ export interface OutboundOptions {
   keepAlive?: KeepAliveOptions;
 }
 
-/** One socket reused while a receiver is busy, closed a second after its last request. */
-const defaultKeepAlive: KeepAliveOptions = { idleMs: 1000, maxSocketsPerAddress: 64, maxIdlePerAddress: 16 };
+/**
+ * Sockets reused while a receiver is busy, closed a second after their last request. No cap on
+ * sockets per address: pools are shared by every tenant sending there, and a cap would let one
+ * tenant's slow endpoint queue another's requests on the same host (as Node's own agent, none).
+ */
+const defaultKeepAlive: KeepAliveOptions = { idleMs: 1000, maxSocketsPerAddress: Infinity, maxIdlePerAddress: 16 };
 
 /** Addresses whose verdict is remembered; the oldest is forgotten beyond this. */
 const rememberedAddresses = 1000;
@@ -120,6 +124,12 @@ export interface OutboundRequest {
   timeoutMs: number;
   /** Bytes of the answer kept; reading stops there. */
   maxResponseBytes: number;
+  /**
+   * Send once more, within what is left of timeoutMs, when a kept-alive socket turns out closed
+   * before any answer. The peer may have received the request all the same, so only for requests
+   * it can recognise again (a signed callback's webhook-id); never for a code exchange or a test call.
+   */
+  resendOnStaleSocket?: boolean;
 }
 
 export interface OutboundResponse {
@@ -256,12 +266,15 @@ export class Outbound {
   /** One request; a 3xx is returned as is. Throws OutboundRefusedError before connecting, or got's RequestError. */
   async request(url: string, options: OutboundRequest): Promise<OutboundResponse> {
     const checked = await this.checkUrl(url);
+    const started = Date.now();
     try {
       return await this.send(checked.url, checked.address, options);
     } catch (err) {
-      // A kept-alive socket the peer closed as it was taken: the request never got there; once more, on another.
-      if (!(err instanceof RequestError && err.request?.reusedSocket && staleSocketCodes.has(err.code))) throw err;
-      return this.send(checked.url, checked.address, options);
+      // A kept-alive socket the peer closed as it was taken, before any answer: once more on a new one, if allowed.
+      const stale = err instanceof RequestError && err.request?.reusedSocket && staleSocketCodes.has(err.code);
+      const left = options.timeoutMs - (Date.now() - started);
+      if (!stale || !options.resendOnStaleSocket || left <= 0) throw err;
+      return this.send(checked.url, checked.address, { ...options, timeoutMs: left });
     }
   }
 

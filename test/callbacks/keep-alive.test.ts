@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Outbound, OutboundRefusedError, type Resolver } from '../../src/net/outbound.js';
 import { Receiver } from './receiver.js';
 
-const post = (outbound: Outbound, url: string) =>
-  outbound.request(url, { method: 'POST', body: '{}', timeoutMs: 2000, maxResponseBytes: 100 });
+const post = (outbound: Outbound, url: string, resendOnStaleSocket = true) =>
+  outbound.request(url, { method: 'POST', body: '{}', timeoutMs: 2000, maxResponseBytes: 100, resendOnStaleSocket });
 
 /** A resolver whose answers the test changes between requests, as DNS may between deliveries. */
 function switchableResolver(): { resolve: Resolver; point: (host: string, address: string) => void } {
@@ -85,6 +85,12 @@ describe('outbound connection reuse', () => {
     const outbound = new Outbound({ allowCidrs: '127.0.0.1/32' });
     expect((await post(outbound, hook.url)).status).toBe(200);
     expect(await post(outbound, hook.url)).toEqual({ status: 200, body: 'ok' });
+    expect(hook.connections).toBe(2);
+    expect(hook.received).toHaveLength(3);
+
+    // A request its peer may not take twice (a code exchange, a test call) gets the error: sent once.
+    await expect(post(outbound, hook.url, false)).rejects.toMatchObject({ code: 'ECONNRESET' });
+    expect(hook.received).toHaveLength(4);
     expect(hook.connections).toBe(2);
   });
 
