@@ -38,6 +38,7 @@ export class KeyAuthentication {
     if (hit) return hit;
     const parsed = parseKey(presented);
     if (!parsed) throw DomainError.unauthorized('Invalid API key');
+    const read = this.cache.beginRead();
     const key = await this.repo.findKeyForAuthentication(parsed.id);
     if (!key || !secretMatches(parsed.secret, key.secretHash)) throw DomainError.unauthorized('Invalid API key');
     if (key.revokedAt) throw DomainError.unauthorized('API key has been revoked');
@@ -56,7 +57,7 @@ export class KeyAuthentication {
       grants: new Set(key.grants),
     };
     // An expiring key is never served past its expiry.
-    this.cache.set(cacheKey, context, Date.now(), key.expiresAt ? Date.parse(key.expiresAt) : Infinity);
+    this.cache.set(cacheKey, context, read, key.expiresAt ? Date.parse(key.expiresAt) : Infinity);
     return context;
   }
 

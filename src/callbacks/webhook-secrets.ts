@@ -22,6 +22,13 @@ interface SigningSet {
   previous: { secret: string; until: number } | null;
 }
 
+/**
+ * rotated_at is stamped before the rotation's UPDATE commits, so a read in
+ * another process may begin after it and still see the old secrets, keeping
+ * them until that read's start + ttlMs: the margin covers the write's own time.
+ */
+const handOutMarginMs = 200;
+
 /** The ciphertext is bound to its workspace: a value copied into another row does not decrypt. */
 const context = (workspaceId: string) => `webhook-secret:${workspaceId}`;
 
@@ -41,8 +48,6 @@ const context = (workspaceId: string) => `webhook-secret:${workspaceId}`;
  */
 export class WebhookSecrets {
   private readonly cache: ShortLivedCache<string, SigningSet>;
-  /** Counts forgets, so a read that began before one does not put its stale answer back. */
-  private forgets = 0;
 
   constructor(
     private readonly repo: CallbackRepo,
@@ -80,7 +85,7 @@ export class WebhookSecrets {
         const until = new Date(Date.now() + this.rotationOverlapMs).toISOString();
         await this.repo.rotateWebhookSecret(workspaceId, existing.secretCiphertext, ciphertext, until);
       }
-      this.forget(workspaceId);
+      this.cache.delete(workspaceId);
       const stored = await this.repo.findWebhookSecret(workspaceId);
       // Another rotation or first use won the race: go again so the caller gets a secret that is really in force.
       if (stored?.secretCiphertext === ciphertext) return this.handOut(workspaceId, stored);
@@ -115,29 +120,25 @@ export class WebhookSecrets {
   private async signingSet(workspaceId: string): Promise<SigningSet> {
     const hit = this.cache.get(workspaceId);
     if (hit) return hit;
-    const [readAt, forgets] = [Date.now(), this.forgets];
+    const read = this.cache.beginRead();
     const row = await this.row(workspaceId);
     const previousUntil = row.previousExpiresAt === null ? 0 : Date.parse(row.previousExpiresAt);
     const set: SigningSet = {
       current: this.box.decrypt(row.secretCiphertext, context(workspaceId)),
       previous:
-        row.previousSecretCiphertext && previousUntil > readAt
+        row.previousSecretCiphertext && previousUntil > read.at
           ? { secret: this.box.decrypt(row.previousSecretCiphertext, context(workspaceId)), until: previousUntil }
           : null,
     };
-    // Kept from when the read began, so a rotation committed during the read is seen by ttlMs after it.
-    if (forgets === this.forgets) this.cache.set(workspaceId, set, readAt);
+    this.cache.set(workspaceId, set, read);
     return set;
-  }
-
-  private forget(workspaceId: string): void {
-    this.forgets += 1;
-    this.cache.delete(workspaceId);
   }
 
   /** The secret for its caller, once every process's cache may hold it (see the class comment). */
   private async handOut(workspaceId: string, row: WebhookSecretRow): Promise<WorkspaceWebhookSecret> {
-    const wait = row.rotatedAt === null ? 0 : Date.parse(row.rotatedAt) + this.cache.ttlMs - Date.now();
+    const ttlMs = this.cache.ttlMs;
+    const wait =
+      row.rotatedAt === null || ttlMs <= 0 ? 0 : Date.parse(row.rotatedAt) + ttlMs + handOutMarginMs - Date.now();
     if (wait > 0) await sleep(wait);
     return this.describe(workspaceId, row);
   }

@@ -12,9 +12,11 @@ describe('ShortLivedCache', () => {
 
   it('reuses an entry for ttlMs from when its read began, never past its own expiry', () => {
     const cache = new ShortLivedCache<string, number>({ ttlMs: 1000, maxEntries: 10 });
-    cache.set('a', 1);
-    cache.set('begun-earlier', 2, Date.now() - 600);
-    cache.set('expiring', 3, Date.now(), Date.now() + 200);
+    const begunEarlier = cache.beginRead();
+    vi.advanceTimersByTime(600);
+    cache.set('a', 1, cache.beginRead());
+    cache.set('begun-earlier', 2, begunEarlier);
+    cache.set('expiring', 3, cache.beginRead(), Date.now() + 200);
     vi.advanceTimersByTime(199);
     expect([cache.get('a'), cache.get('begun-earlier'), cache.get('expiring')]).toEqual([1, 2, 3]);
     vi.advanceTimersByTime(1);
@@ -28,9 +30,12 @@ describe('ShortLivedCache', () => {
 
   it('drops the oldest entries beyond maxEntries', () => {
     const cache = new ShortLivedCache<string, number>({ ttlMs: 1000, maxEntries: 2 });
-    cache.set('a', 1);
-    cache.set('b', 2);
-    cache.set('c', 3);
+    for (const [key, value] of [
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+    ] as const)
+      cache.set(key, value, cache.beginRead());
     expect([cache.get('a'), cache.get('b'), cache.get('c')]).toEqual([undefined, 2, 3]);
   });
 
@@ -40,7 +45,7 @@ describe('ShortLivedCache', () => {
       { ttlMs: 1000, maxEntries: 0 },
     ]) {
       const cache = new ShortLivedCache<string, number>(options);
-      cache.set('a', 1);
+      cache.set('a', 1, cache.beginRead());
       expect(cache.get('a')).toBeUndefined();
     }
   });
@@ -53,7 +58,7 @@ describe('ShortLivedCache', () => {
       ['k3', 'y'],
       ['k4', 'z'],
     ] as const)
-      cache.set(key, { owner });
+      cache.set(key, { owner }, cache.beginRead());
     cache.delete('k4');
     cache.deleteWhere((v) => v.owner === 'x');
     expect([cache.get('k1'), cache.get('k2'), cache.get('k3'), cache.get('k4')]).toEqual([
@@ -64,5 +69,19 @@ describe('ShortLivedCache', () => {
     ]);
     cache.deleteWhere();
     expect(cache.get('k3')).toBeUndefined();
+  });
+
+  it('keeps no answer whose read overlapped a forget: it may be what was forgotten', () => {
+    const cache = new ShortLivedCache<string, string>({ ttlMs: 1000, maxEntries: 10 });
+    const inFlight = cache.beginRead();
+    cache.delete('revoked-key');
+    cache.set('revoked-key', 'answer read before the revocation', inFlight);
+    expect(cache.get('revoked-key')).toBeUndefined();
+    const inFlightToo = cache.beginRead();
+    cache.deleteWhere((v) => v === 'anything');
+    cache.set('other', 'read across a forget of some entries', inFlightToo);
+    expect(cache.get('other')).toBeUndefined();
+    cache.set('other', 'read after it', cache.beginRead());
+    expect(cache.get('other')).toBe('read after it');
   });
 });
