@@ -2,12 +2,12 @@ import type { RunnableVersion } from '../domain/graph.js';
 
 export interface VersionCacheBounds {
   maxEntries: number;
-  /** The stored graphs' JSON lengths added up; parsed graphs take a few times that in memory. */
+  /** The stored graphs' JSON lengths added up; a parsed graph takes ~1.5 bytes of heap per character. */
   maxGraphChars: number;
 }
 
 /** ~2 MB request bodies make single graphs large: the character budget is what bounds memory. */
-export const versionCacheBounds: VersionCacheBounds = { maxEntries: 1_000, maxGraphChars: 16 * 1024 * 1024 };
+export const versionCacheBounds: VersionCacheBounds = { maxEntries: 1_000, maxGraphChars: 4 * 1024 * 1024 };
 
 interface Entry {
   version: RunnableVersion;
