@@ -150,7 +150,12 @@ export class RunnerProcess {
         return;
       }
       this.pending.set(id, { resolve, reject });
-      for (const part of frame.parts) this.child.stdin?.write(part);
+      // One writev for the frame's parts: each separate write would wake the server for a few bytes.
+      const stdin = this.child.stdin;
+      if (!stdin) return;
+      stdin.cork();
+      for (const part of frame.parts) stdin.write(part);
+      stdin.uncork();
     });
   }
 
