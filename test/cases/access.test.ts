@@ -5,6 +5,9 @@ import { Graph, createWorkflow, initiate, startCase, waitForEnd } from './suppor
 
 let svc: TestService;
 let workflowId: string;
+/** The workflow's entity id and its version's id (this process has the version cached once a case ran). */
+let entityId: string;
+let workflowVersionId: string;
 /** A finished case (reads) and a PENDING one (execute, cancel) of the bootstrap workspace. */
 let done: string;
 let pending: string;
@@ -16,7 +19,7 @@ beforeAll(async () => {
   const input = g.input([{ name: 'text' }]);
   const output = g.output([{ name: 'text' }]);
   g.edge(input, output);
-  workflowId = (await createWorkflow(svc, g, 'access')).workflowId;
+  ({ workflowId, entityId, workflowVersionId } = await createWorkflow(svc, g, 'access'));
   done = await startCase(svc, workflowId, { text: 'hi' });
   expect((await waitForEnd(svc, done)).status).toBe('COMPLETED');
   pending = await initiate(svc, { workflowId });
@@ -80,8 +83,15 @@ describe('case access', () => {
   it("hides another organization's cases: 404 on every case and job endpoint", async () => {
     await expectAll(keys.otherOrg, reads, done, 404, 'does not exist');
     await expectAll(keys.otherOrg, writes, pending, 404, 'does not exist');
-    const init = await svc.request('POST', '/api/v1/case', { key: keys.otherOrg, body: { workflowId } });
-    expect(init.status, init.text).toBe(404);
+    for (const body of [
+      { workflowId },
+      { referenceEntityId: entityId },
+      { workflowId: entityId },
+      { workflowId, workflowVersionId },
+    ]) {
+      const init = await svc.request('POST', '/api/v1/case', { key: keys.otherOrg, body });
+      expect(init.status, `${JSON.stringify(body)}: ${init.text}`).toBe(404);
+    }
     await expectUnchanged();
   });
 
