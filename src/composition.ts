@@ -30,6 +30,7 @@ import { RateLimiter } from './rate-limits/rate-limiter.js';
 import type { Store } from './store/database.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
 import type { TemporalHandle } from './temporal/connection.js';
+import type { EngineHealth } from './temporal/engine-health.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
 import { WorkflowService } from './workflows/workflow-service.js';
 import { LlmNodes } from './llm/llm-nodes.js';
@@ -44,6 +45,8 @@ export interface Infrastructure {
   python: PythonRunnerPool;
   /** The process's metrics (served at /metrics). */
   metrics: Metrics;
+  /** What the process knows of its workflow engine (readiness, liveness, execute). */
+  engine: EngineHealth;
 }
 
 /** The OAuth refresh workflow's plan, from the configuration. */
@@ -67,7 +70,7 @@ function refreshSettings(config: Config): RefreshSettings {
  * line of the returned object; `Services` follows.
  */
 function buildServices(infra: Infrastructure, repos: Repositories) {
-  const { config, logger, temporal, python, metrics } = infra;
+  const { config, logger, temporal, python, metrics, engine } = infra;
   const gates = new SourceGates(python, logger);
   const files = createFileService({ repos, config, logger });
   const box = secretBoxFromConfig(config);
@@ -117,7 +120,17 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     tenancy: new TenancyService(repos.tenancy, (keyId) => authentication.forget(keyId)),
     workflows,
     files,
-    cases: new CaseService({ config, logger, temporal, repo: repos.cases, workflows, files, outbound, metrics }),
+    cases: new CaseService({
+      config,
+      logger,
+      temporal,
+      repo: repos.cases,
+      workflows,
+      files,
+      outbound,
+      metrics,
+      engine,
+    }),
     codeNodes: new CodeNodeService(repos.codeNodes, gates),
     catalog,
     connections: new ConnectionService({

@@ -9,12 +9,15 @@ import { createApp } from './api/app.js';
 import { wire } from './composition.js';
 import type { AppContext } from './context.js';
 import { createMetrics } from './metrics/metrics.js';
+import { watchEngine } from './metrics/engine-metrics.js';
 import { migrateToLatest, openStore } from './store/database.js';
 import type { BootstrapResult } from './tenancy/tenancy-service.js';
 import { temporalCliPath } from './temporal/binaries.js';
 import { connectTemporal } from './temporal/connection.js';
-import { startDevServer, type DevServer } from './temporal/dev-server.js';
+import { superviseDevServer, type SupervisedDevServer } from './temporal/dev-server-supervisor.js';
+import { EngineHealth, startEngineProbe } from './temporal/engine-health.js';
 import { createWorker } from './temporal/worker.js';
+import { superviseWorker } from './temporal/worker-supervisor.js';
 import { PythonRunnerPool } from './python/pool.js';
 import { CaseRunReconciler } from './cases/run-reconciler.js';
 
@@ -35,18 +38,24 @@ export interface RunningService {
   /** Base URL of the API when this process serves it. */
   url?: string;
   context: AppContext;
-  worker?: Worker;
-  devServer?: DevServer;
+  /** The worker running now (a new one replaces a worker that failed). */
+  worker?: () => Worker;
+  devServer?: SupervisedDevServer;
+  engine: EngineHealth;
   stop(): Promise<void>;
 }
 
 let runtimeInstalled = false;
 
-/** Temporal's core runtime logs through our logger and serves worker metrics on a private port. */
-function installTemporalRuntime(config: Config, logger: Logger): string | undefined {
+/**
+ * Temporal's core runtime logs through our logger and serves worker metrics on a private port. Installed in
+ * every role, since a NativeConnection would otherwise install the default one, whose own SIGTERM/SIGINT
+ * handlers begin shutting the worker down behind our back (and make our orderly stop log errors).
+ */
+function installTemporalRuntime(config: Config, logger: Logger, role: Role): string | undefined {
   if (runtimeInstalled) return undefined;
   runtimeInstalled = true;
-  const port = config.temporal.workerMetricsPort;
+  const port = role === 'api' ? 0 : config.temporal.workerMetricsPort;
   const log = logger.child({ component: 'temporal' });
   const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
     TRACE: 'trace',
@@ -57,6 +66,7 @@ function installTemporalRuntime(config: Config, logger: Logger): string | undefi
   };
   Runtime.install({
     logger: new DefaultLogger('WARN', (entry) => log[levels[entry.level]](entry.meta ?? {}, entry.message)),
+    shutdownSignals: [],
     telemetryOptions: port > 0 ? { metrics: { prometheus: { bindAddress: `127.0.0.1:${port}` } } } : undefined,
   });
   return port > 0 ? `http://127.0.0.1:${port}/metrics` : undefined;
@@ -70,7 +80,8 @@ function installTemporalRuntime(config: Config, logger: Logger): string | undefi
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { config, logger, role } = options;
   mkdirSync(config.dataDir, { recursive: true });
-  const workerMetricsUrl = role !== 'api' ? installTemporalRuntime(config, logger) : undefined;
+  const workerMetricsUrl = installTemporalRuntime(config, logger, role);
+  const engine = new EngineHealth();
   // Timers stop synchronously; everything else is awaited in reverse order of start.
   const stops: Array<() => Promise<void> | void> = [];
   const stopAll = async () => {
@@ -85,32 +96,46 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
   try {
     let address = config.temporal.address;
-    let devServer: DevServer | undefined;
+    let devServer: SupervisedDevServer | undefined;
     if (!address) {
-      const started = await startDevServer({
-        cliPath: temporalCliPath(config.temporal.cliPath),
-        dataDir: config.dataDir,
-        dbFilename: path.join(config.dataDir, 'temporal.db'),
-        port: config.temporal.devServer.port,
-        uiPort: config.temporal.devServer.uiPort,
-        ui: true,
-        namespace: config.temporal.namespace,
-        startTimeoutMs: config.temporal.devServer.startTimeoutMs,
-        logger,
-      });
+      const dev = config.temporal.devServer;
+      const started = await superviseDevServer(
+        {
+          cliPath: temporalCliPath(config.temporal.cliPath),
+          dataDir: config.dataDir,
+          dbFilename: path.join(config.dataDir, 'temporal.db'),
+          port: dev.port,
+          uiPort: dev.uiPort,
+          ui: true,
+          namespace: config.temporal.namespace,
+          startTimeoutMs: dev.startTimeoutMs,
+          logger,
+        },
+        {
+          maxRestarts: dev.maxRestarts,
+          windowMs: dev.restartWindowMs,
+          initialBackoffMs: 200,
+          maxBackoffMs: 10_000,
+        },
+        engine,
+      );
       devServer = started;
       stops.push(() => started.stop());
       address = started.address;
     }
 
-    const store = openStore(config.dataDir, config.databaseUrl);
+    const store = openStore(config.dataDir, config.databaseUrl, (err) =>
+      logger.warn({ err }, 'a database connection was lost; the pool reconnects'),
+    );
     stops.push(() => store.close());
     const applied = await migrateToLatest(store.db);
     logger.info({ store: store.location, dialect: store.dialect, applied }, 'store ready');
 
     const temporal = await connectTemporal(config, address, devServer?.uiUrl);
     stops.push(() => temporal.connection.close());
+    stops.push(startEngineProbe(temporal.connection, engine, { intervalMs: 5000, timeoutMs: 1000 }));
     const metrics = createMetrics(workerMetricsUrl);
+    watchEngine(metrics.registry, engine);
     const python = await PythonRunnerPool.create({
       size: config.python.poolSize || undefined,
       warmServers: config.python.warmServers,
@@ -125,24 +150,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     });
     stops.push(() => python.close());
     metrics.watchPythonPool(() => python.stats());
-    const { repos, services } = wire({ config, logger, store, temporal, python, metrics });
+    const { repos, services } = wire({ config, logger, store, temporal, python, metrics, engine });
     const bootstrap = await services.tenancy.bootstrap();
     if (bootstrap) options.onBootstrap?.(bootstrap);
-    const context: AppContext = { config, logger, store, temporal, python, metrics, services };
+    const context: AppContext = { config, logger, store, temporal, python, metrics, services, engine };
 
-    let worker: Worker | undefined;
+    let worker: (() => Worker) | undefined;
     if (role !== 'api') {
-      worker = await createWorker(
-        temporal,
-        { config, logger, python, services },
-        { maxCachedWorkflows: config.temporal.maxCachedWorkflows },
+      const supervised = await superviseWorker(
+        () =>
+          createWorker(
+            temporal,
+            { config, logger, python, services },
+            { maxCachedWorkflows: config.temporal.maxCachedWorkflows, shutdownGraceMs: config.shutdownGraceMs },
+          ),
+        logger,
       );
-      const running = worker.run();
-      const w = worker;
-      stops.push(async () => {
-        w.shutdown();
-        await running;
-      });
+      worker = supervised.current;
+      stops.push(() => supervised.stop());
       logger.info({ taskQueue: temporal.taskQueue }, 'worker running');
     }
 
@@ -155,6 +180,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           .catch((err: unknown) => logger.error({ err }, 'case recovery failed'));
       };
       resume();
+      engine.onUp(resume);
       const recovery = setInterval(resume, Math.max(500, config.cases.resumeUnstartedAfterMs / 2));
       recovery.unref();
       stops.push(clearing(recovery));
@@ -163,7 +189,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       const reconciler = new CaseRunReconciler({ repo: repos.cases, temporal, logger });
       let reconciling = false;
       const reconcile = setInterval(() => {
-        if (reconciling) return; // a slow pass is not overlapped by the next
+        // A slow pass is not overlapped by the next, and none runs while the engine cannot answer.
+        if (reconciling || !engine.isUp()) return;
         reconciling = true;
         reconciler
           .reconcile()
@@ -200,7 +227,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger.info({ url, temporalUi: temporal.uiUrl }, 'API listening');
     }
 
-    return { url, context, worker, devServer, stop: stopAll };
+    return { url, context, worker, devServer, engine, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;

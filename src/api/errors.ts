@@ -4,6 +4,7 @@ import type { Logger } from '../logging/logger.js';
 import { RateLimitedError } from '../rate-limits/rate-limiter.js';
 import { rateLimitHeaders } from './rate-limits.js';
 import { requestFields } from './request-log.js';
+import { isStoreUnavailable } from '../store/unavailable.js';
 
 /** The status each domain error code answers with. */
 const statusByCode: Record<ErrorCode, number> = {
@@ -65,8 +66,14 @@ interface HttpParserError {
   message: string;
 }
 
+/** Seconds a client is told to wait when the store is unreachable. */
+const STORE_RETRY_AFTER_S = 5;
+
 function toDomainError(err: unknown): DomainError | undefined {
-  return err instanceof DomainError ? err : bodyParserError(err);
+  if (err instanceof DomainError) return err;
+  if (isStoreUnavailable(err))
+    return DomainError.unavailable('The database is unavailable; try again after Retry-After', STORE_RETRY_AFTER_S);
+  return bodyParserError(err);
 }
 
 /** The domain error of a body-parser failure (malformed, too large, unsupported), or undefined for anything else. */
@@ -86,6 +93,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const domainError = toDomainError(err);
     if (!domainError) logger.error({ err, req: requestFields(req) }, 'unhandled error');
+    else if (domainError.errorCode === 'SERVICE_UNAVAILABLE' && !(err instanceof DomainError))
+      logger.warn({ err, req: requestFields(req) }, 'store unavailable');
     const status = domainError ? httpStatus(domainError) : 500;
     const body = domainError
       ? errorBody(status, domainError.errorCode, domainError.message, req.originalUrl, domainError.metadata)

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { pingStore } from '../store/database.js';
+import { pingEngine, within } from '../temporal/engine-health.js';
 import type { ApiRoutes } from './route.js';
 
 const checkSchema = z.object({ ok: z.boolean(), error: z.string().optional(), latencyMs: z.number() });
@@ -9,11 +10,19 @@ const readinessSchema = z.object({
   checks: z.object({ store: checkSchema, temporal: checkSchema }),
 });
 
+/** Each check answers within this, so an orchestrator's probe never hangs on a part that is gone. */
+const CHECK_TIMEOUT_MS = 1000;
+
+const livenessSchema = z.object({
+  status: z.enum(['ok', 'failed']),
+  reason: z.string().optional().describe('Why the process should be restarted'),
+});
+
 /** The raw error may name hosts, paths or credentials: it goes to the log, the unauthenticated answer stays generic. */
 async function check(ctx: AppContext, name: string, fn: () => Promise<unknown>): Promise<z.infer<typeof checkSchema>> {
   const started = performance.now();
   try {
-    await fn();
+    await within(CHECK_TIMEOUT_MS, name, fn());
     return { ok: true, latencyMs: Math.round(performance.now() - started) };
   } catch (err) {
     ctx.logger.warn({ err, check: name }, 'readiness check failed');
@@ -26,12 +35,20 @@ export function registerSystemRoutes(api: ApiRoutes, ctx: AppContext): void {
   api.route({
     method: 'get',
     path: '/healthz',
-    summary: 'Liveness: the process answers',
+    summary: 'Liveness: the process answers and can recover by itself',
+    description:
+      'Fails (503) only when restarting the process is the cure: the embedded Temporal server died more often than ' +
+      'it may be restarted. An engine or store that is merely down shows in /readyz instead.',
     tags: ['Operations'],
     auth: false,
-    responses: { 200: { description: 'Alive', schema: z.object({ status: z.literal('ok') }) } },
+    responses: {
+      200: { description: 'Alive', schema: livenessSchema },
+      503: { description: 'Restart this process', schema: livenessSchema },
+    },
     handler: ({ res }) => {
-      res.json({ status: 'ok' });
+      const engine = ctx.engine.current();
+      if (engine.state === 'failed') res.status(503).json({ status: 'failed', reason: 'workflow engine failed' });
+      else res.json({ status: 'ok' });
     },
   });
 
@@ -49,9 +66,10 @@ export function registerSystemRoutes(api: ApiRoutes, ctx: AppContext): void {
       const [store, temporal] = await Promise.all([
         check(ctx, 'store', () => pingStore(ctx.store.db)),
         check(ctx, 'temporal', () =>
-          ctx.temporal.connection.withDeadline(Date.now() + 2000, () =>
-            ctx.temporal.connection.workflowService.getSystemInfo({}),
-          ),
+          // Known down (the embedded server died, or the probe failed): no need to wait for a timeout.
+          ctx.engine.isUp()
+            ? pingEngine(ctx.temporal.connection, CHECK_TIMEOUT_MS)
+            : Promise.reject(new Error(`engine ${ctx.engine.current().state}: ${ctx.engine.current().reason ?? ''}`)),
         ),
       ]);
       const ready = store.ok && temporal.ok;

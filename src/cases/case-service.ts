@@ -32,6 +32,7 @@ import { validateCaseInputs } from './case-inputs.js';
 import { assertCaseInputsWithinLimit } from './payload-limits.js';
 import { runTags } from '../temporal/search-attributes.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
+import { within, type EngineHealth } from '../temporal/engine-health.js';
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 
 export interface CaseServiceDeps {
@@ -44,6 +45,8 @@ export interface CaseServiceDeps {
   /** The outbound policy a callbackUrl must pass at execute. */
   outbound: Outbound;
   metrics: Pick<Metrics, 'caseStarted' | 'caseFinished' | 'nodeFinished'>;
+  /** What the process knows of the engine: an execute while it is known down is refused before anything changes. */
+  engine: Pick<EngineHealth, 'isUp'>;
 }
 
 /** A case's status: the record, the nodes running now (first is the current one), the run's Temporal UI page. */
@@ -74,7 +77,20 @@ export interface CaseListRequest extends ListRequest {
 const QUERY_DEADLINE_MS = 1_000;
 const CANCEL_WAIT_MS = 10_000;
 const START_TIMEOUT_MS = 10_000;
+/** How long an execute whose start failed waits to learn whether the run exists after all. */
+const SETTLE_TIMEOUT_MS = 2_000;
 const START_RETRY_AFTER_S = 5;
+
+/** What an execute learned about its run when the start call itself failed. */
+type StartOutcome = { run: 'started'; runId: string } | { run: 'absent' } | { run: 'unknown' };
+
+/** Nothing was sent to the engine (or it showed no run), so the case truly stays PENDING. */
+function engineDown(caseId: string): DomainError {
+  return DomainError.unavailable(
+    `The workflow engine is unavailable; case ${caseId} was not started and stays PENDING: execute it again after Retry-After`,
+    START_RETRY_AFTER_S,
+  );
+}
 
 /**
  * Cases (and jobs, their deprecated name): initiation, execution, status,
@@ -188,6 +204,7 @@ export class CaseService {
     assertCaseInputsWithinLimit(checked.inputs, this.deps.config.cases.maxInputBytes, prefix);
     await this.checkFiles(auth, record, checked.files);
     if (body.callbackUrl !== undefined) await this.checkCallbackUrl(body.callbackUrl);
+    if (!this.deps.engine.isUp()) throw engineDown(caseId);
 
     const workflowId = caseWorkflowId(caseId);
     const deadlineMs =
@@ -199,32 +216,54 @@ export class CaseService {
       temporalWorkflowId: workflowId,
     });
     if (!started) throw DomainError.conflict(`Case ${caseId} was already executed`);
-    let runId: string;
+    const run = { inputs: checked.inputs, callbackUrl: body.callbackUrl, deadlineMs };
+    let runId: string | null;
     try {
-      runId = await this.startOrLinkRun(record, version, {
-        inputs: checked.inputs,
-        callbackUrl: body.callbackUrl,
-        deadlineMs,
-      });
+      runId = await this.startRun(record, version, run);
+      this.deps.metrics.caseStarted(record.workflowId);
     } catch (err) {
-      // No run exists: the case goes back to PENDING, so a retry (or resumeUnstarted) can start it.
-      await this.repo.revertToPending(caseId);
-      if (isTemporalUnavailable(err)) {
-        throw DomainError.unavailable(
-          `The workflow engine is unreachable; case ${caseId} stays PENDING, execute it again later`,
-          START_RETRY_AFTER_S,
-        );
+      const outcome = await this.settleStart(caseId);
+      if (outcome.run === 'started') runId = outcome.runId;
+      else if (outcome.run === 'unknown') {
+        // The start may have reached the engine: the case stays accepted (RUNNING, its inputs stored) and the
+        // recovery loop starts or links its one run once the engine answers. Never reported as not started.
+        this.deps.logger.warn({ err, caseId }, 'case start outcome unknown; the recovery loop will settle it');
+        runId = null;
+      } else {
+        // No run exists: the case goes back to PENDING, so a retry (or resumeUnstarted) can start it.
+        await this.repo.revertToPending(caseId);
+        if (isTemporalUnavailable(err)) throw engineDown(caseId);
+        throw err;
       }
-      throw err;
     }
-    const updated = (await this.repo.setRunId(caseId, runId)) ?? (await this.repo.find(caseId)) ?? record;
-    return { record: updated, temporalUiUrl: temporalUiLink(this.deps.temporal, workflowId, runId) };
+    const updated =
+      (runId ? await this.repo.setRunId(caseId, runId) : undefined) ?? (await this.repo.find(caseId)) ?? record;
+    return { record: updated, temporalUiUrl: runId ? temporalUiLink(this.deps.temporal, workflowId, runId) : null };
   }
 
   /**
-   * Starts the case's run, or links the one that exists: a start refused as a duplicate, or one
-   * that failed or timed out on our side after the server accepted it, did start a run, which must
-   * be kept rather than reported as failed. Throws the start's error when no run exists.
+   * After a failed start call: does the case's run exist? A start that timed out or lost its
+   * connection on our side may still have been accepted by the server.
+   */
+  private async settleStart(caseId: string): Promise<StartOutcome> {
+    const { client } = this.deps.temporal;
+    try {
+      const existing = await within(
+        SETTLE_TIMEOUT_MS,
+        'describe',
+        client.withDeadline(Date.now() + SETTLE_TIMEOUT_MS, () =>
+          client.workflow.getHandle(caseWorkflowId(caseId)).describe(),
+        ),
+      );
+      return { run: 'started', runId: existing.runId };
+    } catch (err) {
+      return err instanceof WorkflowNotFoundError ? { run: 'absent' } : { run: 'unknown' };
+    }
+  }
+
+  /**
+   * Starts the case's run, or links the one that exists (a start refused as a duplicate, or one
+   * that failed on our side after the server accepted it). Throws when no run can be shown to exist.
    */
   private async startOrLinkRun(
     record: CaseRecord,
@@ -236,13 +275,8 @@ export class CaseService {
       this.deps.metrics.caseStarted(record.workflowId);
       return runId;
     } catch (err) {
-      const { client } = this.deps.temporal;
-      const existing = await client
-        .withDeadline(Date.now() + START_TIMEOUT_MS, () =>
-          client.workflow.getHandle(caseWorkflowId(record.id)).describe(),
-        )
-        .catch(() => undefined);
-      if (existing) return existing.runId;
+      const outcome = await this.settleStart(record.id);
+      if (outcome.run === 'started') return outcome.runId;
       throw err;
     }
   }
@@ -276,7 +310,10 @@ export class CaseService {
     };
     const { temporal } = this.deps;
     // Bounded, so an unreachable server gives a prompt 503 instead of a request held by retries.
-    const handle = await temporal.client.withDeadline(Date.now() + START_TIMEOUT_MS, () =>
+    const handle = await within(
+      START_TIMEOUT_MS,
+      'the workflow start',
+      temporal.client.withDeadline(Date.now() + START_TIMEOUT_MS, () =>
       temporal.client.workflow.start<CaseRunWorkflow>('caseRun', {
         taskQueue: temporal.taskQueue,
         workflowId: caseWorkflowId(record.id),
@@ -297,6 +334,7 @@ export class CaseService {
         // The client shares the worker's NativeConnection: the first task comes back with the start.
         requestEagerStart: true,
       }),
+      ),
     );
     return handle.firstExecutionRunId;
   }
@@ -311,6 +349,8 @@ export class CaseService {
   async resumeUnstarted(olderThanMs: number): Promise<number> {
     let resumed = 0;
     for (const record of await this.repo.listUnstarted(new Date(Date.now() - olderThanMs).toISOString())) {
+      // While the engine is down each start would wait out its timeout: the next pass after it is back does them.
+      if (!this.deps.engine.isUp()) break;
       try {
         const runId = await this.startOrLinkRun(record, await this.version(record), {
           inputs: record.inputs ?? {},

@@ -46,6 +46,9 @@ export const configSchema = z.object({
       port,
       uiPort: port,
       startTimeoutMs: z.coerce.number().int().min(1000),
+      /** Restarts of a server that died allowed within restartWindowMs; past them liveness fails. */
+      maxRestarts: z.coerce.number().int().min(0),
+      restartWindowMs: z.coerce.number().int().min(1000),
     }),
     maxCachedWorkflows: z.coerce.number().int().min(0),
     workerMetricsPort: port,
@@ -197,6 +200,8 @@ const envMap: Record<string, string> = {
   TEMPORAL_DEV_PORT: 'temporal.devServer.port',
   TEMPORAL_DEV_UI_PORT: 'temporal.devServer.uiPort',
   TEMPORAL_DEV_START_TIMEOUT_MS: 'temporal.devServer.startTimeoutMs',
+  TEMPORAL_DEV_MAX_RESTARTS: 'temporal.devServer.maxRestarts',
+  TEMPORAL_DEV_RESTART_WINDOW_MS: 'temporal.devServer.restartWindowMs',
   CASEFLOW_MAX_CACHED_WORKFLOWS: 'temporal.maxCachedWorkflows',
   CASEFLOW_WORKER_METRICS_PORT: 'temporal.workerMetricsPort',
   CASEFLOW_SEARCH_ATTRIBUTES: 'temporal.searchAttributes',

@@ -23,11 +23,15 @@ export interface Store {
  * on disk (WAL, so readers never wait for the writer). `sqlite://relative`
  * resolves against the data directory.
  */
-export function openStore(dataDir: string, databaseUrl?: string): Store {
+export function openStore(dataDir: string, databaseUrl?: string, onPoolError?: (err: Error) => void): Store {
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
     // Loaded only for a Postgres store: a SQLite deployment never holds the driver (~3 MB of RSS).
     const pg = createRequire(import.meta.url)('pg') as typeof Pg;
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+    // A request waits at most 5 s for a connection while the database is away, then gets a 503.
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: 5000 });
+    // An idle client whose server went away reports here; unhandled, it would end the process. The pool
+    // drops that client and connects anew on the next query.
+    pool.on('error', (err) => onPoolError?.(err));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const url = new URL(databaseUrl);
     return { db, dialect: 'postgres', location: `postgres://${url.host}${url.pathname}`, close: () => db.destroy() };

@@ -23,10 +23,19 @@ export interface DevServerOptions {
   logger: Logger;
 }
 
+export interface DevServerExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** True when stop() ended it, false when it died by itself. */
+  stopped: boolean;
+}
+
 export interface DevServer {
   address: string;
   uiUrl?: string;
   pid: number;
+  /** Settles when the process has exited, for whatever reason. */
+  exited: Promise<DevServerExit>;
   stop(): Promise<void>;
 }
 
@@ -79,9 +88,13 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   forwardServerLog(child.stdout, log, 'info', () => stopping);
   forwardServerLog(child.stderr, log, 'warn', () => stopping);
   let exited = false;
-  child.once('exit', (code, signal) => {
-    exited = true;
-    log.info({ code, signal }, 'temporal dev server exited');
+  const exitInfo = new Promise<DevServerExit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exited = true;
+      if (stopping) log.info({ code, signal }, 'temporal dev server stopped');
+      else log.error({ code, signal }, 'temporal dev server exited unexpectedly');
+      resolve({ code, signal, stopped: stopping });
+    });
   });
 
   const address = `${ip}:${options.port}`;
@@ -97,6 +110,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     address,
     uiUrl: options.ui ? `http://${ip === '0.0.0.0' ? 'localhost' : ip}:${options.uiPort}` : undefined,
     pid: child.pid,
+    exited: exitInfo,
     stop: async () => {
       stopping = true;
       await stopChild(child);

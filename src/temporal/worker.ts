@@ -10,6 +10,8 @@ export const workflowBundlePath = path.join(projectRoot, 'dist', 'workflow-bundl
 
 export interface WorkerOptions {
   maxCachedWorkflows: number;
+  /** How long in-flight tasks may finish after a stop begins before their activities are cancelled. */
+  shutdownGraceMs?: number;
   /** Overrides the configured task queue (tests run one queue per test file). */
   taskQueue?: string;
 }
@@ -31,5 +33,6 @@ export async function createWorker(
     activities: createActivities(deps),
     // Set explicitly: the automatic value has caused OOMs (sdk-typescript#2227).
     maxCachedWorkflows: options.maxCachedWorkflows,
+    shutdownGraceTime: options.shutdownGraceMs ?? 0,
   });
 }

@@ -1,3 +1,4 @@
+import { EngineHealth } from '../../src/temporal/engine-health.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -110,7 +111,15 @@ it('cancels a run that passes the 25-minute limit, recording why', async () => {
     taskQueue,
     searchAttributes: false,
   };
-  const { services } = wire({ config, logger, store, temporal, python, metrics: createMetrics() });
+  const { services } = wire({
+    config,
+    logger,
+    store,
+    temporal,
+    python,
+    metrics: createMetrics(),
+    engine: new EngineHealth(),
+  });
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
