@@ -133,7 +133,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
     const temporal = await connectTemporal(config, address, devServer?.uiUrl);
     stops.push(() => temporal.connection.close());
-    stops.push(startEngineProbe(temporal.connection, engine, { intervalMs: 5000, timeoutMs: 1000 }));
+    stops.push(
+      startEngineProbe(temporal.connection, engine, { intervalMs: config.temporal.probeIntervalMs, timeoutMs: 1000 }),
+    );
     const metrics = createMetrics(workerMetricsUrl);
     watchEngine(metrics.registry, engine);
     const python = await PythonRunnerPool.create({
@@ -166,7 +168,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           ),
         logger,
       );
-      worker = supervised.current;
+      worker = () => supervised.current();
       stops.push(() => supervised.stop());
       logger.info({ taskQueue: temporal.taskQueue }, 'worker running');
     }

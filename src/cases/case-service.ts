@@ -32,7 +32,7 @@ import { validateCaseInputs } from './case-inputs.js';
 import { assertCaseInputsWithinLimit } from './payload-limits.js';
 import { runTags } from '../temporal/search-attributes.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
-import { within, type EngineHealth } from '../temporal/engine-health.js';
+import { NoAnswerInTimeError, within, type EngineHealth } from '../temporal/engine-health.js';
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 
 export interface CaseServiceDeps {
@@ -46,7 +46,7 @@ export interface CaseServiceDeps {
   outbound: Outbound;
   metrics: Pick<Metrics, 'caseStarted' | 'caseFinished' | 'nodeFinished'>;
   /** What the process knows of the engine: an execute while it is known down is refused before anything changes. */
-  engine: Pick<EngineHealth, 'isUp'>;
+  engine: Pick<EngineHealth, 'isUp' | 'markDown'>;
 }
 
 /** A case's status: the record, the nodes running now (first is the current one), the run's Temporal UI page. */
@@ -222,6 +222,8 @@ export class CaseService {
       runId = await this.startRun(record, version, run);
       this.deps.metrics.caseStarted(record.workflowId);
     } catch (err) {
+      // Tell the rest of the process now rather than at the probe's next round.
+      if (isTemporalUnavailable(err) || err instanceof NoAnswerInTimeError) this.deps.engine.markDown(String(err));
       const outcome = await this.settleStart(caseId);
       if (outcome.run === 'started') runId = outcome.runId;
       else if (outcome.run === 'unknown') {
@@ -314,26 +316,26 @@ export class CaseService {
       START_TIMEOUT_MS,
       'the workflow start',
       temporal.client.withDeadline(Date.now() + START_TIMEOUT_MS, () =>
-      temporal.client.workflow.start<CaseRunWorkflow>('caseRun', {
-        taskQueue: temporal.taskQueue,
-        workflowId: caseWorkflowId(record.id),
-        args: [input],
-        workflowIdConflictPolicy: 'FAIL',
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        // Shown in the Temporal Web UI, so a run is recognisable without opening its input.
-        staticSummary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
-        staticDetails: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
-        // What the Temporal UI filters runs by; the workflow sets the case status again at the end.
-        ...runTags(temporal.searchAttributes, {
-          organizationId: record.organizationId,
-          workspaceId: record.workspaceId,
-          workflowId: record.workflowId,
-          caseStatus: 'RUNNING',
-          source: record.source,
+        temporal.client.workflow.start<CaseRunWorkflow>('caseRun', {
+          taskQueue: temporal.taskQueue,
+          workflowId: caseWorkflowId(record.id),
+          args: [input],
+          workflowIdConflictPolicy: 'FAIL',
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          // Shown in the Temporal Web UI, so a run is recognisable without opening its input.
+          staticSummary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
+          staticDetails: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
+          // What the Temporal UI filters runs by; the workflow sets the case status again at the end.
+          ...runTags(temporal.searchAttributes, {
+            organizationId: record.organizationId,
+            workspaceId: record.workspaceId,
+            workflowId: record.workflowId,
+            caseStatus: 'RUNNING',
+            source: record.source,
+          }),
+          // The client shares the worker's NativeConnection: the first task comes back with the start.
+          requestEagerStart: true,
         }),
-        // The client shares the worker's NativeConnection: the first task comes back with the start.
-        requestEagerStart: true,
-      }),
       ),
     );
     return handle.firstExecutionRunId;

@@ -51,6 +51,8 @@ export const configSchema = z.object({
       restartWindowMs: z.coerce.number().int().min(1000),
     }),
     maxCachedWorkflows: z.coerce.number().int().min(0),
+    /** How often the engine is pinged while it answers (every second while it does not). */
+    probeIntervalMs: z.coerce.number().int().min(100),
     workerMetricsPort: port,
     /** Tag runs with our search attributes; off for a namespace where they are not registered (docs/running.md). */
     searchAttributes: bool,
@@ -203,6 +205,7 @@ const envMap: Record<string, string> = {
   TEMPORAL_DEV_MAX_RESTARTS: 'temporal.devServer.maxRestarts',
   TEMPORAL_DEV_RESTART_WINDOW_MS: 'temporal.devServer.restartWindowMs',
   CASEFLOW_MAX_CACHED_WORKFLOWS: 'temporal.maxCachedWorkflows',
+  TEMPORAL_PROBE_INTERVAL_MS: 'temporal.probeIntervalMs',
   CASEFLOW_WORKER_METRICS_PORT: 'temporal.workerMetricsPort',
   CASEFLOW_SEARCH_ATTRIBUTES: 'temporal.searchAttributes',
   CASEFLOW_CASE_DEADLINE_MS: 'cases.defaultDeadlineMs',

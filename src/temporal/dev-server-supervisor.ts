@@ -34,11 +34,13 @@ export async function superviseDevServer(
   const log = options.logger.child({ component: 'temporal-supervisor' });
   let server: DevServer = await startDevServer(options);
   let stopping = false;
+  // Read through a call: the stop arrives from another task, which narrowing cannot see.
+  const stopRequested = () => stopping;
   const restartTimes: number[] = [];
 
   const restart = async (): Promise<void> => {
     let backoff = policy.initialBackoffMs;
-    while (!stopping) {
+    while (!stopRequested()) {
       const now = Date.now();
       while (restartTimes.length > 0 && (restartTimes[0] ?? 0) <= now - policy.windowMs) restartTimes.shift();
       if (restartTimes.length >= policy.maxRestarts) {
@@ -48,12 +50,12 @@ export async function superviseDevServer(
         return;
       }
       await delay(backoff);
-      if (stopping) return;
+      if (stopRequested()) return;
       restartTimes.push(Date.now());
       health.countRestart();
       try {
         server = await startDevServer(options);
-        if (stopping) {
+        if (stopRequested()) {
           await server.stop();
           return;
         }
@@ -70,7 +72,7 @@ export async function superviseDevServer(
 
   const watch = (watched: DevServer): void => {
     void watched.exited.then((exit) => {
-      if (exit.stopped || stopping) return;
+      if (exit.stopped || stopRequested()) return;
       health.markDown(`the embedded Temporal server exited (code ${exit.code}, signal ${exit.signal})`);
       void restart();
     });

@@ -60,11 +60,14 @@ export class EngineHealth {
   }
 }
 
+/** A call that had no answer in time (its receiver may still have received it). */
+export class NoAnswerInTimeError extends Error {}
+
 /** Rejects after `ms` when `work` has not settled: a gRPC deadline alone does not bound the native client's reconnects. */
 export function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new NoAnswerInTimeError(`${what} did not answer within ${ms} ms`)), ms);
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

@@ -22,26 +22,28 @@ export async function superviseWorker(create: () => Promise<Worker>, logger: Log
   const log = logger.child({ component: 'worker-supervisor' });
   let worker = await create();
   let stopping = false;
+  // Read through a call: the stop arrives from another task, which narrowing cannot see.
+  const stopRequested = () => stopping;
   let running = worker.run();
 
   const keepRunning = async (): Promise<void> => {
     let backoff = 500;
-    while (!stopping) {
+    while (!stopRequested()) {
       try {
         await running;
-        if (stopping) return;
+        if (stopRequested()) return;
         log.error('the Temporal worker stopped by itself; starting a new one');
       } catch (err) {
-        if (stopping) return;
+        if (stopRequested()) return;
         log.error({ err }, 'the Temporal worker failed; starting a new one');
       }
       await delay(backoff);
-      if (stopping) return;
+      if (stopRequested()) return;
       try {
         worker = await create();
         running = worker.run();
         backoff = 500;
-        if (stopping) worker.shutdown(); // stop() began while it was being created
+        if (stopRequested()) worker.shutdown(); // stop() began while it was being created
       } catch (err) {
         log.error({ err }, 'could not create a new Temporal worker');
         backoff = Math.min(backoff * 2, maxBackoffMs);
@@ -56,7 +58,9 @@ export async function superviseWorker(create: () => Promise<Worker>, logger: Log
     stop: async () => {
       stopping = true;
       if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running.catch((err: unknown) => log.warn({ err }, 'the Temporal worker ended with an error while stopping'));
+      await running.catch((err: unknown) =>
+        log.warn({ err }, 'the Temporal worker ended with an error while stopping'),
+      );
       await supervision;
     },
   };

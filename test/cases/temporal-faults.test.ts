@@ -75,24 +75,33 @@ describe('reconciling cases whose run ended unrecorded', () => {
   }, 30_000);
 });
 
+/** A dedicated in-memory dev server on a fixed port (so it can be started again at the same address). */
+function startFaultServer(dataDir: string, port: number): Promise<DevServer> {
+  return startDevServer({
+    cliPath: temporalCliPath(process.env.TEMPORAL_CLI_PATH),
+    dataDir,
+    port,
+    uiPort: 0,
+    ui: false,
+    namespace: 'default',
+    startTimeoutMs: 90_000,
+    logger: createLogger('warn'),
+  });
+}
+
 describe('execute while Temporal is unreachable', () => {
   let server: DevServer;
   let svc: TestService;
   let dataDir: string;
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-temporal-fault-'));
-    server = await startDevServer({
-      cliPath: temporalCliPath(process.env.TEMPORAL_CLI_PATH),
-      dataDir,
-      port: await freePort(),
-      uiPort: 0,
-      ui: false,
-      namespace: 'default',
-      startTimeoutMs: 90_000,
-      logger: createLogger('warn'),
-    });
+    server = await startFaultServer(dataDir, await freePort());
     // API only: no worker polling a server that is about to go away.
-    svc = await startTestService({ role: 'api', temporalAddress: server.address });
+    svc = await startTestService({
+      role: 'api',
+      temporalAddress: server.address,
+      config: { temporal: { probeIntervalMs: 200 } },
+    });
   }, 120_000);
   afterAll(async () => {
     await svc?.stop().catch(() => undefined);
@@ -100,15 +109,71 @@ describe('execute while Temporal is unreachable', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('answers 503 with Retry-After and leaves the case PENDING', async () => {
+  it('answers 503 with Retry-After at once once the engine is known down, and leaves the case PENDING', async () => {
     const wf = await createWorkflow(svc, sleeper(1));
     const caseId = await initiate(svc, { workflowId: wf.workflowId });
     await server.stop();
+    for (let i = 0; i < 100 && svc.service.engine.isUp(); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(svc.service.engine.isUp()).toBe(false);
+    const started = performance.now();
     const res = await execute(svc, caseId, { inputs: { text: 'z' } });
+    expect(performance.now() - started).toBeLessThan(1500);
     expect(res.status, res.text).toBe(503);
     expect(res.body).toMatchObject({ statusCode: 503, errorCode: 'SERVICE_UNAVAILABLE' });
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
     expect(status.body.status).toBe('PENDING');
   }, 60_000);
+});
+
+describe('an execute whose start has no answer', () => {
+  let server: DevServer;
+  let svc: TestService;
+  let dataDir: string;
+  let port: number;
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-temporal-unknown-'));
+    port = await freePort();
+    server = await startFaultServer(dataDir, port);
+    // The probe would notice the outage before the execute: slowed down here so the start itself meets it.
+    svc = await startTestService({
+      role: 'api',
+      temporalAddress: server.address,
+      config: { temporal: { probeIntervalMs: 600_000 }, cases: { resumeUnstartedAfterMs: 100 } },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await svc?.stop().catch(() => undefined);
+    await server?.stop().catch(() => undefined);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps the case accepted (never "stays PENDING") and starts its one run once the engine is back', async () => {
+    const wf = await createWorkflow(svc, sleeper(1));
+    const caseId = await initiate(svc, { workflowId: wf.workflowId });
+    await server.stop();
+    const res = await execute(svc, caseId, { inputs: { text: 'u' } });
+    expect(res.status, res.text).toBe(202);
+    expect(res.body.status).toBe('RUNNING');
+    expect(svc.service.engine.isUp()).toBe(false);
+    const row = () =>
+      svc.service.context.store.db
+        .selectFrom('cases')
+        .select(['status', 'temporal_run_id'])
+        .where('id', '=', caseId)
+        .executeTakeFirstOrThrow();
+    expect(await row()).toEqual({ status: 'RUNNING', temporal_run_id: null });
+    // Executing again is refused as for any started case: never a second run.
+    expect((await execute(svc, caseId, { inputs: { text: 'u' } })).status).toBe(409);
+
+    server = await startFaultServer(dataDir, port);
+    let linked: string | null = null;
+    for (let i = 0; i < 300 && !linked; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      linked = (await row()).temporal_run_id;
+    }
+    expect(linked).toBeTruthy();
+    const run = await svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`).describe();
+    expect(run.runId).toBe(linked);
+  }, 120_000);
 });

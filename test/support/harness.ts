@@ -21,6 +21,8 @@ export interface TestServiceOptions {
   config?: Record<string, unknown>;
   /** A dedicated Temporal server (fault tests that stop it); the shared dev server otherwise. */
   temporalAddress?: string;
+  /** The service starts and supervises its own Temporal dev server, as `npm start` does. */
+  embeddedTemporal?: boolean;
   /** Where the service logs (tests that search the logs); the TEST_LOG_LEVEL logger otherwise. */
   logger?: Logger;
 }
@@ -120,7 +122,12 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       // Tests' receivers listen on loopback; tests of the outbound policy override this.
       outbound: { allowCidrs: '127.0.0.0/8' },
       ...(options.config ?? {}),
-      temporal: { address: options.temporalAddress ?? inject('temporalAddress'), taskQueue, workerMetricsPort: 0 },
+      temporal: {
+        ...((options.config?.temporal as Record<string, unknown> | undefined) ?? {}),
+        address: options.embeddedTemporal ? undefined : (options.temporalAddress ?? inject('temporalAddress')),
+        taskQueue,
+        workerMetricsPort: 0,
+      },
     },
   );
   let bootstrap: BootstrapResult | undefined;
