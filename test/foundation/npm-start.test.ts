@@ -52,6 +52,13 @@ async function stop(started: Started, dataDir: string): Promise<void> {
   );
   expect(started.output()).toContain('"msg":"shutting down"');
   expect(started.output()).not.toContain('shutdown failed');
+  // A clean stop logs no error: no worker shut down twice, no connection closed under a worker.
+  expect(
+    started
+      .output()
+      .split('\n')
+      .filter((line) => /"level":(50|60)/.test(line)),
+  ).toEqual([]);
 }
 
 describe('npm start on an empty data directory', () => {
