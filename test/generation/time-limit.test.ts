@@ -1,4 +1,3 @@
-import { EngineHealth } from '../../src/temporal/engine-health.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +22,7 @@ import { GenerationRepo } from '../../src/store/generation-repo.js';
 import { TenancyRepo } from '../../src/store/tenancy-repo.js';
 import { WorkflowRepo } from '../../src/store/workflow-repo.js';
 import { temporalTestServerPath } from '../../src/temporal/binaries.js';
+import { EngineHealth } from '../../src/temporal/engine-health.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { workflowBundlePath } from '../../src/temporal/worker.js';
 import { TenancyService } from '../../src/tenancy/tenancy-service.js';
