@@ -75,44 +75,55 @@ describe('reconciling cases whose run ended unrecorded', () => {
   }, 30_000);
 });
 
-/** A dedicated in-memory dev server on a fixed port (so it can be started again at the same address). */
-function startFaultServer(dataDir: string, port: number): Promise<DevServer> {
-  return startDevServer({
-    cliPath: temporalCliPath(process.env.TEMPORAL_CLI_PATH),
-    dataDir,
-    port,
-    uiPort: 0,
-    ui: false,
-    namespace: 'default',
-    startTimeoutMs: 90_000,
-    logger: createLogger('warn'),
+/**
+ * An API-only service (no worker polling a server that is about to go away) on a dedicated in-memory dev server at a
+ * fixed port, so the test can stop the server and start it again at the same address.
+ */
+function faultFixture(config: Record<string, unknown>) {
+  const fixture = {
+    port: 0,
+    dataDir: '',
+    server: undefined as DevServer | undefined,
+    svc: undefined as TestService | undefined,
+  };
+  const startServer = async () => {
+    fixture.server = await startDevServer({
+      cliPath: temporalCliPath(process.env.TEMPORAL_CLI_PATH),
+      dataDir: fixture.dataDir,
+      port: fixture.port,
+      uiPort: 0,
+      ui: false,
+      namespace: 'default',
+      startTimeoutMs: 90_000,
+      logger: createLogger('warn'),
+    });
+  };
+  beforeAll(async () => {
+    fixture.dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-temporal-fault-'));
+    fixture.port = await freePort();
+    await startServer();
+    fixture.svc = await startTestService({ role: 'api', temporalAddress: `127.0.0.1:${fixture.port}`, config });
+  }, 120_000);
+  afterAll(async () => {
+    await fixture.svc?.stop().catch(() => undefined);
+    await fixture.server?.stop().catch(() => undefined);
+    rmSync(fixture.dataDir, { recursive: true, force: true });
   });
+  return {
+    svc: () => fixture.svc as TestService,
+    stopServer: () => fixture.server?.stop(),
+    startServer,
+  };
 }
 
 describe('execute while Temporal is unreachable', () => {
-  let server: DevServer;
-  let svc: TestService;
-  let dataDir: string;
-  beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-temporal-fault-'));
-    server = await startFaultServer(dataDir, await freePort());
-    // API only: no worker polling a server that is about to go away.
-    svc = await startTestService({
-      role: 'api',
-      temporalAddress: server.address,
-      config: { temporal: { probeIntervalMs: 200 } },
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await svc?.stop().catch(() => undefined);
-    await server?.stop().catch(() => undefined);
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const fault = faultFixture({ temporal: { probeIntervalMs: 200 } });
 
   it('answers 503 with Retry-After at once once the engine is known down, and leaves the case PENDING', async () => {
+    const svc = fault.svc();
     const wf = await createWorkflow(svc, sleeper(1));
     const caseId = await initiate(svc, { workflowId: wf.workflowId });
-    await server.stop();
+    await fault.stopServer();
     for (let i = 0; i < 100 && svc.service.engine.isUp(); i++) await new Promise((r) => setTimeout(r, 100));
     expect(svc.service.engine.isUp()).toBe(false);
     const started = performance.now();
@@ -127,31 +138,14 @@ describe('execute while Temporal is unreachable', () => {
 });
 
 describe('an execute whose start has no answer', () => {
-  let server: DevServer;
-  let svc: TestService;
-  let dataDir: string;
-  let port: number;
-  beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-temporal-unknown-'));
-    port = await freePort();
-    server = await startFaultServer(dataDir, port);
-    // The probe would notice the outage before the execute: slowed down here so the start itself meets it.
-    svc = await startTestService({
-      role: 'api',
-      temporalAddress: server.address,
-      config: { temporal: { probeIntervalMs: 600_000 }, cases: { resumeUnstartedAfterMs: 100 } },
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await svc?.stop().catch(() => undefined);
-    await server?.stop().catch(() => undefined);
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  // The probe would notice the outage before the execute: slowed down here so the start itself meets it.
+  const fault = faultFixture({ temporal: { probeIntervalMs: 600_000 }, cases: { resumeUnstartedAfterMs: 100 } });
 
   it('keeps the case accepted (never "stays PENDING") and starts its one run once the engine is back', async () => {
+    const svc = fault.svc();
     const wf = await createWorkflow(svc, sleeper(1));
     const caseId = await initiate(svc, { workflowId: wf.workflowId });
-    await server.stop();
+    await fault.stopServer();
     const res = await execute(svc, caseId, { inputs: { text: 'u' } });
     expect(res.status, res.text).toBe(202);
     expect(res.body.status).toBe('RUNNING');
@@ -166,7 +160,7 @@ describe('an execute whose start has no answer', () => {
     // Executing again is refused as for any started case: never a second run.
     expect((await execute(svc, caseId, { inputs: { text: 'u' } })).status).toBe(409);
 
-    server = await startFaultServer(dataDir, port);
+    await fault.startServer();
     let linked: string | null = null;
     for (let i = 0; i < 300 && !linked; i++) {
       await new Promise((r) => setTimeout(r, 100));
