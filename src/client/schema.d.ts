@@ -1287,6 +1287,10 @@ export interface components {
        * @default true
        */
       isRemovable: boolean;
+      /** @description Not here: typeDefinition goes inside an allowedTypes entry */
+      typeDefinition?: unknown;
+      /** @description Not here: typeDefinitionEnforced goes inside an allowedTypes entry */
+      typeDefinitionEnforced?: unknown;
     };
     /** @description A typed variable of a catalog entry (action or code node) */
     CatalogFieldInput: {
@@ -1337,6 +1341,10 @@ export interface components {
        * @default true
        */
       isRemovable: boolean;
+      /** @description Not here: typeDefinition goes inside an allowedTypes entry */
+      typeDefinition?: unknown;
+      /** @description Not here: typeDefinitionEnforced goes inside an allowedTypes entry */
+      typeDefinitionEnforced?: unknown;
     };
     CredentialFieldInput: {
       displayName: string;
