@@ -1569,11 +1569,8 @@ export interface components {
          * @default null
          */
         branchRejoinStepId: string | null;
-        /**
-         * @description Order among the branches leaving the same step (required with branchId)
-         * @default null
-         */
-        branchOrder: number | null;
+        /** @description Order among the branches leaving the same step; 0 on the main line unless given */
+        branchOrder: number;
         /** @default null */
         groupId: string | null;
         /** @default [] */
@@ -10517,7 +10514,7 @@ export interface operations {
              */
             branchRejoinStepId?: string | null;
             /**
-             * @description Order among the branches leaving the same step (required with branchId)
+             * @description Order among the branches leaving the same step (required with branchId); on a main-line step any number is accepted, and omitted it reads as 0
              * @default null
              */
             branchOrder?: number | null;
@@ -10693,11 +10690,8 @@ export interface operations {
                * @default null
                */
               branchRejoinStepId: string | null;
-              /**
-               * @description Order among the branches leaving the same step (required with branchId)
-               * @default null
-               */
-              branchOrder: number | null;
+              /** @description Order among the branches leaving the same step; 0 on the main line unless given */
+              branchOrder: number;
               /** @default null */
               groupId: string | null;
               /** @default [] */
@@ -11134,11 +11128,8 @@ export interface operations {
                * @default null
                */
               branchRejoinStepId: string | null;
-              /**
-               * @description Order among the branches leaving the same step (required with branchId)
-               * @default null
-               */
-              branchOrder: number | null;
+              /** @description Order among the branches leaving the same step; 0 on the main line unless given */
+              branchOrder: number;
               /** @default null */
               groupId: string | null;
               /** @default [] */
@@ -11391,7 +11382,7 @@ export interface operations {
                  */
                 branchRejoinStepId?: string | null;
                 /**
-                 * @description Order among the branches leaving the same step (required with branchId)
+                 * @description Order among the branches leaving the same step (required with branchId); on a main-line step any number is accepted, and omitted it reads as 0
                  * @default null
                  */
                 branchOrder?: number | null;
@@ -11571,11 +11562,8 @@ export interface operations {
                * @default null
                */
               branchRejoinStepId: string | null;
-              /**
-               * @description Order among the branches leaving the same step (required with branchId)
-               * @default null
-               */
-              branchOrder: number | null;
+              /** @description Order among the branches leaving the same step; 0 on the main line unless given */
+              branchOrder: number;
               /** @default null */
               groupId: string | null;
               /** @default [] */
