@@ -3850,7 +3850,7 @@ export interface operations {
           };
         };
       };
-      /** @description Too many generation requests for this key (Retry-After, RateLimit, RateLimit-Policy headers) */
+      /** @description Too many generation requests for this key, or too many refused ones (the generation-refused quota); Retry-After, RateLimit, RateLimit-Policy headers */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4069,7 +4069,7 @@ export interface operations {
           };
         };
       };
-      /** @description Too many generation requests for this key (Retry-After, RateLimit, RateLimit-Policy headers) */
+      /** @description Too many generation requests for this key, or too many refused ones (the generation-refused quota); Retry-After, RateLimit, RateLimit-Policy headers */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4219,7 +4219,7 @@ export interface operations {
           };
         };
       };
-      /** @description Too many generation requests for this key (Retry-After, RateLimit, RateLimit-Policy headers) */
+      /** @description Too many generation requests for this key, or too many refused ones (the generation-refused quota); Retry-After, RateLimit, RateLimit-Policy headers */
       429: {
         headers: {
           [name: string]: unknown;
