@@ -1287,6 +1287,10 @@ export interface components {
        * @default true
        */
       isRemovable: boolean;
+      /** @description Not here: typeDefinition goes inside an allowedTypes entry */
+      typeDefinition?: unknown;
+      /** @description Not here: typeDefinitionEnforced goes inside an allowedTypes entry */
+      typeDefinitionEnforced?: unknown;
     };
     /** @description A typed variable of a catalog entry (action or code node) */
     CatalogFieldInput: {
@@ -1337,6 +1341,10 @@ export interface components {
        * @default true
        */
       isRemovable: boolean;
+      /** @description Not here: typeDefinition goes inside an allowedTypes entry */
+      typeDefinition?: unknown;
+      /** @description Not here: typeDefinitionEnforced goes inside an allowedTypes entry */
+      typeDefinitionEnforced?: unknown;
     };
     CredentialFieldInput: {
       displayName: string;
@@ -1561,11 +1569,8 @@ export interface components {
          * @default null
          */
         branchRejoinStepId: string | null;
-        /**
-         * @description Order among the branches leaving the same step (required with branchId)
-         * @default null
-         */
-        branchOrder: number | null;
+        /** @description Order among the branches leaving the same step; 0 on the main line unless given */
+        branchOrder: number;
         /** @default null */
         groupId: string | null;
         /** @default [] */
@@ -3845,7 +3850,7 @@ export interface operations {
           };
         };
       };
-      /** @description Too many generation requests for this key (Retry-After, RateLimit, RateLimit-Policy headers) */
+      /** @description Too many generation requests for this key, or too many refused ones (the generation-refused quota); Retry-After, RateLimit, RateLimit-Policy headers */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4064,7 +4069,7 @@ export interface operations {
           };
         };
       };
-      /** @description Too many generation requests for this key (Retry-After, RateLimit, RateLimit-Policy headers) */
+      /** @description Too many generation requests for this key, or too many refused ones (the generation-refused quota); Retry-After, RateLimit, RateLimit-Policy headers */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4214,7 +4219,7 @@ export interface operations {
           };
         };
       };
-      /** @description Too many generation requests for this key (Retry-After, RateLimit, RateLimit-Policy headers) */
+      /** @description Too many generation requests for this key, or too many refused ones (the generation-refused quota); Retry-After, RateLimit, RateLimit-Policy headers */
       429: {
         headers: {
           [name: string]: unknown;
@@ -10509,7 +10514,7 @@ export interface operations {
              */
             branchRejoinStepId?: string | null;
             /**
-             * @description Order among the branches leaving the same step (required with branchId)
+             * @description Order among the branches leaving the same step (required with branchId); on a main-line step any number is accepted, and omitted it reads as 0
              * @default null
              */
             branchOrder?: number | null;
@@ -10685,11 +10690,8 @@ export interface operations {
                * @default null
                */
               branchRejoinStepId: string | null;
-              /**
-               * @description Order among the branches leaving the same step (required with branchId)
-               * @default null
-               */
-              branchOrder: number | null;
+              /** @description Order among the branches leaving the same step; 0 on the main line unless given */
+              branchOrder: number;
               /** @default null */
               groupId: string | null;
               /** @default [] */
@@ -11126,11 +11128,8 @@ export interface operations {
                * @default null
                */
               branchRejoinStepId: string | null;
-              /**
-               * @description Order among the branches leaving the same step (required with branchId)
-               * @default null
-               */
-              branchOrder: number | null;
+              /** @description Order among the branches leaving the same step; 0 on the main line unless given */
+              branchOrder: number;
               /** @default null */
               groupId: string | null;
               /** @default [] */
@@ -11383,7 +11382,7 @@ export interface operations {
                  */
                 branchRejoinStepId?: string | null;
                 /**
-                 * @description Order among the branches leaving the same step (required with branchId)
+                 * @description Order among the branches leaving the same step (required with branchId); on a main-line step any number is accepted, and omitted it reads as 0
                  * @default null
                  */
                 branchOrder?: number | null;
@@ -11563,11 +11562,8 @@ export interface operations {
                * @default null
                */
               branchRejoinStepId: string | null;
-              /**
-               * @description Order among the branches leaving the same step (required with branchId)
-               * @default null
-               */
-              branchOrder: number | null;
+              /** @description Order among the branches leaving the same step; 0 on the main line unless given */
+              branchOrder: number;
               /** @default null */
               groupId: string | null;
               /** @default [] */
