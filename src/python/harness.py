@@ -7,6 +7,7 @@ SDK object `caseflow` injected into main's globals only for the call) and
 """
 import base64
 import datetime
+import errno
 import json
 import types
 
@@ -223,7 +224,7 @@ def describe(exc, source_lines):
 PRIVILEGED = frozenset({format_tb.__code__})
 
 
-def execute(req, guard, stdout, stderr, logs):
+def execute(req, guard, stdout, stderr, logs, scratch_mb):
     """Returns the outputs dict, or raises UserError."""
     source = req.get("source", "")
     source_lines = source.splitlines()
@@ -262,6 +263,11 @@ def execute(req, guard, stdout, stderr, logs):
         raise UserError("limit", "memory limit exceeded")
     except RecursionError as e:
         message, tb = describe(e, source_lines)
+        raise UserError("error", message, tb)
+    except OSError as e:
+        message, tb = describe(e, source_lines)
+        if e.errno == errno.ENOSPC:  # the call's own tmpfs is full: say whose limit it is
+            raise UserError("limit", f"{message} (this call's scratch space is limited to {scratch_mb} MB)", tb)
         raise UserError("error", message, tb)
     except BaseException as e:  # SystemExit and KeyboardInterrupt included: user code is not trusted
         message, tb = describe(e, source_lines)
