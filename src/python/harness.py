@@ -11,6 +11,8 @@ import errno
 import json
 import types
 
+import hardening
+
 SDK_NAME = "caseflow"
 OUTPUT_CAP = 1 << 20  # stdout, stderr and outputs JSON: 1 MB each
 FILE_CAP = 10 << 20  # bytes of files made with caseflow.make_file, in total
@@ -233,10 +235,11 @@ def execute(req, guard, stdout, stderr, logs, scratch_mb):
     if not isinstance(inputs, dict):
         raise UserError("error", "inputs must be an object")
     try:
-        code = compile(source, "<code>", "exec", dont_inherit=True)
+        code = hardening.compile_user_code(source)
     except SyntaxError as e:
         raise UserError("error", f"SyntaxError: {e.msg} (line {e.lineno})")
     g = {"__name__": "__caseflow__", "__builtins__": guard.builtins()}
+    guard.harden(g)
     try:
         if form == "script":
             g["input_data"] = inputs
