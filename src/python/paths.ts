@@ -11,6 +11,7 @@ export const RUNNER_FILES = [
   'harness.py',
   'scan.py',
   'egress.py',
+  'hardening.py',
 ] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
