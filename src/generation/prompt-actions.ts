@@ -52,20 +52,31 @@ export function askedActions(prompt: string): AskedAction[] {
   const asked: AskedAction[] = [];
   for (const segment of segmentsOf(prompt)) {
     if (conditionStart.test(segment)) {
-      // The trigger ("when a customer sends an invoice PDF", "when a new employee is hired").
-      if (!comparing.test(segment) || trigger.test(segment)) continue;
-      // "if the total is above 10000 send it for approval": the condition, then an action in the same clause.
-      const words = segment.split(/\s+/);
-      const compared = words.findIndex((w) => comparing.test(w));
-      const at = words.findIndex((w, i) => i > compared + 1 && verbAtStart.test(w) && !/ed$/i.test(w));
-      asked.push({ text: at < 0 ? segment : words.slice(0, at).join(' '), kind: 'condition', verb: '' });
-      if (at >= 0) pushAction(asked, words.slice(at).join(' '));
+      const split = conditionOf(segment);
+      if (!split) continue;
+      asked.push({ text: split.condition, kind: 'condition', verb: '' });
+      if (split.then) pushAction(asked, split.then);
       continue;
     }
     // "for each receipt in the report" names the items; the verbs after it are the work.
     pushAction(asked, segment.replace(/^(?:for\s+(?:each|every|all)\b[^,]*?\s+)(?=\S+)/i, ''));
   }
   return asked;
+}
+
+/**
+ * "if the total is above 10000 send it for approval" → the condition and the action in the same clause;
+ * undefined for a clause that names the trigger ("when a customer sends an invoice PDF", "when a new employee is hired").
+ */
+export function conditionOf(clause: string): { condition: string; then: string } | undefined {
+  const text = clause.trim();
+  if (!conditionStart.test(text) || !comparing.test(text) || trigger.test(text)) return undefined;
+  const words = text.split(/\s+/);
+  const compared = words.findIndex((w) => comparing.test(w));
+  const at = words.findIndex((w, i) => i > compared + 1 && verbAtStart.test(w) && !/ed$/i.test(w));
+  return at < 0
+    ? { condition: text, then: '' }
+    : { condition: words.slice(0, at).join(' '), then: words.slice(at).join(' ') };
 }
 
 function pushAction(asked: AskedAction[], text: string): void {
