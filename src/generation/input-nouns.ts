@@ -85,7 +85,7 @@ export function fileInputsOf(prompt: string): FileInput[] {
     if (name.length === 0) name = [word];
     const input = identifier(name);
     if (input && !found.some((f) => f.name === input))
-      found.push({ name: input, type: many || /s$/.test(input) ? 'array_files' : 'file', types: kind.types });
+      found.push({ name: input, type: many ? 'array_files' : 'file', types: kind.types });
   }
   return found.filter((f, i) => !found.some((g, j) => j !== i && g.name === `${f.name}s`));
 }

@@ -193,7 +193,8 @@ const templates: Template[] = [
     body: 'return [float(n) for n in re.findall(r"-?\\d+(?:\\.\\d+)?", str(value or ""))]',
   },
   {
-    match: /\b(sum|total|add up)\b/,
+    // "sum the amounts", "compute the total"; not "extract the total amount".
+    match: /^(sum|total|add up)\b|\b(compute|calculate) the (sum|total)\b/,
     type: 'float',
     body: 'items = value if isinstance(value, list) else re.findall(r"-?\\d+(?:\\.\\d+)?", str(value or ""))\n    return float(sum(float(x) for x in items))',
   },
