@@ -2,6 +2,7 @@ import { KeyAuthentication } from './auth/key-authentication.js';
 import { CallbackService } from './callbacks/callback-service.js';
 import { WebhookSecrets } from './callbacks/webhook-secrets.js';
 import { CaseService } from './cases/case-service.js';
+import { CaseRunReconciler } from './cases/run-reconciler.js';
 import { CatalogService } from './catalog/catalog-service.js';
 import { CodeNodeService } from './code/code-node-service.js';
 import { ConnectionRuntime } from './connections/connection-runtime.js';
@@ -31,6 +32,7 @@ import type { Store } from './store/database.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
 import type { TemporalHandle } from './temporal/connection.js';
 import type { EngineHealth } from './temporal/engine-health.js';
+import { TemporalCaseRuns } from './temporal/gateways/case-runs.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
 import { WorkflowService } from './workflows/workflow-service.js';
 import { LlmNodes } from './llm/llm-nodes.js';
@@ -71,6 +73,7 @@ function refreshSettings(config: Config): RefreshSettings {
  */
 function buildServices(infra: Infrastructure, repos: Repositories) {
   const { config, logger, temporal, python, metrics, engine } = infra;
+  const caseRuns = new TemporalCaseRuns(temporal);
   const gates = new SourceGates(python, logger);
   const files = createFileService({ repos, config, logger });
   const box = secretBoxFromConfig(config);
@@ -130,7 +133,10 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       outbound,
       metrics,
       engine,
+      runs: caseRuns,
     }),
+    /** API side: closes RUNNING cases whose run ended without recording them. */
+    caseReconciler: new CaseRunReconciler({ repo: repos.cases, runs: caseRuns, logger }),
     codeNodes: new CodeNodeService(repos.codeNodes, gates),
     catalog,
     connections: new ConnectionService({

@@ -19,7 +19,6 @@ import { EngineHealth, startEngineProbe } from './temporal/engine-health.js';
 import { createWorker } from './temporal/worker.js';
 import { superviseWorker } from './temporal/worker-supervisor.js';
 import { PythonRunnerPool } from './python/pool.js';
-import { CaseRunReconciler } from './cases/run-reconciler.js';
 
 /** Room for the longest query the document allows, each character percent-encoded as 4 UTF-8 bytes. */
 const maxRequestHeadBytes = 64 * 1024;
@@ -153,7 +152,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     });
     stops.push(() => python.close());
     metrics.watchPythonPool(() => python.stats());
-    const { repos, services } = wire({ config, logger, store, temporal, python, metrics, engine });
+    const { services } = wire({ config, logger, store, temporal, python, metrics, engine });
     const bootstrap = await services.tenancy.bootstrap();
     if (bootstrap) options.onBootstrap?.(bootstrap);
     const context: AppContext = { config, logger, store, temporal, python, metrics, services, engine };
@@ -189,7 +188,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       stops.push(clearing(recovery));
 
       // A run that ended without writing its case (store down, terminated) must not leave it RUNNING.
-      const reconciler = new CaseRunReconciler({ repo: repos.cases, temporal, logger });
+      const reconciler = services.caseReconciler;
       let reconciling = false;
       const reconcile = setInterval(() => {
         // A slow pass is not overlapped by the next, and none runs while the engine cannot answer.

@@ -7,15 +7,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CallbackActivities } from '../activities/callbacks.js';
-import type { CallbackDeliveryInput, RetrySchedule } from '../src/callbacks/delivery.js';
-
-export type { CallbackDeliveryInput };
-
-export interface CallbackDeliveryResult {
-  deliveryId: string;
-  status: 'delivered' | 'failed';
-  attempts: number;
-}
+import type { RetrySchedule } from '../src/callbacks/delivery.js';
+import type { callbackDeliveryContract } from '../src/temporal/contracts/callback-delivery.js';
+import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
 
 const setup = proxyActivities<CallbackActivities>({
   startToCloseTimeout: '1 minute',
@@ -43,7 +37,7 @@ function backoff(schedule: RetrySchedule, attempt: number): number {
  * one is recorded, whatever happened. Started by the case run as an abandoned
  * child, so it never delays or changes the case's own status.
  */
-export async function callbackDelivery(input: CallbackDeliveryInput): Promise<CallbackDeliveryResult> {
+export const callbackDelivery: WorkflowOf<typeof callbackDeliveryContract> = async function callbackDelivery(input) {
   const { workflowId, startTime } = workflowInfo();
   const { attemptsMade = 0, ...delivery } = input;
   const schedule = await setup.openCallbackDelivery({ ...delivery, workflowId });
@@ -85,4 +79,4 @@ export async function callbackDelivery(input: CallbackDeliveryInput): Promise<Ca
     }
     throw err;
   }
-}
+};

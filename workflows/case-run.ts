@@ -5,7 +5,6 @@ import {
   CancelledFailure,
   ParentClosePolicy,
   TimeoutFailure,
-  defineQuery,
   isCancellation,
   log,
   patched,
@@ -13,7 +12,6 @@ import {
   proxyLocalActivities,
   setHandler,
   sleep,
-  startChild,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -23,12 +21,10 @@ import type { CallbackDeliveryInput } from '../src/callbacks/delivery.js';
 import { caseRunRevision, knownAtStart, type CaseRunChange } from '../src/domain/case-run-changes.js';
 import { CaseScheduler, type NodeCompletion, type RunEnding } from '../src/domain/case-scheduler.js';
 import {
-  caseProgressQueryName,
   defaultMaxParallelNodes,
   localActivityMaxMs,
   type CaseProgress,
   type CaseRunInput,
-  type CaseRunOutcome,
   type NodeError,
   type TerminalStatus,
 } from '../src/domain/cases.js';
@@ -38,8 +34,10 @@ import { nodeKinds } from '../src/domain/node-kinds/registry.js';
 import { NodeSlots } from '../src/domain/node-slots.js';
 import { handlerClassName } from '../src/domain/vocabulary.js';
 import { searchAttributes } from '../src/temporal/search-attributes.js';
-
-export const caseProgressQuery = defineQuery<CaseProgress>(caseProgressQueryName);
+import { callbackDeliveryContract } from '../src/temporal/contracts/callback-delivery.js';
+import { caseProgressQuery, type caseRunContract } from '../src/temporal/contracts/case-run.js';
+import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
+import { startChildWorkflow } from './start-child.js';
 
 /**
  * Whether a change to the run's commands applies to this run: known to the
@@ -367,7 +365,7 @@ function warnFirstAttempt(input: CaseRunInput, error: string): void {
 /** The retry workflow, which keeps trying for hours; it starts after the attempts already made. */
 async function startRetries(input: CaseRunInput, delivery: CallbackDeliveryInput, attemptsMade: number): Promise<void> {
   try {
-    await startChild('callbackDelivery', {
+    await startChildWorkflow(callbackDeliveryContract, {
       workflowId: `callback-${input.caseId}`,
       args: [attemptsMade > 0 ? { ...delivery, attemptsMade } : delivery],
       parentClosePolicy: ParentClosePolicy.ABANDON,
@@ -399,7 +397,7 @@ function tagStatus(input: CaseRunInput, status: TerminalStatus): void {
  * One case: runs the graph of its workflow version (see CaseScheduler for
  * the rules), then records the end outside cancellation.
  */
-export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
+export const caseRun: WorkflowOf<typeof caseRunContract> = async function caseRun(input) {
   refuseNewerRevision(input);
   const scheduler = new CaseScheduler(input);
   setHandler(caseProgressQuery, () => scheduler.progress());
@@ -415,4 +413,4 @@ export async function caseRun(input: CaseRunInput): Promise<CaseRunOutcome> {
   if (status === 'TIMED_OUT')
     throw ApplicationFailure.nonRetryable(final.error?.message ?? 'The case timed out', 'CaseTimedOut');
   return { status, results: final.results };
-}
+};

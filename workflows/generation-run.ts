@@ -1,14 +1,11 @@
 import {
   CancellationScope,
   ChildWorkflowFailure,
-  defineQuery,
-  defineSignal,
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   sleep,
-  executeChild,
   ParentClosePolicy,
 } from '@temporalio/workflow';
 import type { GenerationActivities, ReviewOutcome, TaskMeta } from '../activities/generation.js';
@@ -18,8 +15,6 @@ import type { Plan, PlanStepKind, ReviewProblem, StepBuild } from '../src/genera
 import { placeholderBuild } from '../src/generation/placeholder-build.js';
 import {
   addUsage,
-  cancelGenerationSignalName,
-  generationRunQueryName,
   initialRunRecord,
   noUsage,
   type GenerationRunInput,
@@ -28,10 +23,14 @@ import {
   type RunStatus,
   type Specialty,
 } from '../src/generation/run-types.js';
-import type { caseRun } from './case-run.js';
-
-export const generationRunQuery = defineQuery<GenerationRunRecord>(generationRunQueryName);
-export const cancelGenerationSignal = defineSignal(cancelGenerationSignalName);
+import { caseRunContract } from '../src/temporal/contracts/case-run.js';
+import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
+import {
+  cancelGenerationSignal,
+  generationRunQuery,
+  type generationRunContract,
+} from '../src/temporal/contracts/generation-run.js';
+import { executeChildWorkflow } from './start-child.js';
 
 /**
  * LLM calls: a timeout per attempt, retries (429, 5xx, timeouts, malformed
@@ -68,7 +67,7 @@ class Stop extends Error {
  * keep what was already applied. Every change of the record is saved to the
  * store, so it outlives Temporal retention.
  */
-export async function generationRun(input: GenerationRunInput): Promise<GenerationRunRecord> {
+export const generationRun: WorkflowOf<typeof generationRunContract> = async function generationRun(input) {
   const record: GenerationRunRecord = {
     ...initialRunRecord(input),
     status: 'processing',
@@ -174,7 +173,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
 
   async function dryRun(review: ReviewOutcome, round: number): Promise<ReviewProblem[]> {
     try {
-      const outcome = await executeChild<typeof caseRun>('caseRun', {
+      const outcome = await executeChildWorkflow(caseRunContract, {
         workflowId: `generation-dry-run-${input.runId}-${round}`,
         args: [
           {
@@ -427,7 +426,7 @@ export async function generationRun(input: GenerationRunInput): Promise<Generati
   touch();
   await CancellationScope.nonCancellable(() => save(true));
   return record;
-}
+};
 
 /** What a builder made of its step, for the task result; offline, an LLM agent node still needs an LLM to run. */
 function builtAs(kind: PlanStepKind | undefined, planner: GenerationRunInput['planner']): string {

@@ -1,13 +1,7 @@
-import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
-import {
-  oauthCallbackSignalName,
-  type OAuthActivities,
-  type OAuthAttemptStatus,
-  type OAuthAuthorizationInput,
-  type OAuthCallbackSignal,
-} from '../src/connections/oauth-types.js';
-
-export const oauthCallbackSignal = defineSignal<[OAuthCallbackSignal]>(oauthCallbackSignalName);
+import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { OAuthActivities, OAuthCallbackSignal } from '../src/connections/oauth-types.js';
+import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
+import { oauthCallbackSignal, type oauthAuthorizationContract } from '../src/temporal/contracts/oauth.js';
 
 /**
  * One OAuth authorization attempt (`oauth-<attemptId>`): it waits for the
@@ -16,7 +10,9 @@ export const oauthCallbackSignal = defineSignal<[OAuthCallbackSignal]>(oauthCall
  * unless the provider's redirect claimed the attempt just in time, in which
  * case the exchange gets `exchangeGraceMs` to finish before it is failed.
  */
-export async function oauthAuthorization(input: OAuthAuthorizationInput): Promise<OAuthAttemptStatus> {
+export const oauthAuthorization: WorkflowOf<typeof oauthAuthorizationContract> = async function oauthAuthorization(
+  input,
+) {
   const { expireOAuthAttempt, abandonOAuthAttempt } = proxyActivities<OAuthActivities>({
     startToCloseTimeout: '30s',
     retry: { initialInterval: '2s', maximumInterval: '1m' },
@@ -30,4 +26,4 @@ export async function oauthAuthorization(input: OAuthAuthorizationInput): Promis
   if (status !== 'pending') return status;
   if (await condition(() => received.status !== undefined, input.exchangeGraceMs)) return received.status ?? 'failed';
   return abandonOAuthAttempt({ attemptId: input.attemptId });
-}
+};

@@ -3,32 +3,26 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
   proxyActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import {
   needsReauthorizationType,
-  oauthAccessTokenUpdateName,
-  oauthRefreshStatusQueryName,
-  oauthTokensReplacedSignalName,
   refreshUnavailableType,
-  type AccessTokenAnswer,
-  type AccessTokenRequest,
   type OAuthActivities,
-  type OAuthRefreshInput,
-  type OAuthRefreshStatus,
   type RefreshOutcome,
   type RefreshSettings,
   type TokenMeta,
 } from '../src/connections/oauth-types.js';
 
-export const oauthTokensReplacedSignal = defineSignal<[TokenMeta]>(oauthTokensReplacedSignalName);
-export const oauthAccessTokenUpdate = defineUpdate<AccessTokenAnswer, [AccessTokenRequest]>(oauthAccessTokenUpdateName);
-export const oauthRefreshStatusQuery = defineQuery<OAuthRefreshStatus>(oauthRefreshStatusQueryName);
+import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
+import {
+  oauthAccessTokenUpdate,
+  oauthRefreshStatusQuery,
+  oauthTokensReplacedSignal,
+  type oauthTokenRefreshContract,
+} from '../src/temporal/contracts/oauth.js';
 
 /** A token set anchored on the workflow's clock (epoch ms of workflow time). */
 export interface PlannedTokens {
@@ -73,7 +67,7 @@ export function refreshDueAt(tokens: PlannedTokens, settings: RefreshSettings): 
  * retried with backoff, without end. It continues as new every
  * `refreshesPerRun` refreshes, so its history stays short.
  */
-export async function oauthTokenRefresh(input: OAuthRefreshInput): Promise<void> {
+export const oauthTokenRefresh: WorkflowOf<typeof oauthTokenRefreshContract> = async function oauthTokenRefresh(input) {
   const { settings, credentialId } = input;
   let tokens = plan(input.tokens, Date.now());
   let needsReauthorization = input.needsReauthorization;
@@ -205,4 +199,4 @@ export async function oauthTokenRefresh(input: OAuthRefreshInput): Promise<void>
       }
     }
   }
-}
+};

@@ -19,6 +19,8 @@ import type { CaseRepo } from '../store/case-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import type { TemporalHandle } from '../temporal/connection.js';
 import { runTags } from '../temporal/search-attributes.js';
+import { callbackDeliveryContract } from '../temporal/contracts/callback-delivery.js';
+import { startWorkflow } from '../temporal/contracts/start.js';
 import {
   classifyStatus,
   post,
@@ -102,7 +104,7 @@ export class CallbackService {
     };
     const { temporal } = this.deps;
     try {
-      await temporal.client.workflow.start('callbackDelivery', {
+      await startWorkflow(temporal.client.workflow, callbackDeliveryContract, {
         taskQueue: temporal.taskQueue,
         workflowId,
         args: [input],

@@ -4,6 +4,13 @@ import { OutboundRefusedError, RequestError, type Outbound } from '../net/outbou
 const RESPONSE_BODY_LIMIT = 1024;
 
 /** The callback delivery workflow's input: one delivery of a case's end. */
+/** How a callback's retries ended. */
+export interface CallbackDeliveryResult {
+  deliveryId: string;
+  status: 'delivered' | 'failed';
+  attempts: number;
+}
+
 export interface CallbackDeliveryInput {
   /** The delivery's id, also the `webhook-id` header (stable across its attempts). */
   deliveryId: string;

@@ -1,4 +1,3 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { DomainError } from '../errors.js';
 import { assertWorkspaceGrant, listScope, type ListRequest } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
@@ -9,14 +8,11 @@ import type { Metrics } from '../metrics/metrics.js';
 import { indexGraph } from '../domain/case-graph.js';
 import { caseRunRevision } from '../domain/case-run-changes.js';
 import {
-  caseProgressQueryName,
-  caseWorkflowId,
   isTerminal,
   type CaseStatus as CaseStatusName,
   type CaseProgress,
   type CaseResults,
   type CaseRunInput,
-  type CaseRunWorkflow,
   type FinalizeCaseInput,
   type NodeRecord,
 } from '../domain/cases.js';
@@ -30,9 +26,10 @@ import { temporalUiLink, type TemporalHandle } from '../temporal/connection.js';
 import type { WorkflowService } from '../workflows/workflow-service.js';
 import { validateCaseInputs } from './case-inputs.js';
 import { assertCaseInputsWithinLimit } from './payload-limits.js';
-import { runTags } from '../temporal/search-attributes.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
-import { NoAnswerInTimeError, within, type EngineHealth } from '../temporal/engine-health.js';
+import { NoAnswerInTimeError, type EngineHealth } from '../temporal/engine-health.js';
+import { caseWorkflowId } from '../temporal/contracts/case-run.js';
+import type { CaseRunGateway } from '../temporal/gateways/case-runs.js';
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 
 export interface CaseServiceDeps {
@@ -47,6 +44,8 @@ export interface CaseServiceDeps {
   metrics: Pick<Metrics, 'caseStarted' | 'caseFinished' | 'nodeFinished'>;
   /** What the process knows of the engine: an execute while it is known down is refused before anything changes. */
   engine: Pick<EngineHealth, 'isUp' | 'markDown'>;
+  /** The cases' runs in Temporal. */
+  runs: CaseRunGateway;
 }
 
 /** A case's status: the record, the nodes running now (first is the current one), the run's Temporal UI page. */
@@ -73,16 +72,8 @@ export interface CaseListRequest extends ListRequest {
   to?: string;
 }
 
-/** A query waits while a local activity holds the workflow task: answer without live data rather than hang. */
-const QUERY_DEADLINE_MS = 1_000;
 const CANCEL_WAIT_MS = 10_000;
-const START_TIMEOUT_MS = 10_000;
-/** How long an execute whose start failed waits to learn whether the run exists after all. */
-const SETTLE_TIMEOUT_MS = 2_000;
 const START_RETRY_AFTER_S = 5;
-
-/** What an execute learned about its run when the start call itself failed. */
-type StartOutcome = { run: 'started'; runId: string } | { run: 'absent' } | { run: 'unknown' };
 
 /** Nothing was sent to the engine (or it showed no run), so the case truly stays PENDING. */
 function engineDown(caseId: string): DomainError {
@@ -220,11 +211,10 @@ export class CaseService {
     let runId: string | null;
     try {
       runId = await this.startRun(record, version, run);
-      this.deps.metrics.caseStarted(record.workflowId);
     } catch (err) {
       // Tell the rest of the process now rather than at the probe's next round.
       if (isTemporalUnavailable(err) || err instanceof NoAnswerInTimeError) this.deps.engine.markDown(String(err));
-      const outcome = await this.settleStart(caseId);
+      const outcome = await this.deps.runs.settle(caseId);
       if (outcome.run === 'started') runId = outcome.runId;
       else if (outcome.run === 'unknown') {
         // The start may have reached the engine: the case stays accepted (RUNNING, its inputs stored) and the
@@ -244,26 +234,6 @@ export class CaseService {
   }
 
   /**
-   * After a failed start call: does the case's run exist? A start that timed out or lost its
-   * connection on our side may still have been accepted by the server.
-   */
-  private async settleStart(caseId: string): Promise<StartOutcome> {
-    const { client } = this.deps.temporal;
-    try {
-      const existing = await within(
-        SETTLE_TIMEOUT_MS,
-        'describe',
-        client.withDeadline(Date.now() + SETTLE_TIMEOUT_MS, () =>
-          client.workflow.getHandle(caseWorkflowId(caseId)).describe(),
-        ),
-      );
-      return { run: 'started', runId: existing.runId };
-    } catch (err) {
-      return err instanceof WorkflowNotFoundError ? { run: 'absent' } : { run: 'unknown' };
-    }
-  }
-
-  /**
    * Starts the case's run, or links the one that exists (a start refused as a duplicate, or one
    * that failed on our side after the server accepted it). Throws when no run can be shown to exist.
    */
@@ -273,11 +243,9 @@ export class CaseService {
     run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number },
   ): Promise<string> {
     try {
-      const runId = await this.startRun(record, version, run);
-      this.deps.metrics.caseStarted(record.workflowId);
-      return runId;
+      return await this.startRun(record, version, run);
     } catch (err) {
-      const outcome = await this.settleStart(record.id);
+      const outcome = await this.deps.runs.settle(record.id);
       if (outcome.run === 'started') return outcome.runId;
       throw err;
     }
@@ -310,35 +278,19 @@ export class CaseService {
       revision: caseRunRevision,
       ...(run.callbackUrl ? { callbackUrl: run.callbackUrl } : {}),
     };
-    const { temporal } = this.deps;
-    // Bounded, so an unreachable server gives a prompt 503 instead of a request held by retries.
-    const handle = await within(
-      START_TIMEOUT_MS,
-      'the workflow start',
-      temporal.client.withDeadline(Date.now() + START_TIMEOUT_MS, () =>
-        temporal.client.workflow.start<CaseRunWorkflow>('caseRun', {
-          taskQueue: temporal.taskQueue,
-          workflowId: caseWorkflowId(record.id),
-          args: [input],
-          workflowIdConflictPolicy: 'FAIL',
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          // Shown in the Temporal Web UI, so a run is recognisable without opening its input.
-          staticSummary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
-          staticDetails: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
-          // What the Temporal UI filters runs by; the workflow sets the case status again at the end.
-          ...runTags(temporal.searchAttributes, {
-            organizationId: record.organizationId,
-            workspaceId: record.workspaceId,
-            workflowId: record.workflowId,
-            caseStatus: 'RUNNING',
-            source: record.source,
-          }),
-          // The client shares the worker's NativeConnection: the first task comes back with the start.
-          requestEagerStart: true,
-        }),
-      ),
-    );
-    return handle.firstExecutionRunId;
+    const runId = await this.deps.runs.start(input, {
+      summary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
+      details: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
+      tags: {
+        organizationId: record.organizationId,
+        workspaceId: record.workspaceId,
+        workflowId: record.workflowId,
+        caseStatus: 'RUNNING',
+        source: record.source,
+      },
+    });
+    this.deps.metrics.caseStarted(record.workflowId);
+    return runId;
   }
 
   /**
@@ -394,12 +346,8 @@ export class CaseService {
 
   /** Live progress from the workflow (RUNNING cases); undefined when the worker does not answer in time. */
   private async liveProgress(record: CaseRecord): Promise<CaseProgress | undefined> {
-    const { client } = this.deps.temporal;
     try {
-      const handle = client.workflow.getHandle(record.temporalWorkflowId ?? caseWorkflowId(record.id));
-      return await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
-        handle.query<CaseProgress>(caseProgressQueryName),
-      );
+      return await this.deps.runs.progress(record.temporalWorkflowId ?? caseWorkflowId(record.id));
     } catch (err) {
       this.deps.logger.warn({ err, caseId: record.id }, 'case progress query failed');
       return undefined;
@@ -475,17 +423,9 @@ export class CaseService {
       });
     if (record.status === 'PENDING' && (await this.repo.cancelPending(caseId)))
       return (await this.repo.find(caseId)) ?? record;
-    const handle = this.deps.temporal.client.workflow.getHandle(record.temporalWorkflowId ?? caseWorkflowId(caseId));
-    // Temporal accepts a cancel request for a closed run without error, so ask first: a run that
-    // closed without writing its row (terminated, store down) or no longer exists cannot be cancelled.
-    const noRun = DomainError.conflict(`Case ${caseId} has no running run to cancel`, { status: record.status });
-    try {
-      if ((await handle.describe()).status.name !== 'RUNNING') throw noRun;
-      await handle.cancel();
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw noRun;
-      throw err;
-    }
+    // A run that closed without writing its row (terminated, store down) or no longer exists cannot be cancelled.
+    if (!(await this.deps.runs.cancel(record.temporalWorkflowId ?? caseWorkflowId(caseId))))
+      throw DomainError.conflict(`Case ${caseId} has no running run to cancel`, { status: record.status });
     // The workflow records CANCELLED itself; wait briefly so the answer usually shows it.
     const until = Date.now() + CANCEL_WAIT_MS;
     let current = record;

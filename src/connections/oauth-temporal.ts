@@ -3,14 +3,19 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Logger } from '../logging/logger.js';
 import type { TemporalHandle } from '../temporal/connection.js';
 import {
-  needsReauthorizationType,
-  oauthAccessTokenUpdateName,
+  oauthAccessTokenUpdate,
+  oauthAuthorizationContract,
   oauthAuthorizationWorkflowId,
-  oauthCallbackSignalName,
+  oauthCallbackSignal,
   oauthRefreshWorkflowId,
-  oauthTokensReplacedSignalName,
+  oauthTokenRefreshContract,
+  oauthTokensReplacedSignal,
+} from '../temporal/contracts/oauth.js';
+import type { WorkflowOf } from '../temporal/contracts/contract.js';
+import { startWorkflow } from '../temporal/contracts/start.js';
+import {
+  needsReauthorizationType,
   type AccessTokenAnswer,
-  type AccessTokenRequest,
   type OAuthAuthorizationInput,
   type OAuthCallbackSignal,
   type OAuthRefreshInput,
@@ -28,7 +33,7 @@ export class OAuthRefreshUnavailable extends Error {
   override readonly name = 'OAuthRefreshUnavailable';
 }
 
-type RefreshWorkflow = (input: OAuthRefreshInput) => Promise<void>;
+type RefreshWorkflow = WorkflowOf<typeof oauthTokenRefreshContract>;
 
 /**
  * The Temporal side of the OAuth flow, for the API and the activities: start
@@ -44,7 +49,7 @@ export class OAuthTemporal {
   ) {}
 
   async startAttempt(input: OAuthAuthorizationInput): Promise<void> {
-    await this.temporal.client.workflow.start('oauthAuthorization', {
+    await startWorkflow(this.temporal.client.workflow, oauthAuthorizationContract, {
       taskQueue: this.temporal.taskQueue,
       workflowId: oauthAuthorizationWorkflowId(input.attemptId),
       args: [input],
@@ -56,7 +61,7 @@ export class OAuthTemporal {
     try {
       await this.temporal.client.workflow
         .getHandle(oauthAuthorizationWorkflowId(attemptId))
-        .signal(oauthCallbackSignalName, signal);
+        .signal(oauthCallbackSignal, signal);
     } catch (err) {
       this.logger.warn({ err, attemptId }, 'OAuth attempt workflow not signalled');
     }
@@ -64,13 +69,16 @@ export class OAuthTemporal {
 
   /** New tokens from an authorization: the refresh workflow plans from them (started if it is not running). */
   async tokensReplaced(credentialId: string, tokens: TokenMeta): Promise<void> {
-    await this.temporal.client.workflow.signalWithStart<RefreshWorkflow, [TokenMeta]>('oauthTokenRefresh', {
-      taskQueue: this.temporal.taskQueue,
-      workflowId: oauthRefreshWorkflowId(credentialId),
-      args: [this.initialInput(credentialId, tokens)],
-      signal: oauthTokensReplacedSignalName,
-      signalArgs: [tokens],
-    });
+    await this.temporal.client.workflow.signalWithStart<RefreshWorkflow, [TokenMeta]>(
+      oauthTokenRefreshContract.workflowType,
+      {
+        taskQueue: this.temporal.taskQueue,
+        workflowId: oauthRefreshWorkflowId(credentialId),
+        args: [this.initialInput(credentialId, tokens)],
+        signal: oauthTokensReplacedSignal,
+        signalArgs: [tokens],
+      },
+    );
   }
 
   /**
@@ -79,19 +87,17 @@ export class OAuthTemporal {
    * OAuthNeedsReauthorization or OAuthRefreshUnavailable.
    */
   async requestNewerTokens(credentialId: string, seen: TokenMeta): Promise<AccessTokenAnswer> {
-    const start = new WithStartWorkflowOperation<RefreshWorkflow>('oauthTokenRefresh', {
+    const start = new WithStartWorkflowOperation<RefreshWorkflow>(oauthTokenRefreshContract.workflowType, {
       taskQueue: this.temporal.taskQueue,
       workflowId: oauthRefreshWorkflowId(credentialId),
       args: [this.initialInput(credentialId, seen)],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
-    const request: AccessTokenRequest = { seenGeneration: seen.generation };
     try {
-      return await this.temporal.client.workflow.executeUpdateWithStart<
-        RefreshWorkflow,
-        AccessTokenAnswer,
-        [AccessTokenRequest]
-      >(oauthAccessTokenUpdateName, { args: [request], startWorkflowOperation: start });
+      return await this.temporal.client.workflow.executeUpdateWithStart(oauthAccessTokenUpdate, {
+        args: [{ seenGeneration: seen.generation }],
+        startWorkflowOperation: start,
+      });
     } catch (err) {
       const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
       if (cause instanceof ApplicationFailure && cause.type === needsReauthorizationType)

@@ -118,12 +118,6 @@ export interface OAuthActivities {
   refreshOAuthTokens(input: { credentialId: string; generation: number }): Promise<RefreshOutcome>;
 }
 
-/** Names of the workflows' signals and update (the client side names them without importing workflow code). */
-export const oauthCallbackSignalName = 'oauthCallback';
-export const oauthTokensReplacedSignalName = 'oauthTokensReplaced';
-export const oauthAccessTokenUpdateName = 'oauthAccessToken';
-export const oauthRefreshStatusQueryName = 'oauthRefreshStatus';
-
 /** The refresh workflow's state as its query shows it (Temporal UI, operators, tests). */
 export interface OAuthRefreshStatus {
   generation: number;
@@ -135,6 +129,3 @@ export interface OAuthRefreshStatus {
   /** Actions waiting for a newer token. */
   waiting: number;
 }
-
-export const oauthAuthorizationWorkflowId = (attemptId: string) => `oauth-${attemptId}`;
-export const oauthRefreshWorkflowId = (credentialId: string) => `oauth-refresh-${credentialId}`;

@@ -2,7 +2,11 @@ import type { Logger } from '../logging/logger.js';
 import type { ConnectionRepo } from '../store/connection-repo.js';
 import type { TemporalHandle } from '../temporal/connection.js';
 import type { SmokeTestRunner } from './connection-service.js';
-import type { ConnectionSmokeTestWorkflow } from './types.js';
+import {
+  connectionSmokeTestContract,
+  connectionSmokeTestWorkflowId,
+} from '../temporal/contracts/connection-smoke-test.js';
+import type { WorkflowOf } from '../temporal/contracts/contract.js';
 
 /** Room beyond the HTTP timeout for the activity to load, decrypt and record. */
 const ACTIVITY_MARGIN_MS = 5_000;
@@ -24,12 +28,15 @@ export function temporalSmokeTests(
   return async (connectionId, testInputData) => {
     const timeoutMs = httpTimeoutMs + ACTIVITY_MARGIN_MS;
     try {
-      return await temporal.client.workflow.execute<ConnectionSmokeTestWorkflow>('connectionSmokeTest', {
-        taskQueue: temporal.taskQueue,
-        workflowId: `connection-smoke-${connectionId}`,
-        workflowExecutionTimeout: timeoutMs + WORKFLOW_MARGIN_MS,
-        args: [{ connectionId, testInputData, timeoutMs }],
-      });
+      return await temporal.client.workflow.execute<WorkflowOf<typeof connectionSmokeTestContract>>(
+        connectionSmokeTestContract.workflowType,
+        {
+          taskQueue: temporal.taskQueue,
+          workflowId: connectionSmokeTestWorkflowId(connectionId),
+          workflowExecutionTimeout: timeoutMs + WORKFLOW_MARGIN_MS,
+          args: [{ connectionId, testInputData, timeoutMs }],
+        },
+      );
     } catch (err) {
       logger.warn({ err, connectionId }, 'connection smoke test did not finish');
       const outcome = { testPassed: false, testError: 'The smoke test did not finish in time' };

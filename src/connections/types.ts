@@ -73,6 +73,3 @@ export interface ConnectionSmokeTestInput extends SmokeTestInput {
 export interface ConnectionActivities {
   smokeTestConnection(input: SmokeTestInput): Promise<SmokeTestOutcome>;
 }
-
-/** The smoke-test workflow's signature (workflows/connection-smoke-test.ts), for the client that starts it. */
-export type ConnectionSmokeTestWorkflow = (input: ConnectionSmokeTestInput) => Promise<SmokeTestOutcome>;

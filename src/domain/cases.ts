@@ -113,9 +113,6 @@ export interface CaseRunOutcome {
   results: CaseResults;
 }
 
-/** The case run workflow's signature, for starting and awaiting it by name outside workflow code. */
-export type CaseRunWorkflow = (input: CaseRunInput) => Promise<CaseRunOutcome>;
-
 /** Live progress (the workflow's query) and the shape written at the end. */
 export interface CaseProgress {
   caseId: string;
@@ -139,11 +136,6 @@ export interface FinalizeCaseInput {
 }
 
 /** Name of the workflow's live-progress query. */
-export const caseProgressQueryName = 'caseProgress';
-/** Temporal workflow id of a case run. */
-export function caseWorkflowId(caseId: string): string {
-  return `case-${caseId}`;
-}
 
 /** The per-case node cap of a run whose input does not carry one (started by an older API). */
 export const defaultMaxParallelNodes = 8;

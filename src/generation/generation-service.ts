@@ -17,9 +17,14 @@ import type { Grant } from '../auth/grants.js';
 import { runTags } from '../temporal/search-attributes.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
 import {
-  cancelGenerationSignalName,
-  generationRunQueryName,
+  cancelGenerationSignal,
+  generationRunContract,
+  generationRunQuery,
   generationWorkflowId,
+} from '../temporal/contracts/generation-run.js';
+import { startWorkflow } from '../temporal/contracts/start.js';
+import type { WorkflowOf } from '../temporal/contracts/contract.js';
+import {
   initialRunRecord,
   isActiveRunStatus,
   noUsage,
@@ -237,7 +242,7 @@ export class GenerationService {
       record,
     });
     try {
-      await this.ctx.temporal.client.workflow.start('generationRun', {
+      await startWorkflow(this.ctx.temporal.client.workflow, generationRunContract, {
         taskQueue: this.ctx.temporal.taskQueue,
         workflowId: generationWorkflowId(workflow.id),
         args: [input],
@@ -295,10 +300,12 @@ export class GenerationService {
    * as `failed`, so it does not stay "processing" for ever.
    */
   private async liveRecord(run: StoredRun): Promise<GenerationRunRecord | undefined> {
-    const handle = this.ctx.temporal.client.workflow.getHandle(generationWorkflowId(run.workflowId));
+    const handle = this.ctx.temporal.client.workflow.getHandle<WorkflowOf<typeof generationRunContract>>(
+      generationWorkflowId(run.workflowId),
+    );
     try {
       const description = await handle.describe();
-      const record = await handle.query<GenerationRunRecord>(generationRunQueryName);
+      const record = await handle.query(generationRunQuery);
       if (record.run_id === run.id && description.status.name === 'RUNNING') return record;
       if (record.run_id !== run.id || description.status.name === 'RUNNING') return undefined;
       const at = new Date().toISOString();
@@ -348,7 +355,7 @@ export class GenerationService {
     try {
       await this.ctx.temporal.client.workflow
         .getHandle(generationWorkflowId(workflowId))
-        .signal(cancelGenerationSignalName);
+        .signal(cancelGenerationSignal);
     } catch (err) {
       // The run ended meanwhile: the stored status is cancelled already and its last record keeps it.
       if (!(err instanceof WorkflowNotFoundError)) throw err;

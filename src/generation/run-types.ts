@@ -91,14 +91,6 @@ export interface GenerationRunInput {
   process?: ProcessSource;
 }
 
-export const generationRunQueryName = 'generationRun';
-export const cancelGenerationSignalName = 'cancelGeneration';
-
-/** Temporal workflow id of a workflow's generation runs: one active at a time, so a second start conflicts. */
-export function generationWorkflowId(workflowId: string): string {
-  return `generation-${workflowId}`;
-}
-
 /** A run's record before any agent worked: what the API stores at start and the workflow begins from. */
 export function initialRunRecord(
   run: Pick<

@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { CallbackAttempt } from '../../src/store/callback-repo.js';
-import type { CallbackDeliveryInput, CallbackDeliveryResult } from '../../workflows/callback-delivery.js';
+import type { CallbackDeliveryInput } from '../../src/callbacks/delivery.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { freePort } from '../../src/net/free-port.js';
 import { Receiver } from './receiver.js';
+import { startWorkflow } from '../../src/temporal/contracts/start.js';
+import { callbackDeliveryContract } from '../../src/temporal/contracts/callback-delivery.js';
 
 interface DeliveryView {
   id: string;
@@ -53,7 +55,7 @@ describe('case completion callbacks', () => {
   }
 
   async function startDelivery(args: CallbackDeliveryInput, workflowId = `callback-${args.caseId}`) {
-    return svc.service.context.temporal.client.workflow.start('callbackDelivery', {
+    return startWorkflow(svc.service.context.temporal.client.workflow, callbackDeliveryContract, {
       taskQueue: svc.taskQueue,
       workflowId,
       args: [args],
@@ -98,7 +100,7 @@ describe('case completion callbacks', () => {
     const hook = await receiver();
     const args = input(hook.url);
     const handle = await startDelivery(args);
-    const result = (await handle.result()) as CallbackDeliveryResult;
+    const result = await handle.result();
     expect(result).toEqual({ deliveryId: args.deliveryId, status: 'delivered', attempts: 1 });
 
     expect(hook.received).toHaveLength(1);
@@ -180,7 +182,7 @@ describe('case completion callbacks', () => {
     });
 
     const hook = await receiver(undefined, port);
-    const result = (await handle.result()) as CallbackDeliveryResult;
+    const result = await handle.result();
     expect(result.status).toBe('delivered');
     expect(result.attempts).toBeGreaterThanOrEqual(3);
     expect(hook.received).toHaveLength(1);
@@ -209,7 +211,7 @@ describe('case completion callbacks', () => {
     });
     const args = input(hook.url);
     args.body = { ...args.body, status: 'FAILED', results: {}, error: { message: 'node blew up', nodeId: 'n1' } };
-    const result = (await (await startDelivery(args)).result()) as CallbackDeliveryResult;
+    const result = await (await startDelivery(args)).result();
     expect(result.status).toBe('failed');
     expect(result.attempts).toBeGreaterThanOrEqual(3);
     expect(hook.received).toHaveLength(result.attempts);

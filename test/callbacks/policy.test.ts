@@ -4,6 +4,8 @@ import { Graph, createWorkflow, execute, initiate, startCase, waitForEnd } from 
 import { makeKey } from '../files/support.js';
 import { ownUrlHost } from '../support/host-address.js';
 import { Receiver } from './receiver.js';
+import { startWorkflow } from '../../src/temporal/contracts/start.js';
+import { callbackDeliveryContract } from '../../src/temporal/contracts/callback-delivery.js';
 
 async function echoWorkflow(svc: TestService): Promise<string> {
   const g = new Graph();
@@ -84,7 +86,7 @@ describe('callbacks with loopback allowed by the operator', () => {
   it('fails a delivery whose address is refused at delivery time, without connecting', async () => {
     const caseId = crypto.randomUUID();
     const deliveryId = crypto.randomUUID();
-    const handle = await svc.service.context.temporal.client.workflow.start('callbackDelivery', {
+    const handle = await startWorkflow(svc.service.context.temporal.client.workflow, callbackDeliveryContract, {
       taskQueue: svc.taskQueue,
       workflowId: `callback-${caseId}`,
       args: [

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CaseRepo } from '../../src/store/case-repo.js';
-import { caseWorkflowId } from '../../src/domain/cases.js';
+import { caseWorkflowId } from '../../src/temporal/contracts/case-run.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { Graph, createWorkflow, initiate, py, results, waitForEnd } from './support.js';
 

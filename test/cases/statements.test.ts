@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { caseWorkflowId } from '../../src/domain/cases.js';
+import { caseWorkflowId } from '../../src/temporal/contracts/case-run.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { recordStatements, type StatementLog } from '../support/statements.js';
 import { Receiver } from '../callbacks/receiver.js';

@@ -2,13 +2,14 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oauthAuthorizationWorkflowId, oauthRefreshWorkflowId } from '../../src/connections/oauth-types.js';
+import { oauthAuthorizationWorkflowId, oauthRefreshWorkflowId } from '../../src/temporal/contracts/oauth.js';
 import { temporalTestServerPath } from '../../src/temporal/binaries.js';
 import { workflowBundlePath } from '../../src/temporal/worker.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { FakeOAuthProvider } from './fake-oauth-provider.js';
 import { checkToken, consentByHttp, eventually, noConnection } from './oauth-support.js';
 import { authorIntegration, connect, connection, type Integration } from './support.js';
+import { oauthRefreshStatusQuery } from '../../src/temporal/contracts/oauth.js';
 
 /**
  * The OAuth timers under Temporal's time-skipping test server: the service's
@@ -113,7 +114,7 @@ describe('OAuth timers (time-skipping)', () => {
 
     const refresh = env.client.workflow.getHandle(oauthRefreshWorkflowId(started.credentialId));
     await eventually(
-      () => refresh.query<{ generation: number }>('oauthRefreshStatus'),
+      () => refresh.query(oauthRefreshStatusQuery),
       (s) => s.generation === 2,
       'generation 2',
     );

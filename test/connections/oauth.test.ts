@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { field } from '../catalog/support.js';
 import { Graph, createWorkflow, results, startCase, vars, waitForEnd } from '../cases/support.js';
 import { newCaller } from '../code/support.js';
-import { oauthRefreshWorkflowId, type OAuthRefreshStatus } from '../../src/connections/oauth-types.js';
+import { oauthRefreshWorkflowId } from '../../src/temporal/contracts/oauth.js';
 import { withTokens } from '../../src/connections/oauth-credential.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { ownUrlHost } from '../support/host-address.js';
@@ -20,6 +20,7 @@ import {
   noConnection,
 } from './oauth-support.js';
 import { authorIntegration, connect, connection, expectError, newWorkspace, type Integration } from './support.js';
+import { oauthRefreshStatusQuery } from '../../src/temporal/contracts/oauth.js';
 
 const actionCode = [
   'import json',
@@ -96,7 +97,7 @@ async function authorizedConnection(): Promise<{ connectionId: string; credentia
 const refreshStatus = (credentialId: string) =>
   svc.service.context.temporal.client.workflow
     .getHandle(oauthRefreshWorkflowId(credentialId))
-    .query<OAuthRefreshStatus>('oauthRefreshStatus');
+    .query(oauthRefreshStatusQuery);
 
 /**
  * The access token as if its hour had passed: the stored tokens get an expiry

@@ -9,12 +9,8 @@ import { wire } from '../../src/composition.js';
 import { createActivities } from '../../activities/index.js';
 import { loadConfig } from '../../src/config/config.js';
 import { defaultGraph } from '../../src/domain/default-graph.js';
-import {
-  generationWorkflowId,
-  initialRunRecord,
-  type GenerationRunInput,
-  type GenerationRunRecord,
-} from '../../src/generation/run-types.js';
+import { generationWorkflowId } from '../../src/temporal/contracts/generation-run.js';
+import { initialRunRecord, type GenerationRunInput } from '../../src/generation/run-types.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { PythonRunnerPool } from '../../src/python/pool.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
@@ -27,6 +23,8 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import { workflowBundlePath } from '../../src/temporal/worker.js';
 import { TenancyService } from '../../src/tenancy/tenancy-service.js';
 import { FakeLlm } from './fake-llm.js';
+import { startWorkflow } from '../../src/temporal/contracts/start.js';
+import { generationRunContract } from '../../src/temporal/contracts/generation-run.js';
 
 /**
  * The 25-minute limit under Temporal's time-skipping test server: the LLM's
@@ -128,13 +126,13 @@ it('cancels a run that passes the 25-minute limit, recording why', async () => {
     shutdownGraceTime: '2s',
   });
   const record = await worker.runUntil(async () => {
-    const handle = await env.client.workflow.start('generationRun', {
+    const handle = await startWorkflow(env.client.workflow, generationRunContract, {
       taskQueue,
       workflowId: generationWorkflowId(workflow.id),
       args: [input],
     });
     await env.sleep('26 minutes');
-    return handle.result() as Promise<GenerationRunRecord>;
+    return handle.result();
   });
   expect(record.status).toBe('cancelled');
   expect(record.progress).toBe(1);
