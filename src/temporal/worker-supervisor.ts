@@ -2,9 +2,12 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Worker } from '@temporalio/worker';
 import type { Logger } from '../logging/logger.js';
 
-export interface SupervisedWorker {
+/** What supervision needs of a worker. */
+export type RunnableWorker = Pick<Worker, 'run' | 'shutdown' | 'getState'>;
+
+export interface SupervisedWorker<W extends RunnableWorker = Worker> {
   /** The worker running now. */
-  current(): Worker;
+  current(): W;
   /** Drains the running worker (in-flight tasks get the worker's shutdown grace) and starts no other. */
   stop(): Promise<void>;
 }
@@ -18,7 +21,11 @@ const maxBackoffMs = 30_000;
  * worker is created before this returns: a worker that cannot start at all
  * fails the start of the process, as before.
  */
-export async function superviseWorker(create: () => Promise<Worker>, logger: Logger): Promise<SupervisedWorker> {
+export async function superviseWorker<W extends RunnableWorker>(
+  create: () => Promise<W>,
+  logger: Logger,
+  options: { initialBackoffMs?: number } = {},
+): Promise<SupervisedWorker<W>> {
   const log = logger.child({ component: 'worker-supervisor' });
   let worker = await create();
   let stopping = false;
@@ -27,7 +34,8 @@ export async function superviseWorker(create: () => Promise<Worker>, logger: Log
   let running = worker.run();
 
   const keepRunning = async (): Promise<void> => {
-    let backoff = 500;
+    const initialBackoffMs = options.initialBackoffMs ?? 500;
+    let backoff = initialBackoffMs;
     while (!stopRequested()) {
       try {
         await running;
@@ -42,7 +50,7 @@ export async function superviseWorker(create: () => Promise<Worker>, logger: Log
       try {
         worker = await create();
         running = worker.run();
-        backoff = 500;
+        backoff = initialBackoffMs;
         if (stopRequested()) worker.shutdown(); // stop() began while it was being created
       } catch (err) {
         log.error({ err }, 'could not create a new Temporal worker');

@@ -123,7 +123,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       outbound: { allowCidrs: '127.0.0.0/8' },
       ...(options.config ?? {}),
       temporal: {
-        ...((options.config?.temporal as Record<string, unknown> | undefined) ?? {}),
+        ...(options.config?.temporal ?? {}),
         address: options.embeddedTemporal ? undefined : (options.temporalAddress ?? inject('temporalAddress')),
         taskQueue,
         workerMetricsPort: 0,
