@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { DefaultLogger, Runtime, type Worker, type LogLevel } from '@temporalio/worker';
+import { IllegalStateError } from '@temporalio/common';
 import { listenUrl, type Config } from './config/config.js';
 import type { Logger } from './logging/logger.js';
 import { createApp } from './api/app.js';
@@ -63,11 +64,18 @@ function installTemporalRuntime(config: Config, logger: Logger, role: Role): str
     WARN: 'warn',
     ERROR: 'error',
   };
-  Runtime.install({
-    logger: new DefaultLogger('WARN', (entry) => log[levels[entry.level]](entry.meta ?? {}, entry.message)),
-    shutdownSignals: [],
-    telemetryOptions: port > 0 ? { metrics: { prometheus: { bindAddress: `127.0.0.1:${port}` } } } : undefined,
-  });
+  try {
+    Runtime.install({
+      logger: new DefaultLogger('WARN', (entry) => log[levels[entry.level]](entry.meta ?? {}, entry.message)),
+      shutdownSignals: [],
+      telemetryOptions: port > 0 ? { metrics: { prometheus: { bindAddress: `127.0.0.1:${port}` } } } : undefined,
+    });
+  } catch (err) {
+    // Something in this process made a runtime first (a test environment); the service works on it as it is.
+    if (!(err instanceof IllegalStateError)) throw err;
+    logger.warn('the Temporal runtime was already created: its own logger and signal handling stay in force');
+    return undefined;
+  }
   return port > 0 ? `http://127.0.0.1:${port}/metrics` : undefined;
 }
 
