@@ -101,6 +101,12 @@ export function registerCaseReads<P extends ZodType>(
 
 const caseParams = z.object({ caseId: uuid });
 
+/** The refusals of a query across the workspaces a key reads with Case: Read. */
+const caseReadRefusals = {
+  401: errors[401],
+  403: { description: 'The key lacks Case: Read', schema: errorBodySchema },
+};
+
 export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
   const { cases } = ctx.services;
   const tags = ['Cases'];
@@ -140,8 +146,7 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     responses: {
       200: { description: 'One page of cases', schema: caseListSchema },
       400: { description: 'Malformed filter, time range, limit or cursor (metadata.fields)', schema: errorBodySchema },
-      401: errors[401],
-      403: { description: 'The key lacks Case: Read', schema: errorBodySchema },
+      ...caseReadRefusals,
     },
     handler: async ({ auth, query, res }) => {
       res.json(caseListView(await cases.list(auth, query)));
@@ -163,8 +168,7 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     responses: {
       200: { description: 'Figures per workflow', schema: caseStatsSchema },
       400: { description: 'Malformed filter or time range, or a window over 31 days', schema: errorBodySchema },
-      401: errors[401],
-      403: { description: 'The key lacks Case: Read', schema: errorBodySchema },
+      ...caseReadRefusals,
     },
     handler: async ({ auth, query, res }) => {
       res.json(await cases.stats(auth, query));
