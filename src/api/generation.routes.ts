@@ -2,7 +2,8 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { runStatuses, taskStatuses } from '../generation/run-types.js';
-import { takeRateLimit } from './rate-limits.js';
+import type { AuthContext } from '../auth/auth-context.js';
+import { countRefusal, takeRateLimit } from './rate-limits.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { uuid } from './schemas/common.js';
 
@@ -124,17 +125,32 @@ const startedSchema = z.object({
 const cancelledSchema = z.object({ cancelled: z.boolean(), run_id: z.string(), workflow_id: z.string() });
 
 const limited = {
-  429: { description: 'Too many generation requests for this key (Retry-After, RateLimit, RateLimit-Policy headers)' },
+  429: {
+    description:
+      'Too many generation requests for this key, or too many refused ones (the generation-refused quota); Retry-After, RateLimit, RateLimit-Policy headers',
+  },
 };
 const bearer = 'The key is accepted as x-service-key or Authorization: Bearer.';
 
 export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void {
   const service = ctx.services.generation;
   const { rateLimitMax, rateLimitWindowMs } = ctx.config.generation;
-  /** One fixed window per API key across the generation endpoints. */
+  const quota = (name: string, keyId: string) => ({
+    name,
+    key: `${name}:${keyId}`,
+    limit: rateLimitMax,
+    windowMs: rateLimitWindowMs,
+  });
+  /**
+   * One fixed window per API key across the generation endpoints, taken once the request is valid:
+   * a request is told what is wrong with it (400) before it can be told to slow down (429).
+   */
   const limit = (keyId: string, res: Response) =>
-    takeRateLimit(res, ctx.services.rateLimits, 'generation requests', [
-      { name: 'generation', key: `generation:${keyId}`, limit: rateLimitMax, windowMs: rateLimitWindowMs },
+    takeRateLimit(res, ctx.services.rateLimits, 'generation requests', [quota('generation', keyId)]);
+  /** Refused requests (400, 403, 404 before the limit was taken) spend a window of their own, as large. */
+  const onRefused = (auth: AuthContext, res: Response) =>
+    countRefusal(res, ctx.services.rateLimits, 'refused generation requests', [
+      quota('generation-refused', auth.keyId),
     ]);
 
   api.route({
@@ -169,14 +185,16 @@ export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void 
       ...limited,
       503: { description: 'The workflow engine is unreachable; retry after Retry-After seconds' },
     },
+    onRefused,
     handler: async ({ req, res, auth }) => {
-      await limit(auth.keyId, res);
       const headers = parseOrThrow(workspaceHeaders, req.headers, 'header');
-      res
-        .status(202)
-        .json(
-          await service.start(auth, headers['x-workspace-id'], () => parseOrThrow(startBody, req.body ?? {}, 'body')),
-        );
+      res.status(202).json(
+        await service.start(auth, headers['x-workspace-id'], async () => {
+          const body = parseOrThrow(startBody, req.body ?? {}, 'body');
+          await limit(auth.keyId, res);
+          return body;
+        }),
+      );
     },
   });
 
@@ -198,6 +216,7 @@ export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void 
       404: { description: 'No such workflow, no run for it, or unknown runId' },
       ...limited,
     },
+    onRefused,
     handler: async ({ res, params, query, auth }) => {
       await limit(auth.keyId, res);
       res.json(await service.get(auth, params.workflowId, query.runId));
@@ -223,9 +242,10 @@ export function registerGenerationRoutes(api: ApiRoutes, ctx: AppContext): void 
       404: { description: 'No active run (or room) for the workflow' },
       ...limited,
     },
+    onRefused,
     handler: async ({ req, res, params, auth }) => {
-      await limit(auth.keyId, res);
       const body = parseOrThrow(cancelBody, req.body ?? {}, 'body');
+      await limit(auth.keyId, res);
       res.json(await service.cancel(auth, params.workflowId, body.runId));
     },
   });

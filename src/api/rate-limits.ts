@@ -9,6 +9,9 @@ export function rateLimitHeaders(quotas: readonly QuotaState[]): Record<string, 
   };
 }
 
+/** Responses whose request has counted against a quota already: a later refusal is not counted again. */
+const counted = new WeakSet<Response>();
+
 /** Counts the request against `quotas` and sets its RateLimit headers; over a limit the error handler answers 429. */
 export async function takeRateLimit(
   res: Response,
@@ -17,4 +20,19 @@ export async function takeRateLimit(
   quotas: readonly Quota[],
 ): Promise<void> {
   res.set(rateLimitHeaders(await limiter.take(what, quotas)));
+  counted.add(res);
+}
+
+/**
+ * Counts a request refused (400, 403, 404) before it counted against its route's own quota, against
+ * `quotas` instead: refusals do not spend the budget meant for work, yet are not free. Over these
+ * quotas the answer becomes 429. A request that already counted (refused later, e.g. 409) is left alone.
+ */
+export async function countRefusal(
+  res: Response,
+  limiter: RateLimiter,
+  what: string,
+  quotas: readonly Quota[],
+): Promise<void> {
+  if (!counted.has(res)) await takeRateLimit(res, limiter, what, quotas);
 }

@@ -5,7 +5,8 @@ import type { OpenApiBuilder } from './openapi.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { readableBody } from './request-body.js';
 import { impliedResponses } from './implied-responses.js';
-import { errorBody } from './errors.js';
+import { RateLimitedError } from '../rate-limits/rate-limiter.js';
+import { errorBody, httpStatus } from './errors.js';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -48,6 +49,11 @@ export interface RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodTy
   neverAnswers?: readonly number[];
   /** The success and the route's own refusals; the errors every route of its shape answers are added (implied-responses.ts). */
   responses: Record<number, ResponseSpec>;
+  /**
+   * Called when an authenticated request is refused with a 4xx (other than 429), its validation
+   * included, so a rate-limited route can count refusals apart from the work it limits (rate-limits.ts).
+   */
+  onRefused?: (auth: AuthContext, res: Response) => Promise<void>;
   handler: (input: HandlerInput<P, Q, B, A>) => Promise<void> | void;
 }
 
@@ -70,6 +76,13 @@ export function parseOrThrow<T extends ZodType>(schema: T, value: unknown, where
       message: issue.message,
     })),
   );
+}
+
+/** A client error the route answered itself; a 429 is the rate limit's own answer. */
+function isRefusal(err: unknown): boolean {
+  if (!(err instanceof DomainError) || err instanceof RateLimitedError) return false;
+  const status = httpStatus(err);
+  return status >= 400 && status < 500;
 }
 
 function openApiPath(path: string): string {
@@ -126,17 +139,22 @@ export class ApiRoutes {
         return;
       }
       const auth = spec.auth ? await this.authenticate(req) : undefined;
-      const params =
-        spec.params && spec.validateParams !== false ? parseOrThrow(spec.params, req.params, 'path') : req.params;
-      const query = spec.query ? parseOrThrow(spec.query, req.query, 'query') : req.query;
-      // A route without a body still refuses one it could not read; with validateBody false the handler reads it.
-      const sent: unknown = req.body;
-      const body = !spec.body
-        ? readableBody(sent)
-        : spec.validateBody !== false
-          ? parseOrThrow(spec.body, sent ?? {}, 'body')
-          : sent;
-      await spec.handler({ req, res, params, query, body, auth } as HandlerInput<P, Q, B, A>);
+      try {
+        const params =
+          spec.params && spec.validateParams !== false ? parseOrThrow(spec.params, req.params, 'path') : req.params;
+        const query = spec.query ? parseOrThrow(spec.query, req.query, 'query') : req.query;
+        // A route without a body still refuses one it could not read; with validateBody false the handler reads it.
+        const sent: unknown = req.body;
+        const body = !spec.body
+          ? readableBody(sent)
+          : spec.validateBody !== false
+            ? parseOrThrow(spec.body, sent ?? {}, 'body')
+            : sent;
+        await spec.handler({ req, res, params, query, body, auth } as HandlerInput<P, Q, B, A>);
+      } catch (err) {
+        if (spec.onRefused && auth && isRefusal(err)) await spec.onRefused(auth, res);
+        throw err;
+      }
     });
   }
 

@@ -622,6 +622,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/stats/cases': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's case figures per workflow
+     * @description Counts by status and run times (execute → end) of the cases created in a window (default: the last day, at most 31 days), per workflow, in the workspaces the key reads with Case: Read; filters: workspaceId, workflowId. A workspace or workflow the key does not reach counts nothing. Computed from the store: the per-tenant figures /metrics does not label.
+     */
+    get: operations['getApiV1StatsCases'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/case/{caseId}/execute': {
     parameters: {
       query?: never;
@@ -1287,6 +1307,10 @@ export interface components {
        * @default true
        */
       isRemovable: boolean;
+      /** @description Not here: typeDefinition goes inside an allowedTypes entry */
+      typeDefinition?: unknown;
+      /** @description Not here: typeDefinitionEnforced goes inside an allowedTypes entry */
+      typeDefinitionEnforced?: unknown;
     };
     /** @description A typed variable of a catalog entry (action or code node) */
     CatalogFieldInput: {
@@ -1337,6 +1361,10 @@ export interface components {
        * @default true
        */
       isRemovable: boolean;
+      /** @description Not here: typeDefinition goes inside an allowedTypes entry */
+      typeDefinition?: unknown;
+      /** @description Not here: typeDefinitionEnforced goes inside an allowedTypes entry */
+      typeDefinitionEnforced?: unknown;
     };
     CredentialFieldInput: {
       displayName: string;
@@ -1561,11 +1589,8 @@ export interface components {
          * @default null
          */
         branchRejoinStepId: string | null;
-        /**
-         * @description Order among the branches leaving the same step (required with branchId)
-         * @default null
-         */
-        branchOrder: number | null;
+        /** @description Order among the branches leaving the same step; 0 on the main line unless given */
+        branchOrder: number;
         /** @default null */
         groupId: string | null;
         /** @default [] */
@@ -3845,7 +3870,7 @@ export interface operations {
           };
         };
       };
-      /** @description Too many generation requests for this key (Retry-After, RateLimit, RateLimit-Policy headers) */
+      /** @description Too many generation requests for this key, or too many refused ones (the generation-refused quota); Retry-After, RateLimit, RateLimit-Policy headers */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4064,7 +4089,7 @@ export interface operations {
           };
         };
       };
-      /** @description Too many generation requests for this key (Retry-After, RateLimit, RateLimit-Policy headers) */
+      /** @description Too many generation requests for this key, or too many refused ones (the generation-refused quota); Retry-After, RateLimit, RateLimit-Policy headers */
       429: {
         headers: {
           [name: string]: unknown;
@@ -4214,7 +4239,7 @@ export interface operations {
           };
         };
       };
-      /** @description Too many generation requests for this key (Retry-After, RateLimit, RateLimit-Policy headers) */
+      /** @description Too many generation requests for this key, or too many refused ones (the generation-refused quota); Retry-After, RateLimit, RateLimit-Policy headers */
       429: {
         headers: {
           [name: string]: unknown;
@@ -7040,6 +7065,113 @@ export interface operations {
       };
       /** @description initialInput over cases.maxInputBytes as JSON */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1StatsCases: {
+    parameters: {
+      query?: {
+        /** @description Only this workspace */
+        workspaceId?: string;
+        /** @description Only this workflow */
+        workflowId?: string;
+        /** @description Cases created at or after this time; default: a day before to */
+        from?: string;
+        /** @description Cases created before this time; default: now. At most 31 days after from */
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Figures per workflow */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description The window used (inclusive) */
+            from: string;
+            /** @description The window used (exclusive) */
+            to: string;
+            workflows: {
+              workflowId: string;
+              workspaceId: string;
+              /** @description Cases created in the window */
+              cases: number;
+              /** @description Those cases by status */
+              byStatus: {
+                [key: string]: number;
+              };
+              /** @description Execute → end, over the cases that ran to an end; null when none did */
+              runSeconds: {
+                count: number;
+                mean: number;
+                max: number;
+              } | null;
+            }[];
+          };
+        };
+      };
+      /** @description Malformed filter or time range, or a window over 31 days */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks Case: Read */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -10509,7 +10641,7 @@ export interface operations {
              */
             branchRejoinStepId?: string | null;
             /**
-             * @description Order among the branches leaving the same step (required with branchId)
+             * @description Order among the branches leaving the same step (required with branchId); on a main-line step any number is accepted, and omitted it reads as 0
              * @default null
              */
             branchOrder?: number | null;
@@ -10685,11 +10817,8 @@ export interface operations {
                * @default null
                */
               branchRejoinStepId: string | null;
-              /**
-               * @description Order among the branches leaving the same step (required with branchId)
-               * @default null
-               */
-              branchOrder: number | null;
+              /** @description Order among the branches leaving the same step; 0 on the main line unless given */
+              branchOrder: number;
               /** @default null */
               groupId: string | null;
               /** @default [] */
@@ -11126,11 +11255,8 @@ export interface operations {
                * @default null
                */
               branchRejoinStepId: string | null;
-              /**
-               * @description Order among the branches leaving the same step (required with branchId)
-               * @default null
-               */
-              branchOrder: number | null;
+              /** @description Order among the branches leaving the same step; 0 on the main line unless given */
+              branchOrder: number;
               /** @default null */
               groupId: string | null;
               /** @default [] */
@@ -11383,7 +11509,7 @@ export interface operations {
                  */
                 branchRejoinStepId?: string | null;
                 /**
-                 * @description Order among the branches leaving the same step (required with branchId)
+                 * @description Order among the branches leaving the same step (required with branchId); on a main-line step any number is accepted, and omitted it reads as 0
                  * @default null
                  */
                 branchOrder?: number | null;
@@ -11563,11 +11689,8 @@ export interface operations {
                * @default null
                */
               branchRejoinStepId: string | null;
-              /**
-               * @description Order among the branches leaving the same step (required with branchId)
-               * @default null
-               */
-              branchOrder: number | null;
+              /** @description Order among the branches leaving the same step; 0 on the main line unless given */
+              branchOrder: number;
               /** @default null */
               groupId: string | null;
               /** @default [] */

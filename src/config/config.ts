@@ -27,6 +27,15 @@ export const configSchema = z.object({
     .regex(/^(postgres(ql)?|sqlite):\/\//, 'a postgres://… or sqlite://… URL')
     .optional(),
   adminToken: z.string().min(16, 'at least 16 characters').optional(),
+  /** Who may read /metrics (docs/running.md#metrics). */
+  metrics: z.object({
+    /** A bearer token /metrics requires; unset, whoever reaches its port reads it. */
+    token: z.string().min(16, 'at least 16 characters').optional(),
+    /** Serve /metrics on a listener of its own (0 picks a free port) instead of the API port. */
+    port: port.optional(),
+    /** The address of that listener. */
+    host: z.string().min(1),
+  }),
   temporal: z.object({
     address: z
       .string()
@@ -188,6 +197,9 @@ const envMap: Record<string, string> = {
   CASEFLOW_KEY_CACHE_MS: 'keyCacheMs',
   DATABASE_URL: 'databaseUrl',
   CASEFLOW_ADMIN_TOKEN: 'adminToken',
+  CASEFLOW_METRICS_TOKEN: 'metrics.token',
+  CASEFLOW_METRICS_PORT: 'metrics.port',
+  CASEFLOW_METRICS_HOST: 'metrics.host',
   TEMPORAL_ADDRESS: 'temporal.address',
   TEMPORAL_NAMESPACE: 'temporal.namespace',
   CASEFLOW_TASK_QUEUE: 'temporal.taskQueue',

@@ -10,13 +10,15 @@ import {
   processContentSchema,
   processUpdateSchema,
   type ProcessContent,
+  type ReadStep,
   type Step,
   type TaggedItem,
 } from './process-schema.js';
 import { processProblems, type ProcessProblem } from './process-rules.js';
 
 /** The contract's Discovered process, plus which snapshot it is (null: the current state). */
-export interface DiscoveredProcess extends ProcessContent {
+export interface DiscoveredProcess extends Omit<ProcessContent, 'steps'> {
+  steps: ReadStep[];
   id: string;
   organizationId: string;
   workspaceId: string;
@@ -92,6 +94,17 @@ function mergedIntegrations(content: ProcessContent): TaggedItem[] {
   return merged;
 }
 
+/**
+ * The contract's branchOrder is a number on every step. A main-line step stored without one (any
+ * document written before, snapshots included, and writes that omit it) reads as 0. Mapped here, on
+ * the one path every read takes, rather than by a migration: documents and immutable snapshots are
+ * JSON text on SQLite and Postgres alike, and rewriting them would touch every row for a value the
+ * read can supply, and would change snapshots that are meant to stay exact copies.
+ */
+function readStep(step: Step): ReadStep {
+  return { ...step, branchOrder: step.branchOrder ?? 0 };
+}
+
 function toDiscovered(
   process: ProcessRecord,
   content: ProcessContent,
@@ -99,6 +112,7 @@ function toDiscovered(
 ): DiscoveredProcess {
   return {
     ...content,
+    steps: content.steps.map(readStep),
     id: process.id,
     organizationId: process.organizationId,
     workspaceId: process.workspaceId,

@@ -34,10 +34,13 @@ function rangeProblems(path: string, range: DurationRange | null): ProcessProble
   return [{ path, message: 'min must not exceed max' }];
 }
 
-const branchFields = ['branchLabel', 'branchSourceStepId', 'branchRejoinStepId', 'branchOrder'] as const;
+/** What places a step on a branch: meaningless without a branchId. */
+const branchOnlyFields = ['branchLabel', 'branchSourceStepId', 'branchRejoinStepId'] as const;
+/** What every step of one branch shares. branchOrder is also on main-line steps (0 unless given), as the contract has it. */
+const branchFields = [...branchOnlyFields, 'branchOrder'] as const;
 
 /**
- * Branch rules: branch fields only on a step that names its branch; a branch
+ * Branch rules: label, source and rejoin only on a step that names its branch; a branch
  * leaves from an existing step outside it, rejoins (if at all) an existing
  * step outside it other than its source; every step of one branch agrees on
  * label, source, rejoin and order; branches leaving one step have distinct orders.
@@ -48,7 +51,7 @@ function branchProblems(steps: Step[], stepIds: Set<string>): ProcessProblem[] {
   steps.forEach((step, index) => {
     const at = `steps.${index}`;
     if (step.branchId === null) {
-      for (const field of branchFields) {
+      for (const field of branchOnlyFields) {
         if (step[field] !== null) problems.push({ path: `${at}.${field}`, message: `${field} needs branchId` });
       }
       return;

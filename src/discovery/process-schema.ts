@@ -66,13 +66,10 @@ export const stepSchema = z.object({
   branchRejoinStepId: nullableLabel.meta({
     description: 'The step the branch joins back into; null when it ends the process',
   }),
-  branchOrder: z
-    .number()
-    .int()
-    .min(0)
-    .nullable()
-    .default(null)
-    .meta({ description: 'Order among the branches leaving the same step (required with branchId)' }),
+  branchOrder: z.number().int().min(0).nullable().default(null).meta({
+    description:
+      'Order among the branches leaving the same step (required with branchId); on a main-line step any number is accepted, and omitted it reads as 0',
+  }),
   groupId: nullableLabel,
   inputs: taggedList,
   outputs: taggedList,
@@ -81,6 +78,15 @@ export const stepSchema = z.object({
   departments: taggedList,
   performers: taggedList,
   painPoints: taggedList,
+});
+
+/** A step as the read answers it: branchOrder is always a number (0 on the main line unless given). */
+export const stepReadSchema = stepSchema.extend({
+  branchOrder: z
+    .number()
+    .int()
+    .min(0)
+    .meta({ description: 'Order among the branches leaving the same step; 0 on the main line unless given' }),
 });
 
 export const customEdgeSchema = z.object({
@@ -131,6 +137,7 @@ export const processContentSchema = z.object({
 export type TaggedItem = z.infer<typeof taggedItemSchema>;
 export type DurationRange = z.infer<typeof durationRangeSchema>;
 export type Step = z.infer<typeof stepSchema>;
+export type ReadStep = z.infer<typeof stepReadSchema>;
 export type CustomEdge = z.infer<typeof customEdgeSchema>;
 export type ProcessContent = z.infer<typeof processContentSchema>;
 

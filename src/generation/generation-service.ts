@@ -159,15 +159,18 @@ export class GenerationService {
     return workflow;
   }
 
-  /** `readRequest` parses the body; it is called after the access checks (403 / 404 come before a 400 for the body). */
-  async start(auth: AuthContext, workspaceId: string, readRequest: () => StartRequest): Promise<StartedRun> {
+  /**
+   * `readRequest` parses the body and admits the request (its rate limit); it is called after the
+   * access checks (403 / 404 come before a 400 for the body) and before anything is written.
+   */
+  async start(auth: AuthContext, workspaceId: string, readRequest: () => Promise<StartRequest>): Promise<StartedRun> {
     const workspace = await requireWorkspaceGrant(this.ctx.tenancy, auth, workspaceId, 'workflow:full');
     // Generated steps are inline Python: the same gate as a hand-made workflow with inline source.
     if (!hasGrant(auth, 'code:full'))
       throw DomainError.forbidden('Generation writes inline Python steps, which need Code: Full');
     if (!auth.organizationVerified)
       throw DomainError.forbidden('Generation writes inline Python steps, which need a verified organization');
-    const request = readRequest();
+    const request = await readRequest();
     let workflow: WorkflowRecord | undefined;
     if (request.workflowId) {
       workflow = await this.workflowFor(auth, request.workflowId, 'workflow:full');

@@ -217,6 +217,56 @@ describe('POST /api/v1/integration', () => {
       'inputs.text.allowedTypes.0.typeDefinition',
     ],
     [
+      'a typeDefinition map of 51 entries two levels down (an array of objects)',
+      {
+        actions: [
+          action({
+            outputs: {
+              rows: {
+                ...field('rows'),
+                allowedTypes: [
+                  {
+                    type: 'array',
+                    typeDefinition: {
+                      row: {
+                        ...field('row'),
+                        allowedTypes: [
+                          {
+                            type: 'object',
+                            typeDefinition: Object.fromEntries(
+                              Array.from({ length: 51 }, (_, i) => [`p${i}`, field(`p${i}`)]),
+                            ),
+                          },
+                        ],
+                      },
+                    },
+                  },
+                ],
+              },
+            },
+          }),
+        ],
+      },
+      'outputs.rows.allowedTypes.0.typeDefinition.row.allowedTypes.0.typeDefinition',
+    ],
+    [
+      // Dropped as an unknown key before, the action was saved (201) without its shape or its limit.
+      'a typeDefinition of 51 entries on the field instead of in an allowedTypes entry',
+      {
+        actions: [
+          action({
+            inputs: {
+              text: {
+                ...field('text', ['object']),
+                typeDefinition: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`p${i}`, field(`p${i}`)])),
+              },
+            },
+          }),
+        ],
+      },
+      'body.integration.actions.0.inputs.text.typeDefinition',
+    ],
+    [
       'a typeDefinition on a scalar',
       {
         actions: [

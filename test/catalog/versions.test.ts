@@ -123,6 +123,14 @@ describe('catalog versions and reads', () => {
     const oldVersionId = base.createdActions[0]?.actionVersionId ?? '';
     const refused = await patch(`/api/v1/integration/action/${actionId}`, { action: { code: 'import subprocess\n' } });
     expectError(refused, 400, 'security scan');
+    const wide = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`p${i}`, field(`p${i}`)]));
+    for (const inputs of [
+      { text: { ...field('text', ['object']), allowedTypes: [{ type: 'object', typeDefinition: wide }] } },
+      { text: { ...field('text', ['object']), typeDefinition: wide } },
+    ]) {
+      const tooWide = await patch(`/api/v1/integration/action/${actionId}`, { action: { inputs } });
+      expectError(tooWide, 400, 'typeDefinition');
+    }
     const res = await patch(`/api/v1/integration/action/${actionId}`, {
       action: {
         code: "result['echo'] = input_data['text'].upper()\n",

@@ -259,6 +259,13 @@ describe('code node variable rules', () => {
     );
   });
 
+  it('refuses a typeDefinition sent on the field instead of in an allowedTypes entry', async () => {
+    const misplaced = { ...field('obj', ['object']), typeDefinition: properties(51) };
+    const res = await svc.request('POST', '/api/v1/code', { body: codeBody(withInput(misplaced)) });
+    expectError(res, 400);
+    expect(failedFields(res)).toContain('body.inputs.obj.typeDefinition');
+  });
+
   it('keeps typeDefinition to composite types, one key for an array', async () => {
     const onStr = await post(
       withInput(field('s', ['str'], { allowedTypes: [{ type: 'str', typeDefinition: properties(1) }] })),

@@ -76,12 +76,13 @@ describe('BPMN 2.0 import', () => {
       s.branchRejoinStepId,
       s.branchOrder,
     ]);
+    // branchOrder is a number on every step: 0 on the main line.
     expect(brief).toEqual([
-      [1, 'Task_Register', 'userTask', 'Register invoice', null, null, null, null, null],
+      [1, 'Task_Register', 'userTask', 'Register invoice', null, null, null, null, 0],
       [2, 'Task_CheckPO', 'serviceTask', 'Match purchase order', 'Flow_3', null, 'Task_Register', 'Task_Approve', 0],
       [3, 'Task_CheckContract', 'userTask', 'Check contract terms', 'Flow_4', null, 'Task_Register', 'Task_Approve', 1],
-      [4, 'Task_Approve', 'userTask', 'Approve invoice', null, null, null, null, null],
-      [5, 'Task_Remind', 'sendTask', 'Remind approver', null, null, null, null, null],
+      [4, 'Task_Approve', 'userTask', 'Approve invoice', null, null, null, null, 0],
+      [5, 'Task_Remind', 'sendTask', 'Remind approver', null, null, null, null, 0],
       [6, 'Task_Pay', 'serviceTask', 'Pay supplier', 'Flow_Yes', 'Yes', 'Task_Approve', null, 0],
       [7, 'Task_Reject', 'sendTask', 'Notify supplier of rejection', 'Flow_No', 'No', 'Task_Approve', null, 1],
       [8, 'Task_Archive', 'task', 'Archive invoice', 'Flow_Yes', 'Yes', 'Task_Approve', null, 0],

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processContentSchema } from '../../src/discovery/process-schema.js';
+import { DiscoveryRepo } from '../../src/store/discovery-repo.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createProcess, expectError, processBody, violationPaths } from './support.js';
 
@@ -264,6 +266,43 @@ describe('discovered processes: create, read, update, snapshots', () => {
     expectError(cycle, 400, 'own ancestor');
     expectError(await patch(root, { parentProcessId: root }), 400, 'own ancestor');
     expect((await patch(child, { parentProcessId: null })).body.parentProcessId).toBeNull();
+  });
+
+  it('has a number for branchOrder on every step: 0 on the main line unless given, accepted there on write', async () => {
+    const body = processBody();
+    const [s1, s2, ...rest] = steps(body);
+    // As discovery tools export it: a number on every step, main line included.
+    const created = await post({ ...body, steps: [{ ...s1, branchOrder: 0 }, { ...s2, branchOrder: 3 }, ...rest] });
+    expect(created.status, created.text).toBe(201);
+    expect(steps(created.body).map((s) => [s.id, s.branchOrder])).toEqual([
+      ['s1', 0],
+      ['s2', 3],
+      ['s3', 0],
+      ['s4', 1],
+      ['s5', 0],
+    ]);
+    const id = String(created.body.id);
+    // Omitted on the main line it reads as 0, in the current state and in a snapshot.
+    const patched = await patch(id, { steps: [s1, s2, ...rest] });
+    expect(patched.status, patched.text).toBe(200);
+    const version = await snapshot(id);
+    expect(version.status, version.text).toBe(201);
+    for (const res of [patched, await read(id), await read(id, String(version.body.processVersionId))]) {
+      expect(steps(res.body).map((s) => s.branchOrder)).toEqual([0, 0, 0, 1, 0]);
+    }
+    // A document stored with null (as every main-line step was before) reads as 0 too.
+    const repo = new DiscoveryRepo(svc.service.context.store.db);
+    const stored = await repo.create({
+      organizationId: svc.organizationId,
+      workspaceId: svc.workspaceId,
+      createdBy: svc.userId,
+      content: processContentSchema.parse({ name: 'Old row', steps: [{ id: 'a', name: 'A', branchOrder: null }] }),
+    });
+    expect((await repo.find(stored.id))?.content.steps[0]?.branchOrder).toBeNull();
+    expect(steps((await read(stored.id)).body)[0]?.branchOrder).toBe(0);
+    // The branch rules hold for steps with a branchId: an order is required there.
+    const noOrder = await post({ ...body, steps: [s1, s2, { ...rest[0], branchOrder: null }, ...rest.slice(1)] });
+    expect(violationPaths(noOrder)).toContain('steps.2.branchOrder');
   });
 
   it('reads snapshots back unchanged after the process changed', async () => {

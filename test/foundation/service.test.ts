@@ -68,6 +68,11 @@ describe('service basics over HTTP', () => {
     const paths = doc.body.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>;
     expect(paths['/admin/keys/{keyId}/revoke']?.post?.responses).toHaveProperty('204');
     expect(paths['/readyz']?.get).toBeDefined();
+    // The contract's typeDefinition limit is in the document, not only in the validation.
+    const schemas = (doc.body.components as { schemas: Record<string, { properties?: Record<string, unknown> }> })
+      .schemas;
+    const allowedTypes = schemas.CatalogFieldInput?.properties?.allowedTypes as { items: Record<string, unknown> };
+    expect(JSON.stringify(allowedTypes.items)).toContain('"typeDefinition":{"maxProperties":50');
     const page = await svc.request('GET', '/docs/', { key: null });
     expect(page.status).toBe(200);
     expect(page.text).toContain('swagger');

@@ -101,6 +101,13 @@ export function typeDefinitionDepth(field: unknown): number {
 
 const shortText = z.string().min(1).max(fieldLimits.name);
 
+/** A key of an allowedTypes entry sent on the field itself: refused with where it belongs. */
+const misplaced = (key: string) =>
+  z
+    .never({ error: `${key} belongs inside an allowedTypes entry (next to its type), not on the field` })
+    .optional()
+    .meta({ description: `Not here: ${key} goes inside an allowedTypes entry` });
+
 export const catalogAllowedTypeSchema = z
   .object({
     type: z.enum(catalogFieldTypes),
@@ -111,10 +118,12 @@ export const catalogAllowedTypeSchema = z
         .refine((map) => Object.keys(map).length <= fieldLimits.typeDefinitionEntries, {
           message: `typeDefinition has at most ${fieldLimits.typeDefinitionEntries} entries`,
         })
-        .optional()
         .meta({
+          // zod has no size check for a record that the JSON Schema would carry; the refine above enforces it.
+          maxProperties: fieldLimits.typeDefinitionEntries,
           description: `Inner shape of a composite type; each value is a field definition; max ${fieldLimits.typeDefinitionEntries} entries, ${fieldLimits.typeDefinitionDepth} levels deep`,
-        });
+        })
+        .optional();
     },
     typeDefinitionEnforced: z.boolean().optional(),
   })
@@ -164,6 +173,9 @@ export const catalogFieldSchema: z.ZodType<CatalogField> = z
       .optional()
       .meta({ description: 'Field object keys the builder locks' }),
     isRemovable: z.boolean().default(true).meta({ description: 'When false the builder hides the remove affordance' }),
+    // Placed beside allowedTypes these would be dropped as unknown keys and the field saved without its shape.
+    typeDefinition: misplaced('typeDefinition'),
+    typeDefinitionEnforced: misplaced('typeDefinitionEnforced'),
   })
   .superRefine((field, ctx) => {
     if (field.default === undefined) return;

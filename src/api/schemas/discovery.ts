@@ -5,7 +5,7 @@ import {
   milestoneSchema,
   processContentSchema,
   processUpdateSchema,
-  stepSchema,
+  stepReadSchema,
   taggedItemSchema,
 } from '../../discovery/process-schema.js';
 import { uuid } from './common.js';
@@ -49,7 +49,7 @@ export const discoveredProcessSchema = z
     branchCount: z.number().int().meta({ description: 'Number of distinct branchIds among the steps' }),
     processOrigin: z.string().nullable(),
     parentProcessId: z.string().nullable(),
-    steps: z.array(stepSchema),
+    steps: z.array(stepReadSchema),
     customEdges: z.array(customEdgeSchema),
     processInputs: z.array(taggedItemSchema),
     processOutputs: z.array(taggedItemSchema),
