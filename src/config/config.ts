@@ -132,7 +132,7 @@ export const configSchema = z.object({
     maxFileBytes: z.coerce.number().int().min(1024),
   }),
   outbound: z.object({
-    /** CIDRs of private/loopback ranges tenant-supplied URLs may reach; metadata and link-local stay refused. */
+    /** CIDRs tenant-supplied URLs may reach although private, special-purpose or this host's own; metadata and link-local stay refused. */
     allowCidrs: z.string().refine((v) => {
       try {
         new CidrList(v);
