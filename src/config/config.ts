@@ -1,7 +1,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { parseCidrList } from '../net/outbound.js';
+import { CidrList } from '../net/address-ranges.js';
 import { projectRoot } from './paths.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -146,10 +146,10 @@ export const configSchema = z.object({
     maxFileBytes: z.coerce.number().int().min(1024),
   }),
   outbound: z.object({
-    /** CIDRs of private/loopback ranges tenant-supplied URLs may reach; metadata and link-local stay refused. */
+    /** CIDRs tenant-supplied URLs may reach although private, special-purpose or this host's own; metadata and link-local stay refused. */
     allowCidrs: z.string().refine((v) => {
       try {
-        parseCidrList(v);
+        new CidrList(v);
         return true;
       } catch {
         return false;

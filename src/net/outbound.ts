@@ -1,6 +1,9 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, connect as netConnect, isIP, type Socket } from 'node:net';
+import { connect as netConnect, type Socket } from 'node:net';
 import got, { RequestError, type Got } from 'got';
+import { CidrList, alwaysRefused, privateRanges, specialPurposeRanges } from './address-ranges.js';
+import { HostAddresses } from './host-addresses.js';
+import { canonicalIp, checkedAs, type IpAddress } from './ip-address.js';
 import { pinnedAgents, pinnedLookup, type KeepAliveOptions } from './pinned-agents.js';
 
 /** Resolves a host name to all its addresses (node's dns.lookup by default; tests inject their own). */
@@ -24,82 +27,12 @@ export class OutboundRefusedError extends Error {
   }
 }
 
-/** Never reachable, whatever the operator allows: link-local, cloud metadata, unspecified, multicast, broadcast. */
-const alwaysRefused = new BlockList();
-alwaysRefused.addSubnet('169.254.0.0', 16, 'ipv4');
-alwaysRefused.addSubnet('0.0.0.0', 8, 'ipv4');
-alwaysRefused.addSubnet('224.0.0.0', 4, 'ipv4');
-alwaysRefused.addSubnet('240.0.0.0', 4, 'ipv4');
-alwaysRefused.addAddress('100.100.100.200', 'ipv4');
-alwaysRefused.addSubnet('fe80::', 10, 'ipv6');
-alwaysRefused.addSubnet('ff00::', 8, 'ipv6');
-alwaysRefused.addAddress('::', 'ipv6');
-alwaysRefused.addAddress('fd00:ec2::254', 'ipv6');
-
-/** Refused unless the operator allows them: loopback, RFC 1918, CGNAT, unique-local IPv6. */
-const privateRanges = new BlockList();
-privateRanges.addSubnet('127.0.0.0', 8, 'ipv4');
-privateRanges.addSubnet('10.0.0.0', 8, 'ipv4');
-privateRanges.addSubnet('172.16.0.0', 12, 'ipv4');
-privateRanges.addSubnet('192.168.0.0', 16, 'ipv4');
-privateRanges.addSubnet('100.64.0.0', 10, 'ipv4');
-privateRanges.addAddress('::1', 'ipv6');
-privateRanges.addSubnet('fc00::', 7, 'ipv6');
-
-/** Parses `a.b.c.d/n, x::/n` into a BlockList; throws with the bad entry named. */
-export function parseCidrList(list: string): BlockList {
-  const allowed = new BlockList();
-  for (const entry of list
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)) {
-    const [address = '', bitsText] = entry.split('/');
-    const family = isIP(address);
-    const bits = bitsText === undefined ? (family === 6 ? 128 : 32) : Number(bitsText);
-    if (family === 0 || !Number.isInteger(bits) || bits < 0 || bits > (family === 6 ? 128 : 32))
-      throw new Error(`not a CIDR: ${entry}`);
-    allowed.addSubnet(address, bits, family === 6 ? 'ipv6' : 'ipv4');
-  }
-  return allowed;
-}
-
-/** The eight 16-bit groups of an IPv6 literal (a trailing dotted quad allowed), or null. */
-function ipv6Groups(address: string): number[] | null {
-  if (isIP(address) !== 6) return null;
-  let text = address.split('%')[0] ?? '';
-  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (quad) {
-    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head = '', tail] = text.split('::');
-  const parse = (part: string) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []);
-  const [left, right] = [parse(head), parse(tail ?? '')];
-  return tail === undefined ? left : [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
-}
-
-const dotted = (hi: number, lo: number): string => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-
-/**
- * The IPv4 addresses an IPv6 address carries and reaches through a
- * translator: IPv4-mapped and -compatible (::ffff:a.b.c.d, ::a.b.c.d), NAT64
- * (64:ff9b::/96), 6to4 (2002::/16) and Teredo (2001::/32: server and
- * obfuscated client). Each is checked like a plain IPv4 destination.
- */
-function embeddedIpv4(groups: number[]): string[] {
-  const g = (i: number) => groups[i] ?? 0;
-  const zeroUntil = (n: number) => groups.slice(0, n).every((x) => x === 0);
-  if (zeroUntil(5) && (g(5) === 0xffff || (g(5) === 0 && (g(6) !== 0 || g(7) > 1)))) return [dotted(g(6), g(7))];
-  if (g(0) === 0x64 && g(1) === 0xff9b && groups.slice(2, 6).every((x) => x === 0)) return [dotted(g(6), g(7))];
-  if (g(0) === 0x2002) return [dotted(g(1), g(2))];
-  if (g(0) === 0x2001 && g(1) === 0) return [dotted(g(2), g(3)), dotted(g(6) ^ 0xffff, g(7) ^ 0xffff)];
-  return [];
-}
-
 export interface OutboundOptions {
-  /** Private/loopback ranges the operator allows (never widens the always-refused ones). */
+  /** Private, special-purpose and host addresses the operator allows (never widens the always-refused ones). */
   allowCidrs?: string;
   resolve?: Resolver;
+  /** This machine's own addresses (tests pass a reader of their own). */
+  hostAddresses?: HostAddresses;
   /** Connection reuse (tests shorten the idle time). */
   keepAlive?: KeepAliveOptions;
 }
@@ -110,6 +43,25 @@ export interface OutboundOptions {
  * tenant's slow endpoint queue another's requests on the same host (as Node's own agent, none).
  */
 const defaultKeepAlive: KeepAliveOptions = { idleMs: 1000, maxSocketsPerAddress: Infinity, maxIdlePerAddress: 16 };
+
+/**
+ * What is known of an address without looking at the host's interfaces: refused whatever the
+ * allowlist says (or not an address at all), or the addresses it is checked as (ip-address.ts:
+ * itself, or the IPv4 ones it stands for or carries) and whether a private or special-purpose
+ * range the allowlist does not cover refuses it.
+ */
+type Verdict =
+  | { readonly fixed: Refusal }
+  | {
+      readonly fixed: null;
+      readonly self: IpAddress;
+      readonly checkedAs: readonly IpAddress[];
+      readonly ranges: Refusal | null;
+    };
+
+/** How a refusal names an IPv4 address an IPv6 one stood for or carried. */
+const carrying = (self: IpAddress, candidate: IpAddress): string =>
+  candidate.family === self.family ? '' : ` (it carries ${candidate.address})`;
 
 /** Addresses whose verdict is remembered; the oldest is forgotten beyond this. */
 const rememberedAddresses = 1000;
@@ -149,15 +101,17 @@ const defaultResolve: Resolver = (hostname) =>
  * that same address; no redirects; a timeout and a cap on the answer read.
  */
 export class Outbound {
-  private readonly allowed: BlockList;
+  private readonly allowed: CidrList;
   private readonly resolve: Resolver;
-  private readonly refusals = new Map<string, Refusal | null>();
+  private readonly hostAddresses: HostAddresses;
+  private readonly verdicts = new Map<string, Verdict>();
   /** got with this policy's fixed options merged once, not at every request. */
   private readonly client: Got;
 
   constructor(options: OutboundOptions = {}) {
-    this.allowed = parseCidrList(options.allowCidrs ?? '');
+    this.allowed = new CidrList(options.allowCidrs ?? '');
     this.resolve = options.resolve ?? defaultResolve;
+    this.hostAddresses = options.hostAddresses ?? new HostAddresses();
     this.client = got.extend({
       agent: pinnedAgents(options.keepAlive ?? defaultKeepAlive),
       retry: { limit: 0 },
@@ -167,42 +121,65 @@ export class Outbound {
   }
 
   /**
-   * Why the address is refused, or null when it may be reached. The answer
-   * depends on the address and this policy alone, which never changes, so it
-   * is remembered: a BlockList check costs a SocketAddress each time.
+   * Why the address is refused, or null when it may be reached. In order: a range never
+   * reachable; an address of this host; a private or special-purpose range the operator has
+   * not allowed. The host's addresses change, so they are looked up at each decision; the rest
+   * depends on the address and this policy alone and is remembered (BlockList checks cost a
+   * SocketAddress each).
    */
   refusal(ip: string): Refusal | null {
-    const known = this.refusals.get(ip);
-    if (known !== undefined) return known;
-    const found = this.findRefusal(ip);
-    if (this.refusals.size >= rememberedAddresses) this.refusals.delete(this.refusals.keys().next().value as string);
-    this.refusals.set(ip, found);
+    const verdict = this.verdict(ip);
+    if (verdict.fixed) return verdict.fixed;
+    for (const candidate of verdict.checkedAs) {
+      const owner = this.hostAddresses.interfaceOf(candidate);
+      if (owner && !this.allowed.has(candidate))
+        return {
+          reason: 'private',
+          message: `${ip} is an address of this host (${owner})${carrying(verdict.self, candidate)}`,
+        };
+    }
+    return verdict.ranges;
+  }
+
+  private verdict(ip: string): Verdict {
+    const known = this.verdicts.get(ip);
+    if (known) return known;
+    const found = this.findVerdict(ip);
+    if (this.verdicts.size >= rememberedAddresses) this.verdicts.delete(this.verdicts.keys().next().value as string);
+    this.verdicts.set(ip, found);
     return found;
   }
 
-  private findRefusal(ip: string): Refusal | null {
-    const groups = ipv6Groups(ip.toLowerCase());
-    const carried = groups ? embeddedIpv4(groups) : [];
-    for (const [address, family] of [
-      [ip.toLowerCase(), groups ? 'ipv6' : 'ipv4'] as const,
-      ...carried.map((a) => [a, 'ipv4'] as const),
-    ]) {
-      const via = address === ip.toLowerCase() ? '' : ` (it carries ${address})`;
-      if (alwaysRefused.check(address, family))
-        return {
+  private findVerdict(ip: string): Verdict {
+    const canonical = canonicalIp(ip);
+    if (!canonical) return { fixed: { reason: 'invalid', message: `${ip} is not an IP address` } };
+    const candidates = checkedAs(canonical);
+    let ranges: Refusal | null = null;
+    for (const candidate of candidates) {
+      const via = carrying(canonical, candidate);
+      const never = alwaysRefused.find(candidate);
+      if (never) {
+        const message = `${ip} is a link-local, metadata, unspecified or multicast address (${never.name} ${never.cidr})${via}`;
+        return { fixed: { reason: 'reserved', message } };
+      }
+      if (ranges || this.allowed.has(candidate)) continue;
+      if (privateRanges.find(candidate))
+        ranges = { reason: 'private', message: `${ip} is a private or loopback address${via}` };
+      const special = specialPurposeRanges.find(candidate);
+      if (!ranges && special)
+        ranges = {
           reason: 'reserved',
-          message: `${ip} is a link-local, metadata, unspecified or multicast address${via}`,
+          message: `${ip} is a special-purpose address, not globally reachable (${special.name} ${special.cidr})${via}`,
         };
-      if (privateRanges.check(address, family) && !this.allowed.check(address, family))
-        return { reason: 'private', message: `${ip} is a private or loopback address${via}` };
     }
-    return null;
+    return { fixed: null, self: canonical, checkedAs: candidates, ranges };
   }
 
-  /** Resolves the host (an IP literal as is) and checks every address; the one to connect to. Throws OutboundRefusedError. */
+  /** Resolves the host (an IP literal as is, in any spelling) and checks every address; the one to connect to. Throws OutboundRefusedError. */
   async checkHost(host: string): Promise<LookupAddress> {
+    const literal = canonicalIp(host);
     let addresses: LookupAddress[];
-    if (isIP(host)) addresses = [{ address: host, family: isIP(host) }];
+    if (literal) addresses = [{ address: literal.address, family: literal.family === 'ipv6' ? 6 : 4 }];
     else {
       try {
         addresses = await this.resolve(host);
@@ -213,8 +190,7 @@ export class Outbound {
     if (addresses.length === 0) throw new OutboundRefusedError(`host ${host} does not resolve`, 'unresolvable');
     for (const a of addresses) {
       const why = this.refusal(a.address);
-      if (why)
-        throw new OutboundRefusedError(isIP(host) ? why.message : `${host} resolves to ${why.message}`, why.reason);
+      if (why) throw new OutboundRefusedError(literal ? why.message : `${host} resolves to ${why.message}`, why.reason);
     }
     return addresses[0] as LookupAddress;
   }

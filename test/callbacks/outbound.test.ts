@@ -85,13 +85,14 @@ describe('outbound policy', () => {
     const hook = new Receiver();
     const port = await hook.listen();
     try {
-      // First answer public (passes the check), every later answer loopback: a rebinding resolver.
+      // First answer allowed (passes the check; nothing listens there), every later answer the
+      // receiver's refused address: a rebinding resolver. Loopback only: tests send nowhere else.
       let calls = 0;
       const resolve: Resolver = async (): Promise<LookupAddress[]> => {
         calls += 1;
-        return [{ address: calls === 1 ? '192.0.2.1' : '127.0.0.1', family: 4 }];
+        return [{ address: calls === 1 ? '127.0.0.2' : '127.0.0.1', family: 4 }];
       };
-      const outbound = new Outbound({ resolve });
+      const outbound = new Outbound({ allowCidrs: '127.0.0.2/32', resolve });
       await expect(
         outbound.request(`http://rebind.example:${port}/`, { timeoutMs: 1500, maxResponseBytes: 100 }),
       ).rejects.toThrow();

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { Graph, createWorkflow, execute, initiate, startCase, waitForEnd } from '../cases/support.js';
 import { makeKey } from '../files/support.js';
+import { ownUrlHost } from '../support/host-address.js';
 import { Receiver } from './receiver.js';
 
 async function echoWorkflow(svc: TestService): Promise<string> {
@@ -30,15 +31,20 @@ describe('callbackUrl under the outbound policy, as an attacker', () => {
     ['cloud metadata', 'http://169.254.169.254/latest/meta-data/'],
     ['a name resolving to loopback', 'http://localhost:8233/'],
     ['an IPv4-mapped loopback', 'http://[::ffff:7f00:1]/'],
-    ['a private range', 'http://10.0.0.5/hook'],
-  ])('refuses %s with 400 at execute and leaves the case PENDING', async (_name, callbackUrl) => {
+    ['a private range', 'http://10.0.0.5/hook', /private or loopback/],
+    // Decided before any connection: the test never sends to this machine's non-loopback address.
+    ["this machine's own (eth0) address", `http://${ownUrlHost()}:8080/hook`, /is an address of this host/],
+    ['a benchmarking address', 'http://198.18.0.1/hook', /special-purpose .*198\.18\.0\.0\/15/],
+    ['an IETF protocol address in decimal', 'http://3221225480/hook', /special-purpose .*192\.0\.0\.0\/24/],
+    ['a 6to4 form of TEST-NET-1', 'http://[2002:c000:201::1]/hook', /carries 192\.0\.2\.1/],
+  ])('refuses %s with 400 at execute and leaves the case PENDING', async (_name, callbackUrl, why?: RegExp) => {
     const caseId = await initiate(svc, { workflowId });
     const res = await execute(svc, caseId, { inputs: { greeting: 'x' }, callbackUrl });
     expect(res.status, res.text).toBe(400);
     expect(res.body).toMatchObject({
       statusCode: 400,
       errorCode: 'VALIDATION_ERROR',
-      metadata: { fields: [{ field: 'body.callbackUrl' }] },
+      metadata: { fields: [{ field: 'body.callbackUrl', message: expect.stringMatching(why ?? /./) }] },
     });
     expect((await svc.request('GET', `/api/v1/case/${caseId}/status`)).body.status).toBe('PENDING');
     expect((await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body).toEqual({ caseId, deliveries: [] });

@@ -8,6 +8,7 @@ import { newCaller } from '../code/support.js';
 import { oauthRefreshWorkflowId, type OAuthRefreshStatus } from '../../src/connections/oauth-types.js';
 import { withTokens } from '../../src/connections/oauth-credential.js';
 import { createLogger } from '../../src/logging/logger.js';
+import { ownUrlHost } from '../support/host-address.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { FakeOAuthProvider } from './fake-oauth-provider.js';
 import {
@@ -282,13 +283,17 @@ describe('as an attacker', () => {
     expect((await checkToken(svc, started.connectionToken)).body.status).toBe('pending');
   });
 
-  it('a token URL at an internal address is refused by the outbound policy: failed, never called', async () => {
+  it.each([
+    ['a metadata address', 'http://169.254.169.254/latest/meta-data/token', 'link-local'],
+    // Refused at the policy's decision: nothing is sent to the machine's non-loopback address.
+    ["this machine's own (eth0) address", `http://${ownUrlHost()}:8080/token`, 'is an address of this host'],
+  ])('a token URL at %s is refused by the outbound policy: failed, never called', async (_name, tokenUrl, why) => {
     const inputs = provider.templateInputs();
     const internal = await authorIntegration(svc, svc.key, {
       authType: 'oauth',
       inputs: {
         ...inputs,
-        token_url: { ...(inputs.token_url as object), default: 'http://169.254.169.254/latest/meta-data/token' },
+        token_url: { ...(inputs.token_url as object), default: tokenUrl },
       },
     });
     const res = await connect(svc, connection(internal, svc.workspaceId, { credentialData: clientPair() }));
@@ -296,6 +301,7 @@ describe('as an attacker', () => {
     const page = await consentByHttp(String(res.body.authorizationUrl), 'allow');
     expect(page.outcome, page.html).toBe('failed');
     expect(page.html).toContain('outbound policy');
+    expect(page.html).toContain(why);
     expect((await checkToken(svc, String(res.body.connectionToken))).body).toEqual({
       status: 'failed',
       ...noConnection,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ownUrlHost } from '../support/host-address.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { authorIntegration, connect, connection, historyText, localServer, type LocalServer } from './support.js';
 
@@ -98,6 +99,15 @@ describe('smoke test', () => {
     const metadata = await smoke('http://169.254.169.254/latest/meta-data');
     expect(metadata).toMatchObject({ testPassed: false });
     expect(metadata.testError).toMatch(/^Refused by the outbound policy: .*link-local/);
+  });
+
+  it("an endpoint at this machine's own (eth0) address or a special-purpose range is refused by the policy, not attempted", async () => {
+    // Refused at the policy's decision: nothing is sent to the machine's non-loopback address.
+    const own = await smoke(`http://${ownUrlHost()}:${new URL(server.url).port}/ok`);
+    expect(own).toMatchObject({ testPassed: false });
+    expect(own.testError).toMatch(/^Refused by the outbound policy: \S+ is an address of this host \(\S+\)$/);
+    const benchmarking = await smoke('http://198.18.0.1/ok');
+    expect(benchmarking.testError).toMatch(/^Refused by the outbound policy: .*special-purpose.*198\.18\.0\.0\/15/);
   });
 
   it('applies bearer tokens and custom headers as the authType says; testInputData is POSTed as JSON', async () => {

@@ -10,6 +10,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import type { Resolver } from '../../src/net/outbound.js';
+import { ownAddresses } from '../support/host-address.js';
 import type { PythonRunnerPool } from '../../src/python/pool.js';
 import { createPool, failed, main } from './pool-helpers.js';
 
@@ -172,6 +173,27 @@ describe('egress through the outbound policy', () => {
       /169\.254\.169\.254:80 refused by the caseflow outbound policy: .*link-local, metadata/,
     );
     expect(allowing.stats().egress.refused.reserved).toBeGreaterThanOrEqual(1);
+  });
+
+  test("this machine's own (eth0) addresses and special-purpose ranges are refused by the policy, in any spelling", async () => {
+    // Refused at the proxy's decision: nothing is sent to the machine's non-loopback addresses.
+    for (const address of ownAddresses()) {
+      const r = await run(allowing, get(address.includes(':') ? `[${address}]` : address, 80));
+      expect(failed(r).message, address).toMatch(
+        /refused by the caseflow outbound policy: \S+ is an address of this host \(\S+\)$/,
+      );
+    }
+    for (const [host, why] of <Array<[string, string]>>[
+      ['198.18.0.1', 'benchmarking 198.18.0.0/15'],
+      ['3221225985', 'TEST-NET-1'], // 192.0.2.1 as one decimal number
+      ['0x7f.1', 'private or loopback'], // 127.0.0.1, the strict pool
+      ['[2001:db8::1%eth0]', 'documentation 2001:db8::/32'], // http.client takes IPv6 in brackets
+      ['[::ffff:c612:1]', 'it carries 198.18.0.1'],
+    ]) {
+      const r = await run(strict, get(host, 80));
+      expect(failed(r).message, host).toMatch(/refused by the caseflow outbound policy/);
+      expect(failed(r).message, host).toContain(why);
+    }
   });
 
   test('a name resolving to a private address is refused (resolved by the proxy, not in the sandbox)', async () => {
