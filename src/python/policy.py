@@ -104,8 +104,8 @@ class Guard:
             raise AttributeError(f"access to attribute '{name}' is not allowed in caseflow code")
 
     def getattr(self, obj, name, *default):
-        """The builtin getattr of user code, and what `x.format` compiles to: refuses what the
-        policy refuses, and hands out str's format methods only as their checked stand-ins."""
+        """The builtin getattr of user code (and how `s.format` is read for a str `s`): refuses what
+        the policy refuses, and hands out str's format methods only as their checked stand-ins."""
         self.check_attr(name)
         return self.formats.guard(name, _getattr(obj, name, *default))
 
@@ -181,7 +181,7 @@ class Guard:
             b.pop(name, None)
         b["__import__"] = self.guarded_import
         b["getattr"] = self.getattr
-        b[hardening.ATTR_HOOK] = self.getattr
+        b[hardening.RECEIVER_HOOK] = hardening.format_receiver(self.getattr)
         b["setattr"] = setattr_
         b["delattr"] = delattr_
         b["hasattr"] = hasattr_
