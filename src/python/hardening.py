@@ -7,11 +7,13 @@ operator.attrgetter/methodcaller (policy.Guard), and here the rest of the family
 (`str.format`, `str.format_map`, `string.Formatter` and its subclasses, `collections.UserString`),
 `functools.update_wrapper`'s name lists and typing's evaluation of string annotations.
 
-This is policy for clear errors, not the boundary (the OS layers are). Patching stdlib classes is
-fine here: each child is a throwaway fork, and the patches are made before any user code runs.
+This is policy for clear errors, not the boundary (the OS layers are). The stdlib is patched once
+per server, before the zygote forks: the checks are the same for every call, and writing to
+preloaded classes in each child would copy their pages (about 0.15-0.25 ms a call, measured).
 """
 import _string
 import ast
+import builtins
 import collections
 import functools
 import string
@@ -138,9 +140,11 @@ def compile_user_code(source):
     return compile(tree, "<code>", "exec", dont_inherit=True)
 
 
-def harden_stdlib(fields, safe_format, check_attr, user_globals):
-    """Patches, in this child only, the stdlib helpers that resolve attribute names or evaluate
-    strings: they get the same checks as the guarded getattr."""
+def install(blocked_attrs, check_attr):
+    """Patches the stdlib helpers that resolve attribute names or evaluate strings with the same
+    checks as the guarded getattr; returns the checked str.format the guards hand out."""
+    fields = FieldPolicy(blocked_attrs)
+    safe_format = SafeFormat(fields)
     get_field = string.Formatter.get_field
 
     def guarded_get_field(formatter, field_name, args, kwargs):
@@ -173,14 +177,18 @@ def harden_stdlib(fields, safe_format, check_attr, user_globals):
     functools.update_wrapper = guarded_update_wrapper
 
     real_eval = eval
+    real_builtins = (builtins, builtins.__dict__)
 
     def guarded_eval(code, globalns, localns):
-        """typing's only eval (ForwardRef._evaluate): a string annotation is evaluated in the
-        code's own namespace (its builtins are the guarded ones), never in a module's."""
-        if globalns is not user_globals:
+        """typing's only eval (ForwardRef._evaluate). A module's namespace (`module=`) has the real
+        builtins and maybe `os`; a dict without `__builtins__` would get the real ones from eval.
+        The code's own globals (or a dict of its own builtins) have nothing of that."""
+        own = globalns.get("__builtins__") if isinstance(globalns, dict) else None
+        if own is None or own in real_builtins:
             raise RuntimeError("caseflow code may evaluate string annotations only in its own namespace")
         fields.check_code(code)
         return real_eval(code, globalns, localns)
 
     # A module global shadows the builtin for typing's own code.
     typing.eval = guarded_eval
+    return safe_format

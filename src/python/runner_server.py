@@ -25,6 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import egress  # noqa: E402
+import hardening  # noqa: E402
 import harness  # noqa: E402
 import policy as policy_mod  # noqa: E402
 import sandbox_os  # noqa: E402
@@ -83,6 +84,8 @@ class Server:
         self.errors = []
         self.scratch = Scratch(init.get("scratch") or {})
         self.preload()
+        # Before the zygote forks: every child inherits the patched stdlib (hardening.py).
+        self.formats = hardening.install(self.policy.blocked_attrs, self.policy.check_attr)
         self.abi = sandbox_os.landlock_abi()
         self.landlock = None
         self.seccomp_ok = False
@@ -568,7 +571,7 @@ class Child:
 
     def execute(self):
         network = bool(self.req.get("network"))
-        guard = policy_mod.Guard(policy_mod.Policy(self.s.policy_data, network))
+        guard = policy_mod.Guard(policy_mod.Policy(self.s.policy_data, network), self.s.formats)
         out, err, logs = harness.CappedWriter(), harness.CappedWriter(), []
         sys.stdout, sys.stderr = out, err
         if network and self.s.egress_socket:
