@@ -337,10 +337,8 @@ class Scratch:
     def __init__(self, config):
         self.mb = int(config.get("mb") or 64)
         slots = max(1, int(config.get("slots") or 1))
-        prefix = config.get("prefix")
-        if prefix is None:  # unsandboxed: plain directories on the host, bounded only by RLIMIT_FSIZE per file
-            prefix = f"/tmp/caseflow-scratch-{os.getpid()}/"
-        self.dirs = [f"{prefix}{k}" for k in range(slots)]
+        # Mount points when sandboxed; unsandboxed, plain directories bounded only by RLIMIT_FSIZE per file.
+        self.dirs = [f"{config['prefix']}{k}" for k in range(slots)]
         for d in self.dirs:
             os.makedirs(d, 0o700, exist_ok=True)
             os.chmod(d, 0o700)
