@@ -157,6 +157,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       defaultTimeoutMs: config.python.defaultTimeoutMs,
       maxQueuedPerOrganization: config.python.maxQueuedPerOrganization,
       maxQueued: config.python.maxQueued,
+      scratchMb: config.python.scratchMb,
       // Python egress obeys the same operator allowlist as every other tenant-supplied destination.
       egress: { allowCidrs: config.outbound.allowCidrs },
       metricsRegistry: metrics.registry,

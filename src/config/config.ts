@@ -89,6 +89,8 @@ export const configSchema = z.object({
     maxQueuedPerOrganization: z.coerce.number().int().min(1),
     /** Calls waiting for a runner in all, the last guard. */
     maxQueued: z.coerce.number().int().min(1),
+    /** Scratch space of one Python call in MB: its own tmpfs, emptied when the call ends. */
+    scratchMb: z.coerce.number().int().min(1).max(4096),
   }),
   secrets: z.object({ masterKey: z.string().min(1).optional(), keyFile: z.string().min(1).optional() }),
   files: z.object({
@@ -233,6 +235,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_PYTHON_TIMEOUT_MS: 'python.defaultTimeoutMs',
   CASEFLOW_PYTHON_MAX_QUEUED_PER_ORG: 'python.maxQueuedPerOrganization',
   CASEFLOW_PYTHON_MAX_QUEUED: 'python.maxQueued',
+  CASEFLOW_PYTHON_SCRATCH_MB: 'python.scratchMb',
   CASEFLOW_MASTER_KEY: 'secrets.masterKey',
   CASEFLOW_MASTER_KEY_FILE: 'secrets.keyFile',
   CASEFLOW_FILE_STORAGE: 'files.storage',

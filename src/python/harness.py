@@ -7,8 +7,11 @@ SDK object `caseflow` injected into main's globals only for the call) and
 """
 import base64
 import datetime
+import errno
 import json
 import types
+
+import hardening
 
 SDK_NAME = "caseflow"
 OUTPUT_CAP = 1 << 20  # stdout, stderr and outputs JSON: 1 MB each
@@ -223,7 +226,7 @@ def describe(exc, source_lines):
 PRIVILEGED = frozenset({format_tb.__code__})
 
 
-def execute(req, guard, stdout, stderr, logs):
+def execute(req, guard, stdout, stderr, logs, scratch_mb):
     """Returns the outputs dict, or raises UserError."""
     source = req.get("source", "")
     source_lines = source.splitlines()
@@ -232,7 +235,7 @@ def execute(req, guard, stdout, stderr, logs):
     if not isinstance(inputs, dict):
         raise UserError("error", "inputs must be an object")
     try:
-        code = compile(source, "<code>", "exec", dont_inherit=True)
+        code = hardening.compile_user_code(source)
     except SyntaxError as e:
         raise UserError("error", f"SyntaxError: {e.msg} (line {e.lineno})")
     g = {"__name__": "__caseflow__", "__builtins__": guard.builtins()}
@@ -262,6 +265,11 @@ def execute(req, guard, stdout, stderr, logs):
         raise UserError("limit", "memory limit exceeded")
     except RecursionError as e:
         message, tb = describe(e, source_lines)
+        raise UserError("error", message, tb)
+    except OSError as e:
+        message, tb = describe(e, source_lines)
+        if e.errno == errno.ENOSPC:  # the call's own tmpfs is full: say whose limit it is
+            raise UserError("limit", f"{message} (this call's scratch space is limited to {scratch_mb} MB)", tb)
         raise UserError("error", message, tb)
     except BaseException as e:  # SystemExit and KeyboardInterrupt included: user code is not trusted
         message, tb = describe(e, source_lines)

@@ -16,12 +16,35 @@ export interface LaunchOptions {
   sandboxed: boolean;
   /** Directory of the egress proxy's socket, bound at /egress for network servers. */
   egressDir: string;
+  /** Calls a server runs at once: each gets a scratch tmpfs of its own. */
+  scratchSlots: number;
+  /** Size of each call's scratch tmpfs. */
+  scratchMb: number;
   uid?: number;
   gid?: number;
 }
 
 /** Where a sandboxed network server finds the egress proxy. */
 export const SANDBOX_EGRESS_DIR = '/egress';
+
+/** Slot k of a sandboxed server's scratch space is the tmpfs at `${SANDBOX_SCRATCH_PREFIX}${k}`. */
+export const SANDBOX_SCRATCH_PREFIX = '/tmp/scratch-';
+
+/** /tmp itself only holds the scratch mount points: nothing but the server may write to it. */
+const TMP_BYTES = 1024 * 1024;
+
+/**
+ * One size-limited tmpfs per call slot: a call filling its scratch gets ENOSPC at its own
+ * limit and never takes space from another call; the server empties a slot when its call ends.
+ */
+function scratchMounts(slots: number, mb: number): string[] {
+  return Array.from({ length: slots }, (_, k) => [
+    '--size',
+    String(mb * 1024 * 1024),
+    '--tmpfs',
+    `${SANDBOX_SCRATCH_PREFIX}${k}`,
+  ]).flat();
+}
 
 const PYTHON_ARGS = ['-I', '-S', '-B'];
 
@@ -43,8 +66,8 @@ function topLevelLinks(): string[] {
 /**
  * bwrap: every namespace new (the network one too: no interface but an
  * unused loopback), empty environment, read-only /usr and libraries, only the
- * /etc files Python needs, a private tmpfs /tmp for scratch dirs, and the
- * runner read-only at /runner. Network servers also get the CA bundle and the
+ * /etc files Python needs, a tmpfs per call slot for scratch space (under a
+ * tiny /tmp), and the runner read-only at /runner. Network servers also get the CA bundle and the
  * egress proxy's socket directory at /egress, their only way out. The Python
  * server adds Landlock and seccomp per child.
  */
@@ -77,9 +100,10 @@ export function buildLaunch(o: LaunchOptions): LaunchSpec {
     '--dev',
     '/dev',
     '--size',
-    String(256 * 1024 * 1024),
+    String(TMP_BYTES),
     '--tmpfs',
     '/tmp',
+    ...scratchMounts(o.scratchSlots, o.scratchMb),
     '--ro-bind',
     o.runnerDir,
     '/runner',

@@ -10,8 +10,11 @@ import operator
 import sys
 import types
 
+import hardening
+
 _ModuleType = types.ModuleType
 _real_import = builtins.__import__
+_getattr = builtins.getattr
 
 
 class Policy:
@@ -24,6 +27,14 @@ class Policy:
         self.blocked = set(data.get("blockedModules", [])) - (self.network_modules if network else set())
         self.blocked_calls = set(data.get("blockedCalls", []))
         self.blocked_attrs = frozenset(data.get("blockedAttributes", []))
+
+    def refuses_attr(self, name):
+        """Blocked attributes and every dunder but the plain ones (`__name__`, `__len__`, …)."""
+        return name in self.blocked_attrs or (hardening.is_dunder(name) and name not in _SAFE_DUNDERS)
+
+    def check_attr(self, name):
+        if isinstance(name, str) and self.refuses_attr(name):
+            raise AttributeError(f"access to attribute '{name}' is not allowed in caseflow code")
 
     @staticmethod
     def _prefixes(name):
@@ -61,9 +72,12 @@ class Guard:
     """Everything user code sees: guarded __import__, proxied modules,
     restricted builtins."""
 
-    def __init__(self, policy):
+    def __init__(self, policy, formats):
         self.policy = policy
         self.proxies = {}
+        # hardening.install()'s checked str.format, made once per server.
+        self.formats = formats
+        self.check_attr = policy.check_attr
 
     def proxy(self, module):
         """A copy of the module's namespace without modules that are not
@@ -90,21 +104,37 @@ class Guard:
         p.__dict__.update(ns)
         return p
 
-    def check_attr(self, name):
-        if isinstance(name, str) and (name in self.policy.blocked_attrs or (name.startswith("__") and name.endswith("__") and name not in _SAFE_DUNDERS)):
-            raise AttributeError(f"access to attribute '{name}' is not allowed in caseflow code")
+    def getattr(self, obj, name, *default):
+        """The builtin getattr of user code (and how `s.format` is read for a str `s`): refuses what
+        the policy refuses, and hands out str's format methods only as their checked stand-ins."""
+        self.check_attr(name)
+        return self.formats.guard(name, _getattr(obj, name, *default))
 
     def attrgetter(self, *names):
-        """operator.attrgetter, refusing the names getattr refuses (dotted paths part by part),
-        so `attrgetter('__glo' + 'bals__')` is no way around the policy."""
-        for name in names:
-            for part in name.split(".") if isinstance(name, str) else ():
-                self.check_attr(part)
-        return operator.attrgetter(*names)
+        """operator.attrgetter resolving each dotted part with the guarded getattr, so
+        `attrgetter('__glo' + 'bals__')` is no way around the policy (refused when made)."""
+        operator.attrgetter(*names)  # the stdlib's own argument errors
+        paths = [name.split(".") for name in names]
+        for part in (p for path in paths for p in path):
+            self.check_attr(part)
+        resolve = self.getattr
+
+        def get(obj):
+            values = []
+            for path in paths:
+                value = obj
+                for part in path:
+                    value = resolve(value, part)
+                values.append(value)
+            return values[0] if len(values) == 1 else tuple(values)
+
+        return get
 
     def methodcaller(self, name, /, *args, **kwargs):
+        operator.methodcaller(name, *args, **kwargs)
         self.check_attr(name)
-        return operator.methodcaller(name, *args, **kwargs)
+        resolve = self.getattr
+        return lambda obj: resolve(obj, name)(*args, **kwargs)
 
     def guarded_import(self, name, globals=None, locals=None, fromlist=(), level=0):
         if level:
@@ -129,10 +159,6 @@ class Guard:
     def builtins(self):
         check = self.check_attr
 
-        def getattr_(obj, name, *default):
-            check(name)
-            return getattr(obj, name, *default)
-
         def setattr_(obj, name, value):
             check(name)
             return setattr(obj, name, value)
@@ -151,7 +177,8 @@ class Guard:
         for name in ("copyright", "credits", "license", "__loader__", "__spec__"):
             b.pop(name, None)
         b["__import__"] = self.guarded_import
-        b["getattr"] = getattr_
+        b["getattr"] = self.getattr
+        b[hardening.RECEIVER_HOOK] = hardening.format_receiver(self.getattr)
         b["setattr"] = setattr_
         b["delattr"] = delattr_
         b["hasattr"] = hasattr_

@@ -7,8 +7,8 @@ import { CallQueue, PythonPoolBusy, type CallKind, type QueuedCall } from './cal
 import { assessCapabilities, refusalMessage, UNSANDBOXED_ENV } from './capabilities.js';
 import { EgressProxy } from './egress.js';
 import { encodeRequest } from './framing.js';
-import { buildLaunch, SANDBOX_EGRESS_DIR, type LaunchSpec } from './launch.js';
-import { findProjectFile, stageRunner } from './paths.js';
+import { buildLaunch, SANDBOX_EGRESS_DIR, SANDBOX_SCRATCH_PREFIX, type LaunchSpec } from './launch.js';
+import { findProjectFile, stageRunner, stageScratch } from './paths.js';
 import { toRunResult, toViolations } from './results.js';
 import { RunnerProcess, type InitMessage, type RawResponse } from './runner-process.js';
 import type {
@@ -43,6 +43,7 @@ interface Settings {
   defaultTimeoutMs: number;
   maxQueuedPerOrganization: number;
   maxQueued: number;
+  scratchMb: number;
 }
 
 /** Past a call's own timeout (which the server enforces by killing the child), the server itself is suspect. */
@@ -96,6 +97,7 @@ export class PythonRunnerPool {
       defaultTimeoutMs: options.defaultTimeoutMs ?? 10_000,
       maxQueuedPerOrganization: Math.max(1, options.maxQueuedPerOrganization ?? 32),
       maxQueued: Math.max(1, options.maxQueued ?? 256),
+      scratchMb: Math.max(1, options.scratchMb ?? 64),
     };
     const policyPath = options.policyPath ?? findProjectFile('config/python-policy.json');
     const policy: unknown = JSON.parse(await readFile(policyPath, 'utf8'));
@@ -111,6 +113,8 @@ export class PythonRunnerPool {
       logger.child({ component: 'python-egress' }),
       options.metricsRegistry,
     );
+    let hostScratch = '';
+    let servers = 0;
     const initFor = (network: boolean, requireContainment: boolean, sandboxed: boolean): InitMessage => ({
       type: 'init',
       policy,
@@ -118,18 +122,34 @@ export class PythonRunnerPool {
       requireContainment,
       auditHook,
       egressSocket: network ? EgressProxy.socketIn(sandboxed ? SANDBOX_EGRESS_DIR : egress.dir) : null,
+      scratch: {
+        prefix: sandboxed ? SANDBOX_SCRATCH_PREFIX : `${hostScratch}/${(servers += 1)}-`,
+        slots: settings.concurrency,
+        mb: settings.scratchMb,
+      },
     });
 
     // Probe: start the first sandboxed server; its ready frame reports Landlock/seccomp/uid.
     let probe: RunnerProcess | null = null;
     let bwrapError: string | null = null;
-    const sandboxedLaunch = (network: boolean): LaunchSpec =>
-      buildLaunch({ runnerDir, pythonPath, bwrapPath, network, sandboxed: true, egressDir: egress.dir, uid, gid });
+    const launchFor = (network: boolean, sandboxed: boolean): LaunchSpec =>
+      buildLaunch({
+        runnerDir,
+        pythonPath,
+        bwrapPath,
+        network,
+        sandboxed,
+        egressDir: egress.dir,
+        scratchSlots: settings.concurrency,
+        scratchMb: settings.scratchMb,
+        uid,
+        gid,
+      });
     if (!existsSync(bwrapPath)) {
       bwrapError = `not found at ${bwrapPath} (install the bubblewrap package)`;
     } else {
       try {
-        probe = await RunnerProcess.start(sandboxedLaunch(false), initFor(false, true, true));
+        probe = await RunnerProcess.start(launchFor(false, true), initFor(false, true, true));
       } catch (err) {
         bwrapError = err instanceof Error ? err.message : String(err);
       }
@@ -148,10 +168,8 @@ export class PythonRunnerPool {
     // Without full containment the servers still apply whatever layers exist;
     // in 'refusing' mode they only serve the authoring scan.
     const sandboxed = bwrapError === null;
-    const launch = (network: boolean): LaunchSpec =>
-      sandboxed
-        ? sandboxedLaunch(network)
-        : buildLaunch({ runnerDir, pythonPath, bwrapPath, network, sandboxed: false, egressDir: egress.dir, uid, gid });
+    if (!sandboxed) hostScratch = await stageScratch(runnerDir);
+    const launch = (network: boolean): LaunchSpec => launchFor(network, sandboxed);
     const pool = new PythonRunnerPool(
       settings,
       logger,

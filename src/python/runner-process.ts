@@ -33,6 +33,11 @@ export interface InitMessage {
   auditHook: boolean;
   /** Network servers: path of the egress proxy's socket as the server sees it. */
   egressSocket: string | null;
+  /**
+   * One scratch directory per call slot: `${prefix}${k}` for k < slots (size-limited tmpfs mounts
+   * made by bwrap; unsandboxed, plain directories the server makes, without a size limit).
+   */
+  scratch: { prefix: string; slots: number; mb: number };
 }
 
 const READY_TIMEOUT_MS = 15_000;

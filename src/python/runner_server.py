@@ -25,6 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import egress  # noqa: E402
+import hardening  # noqa: E402
 import harness  # noqa: E402
 import policy as policy_mod  # noqa: E402
 import sandbox_os  # noqa: E402
@@ -36,7 +37,6 @@ MAX_REQUEST_BYTES = 64 << 20
 # Node writes the id first, so a request that does not parse can still be answered.
 REQUEST_ID = re.compile(rb'\{"id":(\d+)[,}]')
 STDLIB_DIR = os.path.dirname(json.__file__.rsplit("/json/", 1)[0] + "/")
-SCRATCH_ROOT = "/tmp"
 
 
 def encode(obj):
@@ -82,7 +82,10 @@ class Server:
         # The egress proxy's unix socket: the network servers' only way out.
         self.egress_socket = init.get("egressSocket") if self.network else None
         self.errors = []
+        self.scratch = Scratch(init.get("scratch") or {})
         self.preload()
+        # Before the zygote forks: every child inherits the patched stdlib (hardening.py).
+        self.formats = hardening.install(self.policy.blocked_attrs, self.policy.check_attr)
         self.abi = sandbox_os.landlock_abi()
         self.landlock = None
         self.seccomp_ok = False
@@ -230,14 +233,18 @@ class Server:
         self.spawn(req, frame)
 
     def spawn(self, req, frame):
+        slot = self.scratch.take()
+        if slot is None:  # the pool sends at most one call per slot; a server that lost one says so
+            write_frame(fail(req.get("id"), "sandbox", "no scratch space is free on this runner", 0))
+            return
         timeout_ms = timeout_of(req)
         pid, r = self.zygote.fork()
-        job = {"id": req.get("id"), "pid": pid, "pipe": r, "buf": bytearray(),
+        job = {"id": req.get("id"), "pid": pid, "pipe": r, "buf": bytearray(), "slot": slot,
                "deadline": time.monotonic() + timeout_ms / 1000.0, "killed": False, "overflow": False,
                "timeoutMs": timeout_ms, "start": time.monotonic(), "op": req.get("op")}
         self.jobs[pid] = job
         try:
-            write_all(r, struct.pack(">I", len(frame)) + frame)
+            write_all(r, struct.pack(">II", slot, len(frame)) + frame)
         except OSError:  # the child died before reading; its exit report finishes the job
             pass
         os.set_blocking(r, False)
@@ -286,7 +293,8 @@ class Server:
         os.close(job["pipe"])
         del self.jobs[pid]
         job["done"] = True
-        shutil.rmtree(f"{SCRATCH_ROOT}/c{pid}", ignore_errors=True)
+        # The child is dead (its exit was reported), so nothing writes to the slot while it is emptied.
+        self.scratch.release(job["slot"])
         res = self.response(job, status)
         try:
             body = encode(res)
@@ -319,6 +327,50 @@ class Server:
                 return fail(rid, "limit", "file size limit exceeded", ms)
             return fail(rid, "error", f"the Python process crashed ({signal.Signals(sig).name})", ms)
         return fail(rid, "error", f"the Python process exited without a result (status {os.WEXITSTATUS(status)})", ms)
+
+
+class Scratch:
+    """One scratch directory per call slot, each (when sandboxed) its own size-limited tmpfs
+    mounted by bwrap, so a call that fills its scratch takes no space from another call. A slot
+    is emptied when its call ends, before the answer is sent, so the next call finds it empty."""
+
+    def __init__(self, config):
+        self.mb = int(config.get("mb") or 64)
+        slots = max(1, int(config.get("slots") or 1))
+        # Mount points when sandboxed; unsandboxed, plain directories bounded only by RLIMIT_FSIZE per file.
+        self.dirs = [f"{config['prefix']}{k}" for k in range(slots)]
+        for d in self.dirs:
+            os.makedirs(d, 0o700, exist_ok=True)
+            os.chmod(d, 0o700)
+        self.free = list(range(slots))
+
+    def take(self):
+        return self.free.pop(0) if self.free else None
+
+    def release(self, slot):
+        """A slot that cannot be emptied is not used again (the pool replaces a server that runs out)."""
+        try:
+            empty_dir(self.dirs[slot])
+        except OSError:
+            return
+        self.free.append(slot)
+        self.free.sort()
+
+
+def empty_dir(path):
+    """Removes everything under `path`, also what its call made unreadable (chmod 0) for us."""
+    os.chmod(path, 0o700)
+    for top, dirs, _ in os.walk(path):
+        for d in dirs:
+            p = os.path.join(top, d)
+            if not os.path.islink(p):
+                os.chmod(p, 0o700)
+    with os.scandir(path) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
 
 
 def timeout_of(req):
@@ -481,16 +533,16 @@ class Child:
             raise OSError("seccomp is not available")
 
     def run(self):
-        scratch = f"{SCRATCH_ROOT}/c{os.getpid()}"
         try:
             self.close_fds()
+            (slot,) = struct.unpack(">I", read_exact(self.w, 4))
+            scratch = self.s.scratch.dirs[slot]
             self.req = read_request(self.w)
         except (OSError, ValueError, RecursionError) as e:
             self.send(fail(None, "error", f"the request could not be read ({type(e).__name__})", 0))
             return
         try:
             self.timeout_ms = timeout_of(self.req)
-            os.mkdir(scratch, 0o700)
             self.contain(scratch)
             os.chdir(scratch)
         except OSError as e:
@@ -517,7 +569,7 @@ class Child:
 
     def execute(self):
         network = bool(self.req.get("network"))
-        guard = policy_mod.Guard(policy_mod.Policy(self.s.policy_data, network))
+        guard = policy_mod.Guard(policy_mod.Policy(self.s.policy_data, network), self.s.formats)
         out, err, logs = harness.CappedWriter(), harness.CappedWriter(), []
         sys.stdout, sys.stderr = out, err
         if network and self.s.egress_socket:
@@ -525,7 +577,7 @@ class Child:
         if self.s.audit_hook:
             policy_mod.install_audit_hook(network, harness.PRIVILEGED, STDLIB_DIR)
         try:
-            outputs = harness.execute(self.req, guard, out, err, logs)
+            outputs = harness.execute(self.req, guard, out, err, logs, self.s.scratch.mb)
             text = harness.serialize_outputs(outputs)
             res = {"ok": True, "outputs": "__OUTPUTS__"}
         except harness.UserError as e:

@@ -101,6 +101,11 @@ export interface PythonPoolOptions {
   networkSize?: number;
   /** Calls in flight per server (each is its own forked child; default 4). */
   concurrencyPerServer?: number;
+  /**
+   * Scratch space of one call in MB (its own tmpfs, emptied when the call ends; default 64). The pool's
+   * scratch space is at most (size + networkSize) × concurrencyPerServer × scratchMb.
+   */
+  scratchMb?: number;
   /** Recycle a server after this many calls (default 1000). */
   recycleAfter?: number;
   /** Default 10 000 ms; a request may set its own up to 600 000. */

@@ -24,6 +24,11 @@ export function failed(r: PythonRunResult): { kind: string; message: string } {
   return r.error;
 }
 
+export function succeeded(r: PythonRunResult): Record<string, unknown> {
+  if (!r.ok) throw new Error(`expected outputs, got ${r.error.kind}: ${r.error.message}`);
+  return r.outputs;
+}
+
 export function main(body: string): string {
   return `def main(inputs):\n${body
     .split('\n')

@@ -57,6 +57,15 @@ describe('authoring scan', () => {
     expect(await messages(source)).toContain(RESERVED);
   });
 
+  test('ordinary formatting, annotations and attribute names pass', async () => {
+    expect(
+      await pool.scan(
+        'import operator, string, functools\n\nclass P:\n    __match_args__ = ("x", "y")\n\ndef main(inputs: "dict") -> "dict":\n    a = "{0} {name} {x.real:>8}".format(1, name="n", x=2)\n    b = string.Formatter().get_field("0.real", (1,), {})\n    c = operator.attrgetter("real", "imag")(1)\n    d = getattr(a, "__len__")()\n    return {"a": a, "b": b, "c": c, "d": d, "e": functools.wraps(main)}\n',
+        'main',
+      ),
+    ).toEqual([]);
+  });
+
   test('using the SDK name is fine', async () => {
     expect(await pool.scan('def main(inputs):\n    caseflow.log("hi")\n    return {}\n', 'main')).toEqual([]);
   });
@@ -75,6 +84,25 @@ describe('authoring scan', () => {
     ['compile("1", "x", "exec")', "call to 'compile' is not allowed"],
     ['__import__("os")', "call to '__import__' is not allowed"],
     ['"{0.__class__}".format(1)', 'format strings may not access private or internal attributes'],
+    ['"{0[__builtins__]}".format(g)', 'format strings may not access private or internal attributes'],
+    [
+      'string.Formatter().get_field("0.__globals__", (f,), {})',
+      'format strings may not access private or internal attributes',
+    ],
+    ['getattr(f, "__getattribute__")', "access to attribute '__getattribute__' is not allowed"],
+    ['operator.attrgetter("x.__globals__")(f)', "access to attribute '__globals__' is not allowed"],
+    ['methodcaller("__subclasses__")(object)', "access to attribute '__subclasses__' is not allowed"],
+    ['functools.update_wrapper(w, f, assigned=("__globals__",))', "access to attribute '__globals__' is not allowed"],
+    [
+      'def g(a: "json.dumps.__globals__"):\n    pass',
+      "access to attribute '__globals__' is not allowed (in a string annotation)",
+    ],
+    ['typing.ForwardRef("x.f_back")', "access to attribute 'f_back' is not allowed (in a string annotation)"],
+    ['class M:\n    __match_args__ = ("__globals__",)', "match pattern on attribute '__globals__' is not allowed"],
+    [
+      'class M:\n    __match_args__ = ("__glo" + "bals__",)',
+      '__match_args__ must be a tuple of attribute names written out',
+    ],
     ['x = 10**10**8', 'constant exponent is too large'],
     ['match x:\n    case str(__class__=c):\n        pass', "match pattern on attribute '__class__' is not allowed"],
     ['from . import x', 'relative imports are not supported'],
