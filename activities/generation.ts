@@ -10,6 +10,7 @@ import { LlmClient, LlmError } from '../src/llm/llm-client.js';
 import { boundBuilds, boundStepProblems, dryRunGraph } from '../src/generation/integration-steps.js';
 import { OfflinePlanner } from '../src/generation/offline-planner.js';
 import { planFromProcess } from '../src/generation/process-plan.js';
+import { askedActions, describesWork, withUnplannedSteps } from '../src/generation/prompt-actions.js';
 import type { IntegrationBinding, ProcessSource } from '../src/generation/process-types.js';
 import { actionStepProblems } from '../src/generation/toolbox.js';
 import type { Plan, ReviewProblem, StepBuild, TriageVerdict } from '../src/generation/plan.js';
@@ -173,7 +174,18 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
 
     async genTriage(input) {
       const answer = await agentCall(() => agents(input.planner).triage(input.prompt, input.files));
-      return { verdict: answer.value, meta: meta(answer.usage) };
+      // A prompt that asks for work is built, whatever the planner thought of it: what is not built is named.
+      const verdict =
+        !answer.value.relevant && describesWork(input.prompt)
+          ? {
+              relevant: true,
+              reason: `It asks for work (${askedActions(input.prompt)
+                .map((a) => a.text)
+                .join('; ')
+                .slice(0, 400)}), so it is built; the planner had said: ${answer.value.reason}`.slice(0, 1000),
+            }
+          : answer.value;
+      return { verdict, meta: meta(answer.usage) };
     },
 
     async genArchitect(input) {
@@ -188,7 +200,16 @@ export function createGenerationActivities(deps: ActivityDeps): GenerationActivi
       const answer = await agentCall(() =>
         agents(input.planner).architect({ prompt, files, feedback, tools, ...(process ? { process } : {}) }),
       );
-      return { plan: answer.value, presets: boundBuilds(answer.value, bindings), notes: [], meta: meta(answer.usage) };
+      // Measured against the prompt, not the planner's say-so: an asked-for action the plan left out is a step needing attention.
+      const checked = process
+        ? { plan: answer.value, presets: {}, notes: [] }
+        : withUnplannedSteps(prompt, answer.value);
+      return {
+        plan: checked.plan,
+        presets: { ...boundBuilds(checked.plan, bindings), ...checked.presets },
+        notes: checked.notes,
+        meta: meta(answer.usage),
+      };
     },
 
     async genBuildStep(input) {

@@ -15,10 +15,43 @@ import type { BootstrapResult } from '../src/tenancy/tenancy-service.js';
  * (LLM_BASE_URL, LLM_API_KEY, LLM_MODEL) or the offline planner, over HTTP as
  * a caller would, and prints the shares the generation issue asks for.
  */
+/** What a workflow built as asked has (see the prompt file's description). */
+interface Expectation {
+  inputs?: Record<string, string>;
+  conditions?: number;
+  steps?: string[];
+}
+
 interface EvalPrompt {
   domain: string;
   process: boolean;
   prompt: string;
+  expect?: Expectation;
+}
+
+interface GraphNode {
+  name: string;
+  handler_class: string;
+  output_schema?: { schema: Record<string, { variable_name: string; allowed_types: Array<{ type: string }> }> };
+}
+
+/** What the applied graph lacks of what the prompt asked for; empty when it has everything expected. */
+function missing(expect: Expectation | undefined, nodes: GraphNode[]): string[] {
+  if (!expect) return [];
+  const inputNode = nodes.find((n) => n.handler_class === 'input');
+  const inputs = Object.values(inputNode?.output_schema?.schema ?? {});
+  const steps = nodes.filter((n) => n.handler_class !== 'input' && n.handler_class !== 'output');
+  const lacks: string[] = [];
+  for (const [name, type] of Object.entries(expect.inputs ?? {})) {
+    if (!inputs.some((i) => i.variable_name.includes(name) && i.allowed_types.some((t) => t.type === type)))
+      lacks.push(`input ${name}: ${type}`);
+  }
+  const conditions = steps.filter((n) => n.handler_class === 'condition').length;
+  if (conditions < (expect.conditions ?? 0)) lacks.push(`${expect.conditions} condition(s), found ${conditions}`);
+  for (const word of expect.steps ?? []) {
+    if (!steps.some((n) => n.name.toLowerCase().includes(word))) lacks.push(`a step "${word}"`);
+  }
+  return lacks;
 }
 
 interface RunResult {
@@ -58,7 +91,7 @@ async function main(): Promise<void> {
       'x-workspace-id': bootstrap.workspace.id,
     };
     const base = service.url;
-    const runOne = async (item: EvalPrompt): Promise<RunResult> => {
+    const runOne = async (item: EvalPrompt): Promise<{ run: RunResult; lacks: string[] }> => {
       const started = await fetch(`${base}/api/v1/workflow/generate`, {
         method: 'POST',
         headers,
@@ -71,20 +104,26 @@ async function main(): Promise<void> {
         const run = (await (
           await fetch(`${base}/api/v1/workflow/${body.workflowId}/run`, { headers })
         ).json()) as RunResult;
-        if (!['received', 'processing'].includes(run.status)) return run;
+        if (['received', 'processing'].includes(run.status)) continue;
+        if (run.status !== 'completed') return { run, lacks: [] };
+        const workflow = (await (await fetch(`${base}/api/v1/workflow/${body.workflowId}`, { headers })).json()) as {
+          nodes: Record<string, GraphNode>;
+        };
+        return { run, lacks: missing(item.expect, Object.values(workflow.nodes)) };
       }
     };
-    const results: Array<{ item: EvalPrompt; run: RunResult }> = [];
+    const results: Array<{ item: EvalPrompt; run: RunResult; lacks: string[] }> = [];
     const queue = [...prompts];
     await Promise.all(
       Array.from({ length: 4 }, async () => {
-        for (let item = queue.shift(); item; item = queue.shift()) results.push({ item, run: await runOne(item) });
+        for (let item = queue.shift(); item; item = queue.shift()) results.push({ item, ...(await runOne(item)) });
       }),
     );
     results.sort((a, b) => prompts.indexOf(a.item) - prompts.indexOf(b.item));
-    for (const { item, run } of results) {
+    for (const { item, run, lacks } of results) {
       const note =
-        run.needs_attention.length > 0 ? ` (needs attention: ${run.needs_attention.join('; ').slice(0, 100)})` : '';
+        (run.needs_attention.length > 0 ? ` (needs attention: ${run.needs_attention.join('; ').slice(0, 100)})` : '') +
+        (lacks.length > 0 ? ` WRONGLY COMPLETED, lacks: ${lacks.join('; ')}` : '');
       console.log(
         `${run.status.padEnd(10)} ${String(run.elapsed_ms).padStart(6)} ms ${String(run.usage.total_tokens).padStart(6)} tok  [${item.domain}] ${item.prompt.slice(0, 70)}${note}`,
       );
@@ -94,6 +133,13 @@ async function main(): Promise<void> {
     const validated = processRuns.filter((r) => r.run.applied_versions.some((v) => v.stage === 'final')).length;
     const dryRan = processRuns.filter((r) => r.run.status === 'completed').length;
     const triaged = results.filter((r) => (r.run.status === 'irrelevant') === !r.item.process).length;
+    const completed = processRuns.filter((r) => r.run.status === 'completed');
+    const asAsked = completed.filter((r) => r.lacks.length === 0).length;
+    const partial = processRuns.filter((r) => r.run.status === 'partial');
+    const named = partial.filter((r) => r.run.needs_attention.length > 0).length;
+    const nonProcess = results.filter((r) => !r.item.process);
+    const recognised = nonProcess.filter((r) => r.run.status === 'irrelevant').length;
+    const missedProcesses = processRuns.filter((r) => r.run.status === 'irrelevant').length;
     const mean = (values: number[]) => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
     console.log('');
     console.log(
@@ -102,6 +148,15 @@ async function main(): Promise<void> {
     console.log(`validates (a final version applied): ${share(validated, processRuns.length)} of process prompts`);
     console.log(`dry-runs (completed):                ${share(dryRan, processRuns.length)} of process prompts`);
     console.log(`irrelevant detected correctly:       ${share(triaged, results.length)} of all prompts`);
+    console.log(
+      `runnable as asked (completed, nothing lacking): ${share(asAsked, processRuns.length)} of process prompts`,
+    );
+    console.log(
+      `partial with the reason named (needs_attention): ${share(named, processRuns.length)} (partial without: ${partial.length - named})`,
+    );
+    console.log(`wrongly completed (must be 0):       ${completed.length - asAsked}`);
+    console.log(`processes called irrelevant (must be 0): ${missedProcesses}`);
+    console.log(`irrelevant recognised:               ${share(recognised, nonProcess.length)} of non-process prompts`);
     console.log(
       `mean time per run: ${Math.round(mean(results.map((r) => r.run.elapsed_ms)))} ms; mean tokens per run: ${Math.round(mean(results.map((r) => r.run.usage.total_tokens)))}`,
     );

@@ -115,11 +115,20 @@ class Builder {
     return { input_schema: { schema, variable_addition_allowed: false }, variable_mappings: mappings };
   }
 
-  produce(nodeId: string, outputs: Array<{ name: string; type: PlanVariableType }>): VariableSchema {
+  produce(
+    nodeId: string,
+    outputs: Array<{ name: string; type: PlanVariableType; allowed_file_types?: string[] | null }>,
+  ): VariableSchema {
     const schema: VariableSchema['schema'] = {};
     for (const output of outputs) {
       const id = this.id(`out:${nodeId}:${output.name}`);
-      schema[id] = { id, variable_name: output.name, allowed_types: [{ type: output.type }] };
+      const fileTypes = output.allowed_file_types ?? [];
+      schema[id] = {
+        id,
+        variable_name: output.name,
+        allowed_types: [{ type: output.type }],
+        ...(fileTypes.length > 0 ? { tags: [{ variable_name: 'allowed_file_types', value: fileTypes }] } : {}),
+      };
       this.producers.set(output.name, [...(this.producers.get(output.name) ?? []), nodeId]);
     }
     return { schema, variable_addition_allowed: false };

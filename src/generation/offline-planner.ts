@@ -1,5 +1,7 @@
 import type { AgentAnswer, Agents, ArchitectRequest, BuildRequest } from './agents.js';
+import { fileInput, fileInputsOf, readStepFor, readStepSource, sampleForType, typeOfNoun } from './input-nouns.js';
 import { emptyBuild, placeholderBuild } from './placeholder-build.js';
+import { askedActions, conditionOf, describesWork } from './prompt-actions.js';
 import type { Plan, PlanInput, PlanStep, StepBuild, TriageVerdict } from './plan.js';
 import { noUsage } from './run-types.js';
 import type { Tool } from './toolbox.js';
@@ -16,10 +18,6 @@ import type { Tool } from './toolbox.js';
  */
 const actionWords =
   /\b(draft|categori[sz]e|analy[sz]e|detect|identify|label|reply|respond|extract|calculate|compute|send|notify|check|validate|verify|classify|route|approve|reject|convert|sum|total|count|parse|read|review|flag|email|store|save|update|generate|summari[sz]e|translate|filter|sort|format|uppercase|lowercase|round|score|assign|escalate|forward|merge|split|look ?up|trim|clean|normalize|dedupe|deduplicate|reverse|compose|record|create|collect|compare|tag|archive|ship|use|ask|require|grant|mark|keep|alert|attach|deny|hold)\w*/g;
-const structureWords =
-  /\b(when|if|then|after|before|each|every|workflow|process|step|input|output|receive[sd]?|given|takes?|returns?|otherwise)\b/g;
-const chatter =
-  /^(what|who|why|how (are|is|do|does)|tell me|write (me )?a (poem|story|song|joke)|hi\b|hello\b|thanks|thank you|can you explain|explain)/;
 
 export function slug(text: string): string {
   const words = text
@@ -43,7 +41,9 @@ interface Comparison {
 }
 
 const comparisonPattern =
-  /^(?:if|when|whenever|in case)\s+(?:the\s+|a\s+|an\s+)?([a-z][a-z0-9 _]*?)\s+(?:is\s+|are\s+)?(greater than or equal to|less than or equal to|over|above|greater than|more than|exceeds|at least|under|below|less than|at most|not equal to|equals|equal to|is not|contains|includes|is missing|is empty|exists|is present|is)\s*(.*)$/;
+  /^(?:if|when|whenever|in case)\s+(?:the\s+|a\s+|an\s+)?([a-z][a-z0-9 _]*?)\s+(?:is\s+|are\s+)?(?:falls |drops |goes |rises |is )?(greater than or equal to|less than or equal to|over|above|greater than|more than|exceeds|at least|under|below|less than|at most|not equal to|equals|equal to|is not|contains|includes|is missing|is empty|exists|is present|is)\s*(.*)$/;
+/** What may follow a number in a comparison the planner reads exactly ("over 30 units"); anything else ("10% above the competitor price") is not read. */
+const unitOnly = /^(k|units?|items?|hours?|days?|minutes?|words?|characters?|eur|usd|gbp|euros?|dollars?|kg|km)?$/;
 
 const opWords: Record<string, Comparison['op']> = {
   over: 'gt',
@@ -86,10 +86,13 @@ export function parseComparison(clause: string): Comparison | undefined {
     .replace(/,/g, '');
   if (!operand) return undefined;
   const number = /^-?\d+(\.\d+)?\s*(k)?\b/.exec(operand);
+  if (number && !unitOnly.test(operand.slice(number[0].length).trim())) return undefined;
   if (number) {
     const n = Number(number[0].replace(/k$/i, '').trim()) * (number[2] ? 1000 : 1);
     return { variable, op, value: JSON.stringify(n), numeric: true };
   }
+  // "is billing" reads as equality; "is within 30 days" is no comparison the planner reads exactly.
+  if ((op === 'eq' || op === 'ne') && operand.split(/\s+/).length > 1) return undefined;
   return { variable, op, value: JSON.stringify(operand.split(/\s+/).slice(0, 3).join(' ')), numeric: false };
 }
 
@@ -185,12 +188,13 @@ const templates: Template[] = [
     body: 'return re.findall(r"https?://[^\\s]+", str(value or ""))',
   },
   {
-    match: /\bextract\b.*\b(numbers?|amounts?|figures?|prices?)\b/,
+    match: /\bextract\b.*\b(numbers|amounts|figures|prices|all (the )?numbers)\b/,
     type: 'array',
     body: 'return [float(n) for n in re.findall(r"-?\\d+(?:\\.\\d+)?", str(value or ""))]',
   },
   {
-    match: /\b(sum|total|add up)\b/,
+    // "sum the amounts", "compute the total"; not "extract the total amount".
+    match: /^(sum|total|add up)\b|\b(compute|calculate) the (sum|total)\b/,
     type: 'float',
     body: 'items = value if isinstance(value, list) else re.findall(r"-?\\d+(?:\\.\\d+)?", str(value or ""))\n    return float(sum(float(x) for x in items))',
   },
@@ -223,22 +227,43 @@ export function templateOf(text: string): Template | undefined {
 
 /** Inputs named in the prompt: "given a/the X", "takes X", "receives X", "input(s): X, Y". */
 function detectInputs(prompt: string): PlanInput[] {
+  const files = fileInputsOf(prompt);
   const names = new Set<string>();
-  const lower = prompt.toLowerCase();
+  const lower = prompt.toLowerCase().replace(/\b\w+'s\s+/g, '');
+  const listed = (text: string) => {
+    for (const part of text.split(/,| and /)) {
+      const words = part.trim().replace(/^(a|an|the|some|our|their|its|my|your)\s+/, '');
+      // "a list of survey ratings" is the ratings, as a list.
+      const list = /^list of\s+(.*)$/.exec(words);
+      if (words) names.add(list?.[1] ? `${slug(list[1])}_list` : slug(words));
+    }
+  };
+  // "Given X, Y and Z, compute…": the phrase up to the clause that acts; "when … with a X and a Y".
   for (const m of lower.matchAll(
-    /\b(?:given|takes?|receives?|accepts?|gets?|from)\s+(?:a|an|the|some)?\s*([a-z][a-z ]{1,30}?)(?=[,.;:]| and | then | with | to | from |$)/g,
-  )) {
-    if (m[1]) names.add(slug(m[1]));
-  }
-  for (const m of lower.matchAll(/\binputs?\s*(?:are|is|:)\s*([a-z0-9_ ,]+)/g)) {
-    for (const part of (m[1] ?? '').split(/,| and /)) if (part.trim()) names.add(slug(part));
-  }
-  return [...names].slice(0, 6).map((name) => ({
-    name,
-    type: 'str',
-    description: `Detected in the prompt: ${name.replace(/_/g, ' ')}`,
-    sample: JSON.stringify(`sample ${name.replace(/_/g, ' ')} 42 info@example.com`),
-  }));
+    /\b(?:given|takes?|receives?|accepts?)\s+([a-z0-9 ,'-]{2,120}?)(?=,\s*(?:if|when|then|[a-z]+ (?:it|the|them|each|all|every|a|an|their|its)\b)|[.;:]|\s+then\b|$)/g,
+  ))
+    listed(m[1] ?? '');
+  for (const m of lower.matchAll(/^(?:when|whenever|once)\b[^,]*?\bwith\s+([a-z0-9 ,'-]{2,80}?)(?=,|[.;:]|$)/gm))
+    listed(m[1] ?? '');
+  for (const m of lower.matchAll(/\binputs?\s*(?:are|is|:)\s*([a-z0-9_ ,]+)/g)) listed(m[1] ?? '');
+  // A name that is a file named in the prompt ("a CSV of leads") is that file input.
+  const scalars = [...names].filter(
+    (name) => name && !files.some((f) => name.includes(f.name) || fileInputsOf(name.replace(/_/g, ' ')).length > 0),
+  );
+  return [
+    ...files.map(fileInput),
+    ...scalars.map((raw) => {
+      const type = typeOfNoun(raw);
+      const name = type === 'array' ? raw.replace(/_list$/, '') : raw;
+      return {
+        name,
+        type,
+        description: `Detected in the prompt: ${name.replace(/_/g, ' ')}`,
+        sample: sampleForType(type, name),
+        allowed_file_types: null,
+      };
+    }),
+  ].slice(0, 8);
 }
 
 /** A sample value for a dry run, by type. */
@@ -251,6 +276,8 @@ export function sampleOfType(type: PlanInput['type'], name: string): unknown {
     date: '2024-01-31',
     object: {},
     array: [],
+    file: '',
+    array_files: [],
   };
   return samples[type];
 }
@@ -263,6 +290,20 @@ function llmPrompts(step: PlanStep): NonNullable<StepBuild['llm']> {
   };
 }
 
+/** How a per-item step's description starts, so its builder maps the operation over the list. */
+const forEachPrefix = 'For each item: ';
+
+/** "extract the total amount and the due date" → total_amount (float), due_date (date). */
+function namedOutputs(action: string): PlanStep['outputs'] {
+  return action
+    .replace(/^\w+\s+/, '')
+    .split(/,\s*|\s+and\s+/)
+    .map((part) => slug(part.replace(/\b(from|of|in|on)\b.*$/, '')))
+    .filter((name, i, all) => name !== 'value' && all.indexOf(name) === i)
+    .slice(0, 5)
+    .map((name) => ({ name, type: typeOfNoun(name) }));
+}
+
 function sampleFor(comparison: Comparison): string {
   if (comparison.numeric) return JSON.stringify(Number(comparison.value ?? '0') + 1);
   return comparison.value ?? JSON.stringify('sample');
@@ -271,21 +312,23 @@ function sampleFor(comparison: Comparison): string {
 export class OfflinePlanner implements Agents {
   // The Agents port is asynchronous (LLM agents are); the offline planner answers at once.
   triage(prompt: string): Promise<AgentAnswer<TriageVerdict>> {
-    const lower = prompt.toLowerCase().trim();
-    const words = lower.split(/\s+/).filter(Boolean).length;
-    const actions = lower.match(actionWords)?.length ?? 0;
-    const structure = lower.match(structureWords)?.length ?? 0;
+    const words = prompt.trim().split(/\s+/).filter(Boolean).length;
+    const asked = askedActions(prompt);
     let verdict: TriageVerdict;
     if (words < 4) verdict = { relevant: false, reason: `Too short to describe a process (${words} words)` };
-    else if (chatter.test(lower) && actions < 2)
+    else if (!describesWork(prompt))
       verdict = {
         relevant: false,
-        reason: 'Reads as a question or a conversational request, not a process to automate',
+        reason: 'Reads as a question or a conversation, or names no action a workflow step could perform',
       };
-    else if (actions === 0) verdict = { relevant: false, reason: 'Names no action a workflow step could perform' };
-    else if (actions < 2 && structure === 0)
-      verdict = { relevant: false, reason: 'Names one action and no inputs, order or conditions: not a process' };
-    else verdict = { relevant: true, reason: `Found ${actions} action(s) and ${structure} process word(s)` };
+    else
+      verdict = {
+        relevant: true,
+        reason: `Asks for ${asked.length} action(s) and condition(s): ${asked
+          .map((a) => a.text)
+          .join('; ')
+          .slice(0, 800)}`,
+      };
     return Promise.resolve({ value: verdict, usage: noUsage });
   }
 
@@ -295,15 +338,23 @@ export class OfflinePlanner implements Agents {
     const outputs: Plan['outputs'] = [];
     // The value the next step works on: the last output, or the first input.
     let current: string | undefined = inputs[0]?.name;
-    const addInput = (name: string, sample: string, numeric: boolean): void => {
-      if (!inputs.some((i) => i.name === name) && !outputs.some((o) => o.name === name)) {
-        inputs.push({
-          name,
-          type: numeric ? 'float' : 'str',
-          description: `Compared in a condition: ${name.replace(/_/g, ' ')}`,
-          sample,
-        });
-      }
+    const known = (): Array<{ name: string; type: PlanInput['type'] }> => [...inputs, ...outputs];
+    /** The variable a condition compares: "it" is the current value, "the total" an earlier "total_amount", else a new input. */
+    const compared = (comparison: Comparison): string => {
+      const variable = comparison.variable;
+      if (/^(it|they|this|that|them)$/.test(variable) && current) return current;
+      const match =
+        known().find((v) => v.name === variable) ??
+        known().find((v) => variable.length >= 3 && (v.name.includes(variable) || variable.includes(v.name)));
+      if (match) return match.name;
+      inputs.push({
+        name: variable,
+        type: comparison.numeric ? 'float' : typeOfNoun(variable),
+        description: `Compared in a condition: ${variable.replace(/_/g, ' ')}`,
+        sample: sampleFor(comparison),
+        allowed_file_types: null,
+      });
+      return variable;
     };
     // The offline planner picks a tool per step itself: no step names an integration by key.
     const addStep = (step: Omit<PlanStep, 'id' | 'branch_of' | 'integration'>, branch: PlanStep['branch_of']): void => {
@@ -321,6 +372,7 @@ export class OfflinePlanner implements Agents {
           type: input.type,
           description: `Input of ${tool.integration}: ${tool.action}`,
           sample: JSON.stringify(sampleOfType(input.type, input.name)),
+          allowed_file_types: null,
         });
       }
       addStep(
@@ -345,25 +397,36 @@ export class OfflinePlanner implements Agents {
       }
       const language = !decision && !template && languageWords.test(action);
       const id = `s${steps.length + 1}`;
+      // Per item when the clause says "for each" and the value is a list.
+      const perItem =
+        (each || /\b(each|every)\b/i.test(action)) &&
+        known().some((v) => v.name === current && (v.type === 'array' || v.type === 'array_files'));
       const output = decision
         ? { name: 'decision', type: 'str' as const }
-        : { name: `${id}_${slug(action).slice(0, 30)}`, type: template?.type ?? 'str' };
+        : {
+            name: `${id}_${slug(action).slice(0, 30)}`,
+            type: perItem ? ('array' as const) : (template?.type ?? 'str'),
+          };
       if (!current) {
         inputs.push({
           name: 'text',
           type: 'str',
           description: 'The text the process works on',
           sample: JSON.stringify('Sample text with 3 numbers 10 20 30 and info@example.com'),
+          allowed_file_types: null,
         });
         current = 'text';
       }
+      // "extract the total amount and the due date": one output per thing named, typed by its noun.
+      each = false;
+      const named = language && /^(extract|find|read|pull|get)\b/i.test(action) && !perItem ? namedOutputs(action) : [];
       addStep(
         {
           name: action.slice(0, 120),
           kind: language ? 'llm_agent' : 'code',
-          description: action,
+          description: perItem ? `${forEachPrefix}${action}` : action,
           inputs: decision ? [] : [current],
-          outputs: [output],
+          outputs: named.length > 0 ? named : [output],
         },
         branch,
       );
@@ -372,11 +435,17 @@ export class OfflinePlanner implements Agents {
       for (const action of actionsOf(text)) codeStep(action, branch);
     };
 
-    for (const clause of clausesOf(request.prompt)) {
-      const parts = clause.split(/,\s*/);
-      const at = parts.findIndex(
-        (p) => /^(if|when|whenever|in case)\b/i.test(p.trim()) && parseComparison(p) !== undefined,
-      );
+    // A file input is read first (in the sandbox, or a step needing attention for types it cannot parse).
+    for (const input of inputs.filter((i) => i.type === 'file' || i.type === 'array_files'))
+      addStep(readStepFor(input), null);
+    let each = false;
+    for (const whole of clausesOf(request.prompt)) {
+      // "For each receipt in the report, read …": the work of the clause is per item.
+      const eachHead = /^for (?:each|every|all)\s+([^,]+),\s*/i.exec(whole);
+      each = eachHead !== null;
+      const clause = eachHead ? whole.slice(eachHead[0].length) : whole;
+      const parts = clause.split(/,\s*/).map((p) => p.replace(/^(?:and|then)\s+/i, ''));
+      const at = parts.findIndex((p) => conditionOf(p) !== undefined);
       if (at < 0) {
         const otherwise = /^(otherwise|else)\b,?\s*/i;
         const last = [...steps].reverse().find((s) => s.kind === 'condition');
@@ -386,22 +455,23 @@ export class OfflinePlanner implements Agents {
         continue;
       }
       branchSteps(parts.slice(0, at).join(', '), null);
-      const comparison = parseComparison(parts[at] ?? '') as Comparison;
-      addInput(comparison.variable, sampleFor(comparison), comparison.numeric);
+      const split = conditionOf(parts[at] ?? '') ?? { condition: parts[at] ?? '', then: '' };
+      // A condition it cannot read stays a condition step needing attention, with its branches.
+      const comparison = parseComparison(split.condition);
       const id = `s${steps.length + 1}`;
-      const head = (parts[at] ?? '').trim();
+      const head = split.condition.trim();
       steps.push({
         id,
         name: head.slice(0, 120),
         kind: 'condition',
         description: head,
-        inputs: [comparison.variable],
+        inputs: comparison ? [compared(comparison)] : [],
         outputs: [],
         branch_of: null,
         integration: null,
       });
-      const [then = '', otherwise] = parts
-        .slice(at + 1)
+      const [then = '', otherwise] = [split.then, ...parts.slice(at + 1)]
+        .filter(Boolean)
         .join(', ')
         .split(/[,;]?\s*\b(?:otherwise|else)\b,?\s*/i);
       if (then.trim()) branchSteps(then, { condition: id, when: true });
@@ -430,13 +500,16 @@ export class OfflinePlanner implements Agents {
   private buildStep(step: PlanStep, tools: Tool[]): StepBuild {
     if (step.kind === 'condition') {
       const comparison = parseComparison(step.description);
-      if (!comparison) return placeholderBuild(`the offline planner cannot read the condition "${step.description}"`);
-      return {
-        ...emptyBuild,
-        match: 'all',
-        rules: [{ variable: comparison.variable, op: comparison.op, value: comparison.value }],
-      };
+      const variable = step.inputs[0];
+      if (!comparison || !variable)
+        return placeholderBuild(
+          `the offline planner cannot read the condition "${step.description}"; configure an LLM (LLM_BASE_URL) or write the rule`,
+        );
+      // The architect resolved what the condition compares ("it", "the total" → the step's one input).
+      return { ...emptyBuild, match: 'all', rules: [{ variable, op: comparison.op, value: comparison.value }] };
     }
+    const read = readStepSource(step);
+    if (read) return 'source' in read ? { ...emptyBuild, source: read.source } : placeholderBuild(read.unresolved);
     if (step.kind === 'llm_agent') return { ...emptyBuild, llm: llmPrompts(step) };
     if (step.kind === 'integration_action') {
       const tool = tools.find((t) => step.description.endsWith(toolLabel(t)));
@@ -460,6 +533,11 @@ export class OfflinePlanner implements Agents {
       return placeholderBuild(
         `the offline planner has no rule for "${step.description.slice(0, 200)}"; configure an LLM (LLM_BASE_URL) or write this step`,
       );
+    }
+    if (step.description.startsWith(forEachPrefix)) {
+      // The same operation on each item of the list.
+      const source = `import re\n\n\ndef one(value):\n    ${template.body}\n\n\ndef main(inputs):\n    return {${JSON.stringify(output.name)}: [one(value) for value in inputs.get(${JSON.stringify(input)}) or []]}\n`;
+      return { ...emptyBuild, source };
     }
     const body = template.body.replace(/^(\s*)return (.*)$/m, `$1return {${JSON.stringify(output.name)}: $2}`);
     const source = `import re\n\n\ndef main(inputs):\n    value = inputs.get(${JSON.stringify(input)})\n    ${body}\n`;

@@ -6,7 +6,17 @@ import { z } from 'zod';
  * structured output and produce the JSON schemas sent to it, so every field
  * is required (nullable where optional), as strict structured output wants.
  */
-export const planVariableTypes = ['str', 'int', 'float', 'bool', 'date', 'object', 'array'] as const;
+export const planVariableTypes = [
+  'str',
+  'int',
+  'float',
+  'bool',
+  'date',
+  'object',
+  'array',
+  'file',
+  'array_files',
+] as const;
 export type PlanVariableType = (typeof planVariableTypes)[number];
 const identifier = z.string().regex(/^[a-z][a-z0-9_]{0,62}$/, 'a snake_case identifier');
 
@@ -14,8 +24,17 @@ export const planInputSchema = z.object({
   name: identifier,
   type: z.enum(planVariableTypes),
   description: z.string().max(500),
-  /** JSON text of a value used when the reviewer dry-runs the workflow. */
+  /**
+   * JSON text of a value used when the reviewer dry-runs the workflow; for a file input the text of a
+   * sample file (a JSON array of texts for array_files), which the reviewer stores for the dry run.
+   */
   sample: z.string().max(2000),
+  /** For file / array_files inputs: the file types accepted (upper-case extensions, e.g. PDF, CSV); null: any. */
+  allowed_file_types: z
+    .array(z.string().regex(/^[A-Z]{3,4}$/))
+    .max(12)
+    .nullable()
+    .default(null),
 });
 
 export const planOutputSchema = z.object({ name: identifier, type: z.enum(planVariableTypes) });

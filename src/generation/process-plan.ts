@@ -116,6 +116,7 @@ class PlanWriter {
       type,
       description: description.slice(0, 500),
       sample: sample === undefined ? sampleOf(type, name) : JSON.stringify(sample),
+      allowed_file_types: null,
     });
     this.produce(name, type, '');
   }

@@ -81,6 +81,37 @@ describe('generation with the offline planner', () => {
     ).toBe(true);
   });
 
+  it('ends partial naming what it could not build of the invoice prompt, with a file input and the condition', async () => {
+    const { workflowId, run } = await generate(
+      'When a customer sends an invoice PDF, extract the total amount and the due date, and if the total is above 10000 send it for manager approval, otherwise mark it approved.',
+    );
+    expect(run.status).toBe('partial');
+    expect(run.needs_attention).toEqual(expect.arrayContaining(['read invoice', 'send it for manager approval']));
+    const nodes = await nodesOf(workflowId);
+    expect(nodes.filter((n) => n.handler_class === 'condition')).toHaveLength(1);
+    const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
+    const input = Object.values(
+      details.body.nodes as Record<string, { handler_class: string; output_schema?: { schema: object } }>,
+    ).find((n) => n.handler_class === 'input');
+    expect(JSON.stringify(input?.output_schema)).toContain('"allowed_file_types","value":["PDF"]');
+  });
+
+  it('never calls work irrelevant, and ends partial naming a condition it cannot read', async () => {
+    const summary = await generate('Summarize a meeting transcript into action items with owners and due dates.');
+    expect(summary.run.status).toBe('partial');
+    const claim = await generate(
+      'Given an order id, fetch the order, and if it shipped more than 10 days ago without delivery, open a claim with the carrier.',
+    );
+    expect(claim.run.status).toBe('partial');
+    expect(claim.run.needs_attention).toEqual(
+      expect.arrayContaining([
+        'fetch the order',
+        'if it shipped more than 10 days ago without delivery',
+        'open a claim with the carrier',
+      ]),
+    );
+  });
+
   interface GeneratedNode {
     name: string;
     type: string;

@@ -124,6 +124,25 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     expect(llm.count('plan')).toBe(plans);
   });
 
+  it("ends partial naming an asked-for action the LLM's plan left out, though every planned step dry-ran", async () => {
+    // The plan (goodPlan) routes invoices; the prompt also asks to open a claim, which no step does.
+    llm.script = happyScript((agent) =>
+      agent === 'triage' ? { json: { relevant: false, reason: 'not sure this is a process' } } : undefined,
+    );
+    const res = await start({
+      prompt:
+        'Route invoices: clean the vendor, if the amount is over 1000 ask for approval, otherwise approve, then open a claim with the carrier',
+    });
+    expect(res.status, res.text).toBe(202);
+    const run = await until(String(res.body.workflowId), finished);
+    expect(run.status).toBe('partial');
+    expect(run.needs_attention).toEqual(['open a claim with the carrier']);
+    const summaries = run.tasks_by_agent.map((t) => t.result_summary).join('\n');
+    // The LLM's "irrelevant" does not stand for a prompt asking for work.
+    expect(summaries).toContain('so it is built; the planner had said: not sure this is a process');
+    expect(summaries).toContain('The plan has no step for "open a claim with the carrier"');
+  });
+
   it('ends partial and names the step a builder could not fill', async () => {
     llm.script = happyScript((agent, request) =>
       agent === 'step_build' && stepOf(request) === 's4'
