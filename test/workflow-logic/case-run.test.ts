@@ -13,22 +13,20 @@ import {
 } from '../../activities/cases.js';
 import type { FirstAttemptResult } from '../../src/callbacks/delivery.js';
 import { caseRunRevision } from '../../src/domain/case-run-changes.js';
-import type { CaseRunInput } from '../../src/domain/cases.js';
+import { caseWorkflowId, type CaseRunInput } from '../../src/domain/cases.js';
 import type { WorkflowNode } from '../../src/domain/graph.js';
 import { busyFailureKind } from '../../src/domain/node-kinds/kind.js';
 import type { caseRun } from '../../workflows/case-run.js';
 import { floatChain, py } from '../cases/support.js';
-import { hangUntilCancelled, scheduledAt, timeSkippingEnvironment, withWorker } from './support.js';
+import { hangUntilCancelled, runWorkflow, scheduledAt, timeSkippingEnvironment, until } from './support.js';
 
 /**
  * The case run's deadline, retries, busy waits and cancellation, over a
  * mocked runNode and endCase: input(a) → Double → output(b). Double's limit
  * is above the local-activity bound, so it runs as a regular activity and
  * the server's clock (which skips) stamps each call.
- *
- * The time-skipping server skips no time while an activity is outstanding,
- * so waits are tested where the workflow sleeps (retry and busy backoff),
- * never inside a node that hangs.
+ * A node that hangs would stop the server's clock (see support.ts), so the
+ * deadline is met by a node its runner turns away for good.
  */
 let env: TestWorkflowEnvironment;
 
@@ -96,28 +94,13 @@ async function runCase(
       return Promise.resolve(end.callback ? { firstAttempt: delivered } : {});
     },
   };
-  const wallStart = Date.now();
-  const run = await withWorker(env, activities, async (taskQueue) => {
-    const handle = await env.client.workflow.start<typeof caseRun>('caseRun', {
-      taskQueue,
-      workflowId: `case-${input.caseId}`,
-      args: [input],
-    });
-    await options.whileRunning?.(handle, calls);
-    const outcome = await handle.result().then(
-      (result) => ({ result, err: undefined }),
-      (err: unknown) => ({ result: undefined, err }),
-    );
-    const { startTime, closeTime } = await handle.describe();
-    const { events } = await handle.fetchHistory();
-    // What the workflow waited on: each timer as it was started (the deadline's first).
-    const timers = (events ?? []).flatMap((e) => {
-      const timeout = e.timerStartedEventAttributes?.startToFireTimeout;
-      return timeout ? [Number(timeout.seconds ?? 0) * 1000 + Math.round((timeout.nanos ?? 0) / 1e6)] : [];
-    });
-    return { ...outcome, timers, workflowMs: (closeTime?.getTime() ?? NaN) - startTime.getTime() };
+  const { whileRunning } = options;
+  const run = await runWorkflow<typeof caseRun>(env, activities, 'caseRun', {
+    workflowId: caseWorkflowId(input.caseId),
+    args: [input],
+    ...(whileRunning ? { whileRunning: (handle) => whileRunning(handle, calls) } : {}),
   });
-  return { ...run, wallMs: Date.now() - wallStart, calls, ends, chain, input };
+  return { ...run, calls, ends, chain, input };
 }
 
 /** The one end the run recorded through endCase. */
@@ -299,8 +282,3 @@ describe('cancellation', () => {
     });
   });
 });
-
-/** Polls (every 10 ms, real time) until `condition` holds. */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
-}

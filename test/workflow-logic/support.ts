@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Workflow, WorkflowResultType } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { temporalTestServerPath } from '../../src/temporal/binaries.js';
@@ -10,6 +12,10 @@ import { workflowBundlePath } from '../../src/temporal/worker.js';
  * `npm run build` first) over mocked activities, on Temporal's time-skipping
  * test server. Timers fire as soon as nothing else can happen, so hours of
  * workflow time take milliseconds; no store, Python or HTTP is involved.
+ *
+ * The server skips no time while an activity is outstanding (it counts as
+ * work in progress), so a wait is tested where the workflow sleeps or the
+ * server backs off a retry, never inside an activity that hangs.
  */
 export async function timeSkippingEnvironment(): Promise<TestWorkflowEnvironment> {
   const executable = temporalTestServerPath();
@@ -24,22 +30,66 @@ export async function timeSkippingEnvironment(): Promise<TestWorkflowEnvironment
   });
 }
 
-/** Runs `body` while a worker over the workflow bundle and `activities` (the mocks) serves a task queue of its own. */
-export async function withWorker<T>(
+/** How a run ended, in workflow time, and what it waited on. */
+export interface WorkflowRun<W extends Workflow> {
+  result?: WorkflowResultType<W>;
+  /** The run's failure (a WorkflowFailedError) when it did not complete. */
+  err?: unknown;
+  /** From start to close, on the server's clock (which skips). */
+  workflowMs: number;
+  /** Real time the test spent, worker start and stop included. */
+  wallMs: number;
+  /** Each timer the workflow started, in the order it started them (ms). */
+  timers: number[];
+}
+
+export interface RunOptions<W extends Workflow> {
+  workflowId: string;
+  args: Parameters<W>;
+  /** Runs once the run has started, before its result is awaited: signal, cancel, wait for mock calls. */
+  whileRunning?: (handle: WorkflowHandle<W>) => Promise<void>;
+}
+
+/**
+ * Runs one workflow (by its type name) to its end on a worker over the
+ * bundle and `activities` (the mocks), on a task queue of its own.
+ */
+export async function runWorkflow<W extends Workflow>(
   env: TestWorkflowEnvironment,
   activities: object,
-  body: (taskQueue: string) => Promise<T>,
-): Promise<T> {
+  workflowType: string,
+  options: RunOptions<W>,
+): Promise<WorkflowRun<W>> {
+  const wallStart = Date.now();
   const taskQueue = `workflow-logic-${randomUUID()}`;
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
     workflowBundle: { codePath: workflowBundlePath },
     activities,
-    // A mock still hanging when the test is done is cancelled after this (see hangUntilCancelled).
+    // A mock still hanging when the run is over is cancelled after this (see hangUntilCancelled).
     shutdownGraceTime: '1s',
   });
-  return worker.runUntil(() => body(taskQueue));
+  const run = await worker.runUntil(async () => {
+    const handle = await env.client.workflow.start<W>(workflowType, {
+      taskQueue,
+      workflowId: options.workflowId,
+      args: options.args,
+    });
+    await options.whileRunning?.(handle);
+    const outcome = await handle.result().then(
+      (result) => ({ result }),
+      (err: unknown) => ({ err }),
+    );
+    const { startTime, closeTime } = await handle.describe();
+    const { events } = await handle.fetchHistory();
+    const timers = (events ?? []).flatMap((e) => {
+      const timeout = e.timerStartedEventAttributes?.startToFireTimeout;
+      return timeout ? [Number(timeout.seconds ?? 0) * 1000 + Math.round((timeout.nanos ?? 0) / 1e6)] : [];
+    });
+    return { ...outcome, timers, workflowMs: (closeTime?.getTime() ?? NaN) - startTime.getTime() };
+  });
+  return { ...run, wallMs: Date.now() - wallStart };
 }
 
 /**
@@ -63,4 +113,9 @@ export async function hangUntilCancelled(): Promise<never> {
   } finally {
     clearInterval(beat);
   }
+}
+
+/** Polls (every 10 ms, real time) until `condition` holds. */
+export async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
 }
