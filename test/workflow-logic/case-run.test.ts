@@ -95,11 +95,17 @@ async function runCase(
     },
   };
   const { whileRunning } = options;
-  const run = await runWorkflow<typeof caseRun>(env, activities, 'caseRun', {
-    workflowId: caseWorkflowId(input.caseId),
-    args: [input],
-    ...(whileRunning ? { whileRunning: (handle) => whileRunning(handle, calls) } : {}),
-  });
+  const run = await runWorkflow(
+    env,
+    activities,
+    (taskQueue) =>
+      env.client.workflow.start<typeof caseRun>('caseRun', {
+        taskQueue,
+        workflowId: caseWorkflowId(input.caseId),
+        args: [input],
+      }),
+    whileRunning && ((handle) => whileRunning(handle, calls)),
+  );
   return { ...run, calls, ends, chain, input };
 }
 

@@ -188,11 +188,17 @@ async function runGeneration(
     maxReviewRounds,
   };
   const { activities, seen } = mocks(behaviour);
-  const run = await runWorkflow<typeof generationRun>(env, activities, 'generationRun', {
-    workflowId: generationWorkflowId(workflowId),
-    args: [input],
-    ...(whileRunning ? { whileRunning: (handle) => whileRunning(handle, seen) } : {}),
-  });
+  const run = await runWorkflow(
+    env,
+    activities,
+    (taskQueue) =>
+      env.client.workflow.start<typeof generationRun>('generationRun', {
+        taskQueue,
+        workflowId: generationWorkflowId(workflowId),
+        args: [input],
+      }),
+    whileRunning && ((handle) => whileRunning(handle, seen)),
+  );
   expect(run.err).toBeUndefined();
   const record = run.result as GenerationRunRecord;
   // The record the workflow returns is the one it saved last, as final.

@@ -43,22 +43,17 @@ export interface WorkflowRun<W extends Workflow> {
   timers: number[];
 }
 
-export interface RunOptions<W extends Workflow> {
-  workflowId: string;
-  args: Parameters<W>;
-  /** Runs once the run has started, before its result is awaited: signal, cancel, wait for mock calls. */
-  whileRunning?: (handle: WorkflowHandle<W>) => Promise<void>;
-}
-
 /**
- * Runs one workflow (by its type name) to its end on a worker over the
- * bundle and `activities` (the mocks), on a task queue of its own.
+ * Runs one workflow to its end on a worker over the bundle and `activities`
+ * (the mocks), on a task queue of its own: `start` starts it there (typed by
+ * the workflow function), `whileRunning` acts on it (signal, cancel, wait for
+ * mock calls) before its result is awaited.
  */
 export async function runWorkflow<W extends Workflow>(
   env: TestWorkflowEnvironment,
   activities: object,
-  workflowType: string,
-  options: RunOptions<W>,
+  start: (taskQueue: string) => Promise<WorkflowHandle<W>>,
+  whileRunning?: (handle: WorkflowHandle<W>) => Promise<void>,
 ): Promise<WorkflowRun<W>> {
   const wallStart = Date.now();
   const taskQueue = `workflow-logic-${randomUUID()}`;
@@ -71,12 +66,8 @@ export async function runWorkflow<W extends Workflow>(
     shutdownGraceTime: '1s',
   });
   const run = await worker.runUntil(async () => {
-    const handle = await env.client.workflow.start<W>(workflowType, {
-      taskQueue,
-      workflowId: options.workflowId,
-      args: options.args,
-    });
-    await options.whileRunning?.(handle);
+    const handle = await start(taskQueue);
+    await whileRunning?.(handle);
     const outcome = await handle.result().then(
       (result) => ({ result }),
       (err: unknown) => ({ err }),
