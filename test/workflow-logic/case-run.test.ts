@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   nodeFailedType,
@@ -18,7 +17,7 @@ import type { WorkflowNode } from '../../src/domain/graph.js';
 import { busyFailureKind } from '../../src/domain/node-kinds/kind.js';
 import type { caseRun } from '../../workflows/case-run.js';
 import { floatChain, py } from '../cases/support.js';
-import { hangUntilCancelled, runWorkflow, scheduledAt, timeSkippingEnvironment, until } from './support.js';
+import { hangUntilCancelled, scheduledAt, until, WorkflowLogic } from './support.js';
 
 /**
  * The case run's deadline, retries, busy waits and cancellation, over a
@@ -28,14 +27,15 @@ import { hangUntilCancelled, runWorkflow, scheduledAt, timeSkippingEnvironment, 
  * A node that hangs would stop the server's clock (see support.ts), so the
  * deadline is met by a node its runner turns away for good.
  */
-let env: TestWorkflowEnvironment;
+type CaseMocks = Pick<CaseActivities, 'runNode' | 'endCase'>;
+let logic: WorkflowLogic<CaseMocks>;
 
 beforeAll(async () => {
-  env = await timeSkippingEnvironment();
+  logic = await WorkflowLogic.start<CaseMocks>(['runNode', 'endCase']);
 });
 
 afterAll(async () => {
-  await env?.teardown();
+  await logic?.stop();
 });
 
 /** One call of the mocked runNode: the attempt it was asked for, and when (workflow time). */
@@ -84,7 +84,7 @@ async function runCase(
   };
   const calls: NodeCall[] = [];
   const ends: EndCaseInput[] = [];
-  const activities: Pick<CaseActivities, 'runNode' | 'endCase'> = {
+  const mocks: CaseMocks = {
     runNode(request) {
       calls.push({ attempt: request.attempt, at: scheduledAt() });
       return answer(request, calls.length - 1);
@@ -95,11 +95,10 @@ async function runCase(
     },
   };
   const { whileRunning } = options;
-  const run = await runWorkflow(
-    env,
-    activities,
-    (taskQueue) =>
-      env.client.workflow.start<typeof caseRun>('caseRun', {
+  const run = await logic.run(
+    mocks,
+    (client, taskQueue) =>
+      client.workflow.start<typeof caseRun>('caseRun', {
         taskQueue,
         workflowId: caseWorkflowId(input.caseId),
         args: [input],

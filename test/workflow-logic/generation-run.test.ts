@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CaseActivities, EndCaseInput } from '../../activities/cases.js';
 import type { GenerationActivities, ReviewOutcome, TaskMeta } from '../../activities/generation.js';
@@ -15,7 +14,7 @@ import {
 } from '../../src/generation/run-types.js';
 import type { generationRun } from '../../workflows/generation-run.js';
 import { Graph } from '../cases/support.js';
-import { hangUntilCancelled, runWorkflow, timeSkippingEnvironment, until } from './support.js';
+import { hangUntilCancelled, until, WorkflowLogic } from './support.js';
 
 /**
  * The generation run's review rounds, its 25-minute limit and its cancel
@@ -24,14 +23,24 @@ import { hangUntilCancelled, runWorkflow, timeSkippingEnvironment, until } from 
  * judges. The dry run is the real caseRun workflow as a child, over a graph
  * of inline nodes (its only activity is the mocked endCase).
  */
-let env: TestWorkflowEnvironment;
+type GenerationMocks = GenerationActivities & Pick<CaseActivities, 'endCase'>;
+let logic: WorkflowLogic<GenerationMocks>;
 
 beforeAll(async () => {
-  env = await timeSkippingEnvironment();
+  logic = await WorkflowLogic.start<GenerationMocks>([
+    'genReadFiles',
+    'genTriage',
+    'genArchitect',
+    'genBuildStep',
+    'genReview',
+    'genApply',
+    'genSaveRun',
+    'endCase',
+  ]);
 });
 
 afterAll(async () => {
-  await env?.teardown();
+  await logic?.stop();
 });
 
 const timeLimitMs = 25 * 60_000;
@@ -102,7 +111,7 @@ function mocks(behaviour: Behaviour) {
     cancelledBuilders: 0,
   };
   let builtReviews = 0;
-  const activities: GenerationActivities & Pick<CaseActivities, 'endCase'> = {
+  const activities: GenerationMocks = {
     genReadFiles() {
       return Promise.resolve({ files: [], skipped: [], meta: meta() });
     },
@@ -188,11 +197,10 @@ async function runGeneration(
     maxReviewRounds,
   };
   const { activities, seen } = mocks(behaviour);
-  const run = await runWorkflow(
-    env,
+  const run = await logic.run(
     activities,
-    (taskQueue) =>
-      env.client.workflow.start<typeof generationRun>('generationRun', {
+    (client, taskQueue) =>
+      client.workflow.start<typeof generationRun>('generationRun', {
         taskQueue,
         workflowId: generationWorkflowId(workflowId),
         args: [input],
