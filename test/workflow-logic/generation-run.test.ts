@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CaseActivities, EndCaseInput } from '../../activities/cases.js';
 import type { GenerationActivities, ReviewOutcome, TaskMeta } from '../../activities/generation.js';
 import type { Plan, StepBuild } from '../../src/generation/plan.js';
+import { emptyBuild } from '../../src/generation/placeholder-build.js';
 import {
   cancelGenerationSignalName,
   generationWorkflowId,
@@ -131,14 +132,7 @@ function mocks(behaviour: Behaviour) {
         seen.cancelledBuilders += 1;
         throw err;
       }
-      const build: StepBuild = {
-        source: 'def main(inputs):\n    return {"b": inputs["a"] * 2}\n',
-        match: null,
-        rules: null,
-        llm: null,
-        action: null,
-        unresolved: null,
-      };
+      const build: StepBuild = { ...emptyBuild, source: 'def main(inputs):\n    return {"b": inputs["a"] * 2}\n' };
       return { build, meta: meta() };
     },
     genReview(input) {
