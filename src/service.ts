@@ -6,6 +6,7 @@ import { DefaultLogger, Runtime, type Worker, type LogLevel } from '@temporalio/
 import { listenUrl, type Config } from './config/config.js';
 import type { Logger } from './logging/logger.js';
 import { createApp } from './api/app.js';
+import { temporalCodecEndpoint } from './api/temporal-codec.routes.js';
 import { wire } from './composition.js';
 import type { AppContext } from './context.js';
 import { createMetrics } from './metrics/metrics.js';
@@ -94,6 +95,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         port: config.temporal.devServer.port,
         uiPort: config.temporal.devServer.uiPort,
         ui: true,
+        codecEndpoint: temporalCodecEndpoint(config),
         namespace: config.temporal.namespace,
         startTimeoutMs: config.temporal.devServer.startTimeoutMs,
         logger,

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { wire } from '../../src/composition.js';
 import { createActivities } from '../../activities/index.js';
 import { loadConfig } from '../../src/config/config.js';
+import { secretBoxFromConfig } from '../../src/crypto/secret-box.js';
 import { defaultGraph } from '../../src/domain/default-graph.js';
 import {
   generationWorkflowId,
@@ -23,6 +24,7 @@ import { TenancyRepo } from '../../src/store/tenancy-repo.js';
 import { WorkflowRepo } from '../../src/store/workflow-repo.js';
 import { temporalTestServerPath } from '../../src/temporal/binaries.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
+import { PayloadEncryption } from '../../src/temporal/payload-encryption.js';
 import { workflowBundlePath } from '../../src/temporal/worker.js';
 import { TenancyService } from '../../src/tenancy/tenancy-service.js';
 import { FakeLlm } from './fake-llm.js';
@@ -109,6 +111,8 @@ it('cancels a run that passes the 25-minute limit, recording why', async () => {
     namespace: 'default',
     taskQueue,
     searchAttributes: false,
+    // The run's client and worker here convert without it; the services only need one to be wired.
+    codec: new PayloadEncryption(secretBoxFromConfig(config)),
   };
   const { services } = wire({ config, logger, store, temporal, python, metrics: createMetrics() });
   const worker = await Worker.create({

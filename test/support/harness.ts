@@ -120,7 +120,12 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       // Tests' receivers listen on loopback; tests of the outbound policy override this.
       outbound: { allowCidrs: '127.0.0.0/8' },
       ...(options.config ?? {}),
-      temporal: { address: options.temporalAddress ?? inject('temporalAddress'), taskQueue, workerMetricsPort: 0 },
+      temporal: {
+        ...(options.config?.temporal ?? {}),
+        address: options.temporalAddress ?? inject('temporalAddress'),
+        taskQueue,
+        workerMetricsPort: 0,
+      },
     },
   );
   let bootstrap: BootstrapResult | undefined;
