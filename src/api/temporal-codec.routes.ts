@@ -54,12 +54,13 @@ function toJson(payload: Payload): JsonPayload {
  * and a refusal must carry the headers for the UI to read it.
  */
 export function temporalCodecCors(ctx: AppContext): (req: Request, res: Response, next: NextFunction) => void {
-  const uiOrigin = ctx.temporal.uiUrl ? new URL(ctx.temporal.uiUrl).origin : undefined;
   return (req, res, next) => {
     if (!req.path.startsWith(`${base}/`)) {
       next();
       return;
     }
+    // Read per request: the embedded UI's address is known once Temporal is connected, not at registration.
+    const uiOrigin = ctx.temporal.uiUrl ? new URL(ctx.temporal.uiUrl).origin : undefined;
     res.vary('Origin');
     const allowed = uiOrigin !== undefined && req.headers.origin === uiOrigin;
     if (allowed) res.set({ 'Access-Control-Allow-Origin': uiOrigin, 'Access-Control-Allow-Credentials': 'true' });
@@ -80,7 +81,7 @@ export function temporalCodecCors(ctx: AppContext): (req: Request, res: Response
 }
 
 export function registerTemporalCodecRoutes(api: ApiRoutes, ctx: AppContext): void {
-  const { codec, namespace } = ctx.temporal;
+  const { namespace } = ctx.config.temporal;
   const headers = z.object({
     authorization: z.string().meta({ description: 'Bearer <CASEFLOW_ADMIN_TOKEN>' }),
     'x-namespace': z
@@ -92,12 +93,12 @@ export function registerTemporalCodecRoutes(api: ApiRoutes, ctx: AppContext): vo
     {
       name: 'decode',
       summary: 'Decrypt Temporal payloads (codec server protocol; others pass through)',
-      apply: (payloads: Payload[]) => codec.decode(payloads),
+      apply: (payloads: Payload[]) => ctx.temporal.codec.decode(payloads),
     },
     {
       name: 'encode',
       summary: 'Encrypt Temporal payloads (codec server protocol)',
-      apply: (payloads: Payload[]) => codec.encode(payloads),
+      apply: (payloads: Payload[]) => ctx.temporal.codec.encode(payloads),
     },
   ];
   for (const operation of operations) {

@@ -15,9 +15,8 @@ import {
 
 let svc: TestService;
 beforeAll(async () => {
-  svc = await startTestService();
-  // The test dev server runs headless; give the links a base as TEMPORAL_UI_URL would.
-  svc.service.context.temporal.uiUrl = 'http://temporal-ui.test';
+  // A UI the operator says enforces access (TEMPORAL_UI_URL, CASEFLOW_TENANTS_MAY_USE_TEMPORAL_UI): tenants get links.
+  svc = await startTestService({ config: { temporal: { uiUrl: 'http://temporal-ui.test', tenantsMayUseUi: true } } });
 });
 afterAll(async () => {
   await svc?.stop();

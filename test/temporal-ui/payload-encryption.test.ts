@@ -6,6 +6,7 @@ import type { Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.js';
 import { addKeyToFile, keyFileOf, SecretBox } from '../../src/crypto/secret-box.js';
 import { encryptingDataConverter } from '../../src/temporal/data-converter.js';
 import { PayloadEncryption } from '../../src/temporal/payload-encryption.js';
@@ -233,5 +234,14 @@ describe('the codec endpoint (operators)', () => {
     const refused = await http(endpoint('decode'), 'POST', { body: { payloads: [] }, headers: { origin: uiOrigin } });
     expect(refused.status).toBe(401);
     expect(refused.headers.get('access-control-allow-origin')).toBe(uiOrigin);
+  });
+});
+
+describe('the Temporal UI link in tenant answers', () => {
+  it('is configured only together with the URL of a UI that enforces access', () => {
+    expect(loadConfig({}).temporal.tenantsMayUseUi).toBe(false);
+    expect(() => loadConfig({ CASEFLOW_TENANTS_MAY_USE_TEMPORAL_UI: 'true' })).toThrow(/TEMPORAL_UI_URL/);
+    const config = loadConfig({ CASEFLOW_TENANTS_MAY_USE_TEMPORAL_UI: 'true', TEMPORAL_UI_URL: 'https://ui.test' });
+    expect(config.temporal.tenantsMayUseUi).toBe(true);
   });
 });
