@@ -3,8 +3,10 @@ import type { DataConverter } from '@temporalio/common';
 import { projectRoot } from '../config/paths.js';
 import type { PayloadEncryption } from './payload-encryption.js';
 
-/** The compiled failure converter (the SDK requires it by path, like the prebuilt workflow bundle). */
-export const failureConverterPath = path.join(projectRoot, 'dist', 'src', 'temporal', 'failure-converter.js');
+const compiled = (name: string) => path.join(projectRoot, 'dist', 'src', 'temporal', `${name}.js`);
+/** The compiled failure converters (the SDK requires them by path, like the prebuilt workflow bundle). */
+export const failureConverterPath = compiled('failure-converter');
+export const workflowFailureConverterPath = compiled('workflow-failure-converter');
 
 /** What the client and the worker convert with: encrypted payloads, failure messages inside them. */
 export function encryptingDataConverter(codec: PayloadEncryption): DataConverter {

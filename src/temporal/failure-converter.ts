@@ -1,9 +1,11 @@
-import { DefaultFailureConverter } from '@temporalio/common';
+import { PayloadEncryptionError } from './payload-encryption.js';
+import { sealingFailureConverter } from './workflow-failure-converter.js';
 
 /**
- * Failure messages and stack traces go into the failure's encoded attributes, a payload the codec
- * encrypts, instead of plain text in the history (a Python node's error can quote a case's data).
- * Loaded by path: bundled into the workflow code (scripts/bundle-workflows.ts) and required by the
- * worker and the client (src/temporal/data-converter.ts). Deterministic, so workflow code may load it.
+ * The worker's and the client's (activity errors quote URLs and data: all sealed). A payload no key
+ * of the ring opens fails the workflow task with the key id in clear, so the operator sees which key
+ * to put back. Told by name: this module is loaded by path, possibly beside another copy of the codec's.
  */
-export const failureConverter = new DefaultFailureConverter({ encodeCommonAttributes: true });
+export const failureConverter = sealingFailureConverter(
+  (err) => err instanceof Error && err.name === PayloadEncryptionError.name,
+);
