@@ -10,6 +10,7 @@ import {
   results,
   sleeper,
   startCase,
+  textChain,
   waitForEnd,
 } from './support.js';
 
@@ -23,18 +24,7 @@ afterAll(async () => {
 });
 
 function echo(label: string): Graph {
-  const g = new Graph();
-  const input = g.input([{ name: 'text' }]);
-  const code = g.python(
-    'Echo',
-    py(`return {"text": "${label}:" + inputs["text"]}`),
-    [{ name: 'text' }],
-    [{ name: 'text' }],
-  );
-  const output = g.output([{ name: 'text' }]);
-  g.edge(input, code);
-  g.edge(code, output);
-  return g;
+  return textChain('Echo', py(`return {"text": "${label}:" + inputs["text"]}`));
 }
 
 describe('case lifecycle', () => {

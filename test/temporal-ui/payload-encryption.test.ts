@@ -12,7 +12,7 @@ import { encryptingDataConverter } from '../../src/temporal/data-converter.js';
 import { PayloadEncryption } from '../../src/temporal/payload-encryption.js';
 import { workflowBundlePath } from '../../src/temporal/worker.js';
 import { Receiver } from '../callbacks/receiver.js';
-import { createWorkflow, execute, Graph, initiate, py, waitForEnd } from '../cases/support.js';
+import { createWorkflow, execute, initiate, py, textChain, waitForEnd } from '../cases/support.js';
 import { adminToken, http, startTestService, type TestService } from '../support/harness.js';
 import { decodedHistoryText, payloadsOf } from '../support/history.js';
 
@@ -26,23 +26,14 @@ let callbackUrl = '';
 let completedCase = '';
 let failedCase = '';
 
-/** input(text) → a Python node named with the marker that echoes its input, or raises it when it starts with "fail" → output. */
-function echo(): Graph {
-  const g = new Graph();
-  const input = g.input([{ name: 'text' }]);
-  const code = g.python(
+/** A Python node named with the marker that echoes its input, or raises it when it starts with "fail". */
+const echo = () =>
+  textChain(
     `Echo ${marker}`,
     py(
       'if inputs["text"].startswith("fail"):\n    raise ValueError("refused " + inputs["text"])\nreturn {"text": inputs["text"]}',
     ),
-    [{ name: 'text' }],
-    [{ name: 'text' }],
   );
-  const output = g.output([{ name: 'text' }]);
-  g.edge(input, code);
-  g.edge(code, output);
-  return g;
-}
 
 /** The history as Temporal stores it, read by a client without the codec (what the UI or anyone on the port gets). */
 async function plainHistory(caseId: string): Promise<History> {
