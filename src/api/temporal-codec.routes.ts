@@ -27,7 +27,8 @@ const jsonPayload = z.object({
   metadata: z.record(z.string(), z.base64()).optional(),
   data: z.base64().optional(),
 });
-const payloadsBody = z.object({ payloads: z.array(jsonPayload).max(10_000) });
+// How many fit is bounded by the body limit (CASEFLOW_BODY_LIMIT).
+const payloadsBody = z.object({ payloads: z.array(jsonPayload) });
 type JsonPayload = z.infer<typeof jsonPayload>;
 
 function fromJson(payload: JsonPayload): Payload {
@@ -84,10 +85,7 @@ export function registerTemporalCodecRoutes(api: ApiRoutes, ctx: AppContext): vo
   const { namespace } = ctx.config.temporal;
   const headers = z.object({
     authorization: z.string().meta({ description: 'Bearer <CASEFLOW_ADMIN_TOKEN>' }),
-    'x-namespace': z
-      .string()
-      .optional()
-      .meta({ description: `The namespace (this service's: ${namespace})` }),
+    'x-namespace': z.enum([namespace]).optional().meta({ description: "The namespace (this service's only)" }),
   });
   const operations = [
     {

@@ -12756,8 +12756,8 @@ export interface operations {
       header: {
         /** @description Bearer <CASEFLOW_ADMIN_TOKEN> */
         authorization: string;
-        /** @description The namespace (this service's: default) */
-        'x-namespace'?: string;
+        /** @description The namespace (this service's only) */
+        'x-namespace'?: 'default';
       };
       path?: never;
       cookie?: never;
@@ -12858,8 +12858,8 @@ export interface operations {
       header: {
         /** @description Bearer <CASEFLOW_ADMIN_TOKEN> */
         authorization: string;
-        /** @description The namespace (this service's: default) */
-        'x-namespace'?: string;
+        /** @description The namespace (this service's only) */
+        'x-namespace'?: 'default';
       };
       path?: never;
       cookie?: never;
