@@ -56,7 +56,8 @@ function toJson(payload: Payload): JsonPayload {
  */
 export function temporalCodecCors(ctx: AppContext): (req: Request, res: Response, next: NextFunction) => void {
   return (req, res, next) => {
-    if (!req.path.startsWith(`${base}/`)) {
+    // Without the admin token the operator area does not exist (404 from the gate), preflights included.
+    if (!ctx.config.adminToken || !req.path.startsWith(`${base}/`)) {
       next();
       return;
     }
