@@ -9,6 +9,7 @@ import { listenUrl, type Config } from './config/config.js';
 import type { Logger } from './logging/logger.js';
 import { createApp } from './api/app.js';
 import { createMetricsApp } from './api/metrics-endpoint.js';
+import { temporalCodecEndpoint } from './api/temporal-codec.routes.js';
 import { wire } from './composition.js';
 import type { AppContext } from './context.js';
 import { createMetrics } from './metrics/metrics.js';
@@ -119,6 +120,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           port: dev.port,
           uiPort: dev.uiPort,
           ui: true,
+          codecEndpoint: temporalCodecEndpoint(config),
           namespace: config.temporal.namespace,
           startTimeoutMs: dev.startTimeoutMs,
           logger,

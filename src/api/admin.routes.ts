@@ -33,7 +33,7 @@ const orgParams = z.object({ organizationId: uuid });
 const adminHeaders = z.object({ authorization: z.string().meta({ description: 'Bearer <CASEFLOW_ADMIN_TOKEN>' }) });
 
 /** The operator area: present only when CASEFLOW_ADMIN_TOKEN is set; the token comes as a bearer header. */
-function requireAdmin(ctx: AppContext, req: Request): void {
+export function requireAdmin(ctx: AppContext, req: Request): void {
   const token = ctx.config.adminToken;
   if (!token) throw DomainError.notFound(`No route for ${req.method} ${req.path}`);
   if (!bearerMatches(req, token)) throw DomainError.unauthorized('Missing or invalid admin token');

@@ -14,6 +14,7 @@ import { jsonBodies } from './request-body.js';
 import { requestLog } from './request-log.js';
 import { ApiRoutes } from './route.js';
 import { routeRegistrations } from './routers.js';
+import { temporalCodecCors } from './temporal-codec.routes.js';
 
 export interface App {
   app: Express;
@@ -27,6 +28,7 @@ export function createApp(ctx: AppContext): App {
   app.set('trust proxy', 'loopback');
   app.use(requestLog(ctx.logger));
   app.use(httpMetrics(ctx.metrics));
+  app.use(temporalCodecCors(ctx));
   app.use(adminGate(ctx));
   app.use(jsonBodies({ limit: ctx.config.bodyLimit, type: parsesAsJson }));
 

@@ -240,7 +240,7 @@ export class CaseService {
     let runId: string | null;
     try {
       runId = await this.startRun(record, version, run);
-      this.deps.metrics.caseStarted(record.workflowId);
+      this.deps.metrics.caseStarted();
     } catch (err) {
       // Tell the rest of the process now rather than at the probe's next round.
       if (isTemporalUnavailable(err) || err instanceof NoAnswerInTimeError) this.deps.engine.markDown(String(err));

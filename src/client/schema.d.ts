@@ -1254,6 +1254,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/admin/temporal-codec/decode': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Decrypt Temporal payloads (codec server protocol; others pass through) */
+    post: operations['postAdminTemporalCodecDecode'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/temporal-codec/encode': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Encrypt Temporal payloads (codec server protocol) */
+    post: operations['postAdminTemporalCodecEncode'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -12835,6 +12869,210 @@ export interface operations {
             };
           };
           'text/html': string;
+        };
+      };
+    };
+  };
+  postAdminTemporalCodecDecode: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Bearer <CASEFLOW_ADMIN_TOKEN> */
+        authorization: string;
+        /** @description The namespace (this service's only) */
+        'x-namespace'?: 'default';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          payloads: {
+            metadata?: {
+              [key: string]: string;
+            };
+            /** Format: base64 */
+            data?: string;
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description The payloads, in order */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            payloads: {
+              metadata?: {
+                [key: string]: string;
+              };
+              /** Format: base64 */
+              data?: string;
+            }[];
+          };
+        };
+      };
+      /** @description Malformed payloads, another namespace, or a payload no configured key opens */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing or invalid admin token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postAdminTemporalCodecEncode: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Bearer <CASEFLOW_ADMIN_TOKEN> */
+        authorization: string;
+        /** @description The namespace (this service's only) */
+        'x-namespace'?: 'default';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          payloads: {
+            metadata?: {
+              [key: string]: string;
+            };
+            /** Format: base64 */
+            data?: string;
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description The payloads, in order */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            payloads: {
+              metadata?: {
+                [key: string]: string;
+              };
+              /** Format: base64 */
+              data?: string;
+            }[];
+          };
+        };
+      };
+      /** @description Malformed payloads, another namespace, or a payload no configured key opens */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing or invalid admin token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
         };
       };
     };

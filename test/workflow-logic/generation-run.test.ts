@@ -49,7 +49,7 @@ const timeLimitMs = 25 * 60_000;
 const plan: Plan = {
   name: 'Doubler',
   description: 'Doubles a number',
-  inputs: [{ name: 'a', type: 'float', description: 'a number', sample: '2' }],
+  inputs: [{ name: 'a', type: 'float', description: 'a number', sample: '2', allowed_file_types: null }],
   steps: [
     {
       id: 's1',
