@@ -2,6 +2,7 @@ import { writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { projectRoot } from '../src/config/paths.js';
+import { workflowFailureConverterPath } from '../src/temporal/data-converter.js';
 import { workflowBundlePath } from '../src/temporal/worker.js';
 
 /**
@@ -27,6 +28,8 @@ function slim(code: string): string {
 async function main(): Promise<void> {
   const bundle = await bundleWorkflowCode({
     workflowsPath: path.join(projectRoot, 'dist', 'workflows', 'index.js'),
+    // A run's failure carries its message in an encrypted payload, as the worker's failures do.
+    failureConverterPath: workflowFailureConverterPath,
     logger: { info() {}, warn: console.warn, error: console.error, debug() {}, trace() {}, log() {} },
   });
   const code = slim(bundle.code);

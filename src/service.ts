@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import type { Express } from 'express';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -7,6 +8,8 @@ import { IllegalStateError } from '@temporalio/common';
 import { listenUrl, type Config } from './config/config.js';
 import type { Logger } from './logging/logger.js';
 import { createApp } from './api/app.js';
+import { createMetricsApp } from './api/metrics-endpoint.js';
+import { temporalCodecEndpoint } from './api/temporal-codec.routes.js';
 import { wire } from './composition.js';
 import type { AppContext } from './context.js';
 import { createMetrics } from './metrics/metrics.js';
@@ -37,6 +40,8 @@ export interface ServiceOptions {
 export interface RunningService {
   /** Base URL of the API when this process serves it. */
   url?: string;
+  /** Base URL of the metrics listener when `metrics.port` is configured. */
+  metricsUrl?: string;
   context: AppContext;
   /** The worker running now (a new one replaces a worker that failed). */
   worker?: () => Worker;
@@ -114,6 +119,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           port: dev.port,
           uiPort: dev.uiPort,
           ui: true,
+          codecEndpoint: temporalCodecEndpoint(config),
           namespace: config.temporal.namespace,
           startTimeoutMs: dev.startTimeoutMs,
           logger,
@@ -222,26 +228,36 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       stops.push(clearing(uploadCleanup));
 
       const { app } = createApp(context);
-      const server = await new Promise<Server>((resolve, reject) => {
-        // Node's default 16 KB request head would answer 431 to a URL whose query the API refuses with a 400 itself.
-        const s = createServer({ maxHeaderSize: maxRequestHeadBytes }, app).listen(config.port, config.host, () =>
-          resolve(s),
-        );
-        s.once('error', reject);
-      });
-      const port = (server.address() as AddressInfo).port;
-      url = listenUrl(config.host, port);
+      const server = await listen(app, config.port, config.host);
+      url = listenUrl(config.host, (server.address() as AddressInfo).port);
       // Without a configured public URL, file URLs use the address actually bound (port 0 picks one), never a Host header.
       config.publicUrl ??= url;
       stops.push(() => closeServer(server, config.shutdownGraceMs));
       logger.info({ url, temporalUi: temporal.uiUrl }, 'API listening');
     }
 
-    return { url, context, worker, devServer, engine, stop: stopAll };
+    // Any role: a worker-only process has metrics (its Python pool, its Temporal worker) too.
+    let metricsUrl: string | undefined;
+    if (config.metrics.port !== undefined) {
+      const server = await listen(createMetricsApp(context), config.metrics.port, config.metrics.host);
+      metricsUrl = listenUrl(config.metrics.host, (server.address() as AddressInfo).port);
+      stops.push(() => closeServer(server, config.shutdownGraceMs));
+      logger.info({ url: `${metricsUrl}/metrics`, token: config.metrics.token !== undefined }, 'metrics listening');
+    }
+
+    return { url, metricsUrl, context, worker, devServer, engine, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;
   }
+}
+
+function listen(app: Express, port: number, host: string): Promise<Server> {
+  return new Promise<Server>((resolve, reject) => {
+    // Node's default 16 KB request head would answer 431 to a URL whose query the API refuses with a 400 itself.
+    const server = createServer({ maxHeaderSize: maxRequestHeadBytes }, app).listen(port, host, () => resolve(server));
+    server.once('error', reject);
+  });
 }
 
 /** A stop step that clears an interval. */

@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
@@ -12,6 +11,7 @@ import {
   keyViewSchema,
 } from '../tenancy/schemas.js';
 import { DomainError } from '../errors.js';
+import { bearerMatches } from './bearer.js';
 import type { ApiRoutes } from './route.js';
 import { uuid } from './schemas/common.js';
 
@@ -33,13 +33,10 @@ const orgParams = z.object({ organizationId: uuid });
 const adminHeaders = z.object({ authorization: z.string().meta({ description: 'Bearer <CASEFLOW_ADMIN_TOKEN>' }) });
 
 /** The operator area: present only when CASEFLOW_ADMIN_TOKEN is set; the token comes as a bearer header. */
-function requireAdmin(ctx: AppContext, req: Request): void {
+export function requireAdmin(ctx: AppContext, req: Request): void {
   const token = ctx.config.adminToken;
   if (!token) throw DomainError.notFound(`No route for ${req.method} ${req.path}`);
-  const presented = req.headers.authorization?.startsWith('Bearer ') ? req.headers.authorization.slice(7) : '';
-  const a = Buffer.from(presented);
-  const b = Buffer.from(token);
-  if (a.length !== b.length || !timingSafeEqual(a, b)) throw DomainError.unauthorized('Missing or invalid admin token');
+  if (!bearerMatches(req, token)) throw DomainError.unauthorized('Missing or invalid admin token');
 }
 
 /**

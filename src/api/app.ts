@@ -9,10 +9,12 @@ import { createAuthenticator } from './authenticate.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { OpenApiBuilder } from './openapi.js';
 import { openApiLinks } from './openapi-links.js';
+import { serveMetrics } from './metrics-endpoint.js';
 import { jsonBodies } from './request-body.js';
 import { requestLog } from './request-log.js';
 import { ApiRoutes } from './route.js';
 import { routeRegistrations } from './routers.js';
+import { temporalCodecCors } from './temporal-codec.routes.js';
 
 export interface App {
   app: Express;
@@ -26,6 +28,7 @@ export function createApp(ctx: AppContext): App {
   app.set('trust proxy', 'loopback');
   app.use(requestLog(ctx.logger));
   app.use(httpMetrics(ctx.metrics));
+  app.use(temporalCodecCors(ctx));
   app.use(adminGate(ctx));
   app.use(jsonBodies({ limit: ctx.config.bodyLimit, type: parsesAsJson }));
 
@@ -37,9 +40,8 @@ export function createApp(ctx: AppContext): App {
   openApi.link(openApiLinks);
   const openApiDocument = openApi.document(publicUrl(ctx.config));
 
-  app.get('/metrics', async (_req, res) => {
-    res.type(ctx.metrics.registry.contentType).send(await ctx.metrics.render());
-  });
+  // With a listener of its own (metrics.port) the API port does not serve /metrics at all.
+  if (ctx.config.metrics.port === undefined) app.get('/metrics', serveMetrics(ctx));
   app.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument);
   });

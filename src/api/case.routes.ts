@@ -11,6 +11,8 @@ import {
   cancelledSchema,
   caseErrors as errors,
   caseListQuery,
+  caseStatsQuery,
+  caseStatsSchema,
   caseListSchema,
   executedSchema,
   initiatedSchema,
@@ -99,6 +101,12 @@ export function registerCaseReads<P extends ZodType>(
 
 const caseParams = z.object({ caseId: uuid });
 
+/** The refusals of a query across the workspaces a key reads with Case: Read. */
+const caseReadRefusals = {
+  401: errors[401],
+  403: { description: 'The key lacks Case: Read', schema: errorBodySchema },
+};
+
 export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
   const { cases } = ctx.services;
   const tags = ['Cases'];
@@ -138,11 +146,32 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     responses: {
       200: { description: 'One page of cases', schema: caseListSchema },
       400: { description: 'Malformed filter, time range, limit or cursor (metadata.fields)', schema: errorBodySchema },
-      401: errors[401],
-      403: { description: 'The key lacks Case: Read', schema: errorBodySchema },
+      ...caseReadRefusals,
     },
     handler: async ({ auth, query, res }) => {
       res.json(caseListView(await cases.list(auth, query)));
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/api/v1/stats/cases',
+    summary: "The caller's case figures per workflow",
+    description:
+      'Counts by status and run times (execute → end) of the cases created in a window (default: the last day, at most ' +
+      '31 days), per workflow, in the workspaces the key reads with Case: Read; filters: workspaceId, workflowId. A ' +
+      'workspace or workflow the key does not reach counts nothing. Computed from the store: the per-tenant figures ' +
+      '/metrics does not label.',
+    tags,
+    auth: true,
+    query: caseStatsQuery,
+    responses: {
+      200: { description: 'Figures per workflow', schema: caseStatsSchema },
+      400: { description: 'Malformed filter or time range, or a window over 31 days', schema: errorBodySchema },
+      ...caseReadRefusals,
+    },
+    handler: async ({ auth, query, res }) => {
+      res.json(await cases.stats(auth, query));
     },
   });
 

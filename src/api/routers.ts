@@ -14,6 +14,7 @@ import { registerDiscoveryRoutes } from './discovery.routes.js';
 import { registerGenerationRoutes } from './generation.routes.js';
 import { registerConnectionRoutes } from './connection.routes.js';
 import { registerOAuthRoutes } from './oauth.routes.js';
+import { registerTemporalCodecRoutes } from './temporal-codec.routes.js';
 
 /** Every resource's routes; each resource adds one line. */
 export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void> = [
@@ -31,4 +32,5 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerDiscoveryRoutes,
   registerConnectionRoutes,
   registerOAuthRoutes,
+  registerTemporalCodecRoutes,
 ];

@@ -622,6 +622,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/stats/cases': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's case figures per workflow
+     * @description Counts by status and run times (execute → end) of the cases created in a window (default: the last day, at most 31 days), per workflow, in the workspaces the key reads with Case: Read; filters: workspaceId, workflowId. A workspace or workflow the key does not reach counts nothing. Computed from the store: the per-tenant figures /metrics does not label.
+     */
+    get: operations['getApiV1StatsCases'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/case/{caseId}/execute': {
     parameters: {
       query?: never;
@@ -1228,6 +1248,40 @@ export interface paths {
     get: operations['getApiV1OauthCallback'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/temporal-codec/decode': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Decrypt Temporal payloads (codec server protocol; others pass through) */
+    post: operations['postAdminTemporalCodecDecode'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/temporal-codec/encode': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Encrypt Temporal payloads (codec server protocol) */
+    post: operations['postAdminTemporalCodecEncode'];
     delete?: never;
     options?: never;
     head?: never;
@@ -7064,6 +7118,113 @@ export interface operations {
       };
     };
   };
+  getApiV1StatsCases: {
+    parameters: {
+      query?: {
+        /** @description Only this workspace */
+        workspaceId?: string;
+        /** @description Only this workflow */
+        workflowId?: string;
+        /** @description Cases created at or after this time; default: a day before to */
+        from?: string;
+        /** @description Cases created before this time; default: now. At most 31 days after from */
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Figures per workflow */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description The window used (inclusive) */
+            from: string;
+            /** @description The window used (exclusive) */
+            to: string;
+            workflows: {
+              workflowId: string;
+              workspaceId: string;
+              /** @description Cases created in the window */
+              cases: number;
+              /** @description Those cases by status */
+              byStatus: {
+                [key: string]: number;
+              };
+              /** @description Execute → end, over the cases that ran to an end; null when none did */
+              runSeconds: {
+                count: number;
+                mean: number;
+                max: number;
+              } | null;
+            }[];
+          };
+        };
+      };
+      /** @description Malformed filter or time range, or a window over 31 days */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks Case: Read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
   postApiV1CaseCaseIdExecute: {
     parameters: {
       query?: never;
@@ -12708,6 +12869,210 @@ export interface operations {
             };
           };
           'text/html': string;
+        };
+      };
+    };
+  };
+  postAdminTemporalCodecDecode: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Bearer <CASEFLOW_ADMIN_TOKEN> */
+        authorization: string;
+        /** @description The namespace (this service's only) */
+        'x-namespace'?: 'default';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          payloads: {
+            metadata?: {
+              [key: string]: string;
+            };
+            /** Format: base64 */
+            data?: string;
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description The payloads, in order */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            payloads: {
+              metadata?: {
+                [key: string]: string;
+              };
+              /** Format: base64 */
+              data?: string;
+            }[];
+          };
+        };
+      };
+      /** @description Malformed payloads, another namespace, or a payload no configured key opens */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing or invalid admin token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postAdminTemporalCodecEncode: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Bearer <CASEFLOW_ADMIN_TOKEN> */
+        authorization: string;
+        /** @description The namespace (this service's only) */
+        'x-namespace'?: 'default';
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          payloads: {
+            metadata?: {
+              [key: string]: string;
+            };
+            /** Format: base64 */
+            data?: string;
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description The payloads, in order */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            payloads: {
+              metadata?: {
+                [key: string]: string;
+              };
+              /** Format: base64 */
+              data?: string;
+            }[];
+          };
+        };
+      };
+      /** @description Malformed payloads, another namespace, or a payload no configured key opens */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing or invalid admin token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
         };
       };
     };

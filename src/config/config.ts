@@ -27,36 +27,52 @@ export const configSchema = z.object({
     .regex(/^(postgres(ql)?|sqlite):\/\//, 'a postgres://… or sqlite://… URL')
     .optional(),
   adminToken: z.string().min(16, 'at least 16 characters').optional(),
-  temporal: z.object({
-    address: z
-      .string()
-      .regex(/^[^:\s]+:\d+$/, 'host:port')
-      .optional(),
-    namespace: z.string().min(1),
-    taskQueue: z.string().min(1),
-    apiKey: z.string().min(1).optional(),
-    tls: bool.optional(),
-    tlsCertPath: z.string().optional(),
-    tlsKeyPath: z.string().optional(),
-    tlsCaPath: z.string().optional(),
-    tlsServerName: z.string().optional(),
-    cliPath: z.string().optional(),
-    uiUrl: z.url().optional(),
-    devServer: z.object({
-      port,
-      uiPort: port,
-      startTimeoutMs: z.coerce.number().int().min(1000),
-      /** Restarts of a server that died allowed within restartWindowMs; past them liveness fails. */
-      maxRestarts: z.coerce.number().int().min(0),
-      restartWindowMs: z.coerce.number().int().min(1000),
-    }),
-    maxCachedWorkflows: z.coerce.number().int().min(0),
-    /** How often the engine is pinged while it answers (every second while it does not). */
-    probeIntervalMs: z.coerce.number().int().min(100),
-    workerMetricsPort: port,
-    /** Tag runs with our search attributes; off for a namespace where they are not registered (docs/running.md). */
-    searchAttributes: bool,
+  /** Who may read /metrics (docs/running.md#metrics). */
+  metrics: z.object({
+    /** A bearer token /metrics requires; unset, whoever reaches its port reads it. */
+    token: z.string().min(16, 'at least 16 characters').optional(),
+    /** Serve /metrics on a listener of its own (0 picks a free port) instead of the API port. */
+    port: port.optional(),
+    /** The address of that listener. */
+    host: z.string().min(1),
   }),
+  temporal: z
+    .object({
+      address: z
+        .string()
+        .regex(/^[^:\s]+:\d+$/, 'host:port')
+        .optional(),
+      namespace: z.string().min(1),
+      taskQueue: z.string().min(1),
+      apiKey: z.string().min(1).optional(),
+      tls: bool.optional(),
+      tlsCertPath: z.string().optional(),
+      tlsKeyPath: z.string().optional(),
+      tlsCaPath: z.string().optional(),
+      tlsServerName: z.string().optional(),
+      cliPath: z.string().optional(),
+      uiUrl: z.url().optional(),
+      /** Tenants' answers link to uiUrl: only for a UI that enforces access (the embedded one has none). */
+      tenantsMayUseUi: bool,
+      devServer: z.object({
+        port,
+        uiPort: port,
+        startTimeoutMs: z.coerce.number().int().min(1000),
+        /** Restarts of a server that died allowed within restartWindowMs; past them liveness fails. */
+        maxRestarts: z.coerce.number().int().min(0),
+        restartWindowMs: z.coerce.number().int().min(1000),
+      }),
+      maxCachedWorkflows: z.coerce.number().int().min(0),
+      /** How often the engine is pinged while it answers (every second while it does not). */
+      probeIntervalMs: z.coerce.number().int().min(100),
+      workerMetricsPort: port,
+      /** Tag runs with our search attributes; off for a namespace where they are not registered (docs/running.md). */
+      searchAttributes: bool,
+    })
+    .refine((t) => !t.tenantsMayUseUi || t.uiUrl !== undefined, {
+      path: ['tenantsMayUseUi'],
+      message: 'needs TEMPORAL_UI_URL: the base URL of a Temporal UI that enforces access',
+    }),
   cases: z.object({
     defaultDeadlineMs: z.coerce.number().int().min(1000),
     maxDeadlineMs: z.coerce.number().int().min(1000),
@@ -139,7 +155,7 @@ export const configSchema = z.object({
     maxFileBytes: z.coerce.number().int().min(1024),
   }),
   outbound: z.object({
-    /** CIDRs of private/loopback ranges tenant-supplied URLs may reach; metadata and link-local stay refused. */
+    /** CIDRs tenant-supplied URLs may reach although private, special-purpose or this host's own; metadata and link-local stay refused. */
     allowCidrs: z.string().refine((v) => {
       try {
         new CidrList(v);
@@ -190,6 +206,9 @@ const envMap: Record<string, string> = {
   CASEFLOW_KEY_CACHE_MS: 'keyCacheMs',
   DATABASE_URL: 'databaseUrl',
   CASEFLOW_ADMIN_TOKEN: 'adminToken',
+  CASEFLOW_METRICS_TOKEN: 'metrics.token',
+  CASEFLOW_METRICS_PORT: 'metrics.port',
+  CASEFLOW_METRICS_HOST: 'metrics.host',
   TEMPORAL_ADDRESS: 'temporal.address',
   TEMPORAL_NAMESPACE: 'temporal.namespace',
   CASEFLOW_TASK_QUEUE: 'temporal.taskQueue',
@@ -201,6 +220,7 @@ const envMap: Record<string, string> = {
   TEMPORAL_TLS_SERVER_NAME: 'temporal.tlsServerName',
   TEMPORAL_CLI_PATH: 'temporal.cliPath',
   TEMPORAL_UI_URL: 'temporal.uiUrl',
+  CASEFLOW_TENANTS_MAY_USE_TEMPORAL_UI: 'temporal.tenantsMayUseUi',
   TEMPORAL_DEV_PORT: 'temporal.devServer.port',
   TEMPORAL_DEV_UI_PORT: 'temporal.devServer.uiPort',
   TEMPORAL_DEV_START_TIMEOUT_MS: 'temporal.devServer.startTimeoutMs',

@@ -55,17 +55,27 @@ export class SecretBox {
   }
 
   encrypt(plaintext: string, context = ''): string {
-    const key = this.keys.get(this.currentKeyId) as Buffer;
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', key, iv);
-    cipher.setAAD(Buffer.from(context, 'utf8'));
-    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    const sealed = Buffer.concat([iv, body, cipher.getAuthTag()]);
+    const sealed = this.seal(Buffer.from(plaintext, 'utf8'), context);
     return `${VERSION}:${this.currentKeyId}:${sealed.toString('base64url')}`;
   }
 
   decrypt(ciphertext: string, context = ''): string {
     const { keyId, sealed } = parseCiphertext(ciphertext);
+    return this.open(keyId, sealed, context).toString('utf8');
+  }
+
+  /** Binary form for callers with their own framing (Temporal payloads): `iv[12] | ciphertext | tag[16]` under the current key. */
+  seal(plaintext: Uint8Array, context = ''): Buffer {
+    const key = this.keys.get(this.currentKeyId) as Buffer;
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(Buffer.from(context, 'utf8'));
+    const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    return Buffer.concat([iv, body, cipher.getAuthTag()]);
+  }
+
+  /** Opens what `seal` made under the key `keyId` (the caller keeps the id next to the bytes). */
+  open(keyId: string, sealed: Uint8Array, context = ''): Buffer {
     const key = this.keys.get(keyId);
     if (!key) throw new SecretBoxError(`no master key with id "${keyId}" is configured`);
     if (sealed.length < IV_BYTES + TAG_BYTES) throw new SecretBoxError('ciphertext is truncated');
@@ -73,10 +83,7 @@ export class SecretBox {
     decipher.setAAD(Buffer.from(context, 'utf8'));
     decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
     try {
-      return Buffer.concat([
-        decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)),
-        decipher.final(),
-      ]).toString('utf8');
+      return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
     } catch {
       // GCM's tag check failed: wrong key material, tampering, or another row's context.
       throw new SecretBoxError('ciphertext failed authentication');

@@ -17,9 +17,9 @@ export interface Metrics {
   /** Records one answered HTTP request (route: the pattern, not the raw path). */
   observeHttp(labels: { method: string; route: string; status: string }, seconds: number): void;
   /** A case's run was started (execute, or the recovery of an accepted one). */
-  caseStarted(workflowId: string): void;
+  caseStarted(): void;
   /** A run recorded its case's end; `seconds` from execute to the end, when the case was executed. */
-  caseFinished(labels: { workflowId: string; status: string }, seconds: number | undefined): void;
+  caseFinished(status: string, seconds: number | undefined): void;
   /** One node of a finished case, by its handler class and status. */
   nodeFinished(labels: { kind: string; status: string }, seconds: number): void;
   callbackAttempt(outcome: CallbackOutcome): void;
@@ -30,6 +30,10 @@ export interface Metrics {
 }
 
 /**
+ * Labels are bounded and name no tenant: kinds, statuses, outcomes, route
+ * patterns. Per-workflow figures are an organization's own business; they are
+ * served from the store by the authenticated API (GET /api/v1/stats/cases).
+ *
  * HTTP request counts and latency by route and status, case, node and
  * callback metrics, the Python pool's load, process metrics, and the Temporal
  * worker's own metrics (served by the SDK runtime on a private port) appended
@@ -54,20 +58,19 @@ export function createMetrics(workerMetricsUrl?: string): Metrics {
   });
   const casesStarted = new Counter({
     name: 'caseflow_cases_started_total',
-    help: 'Case runs started, by workflow',
-    labelNames: ['workflow_id'] as const,
+    help: 'Case runs started',
     registers,
   });
   const casesFinished = new Counter({
     name: 'caseflow_cases_finished_total',
-    help: 'Cases that reached a terminal status in a run, by workflow and status',
-    labelNames: ['workflow_id', 'status'] as const,
+    help: 'Cases that reached a terminal status in a run, by status',
+    labelNames: ['status'] as const,
     registers,
   });
   const caseDuration = new Histogram({
     name: 'caseflow_case_duration_seconds',
-    help: 'From execute to the terminal status, by workflow and status',
-    labelNames: ['workflow_id', 'status'] as const,
+    help: 'From execute to the terminal status, by status',
+    labelNames: ['status'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
     registers,
   });
@@ -125,13 +128,12 @@ export function createMetrics(workerMetricsUrl?: string): Metrics {
       requests.inc(labels);
       duration.observe(labels, seconds);
     },
-    caseStarted(workflowId) {
-      casesStarted.inc({ workflow_id: workflowId });
+    caseStarted() {
+      casesStarted.inc();
     },
-    caseFinished({ workflowId, status }, seconds) {
-      const labels = { workflow_id: workflowId, status };
-      casesFinished.inc(labels);
-      if (seconds !== undefined) caseDuration.observe(labels, seconds);
+    caseFinished(status, seconds) {
+      casesFinished.inc({ status });
+      if (seconds !== undefined) caseDuration.observe({ status }, seconds);
     },
     nodeFinished(labels, seconds) {
       nodeDuration.observe(labels, seconds);

@@ -60,11 +60,11 @@ export function checkedAs(ip: IpAddress): IpAddress[] {
   const b = ipv6Bytes(ip.address);
   const zeros = (from: number, to: number): boolean => b.slice(from, to).every((x) => x === 0);
   const tail = b.slice(12, 16);
+  const nat64 = b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b;
   if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) return [ipv4(tail)];
-  if (b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(4, 12)) return [ipv4(tail)];
+  if (nat64 && zeros(4, 12)) return [ipv4(tail)];
   if (b[0] === 0x20 && b[1] === 0x02) return [ip, ipv4(b.slice(2, 6))];
   if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0 && b[3] === 0) return [ip, ipv4(b.slice(4, 8)), ipv4(tail, 0xff)];
-  const localNat64 = b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b[4] === 0 && b[5] === 1;
-  if ((zeros(0, 12) && !zeros(12, 15)) || localNat64) return [ip, ipv4(tail)];
+  if ((zeros(0, 12) && !zeros(12, 15)) || (nat64 && b[4] === 0 && b[5] === 1)) return [ip, ipv4(tail)];
   return [ip];
 }

@@ -7,18 +7,20 @@ operator.attrgetter/methodcaller (policy.Guard), and here the rest of the family
 (`str.format`, `str.format_map`, `string.Formatter` and its subclasses, `collections.UserString`),
 `functools.update_wrapper`'s name lists and typing's evaluation of string annotations.
 
-This is policy for clear errors, not the boundary (the OS layers are). Patching stdlib classes is
-fine here: each child is a throwaway fork, and the patches are made before any user code runs.
+This is policy for clear errors, not the boundary (the OS layers are). The stdlib is patched once
+per server, before the zygote forks: the checks are the same for every call, and writing to
+preloaded classes in each child would copy their pages (about 0.15-0.25 ms a call, measured).
 """
 import _string
 import ast
+import builtins
 import collections
 import functools
 import string
 import typing
 
-# `x.format` in user code becomes `__caseflow_getattr__(x, "format")` (a builtin of the call).
-ATTR_HOOK = "__caseflow_getattr__"
+# `x.format` in user code becomes `__caseflow_format_receiver__(x).format` (a builtin of the call).
+RECEIVER_HOOK = "__caseflow_format_receiver__"
 FORMAT_METHODS = {"format": str.format, "format_map": str.format_map}
 _BuiltinMethod = type("".format)
 
@@ -94,28 +96,55 @@ class SafeFormat:
         return value
 
 
-class _FormatAccess(ast.NodeTransformer):
-    def visit_Attribute(self, node):
-        self.generic_visit(node)
-        if node.attr in FORMAT_METHODS and isinstance(node.ctx, ast.Load):
-            hook = ast.Name(ATTR_HOOK, ast.Load())
-            return ast.copy_location(ast.Call(hook, [node.value, ast.Constant(node.attr)], []), node)
-        return node
+class _Receiver:
+    """Stands in for a str (or a str type) whose `.format`/`.format_map` is read: the read goes
+    through the guarded getattr, which hands out the checked method."""
+
+    __slots__ = ("_obj", "_getattr")
+
+    def __init__(self, obj, getattr_):
+        self._obj = obj
+        self._getattr = getattr_
+
+    def __getattr__(self, name):
+        return self._getattr(self._obj, name)
+
+
+def format_receiver(getattr_):
+    """The builtin RECEIVER_HOOK: any other object is returned as it is."""
+
+    def receiver(obj):
+        if isinstance(obj, str) or (isinstance(obj, type) and issubclass(obj, str)):
+            return _Receiver(obj, getattr_)
+        return obj
+
+    return receiver
 
 
 def compile_user_code(source):
-    """Compiles customer code, with every `.format` / `.format_map` read going through the
-    guarded getattr (str's own methods are a C type's, which cannot be replaced). Source that
-    cannot name them (ASCII without 'format': NFKC may fold other letters into it) compiles as is."""
+    """Compiles customer code with every `x.format` / `x.format_map` read as
+    `RECEIVER_HOOK(x).format`: str's own methods belong to a C type, which cannot be patched.
+    The tree is changed in place (no transformer pass: about 1.9x a plain compile, not 2.8x).
+    Source that cannot name them (ASCII without 'format': NFKC folds other letters into
+    identifiers) compiles as is."""
     if source.isascii() and "format" not in source:
         return compile(source, "<code>", "exec", dont_inherit=True)
-    tree = _FormatAccess().visit(ast.parse(source, "<code>"))
-    return compile(ast.fix_missing_locations(tree), "<code>", "exec", dont_inherit=True)
+    tree = ast.parse(source, "<code>")
+    for node in ast.walk(tree):
+        if type(node) is ast.Attribute and node.attr in FORMAT_METHODS and type(node.ctx) is ast.Load:
+            value = node.value
+            call = ast.Call(ast.Name(RECEIVER_HOOK, ast.Load()), [value], [])
+            for made in (call, call.func):
+                ast.copy_location(made, value)
+            node.value = call
+    return compile(tree, "<code>", "exec", dont_inherit=True)
 
 
-def harden_stdlib(fields, safe_format, check_attr, user_globals):
-    """Patches, in this child only, the stdlib helpers that resolve attribute names or evaluate
-    strings: they get the same checks as the guarded getattr."""
+def install(blocked_attrs, check_attr):
+    """Patches the stdlib helpers that resolve attribute names or evaluate strings with the same
+    checks as the guarded getattr; returns the checked str.format the guards hand out."""
+    fields = FieldPolicy(blocked_attrs)
+    safe_format = SafeFormat(fields)
     get_field = string.Formatter.get_field
 
     def guarded_get_field(formatter, field_name, args, kwargs):
@@ -148,14 +177,18 @@ def harden_stdlib(fields, safe_format, check_attr, user_globals):
     functools.update_wrapper = guarded_update_wrapper
 
     real_eval = eval
+    real_builtins = (builtins, builtins.__dict__)
 
     def guarded_eval(code, globalns, localns):
-        """typing's only eval (ForwardRef._evaluate): a string annotation is evaluated in the
-        code's own namespace (its builtins are the guarded ones), never in a module's."""
-        if globalns is not user_globals:
+        """typing's only eval (ForwardRef._evaluate). A module's namespace (`module=`) has the real
+        builtins and maybe `os`; a dict without `__builtins__` would get the real ones from eval.
+        The code's own globals (or a dict of its own builtins) have nothing of that."""
+        own = globalns.get("__builtins__") if isinstance(globalns, dict) else None
+        if own is None or own in real_builtins:
             raise RuntimeError("caseflow code may evaluate string annotations only in its own namespace")
         fields.check_code(code)
         return real_eval(code, globalns, localns)
 
     # A module global shadows the builtin for typing's own code.
     typing.eval = guarded_eval
+    return safe_format

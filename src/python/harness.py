@@ -239,7 +239,6 @@ def execute(req, guard, stdout, stderr, logs, scratch_mb):
     except SyntaxError as e:
         raise UserError("error", f"SyntaxError: {e.msg} (line {e.lineno})")
     g = {"__name__": "__caseflow__", "__builtins__": guard.builtins()}
-    guard.harden(g)
     try:
         if form == "script":
             g["input_data"] = inputs

@@ -1,4 +1,4 @@
-import { chmod, copyFile, mkdtemp } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -40,5 +40,17 @@ export async function stageRunner(): Promise<string> {
     await copyFile(join(source, file), join(dir, file));
     await chmod(join(dir, file), 0o644);
   }
+  return dir;
+}
+
+/**
+ * Where unsandboxed servers make their scratch slots (no bwrap tmpfs mounts there): inside the
+ * staged runner dir, so closing the pool removes them even after a server was killed. Sticky and
+ * writable by all: the servers may run as another uid than Node.
+ */
+export async function stageScratch(runnerDir: string): Promise<string> {
+  const dir = join(runnerDir, 'scratch');
+  await mkdir(dir);
+  await chmod(dir, 0o1733);
   return dir;
 }

@@ -32,6 +32,10 @@ class Policy:
         """Blocked attributes and every dunder but the plain ones (`__name__`, `__len__`, …)."""
         return name in self.blocked_attrs or (hardening.is_dunder(name) and name not in _SAFE_DUNDERS)
 
+    def check_attr(self, name):
+        if isinstance(name, str) and self.refuses_attr(name):
+            raise AttributeError(f"access to attribute '{name}' is not allowed in caseflow code")
+
     @staticmethod
     def _prefixes(name):
         parts = name.split(".")
@@ -68,11 +72,12 @@ class Guard:
     """Everything user code sees: guarded __import__, proxied modules,
     restricted builtins."""
 
-    def __init__(self, policy):
+    def __init__(self, policy, formats):
         self.policy = policy
         self.proxies = {}
-        self.fields = hardening.FieldPolicy(policy.blocked_attrs)
-        self.formats = hardening.SafeFormat(self.fields)
+        # hardening.install()'s checked str.format, made once per server.
+        self.formats = formats
+        self.check_attr = policy.check_attr
 
     def proxy(self, module):
         """A copy of the module's namespace without modules that are not
@@ -99,13 +104,9 @@ class Guard:
         p.__dict__.update(ns)
         return p
 
-    def check_attr(self, name):
-        if isinstance(name, str) and self.policy.refuses_attr(name):
-            raise AttributeError(f"access to attribute '{name}' is not allowed in caseflow code")
-
     def getattr(self, obj, name, *default):
-        """The builtin getattr of user code, and what `x.format` compiles to: refuses what the
-        policy refuses, and hands out str's format methods only as their checked stand-ins."""
+        """The builtin getattr of user code (and how `s.format` is read for a str `s`): refuses what
+        the policy refuses, and hands out str's format methods only as their checked stand-ins."""
         self.check_attr(name)
         return self.formats.guard(name, _getattr(obj, name, *default))
 
@@ -134,10 +135,6 @@ class Guard:
         self.check_attr(name)
         resolve = self.getattr
         return lambda obj: resolve(obj, name)(*args, **kwargs)
-
-    def harden(self, user_globals):
-        """Closes the run-time ways around the attribute policy in this child (hardening.py)."""
-        hardening.harden_stdlib(self.fields, self.formats, self.check_attr, user_globals)
 
     def guarded_import(self, name, globals=None, locals=None, fromlist=(), level=0):
         if level:
@@ -181,7 +178,7 @@ class Guard:
             b.pop(name, None)
         b["__import__"] = self.guarded_import
         b["getattr"] = self.getattr
-        b[hardening.ATTR_HOOK] = self.getattr
+        b[hardening.RECEIVER_HOOK] = hardening.format_receiver(self.getattr)
         b["setattr"] = setattr_
         b["delattr"] = delattr_
         b["hasattr"] = hasattr_

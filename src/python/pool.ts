@@ -8,7 +8,7 @@ import { assessCapabilities, refusalMessage, UNSANDBOXED_ENV } from './capabilit
 import { EgressProxy } from './egress.js';
 import { encodeRequest } from './framing.js';
 import { buildLaunch, SANDBOX_EGRESS_DIR, SANDBOX_SCRATCH_PREFIX, type LaunchSpec } from './launch.js';
-import { findProjectFile, stageRunner } from './paths.js';
+import { findProjectFile, stageRunner, stageScratch } from './paths.js';
 import { toRunResult, toViolations } from './results.js';
 import { RunnerProcess, type InitMessage, type RawResponse } from './runner-process.js';
 import type {
@@ -113,6 +113,8 @@ export class PythonRunnerPool {
       logger.child({ component: 'python-egress' }),
       options.metricsRegistry,
     );
+    let hostScratch = '';
+    let servers = 0;
     const initFor = (network: boolean, requireContainment: boolean, sandboxed: boolean): InitMessage => ({
       type: 'init',
       policy,
@@ -121,7 +123,7 @@ export class PythonRunnerPool {
       auditHook,
       egressSocket: network ? EgressProxy.socketIn(sandboxed ? SANDBOX_EGRESS_DIR : egress.dir) : null,
       scratch: {
-        prefix: sandboxed ? SANDBOX_SCRATCH_PREFIX : null,
+        prefix: sandboxed ? SANDBOX_SCRATCH_PREFIX : `${hostScratch}/${(servers += 1)}-`,
         slots: settings.concurrency,
         mb: settings.scratchMb,
       },
@@ -166,6 +168,7 @@ export class PythonRunnerPool {
     // Without full containment the servers still apply whatever layers exist;
     // in 'refusing' mode they only serve the authoring scan.
     const sandboxed = bwrapError === null;
+    if (!sandboxed) hostScratch = await stageScratch(runnerDir);
     const launch = (network: boolean): LaunchSpec => launchFor(network, sandboxed);
     const pool = new PythonRunnerPool(
       settings,

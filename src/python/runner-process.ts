@@ -35,9 +35,9 @@ export interface InitMessage {
   egressSocket: string | null;
   /**
    * One scratch directory per call slot: `${prefix}${k}` for k < slots (size-limited tmpfs mounts
-   * made by bwrap), or, unsandboxed (prefix null), plain directories the server makes, without a size limit.
+   * made by bwrap; unsandboxed, plain directories the server makes, without a size limit).
    */
-  scratch: { prefix: string | null; slots: number; mb: number };
+  scratch: { prefix: string; slots: number; mb: number };
 }
 
 const READY_TIMEOUT_MS = 15_000;

@@ -25,6 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import egress  # noqa: E402
+import hardening  # noqa: E402
 import harness  # noqa: E402
 import policy as policy_mod  # noqa: E402
 import sandbox_os  # noqa: E402
@@ -83,6 +84,8 @@ class Server:
         self.errors = []
         self.scratch = Scratch(init.get("scratch") or {})
         self.preload()
+        # Before the zygote forks: every child inherits the patched stdlib (hardening.py).
+        self.formats = hardening.install(self.policy.blocked_attrs, self.policy.check_attr)
         self.abi = sandbox_os.landlock_abi()
         self.landlock = None
         self.seccomp_ok = False
@@ -334,10 +337,8 @@ class Scratch:
     def __init__(self, config):
         self.mb = int(config.get("mb") or 64)
         slots = max(1, int(config.get("slots") or 1))
-        prefix = config.get("prefix")
-        if prefix is None:  # unsandboxed: plain directories on the host, bounded only by RLIMIT_FSIZE per file
-            prefix = f"/tmp/caseflow-scratch-{os.getpid()}/"
-        self.dirs = [f"{prefix}{k}" for k in range(slots)]
+        # Mount points when sandboxed; unsandboxed, plain directories bounded only by RLIMIT_FSIZE per file.
+        self.dirs = [f"{config['prefix']}{k}" for k in range(slots)]
         for d in self.dirs:
             os.makedirs(d, 0o700, exist_ok=True)
             os.chmod(d, 0o700)
@@ -568,7 +569,7 @@ class Child:
 
     def execute(self):
         network = bool(self.req.get("network"))
-        guard = policy_mod.Guard(policy_mod.Policy(self.s.policy_data, network))
+        guard = policy_mod.Guard(policy_mod.Policy(self.s.policy_data, network), self.s.formats)
         out, err, logs = harness.CappedWriter(), harness.CappedWriter(), []
         sys.stdout, sys.stderr = out, err
         if network and self.s.egress_socket:

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Insertable, Selectable } from 'kysely';
+import { PostgresAdapter, sql, type Insertable, type Selectable } from 'kysely';
 import {
   nodeClocks,
   terminalStatuses,
@@ -84,6 +84,26 @@ export type CaseSummary = Pick<
   | 'startedAt'
   | 'finishedAt'
 >;
+
+export interface CaseStatsFilter extends ListScope {
+  workflowId?: string;
+  /** Created at or after (ISO time). */
+  createdFrom: string;
+  /** Created before (ISO time). */
+  createdBefore: string;
+}
+
+/** Cases of one workflow in one status, and the run time of those that ran to an end. */
+export interface CaseStatsRow {
+  workflowId: string;
+  workspaceId: string;
+  status: CaseStatus;
+  cases: number;
+  /** Cases with both a start and an end, which the seconds below cover. */
+  timed: number;
+  totalSeconds: number;
+  maxSeconds: number | null;
+}
 
 export interface CaseListFilter extends ListScope {
   workflowId?: string;
@@ -245,6 +265,45 @@ export class CaseRepo {
       const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).execute();
       return rows.map(toSummary);
     });
+  }
+
+  /** Case counts and run times per workflow and status, aggregated in SQL (one row per group). */
+  async stats(filter: CaseStatsFilter): Promise<CaseStatsRow[]> {
+    // Times are ISO text on both dialects; each has its own way to subtract two of them.
+    const seconds =
+      this.db.getExecutor().adapter instanceof PostgresAdapter
+        ? sql<number>`extract(epoch from (finished_at::timestamptz - started_at::timestamptz))`
+        : sql<number>`(julianday(finished_at) - julianday(started_at)) * 86400`;
+    let query = this.db
+      .selectFrom('cases')
+      .select((eb) => [
+        'workflow_id',
+        'workspace_id',
+        'status',
+        eb.fn.countAll<string | number>().as('cases'),
+        eb.fn.count<string | number>(seconds).as('timed'),
+        eb.fn.sum<string | number | null>(seconds).as('total_seconds'),
+        eb.fn.max<string | number | null>(seconds).as('max_seconds'),
+      ])
+      .where('organization_id', '=', filter.organizationId)
+      .where('created_at', '>=', filter.createdFrom)
+      .where('created_at', '<', filter.createdBefore);
+    if (filter.workspaceIds) query = query.where('workspace_id', 'in', filter.workspaceIds);
+    if (filter.workflowId) query = query.where('workflow_id', '=', filter.workflowId);
+    const rows = await query
+      .groupBy(['workflow_id', 'workspace_id', 'status'])
+      .orderBy('workflow_id')
+      .orderBy('status')
+      .execute();
+    return rows.map((row) => ({
+      workflowId: row.workflow_id,
+      workspaceId: row.workspace_id,
+      status: row.status as CaseStatus,
+      cases: Number(row.cases),
+      timed: Number(row.timed),
+      totalSeconds: Number(row.total_seconds ?? 0),
+      maxSeconds: row.max_seconds === null ? null : Number(row.max_seconds),
+    }));
   }
 
   /** PENDING → RUNNING with the run's inputs; false when the case was not PENDING (executed twice, cancelled). */

@@ -2,14 +2,21 @@ import { readFileSync } from 'node:fs';
 import { Client } from '@temporalio/client';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import type { Config } from '../config/config.js';
+import { secretBoxFromConfig } from '../crypto/secret-box.js';
+import { encryptingDataConverter } from './data-converter.js';
+import { PayloadEncryption } from './payload-encryption.js';
 
 export interface TemporalHandle {
   connection: NativeConnection;
   client: Client;
   namespace: string;
   taskQueue: string;
-  /** Base URL of the Temporal Web UI, for links to a run's page. */
+  /** Base URL of the Temporal Web UI (operators: logs, the codec endpoint's CORS origin). */
   uiUrl?: string;
+  /** The UI tenants are linked to: only one the operator says enforces access (temporal.tenantsMayUseUi). */
+  tenantUiUrl?: string;
+  /** Encrypts what the client and the worker hand Temporal (src/temporal/payload-encryption.ts). */
+  codec: PayloadEncryption;
   /** Runs are tagged with our search attributes (they are registered in the namespace). */
   searchAttributes: boolean;
 }
@@ -34,24 +41,28 @@ export async function connectTemporal(config: Config, address: string, uiUrl?: s
   }
   if (t.apiKey) options.apiKey = t.apiKey;
   const connection = await NativeConnection.connect(options);
-  const client = new Client({ connection, namespace: t.namespace });
+  const codec = new PayloadEncryption(secretBoxFromConfig(config));
+  const client = new Client({ connection, namespace: t.namespace, dataConverter: encryptingDataConverter(codec) });
   return {
     connection,
     client,
     namespace: t.namespace,
     taskQueue: t.taskQueue,
     uiUrl: t.uiUrl ?? uiUrl,
+    // The embedded UI has no authentication: never handed to tenants.
+    tenantUiUrl: t.tenantsMayUseUi ? t.uiUrl : undefined,
+    codec,
     searchAttributes: t.searchAttributes,
   };
 }
 
-/** Link to a workflow execution's page in the Temporal Web UI. */
+/** Link to a workflow execution's page in the Temporal Web UI, when tenants may use it (null otherwise). */
 export function temporalUiLink(
-  handle: Pick<TemporalHandle, 'uiUrl' | 'namespace'>,
+  handle: Pick<TemporalHandle, 'tenantUiUrl' | 'namespace'>,
   workflowId: string,
   runId?: string,
 ): string | null {
-  if (!handle.uiUrl) return null;
-  const base = `${handle.uiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(handle.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+  if (!handle.tenantUiUrl) return null;
+  const base = `${handle.tenantUiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(handle.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
   return runId ? `${base}/${encodeURIComponent(runId)}/history` : base;
 }

@@ -18,6 +18,8 @@ export interface DevServerOptions {
   uiPort: number;
   /** Serve the Web UI (on uiPort) or not. */
   ui: boolean;
+  /** The codec server the UI decodes payloads with (operators: the admin token guards it). */
+  codecEndpoint?: string;
   namespace: string;
   startTimeoutMs: number;
   logger: Logger;
@@ -79,6 +81,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   // The UI's news feed would reach out to the internet on every page load.
   if (options.ui) args.push('--ui-port', String(options.uiPort), '--ui-disable-news-fetch');
   else args.push('--headless');
+  if (options.ui && options.codecEndpoint) args.push('--ui-codec-endpoint', options.codecEndpoint);
   for (const registration of searchAttributeRegistrations()) args.push('--search-attribute', registration);
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not start ${options.cliPath}`);

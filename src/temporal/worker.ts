@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { Worker } from '@temporalio/worker';
 import { projectRoot } from '../config/paths.js';
 import type { TemporalHandle } from './connection.js';
+import { encryptingDataConverter } from './data-converter.js';
 import { createActivities } from '../../activities/index.js';
 import type { ActivityDeps } from '../../activities/deps.js';
 
@@ -31,6 +32,7 @@ export async function createWorker(
     taskQueue: options.taskQueue ?? temporal.taskQueue,
     workflowBundle: { codePath: workflowBundlePath },
     activities: createActivities(deps),
+    dataConverter: encryptingDataConverter(temporal.codec),
     // Set explicitly: the automatic value has caused OOMs (sdk-typescript#2227).
     maxCachedWorkflows: options.maxCachedWorkflows,
     shutdownGraceTime: options.shutdownGraceMs ?? 0,

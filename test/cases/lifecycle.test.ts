@@ -10,32 +10,21 @@ import {
   results,
   sleeper,
   startCase,
+  textChain,
   waitForEnd,
 } from './support.js';
 
 let svc: TestService;
 beforeAll(async () => {
-  svc = await startTestService();
-  // The test dev server runs headless; give the links a base as TEMPORAL_UI_URL would.
-  svc.service.context.temporal.uiUrl = 'http://temporal-ui.test';
+  // A UI the operator says enforces access (TEMPORAL_UI_URL, CASEFLOW_TENANTS_MAY_USE_TEMPORAL_UI): tenants get links.
+  svc = await startTestService({ config: { temporal: { uiUrl: 'http://temporal-ui.test', tenantsMayUseUi: true } } });
 });
 afterAll(async () => {
   await svc?.stop();
 });
 
 function echo(label: string): Graph {
-  const g = new Graph();
-  const input = g.input([{ name: 'text' }]);
-  const code = g.python(
-    'Echo',
-    py(`return {"text": "${label}:" + inputs["text"]}`),
-    [{ name: 'text' }],
-    [{ name: 'text' }],
-  );
-  const output = g.output([{ name: 'text' }]);
-  g.edge(input, code);
-  g.edge(code, output);
-  return g;
+  return textChain('Echo', py(`return {"text": "${label}:" + inputs["text"]}`));
 }
 
 describe('case lifecycle', () => {

@@ -104,6 +104,17 @@ export function floatChain(
   return { graph, input, code, output };
 }
 
+/** input(text) → one Python node `name` (text → text) → output(text). */
+export function textChain(name: string, source: string): Graph {
+  const g = new Graph();
+  const input = g.input([{ name: 'text' }]);
+  const code = g.python(name, source, [{ name: 'text' }], [{ name: 'text' }]);
+  const output = g.output([{ name: 'text' }]);
+  g.edge(input, code);
+  g.edge(code, output);
+  return g;
+}
+
 export function py(body: string): string {
   return `def main(inputs):\n${body
     .split('\n')

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import type { TestResponse, TestService } from '../support/harness.js';
+import { decodedHistoryText } from '../support/history.js';
 import { action, credential, pngIcon, svgIcon } from '../catalog/support.js';
 
 export { expectError, failedFields } from '../code/support.js';
@@ -137,17 +138,8 @@ export async function newWorkspace(svc: TestService, organizationId: string): Pr
   return String(ws.body.id);
 }
 
-/** A workflow's history as searchable text: the JSON plus every payload's decoded bytes (payload data is base64). */
+/** A workflow's history as searchable text, every payload decrypted as the service reads it (test/support/history.ts). */
 export async function historyText(svc: TestService, workflowId: string): Promise<string> {
-  const history = await svc.service.context.temporal.client.workflow.getHandle(workflowId).fetchHistory();
-  const decoded: string[] = [];
-  const visit = (value: unknown, key: string): void => {
-    if (key === 'data' && typeof value === 'string') decoded.push(Buffer.from(value, 'base64').toString('utf8'));
-    else if (value instanceof Uint8Array) decoded.push(Buffer.from(value).toString('utf8'));
-    else if (Array.isArray(value)) value.forEach((v) => visit(v, key));
-    else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) visit(v, k);
-  };
-  const json = JSON.stringify(history);
-  visit(JSON.parse(json), '');
-  return `${json}\n${decoded.join('\n')}`;
+  const { client, codec } = svc.service.context.temporal;
+  return decodedHistoryText(await client.workflow.getHandle(workflowId).fetchHistory(), codec);
 }

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { wire } from '../../src/composition.js';
 import { createActivities } from '../../activities/index.js';
 import { loadConfig } from '../../src/config/config.js';
+import { secretBoxFromConfig } from '../../src/crypto/secret-box.js';
 import { defaultGraph } from '../../src/domain/default-graph.js';
 import { generationWorkflowId } from '../../src/temporal/contracts/generation-run.js';
 import { initialRunRecord, type GenerationRunInput } from '../../src/generation/run-types.js';
@@ -20,6 +21,7 @@ import { WorkflowRepo } from '../../src/store/workflow-repo.js';
 import { temporalTestServerPath } from '../../src/temporal/binaries.js';
 import { EngineHealth } from '../../src/temporal/engine-health.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
+import { PayloadEncryption } from '../../src/temporal/payload-encryption.js';
 import { workflowBundlePath } from '../../src/temporal/worker.js';
 import { TenancyService } from '../../src/tenancy/tenancy-service.js';
 import { FakeLlm } from './fake-llm.js';
@@ -108,6 +110,8 @@ it('cancels a run that passes the 25-minute limit, recording why', async () => {
     namespace: 'default',
     taskQueue,
     searchAttributes: false,
+    // The run's client and worker here convert without it; the services only need one to be wired.
+    codec: new PayloadEncryption(secretBoxFromConfig(config)),
   };
   const { services } = wire({
     config,

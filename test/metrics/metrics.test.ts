@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../callbacks/receiver.js';
 import { createWorkflow, floatChain, py, sleeper, startCase, waitForEnd } from '../cases/support.js';
 import { http, startTestService, type TestService } from '../support/harness.js';
+import { otherOrganization } from '../workflows/support.js';
 
 interface Sample {
   name: string;
@@ -71,12 +72,11 @@ describe('case metrics on /metrics', () => {
     expect(ends).toEqual(['COMPLETED', 'COMPLETED', 'FAILED']);
 
     const samples = await scrape();
-    const workflow = { workflow_id: wf.workflowId };
-    expect(valueOf(samples, 'caseflow_cases_started_total', workflow)).toBe(3);
-    expect(valueOf(samples, 'caseflow_cases_finished_total', { ...workflow, status: 'COMPLETED' })).toBe(2);
-    expect(valueOf(samples, 'caseflow_cases_finished_total', { ...workflow, status: 'FAILED' })).toBe(1);
-    expect(valueOf(samples, 'caseflow_case_duration_seconds_count', { ...workflow, status: 'COMPLETED' })).toBe(2);
-    expect(valueOf(samples, 'caseflow_case_duration_seconds_sum', workflow)).toBeGreaterThan(0);
+    expect(valueOf(samples, 'caseflow_cases_started_total')).toBe(3);
+    expect(valueOf(samples, 'caseflow_cases_finished_total', { status: 'COMPLETED' })).toBe(2);
+    expect(valueOf(samples, 'caseflow_cases_finished_total', { status: 'FAILED' })).toBe(1);
+    expect(valueOf(samples, 'caseflow_case_duration_seconds_count', { status: 'COMPLETED' })).toBe(2);
+    expect(valueOf(samples, 'caseflow_case_duration_seconds_sum')).toBeGreaterThan(0);
     const python = { kind: 'python_code' };
     expect(valueOf(samples, 'caseflow_node_duration_seconds_count', { ...python, status: 'completed' })).toBe(2);
     expect(valueOf(samples, 'caseflow_node_duration_seconds_count', { ...python, status: 'failed' })).toBe(1);
@@ -87,6 +87,44 @@ describe('case metrics on /metrics', () => {
     expect(valueOf(samples, 'caseflow_callback_attempts_total', { outcome: 'delivered' })).toBe(1);
     expect(valueOf(samples, 'caseflow_callback_attempts_total', { outcome: 'failed' })).toBe(1);
     expect(valueOf(samples, 'caseflow_callback_failures_total')).toBe(1);
+  });
+
+  it('names no tenant: an anonymous scrape shows no workflow, organization or workspace id, only bounded labels', async () => {
+    const wf = await createWorkflow(svc, floatChain('Halve', py('return {"b": inputs["a"] / 2}')).graph, 'named');
+    expect((await waitForEnd(svc, await startCase(svc, wf.workflowId, { a: 2 }))).status).toBe('COMPLETED');
+    const r = await http(`${svc.url}/metrics`, 'GET');
+    expect(r.status).toBe(200);
+    for (const id of [wf.workflowId, svc.organizationId, svc.workspaceId]) expect(r.text).not.toContain(id);
+    const labels = new Set(parse(r.text).flatMap((s) => Object.keys(s.labels)));
+    for (const tenantLabel of ['workflow_id', 'organization_id', 'workspace_id', 'case_id'])
+      expect(labels).not.toContain(tenantLabel);
+  });
+
+  it("gives a key its own organization's figures per workflow, and another organization's key nothing of them", async () => {
+    const wf = await createWorkflow(svc, floatChain('Halve', py('return {"b": inputs["a"] / 2}')).graph, 'counted');
+    const before = new Date(Date.now() - 1000).toISOString();
+    for (const a of [1, 2])
+      expect((await waitForEnd(svc, await startCase(svc, wf.workflowId, { a }))).status).toBe('COMPLETED');
+    const stats = (key?: string, query = '') =>
+      svc.request('GET', `/api/v1/stats/cases?from=${encodeURIComponent(before)}${query}`, key ? { key } : {});
+    const own = await stats();
+    expect(own.status, own.text).toBe(200);
+    const mine = (own.body.workflows as Array<Record<string, unknown>>).find((w) => w.workflowId === wf.workflowId);
+    expect(mine).toMatchObject({ workspaceId: svc.workspaceId, cases: 2, byStatus: { COMPLETED: 2 } });
+    expect(mine?.runSeconds).toMatchObject({ count: 2 });
+
+    // The attacker: another organization's key with Case: Read, asking by our workspace and workflow too.
+    const other = await otherOrganization(svc, ['case:read', 'workflow:read']);
+    for (const query of ['', `&workspaceId=${svc.workspaceId}`, `&workflowId=${wf.workflowId}`]) {
+      const theirs = await stats(other.key, query);
+      expect(theirs.status, theirs.text).toBe(200);
+      expect(theirs.body.workflows).toEqual([]);
+      expect(theirs.text).not.toContain(wf.workflowId);
+    }
+    // Case: Read is the grant; a window over 31 days is a 400.
+    expect((await stats((await otherOrganization(svc, ['workflow:read'])).key)).status).toBe(403);
+    const wide = await svc.request('GET', '/api/v1/stats/cases?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z');
+    expect(wide.status).toBe(400);
   });
 
   it('reports the Python pool: busy servers while a node runs, an empty queue at rest', async () => {
@@ -116,5 +154,37 @@ describe('case metrics on /metrics', () => {
       .filter((name) => name.startsWith('caseflow_'));
     for (const name of used) expect(ours, name).toContain(name);
     expect(ours.filter((name) => !used.has(name))).toEqual([]);
+  });
+});
+
+describe('/metrics on a listener of its own, behind a token', () => {
+  const token = 'metrics-token-0123456789';
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService({ config: { metrics: { token, port: 0, host: '127.0.0.1' } } });
+  });
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
+  it('serves metrics only there, and only with the token; the API port keeps health and readiness', async () => {
+    const metricsUrl = svc.service.metricsUrl;
+    expect(metricsUrl).toBeDefined();
+    expect(metricsUrl).not.toBe(svc.url);
+    expect((await http(`${svc.url}/metrics`, 'GET')).status).toBe(404);
+    expect((await http(`${svc.url}/healthz`, 'GET')).status).toBe(200);
+    expect((await http(`${svc.url}/readyz`, 'GET')).status).toBe(200);
+
+    const scrape = (authorization?: string) =>
+      http(`${metricsUrl}/metrics`, 'GET', authorization ? { headers: { authorization } } : {});
+    for (const refused of [undefined, 'Bearer wrong', `Bearer ${token}x`, token]) {
+      const res = await scrape(refused);
+      expect(res.status, String(refused)).toBe(401);
+      expect(res.text).not.toContain('caseflow_');
+    }
+    const ok = await scrape(`Bearer ${token}`);
+    expect(ok.status).toBe(200);
+    expect(ok.text).toContain('caseflow_http_requests_total');
+    expect((await http(`${metricsUrl}/api/v1/me`, 'GET', { key: svc.key })).status).toBe(404);
   });
 });

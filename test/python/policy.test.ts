@@ -132,7 +132,15 @@ def deco(fn):
 @deco
 def typed(a: "int") -> "str":
     return str(a)
+class Report:
+    def format(self, width):
+        return "r" * width
+class Shout(str):
+    def format(self, *args):
+        return "<" + str.format(self, *args) + ">"
 return {
+    "own_method": Report().format(2),
+    "str_subclass": Shout("{}!").format("a"),
     "positional": "{0} {name}".format(1, name="n"),
     "spec": "{:08.3f}|{:>5}|{!r}".format(3.14159, "x", "y"),
     "fstring": f"{name!r:>6}",
@@ -147,6 +155,8 @@ return {
     expect(r).toMatchObject({
       ok: true,
       outputs: {
+        own_method: 'rr',
+        str_subclass: '<a!>',
         positional: '1 n',
         spec: "0003.142|    x|'y'",
         fstring: "   'n'",

@@ -147,5 +147,12 @@ describe('hosts without full containment', () => {
     expect(pool.stats().sandboxed).toBe(false);
     const r = await pool.run({ form: 'main', source: NORMAL, inputs: { a: 1, b: 1 } });
     expect(r).toMatchObject({ ok: true, outputs: { sum: 2 } });
+    // Its scratch slots are directories in the staged runner dir (removed with it at close).
+    const scratch = await pool.run({
+      form: 'main',
+      source: main('open("n", "w").write("kept")\nreturn {"n": open("n").read()}'),
+      inputs: {},
+    });
+    expect(scratch).toMatchObject({ ok: true, outputs: { n: 'kept' } });
   });
 });

@@ -44,12 +44,19 @@ const OS = 'os = caseflow.log.__globals__["__builtins__"]["__import__"]("os")\n'
 
 describe('per-call scratch space', () => {
   test("one organization filling its scratch leaves another's writes working", async () => {
-    const filling = pool.run({ form: 'main', source: FILL, inputs: { hold: HOLD_S }, organizationId: 'org-a' });
-    // Give the first call time to fill its scratch before the second writes.
-    await sleep(1500);
-    const other = await pool.run({ form: 'main', source: WRITE_5MB, inputs: {}, organizationId: 'org-b' });
+    let done = false;
+    const filling = pool
+      .run({ form: 'main', source: FILL, inputs: { hold: HOLD_S }, organizationId: 'org-a' })
+      .finally(() => (done = true));
+    // The other organization writes again and again while the first call runs, so some writes
+    // surely fall while its scratch is full, however slowly this machine runs the first call.
+    const others: Awaited<ReturnType<PythonRunnerPool['run']>>[] = [];
+    while (!done) {
+      others.push(await pool.run({ form: 'main', source: WRITE_5MB, inputs: {}, organizationId: 'org-b' }));
+      await sleep(300);
+    }
     const full = await filling;
-    expect(other).toMatchObject({ ok: true, outputs: { size: 5 << 20 } });
+    for (const other of others) expect(other).toMatchObject({ ok: true, outputs: { size: 5 << 20 } });
     const error = failed(full);
     expect(error.kind).toBe('limit');
     expect(error.message).toMatch(
@@ -61,10 +68,9 @@ describe('per-call scratch space', () => {
     // Its own limit, to the MB (tmpfs counts whole pages, so the last file may not fit).
     expect(written).toBeGreaterThanOrEqual(SCRATCH_MB - 1);
     expect(written).toBeLessThanOrEqual(SCRATCH_MB);
-    // The second call wrote while the first still held a full scratch.
-    const at = Number(succeeded(other).at);
-    expect(at).toBeGreaterThan(filledAt!);
-    expect(at).toBeLessThan(filledAt! + HOLD_S);
+    // Writes of the other organization fell while the first call held a full scratch.
+    const during = others.map((o) => Number(succeeded(o).at)).filter((at) => at > filledAt! && at < filledAt! + HOLD_S);
+    expect(during.length).toBeGreaterThan(2);
   });
 
   test('a call sees an empty scratch after a call that filled its own and made it unreadable', async () => {

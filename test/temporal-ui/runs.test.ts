@@ -1,4 +1,4 @@
-import { defaultPayloadConverter } from '@temporalio/common';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caseRunRevision } from '../../src/domain/case-run-changes.js';
@@ -9,10 +9,16 @@ import { startTestService, type TestService } from '../support/harness.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
-function summaryOf(event: HistoryEvent): string | undefined {
-  const payload = event.userMetadata?.summary;
-  return payload ? defaultPayloadConverter.fromPayload<string>(payload) : undefined;
+let svc: TestService;
+
+/** A payload of the history as the service reads it: decrypted by its codec, then converted. */
+async function valueOf<T>(payload: Payload | null | undefined): Promise<T | undefined> {
+  if (!payload) return undefined;
+  const [decoded] = await svc.service.context.temporal.codec.decode([payload]);
+  return decoded && defaultPayloadConverter.fromPayload<T>(decoded);
 }
+
+const summaryOf = (event: HistoryEvent) => valueOf<string>(event.userMetadata?.summary);
 
 /** input(a) → Double (local activity) → Triple (regular activity: over 10 s) → output(c); Triple raises when a < 0. */
 function doubleThenTriple(): Graph {
@@ -39,7 +45,6 @@ function doubleThenTriple(): Graph {
 }
 
 describe('runs you can find in the Temporal UI', () => {
-  let svc: TestService;
   const receiver = new Receiver((_call, res) => {
     res.statusCode = 500;
     res.end('not now');
@@ -65,8 +70,8 @@ describe('runs you can find in the Temporal UI', () => {
     const events = history.events ?? [];
     const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes).map(summaryOf);
     const local = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
-    expect(scheduled).toEqual(['Triple (python_code)']);
-    expect(local.map(summaryOf)).toEqual(['Double (python_code)', 'Record the end of the case']);
+    expect(await Promise.all(scheduled)).toEqual(['Triple (python_code)']);
+    expect(await Promise.all(local.map(summaryOf))).toEqual(['Double (python_code)', 'Record the end of the case']);
   });
 
   it('records no patch markers: a run started by this code knows every change by its revision', async () => {
@@ -77,9 +82,7 @@ describe('runs you can find in the Temporal UI', () => {
     await handle.result();
     const events = (await handle.fetchHistory()).events ?? [];
     const started = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-    expect(started && defaultPayloadConverter.fromPayload<{ revision?: number }>(started).revision).toBe(
-      caseRunRevision,
-    );
+    expect((await valueOf<{ revision?: number }>(started))?.revision).toBe(caseRunRevision);
     const markers = events.map((e) => e.markerRecordedEventAttributes?.markerName).filter(Boolean);
     expect(markers).not.toContain('core_patch');
     const upserted = events.flatMap((e) =>

@@ -138,7 +138,10 @@ export async function createKey(svc: TestService, grants: string[], workspaceIds
 }
 
 /** Another organization with a workspace and a full key. */
-export async function otherOrganization(svc: TestService): Promise<{ workspaceId: string; key: string }> {
+export async function otherOrganization(
+  svc: TestService,
+  grants: string[] = ['workflow:full'],
+): Promise<{ workspaceId: string; key: string }> {
   const org = await svc.admin('POST', '/admin/organizations', { name: `other-${randomUUID()}` });
   const organizationId = String(org.body.id);
   const workspace = await svc.admin('POST', `/admin/organizations/${organizationId}/workspaces`, { name: 'theirs' });
@@ -151,7 +154,7 @@ export async function otherOrganization(svc: TestService): Promise<{ workspaceId
     organizationId,
     userId: user.body.id,
     name: 'theirs',
-    grants: ['workflow:full'],
+    grants,
   });
   return { workspaceId: String(workspace.body.id), key: String(key.body.key) };
 }

@@ -125,6 +125,34 @@ export const caseListQuery = z
     message: 'must be after from',
   });
 
+export const caseStatsQuery = z
+  .object({
+    workspaceId: uuid.optional().meta({ description: 'Only this workspace' }),
+    workflowId: uuid.optional().meta({ description: 'Only this workflow' }),
+    from: isoTime.optional().meta({ description: 'Cases created at or after this time; default: a day before to' }),
+    to: isoTime
+      .optional()
+      .meta({ description: 'Cases created before this time; default: now. At most 31 days after from' }),
+  })
+  .meta({ description: 'A creation-time window of at most 31 days' });
+
+export const caseStatsSchema = z.object({
+  from: z.string().meta({ description: 'The window used (inclusive)' }),
+  to: z.string().meta({ description: 'The window used (exclusive)' }),
+  workflows: z.array(
+    z.object({
+      workflowId: z.string(),
+      workspaceId: z.string(),
+      cases: z.number().int().meta({ description: 'Cases created in the window' }),
+      byStatus: z.partialRecord(z.enum(caseStatuses), z.number().int()).meta({ description: 'Those cases by status' }),
+      runSeconds: z
+        .object({ count: z.number().int(), mean: z.number(), max: z.number() })
+        .nullable()
+        .meta({ description: 'Execute → end, over the cases that ran to an end; null when none did' }),
+    }),
+  ),
+});
+
 export const caseListItemSchema = z.object({
   caseId: z.string(),
   workspaceId: z.string(),
