@@ -35,7 +35,12 @@ import { NodeSlots } from '../src/domain/node-slots.js';
 import { handlerClassName } from '../src/domain/vocabulary.js';
 import { searchAttributes } from '../src/temporal/search-attributes.js';
 import { callbackDeliveryContract } from '../src/temporal/contracts/callback-delivery.js';
-import { caseProgressQuery, type caseRunContract } from '../src/temporal/contracts/case-run.js';
+import {
+  caseFailedType,
+  caseProgressQuery,
+  type CaseFailureDetails,
+  type caseRunContract,
+} from '../src/temporal/contracts/case-run.js';
 import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
 import { startChildWorkflow } from './start-child.js';
 
@@ -393,6 +398,21 @@ function tagStatus(input: CaseRunInput, status: TerminalStatus): void {
     upsertSearchAttributes([{ key: searchAttributes.caseStatus, value: status }]);
 }
 
+/** The failing node of a FAILED case, as the run's failure details (none when no node failed it). */
+function failureDetails(final: CaseProgress): CaseFailureDetails[] {
+  const nodeId = final.error?.nodeId;
+  const node = nodeId === undefined ? undefined : final.nodes[nodeId];
+  if (!nodeId || !node) return [];
+  return [
+    {
+      nodeId,
+      nodeName: node.name,
+      handlerClass: node.handlerClass,
+      ...(node.error?.kind ? { errorKind: node.error.kind } : {}),
+    },
+  ];
+}
+
 /**
  * One case: runs the graph of its workflow version (see CaseScheduler for
  * the rules), then records the end outside cancellation.
@@ -409,7 +429,12 @@ export const caseRun: WorkflowOf<typeof caseRunContract> = async function caseRu
   // The Temporal run ends the way the case did, so the Web UI tells the same story.
   if (status === 'CANCELLED') throw new CancelledFailure('The case was cancelled');
   if (status === 'FAILED')
-    throw ApplicationFailure.nonRetryable(final.error?.message ?? 'The case failed', 'CaseFailed');
+    throw ApplicationFailure.create({
+      message: final.error?.message ?? 'The case failed',
+      type: caseFailedType,
+      nonRetryable: true,
+      details: failureDetails(final),
+    });
   if (status === 'TIMED_OUT')
     throw ApplicationFailure.nonRetryable(final.error?.message ?? 'The case timed out', 'CaseTimedOut');
   return { status, results: final.results };

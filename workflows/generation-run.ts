@@ -1,4 +1,5 @@
 import {
+  ApplicationFailure,
   CancellationScope,
   ChildWorkflowFailure,
   isCancellation,
@@ -10,7 +11,7 @@ import {
 } from '@temporalio/workflow';
 import type { GenerationActivities, ReviewOutcome, TaskMeta } from '../activities/generation.js';
 import type { FileExcerpt } from '../src/generation/agents.js';
-import { llmNotConfiguredMessage } from '../src/domain/node-kinds/llm-agent.js';
+import { llmAgentKind } from '../src/domain/node-kinds/llm-agent.js';
 import type { Plan, PlanStepKind, ReviewProblem, StepBuild } from '../src/generation/plan.js';
 import { placeholderBuild } from '../src/generation/placeholder-build.js';
 import {
@@ -23,7 +24,7 @@ import {
   type RunStatus,
   type Specialty,
 } from '../src/generation/run-types.js';
-import { caseRunContract } from '../src/temporal/contracts/case-run.js';
+import { caseFailedType, caseRunContract, type CaseFailureDetails } from '../src/temporal/contracts/case-run.js';
 import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
 import {
   cancelGenerationSignal,
@@ -193,9 +194,13 @@ export const generationRun: WorkflowOf<typeof generationRunContract> = async fun
     } catch (err) {
       if (isCancellation(err) || !(err instanceof ChildWorkflowFailure)) throw err;
       const message = err.cause?.message ?? err.message;
-      const name = /^Node (.+?) failed: /.exec(message)?.[1];
+      const failed =
+        err.cause instanceof ApplicationFailure && err.cause.type === caseFailedType
+          ? (err.cause.details?.[0] as CaseFailureDetails | undefined)
+          : undefined;
+      const name = failed?.nodeName;
       // An LLM agent node on a worker without an LLM: the step is built, the environment lacks what it needs.
-      const needsLlm = message.includes(llmNotConfiguredMessage);
+      const needsLlm = failed?.handlerClass === llmAgentKind.handlerClass && failed.errorKind === 'configuration';
       return [
         {
           stepId: (name && review.stepOfName[name]) ?? null,

@@ -10,5 +10,18 @@ export function caseWorkflowId(caseId: string): string {
   return `case-${caseId}`;
 }
 
+/** The ApplicationFailure type of a run that ended FAILED; its details are one CaseFailureDetails. */
+export const caseFailedType = 'CaseFailed';
+
+/** Which node failed a case and how, so a caller (the generation dry run) reads it without parsing the message. */
+export interface CaseFailureDetails {
+  nodeId: string;
+  nodeName: string;
+  /** The node's handler_class. */
+  handlerClass: string;
+  /** The node error's kind (timeout, error, configuration…), when it has one. */
+  errorKind?: string;
+}
+
 /** Live progress of a running case. */
 export const caseProgressQuery = defineQuery<CaseProgress>('caseProgress');
