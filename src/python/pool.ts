@@ -50,6 +50,8 @@ interface Settings {
 /** Past a call's own timeout (which the server enforces by killing the child), the server itself is suspect. */
 const WATCHDOG_GRACE_MS = 5_000;
 const SCAN_TIMEOUT_MS = 5_000;
+/** How long a call whose server died waits before it is queued again. */
+const RERUN_DELAY_MS = 500;
 const MAX_TIMEOUT_MS = 600_000;
 
 /**
@@ -361,12 +363,22 @@ export class PythonRunnerPool {
         if (runAgain) {
           call.rerun = true;
           this.logger.warn({ kind: call.kind }, 'python runner died under a call; running the call again');
-          this.queue.add(call);
+          // A moment first, so servers killed together with this one (every runner at once) are known gone.
+          setTimeout(() => this.requeue(call), RERUN_DELAY_MS);
         }
         if (server.draining && server.inFlight === 0) server.endGracefully();
         this.pump();
       });
     if (server.calls >= this.settings.recycleAfter && !server.draining) this.recycle(server);
+  }
+
+  private requeue(call: Call): void {
+    if (this.closed) {
+      call.done(new Error('the Python runner pool is closed'));
+      return;
+    }
+    this.queue.add(call);
+    this.pump();
   }
 
   /**

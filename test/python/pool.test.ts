@@ -95,6 +95,21 @@ describe('pool behaviour', () => {
     await expectHealthy(pool);
   }, 30_000);
 
+  test('its servers killed a moment apart (every runner killed), an isolated call still runs again on a replacement', async () => {
+    const pool = await track(createPool({ size: 2, warmServers: 2, concurrencyPerServer: 2 }));
+    const pending = Array.from({ length: 2 }, () =>
+      pool.run({ form: 'main', source: SLEEPY, inputs: {}, timeoutMs: 8000 }),
+    );
+    await until(() => (pool.stats().inFlight === 2 ? true : undefined));
+    const [first, second] = pool.stats().pids;
+    process.kill(first!, 'SIGKILL');
+    // Within the rerun's wait: the call must not have gone to the other server, which dies next.
+    await new Promise((r) => setTimeout(r, 100));
+    process.kill(second!, 'SIGKILL');
+    for (const r of await Promise.all(pending)) expect(r).toMatchObject({ ok: true, outputs: { done: true } });
+    await expectHealthy(pool);
+  }, 30_000);
+
   test('a call whose server dies twice fails cleanly', async () => {
     const pool = await track(createPool({ size: 1 }));
     const first = pool.stats().pids[0]!;
