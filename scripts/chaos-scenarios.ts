@@ -156,7 +156,7 @@ class EmbeddedDaemon implements Stage {
 async function scenario<S extends Stage>(
   name: string,
   start: () => Promise<S>,
-  inject: (stage: S, receiver: CallbackReceiver, faults: Fault[]) => Promise<void>,
+  inject: (stage: S, receiver: CallbackReceiver, faults: Fault[], traffic: CaseTraffic) => Promise<void>,
 ): Promise<ScenarioResult> {
   const startedAt = performance.now();
   console.log(`\n== chaos: ${name} ==`);
@@ -168,7 +168,7 @@ async function scenario<S extends Stage>(
       traffic.start(receiver.url);
       await delay(timing.warmMs);
       const faults: Fault[] = [];
-      await inject(stage, receiver, faults);
+      await inject(stage, receiver, faults, traffic);
       await traffic.stop();
       console.log(`chaos: ${traffic.cases.length} cases sent; waiting for their callbacks`);
       await settle(traffic, stage.target, timing.settleMs);
@@ -182,6 +182,11 @@ async function scenario<S extends Stage>(
   }
 }
 
+/** Waits (a few seconds at most) until cases are in flight, so a fault meets work under way. */
+async function whileInFlight(traffic: CaseTraffic): Promise<void> {
+  for (let i = 0; i < 250 && traffic.inFlight() < 2; i++) await delay(20);
+}
+
 /** Logs a fault and notes when the service was left to heal from it. */
 function injected(faults: Fault[], what: string): void {
   console.log(`chaos: ${what}`);
@@ -192,8 +197,9 @@ async function temporalKills(): Promise<ScenarioResult> {
   return scenario(
     'kill -9 of the embedded Temporal server, twice',
     () => EmbeddedDaemon.start('temporal-kill'),
-    async (daemon, _receiver, faults) => {
+    async (daemon, _receiver, faults, traffic) => {
       for (const n of [1, 2]) {
+        await whileInFlight(traffic);
         const servers = processesNamed(daemon.pid(), ['temporal']);
         if (servers.length === 0) throw new Error('no embedded Temporal server found below the service');
         kill9(servers);
@@ -211,7 +217,8 @@ async function pythonKills(): Promise<ScenarioResult> {
   return scenario(
     'kill -9 of every Python runner process',
     () => EmbeddedDaemon.start('python-kill'),
-    async (daemon, _receiver, faults) => {
+    async (daemon, _receiver, faults, traffic) => {
+      await whileInFlight(traffic);
       const runners = processesNamed(daemon.pid(), ['python', 'bwrap']);
       if (runners.length === 0) throw new Error('no Python runner found below the service');
       kill9(runners);
@@ -225,7 +232,8 @@ async function daemonKill(): Promise<ScenarioResult> {
   return scenario(
     'kill -9 of the whole daemon, restarted on the same data',
     () => EmbeddedDaemon.start('daemon-kill'),
-    async (daemon, _receiver, faults) => {
+    async (daemon, _receiver, faults, traffic) => {
+      await whileInFlight(traffic);
       const restarted = daemon.killAndRestart();
       injected(faults, 'kill -9, started again');
       await restarted;
@@ -271,7 +279,8 @@ async function splitRoles(): Promise<ScenarioResult> {
           stop: () => subject.stop(),
         };
       },
-      async (stage, _receiver, faults) => {
+      async (stage, _receiver, faults, traffic) => {
+        await whileInFlight(traffic);
         postgres.stop();
         console.log(`chaos: Postgres stopped for ${outageMs / 1000} s`);
         await delay(outageMs);
@@ -279,6 +288,7 @@ async function splitRoles(): Promise<ScenarioResult> {
         injected(faults, 'Postgres back');
         await untilReady(stage);
         await delay(timing.afterMs);
+        await whileInFlight(traffic);
         kill9(stage.workerPids.slice(0, 1));
         injected(faults, 'kill -9 of worker 1');
         await delay(timing.afterMs);

@@ -37,6 +37,9 @@ export interface ScenarioResult {
   runTwice: number;
   wrongResults: number;
   lost: number;
+  /** Error answers not in the contract's shape. */
+  malformedRefusals: number;
+  slowestAnswerMs: number;
   faults: Fault[];
   recoverySeconds: Array<number | undefined>;
 }
@@ -136,6 +139,8 @@ export async function verdict(
     runTwice: 0,
     wrongResults: 0,
     lost: 0,
+    malformedRefusals: traffic.malformedRefusals,
+    slowestAnswerMs: traffic.slowestMs,
     faults,
     recoverySeconds: [],
   };
@@ -144,7 +149,10 @@ export async function verdict(
     const state = await caseState(target, c.caseId);
     const ran = state.status !== 'PENDING';
     if (c.outcome === 'accepted') result.accepted++;
-    if (c.outcome === 'refused' && ran) result.refusedButRan++;
+    if (c.outcome === 'refused' && ran) {
+      result.refusedButRan++;
+      console.log(`chaos: case ${c.caseId} was refused (${c.refusal ?? ''}) but is ${state.status}`);
+    }
     if (c.outcome === 'no answer') {
       result.noAnswer++;
       if (ran) result.noAnswerRan++;
@@ -181,6 +189,7 @@ export function passed(r: ScenarioResult): boolean {
     r.runTwice === 0 &&
     r.wrongResults === 0 &&
     r.refusedButRan === 0 &&
+    r.malformedRefusals === 0 &&
     r.callbacksDelivered === r.expected &&
     r.accepted > 0 &&
     r.recoverySeconds.every((s) => s !== undefined)
@@ -188,12 +197,13 @@ export function passed(r: ScenarioResult): boolean {
 }
 
 export const tableHeader = [
-  '| scenario | accepted | refused (by status) | completed | not terminal after the wait | callbacks delivered | duplicate deliveries | run twice | wrong results | time to recover | verdict |',
-  '|---|---|---|---|---|---|---|---|---|---|---|',
+  '| scenario | accepted | refused (by status) | completed | not terminal after the wait | callbacks delivered | duplicate deliveries | run twice | wrong results | time to recover | slowest answer | verdict |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|',
 ];
 
 export function tableRow(r: ScenarioResult): string {
   const refusals = [...r.refusals].map(([what, n]) => `${n} ${what}`);
+  if (r.malformedRefusals > 0) refusals.push(`${r.malformedRefusals} NOT in the contract's error shape`);
   if (r.noAnswer > 0) refusals.push(`${r.noAnswer} no answer (${r.noAnswerRan} of them ran)`);
   const recoveries = r.faults.map((f, i) => {
     const s = r.recoverySeconds[i];
@@ -201,5 +211,5 @@ export function tableRow(r: ScenarioResult): string {
   });
   const accepted =
     r.expected > r.accepted ? `${r.accepted} (+${r.expected - r.accepted} unanswered that ran)` : r.accepted;
-  return `| ${r.scenario} | ${accepted} | ${refusals.join(', ') || '0'} | ${r.completed}/${r.expected}${r.failed ? ` (${r.failed} failed)` : ''} | ${r.notTerminal} | ${r.callbacksDelivered}/${r.expected} | ${r.duplicateDeliveries} | ${r.runTwice} | ${r.wrongResults}${r.refusedButRan ? ` (+${r.refusedButRan} refused but ran)` : ''} | ${recoveries.join('; ')} | ${passed(r) ? 'pass' : 'FAIL'} |`;
+  return `| ${r.scenario} | ${accepted} | ${refusals.join(', ') || '0'} | ${r.completed}/${r.expected}${r.failed ? ` (${r.failed} failed)` : ''} | ${r.notTerminal} | ${r.callbacksDelivered}/${r.expected} | ${r.duplicateDeliveries} | ${r.runTwice} | ${r.wrongResults}${r.refusedButRan ? ` (+${r.refusedButRan} refused but ran)` : ''} | ${recoveries.join('; ')} | ${(r.slowestAnswerMs / 1000).toFixed(1)} s | ${passed(r) ? 'pass' : 'FAIL'} |`;
 }
