@@ -1,8 +1,5 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { timingSafeEqual } from 'node:crypto';
-import { signature } from '../src/callbacks/signing.js';
+import { startCallbackReceiver } from './callback-receiver.js';
 import { percentile } from './bench-stats.js';
 
 /**
@@ -37,37 +34,18 @@ export interface LevelResult {
 }
 
 const job = JSON.parse(process.env.BENCH_E2E_JOB ?? '') as LoadJob;
-const secret = job.kind === 'case' ? job.secret : '';
 const waiting = new Map<string, { started: number; done: (ms: number) => void; fail: (err: Error) => void }>();
 let badSignatures = 0;
 
-function verified(headers: Record<string, string | string[] | undefined>, body: string): boolean {
-  const [id, ts, sigs] = [headers['webhook-id'], headers['webhook-timestamp'], headers['webhook-signature']];
-  if (typeof id !== 'string' || typeof ts !== 'string' || typeof sigs !== 'string') return false;
-  const expected = Buffer.from(signature(secret, id, Number(ts), body));
-  return sigs.split(' ').some((s) => {
-    const got = Buffer.from(s);
-    return got.length === expected.length && timingSafeEqual(got, expected);
-  });
-}
-
-const receiver = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    res.end('ok');
-    const body = Buffer.concat(chunks).toString('utf8');
-    if (!verified(req.headers, body)) badSignatures += 1;
-    const payload = JSON.parse(body) as { caseId: string; status: string };
-    const entry = waiting.get(payload.caseId);
-    if (!entry) return;
-    waiting.delete(payload.caseId);
-    if (payload.status === 'COMPLETED') entry.done(performance.now() - entry.started);
-    else entry.fail(new Error(`case ${payload.caseId} ended ${payload.status}`));
-  });
+const receiver = await startCallbackReceiver(job.kind === 'case' ? job.secret : '', (delivery) => {
+  if (!delivery.verified) badSignatures += 1;
+  const entry = waiting.get(delivery.caseId);
+  if (!entry) return;
+  waiting.delete(delivery.caseId);
+  if (delivery.status === 'COMPLETED') entry.done(delivery.at - entry.started);
+  else entry.fail(new Error(`case ${delivery.caseId} ended ${delivery.status}`));
 });
-await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+const callbackUrl = receiver.url;
 
 async function post(
   url: string,

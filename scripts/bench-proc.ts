@@ -27,7 +27,7 @@ export interface TreeSample {
 }
 
 /** Every process under `root` (inclusive), from /proc's parent links. */
-function tree(root: number): number[] {
+export function processTree(root: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -43,7 +43,7 @@ function tree(root: number): number[] {
   return out;
 }
 
-function comm(pathName: string): string {
+export function comm(pathName: string): string {
   return readFileSync(pathName, 'utf8').trim();
 }
 
@@ -69,7 +69,7 @@ export function sample(roots: Root[]): TreeSample {
   const rssByProcess = new Map<string, number>();
   let rssKb = 0;
   for (const root of roots) {
-    for (const pid of tree(root.pid)) {
+    for (const pid of processTree(root.pid)) {
       try {
         const processName = comm(`/proc/${pid}/comm`);
         const status = readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -25,11 +25,14 @@ import type { Root } from './bench-proc.js';
 export interface Subject {
   name: string;
   roots: Root[];
+  /** The Temporal frontend the subject uses (caseflow subjects). */
+  temporalAddress?: string;
   job(levels: Level[]): LoadJob;
   stop(): Promise<void>;
 }
 
-const here = path.dirname(fileURLToPath(import.meta.url));
+/** The build these scripts run from (dist/). */
+export const distRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const n8nHome = process.env.N8N_HOME ?? '/opt/n8n';
 const n8nBin = path.join(n8nHome, 'node_modules', '.bin', 'n8n');
@@ -42,7 +45,7 @@ export function n8nInstalled(): boolean {
   return existsSync(n8nBin);
 }
 
-async function waitFor(what: string, child: ChildProcess, ready: () => Promise<boolean>): Promise<void> {
+export async function waitFor(what: string, child: ChildProcess, ready: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 900; i++) {
     if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
     if (await ready()) return;
@@ -51,7 +54,7 @@ async function waitFor(what: string, child: ChildProcess, ready: () => Promise<b
   throw new Error(`${what} did not become ready in 180 s`);
 }
 
-const answers = (url: string, init?: RequestInit) => () =>
+export const answers = (url: string, init?: RequestInit) => () =>
   fetch(url, init).then(
     (r) => r.ok,
     () => false,
@@ -84,7 +87,7 @@ function startFlags(root: string): string[] {
 }
 
 /** A caseflow process from `root`'s build: its pid, its bootstrap key once printed, its API once ready. */
-function startServe(
+export function startServe(
   root: string,
   role: 'all' | 'api' | 'worker',
   env: Record<string, string>,
@@ -115,7 +118,7 @@ function startServe(
 }
 
 /** The benches' workflow (input → Python → output), created through the API, and the workspace's webhook secret. */
-async function caseJobOf(baseUrl: string, key: string): Promise<(levels: Level[]) => LoadJob> {
+export async function caseJobOf(baseUrl: string, key: string): Promise<(levels: Level[]) => LoadJob> {
   const call = async (method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}) => {
     const r = await fetch(`${baseUrl}${urlPath}`, {
       method,
@@ -138,26 +141,48 @@ async function caseJobOf(baseUrl: string, key: string): Promise<(levels: Level[]
   return (levels) => ({ kind: 'case', baseUrl, key, workflowId: wf.workflowId, secret, levels });
 }
 
+/** Where an embedded `npm start` on `dataDir` listens, and the environment that makes it do so. */
+export interface EmbeddedLaunch {
+  env: Record<string, string>;
+  baseUrl: string;
+  temporalAddress: string;
+}
+
+/** Free loopback ports for an embedded `npm start` on `dataDir`: the same launch starts it again on the same data. */
+export async function embeddedLaunch(dataDir: string): Promise<EmbeddedLaunch> {
+  const [port, temporalPort, uiPort] = [await freePort(), await freePort(), await freePort()];
+  return {
+    env: {
+      CASEFLOW_DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      TEMPORAL_DEV_PORT: String(temporalPort),
+      TEMPORAL_DEV_UI_PORT: String(uiPort),
+    },
+    baseUrl: `http://127.0.0.1:${port}`,
+    temporalAddress: `127.0.0.1:${temporalPort}`,
+  };
+}
+
 /** `npm start` from the build in `root` (this checkout's dist by default). */
-export async function startCaseflow(root = path.join(here, '..')): Promise<Subject> {
+export async function startCaseflow(root = distRoot): Promise<Subject> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-bench-e2e-'));
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const { child, key } = startServe(root, 'all', {
-    CASEFLOW_DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    TEMPORAL_DEV_PORT: String(await freePort()),
-    TEMPORAL_DEV_UI_PORT: String(await freePort()),
-  });
+  const launch = await embeddedLaunch(dataDir);
+  const { child, key } = startServe(root, 'all', launch.env);
   const stop = async () => {
     await stopChild(child);
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    await waitFor('the service', child, answers(`${baseUrl}/readyz`));
-    const job = await caseJobOf(baseUrl, await key);
-    return { name: 'caseflow', roots: [{ pid: child.pid ?? 0, label: 'caseflow', kind: 'caseflow' }], job, stop };
+    await waitFor('the service', child, answers(`${launch.baseUrl}/readyz`));
+    const job = await caseJobOf(launch.baseUrl, await key);
+    return {
+      name: 'caseflow',
+      roots: [{ pid: child.pid ?? 0, label: 'caseflow', kind: 'caseflow' }],
+      temporalAddress: launch.temporalAddress,
+      job,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;
@@ -165,17 +190,17 @@ export async function startCaseflow(root = path.join(here, '..')): Promise<Subje
 }
 
 /** One Temporal server, `--role api` and two `--role worker` processes on a fresh Postgres schema. */
-export async function startSplit(root = path.join(here, '..')): Promise<Subject> {
+export async function startSplit(root = distRoot, adminUrl = postgresUrl): Promise<Subject> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-bench-split-'));
   const schema = `bench_${process.pid}_${Date.now()}`;
   const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: postgresUrl });
+    const client = new pg.Client({ connectionString: adminUrl });
     await client.connect();
     await client.query(statement);
     await client.end();
   };
   await admin(`create schema ${schema}`);
-  const databaseUrl = `${postgresUrl}${postgresUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const databaseUrl = `${adminUrl}${adminUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   const temporal = await startBenchDevServer(dataDir, createLogger('warn'));
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -208,7 +233,7 @@ export async function startSplit(root = path.join(here, '..')): Promise<Subject>
     ];
     // The workers are ready when their first poll lands: give them the time `serve` needs to start.
     await new Promise((r) => setTimeout(r, 5000));
-    return { name: 'split', roots, job, stop };
+    return { name: 'split', roots, temporalAddress: temporal.address, job, stop };
   } catch (err) {
     await stop();
     throw err;

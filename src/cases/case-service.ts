@@ -248,9 +248,26 @@ export class CaseService {
         throw err;
       }
     }
-    const updated =
-      (runId ? await this.repo.setRunId(caseId, runId) : undefined) ?? (await this.repo.find(caseId)) ?? record;
-    return { record: updated, temporalUiUrl: runId ? temporalUiLink(this.deps.temporal, workflowId, runId) : null };
+    const updated = await this.recordStarted(caseId, runId).catch((err: unknown) => {
+      // The run is started: the answer is 202 whatever the store says now (a 503 would tell the caller it was
+      // not); the recovery loop links the run id once the store answers again.
+      this.deps.logger.warn({ err, caseId, runId }, 'case started but its run id could not be recorded yet');
+      return undefined;
+    });
+    const accepted: CaseRecord = updated ?? {
+      ...record,
+      status: 'RUNNING',
+      inputs: run.inputs,
+      callbackUrl: run.callbackUrl ?? null,
+      deadlineMs: run.deadlineMs,
+      temporalWorkflowId: workflowId,
+    };
+    return { record: accepted, temporalUiUrl: runId ? temporalUiLink(this.deps.temporal, workflowId, runId) : null };
+  }
+
+  /** The case row once its run is started, with the run id linked when known. */
+  private async recordStarted(caseId: string, runId: string | null): Promise<CaseRecord | undefined> {
+    return (runId ? await this.repo.setRunId(caseId, runId) : undefined) ?? (await this.repo.find(caseId));
   }
 
   /**

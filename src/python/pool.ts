@@ -10,7 +10,7 @@ import { encodeRequest } from './framing.js';
 import { buildLaunch, SANDBOX_EGRESS_DIR, SANDBOX_SCRATCH_PREFIX, type LaunchSpec } from './launch.js';
 import { findProjectFile, stageRunner, stageScratch } from './paths.js';
 import { toRunResult, toViolations } from './results.js';
-import { RunnerProcess, type InitMessage, type RawResponse } from './runner-process.js';
+import { PythonRunnerExited, RunnerProcess, type InitMessage, type RawResponse } from './runner-process.js';
 import type {
   PythonPoolOptions,
   PythonPoolStats,
@@ -31,6 +31,8 @@ interface Call extends QueuedCall {
   header: Record<string, unknown>;
   attachments: Uint8Array[];
   done: (r: RawResponse | Error) => void;
+  /** Set once the call was queued again after its server died under it (it is never run a third time). */
+  rerun?: true;
 }
 
 interface Settings {
@@ -49,6 +51,8 @@ interface Settings {
 /** Past a call's own timeout (which the server enforces by killing the child), the server itself is suspect. */
 const WATCHDOG_GRACE_MS = 5_000;
 const SCAN_TIMEOUT_MS = 5_000;
+/** How long a call whose server died waits before it is queued again. */
+const RERUN_DELAY_MS = 500;
 const MAX_TIMEOUT_MS = 600_000;
 
 /**
@@ -354,24 +358,58 @@ export class PythonRunnerPool {
 
   private dispatch(server: RunnerProcess, call: Call): void {
     this.nextId += 1;
+    let watchdogFired = false;
     const watchdog = setTimeout(() => {
+      watchdogFired = true;
       this.logger.warn({ timeoutMs: call.timeoutMs }, 'python runner stopped answering; replacing it');
       server.kill();
     }, call.timeoutMs + WATCHDOG_GRACE_MS);
+    let runAgain = false;
     server
       .request(this.nextId, (id) => encodeRequest({ id, ...call.header }, call.attachments))
       .then(
         (r) => call.done(r),
-        (err: unknown) => call.done(err instanceof Error ? err : new Error(String(err))),
+        (err: unknown) => {
+          runAgain = this.runsAgain(call, err, watchdogFired);
+          if (!runAgain) call.done(err instanceof Error ? err : new Error(String(err)));
+        },
       )
       .finally(() => {
         clearTimeout(watchdog);
         if (!server.network) this.lastActive.set(server, Date.now());
         this.queue.finished(call);
+        if (runAgain) {
+          call.rerun = true;
+          this.logger.warn({ kind: call.kind }, 'python runner died under a call; running the call again');
+          // A moment first, so servers killed together with this one (every runner at once) are known gone.
+          setTimeout(() => this.requeue(call), RERUN_DELAY_MS);
+        }
         if (server.draining && server.inFlight === 0) server.endGracefully();
         this.pump();
       });
     if (server.calls >= this.settings.recycleAfter && !server.draining) this.recycle(server);
+  }
+
+  private requeue(call: Call): void {
+    if (this.closed) {
+      call.done(new Error('the Python runner pool is closed'));
+      return;
+    }
+    this.queue.add(call);
+    this.pump();
+  }
+
+  /**
+   * A call whose server died under it (killed from outside, by the OOM killer) is queued once more,
+   * for a fresh server: isolated code touches nothing outside its sandbox, so running it again is
+   * safe, as Temporal runs an activity again when a worker dies. Never a call that reached the
+   * network (its side effects may have happened: the node's own attempts decide), one whose own
+   * watchdog killed the server (it overran), or one that already ran again.
+   */
+  private runsAgain(call: Call, err: unknown, watchdogFired: boolean): boolean {
+    return (
+      err instanceof PythonRunnerExited && call.kind === 'isolated' && !watchdogFired && !call.rerun && !this.closed
+    );
   }
 
   // --- server lifecycle -------------------------------------------------

@@ -52,6 +52,14 @@ export class PythonRequestTooLarge extends Error {
   }
 }
 
+/** The server process died (or was gone) before it answered a call. */
+export class PythonRunnerExited extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'PythonRunnerExited';
+  }
+}
+
 /** One fork server process (bwrap + python) and its request/response bookkeeping. */
 export class RunnerProcess {
   readonly pending = new Map<number, Pending>();
@@ -129,7 +137,7 @@ export class RunnerProcess {
           return;
         }
         proc.exited = true;
-        for (const p of proc.pending.values()) p.reject(new Error(reason));
+        for (const p of proc.pending.values()) p.reject(new PythonRunnerExited(reason));
         proc.pending.clear();
         for (const l of proc.exitListeners) l(reason);
       });
@@ -146,7 +154,7 @@ export class RunnerProcess {
     this.calls += 1;
     return new Promise((resolve, reject) => {
       if (this.exited) {
-        reject(new Error('python runner is not running'));
+        reject(new PythonRunnerExited('python runner is not running'));
         return;
       }
       const frame = encode(id);

@@ -33,6 +33,28 @@ function descendants(pid: number): number[] {
   return out;
 }
 
+const SLEEPY = main('import time\ntime.sleep(1)\nreturn {"done": True}');
+
+/** Polls `probe` every 50 ms (10 s at most) until it returns a value. */
+async function until<T>(probe: () => T | undefined): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const value = probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('not within 10 s');
+}
+
+/** The pid of a server other than `other` once a call is in flight (a replacement, or the network server). */
+function runningElsewhere(pool: PythonRunnerPool, other: number): Promise<number> {
+  return until(() => {
+    const stats = pool.stats();
+    return stats.inFlight === 1 ? stats.pids.find((p) => p !== other) : undefined;
+  });
+}
+
+const inFlight = (pool: PythonRunnerPool) => until(() => (pool.stats().inFlight === 1 ? true : undefined));
+
 describe('pool behaviour', () => {
   test('200 concurrent calls all answer correctly', async () => {
     // All 200 wait at once, as one organization: the queue bounds (fairness.test.ts) are lifted here.
@@ -62,22 +84,53 @@ describe('pool behaviour', () => {
     expect(pool.stats().pids).not.toContain(firstPid);
   });
 
-  test('a dead server is replaced; its in-flight call fails cleanly', async () => {
+  test('a dead server is replaced; its in-flight isolated call runs again, once, on the replacement', async () => {
     const pool = await track(createPool({ size: 1 }));
     const pid = pool.stats().pids[0]!;
-    const pending = pool.run({
-      form: 'main',
-      source: main('import time\ntime.sleep(5)\nreturn {}'),
-      inputs: {},
-      timeoutMs: 8000,
-    });
-    await new Promise((r) => setTimeout(r, 200));
+    const pending = pool.run({ form: 'main', source: SLEEPY, inputs: {}, timeoutMs: 8000 });
+    await inFlight(pool);
     process.kill(pid, 'SIGKILL');
-    const r = await pending;
-    expect(failed(r).kind).toBe('sandbox');
+    expect(await pending).toMatchObject({ ok: true, outputs: { done: true } });
+    expect(pool.stats()).toMatchObject({ restarts: 1, completed: 1, failed: 0 });
     await expectHealthy(pool);
-    expect(pool.stats().restarts).toBe(1);
-  });
+  }, 30_000);
+
+  test('its servers killed a moment apart (every runner killed), an isolated call still runs again on a replacement', async () => {
+    const pool = await track(createPool({ size: 2, warmServers: 2, concurrencyPerServer: 2 }));
+    const pending = Array.from({ length: 2 }, () =>
+      pool.run({ form: 'main', source: SLEEPY, inputs: {}, timeoutMs: 8000 }),
+    );
+    await until(() => (pool.stats().inFlight === 2 ? true : undefined));
+    const [first, second] = pool.stats().pids;
+    process.kill(first!, 'SIGKILL');
+    // Within the rerun's wait: the call must not have gone to the other server, which dies next.
+    await new Promise((r) => setTimeout(r, 100));
+    process.kill(second!, 'SIGKILL');
+    for (const r of await Promise.all(pending)) expect(r).toMatchObject({ ok: true, outputs: { done: true } });
+    await expectHealthy(pool);
+  }, 30_000);
+
+  test('a call whose server dies twice fails cleanly', async () => {
+    const pool = await track(createPool({ size: 1 }));
+    const first = pool.stats().pids[0]!;
+    const pending = pool.run({ form: 'main', source: SLEEPY, inputs: {}, timeoutMs: 8000 });
+    await inFlight(pool);
+    process.kill(first, 'SIGKILL');
+    const second = await runningElsewhere(pool, first);
+    process.kill(second, 'SIGKILL');
+    expect(failed(await pending).kind).toBe('sandbox');
+    expect(pool.stats().restarts).toBe(2);
+    await expectHealthy(pool);
+  }, 30_000);
+
+  test('a network call whose server dies fails cleanly (it may have had effects outside)', async () => {
+    const pool = await track(createPool({ size: 1 }));
+    const isolated = pool.stats().pids[0]!;
+    const pending = pool.run({ form: 'main', source: SLEEPY, inputs: {}, timeoutMs: 8000, network: true });
+    const server = await runningElsewhere(pool, isolated);
+    process.kill(server, 'SIGKILL');
+    expect(failed(await pending).kind).toBe('sandbox');
+  }, 30_000);
 
   test('the watchdog replaces a server that stops answering', async () => {
     const pool = await track(createPool({ size: 1 }));
