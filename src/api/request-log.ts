@@ -34,9 +34,13 @@ export function requestFields(req: Request): Record<string, unknown> {
   };
 }
 
-/** 5xx (or a failed response stream) as error, 4xx as warn, the rest info. */
+/**
+ * 5xx (or a failed response stream) as error, 4xx as warn, the rest info. A 503 is the answer the service chose
+ * while a part is down (with Retry-After), and that part's outage is logged where it is seen: warn, so an outage
+ * does not bury real errors under one error line per request.
+ */
 function levelOf(res: Response, err: unknown): Level {
-  if (err || res.statusCode >= 500) return 'error';
+  if (err || (res.statusCode >= 500 && res.statusCode !== 503)) return 'error';
   return res.statusCode >= 400 ? 'warn' : 'info';
 }
 

@@ -34,6 +34,9 @@ async function serve(
   app.get('/missing', () => {
     throw DomainError.notFound('nothing here');
   });
+  app.get('/unavailable', () => {
+    throw DomainError.unavailable('The database is unavailable; try again after Retry-After', 5);
+  });
   app.get('/broken', () => {
     throw new Error('boom');
   });
@@ -132,6 +135,15 @@ describe('request log', () => {
         req: expect.objectContaining({ id: 'req-500' }),
         res: expect.objectContaining({ statusCode: 500 }),
       }),
+    ]);
+  });
+
+  it('logs a 503 (a part is down, Retry-After given) as warn, not as an error', async () => {
+    info.lines.length = 0;
+    expect((await fetch(`${info.url}/unavailable`)).status).toBe(503);
+    await settled(info.lines, 1);
+    expect(info.lines).toEqual([
+      expect.objectContaining({ level: 40, msg: 'request errored', res: expect.objectContaining({ statusCode: 503 }) }),
     ]);
   });
 
