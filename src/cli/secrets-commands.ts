@@ -47,10 +47,15 @@ export function registerSecretsCommands(program: Command, print: Output, fail: F
   secrets
     .command('rotate-master-key')
     .description(
-      'put a fresh master key first in the key file, re-encrypt every secret with it, then drop the old keys',
+      'put a fresh master key first in the key file and re-encrypt every secret with it; the old keys stay for the ' +
+        'Temporal histories written under them, unless --drop-old',
     )
-    .option('--keep-old', 'keep the old keys in the file after re-encrypting', false)
-    .action(async (opts: { keepOld: boolean }) => {
+    .option(
+      '--drop-old',
+      'drop the old keys from the file after re-encrypting (only once no run started under them can still run or be replayed)',
+      false,
+    )
+    .action(async (opts: { dropOld: boolean }) => {
       const config = loadConfig();
       if (config.secrets.masterKey) {
         fail(
@@ -61,7 +66,7 @@ export function registerSecretsCommands(program: Command, print: Output, fail: F
       // Creates the file with a first key when there is none yet, like the service would.
       loadMasterKeys({ keyFile });
       const counts = await reencryptEverything(config, new SecretBox(addKeyToFile(keyFile)));
-      print({ ...counts, droppedKeyIds: opts.keepOld ? [] : dropOldKeysFromFile(keyFile) });
+      print({ ...counts, droppedKeyIds: opts.dropOld ? dropOldKeysFromFile(keyFile) : [] });
     });
 
   secrets

@@ -56,7 +56,7 @@ describe('caseflow secrets rotate-master-key', () => {
     await svc.stop({ keepData: true });
     first = undefined;
 
-    const rotated = await caseflow(dataDir, 'secrets', 'rotate-master-key');
+    const rotated = await caseflow(dataDir, 'secrets', 'rotate-master-key', '--drop-old');
     expect(rotated).toMatchObject({ credentials: 1, webhookSecrets: 1, droppedKeyIds: [oldKeyId] });
     const ring = readFileSync(path.join(dataDir, 'master.key'), 'utf8').trim();
     expect(ring.split('\n')).toHaveLength(1);
@@ -127,8 +127,14 @@ describe('caseflow secrets rotate-master-key with an OAuth authorization in flig
     await svc.stop({ keepData: true });
     first = undefined;
 
+    // By default the old key stays: the attempt's workflow history was written under it.
     const rotated = await caseflow(dataDir, 'secrets', 'rotate-master-key');
-    expect(rotated).toMatchObject({ oauthAttempts: 1, droppedKeyIds: [oldKeyId] });
+    expect(rotated).toMatchObject({ oauthAttempts: 1, droppedKeyIds: [] });
+    const keyIds = readFileSync(path.join(dataDir, 'master.key'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(':')[0]);
+    expect(keyIds).toEqual([rotated.currentKeyId, oldKeyId]);
     expect(await caseflow(dataDir, 'secrets', 'reencrypt')).toMatchObject({ oauthAttempts: 0 });
 
     // The same task queue: the attempt's workflow, still waiting for the redirect, runs on the new worker.
