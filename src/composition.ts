@@ -33,6 +33,8 @@ import { createRepositories, type Repositories } from './store/repositories.js';
 import type { TemporalHandle } from './temporal/connection.js';
 import type { EngineHealth } from './temporal/engine-health.js';
 import { TemporalCaseRuns } from './temporal/gateways/case-runs.js';
+import { TemporalGenerationRuns } from './temporal/gateways/generation-runs.js';
+import { TemporalCallbackDeliveries } from './temporal/gateways/callback-deliveries.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
 import { WorkflowService } from './workflows/workflow-service.js';
 import { LlmNodes } from './llm/llm-nodes.js';
@@ -172,7 +174,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       processes: new ProcessSources({ discovery, tools }),
       tools,
       config,
-      temporal,
+      temporal: new TemporalGenerationRuns(temporal),
       logger,
     }),
     callbacks: new CallbackService({
@@ -180,7 +182,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       cases: repos.cases,
       tenancy: repos.tenancy,
       secrets,
-      temporal,
+      deliveries: new TemporalCallbackDeliveries(temporal),
       settings: config.callbacks,
       outbound,
       logger: logger.child({ component: 'callbacks' }),

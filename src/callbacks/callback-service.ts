@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { assertWorkspaceGrant, requireWorkspaceGrant } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Grant } from '../auth/grants.js';
@@ -17,10 +16,7 @@ import type {
 } from '../store/callback-repo.js';
 import type { CaseRepo } from '../store/case-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
-import type { TemporalHandle } from '../temporal/connection.js';
-import { runTags } from '../temporal/search-attributes.js';
-import { callbackDeliveryContract } from '../temporal/contracts/callback-delivery.js';
-import { startWorkflow } from '../temporal/contracts/start.js';
+import type { CallbackDeliveryGateway } from '../temporal/gateways/callback-deliveries.js';
 import {
   classifyStatus,
   post,
@@ -39,7 +35,8 @@ export interface CallbackServiceDeps {
   cases: CaseRepo;
   tenancy: TenancyRepo;
   secrets: WebhookSecrets;
-  temporal: TemporalHandle;
+  /** Delivery workflows in Temporal (redeliveries start one). */
+  deliveries: CallbackDeliveryGateway;
   settings: Config['callbacks'];
   /** The outbound policy: DNS is checked again at every attempt, a name public at execute may point inside now. */
   outbound: Outbound;
@@ -102,24 +99,15 @@ export class CallbackService {
       callbackUrl: last.url,
       body: JSON.parse(last.body) as CallbackDeliveryInput['body'],
     };
-    const { temporal } = this.deps;
-    try {
-      await startWorkflow(temporal.client.workflow, callbackDeliveryContract, {
-        taskQueue: temporal.taskQueue,
-        workflowId,
-        args: [input],
-        ...runTags(temporal.searchAttributes, {
-          organizationId: auth.organizationId,
-          workspaceId,
-          caseStatus: input.body.status,
-        }),
+    const started = await this.deps.deliveries
+      .start(workflowId, input, { organizationId: auth.organizationId, workspaceId, caseStatus: input.body.status })
+      .catch(async (err: unknown) => {
+        await this.deps.repo.deleteDelivery(deliveryId);
+        throw err;
       });
-    } catch (err) {
+    if (started === 'conflict') {
       await this.deps.repo.deleteDelivery(deliveryId);
-      if (err instanceof WorkflowExecutionAlreadyStartedError) {
-        throw DomainError.conflict('Another redelivery of this case is starting; try again');
-      }
-      throw err;
+      throw DomainError.conflict('Another redelivery of this case is starting; try again');
     }
     return { deliveryId, workflowId };
   }

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { assertWorkspaceGrant, hasGrant, requireWorkspaceGrant } from '../auth/access.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
-import type { TemporalHandle } from '../temporal/connection.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import { defaultGraph } from '../domain/default-graph.js';
 import { DomainError } from '../errors.js';
@@ -14,16 +12,8 @@ import type { ProcessSources } from './process-source.js';
 import type { ProcessSource } from './process-types.js';
 import type { UpdateWorkflowInput, WorkflowRecord, WorkflowRepo, WorkflowWithVersion } from '../store/workflow-repo.js';
 import type { Grant } from '../auth/grants.js';
-import { runTags } from '../temporal/search-attributes.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
-import {
-  cancelGenerationSignal,
-  generationRunContract,
-  generationRunQuery,
-  generationWorkflowId,
-} from '../temporal/contracts/generation-run.js';
-import { startWorkflow } from '../temporal/contracts/start.js';
-import type { WorkflowOf } from '../temporal/contracts/contract.js';
+import type { GenerationRunGateway } from '../temporal/gateways/generation-runs.js';
 import {
   initialRunRecord,
   isActiveRunStatus,
@@ -116,7 +106,8 @@ export interface GenerationServiceDeps {
   /** The workspace's connected integrations' actions: the agents' tools. */
   tools: WorkspaceTools;
   config: Config;
-  temporal: TemporalHandle;
+  /** The runs' workflows in Temporal. */
+  temporal: GenerationRunGateway;
   logger: Logger;
 }
 
@@ -241,29 +232,25 @@ export class GenerationService {
       createdBy: auth.userId,
       record,
     });
+    let started: 'started' | 'conflict';
     try {
-      await startWorkflow(this.ctx.temporal.client.workflow, generationRunContract, {
-        taskQueue: this.ctx.temporal.taskQueue,
-        workflowId: generationWorkflowId(workflow.id),
-        args: [input],
-        workflowIdConflictPolicy: 'FAIL',
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        ...runTags(this.ctx.temporal.searchAttributes, {
-          organizationId: auth.organizationId,
-          workspaceId: workspace.id,
-          workflowId: workflow.id,
-        }),
+      started = await this.ctx.temporal.start(input, {
+        organizationId: auth.organizationId,
+        workspaceId: workspace.id,
+        workflowId: workflow.id,
       });
     } catch (err) {
       await this.runs.delete(record.run_id);
-      if (err instanceof WorkflowExecutionAlreadyStartedError)
-        throw DomainError.conflict(`Workflow ${workflow.id} already has an active generation run`);
       if (isTemporalUnavailable(err))
         throw DomainError.unavailable(
           `The workflow engine is unreachable; start the generation of workflow ${workflow.id} again later`,
           5,
         );
       throw err;
+    }
+    if (started === 'conflict') {
+      await this.runs.delete(record.run_id);
+      throw DomainError.conflict(`Workflow ${workflow.id} already has an active generation run`);
     }
     return { workflowId: workflow.id, runId: record.run_id, status: record.status, createdWorkflow };
   }
@@ -300,14 +287,10 @@ export class GenerationService {
    * as `failed`, so it does not stay "processing" for ever.
    */
   private async liveRecord(run: StoredRun): Promise<GenerationRunRecord | undefined> {
-    const handle = this.ctx.temporal.client.workflow.getHandle<WorkflowOf<typeof generationRunContract>>(
-      generationWorkflowId(run.workflowId),
-    );
     try {
-      const description = await handle.describe();
-      const record = await handle.query(generationRunQuery);
-      if (record.run_id === run.id && description.status.name === 'RUNNING') return record;
-      if (record.run_id !== run.id || description.status.name === 'RUNNING') return undefined;
+      const { record, executionStatus } = await this.ctx.temporal.live(run.workflowId);
+      if (record.run_id === run.id && executionStatus === 'RUNNING') return record;
+      if (record.run_id !== run.id || executionStatus === 'RUNNING') return undefined;
       const at = new Date().toISOString();
       const closed: GenerationRunRecord = {
         ...record,
@@ -329,7 +312,7 @@ export class GenerationService {
         worker_instance_id: null,
         status: 'failed',
         attempt: 1,
-        result_summary: `The run's workflow ended ${description.status.name} without recording its outcome`,
+        result_summary: `The run's workflow ended ${executionStatus} without recording its outcome`,
         started_at: at,
         finished_at: at,
         usage: noUsage,
@@ -352,14 +335,8 @@ export class GenerationService {
     if (!run || !isActiveRunStatus(run.status) || !(await this.runs.markCancelled(run.id))) {
       throw DomainError.notFound(`Workflow ${workflowId} has no active generation run${runId ? ` ${runId}` : ''}`);
     }
-    try {
-      await this.ctx.temporal.client.workflow
-        .getHandle(generationWorkflowId(workflowId))
-        .signal(cancelGenerationSignal);
-    } catch (err) {
-      // The run ended meanwhile: the stored status is cancelled already and its last record keeps it.
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-    }
+    // A run that ended meanwhile needs no signal: the stored status is cancelled already and its last record keeps it.
+    await this.ctx.temporal.cancel(workflowId);
     return { cancelled: true, run_id: run.id, workflow_id: workflowId };
   }
 }

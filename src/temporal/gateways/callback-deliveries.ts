@@ -1,0 +1,32 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { CallbackDeliveryInput } from '../../callbacks/delivery.js';
+import type { TemporalHandle } from '../connection.js';
+import { callbackDeliveryContract } from '../contracts/callback-delivery.js';
+import { startWorkflow } from '../contracts/start.js';
+import { runTags, type RunTags } from '../search-attributes.js';
+
+/** What the callbacks area needs of delivery workflows in Temporal (CallbackService takes this, tests a fake). */
+export interface CallbackDeliveryGateway {
+  /** Starts a delivery's retry workflow under `workflowId`; 'conflict' when one with that id is running. */
+  start(workflowId: string, input: CallbackDeliveryInput, tags: RunTags): Promise<'started' | 'conflict'>;
+}
+
+/** Callback deliveries on the process's Temporal client. */
+export class TemporalCallbackDeliveries implements CallbackDeliveryGateway {
+  constructor(private readonly temporal: TemporalHandle) {}
+
+  async start(workflowId: string, input: CallbackDeliveryInput, tags: RunTags): Promise<'started' | 'conflict'> {
+    try {
+      await startWorkflow(this.temporal.client.workflow, callbackDeliveryContract, {
+        taskQueue: this.temporal.taskQueue,
+        workflowId,
+        args: [input],
+        ...runTags(this.temporal.searchAttributes, tags),
+      });
+      return 'started';
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return 'conflict';
+      throw err;
+    }
+  }
+}
