@@ -232,8 +232,9 @@ export class CaseService {
     try {
       runId = await this.startRun(record, version, run);
     } catch (err) {
+      const unreachable = isTemporalUnavailable(err) || err instanceof NoAnswerInTimeError;
       // Tell the rest of the process now rather than at the probe's next round.
-      if (isTemporalUnavailable(err) || err instanceof NoAnswerInTimeError) this.deps.engine.markDown(String(err));
+      if (unreachable) this.deps.engine.markDown(String(err));
       const outcome = await this.deps.runs.settle(caseId);
       if (outcome.run === 'started') runId = outcome.runId;
       else if (outcome.run === 'unknown') {
@@ -244,7 +245,7 @@ export class CaseService {
       } else {
         // No run exists: the case goes back to PENDING, so a retry (or resumeUnstarted) can start it.
         await this.repo.revertToPending(caseId);
-        if (isTemporalUnavailable(err)) throw engineDown(caseId);
+        if (unreachable) throw engineDown(caseId);
         throw err;
       }
     }
