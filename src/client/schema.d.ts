@@ -8,7 +8,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Liveness: the process answers */
+    /**
+     * Liveness: the process answers and can recover by itself
+     * @description Fails (503) only when restarting the process is the cure: the embedded Temporal server died more often than it may be restarted. An engine or store that is merely down shows in /readyz instead.
+     */
     get: operations['getHealthz'];
     put?: never;
     post?: never;
@@ -1737,8 +1740,24 @@ export interface operations {
         };
         content: {
           'application/json': {
-            /** @constant */
-            status: 'ok';
+            /** @enum {string} */
+            status: 'ok' | 'failed';
+            /** @description Why the process should be restarted */
+            reason?: string;
+          };
+        };
+      };
+      /** @description Restart this process */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            status: 'ok' | 'failed';
+            /** @description Why the process should be restarted */
+            reason?: string;
           };
         };
       };

@@ -1,10 +1,12 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
 import { createActivities } from '../../activities/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oauthAuthorizationWorkflowId, oauthRefreshWorkflowId } from '../../src/temporal/contracts/oauth.js';
 import { temporalTestServerPath } from '../../src/temporal/binaries.js';
 import { workflowBundlePath } from '../../src/temporal/worker.js';
+import { encryptingDataConverter } from '../../src/temporal/data-converter.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { FakeOAuthProvider } from './fake-oauth-provider.js';
 import { checkToken, consentByHttp, eventually, noConnection } from './oauth-support.js';
@@ -21,6 +23,8 @@ import { oauthRefreshStatusQuery } from '../../src/temporal/contracts/oauth.js';
 let env: TestWorkflowEnvironment;
 let svc: TestService;
 let worker: Worker;
+/** The environment's client cannot open sealed payloads: this one has the service's codec. */
+let client: Client;
 let running: Promise<void>;
 let integration: Integration;
 const provider = new FakeOAuthProvider();
@@ -33,15 +37,18 @@ beforeAll(async () => {
   });
   await provider.start();
   svc = await startTestService({ temporalAddress: env.address, role: 'api' });
-  const { config, logger, python, services } = svc.service.context;
+  const { config, logger, python, services, temporal } = svc.service.context;
   worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue: svc.taskQueue,
     workflowBundle: { codePath: workflowBundlePath },
+    // The service's client seals payloads: its worker must open them.
+    dataConverter: encryptingDataConverter(temporal.codec),
     activities: createActivities({ config, logger, python, services }),
     shutdownGraceTime: '2s',
   });
   running = worker.run();
+  client = new Client({ connection: env.connection, dataConverter: encryptingDataConverter(temporal.codec) });
   integration = await authorIntegration(svc, svc.key, { authType: 'oauth', inputs: provider.templateInputs() });
 }, 180_000);
 afterAll(async () => {
@@ -83,7 +90,7 @@ describe('OAuth timers (time-skipping)', () => {
     await env.sleep('9 minutes');
     expect((await checkToken(svc, started.connectionToken)).body.status).toBe('pending');
     await env.sleep('2 minutes');
-    const handle = env.client.workflow.getHandle(oauthAuthorizationWorkflowId(attemptId));
+    const handle = client.workflow.getHandle(oauthAuthorizationWorkflowId(attemptId));
     expect(await handle.result()).toBe('expired');
     // Wall-clock time has not moved: only the workflow's timer can have expired it.
     expect((await checkToken(svc, started.connectionToken)).body).toEqual({ status: 'expired', ...noConnection });
@@ -112,7 +119,7 @@ describe('OAuth timers (time-skipping)', () => {
       'the refresh at 45 minutes',
     );
 
-    const refresh = env.client.workflow.getHandle(oauthRefreshWorkflowId(started.credentialId));
+    const refresh = client.workflow.getHandle(oauthRefreshWorkflowId(started.credentialId));
     await eventually(
       () => refresh.query(oauthRefreshStatusQuery),
       (s) => s.generation === 2,

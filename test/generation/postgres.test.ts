@@ -12,7 +12,14 @@ describe('generation on Postgres, across API processes', () => {
     schema = await createPostgresSchema();
     const config = { generation: { rateLimitMax: 12, rateLimitWindowMs: 60_000 } };
     first = await startTestService({ databaseUrl: schema.url, config });
-    second = await startTestService({ databaseUrl: schema.url, config, role: 'api', taskQueue: first.taskQueue });
+    // One data directory, as processes of one deployment share their master key (it seals Temporal payloads too).
+    second = await startTestService({
+      databaseUrl: schema.url,
+      config,
+      role: 'api',
+      taskQueue: first.taskQueue,
+      dataDir: first.dataDir,
+    });
   });
   afterAll(async () => {
     await second?.stop();
