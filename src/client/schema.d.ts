@@ -6856,9 +6856,9 @@ export interface operations {
         workflowId?: string;
         status?: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
         /** @description Created at or after this time */
-        from?: string;
+        from?: string & (unknown & unknown);
         /** @description Created before this time */
-        to?: string;
+        to?: string & (unknown & unknown);
         /** @description Items per page (default 20, at most 100) */
         limit?: number;
         /** @description nextCursor of the previous page (opaque); without it the first page */
@@ -7145,9 +7145,9 @@ export interface operations {
         /** @description Only this workflow */
         workflowId?: string;
         /** @description Cases created at or after this time; default: a day before to */
-        from?: string;
+        from?: string & (unknown & unknown);
         /** @description Cases created before this time; default: now. At most 31 days after from */
-        to?: string;
+        to?: string & (unknown & unknown);
       };
       header?: never;
       path?: never;

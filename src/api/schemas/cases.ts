@@ -109,7 +109,11 @@ export const jobStatusSchema = statusSchema.extend({ jobExecutionId: z.string() 
 /** The audit record of the deprecated job API, which the case API serves too. */
 export type JobAudit = z.infer<typeof auditSchema>;
 
-const isoTime = z.iso.datetime({ offset: true, message: 'an ISO 8601 date-time such as 2026-01-31T09:00:00Z' });
+const isoTimeMessage = 'an ISO 8601 date-time such as 2026-01-31T09:00:00Z';
+/** RFC 3339 (the document's `date-time`): seconds required, which zod's own check leaves optional. */
+const isoTime = z.iso
+  .datetime({ offset: true, message: isoTimeMessage })
+  .regex(/T\d{2}:\d{2}:\d{2}/, isoTimeMessage);
 
 export const caseListQuery = z
   .object({
