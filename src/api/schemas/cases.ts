@@ -111,9 +111,7 @@ export type JobAudit = z.infer<typeof auditSchema>;
 
 const isoTimeMessage = 'an ISO 8601 date-time such as 2026-01-31T09:00:00Z';
 /** RFC 3339 (the document's `date-time`): seconds required, which zod's own check leaves optional. */
-const isoTime = z.iso
-  .datetime({ offset: true, message: isoTimeMessage })
-  .regex(/T\d{2}:\d{2}:\d{2}/, isoTimeMessage);
+const isoTime = z.iso.datetime({ offset: true, message: isoTimeMessage }).regex(/T\d{2}:\d{2}:\d{2}/, isoTimeMessage);
 
 export const caseListQuery = z
   .object({
