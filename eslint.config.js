@@ -15,9 +15,9 @@ const forbid = (...rules) => ({ '@typescript-eslint/no-restricted-imports': ['er
 /** Relative import paths are all a rule sees: `depth` `../` from a file `depth` directories deep reach the root. */
 const up = (depth) => `^(\\.\\./){${depth}}`;
 /**
- * The .ts files of `dir` that lie `depth` directories below the root (src/x.ts: 1). Rules go per depth, so
- * `../../workflows/` from src/cases/ (the top-level Temporal layer) is told from the same text in src/api/views/
- * (src/workflows, a service).
+ * The .ts files of `dir` that lie `depth` directories below the root (src/x.ts: 1). Rules go per depth, so a
+ * path that climbs exactly to the root names a top-level directory (`../../workflows/` from src/cases/ is the
+ * Temporal layer), whatever a directory inside src is called.
  */
 const filesAt = (dir, depth) => [`${dir}/${'*/'.repeat(depth - dir.split('/').length)}*.ts`];
 const depths = [1, 2, 3, 4];
@@ -140,7 +140,7 @@ export default tseslint.config(
     files: ['activities/**/*.ts'],
     rules: forbid(
       { group: ['**/api/**', 'express'], message: 'Activities call services; HTTP belongs to src/api.' },
-      // The top-level workflows/ (src/workflows is the workflows service, which activities may call).
+      // The top-level workflows/: Temporal workflow code (caseflow's workflow definitions are src/definitions).
       { regex: '^(\\.\\./)+workflows/', message: 'Activities do not import workflow code.' },
     ),
   },

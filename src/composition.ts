@@ -36,7 +36,7 @@ import { TemporalCaseRuns } from './temporal/gateways/case-runs.js';
 import { TemporalGenerationRuns } from './temporal/gateways/generation-runs.js';
 import { TemporalCallbackDeliveries } from './temporal/gateways/callback-deliveries.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
-import { WorkflowService } from './workflows/workflow-service.js';
+import { WorkflowService } from './definitions/workflow-service.js';
 import { LlmNodes } from './llm/llm-nodes.js';
 
 /** What a process opens once before anything is wired: configuration, logs, the store, Temporal, the Python pool. */

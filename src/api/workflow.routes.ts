@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { AppContext } from '../context.js';
 import type { VersionPin, WorkflowRecord } from '../store/workflow-repo.js';
-import type { WorkflowStatus } from '../workflows/workflow-service.js';
+import type { WorkflowStatus } from '../definitions/workflow-service.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { errorBodySchema } from './schemas/common.js';
 import {

@@ -23,7 +23,7 @@ import { OutboundRefusedError, type Outbound } from '../net/outbound.js';
 import type { CaseRepo, CaseRecord, CaseSummary } from '../store/case-repo.js';
 import type { Page } from '../store/paging.js';
 import { temporalUiLink, type TemporalHandle } from '../temporal/connection.js';
-import type { WorkflowService } from '../workflows/workflow-service.js';
+import type { WorkflowService } from '../definitions/workflow-service.js';
 import { validateCaseInputs } from './case-inputs.js';
 import { assertCaseInputsWithinLimit } from './payload-limits.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';

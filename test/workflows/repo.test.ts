@@ -8,7 +8,7 @@ import type { WorkflowGraph } from '../../src/domain/graph.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import { TenancyRepo } from '../../src/store/tenancy-repo.js';
 import { WorkflowRepo } from '../../src/store/workflow-repo.js';
-import { RunVersions } from '../../src/workflows/run-version.js';
+import { RunVersions } from '../../src/definitions/run-version.js';
 import { createPostgresSchema } from '../support/postgres.js';
 
 function graph(name: string): WorkflowGraph {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { RunnableVersion } from '../../src/domain/graph.js';
-import { RunnableVersionCache } from '../../src/workflows/version-cache.js';
+import { RunnableVersionCache } from '../../src/definitions/version-cache.js';
 
 function version(organizationId: string): RunnableVersion {
   return {

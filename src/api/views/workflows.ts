@@ -3,7 +3,7 @@ import { jobPayloadSchema, resultsSchema } from '../../domain/input-schema.js';
 import type { WorkflowVersionSnapshot } from '../../domain/graph.js';
 import type { Page } from '../../store/paging.js';
 import type { WorkflowListItem, WorkflowRecord, WorkflowWithVersion } from '../../store/workflow-repo.js';
-import type { VersionSummary, WorkflowDetails, WorkflowStatus } from '../../workflows/workflow-service.js';
+import type { VersionSummary, WorkflowDetails, WorkflowStatus } from '../../definitions/workflow-service.js';
 import type {
   createdSchema,
   deprecatedDetailsSchema,
