@@ -217,14 +217,14 @@ export class CaseService {
     if (body.callbackUrl !== undefined) await this.checkCallbackUrl(body.callbackUrl);
     if (!this.deps.engine.isUp()) throw engineDown(caseId);
 
-    const workflowId = caseWorkflowId(caseId);
+    const temporalWorkflowId = caseWorkflowId(caseId);
     const deadlineMs =
       body.timeoutMs ?? Math.min(this.deps.config.cases.defaultDeadlineMs, this.deps.config.cases.maxDeadlineMs);
     const started = await this.repo.markRunning(caseId, {
       inputs: checked.inputs,
       callbackUrl: body.callbackUrl,
       deadlineMs,
-      temporalWorkflowId: workflowId,
+      temporalWorkflowId,
     });
     if (!started) throw DomainError.conflict(`Case ${caseId} was already executed`);
     const run = { inputs: checked.inputs, callbackUrl: body.callbackUrl, deadlineMs };
@@ -261,9 +261,12 @@ export class CaseService {
       inputs: run.inputs,
       callbackUrl: run.callbackUrl ?? null,
       deadlineMs: run.deadlineMs,
-      temporalWorkflowId: workflowId,
+      temporalWorkflowId,
     };
-    return { record: accepted, temporalUiUrl: runId ? temporalUiLink(this.deps.temporal, workflowId, runId) : null };
+    return {
+      record: accepted,
+      temporalUiUrl: runId ? temporalUiLink(this.deps.temporal, temporalWorkflowId, runId) : null,
+    };
   }
 
   /** The case row once its run is started, with the run id linked when known. */
