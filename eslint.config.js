@@ -100,7 +100,15 @@ export default tseslint.config(
     ignores: ['src/api/**', 'src/domain/**', ...srcEntryPoints],
     rules: forbid(http, temporalLayers(depth)),
   })),
-  ...depths.slice(1).map((depth) => ({ files: filesAt('src/api', depth), rules: forbid(temporalLayers(depth)) })),
+  // Routes and views reach the store through services: they may name its record types, never load it.
+  ...depths.slice(1).map((depth) => ({
+    files: filesAt('src/api', depth),
+    rules: forbid(temporalLayers(depth), {
+      group: ['**/store/**'],
+      allowTypeImports: true,
+      message: 'src/api reaches the store through the services (and ctx.store for readiness); import type only.',
+    }),
+  })),
   ...depths.slice(1).map((depth) => ({
     files: filesAt('src/domain', depth),
     rules: forbid(http, temporalLayers(depth), ...aboveDomain(depth)),

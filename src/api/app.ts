@@ -48,7 +48,7 @@ export function createApp(ctx: AppContext): App {
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/openapi.json' } }));
   app.use(router);
   app.use(notFoundHandler);
-  app.use(errorHandler(ctx.logger));
+  app.use(errorHandler(ctx.logger, ctx.store.isUnavailable));
   return { app, openApiDocument };
 }
 

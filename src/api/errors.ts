@@ -4,7 +4,6 @@ import type { Logger } from '../logging/logger.js';
 import { RateLimitedError } from '../rate-limits/rate-limiter.js';
 import { rateLimitHeaders } from './rate-limits.js';
 import { requestFields } from './request-log.js';
-import { isStoreUnavailable } from '../store/unavailable.js';
 
 /** The status each domain error code answers with. */
 const statusByCode: Record<ErrorCode, number> = {
@@ -69,9 +68,12 @@ interface HttpParserError {
 /** Seconds a client is told to wait when the store is unreachable. */
 const STORE_RETRY_AFTER_S = 5;
 
-function toDomainError(err: unknown): DomainError | undefined {
+/** Tells an error of the store being unreachable from one of the request (the store knows its driver's errors). */
+export type StoreUnavailable = (err: unknown) => boolean;
+
+function toDomainError(err: unknown, storeUnavailable: StoreUnavailable): DomainError | undefined {
   if (err instanceof DomainError) return err;
-  if (isStoreUnavailable(err))
+  if (storeUnavailable(err))
     return DomainError.unavailable('The database is unavailable; try again after Retry-After', STORE_RETRY_AFTER_S);
   return bodyParserError(err);
 }
@@ -89,9 +91,9 @@ export function bodyParserError(err: unknown): DomainError | undefined {
 }
 
 /** Turns anything thrown in a route into the one error body; never a stack trace. */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+export function errorHandler(logger: Logger, storeUnavailable: StoreUnavailable = () => false): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    const domainError = toDomainError(err);
+    const domainError = toDomainError(err, storeUnavailable);
     if (!domainError) logger.error({ err, req: requestFields(req) }, 'unhandled error');
     else if (domainError.errorCode === 'SERVICE_UNAVAILABLE' && !(err instanceof DomainError))
       logger.warn({ err, req: requestFields(req) }, 'store unavailable');

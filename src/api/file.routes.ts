@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import type { FileService, PresignResult } from '../files/file-service.js';
 import { maxFileBytes, supportedExtensionPattern, supportedExtensions } from '../files/file-types.js';
-import { accessScopes, type FileRecord } from '../store/file-repo.js';
+import { accessScopes } from '../domain/file-access.js';
+import type { FileRecord } from '../store/file-repo.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { uuid, queryInt } from './schemas/common.js';
 

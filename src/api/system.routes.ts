@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { pingStore } from '../store/database.js';
 import { pingEngine, within } from '../temporal/engine-health.js';
 import type { ApiRoutes } from './route.js';
 
@@ -64,7 +63,7 @@ export function registerSystemRoutes(api: ApiRoutes, ctx: AppContext): void {
     },
     handler: async ({ res }) => {
       const [store, temporal] = await Promise.all([
-        check(ctx, 'store', () => pingStore(ctx.store.db)),
+        check(ctx, 'store', () => ctx.store.ping()),
         check(ctx, 'temporal', () =>
           // Known down (the embedded server died, or the probe failed): no need to wait for a timeout.
           ctx.engine.isUp()

@@ -6,6 +6,7 @@ import type Pg from 'pg';
 import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
+import { isStoreUnavailable } from './unavailable.js';
 
 export type Db = Kysely<Database>;
 export type DialectName = 'sqlite' | 'postgres';
@@ -15,6 +16,10 @@ export interface Store {
   dialect: DialectName;
   /** Where it lives, without credentials, for logs. */
   location: string;
+  /** One round trip (readiness). */
+  ping(): Promise<void>;
+  /** Whether an error means the database is unreachable or busy (503), not that the request was wrong. */
+  isUnavailable: (err: unknown) => boolean;
   close(): Promise<void>;
 }
 
@@ -34,7 +39,14 @@ export function openStore(dataDir: string, databaseUrl?: string, onPoolError?: (
     pool.on('error', (err) => onPoolError?.(err));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const url = new URL(databaseUrl);
-    return { db, dialect: 'postgres', location: `postgres://${url.host}${url.pathname}`, close: () => db.destroy() };
+    return {
+      db,
+      dialect: 'postgres',
+      location: `postgres://${url.host}${url.pathname}`,
+      ping: () => pingStore(db),
+      isUnavailable: isStoreUnavailable,
+      close: () => db.destroy(),
+    };
   }
   const file = databaseUrl
     ? path.resolve(dataDir, databaseUrl.replace(/^sqlite:\/\//, ''))
@@ -46,7 +58,14 @@ export function openStore(dataDir: string, databaseUrl?: string, onPoolError?: (
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
-  return { db, dialect: 'sqlite', location: file, close: () => db.destroy() };
+  return {
+    db,
+    dialect: 'sqlite',
+    location: file,
+    ping: () => pingStore(db),
+    isUnavailable: isStoreUnavailable,
+    close: () => db.destroy(),
+  };
 }
 
 /** Statements kept prepared; a bound keeps SQL with varying IN-lists from growing it forever. */

@@ -2,9 +2,8 @@ import { sql, type Selectable } from 'kysely';
 import type { KeyScope } from '../auth/auth-context.js';
 import type { Db } from './database.js';
 import type { FileTable } from './tables/files.js';
+import type { AccessScope } from '../domain/file-access.js';
 
-export const accessScopes = ['all', 'user', 'workspace', 'organization'] as const;
-export type AccessScope = (typeof accessScopes)[number];
 export type FileStatus = 'pending' | 'receiving' | 'uploaded';
 export type FileSource = 'upload' | 'node_output';
 
