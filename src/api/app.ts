@@ -48,7 +48,8 @@ export function createApp(ctx: AppContext): App {
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/openapi.json' } }));
   app.use(router);
   app.use(notFoundHandler);
-  app.use(errorHandler(ctx.logger, ctx.store.isUnavailable));
+  // Asked when an error happens: a context built only for the document (scripts/generate-client.ts) has no store.
+  app.use(errorHandler(ctx.logger, (err) => ctx.store.isUnavailable(err)));
   return { app, openApiDocument };
 }
 
