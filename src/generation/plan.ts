@@ -29,7 +29,7 @@ export const planInputSchema = z.object({
    * sample file (a JSON array of texts for array_files), which the reviewer stores for the dry run.
    */
   sample: z.string().max(2000),
-  /** For file / array_files inputs: the file types accepted (upper-case extensions, e.g. PDF, CSV); null: any. */
+  /** For file / array_files inputs: the file types accepted (upper-case extensions, e.g. PDF, CSV); null: every type. */
   allowed_file_types: z
     .array(z.string().regex(/^[A-Z]{3,4}$/))
     .max(12)
