@@ -113,34 +113,42 @@ export default tseslint.config(
     files: filesAt('src/domain', depth),
     rules: forbid(http, temporalLayers(depth), ...aboveDomain(depth)),
   })),
-  // Workflow code is replayed: deterministic, no I/O, no Node built-ins.
+  // Workflow code is replayed and bundled: it loads only the domain and the workflows' contracts (no I/O, no
+  // Node built-ins), and names activities by their types.
   {
     files: ['workflows/**/*.ts'],
     rules: forbid(
       {
-        group: ['node:*', 'fs', 'path', 'crypto', 'http', 'https', 'net', 'child_process'],
-        message: 'Workflow code is deterministic: do I/O in an activity.',
-      },
-      {
-        group: ['**/activities/**'],
+        regex: '^\\.\\./activities/',
         allowTypeImports: true,
         message: 'Workflow code names activities by their types and calls them through proxies.',
       },
       {
-        group: [
-          '**/store/**',
-          '**/api/**',
-          '**/python/**',
-          '**/files/**',
-          '**/net/**',
-          'got',
-          'express',
-          'kysely',
-          '@temporalio/worker',
-          '@temporalio/client',
-          '@temporalio/activity',
-        ],
-        message: 'Workflow code imports only deterministic modules (domain, types); call activities through proxies.',
+        regex: '^\\.\\./(?!src/domain/|src/temporal/contracts/|activities/)',
+        message: 'workflows/ imports only src/domain and src/temporal/contracts: move what it needs there.',
+      },
+      {
+        regex: '^(?!\\.|@temporalio/(workflow|common)$)',
+        message: 'Workflow code is deterministic: no package but @temporalio/workflow and @temporalio/common.',
+      },
+    ),
+  },
+  // A contract is bundled with the workflows and imported by services: it loads only src/domain and other
+  // contracts, and names the types of other areas (import type).
+  {
+    files: ['src/temporal/contracts/*.ts'],
+    rules: forbid(
+      http,
+      temporalLayers(3),
+      {
+        regex: '^\\.\\./(?!\\.\\./domain/)',
+        allowTypeImports: true,
+        message: 'A contract loads only src/domain and other contracts; import type for the rest.',
+      },
+      {
+        regex: '^(?!\\.|@temporalio/(workflow|common)$)',
+        allowTypeImports: true,
+        message: 'A contract runs in the workflow sandbox: no package but @temporalio/workflow and @temporalio/common.',
       },
     ),
   },

@@ -1,10 +1,5 @@
-import type {
-  AttemptInput,
-  AttemptResult,
-  FirstAttemptResult,
-  OpenDeliveryInput,
-  RetrySchedule,
-} from '../src/callbacks/delivery.js';
+import type { AttemptInput, AttemptResult, FirstAttemptResult, OpenDeliveryInput } from '../src/callbacks/delivery.js';
+import type { RetrySchedule } from '../src/temporal/contracts/callback-delivery.js';
 import type { DeliveryStatus } from '../src/store/callback-repo.js';
 import type { ActivityDeps } from './deps.js';
 

@@ -1,4 +1,4 @@
-import type { ConnectionActivities } from '../src/connections/types.js';
+import type { ConnectionActivities } from '../src/temporal/contracts/connection-smoke-test.js';
 import type { ActivityDeps } from './deps.js';
 
 export function createConnectionActivities({ services }: ActivityDeps): ConnectionActivities {

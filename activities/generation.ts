@@ -3,7 +3,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { WorkflowGraph } from '../src/domain/graph.js';
 import { validateGraph } from '../src/domain/graph-validation.js';
 import { FileReadRefused } from '../src/files/file-service.js';
-import type { Agents, FileExcerpt } from '../src/generation/agents.js';
+import type { Agents } from '../src/generation/agents.js';
 import { assembleGraph } from '../src/generation/graph-assembly.js';
 import { LlmAgents } from '../src/generation/llm-agents.js';
 import { LlmClient, LlmError } from '../src/llm/llm-client.js';
@@ -13,8 +13,8 @@ import { planFromProcess } from '../src/generation/process-plan.js';
 import { askedActions, describesWork, withUnplannedSteps } from '../src/generation/prompt-actions.js';
 import type { IntegrationBinding, ProcessSource } from '../src/generation/process-types.js';
 import { actionStepProblems } from '../src/generation/toolbox.js';
-import type { Plan, ReviewProblem, StepBuild, TriageVerdict } from '../src/generation/plan.js';
-import { noUsage, type GenerationRunRecord, type TokenUsage } from '../src/generation/run-types.js';
+import type { FileExcerpt, Plan, ReviewProblem, StepBuild, TriageVerdict } from '../src/domain/generation/plan.js';
+import { noUsage, type GenerationRunRecord, type TokenUsage } from '../src/domain/generation/run.js';
 import type { ActivityDeps } from './deps.js';
 
 /** Who did a task and at which attempt, for the run's Task objects. */

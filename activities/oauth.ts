@@ -1,4 +1,4 @@
-import type { OAuthActivities } from '../src/connections/oauth-types.js';
+import type { OAuthActivities } from '../src/temporal/contracts/oauth.js';
 import type { ActivityDeps } from './deps.js';
 
 /** The OAuth flow's activities: the attempt workflow's timer outcomes, and one token refresh. */

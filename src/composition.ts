@@ -13,7 +13,7 @@ import { OAuthFlow } from './connections/oauth-flow.js';
 import { OAuthTokenEndpoint } from './connections/oauth-provider.js';
 import { OAuthTemporal } from './connections/oauth-temporal.js';
 import { OAuthTokens } from './connections/oauth-tokens.js';
-import type { RefreshSettings } from './connections/oauth-types.js';
+import type { RefreshSettings } from './temporal/contracts/oauth.js';
 import { temporalSmokeTests } from './connections/smoke-test-runner.js';
 import { SourceGates } from './code/source-gates.js';
 import { publicUrl, type Config } from './config/config.js';

@@ -7,8 +7,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CallbackActivities } from '../activities/callbacks.js';
-import type { RetrySchedule } from '../src/callbacks/delivery.js';
-import type { callbackDeliveryContract } from '../src/temporal/contracts/callback-delivery.js';
+import type { callbackDeliveryContract, RetrySchedule } from '../src/temporal/contracts/callback-delivery.js';
 import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
 
 const setup = proxyActivities<CallbackActivities>({

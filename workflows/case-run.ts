@@ -17,7 +17,6 @@ import {
 } from '@temporalio/workflow';
 import type { CallbackActivities } from '../activities/callbacks.js';
 import type { CaseActivities, NodeFailureDetails, RunNodeRequest, RunNodeResponse } from '../activities/cases.js';
-import type { CallbackDeliveryInput } from '../src/callbacks/delivery.js';
 import { caseRunRevision, knownAtStart, type CaseRunChange } from '../src/domain/case-run-changes.js';
 import { CaseScheduler, type NodeCompletion, type RunEnding } from '../src/domain/case-scheduler.js';
 import {
@@ -33,8 +32,8 @@ import { busyFailureKind, NodeFailure, nodeExecution, type InlineNodeKind } from
 import { nodeKinds } from '../src/domain/node-kinds/registry.js';
 import { NodeSlots } from '../src/domain/node-slots.js';
 import { handlerClassName } from '../src/domain/vocabulary.js';
-import { searchAttributes } from '../src/temporal/search-attributes.js';
-import { callbackDeliveryContract } from '../src/temporal/contracts/callback-delivery.js';
+import { searchAttributes } from '../src/temporal/contracts/search-attributes.js';
+import { callbackDeliveryContract, type CallbackDeliveryInput } from '../src/temporal/contracts/callback-delivery.js';
 import {
   caseFailedType,
   caseProgressQuery,

@@ -1,6 +1,8 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { ConnectionActivities } from '../src/connections/types.js';
-import type { connectionSmokeTestContract } from '../src/temporal/contracts/connection-smoke-test.js';
+import type {
+  ConnectionActivities,
+  connectionSmokeTestContract,
+} from '../src/temporal/contracts/connection-smoke-test.js';
 import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
 
 /**

@@ -10,26 +10,25 @@ import {
   ParentClosePolicy,
 } from '@temporalio/workflow';
 import type { GenerationActivities, ReviewOutcome, TaskMeta } from '../activities/generation.js';
-import type { FileExcerpt } from '../src/generation/agents.js';
 import { llmAgentKind } from '../src/domain/node-kinds/llm-agent.js';
-import type { Plan, PlanStepKind, ReviewProblem, StepBuild } from '../src/generation/plan.js';
-import { placeholderBuild } from '../src/generation/placeholder-build.js';
+import type { FileExcerpt, Plan, PlanStepKind, ReviewProblem, StepBuild } from '../src/domain/generation/plan.js';
+import { placeholderBuild } from '../src/domain/generation/builds.js';
 import {
   addUsage,
   initialRunRecord,
   noUsage,
-  type GenerationRunInput,
   type GenerationRunRecord,
   type GenerationTask,
   type RunStatus,
   type Specialty,
-} from '../src/generation/run-types.js';
+} from '../src/domain/generation/run.js';
 import { caseFailedType, caseRunContract, type CaseFailureDetails } from '../src/temporal/contracts/case-run.js';
 import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
 import {
   cancelGenerationSignal,
   generationRunQuery,
   type generationRunContract,
+  type GenerationRunInput,
 } from '../src/temporal/contracts/generation-run.js';
 import { executeChildWorkflow } from './start-child.js';
 

@@ -1,7 +1,11 @@
 import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { OAuthActivities, OAuthCallbackSignal } from '../src/connections/oauth-types.js';
 import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
-import { oauthCallbackSignal, type oauthAuthorizationContract } from '../src/temporal/contracts/oauth.js';
+import {
+  oauthCallbackSignal,
+  type OAuthActivities,
+  type oauthAuthorizationContract,
+  type OAuthCallbackSignal,
+} from '../src/temporal/contracts/oauth.js';
 
 /**
  * One OAuth authorization attempt (`oauth-<attemptId>`): it waits for the

@@ -7,21 +7,18 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import {
-  needsReauthorizationType,
-  refreshUnavailableType,
-  type OAuthActivities,
-  type RefreshOutcome,
-  type RefreshSettings,
-  type TokenMeta,
-} from '../src/connections/oauth-types.js';
-
 import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
 import {
+  needsReauthorizationType,
   oauthAccessTokenUpdate,
   oauthRefreshStatusQuery,
   oauthTokensReplacedSignal,
+  refreshUnavailableType,
+  type OAuthActivities,
   type oauthTokenRefreshContract,
+  type RefreshOutcome,
+  type RefreshSettings,
+  type TokenMeta,
 } from '../src/temporal/contracts/oauth.js';
 
 /** A token set anchored on the workflow's clock (epoch ms of workflow time). */

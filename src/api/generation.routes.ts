@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { runStatuses, taskStatuses } from '../generation/run-types.js';
+import { runStatuses, taskStatuses } from '../domain/generation/run.js';
 import type { AuthContext } from '../auth/auth-context.js';
 import { countRefusal, takeRateLimit } from './rate-limits.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';

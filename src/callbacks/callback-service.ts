@@ -16,16 +16,15 @@ import type {
 } from '../store/callback-repo.js';
 import type { CaseRepo } from '../store/case-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
+import type { CallbackDeliveryInput, RetrySchedule } from '../temporal/contracts/callback-delivery.js';
 import type { CallbackDeliveryGateway } from '../temporal/gateways/callback-deliveries.js';
 import {
   classifyStatus,
   post,
   type AttemptInput,
   type AttemptResult,
-  type CallbackDeliveryInput,
   type FirstAttemptResult,
   type OpenDeliveryInput,
-  type RetrySchedule,
 } from './delivery.js';
 import { signedHeaders } from './signing.js';
 import type { WebhookSecrets, WorkspaceWebhookSecret } from './webhook-secrets.js';

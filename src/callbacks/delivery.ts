@@ -1,31 +1,8 @@
 import { OutboundRefusedError, RequestError, type Outbound } from '../net/outbound.js';
+import type { RetrySchedule } from '../temporal/contracts/callback-delivery.js';
 
 /** How many bytes of a receiver's response body are kept per attempt. */
 const RESPONSE_BODY_LIMIT = 1024;
-
-/** The callback delivery workflow's input: one delivery of a case's end. */
-/** How a callback's retries ended. */
-export interface CallbackDeliveryResult {
-  deliveryId: string;
-  status: 'delivered' | 'failed';
-  attempts: number;
-}
-
-export interface CallbackDeliveryInput {
-  /** The delivery's id, also the `webhook-id` header (stable across its attempts). */
-  deliveryId: string;
-  caseId: string;
-  workspaceId: string;
-  callbackUrl: string;
-  body: {
-    caseId: string;
-    status: string;
-    results: Record<string, unknown>;
-    error?: { message: string; nodeId?: string };
-  };
-  /** Attempts already made before the workflow started (the case run makes the first one itself). */
-  attemptsMade?: number;
-}
 
 /** What the delivery workflow and its activities pass: the delivery, its schedule, one attempt. */
 export interface OpenDeliveryInput {
@@ -35,15 +12,6 @@ export interface OpenDeliveryInput {
   callbackUrl: string;
   body: unknown;
   workflowId: string;
-}
-
-/** The retry schedule, read from configuration by an activity so the workflow stays deterministic. */
-export interface RetrySchedule {
-  timeoutMs: number;
-  initialIntervalMs: number;
-  backoffCoefficient: number;
-  maximumIntervalMs: number;
-  maxElapsedMs: number;
 }
 
 /** The first attempt, made inside the case run; the schedule is what a retry workflow continues with. */

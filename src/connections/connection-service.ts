@@ -16,7 +16,8 @@ import type { TenancyRepo, Workspace } from '../store/tenancy-repo.js';
 import { checkCredentialData, type CredentialData } from './credential-data.js';
 import type { CredentialVault } from './credential-vault.js';
 import type { AuthorizationStart, OAuthFlow } from './oauth-flow.js';
-import type { Connection, NewCredential, SmokeTestOutcome, StoredCredential } from './types.js';
+import type { SmokeTestOutcome } from '../temporal/contracts/connection-smoke-test.js';
+import type { Connection, NewCredential, StoredCredential } from './types.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,5 +1,5 @@
 import type { CredentialData } from './credential-data.js';
-import type { TokenMeta } from './oauth-types.js';
+import type { TokenMeta } from '../temporal/contracts/oauth.js';
 
 /**
  * What an `oauth` credential holds, by name. The integration's author puts

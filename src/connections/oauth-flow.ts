@@ -19,7 +19,8 @@ import {
 } from './oauth-provider.js';
 import type { OAuthTemporal } from './oauth-temporal.js';
 import type { OAuthTokens } from './oauth-tokens.js';
-import type { OAuthAttempt, OAuthAttemptStatus } from './oauth-types.js';
+import type { OAuthAttemptStatus } from '../temporal/contracts/oauth.js';
+import type { OAuthAttempt } from './oauth-types.js';
 import type { Connection, StoredCredential } from './types.js';
 
 /** The contract's connection token validity. */

@@ -10,10 +10,6 @@ import {
   oauthRefreshWorkflowId,
   oauthTokenRefreshContract,
   oauthTokensReplacedSignal,
-} from '../temporal/contracts/oauth.js';
-import type { WorkflowOf } from '../temporal/contracts/contract.js';
-import { startWorkflow } from '../temporal/contracts/start.js';
-import {
   needsReauthorizationType,
   type AccessTokenAnswer,
   type OAuthAuthorizationInput,
@@ -21,7 +17,9 @@ import {
   type OAuthRefreshInput,
   type RefreshSettings,
   type TokenMeta,
-} from './oauth-types.js';
+} from '../temporal/contracts/oauth.js';
+import type { WorkflowOf } from '../temporal/contracts/contract.js';
+import { startWorkflow } from '../temporal/contracts/start.js';
 
 /** The provider refused the refresh token (or none is held): only a person re-authorizing brings it back. */
 export class OAuthNeedsReauthorization extends Error {

@@ -5,7 +5,7 @@ import { accessTokenFresh, oauthSettings, tokenMeta, withTokens, type TokenSet }
 import type { OAuthEvents } from './oauth-events.js';
 import { describeRejection, type OAuthTokenEndpoint } from './oauth-provider.js';
 import { OAuthRefreshUnavailable, type OAuthTemporal } from './oauth-temporal.js';
-import type { RefreshOutcome, TokenMeta } from './oauth-types.js';
+import type { RefreshOutcome, TokenMeta } from '../temporal/contracts/oauth.js';
 import type { StoredCredential } from './types.js';
 
 /** An access token this close to expiry is not handed to an action: it asks for a newer one first. */

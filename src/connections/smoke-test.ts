@@ -3,7 +3,8 @@ import type { ActionVersion } from '../catalog/types.js';
 import { applyCredential } from './credential-auth.js';
 import type { CredentialData } from './credential-data.js';
 import { redactText, secretStrings } from './redact.js';
-import type { SmokeTestOutcome, StoredCredential } from './types.js';
+import type { SmokeTestOutcome } from '../temporal/contracts/connection-smoke-test.js';
+import type { StoredCredential } from './types.js';
 
 /** What testError quotes of a failed answer's body. */
 const QUOTED_CHARACTERS = 200;

@@ -51,25 +51,3 @@ export type NewConnection = Omit<
   Connection,
   'id' | 'credentialId' | 'testPassed' | 'testError' | 'createdAt' | 'revokedAt'
 >;
-
-/** What a smoke test concluded. */
-export interface SmokeTestOutcome {
-  testPassed: boolean;
-  testError: string | null;
-}
-
-/** What the smoke-test activity is given: ids and test inputs, never a secret. */
-export interface SmokeTestInput {
-  connectionId: string;
-  testInputData?: Record<string, unknown>;
-}
-
-/** The smoke-test workflow's input: the activity's start-to-close timeout with it. */
-export interface ConnectionSmokeTestInput extends SmokeTestInput {
-  timeoutMs: number;
-}
-
-/** The activities of connections (implemented in activities/connections.ts). */
-export interface ConnectionActivities {
-  smokeTestConnection(input: SmokeTestInput): Promise<SmokeTestOutcome>;
-}

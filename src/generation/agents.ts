@@ -1,17 +1,12 @@
-import type { Plan, PlanStep, StepBuild, TriageVerdict } from './plan.js';
+import type { FileExcerpt, Plan, PlanStep, StepBuild, TriageVerdict } from '../domain/generation/plan.js';
 import type { ProcessSource } from './process-types.js';
-import type { TokenUsage } from './run-types.js';
+import type { TokenUsage } from '../domain/generation/run.js';
 import type { Tool } from './toolbox.js';
 
 /** What an agent answered and what it cost. */
 export interface AgentAnswer<T> {
   value: T;
   usage: TokenUsage;
-}
-
-export interface FileExcerpt {
-  name: string;
-  text: string;
 }
 
 export interface ArchitectRequest {

@@ -13,14 +13,9 @@ import type { ProcessSource } from './process-types.js';
 import type { UpdateWorkflowInput, WorkflowRecord, WorkflowRepo, WorkflowWithVersion } from '../store/workflow-repo.js';
 import type { Grant } from '../auth/grants.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
+import type { GenerationRunInput } from '../temporal/contracts/generation-run.js';
 import type { GenerationRunGateway } from '../temporal/gateways/generation-runs.js';
-import {
-  initialRunRecord,
-  isActiveRunStatus,
-  noUsage,
-  type GenerationRunInput,
-  type GenerationRunRecord,
-} from './run-types.js';
+import { initialRunRecord, isActiveRunStatus, noUsage, type GenerationRunRecord } from '../domain/generation/run.js';
 import type { Tool } from './toolbox.js';
 import type { WorkspaceTools } from './workspace-tools.js';
 

@@ -10,7 +10,7 @@ import {
   type PlanVariableType,
   type ReviewProblem,
   type StepBuild,
-} from './plan.js';
+} from '../domain/generation/plan.js';
 
 /**
  * Turns the architect's plan and the builders' answers into a workflow graph

@@ -1,4 +1,4 @@
-import type { PlanInput, PlanStep, PlanVariableType } from './plan.js';
+import type { PlanInput, PlanStep, PlanVariableType } from '../domain/generation/plan.js';
 
 /**
  * The offline planner's reading of the nouns that name a workflow's inputs:

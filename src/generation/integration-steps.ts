@@ -1,8 +1,8 @@
 import type { WorkflowGraph } from '../domain/graph.js';
 import { integrationActionKind } from '../domain/node-kinds/integration-action.js';
 import { handlerClassName } from '../domain/vocabulary.js';
-import { emptyBuild } from './placeholder-build.js';
-import type { Plan, ReviewProblem, StepBuild } from './plan.js';
+import { emptyBuild } from '../domain/generation/builds.js';
+import type { Plan, ReviewProblem, StepBuild } from '../domain/generation/plan.js';
 import type { IntegrationBinding } from './process-types.js';
 
 /**

@@ -1,6 +1,14 @@
-import type { AgentAnswer, Agents, ArchitectRequest, BuildRequest, FileExcerpt } from './agents.js';
+import type { FileExcerpt } from '../domain/generation/plan.js';
+import type { AgentAnswer, Agents, ArchitectRequest, BuildRequest } from './agents.js';
 import type { LlmClient } from '../llm/llm-client.js';
-import { planSchema, stepBuildSchema, triageSchema, type Plan, type StepBuild, type TriageVerdict } from './plan.js';
+import {
+  planSchema,
+  stepBuildSchema,
+  triageSchema,
+  type Plan,
+  type StepBuild,
+  type TriageVerdict,
+} from '../domain/generation/plan.js';
 import type { IntegrationBinding, ProcessSource } from './process-types.js';
 import { systemPrompt } from './prompts.js';
 import type { Tool } from './toolbox.js';

@@ -1,9 +1,9 @@
 import type { AgentAnswer, Agents, ArchitectRequest, BuildRequest } from './agents.js';
 import { fileInput, fileInputsOf, readStepFor, readStepSource, sampleForType, typeOfNoun } from './input-nouns.js';
-import { emptyBuild, placeholderBuild } from './placeholder-build.js';
+import { emptyBuild, placeholderBuild } from '../domain/generation/builds.js';
 import { askedActions, conditionOf, describesWork } from './prompt-actions.js';
-import type { Plan, PlanInput, PlanStep, StepBuild, TriageVerdict } from './plan.js';
-import { noUsage } from './run-types.js';
+import type { Plan, PlanInput, PlanStep, StepBuild, TriageVerdict } from '../domain/generation/plan.js';
+import { noUsage } from '../domain/generation/run.js';
 import type { Tool } from './toolbox.js';
 
 /**

@@ -1,6 +1,6 @@
 import { sampleOfType, slug, templateOf } from './offline-planner.js';
-import { emptyBuild, placeholderBuild } from './placeholder-build.js';
-import type { Plan, PlanInput, PlanStep, PlanVariableType, StepBuild } from './plan.js';
+import { emptyBuild, placeholderBuild } from '../domain/generation/builds.js';
+import type { Plan, PlanInput, PlanStep, PlanVariableType, StepBuild } from '../domain/generation/plan.js';
 import { integrationKey } from './process-source.js';
 import type { IntegrationBinding, ProcessSource, SourceStep } from './process-types.js';
 

@@ -2,7 +2,8 @@ import type { AuthContext } from '../auth/auth-context.js';
 import type { DiscoveredProcess, DiscoveryService } from '../discovery/discovery-service.js';
 import type { TaggedItem } from '../discovery/process-schema.js';
 import { DomainError } from '../errors.js';
-import type { ProcessRef, ProcessSource, SourceProcess, SourceStep, IntegrationBinding } from './process-types.js';
+import type { ProcessRef } from '../domain/generation/run.js';
+import type { ProcessSource, SourceProcess, SourceStep, IntegrationBinding } from './process-types.js';
 import type { WorkspaceTools } from './workspace-tools.js';
 
 /** Bounds on what a run carries of a process (it travels in Temporal history with the run's input). */

@@ -1,21 +1,11 @@
+import type { ProcessRef } from '../domain/generation/run.js';
 import type { Tool } from './toolbox.js';
 
 /**
  * A discovered process as a generation run carries it (types only: the
- * generation-run workflow bundle imports this module). Built at start by
- * process-source.ts, bounded in size.
+ * generation run's contract names it). Built at start by process-source.ts,
+ * bounded in size.
  */
-
-/** Which process and which state of it a run built from; recorded in the run record. */
-export interface ProcessRef {
-  processId: string;
-  /** The snapshot asked for; null: the process's current state at the start. */
-  processVersionId: string | null;
-  versionNumber: number | null;
-  name: string;
-  /** The process's updatedAt as of the state used (a snapshot's is the process's at snapshot time). */
-  processUpdatedAt: string;
-}
 
 export interface SourceItem {
   id: string;

@@ -1,5 +1,5 @@
-import { placeholderBuild } from './placeholder-build.js';
-import type { Plan, PlanStep, StepBuild } from './plan.js';
+import { placeholderBuild } from '../domain/generation/builds.js';
+import type { Plan, PlanStep, StepBuild } from '../domain/generation/plan.js';
 
 /**
  * What a prompt asks for, read with fixed rules and independently of any

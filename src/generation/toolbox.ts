@@ -1,4 +1,4 @@
-import type { Plan, PlanVariableType, ReviewProblem, StepBuild } from './plan.js';
+import type { Plan, PlanVariableType, ReviewProblem, StepBuild } from '../domain/generation/plan.js';
 
 /**
  * What the agents may use besides Python, conditions and LLM agent nodes:

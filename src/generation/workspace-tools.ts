@@ -1,7 +1,7 @@
 import type { CatalogField } from '../domain/catalog-field.js';
 import type { CatalogRepo } from '../store/catalog-repo.js';
 import type { ConnectionRepo } from '../store/connection-repo.js';
-import { planVariableTypes, type PlanVariableType } from './plan.js';
+import { planVariableTypes, type PlanVariableType } from '../domain/generation/plan.js';
 import type { Tool } from './toolbox.js';
 
 /** Connections looked at for tools; a workspace with more offers its most recent ones. */

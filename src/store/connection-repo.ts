@@ -6,9 +6,9 @@ import type {
   ConnectionStatus,
   NewConnection,
   NewCredential,
-  SmokeTestOutcome,
   StoredCredential,
 } from '../connections/types.js';
+import type { SmokeTestOutcome } from '../temporal/contracts/connection-smoke-test.js';
 import type { Db } from './database.js';
 import type { ConnectionCredentialTable, ConnectionTable } from './tables/connections.js';
 

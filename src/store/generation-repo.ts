@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import { activeRunStatuses, type GenerationRunRecord } from '../generation/run-types.js';
+import { activeRunStatuses, type GenerationRunRecord } from '../domain/generation/run.js';
 import type { Db } from './database.js';
 import type { GenerationRunTable } from './tables/generation.js';
 

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
-import type { NewOAuthAttempt, OAuthAttempt, OAuthAttemptStatus } from '../connections/oauth-types.js';
+import type { NewOAuthAttempt, OAuthAttempt } from '../connections/oauth-types.js';
+import type { OAuthAttemptStatus } from '../temporal/contracts/oauth.js';
 import type { Db } from './database.js';
 import type { OAuthAttemptTable } from './tables/connections.js';
 

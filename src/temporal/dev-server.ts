@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from '../logging/logger.js';
-import { searchAttributeRegistrations } from './search-attributes.js';
+import { searchAttributeRegistrations } from './contracts/search-attributes.js';
 
 export interface DevServerOptions {
   cliPath: string;

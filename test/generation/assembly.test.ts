@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { validateGraph } from '../../src/domain/graph-validation.js';
 import { assembleGraph } from '../../src/generation/graph-assembly.js';
 import { clausesOf, parseComparison } from '../../src/generation/offline-planner.js';
-import { planSchema, stepBuildSchema, type Plan, type StepBuild } from '../../src/generation/plan.js';
+import { planSchema, stepBuildSchema, type Plan, type StepBuild } from '../../src/domain/generation/plan.js';
 import { goodBuilds, goodPlan } from './fake-llm.js';
 
 const plan: Plan = planSchema.parse(goodPlan);

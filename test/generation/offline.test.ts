@@ -3,7 +3,7 @@ import { startTestService, type TestService } from '../support/harness.js';
 import { randomUUID } from 'node:crypto';
 import { makeKey, presign, upload } from '../files/support.js';
 import { authorIntegration, connect, connection, newWorkspace } from '../connections/support.js';
-import { searchAttributes } from '../../src/temporal/search-attributes.js';
+import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
 
 interface Run {
   status: string;

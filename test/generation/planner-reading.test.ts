@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OfflinePlanner } from '../../src/generation/offline-planner.js';
-import type { Plan } from '../../src/generation/plan.js';
+import type { Plan } from '../../src/domain/generation/plan.js';
 import { describesWork, unplannedActions, withUnplannedSteps } from '../../src/generation/prompt-actions.js';
 
 const planner = new OfflinePlanner();

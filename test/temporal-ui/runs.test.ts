@@ -2,7 +2,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caseRunRevision } from '../../src/domain/case-run-changes.js';
-import { searchAttributes } from '../../src/temporal/search-attributes.js';
+import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
 import { Receiver } from '../callbacks/receiver.js';
 import { Graph, createWorkflow, py, startCase, waitForEnd } from '../cases/support.js';
 import { startTestService, type TestService } from '../support/harness.js';

@@ -1,7 +1,7 @@
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { describe, expect, inject, it } from 'vitest';
-import { searchAttributes } from '../../src/temporal/search-attributes.js';
+import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
 
 describe('runs you can find in the Temporal UI', () => {
   it('the embedded dev server registers every caseflow search attribute as a keyword', async () => {

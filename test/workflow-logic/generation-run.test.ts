@@ -4,12 +4,13 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CaseActivities, EndCaseInput } from '../../activities/cases.js';
 import type { GenerationActivities, ReviewOutcome, TaskMeta } from '../../activities/generation.js';
-import type { Plan, StepBuild } from '../../src/generation/plan.js';
-import { emptyBuild } from '../../src/generation/placeholder-build.js';
-import { noUsage, type GenerationRunInput, type GenerationRunRecord } from '../../src/generation/run-types.js';
+import type { Plan, StepBuild } from '../../src/domain/generation/plan.js';
+import { emptyBuild } from '../../src/domain/generation/builds.js';
+import { noUsage, type GenerationRunRecord } from '../../src/domain/generation/run.js';
 import {
   cancelGenerationSignal,
   generationRunContract,
+  type GenerationRunInput,
   generationWorkflowId,
 } from '../../src/temporal/contracts/generation-run.js';
 import { startWorkflow } from '../../src/temporal/contracts/start.js';

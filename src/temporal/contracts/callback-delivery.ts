@@ -1,5 +1,37 @@
-import type { CallbackDeliveryInput, CallbackDeliveryResult } from '../../callbacks/delivery.js';
 import { workflowContract } from './contract.js';
+
+/** How a callback's retries ended. */
+export interface CallbackDeliveryResult {
+  deliveryId: string;
+  status: 'delivered' | 'failed';
+  attempts: number;
+}
+
+/** The callback delivery workflow's input: one delivery of a case's end. */
+export interface CallbackDeliveryInput {
+  /** The delivery's id, also the `webhook-id` header (stable across its attempts). */
+  deliveryId: string;
+  caseId: string;
+  workspaceId: string;
+  callbackUrl: string;
+  body: {
+    caseId: string;
+    status: string;
+    results: Record<string, unknown>;
+    error?: { message: string; nodeId?: string };
+  };
+  /** Attempts already made before the workflow started (the case run makes the first one itself). */
+  attemptsMade?: number;
+}
+
+/** The retry schedule, read from configuration by an activity so the workflow stays deterministic. */
+export interface RetrySchedule {
+  timeoutMs: number;
+  initialIntervalMs: number;
+  backoffCoefficient: number;
+  maximumIntervalMs: number;
+  maxElapsedMs: number;
+}
 
 /** A callback's retries after its first attempt, for hours (workflows/callback-delivery.ts). */
 export const callbackDeliveryContract =

@@ -1,6 +1,29 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { GenerationRunInput, GenerationRunRecord } from '../../generation/run-types.js';
+import type { GenerationRunRecord } from '../../domain/generation/run.js';
+import type { ProcessSource } from '../../generation/process-types.js';
 import { workflowContract } from './contract.js';
+
+/** What the workflow needs to run; no secret ever travels here (the LLM key is read by activities from config). */
+export interface GenerationRunInput {
+  runId: string;
+  workflowId: string;
+  organizationId: string;
+  workspaceId: string;
+  userId: string;
+  prompt: string;
+  displayName: string;
+  origin: string;
+  startedAt: string;
+  /** File URLs the key could read at start; the worker checks them again. */
+  fileUrls: string[];
+  /** Files refused at start (not readable by the key), each with why: noted in the task results. */
+  refusedFiles: Array<{ url: string; reason: string }>;
+  planner: 'llm' | 'offline';
+  timeLimitMs: number;
+  maxReviewRounds: number;
+  /** Set when the run builds from a discovered process: the process as read at start, and the connections offered. */
+  process?: ProcessSource;
+}
 
 /** One AI generation run of a workflow (workflows/generation-run.ts). */
 export const generationRunContract =

@@ -1,9 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { CallbackDeliveryInput } from '../../callbacks/delivery.js';
+import type { CallbackDeliveryInput } from '../contracts/callback-delivery.js';
 import type { TemporalHandle } from '../connection.js';
 import { callbackDeliveryContract } from '../contracts/callback-delivery.js';
 import { startWorkflow } from '../contracts/start.js';
-import { runTags, type RunTags } from '../search-attributes.js';
+import { runTags, type RunTags } from '../contracts/search-attributes.js';
 
 /** What the callbacks area needs of delivery workflows in Temporal (CallbackService takes this, tests a fake). */
 export interface CallbackDeliveryGateway {

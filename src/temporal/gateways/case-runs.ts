@@ -5,7 +5,7 @@ import { caseProgressQuery, caseRunContract, caseWorkflowId } from '../contracts
 import type { WorkflowOf } from '../contracts/contract.js';
 import { startWorkflow } from '../contracts/start.js';
 import { within } from '../engine-health.js';
-import { runTags, type RunTags } from '../search-attributes.js';
+import { runTags, type RunTags } from '../contracts/search-attributes.js';
 
 /** A start is bounded, so an unreachable server gives a prompt answer instead of a request held by retries. */
 const START_TIMEOUT_MS = 10_000;

@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import type { GenerationRunInput, GenerationRunRecord } from '../../generation/run-types.js';
+import type { GenerationRunRecord } from '../../domain/generation/run.js';
 import type { TemporalHandle } from '../connection.js';
 import type { WorkflowOf } from '../contracts/contract.js';
 import {
@@ -7,9 +7,10 @@ import {
   generationRunContract,
   generationRunQuery,
   generationWorkflowId,
+  type GenerationRunInput,
 } from '../contracts/generation-run.js';
 import { startWorkflow } from '../contracts/start.js';
-import { runTags, type RunTags } from '../search-attributes.js';
+import { runTags, type RunTags } from '../contracts/search-attributes.js';
 
 /** The run's workflow as Temporal has it: its live record and its execution status (RUNNING, COMPLETED…). */
 export interface LiveGenerationRun {

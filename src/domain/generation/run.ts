@@ -1,10 +1,20 @@
-import { noUsage, type TokenUsage } from '../domain/token-usage.js';
+import { noUsage, type TokenUsage } from '../token-usage.js';
 
 /**
  * Generation run types shared by the API, the generation-run workflow and its
  * activities. Type-only and pure helpers: the workflow bundle imports this module.
  */
-import type { ProcessRef, ProcessSource } from './process-types.js';
+
+/** Which process and which state of it a run built from; recorded in the run record. */
+export interface ProcessRef {
+  processId: string;
+  /** The snapshot asked for; null: the process's current state at the start. */
+  processVersionId: string | null;
+  versionNumber: number | null;
+  name: string;
+  /** The process's updatedAt as of the state used (a snapshot's is the process's at snapshot time). */
+  processUpdatedAt: string;
+}
 
 export const runStatuses = [
   'received',
@@ -28,7 +38,7 @@ export type TaskStatus = (typeof taskStatuses)[number];
 export type Specialty = 'file_reader' | 'triage' | 'architect' | 'builder' | 'reviewer' | 'applier';
 
 /** Usage types live in the domain (case nodes record usage too); generation code keeps importing them from here. */
-export { addUsage, noUsage, type TokenUsage } from '../domain/token-usage.js';
+export { addUsage, noUsage, type TokenUsage } from '../token-usage.js';
 
 /** The contract's Task object, plus when it ran and the tokens it used. */
 export interface GenerationTask {
@@ -69,34 +79,17 @@ export interface GenerationRunRecord {
   source_process: ProcessRef | null;
 }
 
-/** What the workflow needs to run; no secret ever travels here (the LLM key is read by activities from config). */
-export interface GenerationRunInput {
-  runId: string;
-  workflowId: string;
-  organizationId: string;
-  workspaceId: string;
-  userId: string;
-  prompt: string;
-  displayName: string;
-  origin: string;
-  startedAt: string;
-  /** File URLs the key could read at start; the worker checks them again. */
-  fileUrls: string[];
-  /** Files refused at start (not readable by the key), each with why: noted in the task results. */
-  refusedFiles: Array<{ url: string; reason: string }>;
-  planner: 'llm' | 'offline';
-  timeLimitMs: number;
-  maxReviewRounds: number;
-  /** Set when the run builds from a discovered process: the process as read at start, and the connections offered. */
-  process?: ProcessSource;
-}
-
 /** A run's record before any agent worked: what the API stores at start and the workflow begins from. */
 export function initialRunRecord(
-  run: Pick<
-    GenerationRunInput,
-    'runId' | 'workflowId' | 'prompt' | 'displayName' | 'origin' | 'startedAt' | 'planner' | 'process'
-  >,
+  run: Pick<GenerationRunRecord, 'planner'> & {
+    runId: string;
+    workflowId: string;
+    prompt: string;
+    displayName: string;
+    origin: string;
+    startedAt: string;
+    process?: { ref: ProcessRef };
+  },
 ): GenerationRunRecord {
   return {
     workflow_id: run.workflowId,

@@ -114,6 +114,12 @@ export interface ReviewProblem {
   environment?: boolean;
 }
 
+/** A file the run was given, as the agents read it. */
+export interface FileExcerpt {
+  name: string;
+  text: string;
+}
+
 /** Parses a sample / rule value written as JSON text; a bare word is taken as a string. */
 export function parseJsonText(text: string): unknown {
   try {
