@@ -21,6 +21,11 @@ import { secretBoxFromConfig } from './crypto/secret-box.js';
 import { DiscoveryService } from './discovery/discovery-service.js';
 import { createFileService } from './files/file-service.js';
 import { GenerationService } from './generation/generation-service.js';
+import { GenerationTeam } from './generation/generation-team.js';
+import { LlmAgents } from './generation/llm-agents.js';
+import { OfflinePlanner } from './generation/offline-planner.js';
+import { LlmClient } from './llm/llm-client.js';
+import { activityCancellation } from './temporal/activity-cancellation.js';
 import { ProcessSources } from './generation/process-source.js';
 import { WorkspaceTools } from './generation/workspace-tools.js';
 import type { Logger } from './logging/logger.js';
@@ -118,6 +123,17 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     publicUrl: () => publicUrl(config),
     logger: oauthLogger,
   });
+  const generation = new GenerationService({
+    runs: repos.generation,
+    workflows: repos.workflows,
+    tenancy: repos.tenancy,
+    files,
+    processes: new ProcessSources({ discovery, tools }),
+    tools,
+    config,
+    temporal: new TemporalGenerationRuns(temporal),
+    logger,
+  });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
   return {
     /** Who is calling: the API key's rules (expiry, revocation, membership). */
@@ -166,16 +182,25 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     /** Worker side: the LLM of llm_agent nodes (the key stays in this process's configuration). */
     llmNodes: new LlmNodes(config.llm),
     discovery,
-    generation: new GenerationService({
-      runs: repos.generation,
-      workflows: repos.workflows,
-      tenancy: repos.tenancy,
+    generation,
+    /** Worker side: the work of a generation run's tasks, with the LLM's agents built once here. */
+    generationTeam: new GenerationTeam({
+      generation,
       files,
-      processes: new ProcessSources({ discovery, tools }),
-      tools,
-      config,
-      temporal: new TemporalGenerationRuns(temporal),
-      logger,
+      python,
+      maxFileBytes: config.generation.maxFileBytes,
+      offline: new OfflinePlanner(),
+      online: config.llm.baseUrl
+        ? new LlmAgents(
+            new LlmClient({
+              baseUrl: config.llm.baseUrl,
+              apiKey: config.llm.apiKey,
+              model: config.llm.model,
+              timeoutMs: config.llm.timeoutMs,
+              cancellation: activityCancellation,
+            }),
+          )
+        : undefined,
     }),
     callbacks: new CallbackService({
       repo: repos.callbacks,

@@ -9,26 +9,22 @@ import {
   sleep,
   ParentClosePolicy,
 } from '@temporalio/workflow';
-import type { GenerationActivities, ReviewOutcome, TaskMeta } from '../activities/generation.js';
-import { llmAgentKind } from '../src/domain/node-kinds/llm-agent.js';
-import type { FileExcerpt, Plan, PlanStepKind, ReviewProblem, StepBuild } from '../src/domain/generation/plan.js';
-import { placeholderBuild } from '../src/domain/generation/builds.js';
+import type { GenerationActivities, ReviewOutcome } from '../activities/generation.js';
+import type { FileExcerpt, Plan, ReviewProblem, StepBuild } from '../src/domain/generation/plan.js';
 import {
-  addUsage,
-  initialRunRecord,
-  noUsage,
-  type GenerationRunRecord,
-  type GenerationTask,
-  type RunStatus,
-  type Specialty,
-} from '../src/domain/generation/run.js';
+  BuildRounds,
+  builtAs,
+  dryRunProblem,
+  GenerationRunState,
+  type TaskMeta,
+} from '../src/domain/generation/run-state.js';
+import type { RunStatus, Specialty } from '../src/domain/generation/run.js';
 import { caseFailedType, caseRunContract, type CaseFailureDetails } from '../src/temporal/contracts/case-run.js';
 import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
 import {
   cancelGenerationSignal,
   generationRunQuery,
   type generationRunContract,
-  type GenerationRunInput,
 } from '../src/temporal/contracts/generation-run.js';
 import { executeChildWorkflow } from './start-child.js';
 
@@ -50,9 +46,6 @@ const { genSaveRun } = proxyLocalActivities<GenerationActivities>({
   retry: { maximumAttempts: 10 },
 });
 
-/** Where progress stands after each phase (0..1); builders and review rounds fill the span between. */
-const progressAt = { triage: 0.05, architect: 0.15, skeleton: 0.3, built: 0.6, reviewed: 0.85, applied: 0.95 } as const;
-
 class Stop extends Error {
   constructor(readonly status: RunStatus) {
     super(status);
@@ -65,14 +58,13 @@ class Stop extends Error {
  * bounded number of rounds → final version applied. A query serves the live
  * record; the cancel signal and a timer (25 minutes) stop further work and
  * keep what was already applied. Every change of the record is saved to the
- * store, so it outlives Temporal retention.
+ * store, so it outlives Temporal retention. The record and the rounds are
+ * GenerationRunState's and BuildRounds' (src/domain/generation/run-state.ts):
+ * this driver calls the activities and says what happened.
  */
 export const generationRun: WorkflowOf<typeof generationRunContract> = async function generationRun(input) {
-  const record: GenerationRunRecord = {
-    ...initialRunRecord(input),
-    status: 'processing',
-    last_activity_at: new Date().toISOString(),
-  };
+  const run = new GenerationRunState(input, () => new Date().toISOString());
+  const { record } = run;
   setHandler(generationRunQuery, () => record);
   const work = new CancellationScope();
   let stopReason: string | undefined;
@@ -92,68 +84,24 @@ export const generationRun: WorkflowOf<typeof generationRunContract> = async fun
     );
 
   const scope = { organizationId: input.organizationId, workspaceId: input.workspaceId };
-  const touch = () => {
-    record.last_activity_at = new Date().toISOString();
-  };
   const save = (final = false) => genSaveRun({ record, final });
 
   /** One agent task: recorded as running, then completed / failed / cancelled with its attempt, worker and tokens. */
   async function task<T extends { meta: TaskMeta }>(
     specialty: Specialty,
     workerName: string,
-    run: () => Promise<T>,
+    call: () => Promise<T>,
     summary: (result: T) => string,
   ): Promise<T> {
-    const entry: GenerationTask = {
-      task_id: `${specialty}-${record.tasks_by_agent.length + 1}`,
-      specialty,
-      worker_name: workerName,
-      worker_instance_id: null,
-      status: 'running',
-      attempt: 1,
-      result_summary: '',
-      started_at: new Date().toISOString(),
-      finished_at: null,
-      usage: noUsage,
-    };
-    record.tasks_by_agent.push(entry);
-    touch();
+    const entry = run.startTask(specialty, workerName);
     try {
-      const result = await run();
-      Object.assign(entry, {
-        status: 'completed',
-        attempt: result.meta.attempt,
-        worker_instance_id: result.meta.worker,
-        usage: result.meta.usage,
-        result_summary: summary(result),
-      });
-      record.usage = addUsage(record.usage, result.meta.usage);
+      const result = await call();
+      run.completeTask(entry, result.meta, summary(result));
       return result;
     } catch (err) {
-      entry.status = isCancellation(err) ? 'cancelled' : 'failed';
-      entry.result_summary = isCancellation(err) ? 'Stopped before it finished' : errorText(err);
+      run.failTask(entry, isCancellation(err), errorText(err));
       throw err;
-    } finally {
-      entry.finished_at = new Date().toISOString();
-      touch();
     }
-  }
-
-  function note(specialty: Specialty, status: GenerationTask['status'], summary: string): void {
-    const at = new Date().toISOString();
-    record.tasks_by_agent.push({
-      task_id: `${specialty}-${record.tasks_by_agent.length + 1}`,
-      specialty,
-      worker_name: specialty,
-      worker_instance_id: null,
-      status,
-      attempt: 1,
-      result_summary: summary,
-      started_at: at,
-      finished_at: at,
-      usage: noUsage,
-    });
-    touch();
   }
 
   async function apply(graph: ReviewOutcome['graph'], plan: Plan, stage: 'skeleton' | 'final'): Promise<void> {
@@ -164,11 +112,7 @@ export const generationRun: WorkflowOf<typeof generationRunContract> = async fun
         store.genApply({ workflowId: input.workflowId, userId: input.userId, graph, description: plan.description }),
       (r) => `Applied the ${stage} as version ${r.workflowVersionNumber}`,
     );
-    record.applied_versions.push({
-      workflowVersionId: applied.workflowVersionId,
-      workflowVersionNumber: applied.workflowVersionNumber,
-      stage,
-    });
+    run.applied(applied, stage);
   }
 
   async function dryRun(review: ReviewOutcome, round: number): Promise<ReviewProblem[]> {
@@ -192,31 +136,18 @@ export const generationRun: WorkflowOf<typeof generationRunContract> = async fun
         : [{ stepId: null, message: `The dry run ended ${outcome.status}`, fromDryRun: true }];
     } catch (err) {
       if (isCancellation(err) || !(err instanceof ChildWorkflowFailure)) throw err;
-      const message = err.cause?.message ?? err.message;
       const failed =
         err.cause instanceof ApplicationFailure && err.cause.type === caseFailedType
           ? (err.cause.details?.[0] as CaseFailureDetails | undefined)
           : undefined;
-      const name = failed?.nodeName;
-      // An LLM agent node on a worker without an LLM: the step is built, the environment lacks what it needs.
-      const needsLlm = failed?.handlerClass === llmAgentKind.handlerClass && failed.errorKind === 'configuration';
-      return [
-        {
-          stepId: (name && review.stepOfName[name]) ?? null,
-          message: needsLlm
-            ? `dry run with sample inputs stopped at "${name ?? 'an LLM agent node'}": it needs an LLM at run time and none is configured (LLM_BASE_URL)`
-            : `dry run with sample inputs: ${message}`,
-          fromDryRun: true,
-          ...(needsLlm ? { environment: true } : {}),
-        },
-      ];
+      return [dryRunProblem(failed, err.cause?.message ?? err.message, review.stepOfName)];
     }
   }
 
   async function pipeline(): Promise<RunStatus> {
     await save();
     for (const refused of input.refusedFiles)
-      note('file_reader', 'skipped', `Skipped ${refused.url}: ${refused.reason}`);
+      run.note('file_reader', 'skipped', `Skipped ${refused.url}: ${refused.reason}`);
     let files: FileExcerpt[] = [];
     if (input.fileUrls.length > 0) {
       const read = await task(
@@ -232,14 +163,15 @@ export const generationRun: WorkflowOf<typeof generationRunContract> = async fun
         (r) => `Read ${r.files.length} file(s)`,
       );
       files = read.files;
-      for (const skipped of read.skipped) note('file_reader', 'skipped', `Skipped ${skipped.url}: ${skipped.reason}`);
+      for (const skipped of read.skipped)
+        run.note('file_reader', 'skipped', `Skipped ${skipped.url}: ${skipped.reason}`);
     }
-    record.progress = progressAt.triage;
+    run.reached('triage');
     const source = input.process;
     if (source) {
       // A discovered process with steps is a process: nothing to triage.
       const state = source.ref.versionNumber === null ? 'current state' : `version ${source.ref.versionNumber}`;
-      note('triage', 'skipped', `Building from the discovered process "${source.ref.name}" (${state})`);
+      run.note('triage', 'skipped', `Building from the discovered process "${source.ref.name}" (${state})`);
     } else {
       const triage = await task(
         'triage',
@@ -275,7 +207,7 @@ export const generationRun: WorkflowOf<typeof generationRunContract> = async fun
       );
       plan = planned.plan;
       presets = planned.presets;
-      for (const text of planned.notes) note('architect', 'completed', text);
+      for (const text of planned.notes) run.note('architect', 'completed', text);
       skeleton = await task(
         'reviewer',
         'reviewer',
@@ -289,32 +221,23 @@ export const generationRun: WorkflowOf<typeof generationRunContract> = async fun
       feedback = skeleton.problems.map((p) => p.message);
     }
     if (!plan || !skeleton || skeleton.problems.length > 0) throw new Stop('failed');
-    record.progress = progressAt.architect;
+    run.reached('architect');
     await save();
     await apply(skeleton.graph, plan, 'skeleton');
-    record.progress = progressAt.skeleton;
+    run.reached('skeleton');
     await save();
 
     // Steps decided with the plan (bound integrations, a process's conditions) need no builder.
-    const builds: Record<string, StepBuild> = { ...presets };
-    const byBuilder = new Set(plan.steps.filter((s) => !presets[s.id]).map((s) => s.id));
-    for (const step of plan.steps.filter((s) => !byBuilder.has(s.id))) {
-      const preset = presets[step.id];
-      if (preset?.action)
-        note('builder', 'completed', `Step "${step.name}" runs the connected integration ${step.integration ?? ''}`);
-      else if (preset?.unresolved)
-        note('builder', 'completed', `Step "${step.name}" needs attention: ${preset.unresolved}`);
-      else note('builder', 'completed', `Built step "${step.name}" as a condition from the process`);
-    }
-    const stepFeedback = new Map<string, string[]>([...byBuilder].map((id) => [id, []]));
+    const rounds = new BuildRounds(plan, presets, input.maxReviewRounds);
+    for (const text of rounds.presetNotes()) run.note('builder', 'completed', text);
+    const currentPlan = plan;
     let review: ReviewOutcome;
-    let problems: ReviewProblem[] = [];
-    for (let round = 0; ; round++) {
-      const toBuild = [...stepFeedback.keys()];
-      const currentPlan = plan;
+    for (;;) {
+      const round = rounds.round;
+      const pending = rounds.pending();
       let done = 0;
       await Promise.all(
-        toBuild.map(async (stepId) => {
+        pending.map(async ({ stepId, feedback: stepFeedback }) => {
           const step = currentPlan.steps.find((s) => s.id === stepId);
           try {
             const built = await task(
@@ -327,21 +250,20 @@ export const generationRun: WorkflowOf<typeof generationRunContract> = async fun
                   prompt: input.prompt,
                   plan: currentPlan,
                   stepId,
-                  feedback: stepFeedback.get(stepId) ?? [],
+                  feedback: stepFeedback,
                 }),
               (r) =>
                 r.build.unresolved
                   ? `Step "${step?.name}" needs attention: ${r.build.unresolved}`
                   : `Built step "${step?.name}" as ${builtAs(step?.kind, input.planner)}`,
             );
-            builds[stepId] = built.build;
+            rounds.built(stepId, built.build);
           } catch (err) {
-            // One step the LLM could not build leaves that step for a person, not the whole run.
             if (isCancellation(err)) throw err;
-            builds[stepId] = placeholderBuild(`its builder failed: ${errorText(err)}`);
+            rounds.builderFailed(stepId, errorText(err));
           }
           done += 1;
-          record.progress = progressAt.skeleton + ((progressAt.built - progressAt.skeleton) * done) / toBuild.length;
+          run.builderAnswered(done, pending.length);
         }),
       );
       await save();
@@ -349,7 +271,13 @@ export const generationRun: WorkflowOf<typeof generationRunContract> = async fun
         'reviewer',
         'reviewer',
         async () => {
-          const checked = await store.genReview({ ...scope, runId: input.runId, plan: currentPlan, builds, bindings });
+          const checked = await store.genReview({
+            ...scope,
+            runId: input.runId,
+            plan: currentPlan,
+            builds: rounds.builds,
+            bindings,
+          });
           return checked.problems.length > 0 ? checked : { ...checked, problems: await dryRun(checked, round) };
         },
         (r) =>
@@ -360,31 +288,19 @@ export const generationRun: WorkflowOf<typeof generationRunContract> = async fun
                 .join('; ')
                 .slice(0, 1000)}`,
       );
-      problems = review.problems;
-      record.progress = Math.min(progressAt.reviewed, progressAt.built + (round + 1) * 0.1);
+      run.roundReviewed(round);
       await save();
-      const unresolved = currentPlan.steps.filter((s) => builds[s.id]?.unresolved);
-      // A builder can fix only its own step, and no builder can give the worker an LLM.
-      const fixable = problems.filter(
-        (p) => p.stepId !== null && !p.environment && byBuilder.has(p.stepId) && !builds[p.stepId]?.unresolved,
-      );
-      if (problems.length === 0 || round >= input.maxReviewRounds || fixable.length === 0) {
-        record.needs_attention = currentPlan.steps
-          .filter((s) => unresolved.includes(s) || problems.some((p) => p.stepId === s.id))
-          .map((s) => s.name);
+      const decision = rounds.reviewed(review.problems);
+      if (!decision.again) {
+        run.needAttention(decision.needsAttention);
         break;
       }
-      stepFeedback.clear();
-      for (const p of fixable)
-        stepFeedback.set(p.stepId as string, [...(stepFeedback.get(p.stepId as string) ?? []), p.message]);
     }
-    // A build still failing validation becomes a placeholder so what is applied always validates.
-    if (problems.some((p) => !p.fromDryRun)) {
-      for (const p of problems) if (p.stepId) builds[p.stepId] = placeholderBuild(p.message.slice(0, 900));
+    if (rounds.replaceInvalidBuilds()) {
       review = await task(
         'reviewer',
         'reviewer',
-        () => store.genReview({ ...scope, runId: input.runId, plan, builds, bindings }),
+        () => store.genReview({ ...scope, runId: input.runId, plan: currentPlan, builds: rounds.builds, bindings }),
         (r) =>
           r.problems.length === 0
             ? 'Replaced failing steps with placeholders that validate'
@@ -392,11 +308,9 @@ export const generationRun: WorkflowOf<typeof generationRunContract> = async fun
       );
       if (review.problems.length > 0) throw new Stop('failed');
     }
-    await apply(review.graph, plan, 'final');
-    record.progress = progressAt.applied;
-    if (record.needs_attention.length > 0)
-      note('reviewer', 'completed', `Partial: steps needing attention: ${record.needs_attention.join(', ')}`);
-    return record.needs_attention.length === 0 && problems.length === 0 ? 'completed' : 'partial';
+    await apply(review.graph, currentPlan, 'final');
+    run.reached('applied');
+    return run.outcome(rounds.problems.length > 0);
   }
 
   let status: RunStatus;
@@ -407,46 +321,14 @@ export const generationRun: WorkflowOf<typeof generationRunContract> = async fun
     else if (isCancellation(err) || stopReason !== undefined) status = 'cancelled';
     else {
       status = 'failed';
-      note('reviewer', 'failed', `The run failed: ${errorText(err)}`);
+      run.failed(errorText(err));
     }
   }
   limit.cancel();
-  if (status === 'cancelled')
-    note(
-      'reviewer',
-      'cancelled',
-      `Run ${stopReason ?? 'cancelled'}; ${record.applied_versions.length} version(s) already applied are kept`,
-    );
-  for (const t of record.tasks_by_agent) {
-    if (t.status === 'running') {
-      t.status = 'cancelled';
-      t.finished_at = new Date().toISOString();
-    }
-  }
-  record.status = status;
-  record.progress = 1;
-  record.room_active = false;
-  record.finished_at = new Date().toISOString();
-  touch();
+  run.finish(status, stopReason);
   await CancellationScope.nonCancellable(() => save(true));
   return record;
 };
-
-/** What a builder made of its step, for the task result; offline, an LLM agent node still needs an LLM to run. */
-function builtAs(kind: PlanStepKind | undefined, planner: GenerationRunInput['planner']): string {
-  switch (kind) {
-    case 'condition':
-      return 'a condition';
-    case 'llm_agent':
-      return planner === 'offline'
-        ? 'an LLM agent node (llm_agent); it needs an LLM at run time, and none is configured'
-        : 'an LLM agent node (llm_agent)';
-    case 'integration_action':
-      return 'an integration action (integration_action) of a connected integration';
-    default:
-      return 'Python code';
-  }
-}
 
 function errorText(err: unknown): string {
   const cause = err instanceof Error && 'cause' in err && err.cause instanceof Error ? err.cause : undefined;
