@@ -109,6 +109,14 @@ export default tseslint.config(
       message: 'src/api reaches the store through the services (and ctx.store for readiness); import type only.',
     }),
   })),
+  // The store reads and writes: it names the domain's record types and src/errors.ts, never a service area.
+  ...[2, 3].map((depth) => ({
+    files: filesAt('src/store', depth),
+    rules: forbid(http, temporalLayers(depth), {
+      regex: `${up(depth - 1)}(?!domain/|errors\\.js$)`,
+      message: 'src/store imports only src/domain and src/errors.ts: record types live in src/domain.',
+    }),
+  })),
   ...depths.slice(1).map((depth) => ({
     files: filesAt('src/domain', depth),
     rules: forbid(http, temporalLayers(depth), ...aboveDomain(depth)),

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { AuthContext } from '../auth/auth-context.js';
+import type { AuthContext } from '../domain/auth-context.js';
 import type { KeyAuthentication } from '../auth/key-authentication.js';
 
 declare module 'express-serve-static-core' {

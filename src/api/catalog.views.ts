@@ -6,7 +6,7 @@ import type {
   IntegrationDetail,
   IntegrationVersion,
   Provider,
-} from '../catalog/types.js';
+} from '../domain/catalog.js';
 import type {
   actionResponse,
   credentialResponse,

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { z } from 'zod';
-import type { AuthContext } from '../auth/auth-context.js';
+import type { AuthContext } from '../domain/auth-context.js';
 import type { AppContext } from '../context.js';
 import { DomainError } from '../errors.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ConnectOutcome } from '../connections/connection-service.js';
-import type { Connection } from '../connections/types.js';
+import type { Connection } from '../domain/connections.js';
 import type { AppContext } from '../context.js';
 import { readableBody } from './request-body.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';

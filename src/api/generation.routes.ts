@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { runStatuses, taskStatuses } from '../domain/generation/run.js';
-import type { AuthContext } from '../auth/auth-context.js';
+import type { AuthContext } from '../domain/auth-context.js';
 import { countRefusal, takeRateLimit } from './rate-limits.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { uuid } from './schemas/common.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { grantSchema } from '../auth/grants.js';
+import { grantSchema } from '../domain/grants.js';
 import type { ApiRoutes } from './route.js';
 
 const meSchema = z.object({

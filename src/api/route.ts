@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import type { z, ZodType } from 'zod';
 import { DomainError } from '../errors.js';
 import type { OpenApiBuilder } from './openapi.js';
-import type { AuthContext } from '../auth/auth-context.js';
+import type { AuthContext } from '../domain/auth-context.js';
 import { readableBody } from './request-body.js';
 import { impliedResponses } from './implied-responses.js';
 import { RateLimitedError } from '../rate-limits/rate-limiter.js';

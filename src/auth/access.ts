@@ -1,8 +1,8 @@
 import { DomainError } from '../errors.js';
 import { decodeCursor, type Keyset, type ListScope } from '../store/paging.js';
 import type { TenancyRepo, Workspace } from '../store/tenancy-repo.js';
-import type { AuthContext } from './auth-context.js';
-import { grantSatisfied, type Grant } from './grants.js';
+import type { AuthContext } from '../domain/auth-context.js';
+import { grantSatisfied, type Grant } from '../domain/grants.js';
 
 const grantLabels: Record<Grant, string> = {
   'workflow:read': 'Workflow: Read',

@@ -3,7 +3,7 @@ import { ShortLivedCache, type ShortLivedCacheOptions } from '../caching/short-l
 import { DomainError } from '../errors.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import { parseKey, secretMatches } from './api-keys.js';
-import type { AuthContext } from './auth-context.js';
+import type { AuthContext } from '../domain/auth-context.js';
 
 /** How often last_used_at is written for a busy key: often enough to audit, rarely enough to stay off the hot path. */
 const touchIntervalMs = 60_000;

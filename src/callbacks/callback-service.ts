@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { assertWorkspaceGrant, requireWorkspaceGrant } from '../auth/access.js';
-import type { AuthContext } from '../auth/auth-context.js';
-import type { Grant } from '../auth/grants.js';
+import type { AuthContext } from '../domain/auth-context.js';
+import type { Grant } from '../domain/grants.js';
 import type { Config } from '../config/config.js';
 import { DomainError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';

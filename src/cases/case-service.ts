@@ -1,7 +1,7 @@
 import { DomainError } from '../errors.js';
 import { assertWorkspaceGrant, listScope, type ListRequest } from '../auth/access.js';
-import type { AuthContext } from '../auth/auth-context.js';
-import type { Grant } from '../auth/grants.js';
+import type { AuthContext } from '../domain/auth-context.js';
+import type { Grant } from '../domain/grants.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';

@@ -1,5 +1,5 @@
 import { hasGrant, requireOrganizationGrant } from '../auth/access.js';
-import type { AuthContext } from '../auth/auth-context.js';
+import type { AuthContext } from '../domain/auth-context.js';
 import { DomainError } from '../errors.js';
 import type { Author, CatalogRepo } from '../store/catalog-repo.js';
 import { IDEMPOTENCY_TTL_MS, idempotencyHashes } from './idempotency.js';
@@ -16,7 +16,7 @@ import type {
   IntegrationStatus,
   IntegrationVersion,
   Provider,
-} from './types.js';
+} from '../domain/catalog.js';
 
 /** Runs the authoring scan on Python source; throws a 400 DomainError carrying the violations. */
 export type CodeScanner = (source: string, field: string) => Promise<void>;

@@ -1,4 +1,4 @@
-import type { CredentialFieldType } from './types.js';
+import type { CredentialFieldType } from '../domain/catalog.js';
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

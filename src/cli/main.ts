@@ -13,7 +13,7 @@ import {
   createUserInput,
   createWorkspaceInput,
 } from '../tenancy/schemas.js';
-import { parseGrantList } from '../auth/grants.js';
+import { parseGrantList } from '../domain/grants.js';
 import type { Role } from '../service.js';
 import { printBootstrapKey } from './bootstrap-banner.js';
 import { registerCatalogCommands } from './catalog-commands.js';

@@ -1,5 +1,5 @@
 import { requireOrganizationGrant } from '../auth/access.js';
-import type { AuthContext } from '../auth/auth-context.js';
+import type { AuthContext } from '../domain/auth-context.js';
 import { DomainError } from '../errors.js';
 import type { CodeNodeContent, CodeNodeRepo, CodeNodeVersion } from '../store/code-node-repo.js';
 import type { SourceGates } from './source-gates.js';

@@ -1,5 +1,5 @@
 import { hasGrant } from '../auth/access.js';
-import type { AuthContext } from '../auth/auth-context.js';
+import type { AuthContext } from '../domain/auth-context.js';
 import type { WorkflowGraph } from '../domain/graph.js';
 import { DomainError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';

@@ -13,8 +13,8 @@ import { OAuthNeedsReauthorization, OAuthRefreshUnavailable } from './oauth-temp
 import type { OAuthTokens } from './oauth-tokens.js';
 import { redactValue, secretStrings } from './redact.js';
 import { smokeTest } from './smoke-test.js';
-import type { SmokeTestOutcome } from '../temporal/contracts/connection-smoke-test.js';
-import type { Connection, StoredCredential } from './types.js';
+import type { SmokeTestOutcome } from '../domain/connections.js';
+import type { Connection, StoredCredential } from '../domain/connections.js';
 
 export interface ConnectionRuntimeDeps {
   connections: ConnectionRepo;

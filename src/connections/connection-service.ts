@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { assertWorkspaceGrant } from '../auth/access.js';
-import type { AuthContext } from '../auth/auth-context.js';
+import type { AuthContext } from '../domain/auth-context.js';
 import type { CatalogService } from '../catalog/catalog-service.js';
 import type {
   ActionVersion,
@@ -9,15 +9,15 @@ import type {
   CredentialVersion,
   IntegrationStatus,
   IntegrationVersion,
-} from '../catalog/types.js';
+} from '../domain/catalog.js';
 import { DomainError } from '../errors.js';
 import type { ConnectionRepo } from '../store/connection-repo.js';
 import type { TenancyRepo, Workspace } from '../store/tenancy-repo.js';
 import { checkCredentialData, type CredentialData } from './credential-data.js';
 import type { CredentialVault } from './credential-vault.js';
 import type { AuthorizationStart, OAuthFlow } from './oauth-flow.js';
-import type { SmokeTestOutcome } from '../temporal/contracts/connection-smoke-test.js';
-import type { Connection, NewCredential, StoredCredential } from './types.js';
+import type { SmokeTestOutcome } from '../domain/connections.js';
+import type { Connection, NewCredential, StoredCredential } from '../domain/connections.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,4 +1,4 @@
-import type { AuthType } from '../catalog/types.js';
+import type { AuthType } from '../domain/catalog.js';
 import type { CredentialData } from './credential-data.js';
 
 /**

@@ -1,5 +1,5 @@
 import { credentialValueMatchesType } from '../catalog/credential-fields.js';
-import type { CredentialVersion } from '../catalog/types.js';
+import type { CredentialVersion } from '../domain/catalog.js';
 import { DomainError } from '../errors.js';
 import { oauthSettingsProblems } from './oauth-credential.js';
 

@@ -3,7 +3,7 @@ import type { ConnectionRepo } from '../store/connection-repo.js';
 import type { OAuthRepo } from '../store/oauth-repo.js';
 import { forEachRow } from '../store/paging.js';
 import type { CredentialData } from './credential-data.js';
-import type { StoredCredential } from './types.js';
+import type { StoredCredential } from '../domain/connections.js';
 
 type Owner = Pick<StoredCredential, 'id' | 'organizationId' | 'workspaceId'>;
 

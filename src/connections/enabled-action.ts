@@ -1,5 +1,5 @@
-import type { ActionVersion } from '../catalog/types.js';
-import type { Connection } from './types.js';
+import type { ActionVersion } from '../domain/catalog.js';
+import type { Connection } from '../domain/connections.js';
 
 /**
  * The contract's connection `actionVersionId` is the "action enabled on this

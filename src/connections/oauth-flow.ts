@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { canUseWorkspace, hasGrant } from '../auth/access.js';
-import type { AuthContext } from '../auth/auth-context.js';
+import type { AuthContext } from '../domain/auth-context.js';
 import { DomainError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { ConnectionRepo } from '../store/connection-repo.js';
@@ -19,9 +19,8 @@ import {
 } from './oauth-provider.js';
 import type { OAuthTemporal } from './oauth-temporal.js';
 import type { OAuthTokens } from './oauth-tokens.js';
-import type { OAuthAttemptStatus } from '../temporal/contracts/oauth.js';
-import type { OAuthAttempt } from './oauth-types.js';
-import type { Connection, StoredCredential } from './types.js';
+import type { OAuthAttempt, OAuthAttemptStatus } from '../domain/oauth-attempts.js';
+import type { Connection, StoredCredential } from '../domain/connections.js';
 
 /** The contract's connection token validity. */
 export const CONNECTION_TOKEN_TTL_MS = 10 * 60_000;

@@ -6,7 +6,7 @@ import type { OAuthEvents } from './oauth-events.js';
 import { describeRejection, type OAuthTokenEndpoint } from './oauth-provider.js';
 import { OAuthRefreshUnavailable, type OAuthTemporal } from './oauth-temporal.js';
 import type { RefreshOutcome, TokenMeta } from '../temporal/contracts/oauth.js';
-import type { StoredCredential } from './types.js';
+import type { StoredCredential } from '../domain/connections.js';
 
 /** An access token this close to expiry is not handed to an action: it asks for a newer one first. */
 const ACTION_SKEW_MS = 60_000;

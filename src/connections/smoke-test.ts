@@ -1,10 +1,10 @@
 import { Outbound, OutboundRefusedError } from '../net/outbound.js';
-import type { ActionVersion } from '../catalog/types.js';
+import type { ActionVersion } from '../domain/catalog.js';
 import { applyCredential } from './credential-auth.js';
 import type { CredentialData } from './credential-data.js';
 import { redactText, secretStrings } from './redact.js';
-import type { SmokeTestOutcome } from '../temporal/contracts/connection-smoke-test.js';
-import type { StoredCredential } from './types.js';
+import type { SmokeTestOutcome } from '../domain/connections.js';
+import type { StoredCredential } from '../domain/connections.js';
 
 /** What testError quotes of a failed answer's body. */
 const QUOTED_CHARACTERS = 200;

@@ -1,4 +1,4 @@
-import type { AuthContext } from '../auth/auth-context.js';
+import type { AuthContext } from '../domain/auth-context.js';
 import type { CatalogService } from '../catalog/catalog-service.js';
 import type { WorkflowGraph } from '../domain/graph.js';
 import type { GraphProblem } from '../domain/graph-validation.js';

@@ -1,6 +1,6 @@
 import { assertWorkspaceGrant, listScope, requireWorkspaceGrant, type ListRequest } from '../auth/access.js';
-import type { AuthContext } from '../auth/auth-context.js';
-import type { Grant } from '../auth/grants.js';
+import type { AuthContext } from '../domain/auth-context.js';
+import type { Grant } from '../domain/grants.js';
 import type { SourceGates } from '../code/source-gates.js';
 import { integrationActionProblems, type GraphReferences } from '../connections/workflow-references.js';
 import { defaultGraph } from '../domain/default-graph.js';

@@ -1,5 +1,11 @@
 import { DomainError } from '../errors.js';
-import { discoveryLimits, type CustomEdge, type ProcessContent, type Step, type TaggedItem } from './process-schema.js';
+import {
+  discoveryLimits,
+  type CustomEdge,
+  type ProcessContent,
+  type Step,
+  type TaggedItem,
+} from '../domain/discovery-process.js';
 import { parseXml, type XmlElement } from './xml.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { ZodType, z } from 'zod';
 import { assertWorkspaceGrant, canUseWorkspace, requireWorkspaceGrant } from '../auth/access.js';
-import type { AuthContext } from '../auth/auth-context.js';
-import type { Grant } from '../auth/grants.js';
+import type { AuthContext } from '../domain/auth-context.js';
+import type { Grant } from '../domain/grants.js';
 import { DomainError } from '../errors.js';
 import { DiscoveryRepo, type ProcessRecord, type ProcessSnapshotRecord } from '../store/discovery-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
@@ -13,7 +13,7 @@ import {
   type ReadStep,
   type Step,
   type TaggedItem,
-} from './process-schema.js';
+} from '../domain/discovery-process.js';
 import { processProblems, type ProcessProblem } from './process-rules.js';
 
 /** The contract's Discovered process, plus which snapshot it is (null: the current state). */

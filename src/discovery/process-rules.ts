@@ -1,4 +1,4 @@
-import type { DurationRange, DurationUnit, ProcessContent, Step, TaggedItem } from './process-schema.js';
+import type { DurationRange, DurationUnit, ProcessContent, Step, TaggedItem } from '../domain/discovery-process.js';
 
 /** One broken rule, with the JSON path of the offending value (`steps.2.branchSourceStepId`). */
 export interface ProcessProblem {

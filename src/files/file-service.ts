@@ -6,7 +6,7 @@ import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DomainError } from '../errors.js';
 import { hasGrant, requireWorkspaceGrant } from '../auth/access.js';
-import type { AuthContext } from '../auth/auth-context.js';
+import type { AuthContext } from '../domain/auth-context.js';
 import { ConfigError, publicUrl, type Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { AccessScope } from '../domain/file-access.js';

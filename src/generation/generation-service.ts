@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { assertWorkspaceGrant, hasGrant, requireWorkspaceGrant } from '../auth/access.js';
-import type { AuthContext } from '../auth/auth-context.js';
+import type { AuthContext } from '../domain/auth-context.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
@@ -11,7 +11,7 @@ import type { GenerationRepo, StoredRun } from '../store/generation-repo.js';
 import type { ProcessSources } from './process-source.js';
 import type { ProcessSource } from './process-types.js';
 import type { UpdateWorkflowInput, WorkflowRecord, WorkflowRepo, WorkflowWithVersion } from '../store/workflow-repo.js';
-import type { Grant } from '../auth/grants.js';
+import type { Grant } from '../domain/grants.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
 import type { GenerationRunInput } from '../temporal/contracts/generation-run.js';
 import type { GenerationRunGateway } from '../temporal/gateways/generation-runs.js';

@@ -1,6 +1,6 @@
-import type { AuthContext } from '../auth/auth-context.js';
+import type { AuthContext } from '../domain/auth-context.js';
 import type { DiscoveredProcess, DiscoveryService } from '../discovery/discovery-service.js';
-import type { TaggedItem } from '../discovery/process-schema.js';
+import type { TaggedItem } from '../domain/discovery-process.js';
 import { DomainError } from '../errors.js';
 import type { ProcessRef } from '../domain/generation/run.js';
 import type { ProcessSource, SourceProcess, SourceStep, IntegrationBinding } from './process-types.js';

@@ -16,7 +16,7 @@ import type {
   IntegrationVersion,
   Provider,
   RequiredPlan,
-} from '../catalog/types.js';
+} from '../domain/catalog.js';
 import type { Database } from './schema.js';
 import type { Db } from './database.js';
 import type {

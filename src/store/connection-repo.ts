@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import type { AuthType } from '../catalog/types.js';
+import type { AuthType } from '../domain/catalog.js';
 import type {
   Connection,
   ConnectionStatus,
   NewConnection,
   NewCredential,
+  SmokeTestOutcome,
   StoredCredential,
-} from '../connections/types.js';
-import type { SmokeTestOutcome } from '../temporal/contracts/connection-smoke-test.js';
+} from '../domain/connections.js';
 import type { Db } from './database.js';
 import type { ConnectionCredentialTable, ConnectionTable } from './tables/connections.js';
 

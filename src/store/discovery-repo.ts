@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import type { ProcessContent } from '../discovery/process-schema.js';
+import type { ProcessContent } from '../domain/discovery-process.js';
 import type { Db } from './database.js';
 import type { DiscoveryProcessTable, DiscoveryProcessVersionTable } from './tables/discovery.js';
 

@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { KeyScope } from '../auth/auth-context.js';
+import type { KeyScope } from '../domain/auth-context.js';
 import type { Db } from './database.js';
 import type { FileTable } from './tables/files.js';
 import type { AccessScope } from '../domain/file-access.js';

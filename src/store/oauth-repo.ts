@@ -1,6 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { NewOAuthAttempt, OAuthAttempt } from '../connections/oauth-types.js';
-import type { OAuthAttemptStatus } from '../temporal/contracts/oauth.js';
+import type { NewOAuthAttempt, OAuthAttempt, OAuthAttemptStatus } from '../domain/oauth-attempts.js';
 import type { Db } from './database.js';
 import type { OAuthAttemptTable } from './tables/connections.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.js';
-import type { Grant } from '../auth/grants.js';
-import type { KeyScope } from '../auth/auth-context.js';
+import type { Grant } from '../domain/grants.js';
+import type { KeyScope } from '../domain/auth-context.js';
 import type { ApiKeyTable } from './tables/tenancy.js';
 
 export interface Organization {

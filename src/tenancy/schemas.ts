@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { grantSchema } from '../auth/grants.js';
+import { grantSchema } from '../domain/grants.js';
 import { uuid } from '../domain/ids.js';
 
 const emailPattern =

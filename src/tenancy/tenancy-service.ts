@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import { canUseWorkspace } from '../auth/access.js';
 import { issueKey } from '../auth/api-keys.js';
-import type { AuthContext } from '../auth/auth-context.js';
-import { grants as allGrants } from '../auth/grants.js';
+import type { AuthContext } from '../domain/auth-context.js';
+import { grants as allGrants } from '../domain/grants.js';
 import type { ApiKeyRecord, Membership, Organization, TenancyRepo, User, Workspace } from '../store/tenancy-repo.js';
 import type {
   addMemberInput,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthContext } from '../../src/auth/auth-context.js';
+import type { AuthContext } from '../../src/domain/auth-context.js';
 import { CaseService } from '../../src/cases/case-service.js';
 import type { CaseRunInput } from '../../src/domain/cases.js';
 import { DomainError } from '../../src/errors.js';

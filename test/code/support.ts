@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { CatalogField, CatalogFieldType } from '../../src/api/schemas/catalog-fields.js';
-import type { Grant } from '../../src/auth/grants.js';
+import type { Grant } from '../../src/domain/grants.js';
 import type { TestResponse, TestService } from '../support/harness.js';
 
 export const validSource = [

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processContentSchema } from '../../src/discovery/process-schema.js';
+import { processContentSchema } from '../../src/domain/discovery-process.js';
 import { DiscoveryRepo } from '../../src/store/discovery-repo.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createProcess, expectError, processBody, violationPaths } from './support.js';

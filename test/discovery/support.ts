@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import type { Grant } from '../../src/auth/grants.js';
+import type { Grant } from '../../src/domain/grants.js';
 import type { TestResponse, TestService } from '../support/harness.js';
 
 export const fixture = (name: string): string =>

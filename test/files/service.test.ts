@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthContext } from '../../src/auth/auth-context.js';
+import type { AuthContext } from '../../src/domain/auth-context.js';
 import type { FileService } from '../../src/files/file-service.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { download, makeKey, presign, samples, upload } from './support.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireOrganizationGrant, requireWorkspaceGrant } from '../../src/auth/access.js';
-import type { AuthContext } from '../../src/auth/auth-context.js';
+import type { AuthContext } from '../../src/domain/auth-context.js';
 import { httpStatus } from '../../src/api/errors.js';
 import { DomainError } from '../../src/errors.js';
 import { TenancyRepo } from '../../src/store/tenancy-repo.js';

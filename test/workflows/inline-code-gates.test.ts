@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Grant } from '../../src/auth/grants.js';
+import type { Grant } from '../../src/domain/grants.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { Graph, py } from '../cases/support.js';
 

@@ -11,7 +11,7 @@ import {
   type ActionContent,
   type CredentialContent,
   type IntegrationDraft,
-} from '../../catalog/types.js';
+} from '../../domain/catalog.js';
 import { catalogFieldMapSchema, catalogFieldSchema } from './catalog-fields.js';
 import { queryInt } from './common.js';
 

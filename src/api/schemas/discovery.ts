@@ -7,7 +7,7 @@ import {
   processUpdateSchema,
   stepReadSchema,
   taggedItemSchema,
-} from '../../discovery/process-schema.js';
+} from '../../domain/discovery-process.js';
 import { uuid } from './common.js';
 
 export const createProcessBody = processContentSchema.meta({

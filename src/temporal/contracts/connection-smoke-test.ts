@@ -1,10 +1,5 @@
+import type { SmokeTestOutcome } from '../../domain/connections.js';
 import { workflowContract } from './contract.js';
-
-/** What a smoke test concluded. */
-export interface SmokeTestOutcome {
-  testPassed: boolean;
-  testError: string | null;
-}
 
 /** What the smoke-test activity is given: ids and test inputs, never a secret. */
 export interface SmokeTestInput {

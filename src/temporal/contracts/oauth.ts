@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { OAuthAttemptStatus } from '../../domain/oauth-attempts.js';
 import { workflowContract } from './contract.js';
 
 /*
@@ -6,9 +7,6 @@ import { workflowContract } from './contract.js';
  * workflows. Nothing here is a secret: Temporal carries ids, generations and
  * times, never a token.
  */
-
-/** The contract's "Connection check (OAuth)" states. */
-export type OAuthAttemptStatus = 'pending' | 'succeeded' | 'failed' | 'expired';
 
 /** The attempt workflow's input: how long the person has, and how long a claimed exchange may still take. */
 export interface OAuthAuthorizationInput {

@@ -1,4 +1,5 @@
-import type { OAuthAttemptStatus } from '../temporal/contracts/oauth.js';
+/** The contract's "Connection check (OAuth)" states. */
+export type OAuthAttemptStatus = 'pending' | 'succeeded' | 'failed' | 'expired';
 
 /** One authorization attempt as stored (the token, state and verifier only as hashes or ciphertext). */
 export interface OAuthAttempt {

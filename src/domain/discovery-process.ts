@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { atLeastOneOf } from '../domain/at-least-one.js';
+import { atLeastOneOf } from './at-least-one.js';
 
 /**
  * The discovered-process document as a client (or the BPMN import) supplies

@@ -1,4 +1,4 @@
-import type { AuthType } from '../catalog/types.js';
+import type { AuthType } from './catalog.js';
 
 /**
  * connected: live; pending_authorization: OAuth until a person authorizes;
@@ -51,3 +51,9 @@ export type NewConnection = Omit<
   Connection,
   'id' | 'credentialId' | 'testPassed' | 'testError' | 'createdAt' | 'revokedAt'
 >;
+
+/** What a smoke test concluded. */
+export interface SmokeTestOutcome {
+  testPassed: boolean;
+  testError: string | null;
+}

@@ -1,4 +1,4 @@
-import type { CatalogField } from '../domain/catalog-field.js';
+import type { CatalogField } from './catalog-field.js';
 
 /** The contract's enums for the catalog. */
 export const requiredPlans = ['core', 'pro', 'scale'] as const;
