@@ -15,5 +15,3 @@ export function createActivities(deps: ActivityDeps) {
     ...createOAuthActivities(deps),
   };
 }
-
-export type Activities = ReturnType<typeof createActivities>;

@@ -24,7 +24,6 @@ export const caseSources = [
   'service-ai',
   'web-app',
 ] as const;
-export type CaseSource = (typeof caseSources)[number];
 
 /**
  * pending: not reached yet; running; completed; failed; skipped: on a branch

@@ -147,4 +147,3 @@ export const processUpdateSchema = atLeastOneOf(
   Object.keys(processFields) as Array<keyof typeof processFields>,
   'nothing to update: send at least one process field',
 );
-export type ProcessUpdate = z.infer<typeof processUpdateSchema>;

@@ -19,7 +19,6 @@ export const variableMappingSchema = z.object({
   from_node_id: z.string().min(1),
   from_variable_id: z.string().min(1),
 });
-export type VariableMapping = z.infer<typeof variableMappingSchema>;
 
 export const nodeExecutionSchema = z.object({
   /** Wall-clock limit of one attempt. */

@@ -13,7 +13,6 @@ export const payloadSchemaEntrySchema = z.object({
   is_nullable: z.boolean(),
   tags: z.array(variableTagSchema),
 });
-export type PayloadSchemaEntry = z.infer<typeof payloadSchemaEntrySchema>;
 
 export const payloadSchemaSchema = z
   .record(z.string(), payloadSchemaEntrySchema)

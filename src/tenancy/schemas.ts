@@ -38,8 +38,6 @@ export const createKeyInput = z.object({
   expiresAt: z.iso.datetime({ offset: true }).optional(),
 });
 
-export type CreateKeyInput = z.infer<typeof createKeyInput>;
-
 const keyScopeSchema = z.union([
   z.object({ type: z.literal('organization') }),
   z.object({ type: z.literal('workspaces'), workspaceIds: z.array(z.string()) }),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { catalogFieldTypes, type CatalogField, type CatalogFieldType } from '../../domain/catalog-field.js';
 
 export { catalogFieldTypes };
-export type { CatalogAllowedType, CatalogField, CatalogFieldType } from '../../domain/catalog-field.js';
+export type { CatalogField, CatalogFieldType } from '../../domain/catalog-field.js';
 
 /**
  * The catalog's Field object: one typed variable of an integration action's

@@ -24,8 +24,6 @@ export const errorBodySchema = z
   })
   .meta({ description: 'The body of every error response.' });
 
-export const uuidParam = (name: string) => z.object({ [name]: uuid });
-
 /** Query fields of every cursor-paginated list. */
 export const pageQueryFields = {
   limit: queryInt({ min: 1, max: 100 }).default(20).meta({ description: 'Items per page (default 20, at most 100)' }),

@@ -64,7 +64,6 @@ export const connectionFields = z
   });
 
 export const connectBody = z.object({ connection: connectionFields });
-export type ConnectFields = z.infer<typeof connectionFields>;
 
 export const connectResponse = z.object({
   status: z.enum(['connected', 'pending_authorization']),

@@ -38,7 +38,7 @@ export type TaskStatus = (typeof taskStatuses)[number];
 export type Specialty = 'file_reader' | 'triage' | 'architect' | 'builder' | 'reviewer' | 'applier';
 
 /** Usage types live in the domain (case nodes record usage too); generation code keeps importing them from here. */
-export { addUsage, noUsage, type TokenUsage } from '../token-usage.js';
+export { noUsage, type TokenUsage } from '../token-usage.js';
 
 /** The contract's Task object, plus when it ran and the tokens it used. */
 export interface GenerationTask {
