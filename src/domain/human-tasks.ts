@@ -68,6 +68,36 @@ export interface TaskDecision {
   asAssignee?: string;
 }
 
+/** A task as the case run opens it: its row in the store. */
+export interface OpenTaskInput {
+  taskId: string;
+  caseId: string;
+  organizationId: string;
+  workspaceId: string;
+  nodeId: string;
+  nodeName: string;
+  temporalWorkflowId: string;
+  wait: PersonWait;
+}
+
+/** How a task ended, as the case run closes its row. */
+export interface CloseTaskInput {
+  taskId: string;
+  status: 'completed' | 'expired' | 'cancelled';
+  outputs?: Record<string, unknown>;
+  actor?: TaskActor;
+  /** Why it ended, for the task history (the due time passed, the case was cancelled…). */
+  reason?: string;
+}
+
+/** The due time passed and the task goes to its escalation assignee. */
+export interface EscalateTaskInput {
+  taskId: string;
+  assignee: TaskAssignee;
+  /** Epoch ms; absent: no further due time. */
+  dueAt?: number;
+}
+
 /** Why the case refused a completion (the Update validator's failure type and reasons). */
 export const taskRefusedType = 'TaskRefused';
 export type TaskRefusal = 'unknown' | 'completed' | 'expired' | 'cancelled' | 'unauthorized';

@@ -20,6 +20,7 @@ function processSchema(zod: Zod) {
   const assignee = assigneeSchema(zod);
   return zod
     .object({
+      /** Shown in the inbox; `{{ name }}` as in the instructions. */
       title: zod.string().min(1).max(255),
       /** Shown to the person; `{{ name }}` is replaced by the node input of that variable_name. */
       instructions: zod.string().max(16_384).optional(),
@@ -66,9 +67,11 @@ function check(node: WorkflowNode, process: HumanTaskProcess): NodeProblem[] {
   if (Object.keys(node.output_schema?.schema ?? {}).length === 0)
     problems.push({ path: 'output_schema', message: 'A human_task form needs at least one field (output variable)' });
   const inputs = inputNames(node);
-  for (const name of new Set(templateNames(process.instructions ?? ''))) {
-    if (!inputs.has(name))
-      problems.push({ path: 'process.instructions', message: `{{ ${name} }} is not an input of the node` });
+  for (const field of ['title', 'instructions'] as const) {
+    for (const name of new Set(templateNames(process[field] ?? ''))) {
+      if (!inputs.has(name))
+        problems.push({ path: `process.${field}`, message: `{{ ${name} }} is not an input of the node` });
+    }
   }
   const due = process.due;
   if (due && 'input' in due) {
@@ -120,7 +123,7 @@ export const humanTaskKind = waitingKind({
   prepare({ node, process, inputs }, now) {
     const assignee: TaskAssignee = process.assignee;
     return {
-      title: process.title,
+      title: renderInstructions(process.title, inputs).slice(0, 255),
       instructions: renderInstructions(process.instructions ?? '', inputs),
       assignee,
       ...(process.due ? { dueAt: dueAt(process, inputs, now) } : {}),
