@@ -137,6 +137,8 @@ async function runs(
     }
   }
   if (spec.code !== undefined) {
+    if (typeof spec.code === 'object' && 'id' in spec.code)
+      return typed('python_code', { code_id: spec.code.id, code_version_id: spec.code.version_id });
     const ref = typeof spec.code === 'string' ? { name: spec.code, version: undefined } : spec.code;
     const found = await options.catalog.code(ref.name, ref.version);
     if ('missing' in found) problems.push(`${path}.code: ${found.missing}`);

@@ -201,6 +201,7 @@ async function runs(node: WorkflowNode, catalog: CatalogNames): Promise<NodeSpec
     if (typeof process.code_id === 'string' && typeof process.code_version_id === 'string') {
       const code = await catalog.code({ codeId: process.code_id, versionId: process.code_version_id });
       if (code) return { code: code.latest ? code.name : { name: code.name, version: code.version } };
+      return { code: { id: process.code_id, version_id: process.code_version_id } };
     }
   }
   if (handler === 'integration_action' && typeof process.connection_id === 'string') {

@@ -54,7 +54,15 @@ const routeRules = z.union([
 ]);
 export type RouteRules = z.infer<typeof routeRules>;
 
-const codeRef = z.union([name, z.object({ name, version: z.number().int().min(1).optional() }).strict()]);
+/**
+ * A catalog code node: by name (and version; default the latest), or by ids. The contract has no code node
+ * listing, so over the API only the ids resolve; a name resolves where the catalog can be searched.
+ */
+const codeRef = z.union([
+  name,
+  z.object({ name, version: z.number().int().min(1).optional() }).strict(),
+  z.object({ id: z.uuid(), version_id: z.uuid() }).strict(),
+]);
 
 export const nodeSpec = z
   .object({
