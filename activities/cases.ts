@@ -181,6 +181,11 @@ async function runKind(
       retryable: false,
     });
   }
+  if (kind.runs === 'waiting')
+    throw new NodeFailure(`${kind.handlerClass} waits for a person in the case run, never in an activity`, {
+      kind: 'configuration',
+      retryable: false,
+    });
   const context = { ...request, ...attempt, process: parsed.data, caseInputs: {} };
   return kind.runs === 'inline' ? kind.evaluate(context) : kind.run(context, services);
 }

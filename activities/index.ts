@@ -4,6 +4,7 @@ import { createCaseActivities } from './cases.js';
 import { createGenerationActivities } from './generation.js';
 import { createConnectionActivities } from './connections.js';
 import { createOAuthActivities } from './oauth.js';
+import { createTaskActivities } from './tasks.js';
 
 /** Every activity the worker registers, built over the worker's dependencies. */
 export function createActivities(deps: ActivityDeps) {
@@ -13,5 +14,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createGenerationActivities(deps),
     ...createConnectionActivities(deps),
     ...createOAuthActivities(deps),
+    ...createTaskActivities(deps),
   };
 }

@@ -40,6 +40,8 @@ import type { EngineHealth } from './temporal/engine-health.js';
 import { TemporalCaseRuns } from './temporal/gateways/case-runs.js';
 import { TemporalGenerationRuns } from './temporal/gateways/generation-runs.js';
 import { TemporalCallbackDeliveries } from './temporal/gateways/callback-deliveries.js';
+import { TaskService } from './tasks/task-service.js';
+import { TemporalTaskDecisions } from './temporal/gateways/task-decisions.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
 import { WorkflowService } from './definitions/workflow-service.js';
 import { LlmNodes } from './llm/llm-nodes.js';
@@ -86,10 +88,19 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
   const box = secretBoxFromConfig(config);
   const vault = new CredentialVault(box);
   const catalog = new CatalogService(repos.catalog, (source, field) => gates.scanOrThrow(source, field));
-  const workflows = new WorkflowService(repos.workflows, repos.tenancy, gates, {
-    connections: repos.connections,
-    catalog,
+  const tasks = new TaskService({
+    repo: repos.tasks,
+    cases: repos.cases,
+    decisions: new TemporalTaskDecisions(temporal),
+    registry: metrics.registry,
   });
+  const workflows = new WorkflowService(
+    repos.workflows,
+    repos.tenancy,
+    gates,
+    { connections: repos.connections, catalog },
+    (auth, graph) => tasks.assigneeProblems(auth, graph),
+  );
   const secrets = new WebhookSecrets(repos.callbacks, box, config.callbacks.secretRotationOverlapMs, {
     ttlMs: config.callbacks.secretCacheMs,
     maxEntries: 10_000,
@@ -215,6 +226,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     }),
     /** Request budgets counted in the store, shared by every API process. */
     rateLimits: new RateLimiter(repos.rateLimits),
+    /** Human tasks: the inbox (API side) and the rows the case run opens and closes (worker side). */
+    tasks,
   };
 }
 

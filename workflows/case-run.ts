@@ -28,7 +28,13 @@ import {
   type TerminalStatus,
 } from '../src/domain/cases.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
-import { busyFailureKind, NodeFailure, nodeExecution, type InlineNodeKind } from '../src/domain/node-kinds/kind.js';
+import {
+  busyFailureKind,
+  isWaitingKind,
+  NodeFailure,
+  nodeExecution,
+  type InlineNodeKind,
+} from '../src/domain/node-kinds/kind.js';
 import { nodeKinds } from '../src/domain/node-kinds/registry.js';
 import { NodeSlots } from '../src/domain/node-slots.js';
 import { handlerClassName } from '../src/domain/vocabulary.js';
@@ -41,6 +47,7 @@ import {
   type caseRunContract,
 } from '../src/temporal/contracts/case-run.js';
 import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
+import { activeDeadline, PersonWaits } from './human-tasks.js';
 import { startChildWorkflow } from './start-child.js';
 
 /**
@@ -230,6 +237,30 @@ async function evaluateInline(
 }
 
 /**
+ * A waiting kind's node (human_task): the case waits for a person, the audit
+ * says `waiting` meanwhile. Runs started before waits existed never had such
+ * a node saved against them, but their code path stays as it was: the node
+ * fails there.
+ */
+async function waitForPerson(
+  input: CaseRunInput,
+  waits: PersonWaits,
+  scheduler: CaseScheduler,
+  id: string,
+  inputs: Record<string, unknown>,
+): Promise<NodeCompletion> {
+  const node = scheduler.node(id);
+  const kind = nodeKinds.of(node);
+  if (!isWaitingKind(kind) || !changeInForce(input, 'human-task-waits'))
+    throw new NodeFailure(`${handlerClassName(node)} needs a case started by a newer caseflow`, {
+      kind: 'configuration',
+      retryable: false,
+    });
+  scheduler.attempt(id, 1);
+  return waits.run(kind, node, inputs, (waiting) => scheduler.waiting(id, waiting));
+}
+
+/**
  * Runs the nodes the scheduler hands out until none is left or the case is
  * ending; independent branches run in parallel, at most `maxParallelNodes`
  * activity nodes at once (the others wait for a slot; inline nodes take
@@ -237,7 +268,7 @@ async function evaluateInline(
  * deadline is a timer (and a clock check at every node end); cancellation
  * comes from Temporal.
  */
-async function runGraph(input: CaseRunInput, scheduler: CaseScheduler): Promise<RunEnding> {
+async function runGraph(input: CaseRunInput, scheduler: CaseScheduler, waits: PersonWaits): Promise<RunEnding> {
   const now = () => new Date().toISOString();
   const startedAt = Date.now();
   const tasks: Promise<void>[] = [];
@@ -248,7 +279,9 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler): Promise<
   const slots = changeInForce(input, 'case-node-concurrency-cap')
     ? new NodeSlots(input.maxParallelNodes ?? defaultMaxParallelNodes)
     : undefined;
-  const takesSlot = (id: string): boolean => slots !== undefined && nodeKinds.of(scheduler.node(id))?.runs !== 'inline';
+  // Only activity nodes take a slot: a node waiting on a person for days must not hold one.
+  const takesSlot = (id: string): boolean =>
+    slots !== undefined && nodeKinds.of(scheduler.node(id))?.runs === 'activity';
 
   const launch = (ids: string[]): void => {
     for (const id of ids) if (!takesSlot(id) || slots?.take(id) === true) tasks.push(execute(id));
@@ -266,6 +299,8 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler): Promise<
         const completion = await evaluateInline(kind, input, node, inputs);
         scheduler.attempt(id, 1);
         scheduler.complete(id, completion);
+      } else if (isWaitingKind(kind)) {
+        scheduler.complete(id, await waitForPerson(input, waits, scheduler, id, inputs));
       } else {
         const { caseId, organizationId, workspaceId } = input;
         const request = { caseId, organizationId, workspaceId, node, inputs, attempt: 1 };
@@ -284,7 +319,7 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler): Promise<
     }
     const ready = scheduler.settle(id, now());
     // A local activity holds the workflow task, so the deadline timer may not have fired yet: check the clock too.
-    if (Date.now() - startedAt >= input.deadlineMs && !deadlinePassed) {
+    if (Date.now() - startedAt - waits.waitedMs() >= input.deadlineMs && !deadlinePassed) {
       deadlinePassed = true;
       graphScope.cancel();
     }
@@ -295,7 +330,7 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler): Promise<
   };
 
   void deadlineScope
-    .run(() => sleep(input.deadlineMs))
+    .run(() => activeDeadline(input.deadlineMs, startedAt, waits))
     .then(
       () => {
         deadlinePassed = true;
@@ -419,8 +454,9 @@ function failureDetails(final: CaseProgress): CaseFailureDetails[] {
 export const caseRun: WorkflowOf<typeof caseRunContract> = async function caseRun(input) {
   refuseNewerRevision(input);
   const scheduler = new CaseScheduler(input);
-  setHandler(caseProgressQuery, () => scheduler.progress());
-  const status = scheduler.finish(await runGraph(input, scheduler));
+  const waits = new PersonWaits(input);
+  setHandler(caseProgressQuery, () => ({ ...scheduler.progress(), waitingTasks: waits.waiting() }));
+  const status = scheduler.finish(await runGraph(input, scheduler, waits));
   tagStatus(input, status);
   const final: CaseProgress = { ...scheduler.progress(), remaining: [] };
   await CancellationScope.nonCancellable(() => recordEnd(input, status, final));

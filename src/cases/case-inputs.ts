@@ -1,6 +1,6 @@
 import type { WorkflowGraph } from '../domain/graph.js';
 import { isEntryNode } from '../domain/node-kinds/registry.js';
-import type { VariableSchemaEntry } from '../domain/variables.js';
+import type { VariableSchema, VariableSchemaEntry } from '../domain/variables.js';
 import type { VariableType } from '../domain/vocabulary.js';
 
 export interface InputProblem {
@@ -51,15 +51,21 @@ const typeChecks: Record<VariableType, (v: unknown) => boolean> = {
   node: () => true,
 };
 
-/** The workflow's input variables keyed by variable_name (the input node's output_schema). */
-export function inputVariables(graph: WorkflowGraph): {
+/** A variable schema's entries keyed by variable_name. */
+interface NamedVariables {
   entries: Map<string, VariableSchemaEntry>;
   additionAllowed: boolean;
-} {
-  const node = Object.values(graph.nodes).find(isEntryNode);
+}
+
+function namedVariables(schema: VariableSchema | undefined): NamedVariables {
   const entries = new Map<string, VariableSchemaEntry>();
-  for (const entry of Object.values(node?.output_schema?.schema ?? {})) entries.set(entry.variable_name, entry);
-  return { entries, additionAllowed: node?.output_schema?.variable_addition_allowed ?? false };
+  for (const entry of Object.values(schema?.schema ?? {})) entries.set(entry.variable_name, entry);
+  return { entries, additionAllowed: schema?.variable_addition_allowed ?? false };
+}
+
+/** The workflow's input variables keyed by variable_name (the input node's output_schema). */
+export function inputVariables(graph: WorkflowGraph): NamedVariables {
+  return namedVariables(Object.values(graph.nodes).find(isEntryNode)?.output_schema);
 }
 
 function allowedFileTypes(entry: VariableSchemaEntry): string[] {
@@ -78,7 +84,26 @@ export function validateCaseInputs(
   values: Record<string, unknown>,
   options: { partial: boolean; prefix: string },
 ): ValidatedInputs {
-  const { entries, additionAllowed } = inputVariables(graph);
+  return validateValues(inputVariables(graph), values, { ...options, noun: inputNoun });
+}
+
+/** A completed form (a human task's outputs) against the form's variables, by the same rules as case inputs. */
+export function validateFormValues(
+  form: VariableSchema,
+  values: Record<string, unknown>,
+  prefix: string,
+): ValidatedInputs {
+  return validateValues(namedVariables(form), values, { partial: false, prefix, noun: fieldNoun });
+}
+
+const inputNoun = { one: 'an input of this workflow', many: 'inputs' };
+const fieldNoun = { one: 'a field of this form', many: 'fields' };
+
+function validateValues(
+  { entries, additionAllowed }: NamedVariables,
+  values: Record<string, unknown>,
+  options: { partial: boolean; prefix: string; noun: { one: string; many: string } },
+): ValidatedInputs {
   const problems: InputProblem[] = [];
   const files: FileInputRef[] = [];
   const inputs: Record<string, unknown> = {};
@@ -91,7 +116,7 @@ export function validateCaseInputs(
       else
         problems.push({
           field: field(name),
-          message: `is not an input of this workflow (inputs: ${[...entries.keys()].join(', ') || 'none'})`,
+          message: `is not ${options.noun.one} (${options.noun.many}: ${[...entries.keys()].join(', ') || 'none'})`,
         });
       continue;
     }

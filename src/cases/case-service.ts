@@ -17,6 +17,7 @@ import {
   type NodeRecord,
 } from '../domain/cases.js';
 import type { RunnableVersion, WorkflowGraph } from '../domain/graph.js';
+import type { WaitingTask } from '../domain/human-tasks.js';
 import { handlerClassName } from '../domain/vocabulary.js';
 import type { FileService } from '../files/file-service.js';
 import { OutboundRefusedError, type Outbound } from '../net/outbound.js';
@@ -53,6 +54,8 @@ export interface CaseServiceDeps {
 export interface CaseStatus {
   record: CaseRecord;
   running: Array<{ id: string; name: string }>;
+  /** The human tasks the case waits on now. */
+  waiting: WaitingTask[];
   temporalUiUrl: string | null;
 }
 
@@ -316,6 +319,7 @@ export class CaseService {
       inputs: run.inputs,
       deadlineMs: run.deadlineMs,
       maxParallelNodes: this.deps.config.cases.maxParallelNodes,
+      maxWaitMs: this.deps.config.cases.maxWaitMs,
       revision: caseRunRevision,
       ...(run.callbackUrl ? { callbackUrl: run.callbackUrl } : {}),
     };
@@ -405,6 +409,7 @@ export class CaseService {
     return {
       record: current,
       running: running.map((id) => ({ id, name: progress?.nodes[id]?.name ?? id })),
+      waiting: progress && !isTerminal(current.status) ? (progress.waitingTasks ?? []) : [],
       temporalUiUrl: workflowId
         ? temporalUiLink(this.deps.temporal, workflowId, current.temporalRunId ?? undefined)
         : null,

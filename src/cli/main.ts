@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import type { z } from 'zod';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { createLogger } from '../logging/logger.js';
@@ -17,6 +17,8 @@ import { parseGrantList } from '../domain/grants.js';
 import type { Role } from '../service.js';
 import { printBootstrapKey } from './bootstrap-banner.js';
 import { registerCatalogCommands } from './catalog-commands.js';
+import { registerClientCommands } from './client/index.js';
+import { exitCodes } from './client/errors.js';
 import { registerSecretsCommands } from './secrets-commands.js';
 
 function print(value: unknown): void {
@@ -74,7 +76,11 @@ async function serve(role: Role): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-const program = new Command('caseflow').description('caseflow workflow automation service').showHelpAfterError();
+// exitOverride: usage errors end with their own exit code (docs/cli.md), not commander's 1.
+const program = new Command('caseflow')
+  .description('caseflow workflow automation service')
+  .showHelpAfterError()
+  .exitOverride();
 
 program
   .command('serve')
@@ -178,10 +184,12 @@ key.command('revoke <keyId>').action((keyId: string) => withTenancy(async (s) =>
 
 registerCatalogCommands(program, print, fail);
 registerSecretsCommands(program, print, fail);
+registerClientCommands(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
+  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? exitCodes.ok : exitCodes.usage);
   if (err instanceof ConfigError) fail(err.message);
   throw err;
 }

@@ -1291,6 +1291,126 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/tasks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List human tasks
+     * @description Tasks of the cases the key reads (Case: Read), newest or soonest-due first, a cursor page at a time.
+     */
+    get: operations['getApiV1Tasks'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/tasks/{taskId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get a human task
+     * @description Its title, rendered instructions, form, case, assignee, due time and history. Requires Case: Read.
+     */
+    get: operations['getApiV1TasksTaskId'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/tasks/{taskId}/claim': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Claim a human task
+     * @description Takes an open task: until released, only the claimer or Case: Full decide it. Case: Full or the assignee.
+     */
+    post: operations['postApiV1TasksTaskIdClaim'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/tasks/{taskId}/release': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Release a claimed human task
+     * @description Gives a claimed task back (the claimer, or Case: Full).
+     */
+    post: operations['postApiV1TasksTaskIdRelease'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/tasks/{taskId}/reassign': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Reassign a human task
+     * @description Hands the task to another assignee; a claim ends. Requires Case: Full.
+     */
+    post: operations['postApiV1TasksTaskIdReassign'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/tasks/{taskId}/complete': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Complete a human task
+     * @description Submits the form: outputs are checked against it (400 naming the fields, nothing changes), then the waiting case takes the decision and goes on. A second completion is 409. Case: Full or the assignee.
+     */
+    post: operations['postApiV1TasksTaskIdComplete'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -7444,6 +7564,13 @@ export interface operations {
               name: string;
             } | null;
             runningNodes: string[];
+            /** @description The human tasks the case waits on (GET /api/v1/tasks/{taskId}) */
+            waitingTasks: {
+              taskId: string;
+              nodeId: string;
+              title: string;
+              dueAt: string | null;
+            }[];
             error: {
               message: string;
               nodeId?: string;
@@ -7697,7 +7824,15 @@ export interface operations {
                   node_name: string;
                   handler_class: string;
                   /** @enum {string} */
-                  status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled' | 'not_executed';
+                  status:
+                    | 'pending'
+                    | 'running'
+                    | 'waiting'
+                    | 'completed'
+                    | 'failed'
+                    | 'skipped'
+                    | 'cancelled'
+                    | 'not_executed';
                   inputs: {
                     [key: string]: unknown;
                   } | null;
@@ -8304,6 +8439,13 @@ export interface operations {
               name: string;
             } | null;
             runningNodes: string[];
+            /** @description The human tasks the case waits on (GET /api/v1/tasks/{taskId}) */
+            waitingTasks: {
+              taskId: string;
+              nodeId: string;
+              title: string;
+              dueAt: string | null;
+            }[];
             error: {
               message: string;
               nodeId?: string;
@@ -8558,7 +8700,15 @@ export interface operations {
                   node_name: string;
                   handler_class: string;
                   /** @enum {string} */
-                  status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled' | 'not_executed';
+                  status:
+                    | 'pending'
+                    | 'running'
+                    | 'waiting'
+                    | 'completed'
+                    | 'failed'
+                    | 'skipped'
+                    | 'cancelled'
+                    | 'not_executed';
                   inputs: {
                     [key: string]: unknown;
                   } | null;
@@ -13058,6 +13208,1226 @@ export interface operations {
       };
       /** @description Missing or invalid admin token */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1Tasks: {
+    parameters: {
+      query?: {
+        /** @description Only this workspace */
+        workspaceId?: string;
+        status?: 'open' | 'claimed' | 'completed' | 'expired' | 'cancelled';
+        /** @description Tasks a user may take (assigned to them or their role, or claimed by them); `me` is the key's user */
+        assignee?: 'me' | string;
+        caseId?: string;
+        workflowId?: string;
+        /** @description Only tasks due before this time */
+        dueBefore?: string;
+        /** @description newest (default) or soonest_due (tasks without a due time last) */
+        sort?: 'newest' | 'soonest_due';
+        /** @description Items per page (default 20, at most 100) */
+        limit?: number;
+        /** @description nextCursor of the previous page (opaque); without it the first page */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of tasks */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: {
+              taskId: string;
+              /** @enum {string} */
+              status: 'open' | 'claimed' | 'completed' | 'expired' | 'cancelled';
+              title: string;
+              workspaceId: string;
+              caseId: string;
+              workflowId: string;
+              nodeId: string;
+              nodeName: string;
+              /** @description One user of the organization, the members with a role, or anyone with Case: Read in the task's workspace */
+              assignee:
+                | {
+                    /** @constant */
+                    type: 'user';
+                    /** Format: uuid */
+                    user_id: string;
+                  }
+                | {
+                    /** @constant */
+                    type: 'role';
+                    /** @enum {string} */
+                    role: 'owner' | 'admin' | 'member';
+                  }
+                | {
+                    /** @constant */
+                    type: 'workspace';
+                  };
+              claimedBy: string | null;
+              dueAt: string | null;
+              escalated: boolean;
+              createdAt: string;
+              decidedAt: string | null;
+            }[];
+            /** @description Pass as cursor for the next page; null on the last page */
+            nextCursor: string | null;
+          };
+        };
+      };
+      /** @description Invalid body, query or id (metadata.fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks Case: Read in the task's workspace (or, to decide, Case: Full and is not the assignee) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown task (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1TasksTaskId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        taskId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The task */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            taskId: string;
+            /** @enum {string} */
+            status: 'open' | 'claimed' | 'completed' | 'expired' | 'cancelled';
+            title: string;
+            workspaceId: string;
+            caseId: string;
+            workflowId: string;
+            nodeId: string;
+            nodeName: string;
+            /** @description One user of the organization, the members with a role, or anyone with Case: Read in the task's workspace */
+            assignee:
+              | {
+                  /** @constant */
+                  type: 'user';
+                  /** Format: uuid */
+                  user_id: string;
+                }
+              | {
+                  /** @constant */
+                  type: 'role';
+                  /** @enum {string} */
+                  role: 'owner' | 'admin' | 'member';
+                }
+              | {
+                  /** @constant */
+                  type: 'workspace';
+                };
+            claimedBy: string | null;
+            dueAt: string | null;
+            escalated: boolean;
+            createdAt: string;
+            decidedAt: string | null;
+            /** @description Rendered with the node's input values */
+            instructions: string;
+            /** @description The form: the node's output_schema (a route's bool field decides it) */
+            form: {
+              schema: {
+                [key: string]: {
+                  id: string;
+                  variable_name: string;
+                  allowed_types: {
+                    /** @enum {string} */
+                    type:
+                      | 'str'
+                      | 'int'
+                      | 'float'
+                      | 'bool'
+                      | 'date'
+                      | 'file'
+                      | 'array'
+                      | 'object'
+                      | 'json_string'
+                      | 'binary'
+                      | 'node'
+                      | 'array_files';
+                  }[];
+                  display_name?: string;
+                  description?: string;
+                  is_nullable?: boolean;
+                  is_optional?: boolean;
+                  default?: unknown;
+                  tags?: {
+                    variable_name: string;
+                    value: unknown;
+                  }[];
+                };
+              };
+              /** @default false */
+              variable_addition_allowed: boolean;
+            };
+            /** @description The completed form */
+            outputs: {
+              [key: string]: unknown;
+            } | null;
+            decidedBy: string | null;
+            decidedVia: ('api' | 'link') | null;
+            history: {
+              at: string;
+              /** @description null for the case run and completion links */
+              actorUserId: string | null;
+              /** @description opened, claimed, released, reassigned, escalated, completed, expired, cancelled */
+              action: string;
+              details: {
+                [key: string]: unknown;
+              };
+            }[];
+          };
+        };
+      };
+      /** @description Invalid body, query or id (metadata.fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks Case: Read in the task's workspace (or, to decide, Case: Full and is not the assignee) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown task (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1TasksTaskIdClaim: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        taskId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The task after the request */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            taskId: string;
+            /** @enum {string} */
+            status: 'open' | 'claimed' | 'completed' | 'expired' | 'cancelled';
+            title: string;
+            workspaceId: string;
+            caseId: string;
+            workflowId: string;
+            nodeId: string;
+            nodeName: string;
+            /** @description One user of the organization, the members with a role, or anyone with Case: Read in the task's workspace */
+            assignee:
+              | {
+                  /** @constant */
+                  type: 'user';
+                  /** Format: uuid */
+                  user_id: string;
+                }
+              | {
+                  /** @constant */
+                  type: 'role';
+                  /** @enum {string} */
+                  role: 'owner' | 'admin' | 'member';
+                }
+              | {
+                  /** @constant */
+                  type: 'workspace';
+                };
+            claimedBy: string | null;
+            dueAt: string | null;
+            escalated: boolean;
+            createdAt: string;
+            decidedAt: string | null;
+            /** @description Rendered with the node's input values */
+            instructions: string;
+            /** @description The form: the node's output_schema (a route's bool field decides it) */
+            form: {
+              schema: {
+                [key: string]: {
+                  id: string;
+                  variable_name: string;
+                  allowed_types: {
+                    /** @enum {string} */
+                    type:
+                      | 'str'
+                      | 'int'
+                      | 'float'
+                      | 'bool'
+                      | 'date'
+                      | 'file'
+                      | 'array'
+                      | 'object'
+                      | 'json_string'
+                      | 'binary'
+                      | 'node'
+                      | 'array_files';
+                  }[];
+                  display_name?: string;
+                  description?: string;
+                  is_nullable?: boolean;
+                  is_optional?: boolean;
+                  default?: unknown;
+                  tags?: {
+                    variable_name: string;
+                    value: unknown;
+                  }[];
+                };
+              };
+              /** @default false */
+              variable_addition_allowed: boolean;
+            };
+            /** @description The completed form */
+            outputs: {
+              [key: string]: unknown;
+            } | null;
+            decidedBy: string | null;
+            decidedVia: ('api' | 'link') | null;
+            history: {
+              at: string;
+              /** @description null for the case run and completion links */
+              actorUserId: string | null;
+              /** @description opened, claimed, released, reassigned, escalated, completed, expired, cancelled */
+              action: string;
+              details: {
+                [key: string]: unknown;
+              };
+            }[];
+          };
+        };
+      };
+      /** @description Invalid body, query or id (metadata.fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks Case: Read in the task's workspace (or, to decide, Case: Full and is not the assignee) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown task (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The task is completed, expired or cancelled already, or claimed by another user */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1TasksTaskIdRelease: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        taskId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The task after the request */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            taskId: string;
+            /** @enum {string} */
+            status: 'open' | 'claimed' | 'completed' | 'expired' | 'cancelled';
+            title: string;
+            workspaceId: string;
+            caseId: string;
+            workflowId: string;
+            nodeId: string;
+            nodeName: string;
+            /** @description One user of the organization, the members with a role, or anyone with Case: Read in the task's workspace */
+            assignee:
+              | {
+                  /** @constant */
+                  type: 'user';
+                  /** Format: uuid */
+                  user_id: string;
+                }
+              | {
+                  /** @constant */
+                  type: 'role';
+                  /** @enum {string} */
+                  role: 'owner' | 'admin' | 'member';
+                }
+              | {
+                  /** @constant */
+                  type: 'workspace';
+                };
+            claimedBy: string | null;
+            dueAt: string | null;
+            escalated: boolean;
+            createdAt: string;
+            decidedAt: string | null;
+            /** @description Rendered with the node's input values */
+            instructions: string;
+            /** @description The form: the node's output_schema (a route's bool field decides it) */
+            form: {
+              schema: {
+                [key: string]: {
+                  id: string;
+                  variable_name: string;
+                  allowed_types: {
+                    /** @enum {string} */
+                    type:
+                      | 'str'
+                      | 'int'
+                      | 'float'
+                      | 'bool'
+                      | 'date'
+                      | 'file'
+                      | 'array'
+                      | 'object'
+                      | 'json_string'
+                      | 'binary'
+                      | 'node'
+                      | 'array_files';
+                  }[];
+                  display_name?: string;
+                  description?: string;
+                  is_nullable?: boolean;
+                  is_optional?: boolean;
+                  default?: unknown;
+                  tags?: {
+                    variable_name: string;
+                    value: unknown;
+                  }[];
+                };
+              };
+              /** @default false */
+              variable_addition_allowed: boolean;
+            };
+            /** @description The completed form */
+            outputs: {
+              [key: string]: unknown;
+            } | null;
+            decidedBy: string | null;
+            decidedVia: ('api' | 'link') | null;
+            history: {
+              at: string;
+              /** @description null for the case run and completion links */
+              actorUserId: string | null;
+              /** @description opened, claimed, released, reassigned, escalated, completed, expired, cancelled */
+              action: string;
+              details: {
+                [key: string]: unknown;
+              };
+            }[];
+          };
+        };
+      };
+      /** @description Invalid body, query or id (metadata.fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks Case: Read in the task's workspace (or, to decide, Case: Full and is not the assignee) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown task (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The task is completed, expired or cancelled already, or claimed by another user */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1TasksTaskIdReassign: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        taskId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description One user of the organization, the members with a role, or anyone with Case: Read in the task's workspace */
+          assignee:
+            | {
+                /** @constant */
+                type: 'user';
+                /** Format: uuid */
+                user_id: string;
+              }
+            | {
+                /** @constant */
+                type: 'role';
+                /** @enum {string} */
+                role: 'owner' | 'admin' | 'member';
+              }
+            | {
+                /** @constant */
+                type: 'workspace';
+              };
+        };
+      };
+    };
+    responses: {
+      /** @description The task after the request */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            taskId: string;
+            /** @enum {string} */
+            status: 'open' | 'claimed' | 'completed' | 'expired' | 'cancelled';
+            title: string;
+            workspaceId: string;
+            caseId: string;
+            workflowId: string;
+            nodeId: string;
+            nodeName: string;
+            /** @description One user of the organization, the members with a role, or anyone with Case: Read in the task's workspace */
+            assignee:
+              | {
+                  /** @constant */
+                  type: 'user';
+                  /** Format: uuid */
+                  user_id: string;
+                }
+              | {
+                  /** @constant */
+                  type: 'role';
+                  /** @enum {string} */
+                  role: 'owner' | 'admin' | 'member';
+                }
+              | {
+                  /** @constant */
+                  type: 'workspace';
+                };
+            claimedBy: string | null;
+            dueAt: string | null;
+            escalated: boolean;
+            createdAt: string;
+            decidedAt: string | null;
+            /** @description Rendered with the node's input values */
+            instructions: string;
+            /** @description The form: the node's output_schema (a route's bool field decides it) */
+            form: {
+              schema: {
+                [key: string]: {
+                  id: string;
+                  variable_name: string;
+                  allowed_types: {
+                    /** @enum {string} */
+                    type:
+                      | 'str'
+                      | 'int'
+                      | 'float'
+                      | 'bool'
+                      | 'date'
+                      | 'file'
+                      | 'array'
+                      | 'object'
+                      | 'json_string'
+                      | 'binary'
+                      | 'node'
+                      | 'array_files';
+                  }[];
+                  display_name?: string;
+                  description?: string;
+                  is_nullable?: boolean;
+                  is_optional?: boolean;
+                  default?: unknown;
+                  tags?: {
+                    variable_name: string;
+                    value: unknown;
+                  }[];
+                };
+              };
+              /** @default false */
+              variable_addition_allowed: boolean;
+            };
+            /** @description The completed form */
+            outputs: {
+              [key: string]: unknown;
+            } | null;
+            decidedBy: string | null;
+            decidedVia: ('api' | 'link') | null;
+            history: {
+              at: string;
+              /** @description null for the case run and completion links */
+              actorUserId: string | null;
+              /** @description opened, claimed, released, reassigned, escalated, completed, expired, cancelled */
+              action: string;
+              details: {
+                [key: string]: unknown;
+              };
+            }[];
+          };
+        };
+      };
+      /** @description Invalid body, query or id (metadata.fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks Case: Read in the task's workspace (or, to decide, Case: Full and is not the assignee) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown task (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The task is completed, expired or cancelled already, or claimed by another user */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1TasksTaskIdComplete: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        taskId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The form values keyed by variable_name */
+          outputs: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description The completed task */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            taskId: string;
+            /** @enum {string} */
+            status: 'open' | 'claimed' | 'completed' | 'expired' | 'cancelled';
+            title: string;
+            workspaceId: string;
+            caseId: string;
+            workflowId: string;
+            nodeId: string;
+            nodeName: string;
+            /** @description One user of the organization, the members with a role, or anyone with Case: Read in the task's workspace */
+            assignee:
+              | {
+                  /** @constant */
+                  type: 'user';
+                  /** Format: uuid */
+                  user_id: string;
+                }
+              | {
+                  /** @constant */
+                  type: 'role';
+                  /** @enum {string} */
+                  role: 'owner' | 'admin' | 'member';
+                }
+              | {
+                  /** @constant */
+                  type: 'workspace';
+                };
+            claimedBy: string | null;
+            dueAt: string | null;
+            escalated: boolean;
+            createdAt: string;
+            decidedAt: string | null;
+            /** @description Rendered with the node's input values */
+            instructions: string;
+            /** @description The form: the node's output_schema (a route's bool field decides it) */
+            form: {
+              schema: {
+                [key: string]: {
+                  id: string;
+                  variable_name: string;
+                  allowed_types: {
+                    /** @enum {string} */
+                    type:
+                      | 'str'
+                      | 'int'
+                      | 'float'
+                      | 'bool'
+                      | 'date'
+                      | 'file'
+                      | 'array'
+                      | 'object'
+                      | 'json_string'
+                      | 'binary'
+                      | 'node'
+                      | 'array_files';
+                  }[];
+                  display_name?: string;
+                  description?: string;
+                  is_nullable?: boolean;
+                  is_optional?: boolean;
+                  default?: unknown;
+                  tags?: {
+                    variable_name: string;
+                    value: unknown;
+                  }[];
+                };
+              };
+              /** @default false */
+              variable_addition_allowed: boolean;
+            };
+            /** @description The completed form */
+            outputs: {
+              [key: string]: unknown;
+            } | null;
+            decidedBy: string | null;
+            decidedVia: ('api' | 'link') | null;
+            history: {
+              at: string;
+              /** @description null for the case run and completion links */
+              actorUserId: string | null;
+              /** @description opened, claimed, released, reassigned, escalated, completed, expired, cancelled */
+              action: string;
+              details: {
+                [key: string]: unknown;
+              };
+            }[];
+          };
+        };
+      };
+      /** @description Invalid body, query or id (metadata.fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks Case: Read in the task's workspace (or, to decide, Case: Full and is not the assignee) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown task (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The task is completed, expired or cancelled already, or claimed by another user */
+      409: {
         headers: {
           [name: string]: unknown;
         };

@@ -99,13 +99,18 @@ export class WorkflowService {
     private readonly gates: SourceGates,
     /** What a graph may name outside itself: catalog actions and the workspace's connections. */
     private readonly references: GraphReferences,
+    /** Problems with the people a graph names (human_task assignees). */
+    private readonly assigneeProblems: (auth: AuthContext, graph: WorkflowGraph) => Promise<GraphProblem[]>,
   ) {
     this.runVersions = new RunVersions(repo);
   }
 
-  /** Integration actions and connections a graph names must be usable by the workflow's workspace. */
+  /** Integration actions and connections a graph names must be usable by the workflow's workspace; assignees members. */
   private async checkReferences(auth: AuthContext, workspaceId: string, graph: WorkflowGraph): Promise<void> {
-    const problems = await integrationActionProblems(this.references, auth, workspaceId, graph);
+    const problems = [
+      ...(await integrationActionProblems(this.references, auth, workspaceId, graph)),
+      ...(await this.assigneeProblems(auth, graph)),
+    ];
     if (problems.length > 0) throw invalidGraph(problems);
   }
 

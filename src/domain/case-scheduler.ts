@@ -131,6 +131,11 @@ export class CaseScheduler {
     return inputs;
   }
 
+  /** A waiting kind's node waits for a person (true) or runs on (false): the audit says which. */
+  waiting(id: string, waiting: boolean): void {
+    this.record(id).status = waiting ? 'waiting' : 'running';
+  }
+
   attempt(id: string, attempt: number): void {
     this.record(id).attempts = attempt;
   }

@@ -1,4 +1,5 @@
 import type { WorkflowGraph } from './graph.js';
+import type { WaitingTask } from './human-tasks.js';
 import type { TokenUsage } from './token-usage.js';
 
 /**
@@ -28,9 +29,11 @@ export const caseSources = [
 /**
  * pending: not reached yet; running; completed; failed; skipped: on a branch
  * not taken; cancelled: stopped by cancel / deadline / a failing sibling;
- * not_executed: never reached because the case ended first.
+ * not_executed: never reached because the case ended first; waiting: a
+ * human_task node waiting for a person's decision.
  */
-export type NodeStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled' | 'not_executed';
+export type NodeStatus =
+  'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'skipped' | 'cancelled' | 'not_executed';
 
 export interface NodeLog {
   level: 'debug' | 'info' | 'warning' | 'error';
@@ -102,6 +105,8 @@ export interface CaseRunInput {
   callbackUrl?: string;
   /** Activity nodes running at once (cases.maxParallelNodes at start); absent: defaultMaxParallelNodes. */
   maxParallelNodes?: number;
+  /** The longest the case may wait on people in all (cases.maxWaitMs at start); absent: defaultMaxWaitMs. */
+  maxWaitMs?: number;
   /** The case run changes the starting code knew (caseRunRevision); absent on runs started before it was recorded. */
   revision?: number;
 }
@@ -125,6 +130,8 @@ export interface CaseProgress {
   remaining: string[];
   results: CaseResults;
   error?: CaseError;
+  /** The tasks the case waits on now (live progress only). */
+  waitingTasks?: WaitingTask[];
 }
 
 export interface FinalizeCaseInput {

@@ -155,7 +155,10 @@ function checkProcess(key: string, node: WorkflowNode, problems: GraphProblem[])
     for (const issue of parsed.error.issues) {
       problems.push({ path: ['nodes', key, 'process', ...issue.path.map(String)].join('.'), message: issue.message });
     }
+    return;
   }
+  for (const problem of kind.check?.(node, parsed.data) ?? [])
+    problems.push({ path: `nodes.${key}.${problem.path}`, message: problem.message });
 }
 
 /** The four parts of routing must agree: routes entry, bool output variable, `route` property, edges. */

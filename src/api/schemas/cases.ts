@@ -23,7 +23,7 @@ export const nodeDataSchema = z.object({
   node_id: z.string(),
   node_name: z.string(),
   handler_class: z.string(),
-  status: z.enum(['pending', 'running', 'completed', 'failed', 'skipped', 'cancelled', 'not_executed']),
+  status: z.enum(['pending', 'running', 'waiting', 'completed', 'failed', 'skipped', 'cancelled', 'not_executed']),
   inputs: z.record(z.string(), z.unknown()).nullable(),
   outputs: z.record(z.string(), z.unknown()).nullable(),
   logs: z.array(z.object({ level: z.string(), message: z.string(), at: z.string() })),
@@ -75,6 +75,9 @@ export const statusSchema = z.object({
   finishedAt: z.string().nullable(),
   currentNode: z.object({ id: z.string(), name: z.string() }).nullable(),
   runningNodes: z.array(z.string()),
+  waitingTasks: z
+    .array(z.object({ taskId: z.string(), nodeId: z.string(), title: z.string(), dueAt: z.string().nullable() }))
+    .meta({ description: 'The human tasks the case waits on (GET /api/v1/tasks/{taskId})' }),
   error: z.object({ message: z.string(), nodeId: z.string().optional() }).nullable(),
   temporalUiUrl: z.string().nullable().meta({ description: "The run's page in the Temporal Web UI" }),
 });

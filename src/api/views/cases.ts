@@ -37,7 +37,7 @@ export function executedView(record: CaseRecord, temporalUiUrl: string | null): 
   };
 }
 
-export function statusView({ record, running, temporalUiUrl }: CaseStatus): z.infer<typeof statusSchema> {
+export function statusView({ record, running, waiting, temporalUiUrl }: CaseStatus): z.infer<typeof statusSchema> {
   return {
     caseId: record.id,
     status: record.status,
@@ -51,6 +51,7 @@ export function statusView({ record, running, temporalUiUrl }: CaseStatus): z.in
     finishedAt: record.finishedAt,
     currentNode: running[0] ?? null,
     runningNodes: running.map((node) => node.id),
+    waitingTasks: waiting.map((task) => ({ ...task, dueAt: task.dueAt ?? null })),
     error: record.error,
     temporalUiUrl,
   };

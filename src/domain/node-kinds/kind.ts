@@ -1,6 +1,7 @@
 import type { z, ZodType } from 'zod';
 import { defaultNodeTimeoutMs, type CaseResults, type NodeLog } from '../cases.js';
 import type { WorkflowNode } from '../graph.js';
+import type { PersonWait } from '../human-tasks.js';
 import type { TokenUsage } from '../token-usage.js';
 import type { NodeServices } from './services.js';
 
@@ -67,6 +68,12 @@ export interface NodeKindInfo {
   readonly defaultExecution?: NodeExecution;
 }
 
+/** A problem with one node, beyond its `process` schema; `path` is relative to the node (`output_schema`, `process.due`). */
+export interface NodeProblem {
+  path: string;
+  message: string;
+}
+
 /** A node's own `execution`, else its kind's default, else the engine's (10 s, one attempt). */
 export function nodeExecution(node: WorkflowNode, kind: NodeKindInfo | undefined): NodeExecution {
   return {
@@ -78,6 +85,8 @@ export function nodeExecution(node: WorkflowNode, kind: NodeKindInfo | undefined
 interface KindDefinition<Schema extends ZodType> extends NodeKindInfo {
   /** The schema of the node's `process`, checked when a workflow is saved and, for activity kinds, at each run. */
   readonly process: (zod: Zod) => Schema;
+  /** Save-time checks that need the whole node (its schemas, routes), run once `process` passed its schema. */
+  readonly check?: (node: WorkflowNode, process: z.output<Schema>) => NodeProblem[];
 }
 
 /**
@@ -94,11 +103,23 @@ export interface ActivityKindDefinition<Schema extends ZodType> extends KindDefi
   readonly run: (context: NodeContext<z.output<Schema>>, services: NodeServices) => Promise<NodeRunResult>;
 }
 
+/**
+ * Waits in the workflow for a person (human_task): `prepare` says, inside the
+ * workflow and as deterministically as an inline kind, what to ask and until
+ * when; the case run opens the task and waits durably for the decision (a
+ * Temporal Update) or the due time, which is neither inline nor an activity.
+ * `now` is the workflow clock.
+ */
+export interface WaitingKindDefinition<Schema extends ZodType> extends KindDefinition<Schema> {
+  readonly prepare: (context: NodeContext<z.output<Schema>>, now: number) => PersonWait;
+}
+
 /** A registered kind; `process` is erased to unknown so kinds of every process type share one registry. */
-export type NodeKind = InlineNodeKind | ActivityNodeKind;
+export type NodeKind = InlineNodeKind | ActivityNodeKind | WaitingNodeKind;
 
 interface RegisteredKind extends NodeKindInfo {
   processSchema(zod: Zod): ZodType;
+  check?(node: WorkflowNode, process: unknown): NodeProblem[];
 }
 
 export interface InlineNodeKind extends RegisteredKind {
@@ -111,6 +132,16 @@ export interface ActivityNodeKind extends RegisteredKind {
   run(context: NodeContext<unknown>, services: NodeServices): Promise<NodeRunResult>;
 }
 
+export interface WaitingNodeKind extends RegisteredKind {
+  readonly runs: 'waiting';
+  prepare(context: NodeContext<unknown>, now: number): PersonWait;
+}
+
+/** Whether the case run waits on a person for nodes of this kind (the question the engine asks). */
+export function isWaitingKind(kind: NodeKind | undefined): kind is WaitingNodeKind {
+  return kind?.runs === 'waiting';
+}
+
 /**
  * The one place the erased `process` gets its type back. Sound because every
  * caller passes a process that passed this kind's schema: the activity parses
@@ -120,23 +151,40 @@ function withProcess<Schema extends ZodType>(context: NodeContext<unknown>): Nod
   return { ...context, process: context.process as z.output<Schema> };
 }
 
-export function inlineKind<Schema extends ZodType>(definition: InlineKindDefinition<Schema>): InlineNodeKind {
-  const { process, evaluate, ...info } = definition;
+/** The parts every kind registers alike: its info, its process schema and its save-time check. */
+function registered<Schema extends ZodType>(definition: KindDefinition<Schema>): RegisteredKind {
+  const { process, check, ...info } = definition;
   return {
     ...info,
-    runs: 'inline',
     processSchema: process,
+    ...(check ? { check: (node: WorkflowNode, saved: unknown) => check(node, saved as z.output<Schema>) } : {}),
+  };
+}
+
+export function inlineKind<Schema extends ZodType>(definition: InlineKindDefinition<Schema>): InlineNodeKind {
+  const { evaluate, ...rest } = definition;
+  return {
+    ...registered(rest),
+    runs: 'inline',
     evaluate: (context) => evaluate(withProcess<Schema>(context)),
   };
 }
 
 export function activityKind<Schema extends ZodType>(definition: ActivityKindDefinition<Schema>): ActivityNodeKind {
-  const { process, run, ...info } = definition;
+  const { run, ...rest } = definition;
   return {
-    ...info,
+    ...registered(rest),
     runs: 'activity',
-    processSchema: process,
     run: (context, services) => run(withProcess<Schema>(context), services),
+  };
+}
+
+export function waitingKind<Schema extends ZodType>(definition: WaitingKindDefinition<Schema>): WaitingNodeKind {
+  const { prepare, ...rest } = definition;
+  return {
+    ...registered(rest),
+    runs: 'waiting',
+    prepare: (context, now) => prepare(withProcess<Schema>(context), now),
   };
 }
 

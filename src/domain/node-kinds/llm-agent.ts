@@ -1,4 +1,5 @@
 import type { WorkflowNode } from '../graph.js';
+import { templatePlaceholder } from '../human-tasks.js';
 import type { ValueType } from '../vocabulary.js';
 import { activityKind, NodeFailure, type Zod } from './kind.js';
 import type { LlmAnswerField } from './services.js';
@@ -17,9 +18,6 @@ const answerableTypes: ReadonlySet<string> = new Set<ValueType>([
   'json_string',
   'array',
 ]);
-
-/** `{{ variable_name }}` in the user template. */
-const placeholder = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 
 function processSchema(zod: Zod) {
   return zod
@@ -65,7 +63,7 @@ export function answerFields(node: WorkflowNode, descriptions: Record<string, st
 /** The user message: each placeholder replaced by the node input it names (text as is, other values as JSON). */
 export function renderTemplate(node: WorkflowNode, template: string, inputs: Record<string, unknown>): string {
   const declared = new Set(Object.values(node.input_schema?.schema ?? {}).map((e) => e.variable_name));
-  return template.replace(placeholder, (_match, name: string) => {
+  return template.replace(templatePlaceholder, (_match, name: string) => {
     if (!declared.has(name)) throw misconfigured(`user_template names {{${name}}}, which is not an input of the node`);
     const value = inputs[name];
     if (value === undefined) return '';

@@ -1,6 +1,7 @@
 import type { WorkflowNode } from '../graph.js';
 import { handlerClassName } from '../vocabulary.js';
 import { conditionKind } from './condition.js';
+import { humanTaskKind } from './human-task.js';
 import { inputKind } from './input.js';
 import { integrationActionKind } from './integration-action.js';
 import type { NodeKind } from './kind.js';
@@ -43,6 +44,7 @@ export const nodeKinds = new NodeKindRegistry([
   pythonCodeKind,
   integrationActionKind,
   llmAgentKind,
+  humanTaskKind,
 ]);
 
 /** Whether the case starts at this node (its kind is an entry kind, i.e. `input`). */

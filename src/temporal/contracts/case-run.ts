@@ -1,5 +1,6 @@
-import { defineQuery } from '@temporalio/workflow';
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { CaseProgress, CaseRunInput, CaseRunOutcome } from '../../domain/cases.js';
+import type { TaskDecision } from '../../domain/human-tasks.js';
 import { workflowContract } from './contract.js';
 
 /** A case's run: interprets the version's graph; each node an activity (workflows/case-run.ts). */
@@ -25,3 +26,12 @@ export interface CaseFailureDetails {
 
 /** Live progress of a running case. */
 export const caseProgressQuery = defineQuery<CaseProgress>('caseProgress');
+
+/**
+ * A person's decision on a task the case waits on (human_task). Its validator
+ * refuses, without writing history, a task the run does not wait on, one
+ * already decided, expired or cancelled, or an assignee the task escalated
+ * away from (ApplicationFailure of type taskRefusedType, details [TaskRefusal]);
+ * the handler answers (null) once the task's row is closed.
+ */
+export const completeTaskUpdate = defineUpdate<null, [TaskDecision]>('completeTask');

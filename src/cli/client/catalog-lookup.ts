@@ -1,0 +1,74 @@
+import type { ActionRef, CatalogIds, CatalogNames } from '../../workflow-files/catalog-names.js';
+import type { Session } from './session.js';
+
+interface Connection {
+  id: string;
+  name: string;
+  integrationVersionId: string;
+}
+
+/**
+ * Catalog names in the target workspace, through the API: what makes a workflow file portable between
+ * workspaces and instances. Connections are listed once per command.
+ */
+export function apiCatalog(session: Session): { ids: CatalogIds; names: CatalogNames } {
+  let connections: Promise<Connection[]> | undefined;
+  const listConnections = () =>
+    (connections ??= (async () => {
+      const workspaceId = await session.workspaceId();
+      const all: Connection[] = [];
+      for (let offset = 0; ; offset += 100) {
+        const page = await session.call(
+          session.client.GET('/api/v1/workspace/{workspaceId}/connections', {
+            params: { path: { workspaceId }, query: { limit: 100, offset } },
+          }),
+        );
+        all.push(...page.connections.filter((c) => c.revokedAt === null));
+        if (page.connections.length < 100) return all;
+      }
+    })());
+  const actions = (integrationVersionId: string) =>
+    session.call(
+      session.client.GET('/api/v1/integration/v/{integrationVersionId}', {
+        params: { path: { integrationVersionId } },
+      }),
+    );
+
+  const ids: CatalogIds = {
+    // The contract has no code node listing (no GET), so a name cannot be looked up over the API.
+    code: (name) =>
+      Promise.resolve({
+        missing: `code node "${name}" cannot be found by name over the API (it lists no code nodes); write code: { id, version_id }`,
+      }),
+    async action(connection, action) {
+      const all = await listConnections();
+      const found = all.find((c) => c.name === connection);
+      if (!found) {
+        const known = all.map((c) => `"${c.name}"`).join(', ') || 'none';
+        return { missing: `no connection named "${connection}" in the workspace (connections: ${known})` };
+      }
+      const integration = await actions(found.integrationVersionId);
+      const match = integration.actions.find((a) => a.name === action);
+      if (!match) {
+        const known = integration.actions.map((a) => `"${a.name}"`).join(', ') || 'none';
+        return {
+          missing: `connection "${connection}" (${integration.name}) has no action "${action}" (actions: ${known})`,
+        };
+      }
+      return { found: { connectionId: found.id, actionVersionId: match.versionId } };
+    },
+  };
+
+  const names: CatalogNames = {
+    code: () => Promise.resolve(undefined),
+    async action(ref: ActionRef) {
+      const connection = (await listConnections()).find((c) => c.id === ref.connectionId);
+      if (!connection) return undefined;
+      const action = (await actions(connection.integrationVersionId)).actions.find(
+        (a) => a.versionId === ref.actionVersionId,
+      );
+      return action ? { connection: connection.name, action: action.name } : undefined;
+    },
+  };
+  return { ids, names };
+}

@@ -1,0 +1,231 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CaseActivities, EndCaseInput } from '../../activities/cases.js';
+import type { TaskActivities } from '../../activities/tasks.js';
+import { caseRunRevision } from '../../src/domain/case-run-changes.js';
+import type { CaseRunInput } from '../../src/domain/cases.js';
+import {
+  taskRefusedType,
+  type CloseTaskInput,
+  type EscalateTaskInput,
+  type OpenTaskInput,
+  type TaskDecision,
+} from '../../src/domain/human-tasks.js';
+import {
+  caseProgressQuery,
+  caseRunContract,
+  caseWorkflowId,
+  completeTaskUpdate,
+} from '../../src/temporal/contracts/case-run.js';
+import type { WorkflowOf } from '../../src/temporal/contracts/contract.js';
+import { startWorkflow } from '../../src/temporal/contracts/start.js';
+import { approvalGraph } from '../tasks/graphs.js';
+import { until, WorkflowLogic } from './support.js';
+
+/**
+ * The case run's wait on a person, over mocked task rows: input → human_task
+ * "Approve" → output. Hours of due time take milliseconds on the
+ * time-skipping server; the server skips no time while the test acts
+ * between start and result, so completions there race no timer.
+ */
+type Mocks = Pick<CaseActivities, 'endCase'> & TaskActivities;
+let logic: WorkflowLogic<Mocks>;
+
+beforeAll(async () => {
+  logic = await WorkflowLogic.start<Mocks>(['endCase', 'openHumanTask', 'closeHumanTask', 'escalateHumanTask']);
+});
+
+afterAll(async () => {
+  await logic?.stop();
+});
+
+type Handle = WorkflowHandle<WorkflowOf<typeof caseRunContract>>;
+
+interface Recorded {
+  opened: OpenTaskInput[];
+  closed: CloseTaskInput[];
+  escalated: EscalateTaskInput[];
+  ends: EndCaseInput[];
+}
+
+const hour = 3_600_000;
+
+async function runApproval(
+  process: Record<string, unknown>,
+  options: { input?: Partial<CaseRunInput>; whileRunning?: (handle: Handle, seen: Recorded) => Promise<void> } = {},
+) {
+  const { graph } = approvalGraph(process);
+  const input: CaseRunInput = {
+    caseId: randomUUID(),
+    organizationId: randomUUID(),
+    workspaceId: randomUUID(),
+    graph: { nodes: graph.nodes, edges: graph.edges },
+    inputs: { amount: 120.5, deadline: null },
+    deadlineMs: hour,
+    revision: caseRunRevision,
+    ...options.input,
+  };
+  const seen: Recorded = { opened: [], closed: [], escalated: [], ends: [] };
+  const mocks: Mocks = {
+    endCase: (end) => {
+      seen.ends.push(end);
+      return Promise.resolve({});
+    },
+    openHumanTask: (task) => {
+      seen.opened.push(task);
+      return Promise.resolve();
+    },
+    closeHumanTask: (close) => {
+      seen.closed.push(close);
+      return Promise.resolve();
+    },
+    escalateHumanTask: (escalation) => {
+      seen.escalated.push(escalation);
+      return Promise.resolve();
+    },
+  };
+  const { whileRunning } = options;
+  const run = await logic.run(
+    mocks,
+    (client, taskQueue) =>
+      startWorkflow(client.workflow, caseRunContract, {
+        taskQueue,
+        workflowId: caseWorkflowId(input.caseId),
+        args: [input],
+      }),
+    whileRunning && ((handle) => whileRunning(handle, seen)),
+  );
+  return { ...run, seen };
+}
+
+const approval = {
+  title: 'Approve {{ amount }}',
+  instructions: 'Pay {{ amount }}?',
+  assignee: { type: 'workspace' },
+};
+
+function decision(taskId: string, approved: boolean, extra: Partial<TaskDecision> = {}): TaskDecision {
+  return {
+    taskId,
+    outputs: { approved, note: approved ? 'fine' : 'no' },
+    actor: { userId: randomUUID(), via: 'api' },
+    ...extra,
+  };
+}
+
+/** Why the run refused an update (the validator's reason), or 'accepted'. */
+async function send(handle: Handle, update: TaskDecision): Promise<string> {
+  try {
+    await handle.executeUpdate(completeTaskUpdate, { args: [update] });
+    return 'accepted';
+  } catch (err) {
+    if (
+      err instanceof WorkflowUpdateFailedError &&
+      err.cause instanceof ApplicationFailure &&
+      err.cause.type === taskRefusedType
+    )
+      return String(err.cause.details?.[0]);
+    throw err;
+  }
+}
+
+describe('case run: waiting on a person', () => {
+  it('opens the task with its rendered instructions, takes the decision, closes the task and completes', async () => {
+    let answers: string[] = [];
+    const { result, seen } = await runApproval(approval, {
+      whileRunning: async (handle, seen) => {
+        await until(() => seen.opened.length === 1);
+        const progress = await handle.query(caseProgressQuery);
+        expect(progress.waitingTasks).toEqual([
+          { taskId: seen.opened[0]!.taskId, nodeId: seen.opened[0]!.nodeId, title: 'Approve 120.5' },
+        ]);
+        expect(progress.nodes[seen.opened[0]!.nodeId]?.status).toBe('waiting');
+        const taskId = seen.opened[0]!.taskId;
+        // A race of two decisions and a made-up task: one winner, the others refused before any history.
+        answers = await Promise.all([
+          send(handle, decision(taskId, true)),
+          send(handle, decision(taskId, false)),
+          send(handle, decision(randomUUID(), true)),
+        ]);
+      },
+    });
+    expect([...answers.slice(0, 2)].sort()).toEqual(['accepted', 'completed']);
+    expect(answers[2]).toBe('unknown');
+    expect(seen.opened[0]?.wait).toMatchObject({
+      title: 'Approve 120.5',
+      instructions: 'Pay 120.5?',
+      assignee: { type: 'workspace' },
+    });
+    expect(seen.closed).toEqual([
+      expect.objectContaining({
+        status: 'completed',
+        outputs: { approved: answers[0] === 'accepted', note: answers[0] === 'accepted' ? 'fine' : 'no' },
+      }),
+    ]);
+    expect(result?.status).toBe('COMPLETED');
+    expect(result?.results.approved?.value).toBe(answers[0] === 'accepted');
+  });
+
+  it('takes the route its due timer names, hours later, without the wait counting against the deadline', async () => {
+    const { result, seen, workflowMs } = await runApproval(
+      { ...approval, due: { after_ms: 5 * hour }, on_due: { action: 'route', route_id: 'approved' } },
+      { input: { deadlineMs: 10 * 60_000 } },
+    );
+    expect(result?.status).toBe('COMPLETED');
+    expect(result?.results.approved?.value).toBe(true);
+    expect(seen.closed).toEqual([expect.objectContaining({ status: 'expired' })]);
+    expect(workflowMs).toBeGreaterThanOrEqual(5 * hour);
+  });
+
+  it('escalates once at the due time, then fails the node at the second', async () => {
+    const admin = { type: 'role', role: 'admin' };
+    const { err, seen, timers } = await runApproval({
+      ...approval,
+      due: { after_ms: hour },
+      on_due: { action: 'escalate', assignee: admin, due_after_ms: 2 * hour },
+    });
+    expect(seen.escalated).toEqual([expect.objectContaining({ assignee: admin })]);
+    expect(seen.closed).toEqual([expect.objectContaining({ status: 'expired' })]);
+    // Each due timer is what is left of its due time once the task's row is written.
+    const near = (ms: number) => timers.some((t) => t <= ms && t > ms - 1000);
+    expect(near(hour) && near(2 * hour)).toBe(true);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const end = seen.ends[0]?.finalize;
+    expect(end?.status).toBe('FAILED');
+    expect(end?.progress.error?.message).toMatch(/was due at .* and was not completed/);
+  });
+
+  it('refuses a completion by the assignee the task escalated away from', async () => {
+    let refusal = '';
+    await runApproval(
+      {
+        ...approval,
+        due: { after_ms: hour },
+        on_due: { action: 'escalate', assignee: { type: 'role', role: 'admin' } },
+      },
+      {
+        input: { maxWaitMs: 3 * hour },
+        whileRunning: async (handle, seen) => {
+          await until(() => seen.opened.length === 1);
+          // Let the due timer fire: the server skips time while the test waits on the result.
+          await Promise.race([handle.result().catch(() => undefined), until(() => seen.escalated.length === 1)]);
+          refusal = await send(handle, decision(seen.opened[0]!.taskId, true, { asAssignee: 'workspace' }));
+        },
+      },
+    );
+    expect(refusal).toBe('unauthorized');
+  });
+
+  it('cancelling the case cancels its open task', async () => {
+    const { seen } = await runApproval(approval, {
+      whileRunning: async (handle, seen) => {
+        await until(() => seen.opened.length === 1);
+        await handle.cancel();
+      },
+    });
+    expect(seen.closed).toEqual([expect.objectContaining({ status: 'cancelled' })]);
+    expect(seen.ends[0]?.finalize.status).toBe('CANCELLED');
+  });
+});
