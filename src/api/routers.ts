@@ -15,6 +15,7 @@ import { registerGenerationRoutes } from './generation.routes.js';
 import { registerConnectionRoutes } from './connection.routes.js';
 import { registerOAuthRoutes } from './oauth.routes.js';
 import { registerTemporalCodecRoutes } from './temporal-codec.routes.js';
+import { registerScheduleRoutes } from './schedule.routes.js';
 
 /** Every resource's routes; each resource adds one line. */
 export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void> = [
@@ -27,6 +28,7 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerFileRoutes,
   registerCodeRoutes,
   registerCaseRoutes,
+  registerScheduleRoutes,
   registerJobRoutes,
   registerCatalogRoutes,
   registerDiscoveryRoutes,

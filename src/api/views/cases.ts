@@ -33,6 +33,7 @@ export function executedView(record: CaseRecord, temporalUiUrl: string | null): 
     status: record.status,
     workflowVersionId: record.workflowVersionId,
     workflowVersionNumber: record.workflowVersionNumber,
+    startAt: record.startAt,
     temporalUiUrl,
   };
 }
@@ -49,6 +50,8 @@ export function statusView({ record, running, temporalUiUrl }: CaseStatus): z.in
     createdAt: record.createdAt,
     startedAt: record.startedAt,
     finishedAt: record.finishedAt,
+    startAt: record.startAt,
+    scheduleId: record.scheduleId,
     currentNode: running[0] ?? null,
     runningNodes: running.map((node) => node.id),
     error: record.error,
