@@ -522,7 +522,9 @@ export class CaseService {
 
   async status(auth: AuthContext, caseId: string): Promise<CaseStatus> {
     const record = await this.load(auth, caseId, 'case:read');
-    const progress = record.status === 'RUNNING' ? await this.liveProgress(record) : undefined;
+    // A delayed start's run has no workflow task before startAt: nothing to ask it yet.
+    const waiting = record.startAt !== null && Date.parse(record.startAt) > Date.now();
+    const progress = record.status === 'RUNNING' && !waiting ? await this.liveProgress(record) : undefined;
     // The run may have ended between the read and the query.
     const current = progress && isTerminal(progress.status) ? ((await this.repo.find(caseId)) ?? record) : record;
     const running = progress && !isTerminal(current.status) ? progress.running : [];
