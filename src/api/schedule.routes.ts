@@ -151,7 +151,7 @@ export function registerScheduleRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/api/v1/schedules/:scheduleId/backfill',
     summary: 'Fire the times a schedule had in a past range',
     description:
-      'Every firing time in [startAt, endAt) runs now, one after another, each case with the time it was for. Requires Case: Full. At most schedules.maxBackfillFirings (default 100) firings.',
+      'Every firing time from startAt to endAt (both included) runs now, one after another, each case with the time it was for. Requires Case: Full. At most schedules.maxBackfillFirings (default 100) firings.',
     tags,
     auth: true,
     params: scheduleParams,

@@ -875,7 +875,7 @@ export interface paths {
     put?: never;
     /**
      * Fire the times a schedule had in a past range
-     * @description Every firing time in [startAt, endAt) runs now, one after another, each case with the time it was for. Requires Case: Full. At most schedules.maxBackfillFirings (default 100) firings.
+     * @description Every firing time from startAt to endAt (both included) runs now, one after another, each case with the time it was for. Requires Case: Full. At most schedules.maxBackfillFirings (default 100) firings.
      */
     post: operations['postApiV1SchedulesScheduleIdBackfill'];
     delete?: never;
@@ -9554,7 +9554,7 @@ export interface operations {
         'application/json': {
           /** @description Fires every time of the schedule from this time */
           startAt: string & (unknown & unknown);
-          /** @description up to this time */
+          /** @description up to this time (included) */
           endAt: string & (unknown & unknown);
         };
       };

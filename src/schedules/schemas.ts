@@ -82,6 +82,6 @@ export type UpdateScheduleBody = z.infer<typeof updateScheduleBodySchema>;
 
 export const backfillBodySchema = z.strictObject({
   startAt: isoTime.describe('Fires every time of the schedule from this time'),
-  endAt: isoTime.describe('up to this time'),
+  endAt: isoTime.describe('up to this time (included)'),
 });
 export type BackfillBody = z.infer<typeof backfillBodySchema>;

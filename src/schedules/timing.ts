@@ -85,21 +85,21 @@ export function timingRequest(timing: ScheduleTiming): TimingRequest {
 }
 
 /**
- * How many times the schedule fires from `start` (inclusive) to `end` (exclusive), counted up
- * to `cap` + 1, so a backfill over its bound is refused before Temporal is asked.
+ * How many times the schedule fires from `start` to `end`, both included as Temporal's backfill
+ * includes them, counted up to `cap` + 1, so a backfill over its bound is refused before Temporal is asked.
  */
 export function firingsBetween(timing: ScheduleTiming, start: Date, end: Date, cap: number): number {
   if (timing.cron === undefined) {
     const offset = timing.offsetMs ?? 0;
     // Temporal's intervals are aligned to the epoch plus the offset.
     const first = Math.ceil((start.getTime() - offset) / timing.intervalMs);
-    const last = Math.ceil((end.getTime() - offset) / timing.intervalMs) - 1;
+    const last = Math.floor((end.getTime() - offset) / timing.intervalMs);
     return Math.min(Math.max(0, last - first + 1), cap + 1);
   }
   const times = CronExpressionParser.parse(timing.cron, {
     tz: timing.timeZone,
     currentDate: new Date(start.getTime() - 1),
-    endDate: new Date(end.getTime() - 1),
+    endDate: end,
   });
   let count = 0;
   while (count <= cap && times.hasNext()) {

@@ -41,7 +41,7 @@ export async function waitForSchedule(
   svc: TestService,
   scheduleId: string,
   done: (s: ScheduleBody) => boolean,
-  timeoutMs = 60_000,
+  timeoutMs = 40_000,
 ): Promise<ScheduleBody> {
   const until = Date.now() + timeoutMs;
   for (;;) {
