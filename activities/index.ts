@@ -5,6 +5,7 @@ import { createGenerationActivities } from './generation.js';
 import { createConnectionActivities } from './connections.js';
 import { createOAuthActivities } from './oauth.js';
 import { createTaskActivities } from './tasks.js';
+import { createScheduleActivities } from './schedules.js';
 
 /** Every activity the worker registers, built over the worker's dependencies. */
 export function createActivities(deps: ActivityDeps) {
@@ -15,5 +16,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createConnectionActivities(deps),
     ...createOAuthActivities(deps),
     ...createTaskActivities(deps),
+    ...createScheduleActivities(deps),
   };
 }

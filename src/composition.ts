@@ -42,6 +42,8 @@ import { TemporalGenerationRuns } from './temporal/gateways/generation-runs.js';
 import { TemporalCallbackDeliveries } from './temporal/gateways/callback-deliveries.js';
 import { TaskService } from './tasks/task-service.js';
 import { TemporalTaskDecisions } from './temporal/gateways/task-decisions.js';
+import { TemporalSchedules } from './temporal/gateways/schedules.js';
+import { ScheduleService } from './schedules/schedule-service.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
 import { WorkflowService } from './definitions/workflow-service.js';
 import { LlmNodes } from './llm/llm-nodes.js';
@@ -145,6 +147,18 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     temporal: new TemporalGenerationRuns(temporal),
     logger,
   });
+  const cases = new CaseService({
+    config,
+    logger,
+    temporal,
+    repo: repos.cases,
+    workflows,
+    files,
+    outbound,
+    metrics,
+    engine,
+    runs: caseRuns,
+  });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
   return {
     /** Who is calling: the API key's rules (expiry, revocation, membership). */
@@ -152,17 +166,16 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     tenancy: new TenancyService(repos.tenancy, (keyId) => authentication.forget(keyId)),
     workflows,
     files,
-    cases: new CaseService({
+    cases,
+    /** Schedules: rows here, Temporal Schedules there; their firings create cases through `cases`. */
+    schedules: new ScheduleService({
       config,
-      logger,
-      temporal,
-      repo: repos.cases,
-      workflows,
-      files,
-      outbound,
-      metrics,
-      engine,
-      runs: caseRuns,
+      logger: logger.child({ component: 'schedules' }),
+      repo: repos.schedules,
+      workflows: repos.workflows,
+      cases,
+      engine: new TemporalSchedules(temporal),
+      searchAttributes: temporal.searchAttributes,
     }),
     /** API side: closes RUNNING cases whose run ended without recording them. */
     caseReconciler: new CaseRunReconciler({ repo: repos.cases, runs: caseRuns, logger }),

@@ -5,6 +5,7 @@
  */
 export { callbackDelivery } from './callback-delivery.js';
 export { caseRun } from './case-run.js';
+export { scheduledCase } from './scheduled-case.js';
 export { generationRun } from './generation-run.js';
 export { connectionSmokeTest } from './connection-smoke-test.js';
 export { oauthAuthorization } from './oauth-authorization.js';

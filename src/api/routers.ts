@@ -16,6 +16,7 @@ import { registerConnectionRoutes } from './connection.routes.js';
 import { registerOAuthRoutes } from './oauth.routes.js';
 import { registerTemporalCodecRoutes } from './temporal-codec.routes.js';
 import { registerTaskRoutes } from './task.routes.js';
+import { registerScheduleRoutes } from './schedule.routes.js';
 
 /** Every resource's routes; each resource adds one line. */
 export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void> = [
@@ -28,6 +29,7 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerFileRoutes,
   registerCodeRoutes,
   registerCaseRoutes,
+  registerScheduleRoutes,
   registerJobRoutes,
   registerCatalogRoutes,
   registerDiscoveryRoutes,

@@ -30,7 +30,7 @@ import { assertCaseInputsWithinLimit } from './payload-limits.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
 import { NoAnswerInTimeError, type EngineHealth } from '../temporal/engine-health.js';
 import { caseWorkflowId } from '../temporal/contracts/case-run.js';
-import type { CaseRunGateway } from '../temporal/gateways/case-runs.js';
+import type { CaseRunGateway, CaseRunLabels } from '../temporal/gateways/case-runs.js';
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 import { statsWindow, workflowStats, type CaseStats, type CaseStatsRequest } from './case-stats.js';
 
@@ -74,6 +74,25 @@ export interface CaseListRequest extends ListRequest {
   from?: string;
   /** Created before (ISO time with an offset). */
   to?: string;
+}
+
+/** What a case's run is started with besides its graph. */
+interface CaseRunSettings {
+  inputs: Record<string, unknown>;
+  callbackUrl?: string;
+  deadlineMs: number;
+}
+
+/** What a schedule fires: checked at the schedule's creation and change, and again at each firing. */
+export interface ScheduledCaseRequest {
+  workflowId: string;
+  workflowVersionId?: string | null;
+  title?: string | null;
+  inputs: Record<string, unknown>;
+  callbackUrl?: string | null;
+  /** Where the inputs and the callbackUrl were sent, for the 400's field names. */
+  prefix: string;
+  callbackField: string;
 }
 
 const CANCEL_WAIT_MS = 10_000;
@@ -216,8 +235,13 @@ export class CaseService {
     const checked = validateCaseInputs(version.graph, supplied, { partial: false, prefix });
     if (checked.problems.length > 0) throw DomainError.invalidFields(checked.problems);
     assertCaseInputsWithinLimit(checked.inputs, this.deps.config.cases.maxInputBytes, prefix);
-    await this.checkFiles(auth, record, checked.files);
+    await this.checkFiles(
+      auth,
+      { organizationId: record.organizationId, workspaceId: record.workspaceId, userId: record.createdByUserId },
+      checked.files,
+    );
     if (body.callbackUrl !== undefined) await this.checkCallbackUrl(body.callbackUrl);
+    const startDelayMs = body.startAt === undefined ? undefined : this.startDelayMs(body.startAt);
     if (!this.deps.engine.isUp()) throw engineDown(caseId);
 
     const temporalWorkflowId = caseWorkflowId(caseId);
@@ -228,12 +252,13 @@ export class CaseService {
       callbackUrl: body.callbackUrl,
       deadlineMs,
       temporalWorkflowId,
+      startAt: body.startAt && new Date(body.startAt).toISOString(),
     });
     if (!started) throw DomainError.conflict(`Case ${caseId} was already executed`);
     const run = { inputs: checked.inputs, callbackUrl: body.callbackUrl, deadlineMs };
     let runId: string | null;
     try {
-      runId = await this.startRun(record, version, run);
+      runId = await this.startRun(record, version, run, startDelayMs);
     } catch (err) {
       const unreachable = isTemporalUnavailable(err) || err instanceof NoAnswerInTimeError;
       // Tell the rest of the process now rather than at the probe's next round.
@@ -265,11 +290,24 @@ export class CaseService {
       callbackUrl: run.callbackUrl ?? null,
       deadlineMs: run.deadlineMs,
       temporalWorkflowId,
+      startAt: body.startAt ? new Date(body.startAt).toISOString() : null,
     };
     return {
       record: accepted,
       temporalUiUrl: runId ? temporalUiLink(this.deps.temporal, temporalWorkflowId, runId) : null,
     };
+  }
+
+  /** How long a delayed start waits: 400 for a time not in the future or beyond cases.maxStartDelayMs. */
+  private startDelayMs(startAt: string): number {
+    const delayMs = Date.parse(startAt) - Date.now();
+    const maxMs = this.deps.config.cases.maxStartDelayMs;
+    if (delayMs <= 0) throw DomainError.invalidFields([{ field: 'body.startAt', message: 'must be in the future' }]);
+    if (delayMs > maxMs)
+      throw DomainError.invalidFields([
+        { field: 'body.startAt', message: `at most ${maxMs} ms ahead (cases.maxStartDelayMs)` },
+      ]);
+    return delayMs;
   }
 
   /** The case row once its run is started, with the run id linked when known. */
@@ -281,13 +319,11 @@ export class CaseService {
    * Starts the case's run, or links the one that exists (a start refused as a duplicate, or one
    * that failed on our side after the server accepted it). Throws when no run can be shown to exist.
    */
-  private async startOrLinkRun(
-    record: CaseRecord,
-    version: RunnableVersion,
-    run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number },
-  ): Promise<string> {
+  private async startOrLinkRun(record: CaseRecord, version: RunnableVersion, run: CaseRunSettings): Promise<string> {
+    // A delayed start resumed late keeps what is left of its delay.
+    const leftMs = record.startAt ? Date.parse(record.startAt) - Date.now() : 0;
     try {
-      return await this.startRun(record, version, run);
+      return await this.startRun(record, version, run, leftMs > 0 ? leftMs : undefined);
     } catch (err) {
       const outcome = await this.deps.runs.settle(record.id);
       if (outcome.run === 'started') return outcome.runId;
@@ -296,21 +332,34 @@ export class CaseService {
   }
 
   /** A callbackUrl the outbound policy refuses is a 400 now, not a failed delivery later. */
-  private async checkCallbackUrl(url: string): Promise<void> {
+  private async checkCallbackUrl(url: string, field = 'body.callbackUrl'): Promise<void> {
     try {
       await this.deps.outbound.checkUrl(url);
     } catch (err) {
       if (!(err instanceof OutboundRefusedError)) throw err;
-      throw DomainError.invalidFields([{ field: 'body.callbackUrl', message: err.message }]);
+      throw DomainError.invalidFields([{ field, message: err.message }]);
     }
   }
 
-  /** Starts the case's Temporal run (workflow id `case-<caseId>`); the run id. */
+  /** Starts the case's Temporal run (workflow id `case-<caseId>`), after `startDelayMs` when given; the run id. */
   private async startRun(
     record: CaseRecord,
     version: RunnableVersion,
-    run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number },
+    run: CaseRunSettings,
+    startDelayMs?: number,
   ): Promise<string> {
+    const { input, labels } = this.runStart(record, version, run);
+    const runId = await this.deps.runs.start(input, labels, startDelayMs);
+    this.deps.metrics.caseStarted();
+    return runId;
+  }
+
+  /** The case run's input and how it is shown and filtered in the Temporal UI. */
+  private runStart(
+    record: CaseRecord,
+    version: RunnableVersion,
+    run: CaseRunSettings,
+  ): { input: CaseRunInput; labels: CaseRunLabels } {
     const input: CaseRunInput = {
       caseId: record.id,
       organizationId: record.organizationId,
@@ -323,7 +372,7 @@ export class CaseService {
       revision: caseRunRevision,
       ...(run.callbackUrl ? { callbackUrl: run.callbackUrl } : {}),
     };
-    const runId = await this.deps.runs.start(input, {
+    const labels: CaseRunLabels = {
       summary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
       details: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
       tags: {
@@ -333,9 +382,90 @@ export class CaseService {
         caseStatus: 'RUNNING',
         source: record.source,
       },
+    };
+    return { input, labels };
+  }
+
+  /**
+   * Checks what a schedule will fire as the API checks an initiate and an execute: the version
+   * (pinned, or the latest active one), every input (complete, typed, within the size limit), the
+   * files the inputs name, the callbackUrl. Throws the DomainError a request would get.
+   */
+  async checkScheduledCase(
+    auth: AuthContext,
+    request: ScheduledCaseRequest,
+  ): Promise<{ version: RunnableVersion; inputs: Record<string, unknown> }> {
+    const version = await this.deps.workflows.resolveForRun(
+      auth.organizationId,
+      { workflowId: request.workflowId },
+      { versionId: request.workflowVersionId ?? undefined },
+    );
+    assertWorkspaceGrant(auth, { id: version.workspaceId, organizationId: version.organizationId }, 'case:full');
+    const checked = validateCaseInputs(version.graph, request.inputs, { partial: false, prefix: request.prefix });
+    if (checked.problems.length > 0) throw DomainError.invalidFields(checked.problems);
+    assertCaseInputsWithinLimit(checked.inputs, this.deps.config.cases.maxInputBytes, request.prefix);
+    const scope = { organizationId: version.organizationId, workspaceId: version.workspaceId, userId: auth.userId };
+    await this.checkFiles(auth, scope, checked.files);
+    if (request.callbackUrl) await this.checkCallbackUrl(request.callbackUrl, request.callbackField);
+    return { version, inputs: checked.inputs };
+  }
+
+  /** A schedule's firing: the case, created PENDING with `source: scheduled` after the checks of checkScheduledCase. */
+  async createScheduled(
+    auth: AuthContext,
+    request: ScheduledCaseRequest & { scheduleId: string },
+  ): Promise<CaseRecord> {
+    const { version, inputs } = await this.checkScheduledCase(auth, request);
+    return this.repo.create({
+      organizationId: version.organizationId,
+      workspaceId: version.workspaceId,
+      workflowId: version.workflowId,
+      entityId: version.entityId,
+      workflowVersionId: version.versionId,
+      workflowVersionNumber: version.versionNumber,
+      title: request.title ?? undefined,
+      source: 'scheduled',
+      scheduleId: request.scheduleId,
+      initialInput: inputs,
+      createdByKeyId: auth.keyId,
+      createdByUserId: auth.userId,
+    });
+  }
+
+  /**
+   * A scheduled case accepted for its run (PENDING → RUNNING, as execute does), and what its run
+   * starts with; the firing workflow starts it as its child. Again for a case already accepted (a
+   * retried activity). Undefined when the case was cancelled or ended before its run started.
+   */
+  async acceptScheduled(
+    caseId: string,
+    callbackUrl: string | undefined,
+  ): Promise<{ input: CaseRunInput; labels: CaseRunLabels } | undefined> {
+    const record = await this.repo.find(caseId);
+    if (!record) throw new Error(`scheduled case ${caseId} is missing`);
+    const deadlineMs = Math.min(this.deps.config.cases.defaultDeadlineMs, this.deps.config.cases.maxDeadlineMs);
+    if (record.status === 'PENDING') {
+      await this.repo.markRunning(caseId, {
+        inputs: record.initialInput,
+        callbackUrl,
+        deadlineMs,
+        temporalWorkflowId: caseWorkflowId(caseId),
+      });
+    }
+    const current = (await this.repo.find(caseId)) ?? record;
+    if (current.status !== 'RUNNING') return undefined;
+    const started = this.runStart(current, await this.version(current), {
+      inputs: current.inputs ?? current.initialInput,
+      callbackUrl: current.callbackUrl ?? undefined,
+      deadlineMs: current.deadlineMs ?? deadlineMs,
     });
     this.deps.metrics.caseStarted();
-    return runId;
+    return started;
+  }
+
+  /** Links a scheduled case's run once the firing workflow started it. */
+  async linkRun(caseId: string, runId: string): Promise<void> {
+    await this.repo.setRunId(caseId, runId);
   }
 
   /**
@@ -368,15 +498,10 @@ export class CaseService {
 
   private async checkFiles(
     auth: AuthContext,
-    record: CaseRecord,
+    caseScope: { organizationId: string; workspaceId: string; userId: string },
     files: Array<{ field: string; url: string; allowedTypes: string[] }>,
   ): Promise<void> {
     const problems: Array<{ field: string; message: string; code: string }> = [];
-    const caseScope = {
-      organizationId: record.organizationId,
-      workspaceId: record.workspaceId,
-      userId: record.createdByUserId,
-    };
     for (const file of files) {
       const problem = await this.deps.files.checkCaseFileInput(auth, file.url, file.allowedTypes, caseScope);
       if (problem) problems.push({ field: file.field, message: problem.message, code: problem.code });
@@ -401,7 +526,9 @@ export class CaseService {
 
   async status(auth: AuthContext, caseId: string): Promise<CaseStatus> {
     const record = await this.load(auth, caseId, 'case:read');
-    const progress = record.status === 'RUNNING' ? await this.liveProgress(record) : undefined;
+    // A delayed start's run has no workflow task before startAt: nothing to ask it yet.
+    const waiting = record.startAt !== null && Date.parse(record.startAt) > Date.now();
+    const progress = record.status === 'RUNNING' && !waiting ? await this.liveProgress(record) : undefined;
     // The run may have ended between the read and the query.
     const current = progress && isTerminal(progress.status) ? ((await this.repo.find(caseId)) ?? record) : record;
     const running = progress && !isTerminal(current.status) ? progress.running : [];

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { atLeastOneOf } from '../domain/at-least-one.js';
 import { caseSources } from '../domain/cases.js';
+import { isoTime } from '../domain/ids.js';
 
 const workspaceId = z.regexes.uuid().source.slice(1, -1);
 /** Comma-separated workspace UUIDs; blanks around commas and empty entries are ignored, at least one id. */
@@ -50,6 +51,11 @@ const executeFields = z.object({
     .min(1000)
     .optional()
     .describe('Case deadline; past it the case ends TIMED_OUT (default and maximum are configured)'),
+  startAt: isoTime
+    .optional()
+    .describe(
+      'A delayed start (RFC 3339): the run begins then, not now; in the future and at most cases.maxStartDelayMs (default 30 days) ahead. Cancel before then cancels it.',
+    ),
 });
 
 /**

@@ -736,6 +736,154 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/workflow/{workflowId}/schedules': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Create a schedule
+     * @description A Temporal Schedule that starts a case of the workflow at each firing (cron or interval, in a time zone), with the given inputs, checked now as execute checks them. Requires Workflow: Full (and Case: Full) in the workflow’s workspace. Answers the schedule and its next run times.
+     */
+    post: operations['postApiV1WorkflowWorkflowIdSchedules'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/schedules': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List schedules
+     * @description Schedules newest first, a page at a time (cursor), in the workspaces the key reads with Workflow: Read; filters: workspaceId, workflowId.
+     */
+    get: operations['getApiV1Schedules'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/schedules/{scheduleId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A schedule, its next run times and its recent firings
+     * @description Requires Workflow: Read. Failed firings (no case created) are listed with why.
+     */
+    get: operations['getApiV1SchedulesScheduleId'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a schedule
+     * @description No more firings; cases already started run on. Requires Workflow: Full (and Case: Full) in the workflow’s workspace.
+     */
+    delete: operations['deleteApiV1SchedulesScheduleId'];
+    options?: never;
+    head?: never;
+    /**
+     * Change a schedule
+     * @description Any subset of the fields; null clears an optional one; cron or intervalSeconds replaces the other. Requires Workflow: Full (and Case: Full) in the workflow’s workspace. Re-creates the Temporal Schedule when Temporal lacks it.
+     */
+    patch: operations['patchApiV1SchedulesScheduleId'];
+    trace?: never;
+  };
+  '/api/v1/schedules/{scheduleId}/pause': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Pause a schedule
+     * @description No firing until resumed. Requires Workflow: Full (and Case: Full) in the workflow’s workspace.
+     */
+    post: operations['postApiV1SchedulesScheduleIdPause'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/schedules/{scheduleId}/resume': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Resume a schedule
+     * @description Fires again at its next time; times missed while paused do not run (backfill them). Requires Workflow: Full (and Case: Full) in the workflow’s workspace.
+     */
+    post: operations['postApiV1SchedulesScheduleIdResume'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/schedules/{scheduleId}/trigger': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Fire a schedule now
+     * @description One firing now, even while an earlier one runs (whatever the overlap policy) and while paused. Requires Case: Full. The case appears in recentFirings.
+     */
+    post: operations['postApiV1SchedulesScheduleIdTrigger'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/schedules/{scheduleId}/backfill': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Fire the times a schedule had in a past range
+     * @description Every firing time from startAt to endAt (both included) runs now, one after another, each case with the time it was for. Requires Case: Full. At most schedules.maxBackfillFirings (default 100) firings.
+     */
+    post: operations['postApiV1SchedulesScheduleIdBackfill'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/job/initiate': {
     parameters: {
       query?: never;
@@ -7394,6 +7542,8 @@ export interface operations {
            */
           callbackUrl?: string;
           timeoutMs?: number;
+          /** @description A delayed start (RFC 3339): the run begins then, not now; in the future and at most cases.maxStartDelayMs (default 30 days) ahead. Cancel before then cancels it. */
+          startAt?: string & (unknown & unknown);
         };
       };
     };
@@ -7410,6 +7560,8 @@ export interface operations {
             status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
             workflowVersionId: string;
             workflowVersionNumber: number;
+            /** @description A delayed start: when the run begins */
+            startAt: string | null;
             temporalUiUrl: string | null;
           };
         };
@@ -7559,6 +7711,10 @@ export interface operations {
             createdAt: string;
             startedAt: string | null;
             finishedAt: string | null;
+            /** @description A delayed start: when the run begins (null when it began at execute); RUNNING until then */
+            startAt: string | null;
+            /** @description The schedule whose firing created the case (source scheduled) */
+            scheduleId: string | null;
             currentNode: {
               id: string;
               name: string;
@@ -8065,6 +8221,1628 @@ export interface operations {
       };
     };
   };
+  postApiV1WorkflowWorkflowIdSchedules: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The workflowId (or the entityId) of the workflow */
+        workflowId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description Five-field cron expression (minute hour day-of-month month day-of-week) in timeZone; or intervalSeconds */
+          cron?: string;
+          /** @description Fires every so many seconds (at least schedules.minIntervalSeconds); or cron */
+          intervalSeconds?: number;
+          /** @description Shifts interval firings from the epoch-aligned grid */
+          offsetSeconds?: number;
+          /**
+           * @description IANA time zone of the cron expression, such as Europe/Paris
+           * @default UTC
+           */
+          timeZone?: string;
+          /** @description No firing before this time */
+          startAt?: string & (unknown & unknown);
+          /** @description No firing after this time */
+          endAt?: string & (unknown & unknown);
+          /** @description The cases' title */
+          title?: string;
+          /**
+           * Format: uuid
+           * @description Pins a version; without it each firing runs the latest active version
+           */
+          workflowVersionId?: string;
+          /**
+           * @description The cases' inputs keyed by variable_name, checked as execute checks them
+           * @default {}
+           */
+          inputs?: {
+            [key: string]: unknown;
+          };
+          /**
+           * Format: uri
+           * @description POSTed { caseId, status, results, error? } when each case ends
+           */
+          callbackUrl?: string;
+          /**
+           * @description When a firing finds the previous case still running: skip it, buffer_one (run it after), allow_all, cancel_previous
+           * @default skip
+           * @enum {string}
+           */
+          overlap?: 'skip' | 'buffer_one' | 'allow_all' | 'cancel_previous';
+          /**
+           * @description A firing missed while the engine was down still runs when at most this late (default 3600)
+           * @default 3600
+           */
+          catchupWindowSeconds?: number;
+          /**
+           * @description Created or left paused
+           * @default false
+           */
+          paused?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            scheduleId: string;
+            workflowId: string;
+            workspaceId: string;
+            /** @description The pinned version; null runs the latest active one */
+            workflowVersionId: string | null;
+            title: string | null;
+            cron: string | null;
+            intervalSeconds: number | null;
+            offsetSeconds: number | null;
+            timeZone: string;
+            startAt: string | null;
+            endAt: string | null;
+            inputs: {
+              [key: string]: unknown;
+            };
+            callbackUrl: string | null;
+            /** @enum {string} */
+            overlap: 'skip' | 'buffer_one' | 'allow_all' | 'cancel_previous';
+            catchupWindowSeconds: number;
+            paused: boolean;
+            /** @description Its id on the Temporal UI's Schedules page */
+            temporalScheduleId: string;
+            createdAt: string;
+            updatedAt: string;
+            /** @description false when Temporal lacks the schedule (a crash between the store and Temporal, or Temporal unreachable): PATCH re-creates it */
+            inEngine: boolean;
+            /** @description Temporal's note on the schedule (why it was paused…) */
+            note: string | null;
+            nextRunTimes: string[];
+            runningFirings: number;
+            /** @description Firings skipped because the previous case was still running */
+            skippedOverlap: number;
+            /** @description Firings missed beyond the catch-up window */
+            missedCatchupWindow: number;
+            /** @description The latest 20 firings, newest first */
+            recentFirings: {
+              firingId: string;
+              /** @description The time the firing was for (a backfill names a past time) */
+              scheduledAt: string;
+              firedAt: string;
+              /**
+               * @description started: a case was created; failed: none was (see error)
+               * @enum {string}
+               */
+              status: 'started' | 'failed';
+              caseId: string | null;
+              caseStatus: ('PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT') | null;
+              /** @description Why no case was created (workflow inactive, inputs no longer valid…) */
+              error: string | null;
+              temporalWorkflowId: string;
+            }[];
+          };
+        };
+      };
+      /** @description Invalid body, id or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission in the workspace */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown schedule or workflow (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workflow has no active version and none is pinned */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workflow engine is unreachable; nothing changed (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1Schedules: {
+    parameters: {
+      query?: {
+        /** @description Only this workspace */
+        workspaceId?: string;
+        /** @description Only schedules of this workflow */
+        workflowId?: string;
+        /** @description Items per page (default 20, at most 100) */
+        limit?: number;
+        /** @description nextCursor of the previous page (opaque); without it the first page */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of schedules */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: {
+              scheduleId: string;
+              workflowId: string;
+              workspaceId: string;
+              /** @description The pinned version; null runs the latest active one */
+              workflowVersionId: string | null;
+              title: string | null;
+              cron: string | null;
+              intervalSeconds: number | null;
+              offsetSeconds: number | null;
+              timeZone: string;
+              startAt: string | null;
+              endAt: string | null;
+              inputs: {
+                [key: string]: unknown;
+              };
+              callbackUrl: string | null;
+              /** @enum {string} */
+              overlap: 'skip' | 'buffer_one' | 'allow_all' | 'cancel_previous';
+              catchupWindowSeconds: number;
+              paused: boolean;
+              /** @description Its id on the Temporal UI's Schedules page */
+              temporalScheduleId: string;
+              createdAt: string;
+              updatedAt: string;
+            }[];
+            /** @description Pass as cursor for the next page; null on the last page */
+            nextCursor: string | null;
+          };
+        };
+      };
+      /** @description Invalid body, id or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission in the workspace */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown schedule or workflow (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workflow engine is unreachable; nothing changed (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1SchedulesScheduleId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The scheduleId */
+        scheduleId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The schedule */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            scheduleId: string;
+            workflowId: string;
+            workspaceId: string;
+            /** @description The pinned version; null runs the latest active one */
+            workflowVersionId: string | null;
+            title: string | null;
+            cron: string | null;
+            intervalSeconds: number | null;
+            offsetSeconds: number | null;
+            timeZone: string;
+            startAt: string | null;
+            endAt: string | null;
+            inputs: {
+              [key: string]: unknown;
+            };
+            callbackUrl: string | null;
+            /** @enum {string} */
+            overlap: 'skip' | 'buffer_one' | 'allow_all' | 'cancel_previous';
+            catchupWindowSeconds: number;
+            paused: boolean;
+            /** @description Its id on the Temporal UI's Schedules page */
+            temporalScheduleId: string;
+            createdAt: string;
+            updatedAt: string;
+            /** @description false when Temporal lacks the schedule (a crash between the store and Temporal, or Temporal unreachable): PATCH re-creates it */
+            inEngine: boolean;
+            /** @description Temporal's note on the schedule (why it was paused…) */
+            note: string | null;
+            nextRunTimes: string[];
+            runningFirings: number;
+            /** @description Firings skipped because the previous case was still running */
+            skippedOverlap: number;
+            /** @description Firings missed beyond the catch-up window */
+            missedCatchupWindow: number;
+            /** @description The latest 20 firings, newest first */
+            recentFirings: {
+              firingId: string;
+              /** @description The time the firing was for (a backfill names a past time) */
+              scheduledAt: string;
+              firedAt: string;
+              /**
+               * @description started: a case was created; failed: none was (see error)
+               * @enum {string}
+               */
+              status: 'started' | 'failed';
+              caseId: string | null;
+              caseStatus: ('PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT') | null;
+              /** @description Why no case was created (workflow inactive, inputs no longer valid…) */
+              error: string | null;
+              temporalWorkflowId: string;
+            }[];
+          };
+        };
+      };
+      /** @description Invalid body, id or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission in the workspace */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown schedule or workflow (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workflow engine is unreachable; nothing changed (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  deleteApiV1SchedulesScheduleId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The scheduleId */
+        scheduleId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Invalid body, id or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission in the workspace */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown schedule or workflow (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workflow engine is unreachable; nothing changed (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  patchApiV1SchedulesScheduleId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The scheduleId */
+        scheduleId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description Five-field cron expression (minute hour day-of-month month day-of-week) in timeZone; or intervalSeconds */
+          cron?: string;
+          /** @description Fires every so many seconds (at least schedules.minIntervalSeconds); or cron */
+          intervalSeconds?: number;
+          offsetSeconds?: number | null;
+          /** @description IANA time zone of the cron expression, such as Europe/Paris */
+          timeZone?: string;
+          startAt?: (string & (unknown & unknown)) | null;
+          endAt?: (string & (unknown & unknown)) | null;
+          title?: string | null;
+          workflowVersionId?: string | null;
+          /** @description The cases' inputs keyed by variable_name, checked as execute checks them */
+          inputs?: {
+            [key: string]: unknown;
+          };
+          callbackUrl?: string | null;
+          /**
+           * @description When a firing finds the previous case still running: skip it, buffer_one (run it after), allow_all, cancel_previous
+           * @enum {string}
+           */
+          overlap?: 'skip' | 'buffer_one' | 'allow_all' | 'cancel_previous';
+          /** @description A firing missed while the engine was down still runs when at most this late (default 3600) */
+          catchupWindowSeconds?: number;
+          /** @description Created or left paused */
+          paused?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The schedule as changed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            scheduleId: string;
+            workflowId: string;
+            workspaceId: string;
+            /** @description The pinned version; null runs the latest active one */
+            workflowVersionId: string | null;
+            title: string | null;
+            cron: string | null;
+            intervalSeconds: number | null;
+            offsetSeconds: number | null;
+            timeZone: string;
+            startAt: string | null;
+            endAt: string | null;
+            inputs: {
+              [key: string]: unknown;
+            };
+            callbackUrl: string | null;
+            /** @enum {string} */
+            overlap: 'skip' | 'buffer_one' | 'allow_all' | 'cancel_previous';
+            catchupWindowSeconds: number;
+            paused: boolean;
+            /** @description Its id on the Temporal UI's Schedules page */
+            temporalScheduleId: string;
+            createdAt: string;
+            updatedAt: string;
+            /** @description false when Temporal lacks the schedule (a crash between the store and Temporal, or Temporal unreachable): PATCH re-creates it */
+            inEngine: boolean;
+            /** @description Temporal's note on the schedule (why it was paused…) */
+            note: string | null;
+            nextRunTimes: string[];
+            runningFirings: number;
+            /** @description Firings skipped because the previous case was still running */
+            skippedOverlap: number;
+            /** @description Firings missed beyond the catch-up window */
+            missedCatchupWindow: number;
+            /** @description The latest 20 firings, newest first */
+            recentFirings: {
+              firingId: string;
+              /** @description The time the firing was for (a backfill names a past time) */
+              scheduledAt: string;
+              firedAt: string;
+              /**
+               * @description started: a case was created; failed: none was (see error)
+               * @enum {string}
+               */
+              status: 'started' | 'failed';
+              caseId: string | null;
+              caseStatus: ('PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT') | null;
+              /** @description Why no case was created (workflow inactive, inputs no longer valid…) */
+              error: string | null;
+              temporalWorkflowId: string;
+            }[];
+          };
+        };
+      };
+      /** @description Invalid body, id or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission in the workspace */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown schedule or workflow (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workflow has no active version and none is pinned */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workflow engine is unreachable; nothing changed (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1SchedulesScheduleIdPause: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The scheduleId */
+        scheduleId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The schedule */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            scheduleId: string;
+            workflowId: string;
+            workspaceId: string;
+            /** @description The pinned version; null runs the latest active one */
+            workflowVersionId: string | null;
+            title: string | null;
+            cron: string | null;
+            intervalSeconds: number | null;
+            offsetSeconds: number | null;
+            timeZone: string;
+            startAt: string | null;
+            endAt: string | null;
+            inputs: {
+              [key: string]: unknown;
+            };
+            callbackUrl: string | null;
+            /** @enum {string} */
+            overlap: 'skip' | 'buffer_one' | 'allow_all' | 'cancel_previous';
+            catchupWindowSeconds: number;
+            paused: boolean;
+            /** @description Its id on the Temporal UI's Schedules page */
+            temporalScheduleId: string;
+            createdAt: string;
+            updatedAt: string;
+            /** @description false when Temporal lacks the schedule (a crash between the store and Temporal, or Temporal unreachable): PATCH re-creates it */
+            inEngine: boolean;
+            /** @description Temporal's note on the schedule (why it was paused…) */
+            note: string | null;
+            nextRunTimes: string[];
+            runningFirings: number;
+            /** @description Firings skipped because the previous case was still running */
+            skippedOverlap: number;
+            /** @description Firings missed beyond the catch-up window */
+            missedCatchupWindow: number;
+            /** @description The latest 20 firings, newest first */
+            recentFirings: {
+              firingId: string;
+              /** @description The time the firing was for (a backfill names a past time) */
+              scheduledAt: string;
+              firedAt: string;
+              /**
+               * @description started: a case was created; failed: none was (see error)
+               * @enum {string}
+               */
+              status: 'started' | 'failed';
+              caseId: string | null;
+              caseStatus: ('PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT') | null;
+              /** @description Why no case was created (workflow inactive, inputs no longer valid…) */
+              error: string | null;
+              temporalWorkflowId: string;
+            }[];
+          };
+        };
+      };
+      /** @description Invalid body, id or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission in the workspace */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown schedule or workflow (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Temporal lacks the schedule: PATCH it to re-create it */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workflow engine is unreachable; nothing changed (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1SchedulesScheduleIdResume: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The scheduleId */
+        scheduleId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The schedule */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            scheduleId: string;
+            workflowId: string;
+            workspaceId: string;
+            /** @description The pinned version; null runs the latest active one */
+            workflowVersionId: string | null;
+            title: string | null;
+            cron: string | null;
+            intervalSeconds: number | null;
+            offsetSeconds: number | null;
+            timeZone: string;
+            startAt: string | null;
+            endAt: string | null;
+            inputs: {
+              [key: string]: unknown;
+            };
+            callbackUrl: string | null;
+            /** @enum {string} */
+            overlap: 'skip' | 'buffer_one' | 'allow_all' | 'cancel_previous';
+            catchupWindowSeconds: number;
+            paused: boolean;
+            /** @description Its id on the Temporal UI's Schedules page */
+            temporalScheduleId: string;
+            createdAt: string;
+            updatedAt: string;
+            /** @description false when Temporal lacks the schedule (a crash between the store and Temporal, or Temporal unreachable): PATCH re-creates it */
+            inEngine: boolean;
+            /** @description Temporal's note on the schedule (why it was paused…) */
+            note: string | null;
+            nextRunTimes: string[];
+            runningFirings: number;
+            /** @description Firings skipped because the previous case was still running */
+            skippedOverlap: number;
+            /** @description Firings missed beyond the catch-up window */
+            missedCatchupWindow: number;
+            /** @description The latest 20 firings, newest first */
+            recentFirings: {
+              firingId: string;
+              /** @description The time the firing was for (a backfill names a past time) */
+              scheduledAt: string;
+              firedAt: string;
+              /**
+               * @description started: a case was created; failed: none was (see error)
+               * @enum {string}
+               */
+              status: 'started' | 'failed';
+              caseId: string | null;
+              caseStatus: ('PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT') | null;
+              /** @description Why no case was created (workflow inactive, inputs no longer valid…) */
+              error: string | null;
+              temporalWorkflowId: string;
+            }[];
+          };
+        };
+      };
+      /** @description Invalid body, id or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission in the workspace */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown schedule or workflow (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Temporal lacks the schedule: PATCH it to re-create it */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workflow engine is unreachable; nothing changed (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1SchedulesScheduleIdTrigger: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The scheduleId */
+        scheduleId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Fired */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Invalid body, id or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission in the workspace */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown schedule or workflow (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Temporal lacks the schedule: PATCH it to re-create it */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workflow engine is unreachable; nothing changed (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1SchedulesScheduleIdBackfill: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The scheduleId */
+        scheduleId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description Fires every time of the schedule from this time */
+          startAt: string & (unknown & unknown);
+          /** @description up to this time (included) */
+          endAt: string & (unknown & unknown);
+        };
+      };
+    };
+    responses: {
+      /** @description Backfill started */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            scheduleId: string;
+            /** @description Firings the range holds; they run one after another */
+            firings: number;
+          };
+        };
+      };
+      /** @description Invalid body, id or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission in the workspace */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown schedule or workflow (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Temporal lacks the schedule: PATCH it to re-create it */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workflow engine is unreachable; nothing changed (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
   postJobInitiate: {
     parameters: {
       query?: never;
@@ -8266,6 +10044,8 @@ export interface operations {
            */
           callbackUrl?: string;
           timeoutMs?: number;
+          /** @description A delayed start (RFC 3339): the run begins then, not now; in the future and at most cases.maxStartDelayMs (default 30 days) ahead. Cancel before then cancels it. */
+          startAt?: string & (unknown & unknown);
           /** Format: uuid */
           jobExecutionId: string;
         };
@@ -8284,6 +10064,8 @@ export interface operations {
             status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
             workflowVersionId: string;
             workflowVersionNumber: number;
+            /** @description A delayed start: when the run begins */
+            startAt: string | null;
             temporalUiUrl: string | null;
             jobExecutionId: string;
           };
@@ -8434,6 +10216,10 @@ export interface operations {
             createdAt: string;
             startedAt: string | null;
             finishedAt: string | null;
+            /** @description A delayed start: when the run begins (null when it began at execute); RUNNING until then */
+            startAt: string | null;
+            /** @description The schedule whose firing created the case (source scheduled) */
+            scheduleId: string | null;
             currentNode: {
               id: string;
               name: string;

@@ -86,6 +86,16 @@ export const configSchema = z.object({
     maxParallelNodes: z.coerce.number().int().min(1).max(100),
     /** The longest a case may wait on people (human_task nodes) in all; waiting does not count against its deadline. */
     maxWaitMs: z.coerce.number().int().min(60_000),
+    /** How far ahead an execute's startAt may be (a delayed start). */
+    maxStartDelayMs: z.coerce.number().int().min(1000),
+  }),
+  schedules: z.object({
+    /** The shortest interval a schedule may fire at. */
+    minIntervalSeconds: z.coerce.number().int().min(1),
+    /** The longest catch-up window: how late a firing missed while Temporal was down may still run. */
+    maxCatchupWindowSeconds: z.coerce.number().int().min(10).max(2_000_000),
+    /** The most firings one backfill may ask for. */
+    maxBackfillFirings: z.coerce.number().int().min(1),
   }),
   python: z.object({
     /** Fork servers in the sandboxed pool; 0 means one per CPU. */
@@ -240,6 +250,10 @@ const envMap: Record<string, string> = {
   CASEFLOW_CASE_RECONCILE_INTERVAL_MS: 'cases.reconcileIntervalMs',
   CASEFLOW_CASE_MAX_PARALLEL_NODES: 'cases.maxParallelNodes',
   CASEFLOW_CASE_MAX_WAIT_MS: 'cases.maxWaitMs',
+  CASEFLOW_CASE_MAX_START_DELAY_MS: 'cases.maxStartDelayMs',
+  CASEFLOW_SCHEDULE_MIN_INTERVAL_SECONDS: 'schedules.minIntervalSeconds',
+  CASEFLOW_SCHEDULE_MAX_CATCHUP_WINDOW_SECONDS: 'schedules.maxCatchupWindowSeconds',
+  CASEFLOW_SCHEDULE_MAX_BACKFILL_FIRINGS: 'schedules.maxBackfillFirings',
   CASEFLOW_PYTHON_POOL_SIZE: 'python.poolSize',
   CASEFLOW_PYTHON_WARM_SERVERS: 'python.warmServers',
   CASEFLOW_PYTHON_ALLOW_UNSANDBOXED: 'python.allowUnsandboxed',

@@ -41,6 +41,10 @@ export interface CaseRecord {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** The schedule whose firing created the case. */
+  scheduleId: string | null;
+  /** A delayed start: when the run begins. */
+  startAt: string | null;
 }
 
 /** What finalizing a case read back of it, for the metrics. */
@@ -65,6 +69,7 @@ export interface CreateCaseInput extends Pick<
   refUserId?: string;
   webAppId?: string;
   workspaces?: string;
+  scheduleId?: string;
 }
 
 /** A case as the list shows it: without its inputs, results and node records. */
@@ -121,6 +126,8 @@ export interface StartCaseInput {
   callbackUrl?: string;
   deadlineMs: number;
   temporalWorkflowId: string;
+  /** A delayed start's time (ISO). */
+  startAt?: string;
 }
 
 const now = () => new Date().toISOString();
@@ -181,6 +188,8 @@ function toCase(r: Selectable<CaseTable>): CaseRecord {
     temporalRunId: r.temporal_run_id,
     createdByKeyId: r.created_by_key_id,
     createdByUserId: r.created_by_user_id,
+    scheduleId: r.schedule_id,
+    startAt: r.start_at,
   };
 }
 
@@ -239,6 +248,8 @@ export class CaseRepo {
       created_at: now(),
       started_at: null,
       finished_at: null,
+      schedule_id: input.scheduleId ?? null,
+      start_at: null,
     };
     await this.db.insertInto('cases').values(row).execute();
     return toCase(row as Selectable<CaseTable>);
@@ -317,6 +328,7 @@ export class CaseRepo {
         deadline_ms: start.deadlineMs,
         temporal_workflow_id: start.temporalWorkflowId,
         started_at: now(),
+        start_at: start.startAt ?? null,
       })
       .where('id', '=', id)
       .where('status', '=', 'PENDING')
@@ -361,6 +373,7 @@ export class CaseRepo {
         deadline_ms: null,
         temporal_workflow_id: null,
         started_at: null,
+        start_at: null,
       })
       .where('id', '=', id)
       .where('status', '=', 'RUNNING')

@@ -10,6 +10,7 @@ import { GenerationRepo } from './generation-repo.js';
 import { OAuthRepo } from './oauth-repo.js';
 import { RateLimitRepo } from './rate-limit-repo.js';
 import { TaskRepo } from './task-repo.js';
+import { ScheduleRepo } from './schedule-repo.js';
 import { TenancyRepo } from './tenancy-repo.js';
 import { WorkflowRepo } from './workflow-repo.js';
 
@@ -29,6 +30,7 @@ export function createRepositories(db: Db) {
     oauth: new OAuthRepo(db),
     rateLimits: new RateLimitRepo(db),
     tasks: new TaskRepo(db),
+    schedules: new ScheduleRepo(db),
   };
 }
 

@@ -10,6 +10,7 @@ import type { ConnectionTables } from './tables/connections.js';
 import type { GenerationTables } from './tables/generation.js';
 import type { RateLimitTables } from './tables/rate-limits.js';
 import type { TaskTables } from './tables/tasks.js';
+import type { ScheduleTables } from './tables/schedules.js';
 
 /** Every table of the store; each area adds its tables interface here. */
 export interface Database
@@ -25,4 +26,5 @@ export interface Database
     GenerationTables,
     ConnectionTables,
     RateLimitTables,
-    TaskTables {}
+    TaskTables,
+    ScheduleTables {}

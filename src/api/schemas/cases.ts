@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { caseStatuses, nodeClocks } from '../../domain/cases.js';
 import { errorBodySchema, nextCursorSchema, pageQueryFields, uuid } from './common.js';
+import { isoTime } from '../../domain/ids.js';
 
 const resultEntrySchema = z.object({ value: z.unknown(), type: z.string(), displayName: z.string() });
 export const resultsBodySchema = z.object({
@@ -73,6 +74,14 @@ export const statusSchema = z.object({
   createdAt: z.string(),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
+  startAt: z
+    .string()
+    .nullable()
+    .meta({ description: 'A delayed start: when the run begins (null when it began at execute); RUNNING until then' }),
+  scheduleId: z
+    .string()
+    .nullable()
+    .meta({ description: 'The schedule whose firing created the case (source scheduled)' }),
   currentNode: z.object({ id: z.string(), name: z.string() }).nullable(),
   runningNodes: z.array(z.string()),
   waitingTasks: z
@@ -86,6 +95,7 @@ export const executedSchema = z.object({
   status: z.enum(caseStatuses),
   workflowVersionId: z.string(),
   workflowVersionNumber: z.number(),
+  startAt: z.string().nullable().meta({ description: 'A delayed start: when the run begins' }),
   temporalUiUrl: z.string().nullable(),
 });
 
@@ -111,10 +121,6 @@ export const jobStatusSchema = statusSchema.extend({ jobExecutionId: z.string() 
 
 /** The audit record of the deprecated job API, which the case API serves too. */
 export type JobAudit = z.infer<typeof auditSchema>;
-
-const isoTimeMessage = 'an ISO 8601 date-time such as 2026-01-31T09:00:00Z';
-/** RFC 3339 (the document's `date-time`): seconds required, which zod's own check leaves optional. */
-const isoTime = z.iso.datetime({ offset: true, message: isoTimeMessage }).regex(/T\d{2}:\d{2}:\d{2}/, isoTimeMessage);
 
 export const caseListQuery = z
   .object({

@@ -33,6 +33,7 @@ export function executedView(record: CaseRecord, temporalUiUrl: string | null): 
     status: record.status,
     workflowVersionId: record.workflowVersionId,
     workflowVersionNumber: record.workflowVersionNumber,
+    startAt: record.startAt,
     temporalUiUrl,
   };
 }
@@ -49,6 +50,8 @@ export function statusView({ record, running, waiting, temporalUiUrl }: CaseStat
     createdAt: record.createdAt,
     startedAt: record.startedAt,
     finishedAt: record.finishedAt,
+    startAt: record.startAt,
+    scheduleId: record.scheduleId,
     currentNode: running[0] ?? null,
     runningNodes: running.map((node) => node.id),
     waitingTasks: waiting.map((task) => ({ ...task, dueAt: task.dueAt ?? null })),

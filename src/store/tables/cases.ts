@@ -41,6 +41,10 @@ export interface CaseTable {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** The schedule whose firing created the case (source `scheduled`). */
+  schedule_id: string | null;
+  /** A delayed start: when the run's first step is due (ISO time); null when it started at execute. */
+  start_at: string | null;
 }
 
 export interface CaseNodeTable {

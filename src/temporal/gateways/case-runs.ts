@@ -33,8 +33,8 @@ export interface ClosedRun {
 
 /** What the cases area needs of case runs in Temporal (CaseService and the reconciler take this, tests a fake). */
 export interface CaseRunGateway {
-  /** Starts the run (workflow id `case-<caseId>`, one per case); its run id. */
-  start(input: CaseRunInput, labels: CaseRunLabels): Promise<string>;
+  /** Starts the run (workflow id `case-<caseId>`, one per case), its first step after `startDelayMs` when given; its run id. */
+  start(input: CaseRunInput, labels: CaseRunLabels, startDelayMs?: number): Promise<string>;
   /** After a failed start: does the case's run exist? A start that failed on our side may have been accepted. */
   settle(caseId: string): Promise<StartOutcome>;
   /** Live progress; undefined when the run does not answer in time. */
@@ -51,7 +51,7 @@ type CaseRunWorkflow = WorkflowOf<typeof caseRunContract>;
 export class TemporalCaseRuns implements CaseRunGateway {
   constructor(private readonly temporal: TemporalHandle) {}
 
-  async start(input: CaseRunInput, labels: CaseRunLabels): Promise<string> {
+  async start(input: CaseRunInput, labels: CaseRunLabels, startDelayMs?: number): Promise<string> {
     const { client, taskQueue, searchAttributes } = this.temporal;
     const handle = await within(
       START_TIMEOUT_MS,
@@ -69,7 +69,8 @@ export class TemporalCaseRuns implements CaseRunGateway {
           // What the Temporal UI filters runs by; the workflow sets the case status again at the end.
           ...runTags(searchAttributes, labels.tags),
           // The client shares the worker's NativeConnection: the first task comes back with the start.
-          requestEagerStart: true,
+          // A delayed start has no first task yet (Temporal refuses the two together).
+          ...(startDelayMs === undefined ? { requestEagerStart: true } : { startDelay: startDelayMs }),
         }),
       ),
     );

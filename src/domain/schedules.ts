@@ -1,0 +1,18 @@
+/** What a schedule does when a firing finds an earlier one still running (Temporal's overlap policies). */
+export const overlapPolicies = ['skip', 'buffer_one', 'allow_all', 'cancel_previous'] as const;
+export type OverlapPolicy = (typeof overlapPolicies)[number];
+
+/** When a schedule fires: a cron expression or a fixed interval, in an IANA time zone, within optional bounds. */
+export type ScheduleTiming = (
+  | { cron: string; intervalMs?: undefined; offsetMs?: undefined }
+  | { cron?: undefined; intervalMs: number; offsetMs?: number }
+) & {
+  timeZone: string;
+  /** ISO times: no firing before startAt or after endAt. */
+  startAt?: string;
+  endAt?: string;
+};
+
+/** What the firing workflow reports: the case it ran, or why none was created. */
+export type FiringOutcome =
+  { firing: 'started'; caseId: string; status: string } | { firing: 'failed'; error: string } | { firing: 'orphan' };

@@ -1,0 +1,52 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/net/free-port.js';
+import { http, startTestService, type TestService } from '../support/harness.js';
+import { createWorkflow, py, textChain } from '../cases/support.js';
+import { createSchedule, ended, type ScheduleBody } from './support.js';
+
+let svc: TestService | undefined;
+afterAll(async () => {
+  await svc?.stop();
+});
+
+describe('a schedule across a restart of the service and its embedded Temporal server', () => {
+  it('runs the firing missed while everything was down, within the catch-up window', async () => {
+    const ports = { port: await freePort(), uiPort: await freePort() };
+    const options = {
+      embeddedTemporal: true,
+      config: { schedules: { minIntervalSeconds: 1 }, temporal: { devServer: ports } },
+    };
+    const first = await startTestService(options);
+    svc = first;
+    const wf = await createWorkflow(first, textChain('Echo', py('return {"text": inputs["text"]}')));
+    const schedule = await createSchedule(first, wf.workflowId, {
+      intervalSeconds: 10,
+      inputs: { text: 'missed' },
+      catchupWindowSeconds: 600,
+    });
+    await first.stop({ keepData: true });
+    svc = undefined;
+    const downAt = Date.now();
+    // Down across at least one firing time.
+    await new Promise((resolve) => setTimeout(resolve, 12_000));
+    const second = await startTestService({ ...options, dataDir: first.dataDir, taskQueue: first.taskQueue });
+    svc = second;
+    const upAt = Date.now();
+    const get = async () =>
+      (await http(`${second.url}/api/v1/schedules/${schedule.scheduleId}`, 'GET', { key: first.key }))
+        .body as ScheduleBody;
+    const until = Date.now() + 60_000;
+    let s = await get();
+    const missed = (x: ScheduleBody) =>
+      x.recentFirings.find((f) => {
+        const at = Date.parse(f.scheduledAt);
+        return at > downAt && at < upAt && ended(f);
+      });
+    while (!missed(s) && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      s = await get();
+    }
+    expect(missed(s), JSON.stringify(s.recentFirings)).toMatchObject({ status: 'started', caseStatus: 'COMPLETED' });
+    expect(s.inEngine).toBe(true);
+  }, 180_000);
+});

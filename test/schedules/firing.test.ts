@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/harness.js';
+import { createWorkflow, Graph, py, sleeper, textChain } from '../cases/support.js';
+import { createSchedule, ended, getSchedule, waitForSchedule } from './support.js';
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService({ config: { schedules: { minIntervalSeconds: 1 } } });
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+const echo = () => textChain('Echo', py('return {"text": "echo:" + inputs["text"]}'));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a schedule firing', () => {
+  it('creates and runs a case per firing, with source scheduled and the schedule id', async () => {
+    const wf = await createWorkflow(svc, echo());
+    const created = await createSchedule(svc, wf.workflowId, { intervalSeconds: 2, inputs: { text: 'tick' } });
+    expect(created).toMatchObject({ inEngine: true, paused: false, overlap: 'skip', timeZone: 'UTC' });
+    expect(created.nextRunTimes.length).toBeGreaterThan(0);
+    expect(created.temporalScheduleId).toBe(`schedule-${created.scheduleId}`);
+    const s = await waitForSchedule(svc, created.scheduleId, (x) => x.recentFirings.some(ended));
+    const firing = s.recentFirings.find(ended);
+    expect(firing).toMatchObject({ status: 'started', caseStatus: 'COMPLETED', error: null });
+    const status = await svc.request('GET', `/api/v1/case/${firing?.caseId}/status`);
+    expect(status.body).toMatchObject({ source: 'scheduled', scheduleId: created.scheduleId, status: 'COMPLETED' });
+    const results = await svc.request('GET', `/api/v1/case/${firing?.caseId}/results`);
+    expect(results.body).toMatchObject({ results: { text: { value: 'echo:tick' } } });
+    expect((await svc.request('DELETE', `/api/v1/schedules/${created.scheduleId}`)).status).toBe(204);
+    expect((await svc.request('GET', `/api/v1/schedules/${created.scheduleId}`)).status).toBe(404);
+  });
+
+  it('skips firings while the previous case still runs (overlap skip)', async () => {
+    const wf = await createWorkflow(svc, sleeper(5));
+    const created = await createSchedule(svc, wf.workflowId, { intervalSeconds: 1, inputs: { text: 'slow' } });
+    const s = await waitForSchedule(svc, created.scheduleId, (x) => x.skippedOverlap >= 2);
+    // One case at a time: every firing but the running one was skipped.
+    expect(s.recentFirings).toHaveLength(1);
+    expect(s.recentFirings[0]).toMatchObject({ status: 'started', caseStatus: 'RUNNING' });
+    await svc.request('DELETE', `/api/v1/schedules/${created.scheduleId}`);
+  });
+
+  it('cancels the running case when the next firing comes (overlap cancel_previous)', async () => {
+    const wf = await createWorkflow(svc, sleeper(20));
+    const created = await createSchedule(svc, wf.workflowId, {
+      intervalSeconds: 3,
+      inputs: { text: 'slow' },
+      overlap: 'cancel_previous',
+    });
+    const s = await waitForSchedule(svc, created.scheduleId, (x) =>
+      x.recentFirings.some((f) => f.caseStatus === 'CANCELLED'),
+    );
+    await svc.request('DELETE', `/api/v1/schedules/${created.scheduleId}`);
+    expect(s.recentFirings.filter((f) => f.caseStatus === 'RUNNING').length).toBeLessThanOrEqual(1);
+  });
+
+  it('records a firing whose workflow is inactive or whose inputs no longer validate as failed, with why', async () => {
+    const wf = await createWorkflow(svc, echo());
+    const created = await createSchedule(svc, wf.workflowId, { cron: '0 0 1 1 *', inputs: { text: 'x' } });
+    // Inputs no longer valid: the new active version wants a number `n` too.
+    const g = new Graph();
+    const input = g.input([{ name: 'text' }, { name: 'n', type: 'int' }]);
+    const output = g.output([{ name: 'text' }]);
+    g.edge(input, output);
+    const patched = await svc.request('PATCH', `/api/v1/workflow/${wf.workflowId}`, {
+      body: { nodes: g.nodes, edges: g.edges },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    expect((await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/trigger`)).status).toBe(202);
+    let s = await waitForSchedule(svc, created.scheduleId, (x) => x.recentFirings.length === 1);
+    expect(s.recentFirings[0]).toMatchObject({ status: 'failed', caseId: null });
+    expect(s.recentFirings[0]?.error).toContain('body.inputs.n');
+    // No active version at all. (Firings are named by their time to the second: a second trigger waits for the next.)
+    await sleep(1100);
+    expect((await svc.request('POST', `/api/v1/workflow/${wf.workflowId}/deactivate`, { body: {} })).status).toBe(200);
+    expect((await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/trigger`)).status).toBe(202);
+    s = await waitForSchedule(svc, created.scheduleId, (x) => x.recentFirings.length === 2);
+    expect(s.recentFirings[0]).toMatchObject({ status: 'failed', caseId: null });
+    expect(s.recentFirings[0]?.error).toContain('no active version');
+    await svc.request('DELETE', `/api/v1/schedules/${created.scheduleId}`);
+  });
+
+  it('pauses, resumes, and fires on demand', async () => {
+    const wf = await createWorkflow(svc, echo());
+    const created = await createSchedule(svc, wf.workflowId, {
+      intervalSeconds: 2,
+      inputs: { text: 'p' },
+      paused: true,
+    });
+    expect(created.paused).toBe(true);
+    await sleep(3000);
+    expect((await getSchedule(svc, created.scheduleId)).recentFirings).toHaveLength(0);
+    // A trigger fires even while paused.
+    expect((await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/trigger`)).status).toBe(202);
+    const triggered = await waitForSchedule(svc, created.scheduleId, (x) => x.recentFirings.some(ended));
+    expect(triggered.recentFirings).toHaveLength(1);
+    const resumed = await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/resume`);
+    expect(resumed.body).toMatchObject({ paused: false });
+    await waitForSchedule(svc, created.scheduleId, (x) => x.recentFirings.filter(ended).length >= 2);
+    const paused = await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/pause`);
+    expect(paused.body).toMatchObject({ paused: true });
+    expect(String(paused.body.note)).toContain('paused through the API');
+    await sleep(1000);
+    const count = (await getSchedule(svc, created.scheduleId)).recentFirings.length;
+    await sleep(3000);
+    expect((await getSchedule(svc, created.scheduleId)).recentFirings).toHaveLength(count);
+    await svc.request('DELETE', `/api/v1/schedules/${created.scheduleId}`);
+  });
+
+  it('backfills the times of a past range, each case with the time it was for', async () => {
+    const wf = await createWorkflow(svc, echo());
+    const created = await createSchedule(svc, wf.workflowId, {
+      cron: '0 * * * *',
+      inputs: { text: 'b' },
+      paused: true,
+    });
+    const r = await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/backfill`, {
+      body: { startAt: '2026-01-01T00:00:00Z', endAt: '2026-01-01T02:00:00Z' },
+    });
+    expect(r.status, r.text).toBe(202);
+    expect(r.body).toEqual({ scheduleId: created.scheduleId, firings: 3 });
+    const s = await waitForSchedule(svc, created.scheduleId, (x) => x.recentFirings.filter(ended).length === 3);
+    expect(s.recentFirings.map((f) => f.scheduledAt).sort()).toEqual([
+      '2026-01-01T00:00:00.000Z',
+      '2026-01-01T01:00:00.000Z',
+      '2026-01-01T02:00:00.000Z',
+    ]);
+    expect(s.recentFirings.every((f) => f.caseStatus === 'COMPLETED')).toBe(true);
+    await svc.request('DELETE', `/api/v1/schedules/${created.scheduleId}`);
+  });
+});
