@@ -1,6 +1,6 @@
 import { assertWorkspaceGrant, listScope, type ListRequest } from '../auth/access.js';
-import type { AuthContext } from '../auth/auth-context.js';
-import type { Grant } from '../auth/grants.js';
+import type { AuthContext } from '../domain/auth-context.js';
+import type { Grant } from '../domain/grants.js';
 import type { CaseService, ScheduledCaseRequest } from '../cases/case-service.js';
 import type { Config } from '../config/config.js';
 import { DomainError, type FieldProblem } from '../errors.js';
@@ -10,7 +10,7 @@ import type { FiringRecord, ScheduleChanges, ScheduleRecord, ScheduleRepo } from
 import type { WorkflowRepo } from '../store/workflow-repo.js';
 import type { OpenedFiring, OpenFiringInput } from '../temporal/contracts/scheduled-case.js';
 import type { ScheduleGateway, ScheduleState } from '../temporal/gateways/schedules.js';
-import { runTags } from '../temporal/search-attributes.js';
+import { runTags } from '../temporal/contracts/search-attributes.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
 import type { BackfillBody, CreateScheduleBody, UpdateScheduleBody } from './schemas.js';
 import { checkedTiming, firingsBetween, timingRequest } from './timing.js';

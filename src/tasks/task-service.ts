@@ -1,6 +1,6 @@
 import { Gauge, Histogram, type Registry } from 'prom-client';
 import { assertWorkspaceGrant, canUseWorkspace, listScope, type ListRequest } from '../auth/access.js';
-import type { AuthContext } from '../auth/auth-context.js';
+import type { AuthContext } from '../domain/auth-context.js';
 import { validateFormValues } from '../cases/case-inputs.js';
 import type { WorkflowGraph } from '../domain/graph.js';
 import type { GraphProblem } from '../domain/graph-validation.js';

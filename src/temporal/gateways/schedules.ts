@@ -8,7 +8,7 @@ import type { OverlapPolicy, ScheduleTiming } from '../../domain/schedules.js';
 import { DomainError } from '../../errors.js';
 import type { TemporalHandle } from '../connection.js';
 import { firingWorkflowId, scheduledCaseContract, temporalScheduleId } from '../contracts/scheduled-case.js';
-import { runTags } from '../search-attributes.js';
+import { runTags } from '../contracts/search-attributes.js';
 
 /** What a Temporal Schedule is made from: a caseflow schedule's timing, policies and owner. */
 export interface ScheduleDefinition {
