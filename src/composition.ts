@@ -28,6 +28,7 @@ import type { Metrics } from './metrics/metrics.js';
 import { Outbound } from './net/outbound.js';
 import type { PythonRunnerPool } from './python/pool.js';
 import { RateLimiter } from './rate-limits/rate-limiter.js';
+import { IdempotentRequests } from './idempotency/idempotent-requests.js';
 import type { Store } from './store/database.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
 import type { TemporalHandle } from './temporal/connection.js';
@@ -190,6 +191,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     }),
     /** Request budgets counted in the store, shared by every API process. */
     rateLimits: new RateLimiter(repos.rateLimits),
+    /** Idempotency-Key records of case starts and hook deliveries, in the store. */
+    idempotency: new IdempotentRequests(repos.idempotency),
   };
 }
 

@@ -9,6 +9,8 @@ import { FileRepo } from './file-repo.js';
 import { GenerationRepo } from './generation-repo.js';
 import { OAuthRepo } from './oauth-repo.js';
 import { RateLimitRepo } from './rate-limit-repo.js';
+import { IdempotencyRepo } from './idempotency-repo.js';
+import { HookRepo } from './hook-repo.js';
 import { TenancyRepo } from './tenancy-repo.js';
 import { WorkflowRepo } from './workflow-repo.js';
 
@@ -27,6 +29,8 @@ export function createRepositories(db: Db) {
     connections: new ConnectionRepo(db),
     oauth: new OAuthRepo(db),
     rateLimits: new RateLimitRepo(db),
+    idempotency: new IdempotencyRepo(db),
+    hooks: new HookRepo(db),
   };
 }
 
