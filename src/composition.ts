@@ -29,6 +29,7 @@ import { Outbound } from './net/outbound.js';
 import type { PythonRunnerPool } from './python/pool.js';
 import { RateLimiter } from './rate-limits/rate-limiter.js';
 import { IdempotentRequests } from './idempotency/idempotent-requests.js';
+import { HookService } from './hooks/hook-service.js';
 import type { Store } from './store/database.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
 import type { TemporalHandle } from './temporal/connection.js';
@@ -119,6 +120,19 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     publicUrl: () => publicUrl(config),
     logger: oauthLogger,
   });
+  const idempotency = new IdempotentRequests(repos.idempotency);
+  const cases = new CaseService({
+    config,
+    logger,
+    temporal,
+    repo: repos.cases,
+    workflows,
+    files,
+    outbound,
+    metrics,
+    engine,
+    runs: caseRuns,
+  });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
   return {
     /** Who is calling: the API key's rules (expiry, revocation, membership). */
@@ -126,18 +140,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     tenancy: new TenancyService(repos.tenancy, (keyId) => authentication.forget(keyId)),
     workflows,
     files,
-    cases: new CaseService({
-      config,
-      logger,
-      temporal,
-      repo: repos.cases,
-      workflows,
-      files,
-      outbound,
-      metrics,
-      engine,
-      runs: caseRuns,
-    }),
+    cases,
     /** API side: closes RUNNING cases whose run ended without recording them. */
     caseReconciler: new CaseRunReconciler({ repo: repos.cases, runs: caseRuns, logger }),
     codeNodes: new CodeNodeService(repos.codeNodes, gates),
@@ -192,7 +195,16 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     /** Request budgets counted in the store, shared by every API process. */
     rateLimits: new RateLimiter(repos.rateLimits),
     /** Idempotency-Key records of case starts and hook deliveries, in the store. */
-    idempotency: new IdempotentRequests(repos.idempotency),
+    idempotency,
+    /** Inbound webhook triggers: their management and their signed deliveries. */
+    hooks: new HookService({
+      repo: repos.hooks,
+      workflows: repos.workflows,
+      definitions: workflows,
+      cases,
+      box,
+      idempotency,
+    }),
   };
 }
 

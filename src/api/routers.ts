@@ -15,6 +15,7 @@ import { registerGenerationRoutes } from './generation.routes.js';
 import { registerConnectionRoutes } from './connection.routes.js';
 import { registerOAuthRoutes } from './oauth.routes.js';
 import { registerTemporalCodecRoutes } from './temporal-codec.routes.js';
+import { registerHookRoutes } from './hook.routes.js';
 
 /** Every resource's routes; each resource adds one line. */
 export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void> = [
@@ -33,4 +34,5 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerConnectionRoutes,
   registerOAuthRoutes,
   registerTemporalCodecRoutes,
+  registerHookRoutes,
 ];

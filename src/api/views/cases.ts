@@ -46,6 +46,7 @@ export function statusView({ record, running, temporalUiUrl }: CaseStatus): z.in
     workflowVersionNumber: record.workflowVersionNumber,
     title: record.title,
     source: record.source,
+    hookId: record.hookId,
     createdAt: record.createdAt,
     startedAt: record.startedAt,
     finishedAt: record.finishedAt,
