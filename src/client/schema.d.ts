@@ -616,7 +616,7 @@ export interface paths {
     put?: never;
     /**
      * Initiate a case
-     * @description Creates a PENDING case of the latest active version of the workflow, or of the pinned one. Requires Case: Full in the workflow's workspace.
+     * @description Creates a PENDING case of the latest active version of the workflow, or of the pinned one. Requires Case: Full in the workflow's workspace. With an Idempotency-Key, a retry answers the first answer and creates nothing.
      */
     post: operations['postApiV1Case'];
     delete?: never;
@@ -656,7 +656,7 @@ export interface paths {
     put?: never;
     /**
      * Execute a case
-     * @description Starts the run with the inputs (the input schema populated with values, or a flat inputs map keyed by variable_name), merged over initialInput. Requires Case: Full. A case runs once: executing it again gives 409.
+     * @description Starts the run with the inputs (the input schema populated with values, or a flat inputs map keyed by variable_name), merged over initialInput. Requires Case: Full. A case runs once: executing it again gives 409, except a retry with the same Idempotency-Key and body, which answers the first answer.
      */
     post: operations['postApiV1CaseCaseIdExecute'];
     delete?: never;
@@ -1291,6 +1291,95 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/workflow/{workflowId}/hooks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a workflow's webhook triggers
+     * @description Newest first, a page at a time (cursor); never the secrets. Requires Workflow: Read.
+     */
+    get: operations['getApiV1WorkflowWorkflowIdHooks'];
+    put?: never;
+    /**
+     * Create a webhook trigger
+     * @description A URL that starts a case of the workflow for each signed delivery, with inputs mapped from its JSON body and headers. Answers the hook with its secret, shown only here. Requires Workflow: Full and Case: Full in the workflow's workspace; the mapping is checked against the inputs of the version a delivery would run now.
+     */
+    post: operations['postApiV1WorkflowWorkflowIdHooks'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/hooks/{hookId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A webhook trigger */
+    get: operations['getApiV1HooksHookId'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a webhook trigger
+     * @description Deliveries to its URL answer 404 from now on; cases it started stay. Requires Workflow: Full.
+     */
+    delete: operations['deleteApiV1HooksHookId'];
+    options?: never;
+    head?: never;
+    /**
+     * Change, disable or enable a webhook trigger
+     * @description enabled: false makes deliveries answer 404 and start nothing. Requires Workflow: Full.
+     */
+    patch: operations['patchApiV1HooksHookId'];
+    trace?: never;
+  };
+  '/api/v1/hooks/{hookId}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate a webhook trigger's secret
+     * @description A new secret, shown only in this answer; the old one keeps verifying for graceSeconds so the sender can switch without refused deliveries. Requires Workflow: Full.
+     */
+    post: operations['postApiV1HooksHookIdRotateSecret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/hooks/{hookId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Deliver an event to a webhook trigger
+     * @description No API key: the delivery is signed with the hook's secret under its scheme. Starts one case of the hook's workflow. A delivery whose webhook-id, X-GitHub-Delivery or Idempotency-Key was seen in the last 24 hours gets the first answer again (Idempotency-Replayed: true) and starts nothing. Counted against the hook's rate limit (RateLimit and RateLimit-Policy headers); the body is limited to hooks.maxPayloadBytes.
+     */
+    post: operations['postHooksHookId'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1703,6 +1792,15 @@ export interface components {
       /** @description The snapshot’s number (1, 2, …); null for the current state */
       versionNumber: number | null;
     };
+    __schema0Input:
+      | string
+      | number
+      | boolean
+      | null
+      | components['schemas']['__schema0Input'][]
+      | {
+          [key: string]: components['schemas']['__schema0Input'];
+        };
     /** @description The body of every error response. */
     Error: {
       statusCode: number;
@@ -6963,7 +7061,10 @@ export interface operations {
   postApiV1Case: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A retry with the same key and body within 24 hours answers the first answer (status and body, header Idempotency-Replayed: true) and creates nothing; the same key with another body is 409. Keys are scoped to the organization; a concurrent retry waits for the first request to finish. */
+        'idempotency-key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -7006,7 +7107,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Created */
+      /** @description Created (or, with Idempotency-Replayed: true, the first answer of this key) */
       201: {
         headers: {
           [name: string]: unknown;
@@ -7097,7 +7198,7 @@ export interface operations {
           };
         };
       };
-      /** @description The workflow has no active version and none is pinned */
+      /** @description The workflow has no active version and none is pinned, or the Idempotency-Key was used with another body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -7247,7 +7348,10 @@ export interface operations {
   postApiV1CaseCaseIdExecute: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A retry with the same key and body within 24 hours answers the first answer (status and body, header Idempotency-Replayed: true) and creates nothing; the same key with another body is 409. Keys are scoped to the organization; a concurrent retry waits for the first request to finish. */
+        'idempotency-key'?: string;
+      };
       path: {
         caseId: string;
       };
@@ -7278,7 +7382,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Running */
+      /** @description Running (or, with Idempotency-Replayed: true, the first answer of this key) */
       202: {
         headers: {
           [name: string]: unknown;
@@ -7370,7 +7474,7 @@ export interface operations {
           };
         };
       };
-      /** @description Already executed or cancelled */
+      /** @description Already executed or cancelled, or the Idempotency-Key was used with another body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -7436,6 +7540,8 @@ export interface operations {
             workflowVersionNumber: number;
             title: string | null;
             source: string;
+            /** @description The webhook trigger whose delivery started the case (source api); null otherwise */
+            hookId: string | null;
             createdAt: string;
             startedAt: string | null;
             finishedAt: string | null;
@@ -7933,7 +8039,10 @@ export interface operations {
   postJobInitiate: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A retry with the same key and body within 24 hours answers the first answer (status and body, header Idempotency-Replayed: true) and creates nothing; the same key with another body is 409. Keys are scoped to the organization; a concurrent retry waits for the first request to finish. */
+        'idempotency-key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -7976,7 +8085,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Created */
+      /** @description Created (or, with Idempotency-Replayed: true, the first answer of this key) */
       201: {
         headers: {
           [name: string]: unknown;
@@ -8063,7 +8172,7 @@ export interface operations {
           };
         };
       };
-      /** @description No active version */
+      /** @description No active version, or the Idempotency-Key was used with another body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -8296,6 +8405,8 @@ export interface operations {
             workflowVersionNumber: number;
             title: string | null;
             source: string;
+            /** @description The webhook trigger whose delivery started the case (source api); null otherwise */
+            hookId: string | null;
             createdAt: string;
             startedAt: string | null;
             finishedAt: string | null;
@@ -13077,6 +13188,1140 @@ export interface operations {
       };
       /** @description The body is over the configured size limit */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1WorkflowWorkflowIdHooks: {
+    parameters: {
+      query?: {
+        /** @description Items per page (default 20, at most 100) */
+        limit?: number;
+        /** @description nextCursor of the previous page (opaque); without it the first page */
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        /** @description The workflowId (or the entityId) of the workflow */
+        workflowId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of hooks */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            hooks: {
+              hookId: string;
+              workflowId: string;
+              workspaceId: string;
+              name: string;
+              /** @description Where senders POST deliveries (no API key: the signature authenticates) */
+              url: string;
+              /** @enum {string} */
+              scheme: 'standard-webhooks' | 'github' | 'stripe' | 'hmac-sha256';
+              signatureHeader: string | null;
+              mapping: {
+                [key: string]: unknown;
+              } | null;
+              /** @enum {string} */
+              mode: 'async' | 'sync';
+              syncTimeoutMs: number;
+              toleranceSeconds: number;
+              rateLimitPerMinute: number;
+              enabled: boolean;
+              /** @description Until when the secret before the last rotation still verifies; null when none does */
+              previousSecretValidUntil: string | null;
+              createdAt: string;
+              updatedAt: string;
+            }[];
+            /** @description Pass as cursor for the next page; null on the last page */
+            nextCursor: string | null;
+          };
+        };
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description What the path names does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1WorkflowWorkflowIdHooks: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The workflowId (or the entityId) of the workflow */
+        workflowId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name: string;
+          /**
+           * @description How deliveries are signed (docs/webhook-triggers.md)
+           * @enum {string}
+           */
+          scheme: 'standard-webhooks' | 'github' | 'stripe' | 'hmac-sha256';
+          /** @description The header with the hex HMAC-SHA256 of the body; hmac-sha256 scheme only, required there */
+          signatureHeader?: string;
+          /** @description Workflow input name → where its value comes from in a delivery. Without a mapping the JSON body object is the inputs. */
+          mapping?: {
+            [key: string]:
+              | {
+                  body: string;
+                }
+              | {
+                  header: string;
+                }
+              | {
+                  value: components['schemas']['__schema0Input'];
+                };
+          };
+          /**
+           * @description async: 202 with the caseId at once; sync: waits up to syncTimeoutMs for the results (200), else 202
+           * @default async
+           * @enum {string}
+           */
+          mode?: 'async' | 'sync';
+          /**
+           * @description How long a sync delivery waits for the results (at most 30000 ms, hooks.maxSyncTimeoutMs)
+           * @default 10000
+           */
+          syncTimeoutMs?: number;
+          /**
+           * @description How far a signed timestamp (Standard Webhooks, Stripe) may be from now
+           * @default 300
+           */
+          toleranceSeconds?: number;
+          /**
+           * @description Deliveries per minute
+           * @default 60
+           */
+          rateLimitPerMinute?: number;
+          /** @default true */
+          enabled?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The hook and its secret */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            hookId: string;
+            workflowId: string;
+            workspaceId: string;
+            name: string;
+            /** @description Where senders POST deliveries (no API key: the signature authenticates) */
+            url: string;
+            /** @enum {string} */
+            scheme: 'standard-webhooks' | 'github' | 'stripe' | 'hmac-sha256';
+            signatureHeader: string | null;
+            mapping: {
+              [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            mode: 'async' | 'sync';
+            syncTimeoutMs: number;
+            toleranceSeconds: number;
+            rateLimitPerMinute: number;
+            enabled: boolean;
+            /** @description Until when the secret before the last rotation still verifies; null when none does */
+            previousSecretValidUntil: string | null;
+            createdAt: string;
+            updatedAt: string;
+            /** @description The signing secret (whsec_…), shown only in this answer */
+            secret: string;
+          };
+        };
+      };
+      /** @description Malformed JSON or an invalid path, query or body (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description What the path names does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workflow has no active version (the mapping cannot be checked) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1HooksHookId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        hookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The hook (without its secret) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            hookId: string;
+            workflowId: string;
+            workspaceId: string;
+            name: string;
+            /** @description Where senders POST deliveries (no API key: the signature authenticates) */
+            url: string;
+            /** @enum {string} */
+            scheme: 'standard-webhooks' | 'github' | 'stripe' | 'hmac-sha256';
+            signatureHeader: string | null;
+            mapping: {
+              [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            mode: 'async' | 'sync';
+            syncTimeoutMs: number;
+            toleranceSeconds: number;
+            rateLimitPerMinute: number;
+            enabled: boolean;
+            /** @description Until when the secret before the last rotation still verifies; null when none does */
+            previousSecretValidUntil: string | null;
+            createdAt: string;
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description What the path names does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  deleteApiV1HooksHookId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        hookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description What the path names does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  patchApiV1HooksHookId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        hookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json':
+          | {
+              name?: string;
+              /** @description null: the body object is the inputs */
+              mapping?: {
+                [key: string]:
+                  | {
+                      body: string;
+                    }
+                  | {
+                      header: string;
+                    }
+                  | {
+                      value: components['schemas']['__schema0Input'];
+                    };
+              } | null;
+              /**
+               * @description async: 202 with the caseId at once; sync: waits up to syncTimeoutMs for the results (200), else 202
+               * @enum {string}
+               */
+              mode?: 'async' | 'sync';
+              /** @description How long a sync delivery waits for the results (at most 30000 ms, hooks.maxSyncTimeoutMs) */
+              syncTimeoutMs?: number;
+              /** @description How far a signed timestamp (Standard Webhooks, Stripe) may be from now */
+              toleranceSeconds?: number;
+              /** @description Deliveries per minute */
+              rateLimitPerMinute?: number;
+              /** @description false: deliveries get 404 and start nothing */
+              enabled?: boolean;
+            }
+          | unknown
+          | unknown
+          | unknown
+          | unknown
+          | unknown
+          | unknown
+          | unknown;
+      };
+    };
+    responses: {
+      /** @description The hook after the change */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            hookId: string;
+            workflowId: string;
+            workspaceId: string;
+            name: string;
+            /** @description Where senders POST deliveries (no API key: the signature authenticates) */
+            url: string;
+            /** @enum {string} */
+            scheme: 'standard-webhooks' | 'github' | 'stripe' | 'hmac-sha256';
+            signatureHeader: string | null;
+            mapping: {
+              [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            mode: 'async' | 'sync';
+            syncTimeoutMs: number;
+            toleranceSeconds: number;
+            rateLimitPerMinute: number;
+            enabled: boolean;
+            /** @description Until when the secret before the last rotation still verifies; null when none does */
+            previousSecretValidUntil: string | null;
+            createdAt: string;
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description Malformed JSON or an invalid path, query or body (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description What the path names does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description A new mapping cannot be checked: the workflow has no active version */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1HooksHookIdRotateSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        hookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /**
+           * @description How long the old secret keeps verifying (default one day, at most 7 days)
+           * @default 86400
+           */
+          graceSeconds?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The hook and its new secret */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            hookId: string;
+            workflowId: string;
+            workspaceId: string;
+            name: string;
+            /** @description Where senders POST deliveries (no API key: the signature authenticates) */
+            url: string;
+            /** @enum {string} */
+            scheme: 'standard-webhooks' | 'github' | 'stripe' | 'hmac-sha256';
+            signatureHeader: string | null;
+            mapping: {
+              [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            mode: 'async' | 'sync';
+            syncTimeoutMs: number;
+            toleranceSeconds: number;
+            rateLimitPerMinute: number;
+            enabled: boolean;
+            /** @description Until when the secret before the last rotation still verifies; null when none does */
+            previousSecretValidUntil: string | null;
+            createdAt: string;
+            updatedAt: string;
+            /** @description The signing secret (whsec_…), shown only in this answer */
+            secret: string;
+          };
+        };
+      };
+      /** @description Malformed JSON or an invalid path, query or body (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description What the path names does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Another rotation happened at the same time */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postHooksHookId: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description standard-webhooks: the delivery id (dedupe key) */
+        'webhook-id'?: string;
+        /** @description standard-webhooks: unix seconds */
+        'webhook-timestamp'?: string;
+        /** @description standard-webhooks: v1,<base64> entries */
+        'webhook-signature'?: string;
+        /** @description github: sha256=<hex> */
+        'x-hub-signature-256'?: string;
+        /** @description github: the delivery GUID (dedupe key) */
+        'x-github-delivery'?: string;
+        /** @description stripe: t=<unix>,v1=<hex> */
+        'stripe-signature'?: string;
+        /** @description Any scheme: the dedupe key when the scheme has none */
+        'idempotency-key'?: string;
+      };
+      path: {
+        hookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          [key: string]: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description sync hooks: the case ended within the bound; its results */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description Keyed by the output variable's variable_name */
+            results: {
+              [key: string]: {
+                value: unknown;
+                type: string;
+                displayName: string;
+              };
+            };
+            /** @enum {string} */
+            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            caseId: string;
+            hookId: string;
+          };
+        };
+      };
+      /** @description The case started (async, or sync past its bound) */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            caseId: string;
+            hookId: string;
+            /** @enum {string} */
+            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            workflowVersionId: string;
+            workflowVersionNumber: number;
+          };
+        };
+      };
+      /** @description Not JSON, or it does not map to valid inputs (metadata.fields names them) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing or wrong signature, or a signed timestamp outside the tolerance */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description No such hook, or it is disabled */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The delivery id was used with another body, or its first delivery is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Over the hook's rate limit (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workflow engine is unavailable; nothing was started */
+      503: {
         headers: {
           [name: string]: unknown;
         };

@@ -20,10 +20,11 @@ import { describeSource, mapDelivery } from './mapping.js';
 import { verifyDelivery, type SignedDelivery } from './signatures.js';
 
 /** A hook as its creator asks for it (the API schema fills the defaults). */
-export interface HookDraft {
+export type HookDraft = HookSettings &
+  ({ scheme: Exclude<HookScheme, 'hmac-sha256'> } | { scheme: 'hmac-sha256'; signatureHeader: string });
+
+interface HookSettings {
   name: string;
-  scheme: HookScheme;
-  signatureHeader?: string;
   mapping?: HookMapping;
   mode: HookMode;
   syncTimeoutMs: number;
@@ -85,7 +86,7 @@ export class HookService {
         workflowId: workflow.id,
         name: draft.name,
         scheme: draft.scheme,
-        signatureHeader: draft.signatureHeader?.toLowerCase() ?? null,
+        signatureHeader: 'signatureHeader' in draft ? draft.signatureHeader.toLowerCase() : null,
         mapping: draft.mapping ?? null,
         mode: draft.mode,
         syncTimeoutMs: draft.syncTimeoutMs,

@@ -60,7 +60,7 @@ describe('managing hooks', () => {
     const before = await svc.request('GET', `/api/v1/workflow/${echoId}/hooks?limit=100`);
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ scheme: 'hmac-sha256' }, 'body.signatureHeader'],
-      [{ scheme: 'github', signatureHeader: 'x-sig' }, 'body.signatureHeader'],
+      [{ scheme: 'github', signatureHeader: 'x-sig' }, 'Unrecognized key: \\"signatureHeader'],
       [{ scheme: 'nope' }, 'body.scheme'],
       [{ scheme: 'github', mapping: { nothere: { body: '/a' } } }, 'body.mapping.nothere'],
       [{ scheme: 'github', mapping: { title: { body: 'no-slash' } } }, 'body.mapping.title'],

@@ -55,31 +55,31 @@ const syncTimeout = (maxMs: number) =>
     });
 
 export function hookCreateBody(maxSyncTimeoutMs: number) {
-  return z
-    .object({
-      name,
-      scheme: z.enum(hookSchemes).meta({ description: 'How deliveries are signed (docs/webhook-triggers.md)' }),
-      signatureHeader: headerName
-        .optional()
-        .meta({
-          description: 'The header with the hex HMAC-SHA256 of the body; hmac-sha256 scheme only, required there',
-        }),
-      mapping: mapping.optional(),
-      mode: mode.default('async'),
-      syncTimeoutMs: syncTimeout(maxSyncTimeoutMs).default(Math.min(10_000, maxSyncTimeoutMs)),
-      toleranceSeconds: toleranceSeconds.default(300),
-      rateLimitPerMinute: rateLimitPerMinute.default(60),
-      enabled: z.boolean().default(true),
-    })
-    .strict()
-    .superRefine((body, ctx) => {
-      if ((body.scheme === 'hmac-sha256') !== (body.signatureHeader !== undefined))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['signatureHeader'],
-          message: 'is required with the hmac-sha256 scheme and only there',
-        });
-    });
+  const common = {
+    name,
+    mapping: mapping.optional(),
+    mode: mode.default('async'),
+    syncTimeoutMs: syncTimeout(maxSyncTimeoutMs).default(Math.min(10_000, maxSyncTimeoutMs)),
+    toleranceSeconds: toleranceSeconds.default(300),
+    rateLimitPerMinute: rateLimitPerMinute.default(60),
+    enabled: z.boolean().default(true),
+  };
+  // One object per scheme, so the document says (oneOf) that only hmac-sha256 takes, and needs, signatureHeader.
+  return z.discriminatedUnion('scheme', [
+    z
+      .object({
+        ...common,
+        scheme: z.enum(['standard-webhooks', 'github', 'stripe']).meta({ description: 'How deliveries are signed' }),
+      })
+      .strict(),
+    z
+      .object({
+        ...common,
+        scheme: z.literal('hmac-sha256').meta({ description: 'The hex HMAC-SHA256 of the body in a header you name' }),
+        signatureHeader: headerName.meta({ description: 'The header with the signature, such as X-Signature' }),
+      })
+      .strict(),
+  ]);
 }
 
 export function hookUpdateBody(maxSyncTimeoutMs: number) {
