@@ -13350,52 +13350,97 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          name: string;
-          /**
-           * @description How deliveries are signed (docs/webhook-triggers.md)
-           * @enum {string}
-           */
-          scheme: 'standard-webhooks' | 'github' | 'stripe' | 'hmac-sha256';
-          /** @description The header with the hex HMAC-SHA256 of the body; hmac-sha256 scheme only, required there */
-          signatureHeader?: string;
-          /** @description Workflow input name → where its value comes from in a delivery. Without a mapping the JSON body object is the inputs. */
-          mapping?: {
-            [key: string]:
-              | {
-                  body: string;
-                }
-              | {
-                  header: string;
-                }
-              | {
-                  value: components['schemas']['__schema0Input'];
-                };
-          };
-          /**
-           * @description async: 202 with the caseId at once; sync: waits up to syncTimeoutMs for the results (200), else 202
-           * @default async
-           * @enum {string}
-           */
-          mode?: 'async' | 'sync';
-          /**
-           * @description How long a sync delivery waits for the results (at most 30000 ms, hooks.maxSyncTimeoutMs)
-           * @default 10000
-           */
-          syncTimeoutMs?: number;
-          /**
-           * @description How far a signed timestamp (Standard Webhooks, Stripe) may be from now
-           * @default 300
-           */
-          toleranceSeconds?: number;
-          /**
-           * @description Deliveries per minute
-           * @default 60
-           */
-          rateLimitPerMinute?: number;
-          /** @default true */
-          enabled?: boolean;
-        };
+        'application/json':
+          | {
+              name: string;
+              /** @description Workflow input name → where its value comes from in a delivery. Without a mapping the JSON body object is the inputs. */
+              mapping?: {
+                [key: string]:
+                  | {
+                      body: string;
+                    }
+                  | {
+                      header: string;
+                    }
+                  | {
+                      value: components['schemas']['__schema0Input'];
+                    };
+              };
+              /**
+               * @description async: 202 with the caseId at once; sync: waits up to syncTimeoutMs for the results (200), else 202
+               * @default async
+               * @enum {string}
+               */
+              mode?: 'async' | 'sync';
+              /**
+               * @description How long a sync delivery waits for the results (at most 30000 ms, hooks.maxSyncTimeoutMs)
+               * @default 10000
+               */
+              syncTimeoutMs?: number;
+              /**
+               * @description How far a signed timestamp (Standard Webhooks, Stripe) may be from now
+               * @default 300
+               */
+              toleranceSeconds?: number;
+              /**
+               * @description Deliveries per minute
+               * @default 60
+               */
+              rateLimitPerMinute?: number;
+              /** @default true */
+              enabled?: boolean;
+              /**
+               * @description How deliveries are signed
+               * @enum {string}
+               */
+              scheme: 'standard-webhooks' | 'github' | 'stripe';
+            }
+          | {
+              name: string;
+              /** @description Workflow input name → where its value comes from in a delivery. Without a mapping the JSON body object is the inputs. */
+              mapping?: {
+                [key: string]:
+                  | {
+                      body: string;
+                    }
+                  | {
+                      header: string;
+                    }
+                  | {
+                      value: components['schemas']['__schema0Input'];
+                    };
+              };
+              /**
+               * @description async: 202 with the caseId at once; sync: waits up to syncTimeoutMs for the results (200), else 202
+               * @default async
+               * @enum {string}
+               */
+              mode?: 'async' | 'sync';
+              /**
+               * @description How long a sync delivery waits for the results (at most 30000 ms, hooks.maxSyncTimeoutMs)
+               * @default 10000
+               */
+              syncTimeoutMs?: number;
+              /**
+               * @description How far a signed timestamp (Standard Webhooks, Stripe) may be from now
+               * @default 300
+               */
+              toleranceSeconds?: number;
+              /**
+               * @description Deliveries per minute
+               * @default 60
+               */
+              rateLimitPerMinute?: number;
+              /** @default true */
+              enabled?: boolean;
+              /**
+               * @description The hex HMAC-SHA256 of the body in a header you name
+               * @constant
+               */
+              scheme: 'hmac-sha256';
+              /** @description The header with the signature, such as X-Signature */
+              signatureHeader: string;
+            };
       };
     };
     responses: {
