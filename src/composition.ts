@@ -33,6 +33,8 @@ import type { Metrics } from './metrics/metrics.js';
 import { Outbound } from './net/outbound.js';
 import type { PythonRunnerPool } from './python/pool.js';
 import { RateLimiter } from './rate-limits/rate-limiter.js';
+import { IdempotentRequests } from './idempotency/idempotent-requests.js';
+import { HookService } from './hooks/hook-service.js';
 import type { Store } from './store/database.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
 import type { TemporalHandle } from './temporal/connection.js';
@@ -147,6 +149,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     temporal: new TemporalGenerationRuns(temporal),
     logger,
   });
+  const idempotency = new IdempotentRequests(repos.idempotency);
   const cases = new CaseService({
     config,
     logger,
@@ -241,6 +244,17 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     rateLimits: new RateLimiter(repos.rateLimits),
     /** Human tasks: the inbox (API side) and the rows the case run opens and closes (worker side). */
     tasks,
+    /** Idempotency-Key records of case starts and hook deliveries, in the store. */
+    idempotency,
+    /** Inbound webhook triggers: their management and their signed deliveries. */
+    hooks: new HookService({
+      repo: repos.hooks,
+      workflows: repos.workflows,
+      definitions: workflows,
+      cases,
+      box,
+      idempotency,
+    }),
   };
 }
 

@@ -10,7 +10,7 @@ import { errorHandler, notFoundHandler } from './errors.js';
 import { OpenApiBuilder } from './openapi.js';
 import { openApiLinks } from './openapi-links.js';
 import { serveMetrics } from './metrics-endpoint.js';
-import { jsonBodies } from './request-body.js';
+import { jsonBodies, rawBodies } from './request-body.js';
 import { requestLog } from './request-log.js';
 import { ApiRoutes } from './route.js';
 import { routeRegistrations } from './routers.js';
@@ -30,6 +30,8 @@ export function createApp(ctx: AppContext): App {
   app.use(httpMetrics(ctx.metrics));
   app.use(temporalCodecCors(ctx));
   app.use(adminGate(ctx));
+  // Hook deliveries keep their bytes: the signature is over them, and their size limit is the hooks' own.
+  app.use('/hooks', rawBodies(ctx.config.hooks.maxPayloadBytes));
   app.use(jsonBodies({ limit: ctx.config.bodyLimit, type: parsesAsJson }));
 
   const openApi = new OpenApiBuilder();

@@ -20,7 +20,8 @@ import {
   resultsBodySchema,
   statusSchema,
 } from './schemas/cases.js';
-import { errorBodySchema, uuid } from './schemas/common.js';
+import { errorBodySchema, startIdempotencyHeaders, uuid } from './schemas/common.js';
+import { answerIdempotently } from './idempotency.js';
 import {
   auditView,
   cancelledView,
@@ -108,7 +109,7 @@ const caseReadRefusals = {
 };
 
 export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
-  const { cases } = ctx.services;
+  const { cases, idempotency } = ctx.services;
   const tags = ['Cases'];
 
   api.route({
@@ -116,19 +117,30 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/api/v1/case',
     summary: 'Initiate a case',
     description:
-      "Creates a PENDING case of the latest active version of the workflow, or of the pinned one. Requires Case: Full in the workflow's workspace.",
+      "Creates a PENDING case of the latest active version of the workflow, or of the pinned one. Requires Case: Full in the workflow's workspace. " +
+      'With an Idempotency-Key, a retry answers the first answer and creates nothing.',
     tags,
     auth: true,
+    headers: startIdempotencyHeaders,
     body: initiateBodySchema,
     responses: {
-      201: { description: 'Created', schema: initiatedSchema },
+      201: {
+        description: 'Created (or, with Idempotency-Replayed: true, the first answer of this key)',
+        schema: initiatedSchema,
+      },
       ...errors,
-      409: { description: 'The workflow has no active version and none is pinned', schema: errorBodySchema },
+      409: {
+        description:
+          'The workflow has no active version and none is pinned, or the Idempotency-Key was used with another body',
+        schema: errorBodySchema,
+      },
       413: { description: 'initialInput over cases.maxInputBytes as JSON', schema: errorBodySchema },
     },
-    handler: async ({ auth, body, res }) => {
-      const record = await cases.initiate(auth, body);
-      res.status(201).json(initiatedView(record));
+    handler: async ({ auth, body, req, res }) => {
+      await answerIdempotently(idempotency, auth, { req, res, body }, async () => ({
+        status: 201,
+        body: initiatedView(await cases.initiate(auth, body)),
+      }));
     },
   });
 
@@ -180,20 +192,30 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/api/v1/case/:caseId/execute',
     summary: 'Execute a case',
     description:
-      'Starts the run with the inputs (the input schema populated with values, or a flat inputs map keyed by variable_name), merged over initialInput. Requires Case: Full. A case runs once: executing it again gives 409.',
+      'Starts the run with the inputs (the input schema populated with values, or a flat inputs map keyed by variable_name), merged over initialInput. Requires Case: Full. A case runs once: executing it again gives 409, ' +
+      'except a retry with the same Idempotency-Key and body, which answers the first answer.',
     tags,
     auth: true,
     params: caseParams,
+    headers: startIdempotencyHeaders,
     body: executeBodySchema(ctx.config.cases.maxDeadlineMs),
     responses: {
-      202: { description: 'Running', schema: executedSchema },
+      202: {
+        description: 'Running (or, with Idempotency-Replayed: true, the first answer of this key)',
+        schema: executedSchema,
+      },
       ...errors,
-      409: { description: 'Already executed or cancelled', schema: errorBodySchema },
+      409: {
+        description: 'Already executed or cancelled, or the Idempotency-Key was used with another body',
+        schema: errorBodySchema,
+      },
       413: { description: 'Case inputs over cases.maxInputBytes as JSON', schema: errorBodySchema },
     },
-    handler: async ({ auth, params, body, res }) => {
-      const { record, temporalUiUrl } = await cases.execute(auth, params.caseId, body);
-      res.status(202).json(executedView(record, temporalUiUrl));
+    handler: async ({ auth, params, body, req, res }) => {
+      await answerIdempotently(idempotency, auth, { req, res, body }, async () => {
+        const { record, temporalUiUrl } = await cases.execute(auth, params.caseId, body);
+        return { status: 202, body: executedView(record, temporalUiUrl) };
+      });
     },
   });
 

@@ -4,14 +4,15 @@ import { executeBodySchema, initiateBodySchema, withOneInputForm } from '../case
 import { registerCaseReads } from './case.routes.js';
 import type { ApiRoutes } from './route.js';
 import { caseErrors as errors, jobExecutedSchema, jobInitiatedSchema, jobStatusSchema } from './schemas/cases.js';
-import { errorBodySchema, uuid } from './schemas/common.js';
+import { errorBodySchema, startIdempotencyHeaders, uuid } from './schemas/common.js';
+import { answerIdempotently } from './idempotency.js';
 import { jobExecutedView, jobInitiatedView, jobStatusView } from './views/cases.js';
 
 const jobParams = z.object({ jobExecutionId: uuid });
 
 /** The deprecated job endpoints: cases under their old paths, same behaviour. */
 export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
-  const { cases } = ctx.services;
+  const { cases, idempotency } = ctx.services;
   const tags = ['Jobs (deprecated)'];
 
   api.route({
@@ -21,16 +22,25 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
     tags,
     deprecated: true,
     auth: true,
+    headers: startIdempotencyHeaders,
     body: initiateBodySchema,
     responses: {
-      201: { description: 'Created', schema: jobInitiatedSchema },
+      201: {
+        description: 'Created (or, with Idempotency-Replayed: true, the first answer of this key)',
+        schema: jobInitiatedSchema,
+      },
       ...errors,
-      409: { description: 'No active version', schema: errorBodySchema },
+      409: {
+        description: 'No active version, or the Idempotency-Key was used with another body',
+        schema: errorBodySchema,
+      },
       413: { description: 'initialInput over cases.maxInputBytes as JSON', schema: errorBodySchema },
     },
-    handler: async ({ auth, body, res }) => {
-      const record = await cases.initiate(auth, body);
-      res.status(201).json(jobInitiatedView(record));
+    handler: async ({ auth, body, req, res }) => {
+      await answerIdempotently(idempotency, auth, { req, res, body }, async () => ({
+        status: 201,
+        body: jobInitiatedView(await cases.initiate(auth, body)),
+      }));
     },
   });
 

@@ -30,9 +30,8 @@ function depthError(body: unknown): DomainError | undefined {
   }
 }
 
-/** express.json plus the depth bound, leaving an UnreadableBody where the body cannot be used instead of answering early. */
-export function jsonBodies(options: Parameters<typeof express.json>[0]): RequestHandler {
-  const parse: RequestHandler = express.json(options);
+/** Runs a body-parser, leaving an UnreadableBody (with `check`'s error too) where the body cannot be used. */
+function tolerant(parse: RequestHandler, check: (body: unknown) => DomainError | undefined): RequestHandler {
   return (req, res, next) => {
     parse(req, res, (err?: unknown) => {
       if (err) {
@@ -43,10 +42,26 @@ export function jsonBodies(options: Parameters<typeof express.json>[0]): Request
         }
         req.body = new UnreadableBody(error);
       } else {
-        const error = depthError(req.body);
+        const error = check(req.body);
         if (error) req.body = new UnreadableBody(error);
       }
       next();
     });
   };
+}
+
+/** express.json plus the depth bound, leaving an UnreadableBody where the body cannot be used instead of answering early. */
+export function jsonBodies(options: Parameters<typeof express.json>[0]): RequestHandler {
+  return tolerant(express.json(options), depthError);
+}
+
+/** The bytes of any body up to `limitBytes` (a Buffer in req.body), for routes that verify a signature over them. */
+export function rawBodies(limitBytes: number): RequestHandler {
+  return tolerant(express.raw({ type: () => true, limit: limitBytes }), () => undefined);
+}
+
+/** A body read by rawBodies: its bytes (none when it had no body); throws its read error (413). */
+export function rawBytes(body: unknown): Buffer {
+  const readable = readableBody(body);
+  return Buffer.isBuffer(readable) ? readable : Buffer.alloc(0);
 }

@@ -17,6 +17,7 @@ import { registerOAuthRoutes } from './oauth.routes.js';
 import { registerTemporalCodecRoutes } from './temporal-codec.routes.js';
 import { registerTaskRoutes } from './task.routes.js';
 import { registerScheduleRoutes } from './schedule.routes.js';
+import { registerHookRoutes } from './hook.routes.js';
 
 /** Every resource's routes; each resource adds one line. */
 export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void> = [
@@ -37,4 +38,5 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerOAuthRoutes,
   registerTemporalCodecRoutes,
   registerTaskRoutes,
+  registerHookRoutes,
 ];

@@ -118,7 +118,8 @@ export class CaseService {
     this.repo = deps.repo;
   }
 
-  async initiate(auth: AuthContext, body: InitiateBody): Promise<CaseRecord> {
+  /** A PENDING case; `origin.hookId` names the hook whose delivery asks for it (docs/webhook-triggers.md). */
+  async initiate(auth: AuthContext, body: InitiateBody, origin: { hookId?: string } = {}): Promise<CaseRecord> {
     const listed = body.workspaces === undefined ? undefined : this.parseWorkspaces(body.workspaces);
     const version = await this.deps.workflows.resolveForRun(
       auth.organizationId,
@@ -147,6 +148,7 @@ export class CaseService {
       refUserId: body.refUserId,
       source: body.source,
       webAppId: body.webAppId,
+      hookId: origin.hookId,
       workspaces: body.workspaces,
       initialInput: checked.inputs,
       createdByKeyId: auth.keyId,

@@ -2,7 +2,7 @@ import { hasGrant, requireOrganizationGrant } from '../auth/access.js';
 import type { AuthContext } from '../domain/auth-context.js';
 import { DomainError } from '../errors.js';
 import type { Author, CatalogRepo } from '../store/catalog-repo.js';
-import { IDEMPOTENCY_TTL_MS, idempotencyHashes } from './idempotency.js';
+import { IDEMPOTENCY_TTL_MS, idempotencyHashes } from '../idempotency/fingerprint.js';
 import type {
   ActionContent,
   ActionVersion,

@@ -155,6 +155,17 @@ export const configSchema = z.object({
     model: z.string().min(1),
     timeoutMs: z.coerce.number().int().min(1000),
   }),
+  /** Inbound webhook triggers (docs/webhook-triggers.md). */
+  hooks: z.object({
+    /** Bytes of one delivery's body; a larger one is refused with 413 before anything else is read. */
+    maxPayloadBytes: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(10 * 1024 * 1024),
+    /** The longest a synchronous hook may hold a delivery waiting for the case's results. */
+    maxSyncTimeoutMs: z.coerce.number().int().min(1000).max(120_000),
+  }),
   generation: z.object({
     /** A run still going after this long is cancelled (contract: 25 minutes). */
     timeLimitMs: z.coerce.number().int().min(1000),
@@ -286,6 +297,8 @@ const envMap: Record<string, string> = {
   LLM_API_KEY: 'llm.apiKey',
   LLM_MODEL: 'llm.model',
   LLM_TIMEOUT_MS: 'llm.timeoutMs',
+  CASEFLOW_HOOK_MAX_PAYLOAD_BYTES: 'hooks.maxPayloadBytes',
+  CASEFLOW_HOOK_MAX_SYNC_TIMEOUT_MS: 'hooks.maxSyncTimeoutMs',
   CASEFLOW_GENERATION_TIME_LIMIT_MS: 'generation.timeLimitMs',
   CASEFLOW_GENERATION_REVIEW_ROUNDS: 'generation.maxReviewRounds',
   CASEFLOW_GENERATION_RATE_LIMIT: 'generation.rateLimitMax',

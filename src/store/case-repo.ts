@@ -26,6 +26,8 @@ export interface CaseRecord {
   refUserId: string | null;
   source: string;
   webAppId: string | null;
+  /** The hook whose delivery started the case (docs/webhook-triggers.md); null for every other start. */
+  hookId: string | null;
   workspaces: string | null;
   initialInput: Record<string, unknown>;
   inputs: Record<string, unknown> | null;
@@ -68,6 +70,7 @@ export interface CreateCaseInput extends Pick<
   description?: string;
   refUserId?: string;
   webAppId?: string;
+  hookId?: string;
   workspaces?: string;
   scheduleId?: string;
 }
@@ -178,6 +181,7 @@ function toCase(r: Selectable<CaseTable>): CaseRecord {
     description: r.description,
     refUserId: r.ref_user_id,
     webAppId: r.web_app_id,
+    hookId: r.hook_id,
     workspaces: r.workspaces,
     initialInput: parse<Record<string, unknown>>(r.initial_input, {}),
     inputs: parse<Record<string, unknown> | null>(r.inputs, null),
@@ -233,6 +237,7 @@ export class CaseRepo {
       ref_user_id: input.refUserId ?? null,
       source: input.source,
       web_app_id: input.webAppId ?? null,
+      hook_id: input.hookId ?? null,
       workspaces: input.workspaces ?? null,
       initial_input: json(input.initialInput),
       inputs: null,

@@ -11,6 +11,8 @@ import { OAuthRepo } from './oauth-repo.js';
 import { RateLimitRepo } from './rate-limit-repo.js';
 import { TaskRepo } from './task-repo.js';
 import { ScheduleRepo } from './schedule-repo.js';
+import { IdempotencyRepo } from './idempotency-repo.js';
+import { HookRepo } from './hook-repo.js';
 import { TenancyRepo } from './tenancy-repo.js';
 import { WorkflowRepo } from './workflow-repo.js';
 
@@ -31,6 +33,8 @@ export function createRepositories(db: Db) {
     rateLimits: new RateLimitRepo(db),
     tasks: new TaskRepo(db),
     schedules: new ScheduleRepo(db),
+    idempotency: new IdempotencyRepo(db),
+    hooks: new HookRepo(db),
   };
 }
 

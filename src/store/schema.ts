@@ -11,6 +11,7 @@ import type { GenerationTables } from './tables/generation.js';
 import type { RateLimitTables } from './tables/rate-limits.js';
 import type { TaskTables } from './tables/tasks.js';
 import type { ScheduleTables } from './tables/schedules.js';
+import type { HookTables } from './tables/hooks.js';
 
 /** Every table of the store; each area adds its tables interface here. */
 export interface Database
@@ -27,4 +28,5 @@ export interface Database
     ConnectionTables,
     RateLimitTables,
     TaskTables,
-    ScheduleTables {}
+    ScheduleTables,
+    HookTables {}

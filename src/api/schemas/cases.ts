@@ -71,6 +71,10 @@ export const statusSchema = z.object({
   workflowVersionNumber: z.number(),
   title: z.string().nullable(),
   source: z.string(),
+  hookId: z
+    .string()
+    .nullable()
+    .meta({ description: 'The webhook trigger whose delivery started the case (source api); null otherwise' }),
   createdAt: z.string(),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),

@@ -13,7 +13,7 @@ import {
   type IntegrationDraft,
 } from '../../domain/catalog.js';
 import { catalogFieldMapSchema, catalogFieldSchema } from './catalog-fields.js';
-import { queryInt } from './common.js';
+import { idempotencyKeyValue, queryInt } from './common.js';
 
 /** The contract's integration limits (Limits table), plus our bounds where it is silent. */
 export const catalogLimits = {
@@ -29,7 +29,6 @@ export const catalogLimits = {
   actionVariablesJsonBytes: 512 * 1024,
   /** credentialData holds at most 100 fields, so a template has no use for more. */
   credentialInputs: 100,
-  idempotencyKey: 255,
 } as const;
 
 const name = z.string().trim().min(1).max(catalogLimits.name);
@@ -219,16 +218,10 @@ export const credentialUpdateBody = z.object({
 });
 
 export const idempotencyHeaders = z.object({
-  'idempotency-key': z
-    .string()
-    .min(1)
-    .max(catalogLimits.idempotencyKey)
-    .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces')
-    .optional()
-    .meta({
-      description:
-        'A retry with the same key and body within 24 hours returns the first result (header Idempotency-Replayed: true); the same key with another body is 422',
-    }),
+  'idempotency-key': idempotencyKeyValue.optional().meta({
+    description:
+      'A retry with the same key and body within 24 hours returns the first result (header Idempotency-Replayed: true); the same key with another body is 422',
+  }),
 });
 
 const integrationFields = {

@@ -39,3 +39,20 @@ export const nextCursorSchema = z
   .string()
   .nullable()
   .meta({ description: 'Pass as cursor for the next page; null on the last page' });
+
+/** An Idempotency-Key header value (RFC draft-ietf-httpapi-idempotency-key-header): 1-255 printable ASCII characters. */
+export const idempotencyKeyValue = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces');
+
+/** The Idempotency-Key header of a case start or hook delivery. */
+export const startIdempotencyHeaders = z.object({
+  'idempotency-key': idempotencyKeyValue.optional().meta({
+    description:
+      'A retry with the same key and body within 24 hours answers the first answer (status and body, header ' +
+      'Idempotency-Replayed: true) and creates nothing; the same key with another body is 409. Keys are scoped to the ' +
+      'organization; a concurrent retry waits for the first request to finish.',
+  }),
+});

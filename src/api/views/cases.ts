@@ -47,6 +47,7 @@ export function statusView({ record, running, waiting, temporalUiUrl }: CaseStat
     workflowVersionNumber: record.workflowVersionNumber,
     title: record.title,
     source: record.source,
+    hookId: record.hookId,
     createdAt: record.createdAt,
     startedAt: record.startedAt,
     finishedAt: record.finishedAt,

@@ -18,6 +18,7 @@ import * as listIndexes from './072_list_indexes.js';
 import * as caseNodeClock from './073_case_node_clock.js';
 import * as humanTasks from './080_human_tasks.js';
 import * as schedules from './082_schedules.js';
+import * as hooks from './084_hooks.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   '073_case_node_clock': caseNodeClock,
   '080_human_tasks': humanTasks,
   '082_schedules': schedules,
+  '084_hooks': hooks,
 };

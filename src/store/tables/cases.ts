@@ -19,6 +19,8 @@ export interface CaseTable {
   source: string;
   /** The published web app that launched the case (the contract's unnamed optional string). */
   web_app_id: string | null;
+  /** The inbound webhook trigger whose delivery started the case; null for every other start. */
+  hook_id: string | null;
   /** The comma-separated workspace ids sent at initiation, as sent. */
   workspaces: string | null;
   /** JSON object: `initialInput` from initiation. */

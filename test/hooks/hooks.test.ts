@@ -1,0 +1,292 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeKey } from '../files/support.js';
+import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
+import { Graph, createWorkflow, results, sleeper, waitForEnd } from '../cases/support.js';
+import { caseIdsOf, deliver, sign } from './support.js';
+
+let svc: TestService;
+/** input(title, event) → output(title, event) */
+let echoId: string;
+let attackerKey: string;
+let noCaseKey: string;
+
+function echoGraph(): Graph {
+  const g = new Graph();
+  const fields = [{ name: 'title' }, { name: 'event', optional: true }];
+  g.edge(g.input(fields), g.output(fields));
+  return g;
+}
+
+interface Hook {
+  hookId: string;
+  url: string;
+  secret: string;
+}
+
+async function createHook(body: Record<string, unknown>, workflowId = echoId): Promise<Hook> {
+  const r = await svc.request('POST', `/api/v1/workflow/${workflowId}/hooks`, { body: { name: 'test hook', ...body } });
+  expect(r.status, r.text).toBe(201);
+  return r.body as unknown as Hook;
+}
+
+beforeAll(async () => {
+  svc = await startTestService({ config: { hooks: { maxPayloadBytes: 4096 } } });
+  echoId = (await createWorkflow(svc, echoGraph(), 'hook echo')).workflowId;
+  const other = await svc.admin('POST', '/admin/organizations', { name: 'Attacker org', verified: true });
+  attackerKey = (await makeKey(svc, String(other.body.id), ['case:full', 'workflow:full'])).key;
+  noCaseKey = (await makeKey(svc, svc.organizationId, ['workflow:full'])).key;
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+describe('managing hooks', () => {
+  it('answers the URL and the secret once; reads never show the secret', async () => {
+    const hook = await createHook({ scheme: 'standard-webhooks' });
+    expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    expect(hook.url).toBe(`${svc.url}/hooks/${hook.hookId}`);
+    const read = await svc.request('GET', `/api/v1/hooks/${hook.hookId}`);
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ hookId: hook.hookId, workflowId: echoId, mode: 'async', enabled: true });
+    expect(read.text).not.toContain(hook.secret.slice(6));
+    const list = await svc.request('GET', `/api/v1/workflow/${echoId}/hooks`);
+    expect(list.status).toBe(200);
+    expect((list.body.hooks as Hook[]).map((h) => h.hookId)).toContain(hook.hookId);
+    expect(list.text).not.toContain(hook.secret.slice(6));
+  });
+
+  it('refuses a bad creation with 400 naming the field, and changes nothing', async () => {
+    const before = await svc.request('GET', `/api/v1/workflow/${echoId}/hooks?limit=100`);
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ scheme: 'hmac-sha256' }, 'body.signatureHeader'],
+      [{ scheme: 'github', signatureHeader: 'x-sig' }, 'Unrecognized key: \\"signatureHeader'],
+      [{ scheme: 'nope' }, 'body.scheme'],
+      [{ scheme: 'github', mapping: { nothere: { body: '/a' } } }, 'body.mapping.nothere'],
+      [{ scheme: 'github', mapping: { title: { body: 'no-slash' } } }, 'body.mapping.title'],
+      [{ scheme: 'github', mode: 'sync', syncTimeoutMs: 10 }, 'body.syncTimeoutMs'],
+    ];
+    for (const [body, field] of cases) {
+      const r = await svc.request('POST', `/api/v1/workflow/${echoId}/hooks`, { body: { name: 'bad', ...body } });
+      expect(r.status, `${JSON.stringify(body)}: ${r.text}`).toBe(400);
+      expect(JSON.stringify(r.body.metadata)).toContain(field);
+    }
+    const after = await svc.request('GET', `/api/v1/workflow/${echoId}/hooks?limit=100`);
+    expect(after.body.hooks).toEqual(before.body.hooks);
+  });
+
+  it('needs Case: Full besides Workflow: Full to create one (a hook starts cases)', async () => {
+    const r = await svc.request('POST', `/api/v1/workflow/${echoId}/hooks`, {
+      key: noCaseKey,
+      body: { name: 'x', scheme: 'github' },
+    });
+    expect(r.status, r.text).toBe(403);
+  });
+
+  it("gives another organization 404 for everything of this one's hooks", async () => {
+    const hook = await createHook({ scheme: 'github' });
+    const calls: Array<[string, string, unknown]> = [
+      ['POST', `/api/v1/workflow/${echoId}/hooks`, { name: 'steal', scheme: 'github' }],
+      ['GET', `/api/v1/workflow/${echoId}/hooks`, undefined],
+      ['GET', `/api/v1/hooks/${hook.hookId}`, undefined],
+      ['PATCH', `/api/v1/hooks/${hook.hookId}`, { enabled: false }],
+      ['POST', `/api/v1/hooks/${hook.hookId}/rotate-secret`, {}],
+      ['DELETE', `/api/v1/hooks/${hook.hookId}`, undefined],
+    ];
+    for (const [method, path, body] of calls) {
+      const r = await svc.request(method, path, { key: attackerKey, body });
+      expect(r.status, `${method} ${path}: ${r.text}`).toBe(404);
+      expect(r.text).not.toContain(hook.secret);
+    }
+    const intact = await svc.request('GET', `/api/v1/hooks/${hook.hookId}`);
+    expect(intact.body.enabled).toBe(true);
+    const body = JSON.stringify({ title: 'still mine' });
+    expect((await deliver(svc, hook.hookId, body, sign.github(hook.secret, body))).status).toBe(202);
+  });
+});
+
+describe('deliveries', () => {
+  it('Standard Webhooks: starts a case with source api and the hook id; the case echoes the mapped inputs', async () => {
+    const hook = await createHook({ scheme: 'standard-webhooks' });
+    const body = JSON.stringify({ title: 'hello', event: 'created' });
+    const r = await deliver(svc, hook.hookId, body, sign.standardWebhooks(hook.secret, body));
+    expect(r.status, r.text).toBe(202);
+    expect(r.body).toMatchObject({ hookId: hook.hookId, status: 'RUNNING' });
+    const caseId = String(r.body.caseId);
+    const ended = await waitForEnd(svc, caseId);
+    expect(ended).toMatchObject({ status: 'COMPLETED', source: 'api', hookId: hook.hookId });
+    expect((await results(svc, caseId)).title?.value).toBe('hello');
+  });
+
+  it('refuses unsigned, wrongly signed and replayed deliveries with 401, starting nothing', async () => {
+    const hook = await createHook({ scheme: 'standard-webhooks', toleranceSeconds: 60 });
+    const stripeHook = await createHook({ scheme: 'stripe', toleranceSeconds: 60 });
+    const before = await caseIdsOf(svc, echoId);
+    const body = JSON.stringify({ title: 'forged' });
+    const now = Math.floor(Date.now() / 1000);
+    const refused: Array<[string, Record<string, string>]> = [
+      [hook.hookId, {}],
+      [hook.hookId, sign.standardWebhooks('whsec_' + Buffer.from('wrong secret').toString('base64'), body)],
+      [hook.hookId, sign.standardWebhooks(hook.secret, JSON.stringify({ title: 'other body' }))],
+      [hook.hookId, sign.standardWebhooks(hook.secret, body, { timestamp: now - 120 })],
+      [hook.hookId, sign.standardWebhooks(hook.secret, body, { timestamp: now + 120 })],
+      [stripeHook.hookId, sign.stripe(stripeHook.secret, body, now - 3600)],
+      [stripeHook.hookId, sign.stripe(hook.secret, body)],
+      [stripeHook.hookId, { 'stripe-signature': 'v1=abc' }],
+    ];
+    for (const [hookId, headers] of refused) {
+      const r = await deliver(svc, hookId, body, headers);
+      expect(r.status, `${JSON.stringify(headers)}: ${r.text}`).toBe(401);
+      expect(r.body.errorCode).toBe('UNAUTHORIZED');
+    }
+    expect(await caseIdsOf(svc, echoId)).toEqual(before);
+  });
+
+  it('GitHub: maps body fields and a header; a redelivery with the same X-GitHub-Delivery answers the first answer', async () => {
+    const hook = await createHook({
+      scheme: 'github',
+      mapping: { title: { body: '/pull_request/title' }, event: { header: 'X-GitHub-Event' } },
+    });
+    const body = JSON.stringify({ action: 'opened', pull_request: { title: 'Fix the thing', number: 7 } });
+    const headers = sign.github(hook.secret, body, randomUUID(), 'pull_request');
+    const first = await deliver(svc, hook.hookId, body, headers);
+    expect(first.status, first.text).toBe(202);
+    const again = await deliver(svc, hook.hookId, body, headers);
+    expect(again.status).toBe(202);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('idempotency-replayed')).toBe('true');
+    const caseId = String(first.body.caseId);
+    await waitForEnd(svc, caseId);
+    const out = await results(svc, caseId);
+    expect([out.title?.value, out.event?.value]).toEqual(['Fix the thing', 'pull_request']);
+    // The same delivery id with another body is not a redelivery.
+    const other = JSON.stringify({ pull_request: { title: 'changed' } });
+    const clash = await deliver(svc, hook.hookId, other, {
+      ...sign.github(hook.secret, other),
+      'x-github-delivery': headers['x-github-delivery'],
+    });
+    expect(clash.status, clash.text).toBe(409);
+    expect((await caseIdsOf(svc, echoId)).filter((id) => id === caseId)).toHaveLength(1);
+  });
+
+  it('Stripe and generic HMAC: verified; Idempotency-Key dedupes; two identical deliveries at once start one case', async () => {
+    const stripeHook = await createHook({ scheme: 'stripe', mapping: { title: { body: '/data/object/id' } } });
+    const event = JSON.stringify({ id: 'evt_1', type: 'charge.succeeded', data: { object: { id: 'ch_42' } } });
+    const s = await deliver(svc, stripeHook.hookId, event, sign.stripe(stripeHook.secret, event));
+    expect(s.status, s.text).toBe(202);
+    expect((await waitForEnd(svc, String(s.body.caseId))).status).toBe('COMPLETED');
+    expect((await results(svc, String(s.body.caseId))).title?.value).toBe('ch_42');
+
+    const hmacHook = await createHook({ scheme: 'hmac-sha256', signatureHeader: 'X-Signature' });
+    const body = JSON.stringify({ title: `race-${randomUUID()}` });
+    const headers = { ...sign.hmac('x-signature', hmacHook.secret, body), 'idempotency-key': randomUUID() };
+    const before = new Set(await caseIdsOf(svc, echoId));
+    const answers = await Promise.all([1, 2, 3].map(() => deliver(svc, hmacHook.hookId, body, headers)));
+    for (const answer of answers) expect(answer.status, answer.text).toBe(202);
+    expect(new Set(answers.map((a) => a.body.caseId)).size).toBe(1);
+    const started = (await caseIdsOf(svc, echoId)).filter((id) => !before.has(id));
+    expect(started).toEqual([answers[0]?.body.caseId]);
+    // Without a delivery id every delivery starts a case.
+    const plain = sign.hmac('x-signature', hmacHook.secret, body);
+    const [a, b] = [await deliver(svc, hmacHook.hookId, body, plain), await deliver(svc, hmacHook.hookId, body, plain)];
+    expect(a.body.caseId).not.toBe(b.body.caseId);
+    const bad = await deliver(svc, hmacHook.hookId, body, { 'x-signature': 'sha256=' + '0'.repeat(64) });
+    expect(bad.status).toBe(401);
+  });
+
+  it('answers 400 naming the inputs a delivery does not map to, and 400 for a body that is not JSON', async () => {
+    const hook = await createHook({ scheme: 'github', mapping: { title: { body: '/issue/title' } } });
+    const before = await caseIdsOf(svc, echoId);
+    const body = JSON.stringify({ issue: { number: 3 } });
+    const r = await deliver(svc, hook.hookId, body, sign.github(hook.secret, body));
+    expect(r.status, r.text).toBe(400);
+    expect(r.body.metadata).toEqual({
+      fields: [{ field: 'inputs.title', message: 'is required (mapped from body /issue/title)' }],
+    });
+    const wrongType = JSON.stringify({ issue: { title: 12 } });
+    const t = await deliver(svc, hook.hookId, wrongType, sign.github(hook.secret, wrongType));
+    expect(t.status).toBe(400);
+    expect(String(t.body.message)).toContain('inputs.title');
+    const unmapped = await createHook({ scheme: 'github' });
+    const extra = JSON.stringify({ title: 'x', surprise: true });
+    const u = await deliver(svc, unmapped.hookId, extra, sign.github(unmapped.secret, extra));
+    expect(u.status).toBe(400);
+    expect(JSON.stringify(u.body.metadata)).toContain('inputs.surprise');
+    const notJson = 'title=x';
+    const n = await deliver(svc, hook.hookId, notJson, sign.github(hook.secret, notJson));
+    expect(n.status).toBe(400);
+    expect(n.body.errorCode).toBe('MALFORMED_JSON');
+    expect(await caseIdsOf(svc, echoId)).toEqual(before);
+  });
+
+  it('sync mode answers the results when the case ends within the bound, else 202 with the caseId', async () => {
+    const hook = await createHook({ scheme: 'github', mode: 'sync', syncTimeoutMs: 20_000 });
+    const body = JSON.stringify({ title: 'sync' });
+    const r = await deliver(svc, hook.hookId, body, sign.github(hook.secret, body));
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({ status: 'COMPLETED', hookId: hook.hookId, results: { title: { value: 'sync' } } });
+
+    const slow = (await createWorkflow(svc, sleeper(3), 'slow')).workflowId;
+    const slowHook = await createHook({ scheme: 'github', mode: 'sync', syncTimeoutMs: 1000 }, slow);
+    const slowBody = JSON.stringify({ text: 'late' });
+    const started = Date.now();
+    const late = await deliver(svc, slowHook.hookId, slowBody, sign.github(slowHook.secret, slowBody));
+    expect(late.status, late.text).toBe(202);
+    expect(Date.now() - started).toBeLessThan(2900);
+    expect((await waitForEnd(svc, String(late.body.caseId))).status).toBe('COMPLETED');
+  });
+
+  it('rotation keeps the old secret valid for the grace period only', async () => {
+    const hook = await createHook({ scheme: 'github' });
+    const body = JSON.stringify({ title: 'rotating' });
+    const rotated = await svc.request('POST', `/api/v1/hooks/${hook.hookId}/rotate-secret`, {
+      body: { graceSeconds: 3600 },
+    });
+    expect(rotated.status, rotated.text).toBe(200);
+    const secret = String(rotated.body.secret);
+    expect(secret).not.toBe(hook.secret);
+    expect(Date.parse(String(rotated.body.previousSecretValidUntil))).toBeGreaterThan(Date.now() + 3500_000);
+    expect((await deliver(svc, hook.hookId, body, sign.github(hook.secret, body))).status).toBe(202);
+    expect((await deliver(svc, hook.hookId, body, sign.github(secret, body))).status).toBe(202);
+    // No grace: the secret just replaced stops verifying at once.
+    const again = await svc.request('POST', `/api/v1/hooks/${hook.hookId}/rotate-secret`, {
+      body: { graceSeconds: 0 },
+    });
+    expect(again.body.previousSecretValidUntil).toBeNull();
+    expect((await deliver(svc, hook.hookId, body, sign.github(secret, body))).status).toBe(401);
+    expect((await deliver(svc, hook.hookId, body, sign.github(hook.secret, body))).status).toBe(401);
+    expect((await deliver(svc, hook.hookId, body, sign.github(String(again.body.secret), body))).status).toBe(202);
+  });
+
+  it('a disabled or deleted hook answers 404 and starts nothing; enabling it again works', async () => {
+    const hook = await createHook({ scheme: 'github' });
+    const body = JSON.stringify({ title: 'off' });
+    const before = await caseIdsOf(svc, echoId);
+    const off = await svc.request('PATCH', `/api/v1/hooks/${hook.hookId}`, { body: { enabled: false } });
+    expect(off.status, off.text).toBe(200);
+    expect((await deliver(svc, hook.hookId, body, sign.github(hook.secret, body))).status).toBe(404);
+    expect(await caseIdsOf(svc, echoId)).toEqual(before);
+    await svc.request('PATCH', `/api/v1/hooks/${hook.hookId}`, { body: { enabled: true } });
+    expect((await deliver(svc, hook.hookId, body, sign.github(hook.secret, body))).status).toBe(202);
+    expect((await svc.request('DELETE', `/api/v1/hooks/${hook.hookId}`)).status).toBe(204);
+    expect((await deliver(svc, hook.hookId, body, sign.github(hook.secret, body))).status).toBe(404);
+    expect((await svc.request('GET', `/api/v1/hooks/${hook.hookId}`)).status).toBe(404);
+    expect((await deliver(svc, randomUUID(), body, {})).status).toBe(404);
+  });
+
+  it('limits deliveries per hook with the RateLimit headers, and bodies to hooks.maxPayloadBytes', async () => {
+    const hook = await createHook({ scheme: 'github', rateLimitPerMinute: 2 });
+    const body = JSON.stringify({ title: 'limited' });
+    const sent: TestResponse[] = [];
+    for (let i = 0; i < 3; i++) sent.push(await deliver(svc, hook.hookId, body, sign.github(hook.secret, body)));
+    expect(sent.map((r) => r.status)).toEqual([202, 202, 429]);
+    expect(sent[0]?.headers.get('ratelimit-policy')).toBe('"hook";q=2;w=60');
+    expect(sent[1]?.headers.get('ratelimit')).toMatch(/^"hook";r=0;t=\d+$/);
+    expect(Number(sent[2]?.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Another hook has its own budget.
+    const big = await createHook({ scheme: 'github' });
+    const large = JSON.stringify({ title: 'x'.repeat(5000) });
+    const r = await deliver(svc, big.hookId, large, sign.github(big.secret, large));
+    expect(r.status, r.text).toBe(413);
+  });
+});
