@@ -15,6 +15,7 @@ export const caseRunChanges = [
   'case-status-search-attribute',
   'case-node-concurrency-cap',
   'case-end-in-one-local-activity',
+  'case-rerun-reused-nodes',
 ] as const;
 
 export type CaseRunChange = (typeof caseRunChanges)[number];

@@ -76,6 +76,20 @@ export interface NodeRecord {
   finishedAt?: string;
   /** Where the times come from; absent while the node has not started. */
   clock?: NodeClock;
+  /** Set on a rerun's node that did not run: its outputs are those this node recorded in the original case. */
+  reused?: ReusedFrom;
+}
+
+/** The case and node a rerun's node took its recorded outputs from. */
+export interface ReusedFrom {
+  caseId: string;
+  nodeId: string;
+}
+
+/** A node a rerun does not run again: the outputs it recorded in the original case. */
+export interface ReusedNode {
+  from: ReusedFrom;
+  outputs: Record<string, unknown>;
 }
 
 export interface CaseError {
@@ -105,6 +119,8 @@ export interface CaseRunInput {
   maxParallelNodes?: number;
   /** The case run changes the starting code knew (caseRunRevision); absent on runs started before it was recorded. */
   revision?: number;
+  /** A rerun from the failed node: nodes completed in the original case, by node id, taken as completed. */
+  reused?: Record<string, ReusedNode>;
 }
 
 /** How a case run ends: the workflow's result. */
