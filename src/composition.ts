@@ -3,6 +3,7 @@ import { CallbackService } from './callbacks/callback-service.js';
 import { WebhookSecrets } from './callbacks/webhook-secrets.js';
 import { CaseService } from './cases/case-service.js';
 import { CaseRunReconciler } from './cases/run-reconciler.js';
+import { RerunService } from './cases/rerun-service.js';
 import { CatalogService } from './catalog/catalog-service.js';
 import { CodeNodeService } from './code/code-node-service.js';
 import { ConnectionRuntime } from './connections/connection-runtime.js';
@@ -119,24 +120,27 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     logger: oauthLogger,
   });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
+  const cases = new CaseService({
+    config,
+    logger,
+    temporal,
+    repo: repos.cases,
+    workflows,
+    files,
+    outbound,
+    metrics,
+    engine,
+    runs: caseRuns,
+  });
   return {
     /** Who is calling: the API key's rules (expiry, revocation, membership). */
     authentication,
     tenancy: new TenancyService(repos.tenancy, (keyId) => authentication.forget(keyId)),
     workflows,
     files,
-    cases: new CaseService({
-      config,
-      logger,
-      temporal,
-      repo: repos.cases,
-      workflows,
-      files,
-      outbound,
-      metrics,
-      engine,
-      runs: caseRuns,
-    }),
+    cases,
+    /** Reruns of ended cases, one at a time. */
+    reruns: new RerunService({ config, repo: repos.cases, workflows, cases }),
     /** API side: closes RUNNING cases whose run ended without recording them. */
     caseReconciler: new CaseRunReconciler({ repo: repos.cases, runs: caseRuns, logger }),
     codeNodes: new CodeNodeService(repos.codeNodes, gates),

@@ -32,6 +32,7 @@ import { caseWorkflowId } from '../temporal/contracts/case-run.js';
 import type { CaseRunGateway } from '../temporal/gateways/case-runs.js';
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 import { statsWindow, workflowStats, type CaseStats, type CaseStatsRequest } from './case-stats.js';
+import { planReuse, type ReusePlan } from './rerun-plan.js';
 
 export interface CaseServiceDeps {
   config: Config;
@@ -52,6 +53,8 @@ export interface CaseServiceDeps {
 /** A case's status: the record, the nodes running now (first is the current one), the run's Temporal UI page. */
 export interface CaseStatus {
   record: CaseRecord;
+  /** The cases that rerun this one, oldest first. */
+  reruns: string[];
   running: Array<{ id: string; name: string }>;
   temporalUiUrl: string | null;
 }
@@ -183,6 +186,24 @@ export class CaseService {
     return record;
   }
 
+  /**
+   * What a rerun from the failed node of `original` reuses on `graph`: its
+   * completed nodes' recorded outputs, and the nodes that cannot be reused.
+   */
+  async reusePlan(original: CaseRecord, graph: WorkflowGraph): Promise<ReusePlan> {
+    const originalGraph = (await this.version(original)).graph;
+    const nodes = await this.repo.listNodes(original.id, (id) => originalGraph.nodes[id]?.name ?? id);
+    return planReuse(original.id, nodes, graph);
+  }
+
+  /** The nodes a rerun from the failed node takes as completed (checked at the rerun request); none otherwise. */
+  private async reusedNodes(record: CaseRecord, graph: WorkflowGraph): Promise<CaseRunInput['reused']> {
+    if (record.rerunFrom !== 'failed' || record.rerunOf === null) return undefined;
+    const original = await this.repo.find(record.rerunOf);
+    if (!original) throw new Error(`case ${record.rerunOf}, which case ${record.id} reruns, is missing`);
+    return (await this.reusePlan(original, graph)).reused;
+  }
+
   private async version(record: CaseRecord): Promise<RunnableVersion> {
     const version = await this.deps.workflows.findRunnableVersion(record.organizationId, record.workflowVersionId);
     if (!version) throw new Error(`workflow version ${record.workflowVersionId} of case ${record.id} is missing`);
@@ -308,6 +329,7 @@ export class CaseService {
     version: RunnableVersion,
     run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number },
   ): Promise<string> {
+    const reused = await this.reusedNodes(record, version.graph);
     const input: CaseRunInput = {
       caseId: record.id,
       organizationId: record.organizationId,
@@ -318,16 +340,20 @@ export class CaseService {
       maxParallelNodes: this.deps.config.cases.maxParallelNodes,
       revision: caseRunRevision,
       ...(run.callbackUrl ? { callbackUrl: run.callbackUrl } : {}),
+      ...(reused ? { reused } : {}),
     };
+    const rerun =
+      record.rerunOf === null ? '' : ` · rerun of case ${record.rerunOf} from ${record.rerunFrom ?? 'start'}`;
     const runId = await this.deps.runs.start(input, {
       summary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
-      details: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
+      details: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}${rerun}`,
       tags: {
         organizationId: record.organizationId,
         workspaceId: record.workspaceId,
         workflowId: record.workflowId,
         caseStatus: 'RUNNING',
         source: record.source,
+        ...(record.rerunOf === null ? {} : { rerunOf: record.rerunOf }),
       },
     });
     this.deps.metrics.caseStarted();
@@ -404,6 +430,7 @@ export class CaseService {
     const workflowId = current.temporalWorkflowId;
     return {
       record: current,
+      reruns: await this.repo.listReruns(caseId),
       running: running.map((id) => ({ id, name: progress?.nodes[id]?.name ?? id })),
       temporalUiUrl: workflowId
         ? temporalUiLink(this.deps.temporal, workflowId, current.temporalRunId ?? undefined)
@@ -440,7 +467,9 @@ export class CaseService {
       // A case cancelled before it ran has no node records: every node then shows as not executed.
       const byId = new Map(nodes.map((n) => [n.nodeId, n]));
       const all = Object.values(graph.nodes).map((n) => byId.get(n.id) ?? blankNode(graph, n.id, 'not_executed'));
-      const executed = nodes.filter((n) => n.status === 'completed' || n.status === 'failed').map((n) => n.nodeId);
+      // A rerun's reused node did not run: it is completed, not executed.
+      const ran = nodes.filter((n) => (n.status === 'completed' && !n.reused) || n.status === 'failed');
+      const executed = ran.map((n) => n.nodeId);
       const failed = nodes.filter((n) => n.status === 'failed').map((n) => n.nodeId);
       return { record, nodes: all, lists: { executed, failed, running: [], remaining: [] } };
     }

@@ -736,6 +736,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/case/{caseId}/rerun': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rerun an ended case
+     * @description Starts a new case (its own id, status and Temporal run) that reruns this one: from the start, or from the node that failed (a FAILED case only: the nodes that completed are not run again, their recorded outputs are reused and marked `reused` in the audit), on the version the case ran or on the latest active one, with the original inputs and any overrides. The new case has `rerunOf`; the original lists it in `reruns`. Its callback URL and deadline are the original’s. Cases initiated as jobs rerun the same way. Requires Case: Full.
+     */
+    post: operations['postApiV1CaseCaseIdRerun'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/job/initiate': {
     parameters: {
       query?: never;
@@ -7450,6 +7470,12 @@ export interface operations {
             } | null;
             /** @description The run's page in the Temporal Web UI */
             temporalUiUrl: string | null;
+            /** @description The case this one reruns; null for a case started on its own */
+            rerunOf: string | null;
+            /** @description Where this rerun started; null unless rerunOf is set */
+            rerunFrom: ('start' | 'failed') | null;
+            /** @description The cases that rerun this one, oldest first */
+            reruns: string[];
           };
         };
       };
@@ -7725,6 +7751,11 @@ export interface operations {
                     kind?: string;
                     traceback?: string;
                   } | null;
+                  /** @description Set on a rerun’s node that did not run: it is completed with the outputs this node recorded in that case (a rerun from the failed node). Null otherwise */
+                  reused: {
+                    case_id: string;
+                    node_id: string;
+                  } | null;
                 };
               };
             };
@@ -7911,6 +7942,173 @@ export interface operations {
       };
       /** @description The case has already ended */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1CaseCaseIdRerun: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        caseId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description start: every node runs again; failed (a FAILED case only): the nodes that completed are not run again, their recorded outputs are reused, and only the failed node and what depends on it run
+           * @enum {string}
+           */
+          from: 'start' | 'failed';
+          /**
+           * @description original: the version the case ran; latest: the workflow’s latest active version
+           * @default original
+           * @enum {string}
+           */
+          version?: 'original' | 'latest';
+          /** @description Values over the original case’s inputs, keyed by variable_name; validated like an execute’s inputs */
+          inputs?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description The rerun, started */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            caseId: string;
+            /** @enum {string} */
+            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            workflowVersionId: string;
+            workflowVersionNumber: number;
+            temporalUiUrl: string | null;
+            /** @description The case rerun */
+            rerunOf: string;
+            /** @enum {string} */
+            rerunFrom: 'start' | 'failed';
+          };
+        };
+      };
+      /** @description Invalid body or id (metadata.fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the case permission in the workspace */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown case (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The case has not ended; `failed` on a case that did not fail; the latest version lacks a node to reuse or its recorded outputs do not fit (metadata.nodes); or the workflow has no active version */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The rerun’s inputs over cases.maxInputBytes as JSON */
+      413: {
         headers: {
           [name: string]: unknown;
         };
@@ -8310,6 +8508,12 @@ export interface operations {
             } | null;
             /** @description The run's page in the Temporal Web UI */
             temporalUiUrl: string | null;
+            /** @description The case this one reruns; null for a case started on its own */
+            rerunOf: string | null;
+            /** @description Where this rerun started; null unless rerunOf is set */
+            rerunFrom: ('start' | 'failed') | null;
+            /** @description The cases that rerun this one, oldest first */
+            reruns: string[];
             jobExecutionId: string;
           };
         };
@@ -8585,6 +8789,11 @@ export interface operations {
                     message: string;
                     kind?: string;
                     traceback?: string;
+                  } | null;
+                  /** @description Set on a rerun’s node that did not run: it is completed with the outputs this node recorded in that case (a rerun from the failed node). Null otherwise */
+                  reused: {
+                    case_id: string;
+                    node_id: string;
                   } | null;
                 };
               };

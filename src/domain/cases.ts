@@ -86,6 +86,13 @@ export interface ReusedFrom {
   nodeId: string;
 }
 
+/** Where a rerun starts: from the start, or from the node that failed (reusing what completed before it). */
+export const rerunFroms = ['start', 'failed'] as const;
+export type RerunFrom = (typeof rerunFroms)[number];
+/** Which version a rerun runs: the one the original ran, or the workflow's latest active one. */
+export const rerunVersions = ['original', 'latest'] as const;
+export type RerunVersion = (typeof rerunVersions)[number];
+
 /** A node a rerun does not run again: the outputs it recorded in the original case. */
 export interface ReusedNode {
   from: ReusedFrom;

@@ -8,6 +8,9 @@ import {
   type CaseStatus,
   type FinalizeCaseInput,
   type NodeRecord,
+  rerunFroms,
+  type RerunFrom,
+  type ReusedFrom,
 } from '../domain/cases.js';
 import type { Db } from './database.js';
 import { olderThan, pageOf, type Keyset, type ListScope, type Page } from './paging.js';
@@ -41,6 +44,9 @@ export interface CaseRecord {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** The case this one reruns, and from where; null for a case started on its own. */
+  rerunOf: string | null;
+  rerunFrom: RerunFrom | null;
 }
 
 /** What finalizing a case read back of it, for the metrics. */
@@ -65,6 +71,10 @@ export interface CreateCaseInput extends Pick<
   refUserId?: string;
   webAppId?: string;
   workspaces?: string;
+  /** A given id (a bulk rerun's, derived from its batch and original); a new UUID otherwise. */
+  id?: string;
+  rerunOf?: string;
+  rerunFrom?: RerunFrom;
 }
 
 /** A case as the list shows it: without its inputs, results and node records. */
@@ -181,6 +191,8 @@ function toCase(r: Selectable<CaseTable>): CaseRecord {
     temporalRunId: r.temporal_run_id,
     createdByKeyId: r.created_by_key_id,
     createdByUserId: r.created_by_user_id,
+    rerunOf: r.rerun_of,
+    rerunFrom: rerunFroms.find((f) => f === r.rerun_from) ?? null,
   };
 }
 
@@ -199,6 +211,7 @@ function toNode(r: Selectable<CaseNodeTable>, name: string): NodeRecord {
     startedAt: r.started_at ?? undefined,
     finishedAt: r.finished_at ?? undefined,
     clock: nodeClocks.find((c) => c === r.clock),
+    ...(r.reused_from === null ? {} : { reused: JSON.parse(r.reused_from) as ReusedFrom }),
   };
 }
 
@@ -212,7 +225,7 @@ export class CaseRepo {
 
   async create(input: CreateCaseInput): Promise<CaseRecord> {
     const row: Insertable<CaseTable> = {
-      id: randomUUID(),
+      id: input.id ?? randomUUID(),
       organization_id: input.organizationId,
       workspace_id: input.workspaceId,
       workflow_id: input.workflowId,
@@ -239,6 +252,8 @@ export class CaseRepo {
       created_at: now(),
       started_at: null,
       finished_at: null,
+      rerun_of: input.rerunOf ?? null,
+      rerun_from: input.rerunFrom ?? null,
     };
     await this.db.insertInto('cases').values(row).execute();
     return toCase(row as Selectable<CaseTable>);
@@ -432,6 +447,7 @@ export class CaseRepo {
         started_at: n.startedAt ?? null,
         finished_at: n.finishedAt ?? null,
         clock: n.clock ?? null,
+        reused_from: n.reused === undefined ? null : json(n.reused),
       }));
       if (rows.length > 0) {
         await trx
@@ -442,6 +458,18 @@ export class CaseRepo {
       }
       return { workflowId: finished.workflow_id, startedAt: finished.started_at, finishedAt: finished.finished_at };
     });
+  }
+
+  /** The ids of the cases that rerun this one, oldest first. */
+  async listReruns(caseId: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('cases')
+      .select('id')
+      .where('rerun_of', '=', caseId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => r.id);
   }
 
   /** Node records of a finished case in execution order; names come from the graph (not stored twice). */

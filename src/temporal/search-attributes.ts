@@ -13,6 +13,8 @@ export const searchAttributes = {
   workflowId: defineSearchAttributeKey('CaseflowWorkflowId', SearchAttributeType.KEYWORD),
   caseStatus: defineSearchAttributeKey('CaseflowCaseStatus', SearchAttributeType.KEYWORD),
   source: defineSearchAttributeKey('CaseflowSource', SearchAttributeType.KEYWORD),
+  /** A rerun's original case id (the caseflow case, not the Temporal run). */
+  rerunOf: defineSearchAttributeKey('CaseflowRerunOf', SearchAttributeType.KEYWORD),
 } as const;
 
 /** `Name=Type` pairs as `temporal server start-dev --search-attribute` and the operator command take them. */
@@ -28,6 +30,7 @@ export interface RunTags {
   workflowId?: string;
   caseStatus?: string;
   source?: string;
+  rerunOf?: string;
 }
 
 /** The start option tagging a run, or nothing when the namespace lacks our attributes (temporal.searchAttributes off). */

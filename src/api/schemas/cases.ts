@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { caseStatuses, nodeClocks } from '../../domain/cases.js';
+import { caseStatuses, nodeClocks, rerunFroms } from '../../domain/cases.js';
 import { errorBodySchema, nextCursorSchema, pageQueryFields, uuid } from './common.js';
 
 const resultEntrySchema = z.object({ value: z.unknown(), type: z.string(), displayName: z.string() });
@@ -44,6 +44,14 @@ export const nodeDataSchema = z.object({
     .nullable()
     .meta({ description: 'LLM tokens the node consumed over all its attempts (llm_agent nodes); null otherwise' }),
   error: z.object({ message: z.string(), kind: z.string().optional(), traceback: z.string().optional() }).nullable(),
+  reused: z
+    .object({ case_id: z.string(), node_id: z.string() })
+    .nullable()
+    .meta({
+      description:
+        'Set on a rerun’s node that did not run: it is completed with the outputs this node recorded in that case ' +
+        '(a rerun from the failed node). Null otherwise',
+    }),
 });
 export const auditSchema = z.object({
   caseId: z.string(),
@@ -77,6 +85,12 @@ export const statusSchema = z.object({
   runningNodes: z.array(z.string()),
   error: z.object({ message: z.string(), nodeId: z.string().optional() }).nullable(),
   temporalUiUrl: z.string().nullable().meta({ description: "The run's page in the Temporal Web UI" }),
+  rerunOf: z.string().nullable().meta({ description: 'The case this one reruns; null for a case started on its own' }),
+  rerunFrom: z
+    .enum(rerunFroms)
+    .nullable()
+    .meta({ description: 'Where this rerun started; null unless rerunOf is set' }),
+  reruns: z.array(z.string()).meta({ description: 'The cases that rerun this one, oldest first' }),
 });
 export const executedSchema = z.object({
   caseId: z.string(),
@@ -84,6 +98,10 @@ export const executedSchema = z.object({
   workflowVersionId: z.string(),
   workflowVersionNumber: z.number(),
   temporalUiUrl: z.string().nullable(),
+});
+export const rerunStartedSchema = executedSchema.extend({
+  rerunOf: z.string().meta({ description: 'The case rerun' }),
+  rerunFrom: z.enum(rerunFroms),
 });
 
 export const caseErrors = {

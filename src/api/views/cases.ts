@@ -14,6 +14,7 @@ import type {
   jobStatusSchema,
   nodeDataSchema,
   notFinishedSchema,
+  rerunStartedSchema,
   resultsBodySchema,
   statusSchema,
 } from '../schemas/cases.js';
@@ -37,7 +38,15 @@ export function executedView(record: CaseRecord, temporalUiUrl: string | null): 
   };
 }
 
-export function statusView({ record, running, temporalUiUrl }: CaseStatus): z.infer<typeof statusSchema> {
+/** The started rerun, with the case it reruns and from where (as asked). */
+export function rerunStartedView(
+  started: { record: CaseRecord; temporalUiUrl: string | null },
+  asked: Pick<z.infer<typeof rerunStartedSchema>, 'rerunOf' | 'rerunFrom'>,
+): z.infer<typeof rerunStartedSchema> {
+  return { ...executedView(started.record, started.temporalUiUrl), ...asked };
+}
+
+export function statusView({ record, reruns, running, temporalUiUrl }: CaseStatus): z.infer<typeof statusSchema> {
   return {
     caseId: record.id,
     status: record.status,
@@ -53,6 +62,9 @@ export function statusView({ record, running, temporalUiUrl }: CaseStatus): z.in
     runningNodes: running.map((node) => node.id),
     error: record.error,
     temporalUiUrl,
+    rerunOf: record.rerunOf,
+    rerunFrom: record.rerunFrom,
+    reruns,
   };
 }
 
@@ -105,6 +117,7 @@ export function auditView({ record, nodes, lists }: CaseAudit): z.infer<typeof a
       attempts: n.attempts,
       usage: n.usage ?? null,
       error: n.error ?? null,
+      reused: n.reused ? { case_id: n.reused.caseId, node_id: n.reused.nodeId } : null,
     };
   }
   return {
