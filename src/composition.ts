@@ -3,6 +3,7 @@ import { CallbackService } from './callbacks/callback-service.js';
 import { WebhookSecrets } from './callbacks/webhook-secrets.js';
 import { CaseService } from './cases/case-service.js';
 import { CaseRunReconciler } from './cases/run-reconciler.js';
+import { RerunBatchService } from './cases/rerun-batch-service.js';
 import { RerunService } from './cases/rerun-service.js';
 import { CatalogService } from './catalog/catalog-service.js';
 import { CodeNodeService } from './code/code-node-service.js';
@@ -35,6 +36,7 @@ import type { TemporalHandle } from './temporal/connection.js';
 import type { EngineHealth } from './temporal/engine-health.js';
 import { TemporalCaseRuns } from './temporal/gateways/case-runs.js';
 import { TemporalGenerationRuns } from './temporal/gateways/generation-runs.js';
+import { TemporalRerunBatches } from './temporal/gateways/rerun-batches.js';
 import { TemporalCallbackDeliveries } from './temporal/gateways/callback-deliveries.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
 import { WorkflowService } from './definitions/workflow-service.js';
@@ -132,6 +134,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     engine,
     runs: caseRuns,
   });
+  const reruns = new RerunService({ config, repo: repos.cases, workflows, cases });
   return {
     /** Who is calling: the API key's rules (expiry, revocation, membership). */
     authentication,
@@ -140,7 +143,18 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     files,
     cases,
     /** Reruns of ended cases, one at a time. */
-    reruns: new RerunService({ config, repo: repos.cases, workflows, cases }),
+    reruns,
+    /** Bulk reruns: batches worked through by a Temporal workflow. */
+    rerunBatches: new RerunBatchService({
+      config,
+      logger,
+      temporal,
+      repo: repos.rerunBatches,
+      cases: repos.cases,
+      reruns,
+      authentication,
+      runs: new TemporalRerunBatches(temporal),
+    }),
     /** API side: closes RUNNING cases whose run ended without recording them. */
     caseReconciler: new CaseRunReconciler({ repo: repos.cases, runs: caseRuns, logger }),
     codeNodes: new CodeNodeService(repos.codeNodes, gates),

@@ -39,6 +39,8 @@ export class RerunService {
     id?: string,
   ): Promise<{ record: CaseRecord; temporalUiUrl: string | null }> {
     const original = await this.deps.cases.load(auth, caseId, 'case:full');
+    const existing = id === undefined ? undefined : await this.deps.repo.find(id);
+    if (existing?.rerunOf === original.id) return this.startExisting(auth, existing, original);
     const prepared = await this.prepare(original, request);
     const rerun = await this.deps.repo.create({
       ...(id ? { id } : {}),
@@ -58,10 +60,25 @@ export class RerunService {
       rerunOf: original.id,
       rerunFrom: request.from,
     });
-    return this.deps.cases.execute(auth, rerun.id, {
+    return this.execute(auth, rerun.id, original);
+  }
+
+  /** Starts the rerun with the original's callback URL and deadline (its inputs are its initialInput). */
+  private execute(auth: AuthContext, rerunId: string, original: CaseRecord) {
+    return this.deps.cases.execute(auth, rerunId, {
       ...(original.callbackUrl === null ? {} : { callbackUrl: original.callbackUrl }),
       ...(original.deadlineMs === null ? {} : { timeoutMs: original.deadlineMs }),
     });
+  }
+
+  /** A rerun created by an earlier try of the same step: started now if it never was, else as it stands. */
+  private async startExisting(
+    auth: AuthContext,
+    rerun: CaseRecord,
+    original: CaseRecord,
+  ): Promise<{ record: CaseRecord; temporalUiUrl: string | null }> {
+    if (rerun.status === 'PENDING') return this.execute(auth, rerun.id, original);
+    return { record: rerun, temporalUiUrl: null };
   }
 
   /** Refuses what cannot be rerun honestly; the version to run and the rerun's inputs. */

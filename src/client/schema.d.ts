@@ -756,6 +756,66 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/case/rerun': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rerun the cases a filter matches
+     * @description Creates a batch that reruns, one by one at a bounded rate (cases.rerunBatchPerSecond), every case the filter (that of GET /api/v1/case) matches now, in the workspaces the key reaches with Case: Full, each as POST /api/v1/case/{caseId}/rerun would with `from` and `version`. A case the rerun refuses is skipped with the reason. Runs as a Temporal workflow (case-rerun-<batchId>); read its progress at /api/v1/case/rerun/{batchId}.
+     */
+    post: operations['postApiV1CaseRerun'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/case/rerun/{batchId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Progress of a bulk rerun
+     * @description Matched, started, skipped (with reasons) and failed cases. Requires Case: Read.
+     */
+    get: operations['getApiV1CaseRerunBatchId'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/case/rerun/{batchId}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a bulk rerun
+     * @description Stops the batch before its next case; reruns already started go on (cancel them one by one). The answer waits up to 10 s for the batch to record CANCELLED. Requires Case: Full.
+     */
+    post: operations['postApiV1CaseRerunBatchIdCancel'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/job/initiate': {
     parameters: {
       query?: never;
@@ -8109,6 +8169,495 @@ export interface operations {
       };
       /** @description The rerun’s inputs over cases.maxInputBytes as JSON */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1CaseRerun: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description The filters of GET /api/v1/case: the cases they match when the batch is created (those created before it) are rerun
+           * @default {}
+           */
+          filter?: {
+            /**
+             * Format: uuid
+             * @description Only this workspace
+             */
+            workspaceId?: string;
+            /**
+             * Format: uuid
+             * @description Only cases of this workflow
+             */
+            workflowId?: string;
+            /** @enum {string} */
+            status?: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            /** @description Created at or after this time */
+            from?: string & (unknown & unknown);
+            /** @description Created before this time */
+            to?: string & (unknown & unknown);
+          };
+          /**
+           * @description How each case reruns (as POST /api/v1/case/{caseId}/rerun): a case `failed` does not apply to is skipped
+           * @enum {string}
+           */
+          from: 'start' | 'failed';
+          /**
+           * @default original
+           * @enum {string}
+           */
+          version?: 'original' | 'latest';
+        };
+      };
+    };
+    responses: {
+      /** @description The batch, started */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            batchId: string;
+            /**
+             * @description RUNNING until every matched case is gone through
+             * @enum {string}
+             */
+            status: 'RUNNING' | 'COMPLETED' | 'CANCELLED' | 'FAILED';
+            /** @enum {string} */
+            from: 'start' | 'failed';
+            /** @enum {string} */
+            version: 'original' | 'latest';
+            filter: {
+              workspaceId?: string;
+              workflowId?: string;
+              /** @enum {string} */
+              status?: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+              from?: string;
+              /** @description The end of the range: at most the batch’s creation */
+              to: string;
+            };
+            /** @description Cases the filter matched at creation: the batch goes through these */
+            matched: number;
+            /** @description Reruns started */
+            started: number;
+            /** @description Cases not rerun because the rerun was refused (see skippedCases) */
+            skipped: number;
+            /** @description Cases whose rerun could not be started (see failedCases) */
+            failed: number;
+            /** @description Matched cases not gone through yet */
+            pending: number;
+            /** @description The first 100 skipped cases with the reason */
+            skippedCases: {
+              caseId: string;
+              reason: string;
+            }[];
+            /** @description The first 100 failed cases with the reason */
+            failedCases: {
+              caseId: string;
+              reason: string;
+            }[];
+            /** @description Why the batch ended FAILED */
+            error: string | null;
+            createdAt: string;
+            finishedAt: string | null;
+            /** @description The batch’s workflow in Temporal (case-rerun-<batchId>) */
+            temporalWorkflowId: string;
+            temporalUiUrl: string | null;
+          };
+        };
+      };
+      /** @description Invalid body, or a filter matching more than cases.rerunBatchMaxCases cases */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the case permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1CaseRerunBatchId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        batchId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The batch */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            batchId: string;
+            /**
+             * @description RUNNING until every matched case is gone through
+             * @enum {string}
+             */
+            status: 'RUNNING' | 'COMPLETED' | 'CANCELLED' | 'FAILED';
+            /** @enum {string} */
+            from: 'start' | 'failed';
+            /** @enum {string} */
+            version: 'original' | 'latest';
+            filter: {
+              workspaceId?: string;
+              workflowId?: string;
+              /** @enum {string} */
+              status?: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+              from?: string;
+              /** @description The end of the range: at most the batch’s creation */
+              to: string;
+            };
+            /** @description Cases the filter matched at creation: the batch goes through these */
+            matched: number;
+            /** @description Reruns started */
+            started: number;
+            /** @description Cases not rerun because the rerun was refused (see skippedCases) */
+            skipped: number;
+            /** @description Cases whose rerun could not be started (see failedCases) */
+            failed: number;
+            /** @description Matched cases not gone through yet */
+            pending: number;
+            /** @description The first 100 skipped cases with the reason */
+            skippedCases: {
+              caseId: string;
+              reason: string;
+            }[];
+            /** @description The first 100 failed cases with the reason */
+            failedCases: {
+              caseId: string;
+              reason: string;
+            }[];
+            /** @description Why the batch ended FAILED */
+            error: string | null;
+            createdAt: string;
+            finishedAt: string | null;
+            /** @description The batch’s workflow in Temporal (case-rerun-<batchId>) */
+            temporalWorkflowId: string;
+            temporalUiUrl: string | null;
+          };
+        };
+      };
+      /** @description Invalid id */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the case permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown batch (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1CaseRerunBatchIdCancel: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        batchId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The batch after the request */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            batchId: string;
+            /**
+             * @description RUNNING until every matched case is gone through
+             * @enum {string}
+             */
+            status: 'RUNNING' | 'COMPLETED' | 'CANCELLED' | 'FAILED';
+            /** @enum {string} */
+            from: 'start' | 'failed';
+            /** @enum {string} */
+            version: 'original' | 'latest';
+            filter: {
+              workspaceId?: string;
+              workflowId?: string;
+              /** @enum {string} */
+              status?: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+              from?: string;
+              /** @description The end of the range: at most the batch’s creation */
+              to: string;
+            };
+            /** @description Cases the filter matched at creation: the batch goes through these */
+            matched: number;
+            /** @description Reruns started */
+            started: number;
+            /** @description Cases not rerun because the rerun was refused (see skippedCases) */
+            skipped: number;
+            /** @description Cases whose rerun could not be started (see failedCases) */
+            failed: number;
+            /** @description Matched cases not gone through yet */
+            pending: number;
+            /** @description The first 100 skipped cases with the reason */
+            skippedCases: {
+              caseId: string;
+              reason: string;
+            }[];
+            /** @description The first 100 failed cases with the reason */
+            failedCases: {
+              caseId: string;
+              reason: string;
+            }[];
+            /** @description Why the batch ended FAILED */
+            error: string | null;
+            createdAt: string;
+            finishedAt: string | null;
+            /** @description The batch’s workflow in Temporal (case-rerun-<batchId>) */
+            temporalWorkflowId: string;
+            temporalUiUrl: string | null;
+          };
+        };
+      };
+      /** @description Invalid id */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the case permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown batch (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The batch has already ended */
+      409: {
         headers: {
           [name: string]: unknown;
         };

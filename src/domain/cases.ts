@@ -93,6 +93,13 @@ export type RerunFrom = (typeof rerunFroms)[number];
 export const rerunVersions = ['original', 'latest'] as const;
 export type RerunVersion = (typeof rerunVersions)[number];
 
+/** A bulk rerun: RUNNING until it has gone through its cases, cancelled, or stopped (FAILED). */
+export const rerunBatchStatuses = ['RUNNING', 'COMPLETED', 'CANCELLED', 'FAILED'] as const;
+export type RerunBatchStatus = (typeof rerunBatchStatuses)[number];
+/** What became of one case in a bulk rerun. */
+export const rerunOutcomes = ['started', 'skipped', 'failed'] as const;
+export type RerunOutcome = (typeof rerunOutcomes)[number];
+
 /** A node a rerun does not run again: the outputs it recorded in the original case. */
 export interface ReusedNode {
   from: ReusedFrom;

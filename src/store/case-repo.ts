@@ -267,19 +267,30 @@ export class CaseRepo {
   /** Cases newest first, one page after `after`, within the lister's scope and filters. */
   async list(filter: CaseListFilter): Promise<Page<CaseSummary>> {
     return pageOf(filter.limit, async (take) => {
-      let query = this.db
-        .selectFrom('cases')
-        .select(summaryColumns)
-        .where('organization_id', '=', filter.organizationId);
-      if (filter.workspaceIds) query = query.where('workspace_id', 'in', filter.workspaceIds);
-      if (filter.workflowId) query = query.where('workflow_id', '=', filter.workflowId);
-      if (filter.status) query = query.where('status', '=', filter.status);
-      if (filter.createdFrom) query = query.where('created_at', '>=', filter.createdFrom);
-      if (filter.createdBefore) query = query.where('created_at', '<', filter.createdBefore);
+      let query = this.matching(filter).select(summaryColumns);
       if (filter.after) query = query.where(olderThan('cases', filter.after));
       const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).execute();
       return rows.map(toSummary);
     });
+  }
+
+  /** How many cases the list's filters match (a bulk rerun's size). */
+  async count(filter: Omit<CaseListFilter, 'after' | 'limit'>): Promise<number> {
+    const row = await this.matching(filter)
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** The cases of the list's scope and filters. */
+  private matching(filter: Omit<CaseListFilter, 'after' | 'limit'>) {
+    let query = this.db.selectFrom('cases').where('organization_id', '=', filter.organizationId);
+    if (filter.workspaceIds) query = query.where('workspace_id', 'in', filter.workspaceIds);
+    if (filter.workflowId) query = query.where('workflow_id', '=', filter.workflowId);
+    if (filter.status) query = query.where('status', '=', filter.status);
+    if (filter.createdFrom) query = query.where('created_at', '>=', filter.createdFrom);
+    if (filter.createdBefore) query = query.where('created_at', '<', filter.createdBefore);
+    return query;
   }
 
   /** Case counts and run times per workflow and status, aggregated in SQL (one row per group). */

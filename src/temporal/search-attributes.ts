@@ -25,7 +25,8 @@ export function searchAttributeRegistrations(): string[] {
 /** What a run is tagged with; a field left out is not set. */
 export interface RunTags {
   organizationId: string;
-  workspaceId: string;
+  /** Absent on a run over several workspaces (a bulk rerun of an organization). */
+  workspaceId?: string;
   /** caseflow's workflow id (not Temporal's). */
   workflowId?: string;
   caseStatus?: string;

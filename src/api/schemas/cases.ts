@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { caseStatuses, nodeClocks, rerunFroms } from '../../domain/cases.js';
+import { caseStatuses, nodeClocks, rerunBatchStatuses, rerunFroms, rerunVersions } from '../../domain/cases.js';
 import { errorBodySchema, nextCursorSchema, pageQueryFields, uuid } from './common.js';
 
 const resultEntrySchema = z.object({ value: z.unknown(), type: z.string(), displayName: z.string() });
@@ -131,19 +131,63 @@ const isoTimeMessage = 'an ISO 8601 date-time such as 2026-01-31T09:00:00Z';
 /** RFC 3339 (the document's `date-time`): seconds required, which zod's own check leaves optional. */
 const isoTime = z.iso.datetime({ offset: true, message: isoTimeMessage }).regex(/T\d{2}:\d{2}:\d{2}/, isoTimeMessage);
 
-export const caseListQuery = z
-  .object({
-    workspaceId: uuid.optional().meta({ description: 'Only this workspace' }),
-    workflowId: uuid.optional().meta({ description: 'Only cases of this workflow' }),
+/** The case list's filters: what GET /api/v1/case takes and what a bulk rerun matches cases by. */
+const caseFilterFields = {
+  workspaceId: uuid.optional().meta({ description: 'Only this workspace' }),
+  workflowId: uuid.optional().meta({ description: 'Only cases of this workflow' }),
+  status: z.enum(caseStatuses).optional(),
+  from: isoTime.optional().meta({ description: 'Created at or after this time' }),
+  to: isoTime.optional().meta({ description: 'Created before this time' }),
+};
+const fromBeforeTo: [(q: { from?: string; to?: string }) => boolean, { path: string[]; message: string }] = [
+  (q) => q.from === undefined || q.to === undefined || Date.parse(q.from) < Date.parse(q.to),
+  { path: ['to'], message: 'must be after from' },
+];
+
+export const caseListQuery = z.object({ ...caseFilterFields, ...pageQueryFields }).refine(...fromBeforeTo);
+
+export const rerunBatchBodySchema = z.object({
+  filter: z
+    .object(caseFilterFields)
+    .refine(...fromBeforeTo)
+    .default({})
+    .meta({
+      description:
+        'The filters of GET /api/v1/case: the cases they match when the batch is created (those created before it) are rerun',
+    }),
+  from: z.enum(rerunFroms).meta({
+    description:
+      'How each case reruns (as POST /api/v1/case/{caseId}/rerun): a case `failed` does not apply to is skipped',
+  }),
+  version: z.enum(rerunVersions).default('original'),
+});
+
+const rerunItemSchema = z.object({ caseId: z.string(), reason: z.string() });
+export const rerunBatchSchema = z.object({
+  batchId: z.string(),
+  status: z.enum(rerunBatchStatuses).meta({ description: 'RUNNING until every matched case is gone through' }),
+  from: z.enum(rerunFroms),
+  version: z.enum(rerunVersions),
+  filter: z.object({
+    workspaceId: z.string().optional(),
+    workflowId: z.string().optional(),
     status: z.enum(caseStatuses).optional(),
-    from: isoTime.optional().meta({ description: 'Created at or after this time' }),
-    to: isoTime.optional().meta({ description: 'Created before this time' }),
-    ...pageQueryFields,
-  })
-  .refine((q) => q.from === undefined || q.to === undefined || Date.parse(q.from) < Date.parse(q.to), {
-    path: ['to'],
-    message: 'must be after from',
-  });
+    from: z.string().optional(),
+    to: z.string().meta({ description: 'The end of the range: at most the batch’s creation' }),
+  }),
+  matched: z.number().int().meta({ description: 'Cases the filter matched at creation: the batch goes through these' }),
+  started: z.number().int().meta({ description: 'Reruns started' }),
+  skipped: z.number().int().meta({ description: 'Cases not rerun because the rerun was refused (see skippedCases)' }),
+  failed: z.number().int().meta({ description: 'Cases whose rerun could not be started (see failedCases)' }),
+  pending: z.number().int().meta({ description: 'Matched cases not gone through yet' }),
+  skippedCases: z.array(rerunItemSchema).meta({ description: 'The first 100 skipped cases with the reason' }),
+  failedCases: z.array(rerunItemSchema).meta({ description: 'The first 100 failed cases with the reason' }),
+  error: z.string().nullable().meta({ description: 'Why the batch ended FAILED' }),
+  createdAt: z.string(),
+  finishedAt: z.string().nullable(),
+  temporalWorkflowId: z.string().meta({ description: 'The batch’s workflow in Temporal (case-rerun-<batchId>)' }),
+  temporalUiUrl: z.string().nullable(),
+});
 
 export const caseStatsQuery = z
   .object({

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { CaseAudit, CaseStatus } from '../../cases/case-service.js';
+import type { RerunBatchProgress } from '../../cases/rerun-batch-service.js';
 import type { CaseResults } from '../../domain/cases.js';
 import type { CaseRecord, CaseSummary } from '../../store/case-repo.js';
 import type { Page } from '../../store/paging.js';
@@ -14,6 +15,7 @@ import type {
   jobStatusSchema,
   nodeDataSchema,
   notFinishedSchema,
+  rerunBatchSchema,
   rerunStartedSchema,
   resultsBodySchema,
   statusSchema,
@@ -152,5 +154,31 @@ export function caseListView(page: Page<CaseSummary>): z.infer<typeof caseListSc
       finishedAt: c.finishedAt,
     })),
     nextCursor: page.nextCursor,
+  };
+}
+
+export function rerunBatchView(progress: RerunBatchProgress): z.infer<typeof rerunBatchSchema> {
+  const { batch, counts } = progress;
+  const { createdFrom, createdBefore, ...filter } = batch.filter;
+  const listed = (items: RerunBatchProgress['skipped']) =>
+    items.map((item) => ({ caseId: item.caseId, reason: item.reason ?? '' }));
+  return {
+    batchId: batch.id,
+    status: batch.status,
+    from: batch.from,
+    version: batch.version,
+    filter: { ...filter, ...(createdFrom === undefined ? {} : { from: createdFrom }), to: createdBefore },
+    matched: batch.matched,
+    started: counts.started,
+    skipped: counts.skipped,
+    failed: counts.failed,
+    pending: Math.max(0, batch.matched - counts.started - counts.skipped - counts.failed),
+    skippedCases: listed(progress.skipped),
+    failedCases: listed(progress.failed),
+    error: batch.error,
+    createdAt: batch.createdAt,
+    finishedAt: batch.finishedAt,
+    temporalWorkflowId: batch.temporalWorkflowId,
+    temporalUiUrl: progress.temporalUiUrl,
   };
 }

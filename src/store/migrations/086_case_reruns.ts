@@ -22,6 +22,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_by_key_id', 'varchar(36)', (c) => c.notNull())
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('finished_at', 'text')
+    .addColumn('error', 'text')
     .addColumn('temporal_workflow_id', 'text', (c) => c.notNull())
     .execute();
   await db.schema

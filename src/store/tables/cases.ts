@@ -91,6 +91,8 @@ export interface CaseRerunBatchTable {
   created_by_key_id: string;
   created_at: string;
   finished_at: string | null;
+  /** Why the batch ended FAILED (its key stopped being valid, say); null otherwise. */
+  error: string | null;
   temporal_workflow_id: string;
 }
 
