@@ -6,6 +6,7 @@ import { createConnectionActivities } from './connections.js';
 import { createOAuthActivities } from './oauth.js';
 import { createTaskActivities } from './tasks.js';
 import { createScheduleActivities } from './schedules.js';
+import { createRerunBatchActivities } from './rerun-batches.js';
 
 /** Every activity the worker registers, built over the worker's dependencies. */
 export function createActivities(deps: ActivityDeps) {
@@ -17,5 +18,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createOAuthActivities(deps),
     ...createTaskActivities(deps),
     ...createScheduleActivities(deps),
+    ...createRerunBatchActivities(deps),
   };
 }

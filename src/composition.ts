@@ -3,6 +3,8 @@ import { CallbackService } from './callbacks/callback-service.js';
 import { WebhookSecrets } from './callbacks/webhook-secrets.js';
 import { CaseService } from './cases/case-service.js';
 import { CaseRunReconciler } from './cases/run-reconciler.js';
+import { RerunBatchService } from './cases/rerun-batch-service.js';
+import { RerunService } from './cases/rerun-service.js';
 import { CatalogService } from './catalog/catalog-service.js';
 import { CodeNodeService } from './code/code-node-service.js';
 import { ConnectionRuntime } from './connections/connection-runtime.js';
@@ -41,6 +43,7 @@ import type { TemporalHandle } from './temporal/connection.js';
 import type { EngineHealth } from './temporal/engine-health.js';
 import { TemporalCaseRuns } from './temporal/gateways/case-runs.js';
 import { TemporalGenerationRuns } from './temporal/gateways/generation-runs.js';
+import { TemporalRerunBatches } from './temporal/gateways/rerun-batches.js';
 import { TemporalCallbackDeliveries } from './temporal/gateways/callback-deliveries.js';
 import { TaskService } from './tasks/task-service.js';
 import { TemporalTaskDecisions } from './temporal/gateways/task-decisions.js';
@@ -163,6 +166,19 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     runs: caseRuns,
   });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
+  const cases = new CaseService({
+    config,
+    logger,
+    temporal,
+    repo: repos.cases,
+    workflows,
+    files,
+    outbound,
+    metrics,
+    engine,
+    runs: caseRuns,
+  });
+  const reruns = new RerunService({ config, repo: repos.cases, workflows, cases });
   return {
     /** Who is calling: the API key's rules (expiry, revocation, membership). */
     authentication,
@@ -179,6 +195,19 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       cases,
       engine: new TemporalSchedules(temporal),
       searchAttributes: temporal.searchAttributes,
+    }),
+    /** Reruns of ended cases, one at a time. */
+    reruns,
+    /** Bulk reruns: batches worked through by a Temporal workflow. */
+    rerunBatches: new RerunBatchService({
+      config,
+      logger,
+      temporal,
+      repo: repos.rerunBatches,
+      cases: repos.cases,
+      reruns,
+      authentication,
+      runs: new TemporalRerunBatches(temporal),
     }),
     /** API side: closes RUNNING cases whose run ended without recording them. */
     caseReconciler: new CaseRunReconciler({ repo: repos.cases, runs: caseRuns, logger }),

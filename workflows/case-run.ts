@@ -448,12 +448,21 @@ function failureDetails(final: CaseProgress): CaseFailureDetails[] {
 }
 
 /**
+ * The nodes a rerun takes as completed with their recorded outputs. Runs
+ * that carry some were started with the change in force; older runs carry
+ * none and ask nothing, so their histories replay unchanged.
+ */
+function reusedNodes(input: CaseRunInput): CaseRunInput['reused'] {
+  return input.reused !== undefined && changeInForce(input, 'case-rerun-reused-nodes') ? input.reused : undefined;
+}
+
+/**
  * One case: runs the graph of its workflow version (see CaseScheduler for
  * the rules), then records the end outside cancellation.
  */
 export const caseRun: WorkflowOf<typeof caseRunContract> = async function caseRun(input) {
   refuseNewerRevision(input);
-  const scheduler = new CaseScheduler(input);
+  const scheduler = new CaseScheduler({ ...input, reused: reusedNodes(input) });
   const waits = new PersonWaits(input);
   setHandler(caseProgressQuery, () => ({ ...scheduler.progress(), waitingTasks: waits.waiting() }));
   const status = scheduler.finish(await runGraph(input, scheduler, waits));

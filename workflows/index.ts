@@ -10,3 +10,4 @@ export { generationRun } from './generation-run.js';
 export { connectionSmokeTest } from './connection-smoke-test.js';
 export { oauthAuthorization } from './oauth-authorization.js';
 export { oauthTokenRefresh } from './oauth-token-refresh.js';
+export { rerunBatch } from './rerun-batch.js';

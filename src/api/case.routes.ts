@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { z, type ZodType } from 'zod';
 import type { AppContext } from '../context.js';
 import type { CaseService } from '../cases/case-service.js';
-import { executeBodySchema, initiateBodySchema } from '../cases/schemas.js';
+import { executeBodySchema, initiateBodySchema, rerunBodySchema } from '../cases/schemas.js';
 import type { CaseResults } from '../domain/cases.js';
 import type { CaseRecord } from '../store/case-repo.js';
 import type { ApiRoutes } from './route.js';
@@ -17,6 +17,7 @@ import {
   executedSchema,
   initiatedSchema,
   notFinishedSchema,
+  rerunStartedSchema,
   resultsBodySchema,
   statusSchema,
 } from './schemas/cases.js';
@@ -29,6 +30,7 @@ import {
   executedView,
   initiatedView,
   notFinishedView,
+  rerunStartedView,
   resultsView,
   statusView,
 } from './views/cases.js';
@@ -109,7 +111,7 @@ const caseReadRefusals = {
 };
 
 export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
-  const { cases, idempotency } = ctx.services;
+  const { cases, idempotency, reruns } = ctx.services;
   const tags = ['Cases'];
 
   api.route({
@@ -261,6 +263,37 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     handler: async ({ auth, params, res }) => {
       const record = await cases.cancel(auth, params.caseId);
       res.json(cancelledView(record));
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/api/v1/case/:caseId/rerun',
+    summary: 'Rerun an ended case',
+    description:
+      'Starts a new case (its own id, status and Temporal run) that reruns this one: from the start, or from the node ' +
+      'that failed (a FAILED case only: the nodes that completed are not run again, their recorded outputs are reused ' +
+      'and marked `reused` in the audit), on the version the case ran or on the latest active one, with the ' +
+      'original inputs and any overrides. The new case has `rerunOf`; the original lists it in `reruns`. Its callback ' +
+      'URL and deadline are the original’s. Cases initiated as jobs rerun the same way. Requires Case: Full.',
+    tags,
+    auth: true,
+    params: caseParams,
+    body: rerunBodySchema,
+    responses: {
+      201: { description: 'The rerun, started', schema: rerunStartedSchema },
+      ...errors,
+      409: {
+        description:
+          'The case has not ended; `failed` on a case that did not fail; the latest version lacks a node to reuse or its ' +
+          'recorded outputs do not fit (metadata.nodes); or the workflow has no active version',
+        schema: errorBodySchema,
+      },
+      413: { description: 'The rerun’s inputs over cases.maxInputBytes as JSON', schema: errorBodySchema },
+    },
+    handler: async ({ auth, params, body, res }) => {
+      const started = await reruns.rerun(auth, params.caseId, body);
+      res.status(201).json(rerunStartedView(started, { rerunOf: params.caseId, rerunFrom: body.from }));
     },
   });
 }

@@ -9,6 +9,7 @@ import { registerCallbackRoutes } from './callback.routes.js';
 import { registerWorkflowRoutes } from './workflow.routes.js';
 import { registerCaseRoutes } from './case.routes.js';
 import { registerJobRoutes } from './job.routes.js';
+import { registerRerunBatchRoutes } from './rerun-batch.routes.js';
 import { registerCatalogRoutes } from './catalog.routes.js';
 import { registerDiscoveryRoutes } from './discovery.routes.js';
 import { registerGenerationRoutes } from './generation.routes.js';
@@ -31,6 +32,7 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerCodeRoutes,
   registerCaseRoutes,
   registerScheduleRoutes,
+  registerRerunBatchRoutes,
   registerJobRoutes,
   registerCatalogRoutes,
   registerDiscoveryRoutes,

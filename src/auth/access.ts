@@ -22,6 +22,11 @@ export function hasGrant(auth: AuthContext, grant: Grant): boolean {
   return grantSatisfied(auth.grants, grant);
 }
 
+/** The key holds the grant (403 otherwise), wherever it applies. */
+export function assertGrant(auth: AuthContext, grant: Grant): void {
+  if (!hasGrant(auth, grant)) throw DomainError.forbidden(`This API key lacks ${grantLabels[grant]}`);
+}
+
 /**
  * Organization-level permission (catalog authoring): the key must be scoped to
  * the whole organization, hold the grant, and where asked the organization
@@ -29,7 +34,7 @@ export function hasGrant(auth: AuthContext, grant: Grant): boolean {
  */
 export function requireOrganizationGrant(auth: AuthContext, grant: Grant, options: { verified?: boolean } = {}): void {
   if (auth.scope.type !== 'organization') throw DomainError.forbidden('This API key is not organization-scoped');
-  if (!hasGrant(auth, grant)) throw DomainError.forbidden(`This API key lacks ${grantLabels[grant]}`);
+  assertGrant(auth, grant);
   if (options.verified && !auth.organizationVerified) throw DomainError.forbidden('The organization is not verified');
 }
 
@@ -89,7 +94,7 @@ export function listScope(
   grant: Grant,
   request: ListRequest,
 ): (ListScope & { after?: Keyset; limit: number }) | undefined {
-  if (!hasGrant(auth, grant)) throw DomainError.forbidden(`This API key lacks ${grantLabels[grant]}`);
+  assertGrant(auth, grant);
   const after = request.cursor === undefined ? undefined : decodeCursor(request.cursor);
   if (request.cursor !== undefined && !after)
     throw DomainError.invalidFields([{ field: 'query.cursor', message: 'not a cursor this list gave out' }]);

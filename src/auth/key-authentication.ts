@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { ShortLivedCache, type ShortLivedCacheOptions } from '../caching/short-lived-cache.js';
 import { DomainError } from '../errors.js';
-import type { TenancyRepo } from '../store/tenancy-repo.js';
+import type { KeyForAuthentication, TenancyRepo } from '../store/tenancy-repo.js';
 import { parseKey, secretMatches } from './api-keys.js';
 import type { AuthContext } from '../domain/auth-context.js';
 
@@ -41,28 +41,44 @@ export class KeyAuthentication {
     const read = this.cache.beginRead();
     const key = await this.repo.findKeyForAuthentication(parsed.id);
     if (!key || !secretMatches(parsed.secret, key.secretHash)) throw DomainError.unauthorized('Invalid API key');
-    if (key.revokedAt) throw DomainError.unauthorized('API key has been revoked');
     const now = new Date();
-    if (key.expiresAt && new Date(key.expiresAt) <= now) throw DomainError.unauthorized('API key has expired');
-    if (!key.ownerIsMember) throw DomainError.unauthorized("The key's user is no longer a member of the organization");
+    const context = contextOf(key, now);
     if (!key.lastUsedAt || now.getTime() - new Date(key.lastUsedAt).getTime() > touchIntervalMs) {
       await this.repo.touchKey(key.id, now.toISOString());
     }
-    const context: AuthContext = {
-      keyId: key.id,
-      userId: key.userId,
-      organizationId: key.organizationId,
-      organizationVerified: key.organizationVerified,
-      scope: key.scope,
-      grants: new Set(key.grants),
-    };
     // An expiring key is never served past its expiry.
     this.cache.set(cacheKey, context, read, key.expiresAt ? Date.parse(key.expiresAt) : Infinity);
     return context;
+  }
+
+  /**
+   * The caller again, by key id, for work it started that goes on without it
+   * (a bulk rerun acting as its key): the same checks as a request, from the
+   * store each time, so a key revoked or expired since stops the work.
+   */
+  async resume(keyId: string): Promise<AuthContext> {
+    const key = await this.repo.findKeyForAuthentication(keyId);
+    if (!key) throw DomainError.unauthorized('API key no longer exists');
+    return contextOf(key, new Date());
   }
 
   /** Drops a key's cached lookups (every key's without an id): its access changed through this process. */
   forget(keyId?: string): void {
     this.cache.deleteWhere(keyId === undefined ? undefined : (context) => context.keyId === keyId);
   }
+}
+
+/** The context of a key found by id, once it shows valid at `now`: not revoked, not expired, its owner a member. */
+function contextOf(key: KeyForAuthentication, now: Date): AuthContext {
+  if (key.revokedAt) throw DomainError.unauthorized('API key has been revoked');
+  if (key.expiresAt && new Date(key.expiresAt) <= now) throw DomainError.unauthorized('API key has expired');
+  if (!key.ownerIsMember) throw DomainError.unauthorized("The key's user is no longer a member of the organization");
+  return {
+    keyId: key.id,
+    userId: key.userId,
+    organizationId: key.organizationId,
+    organizationVerified: key.organizationVerified,
+    scope: key.scope,
+    grants: new Set(key.grants),
+  };
 }

@@ -51,6 +51,12 @@ const typeChecks: Record<VariableType, (v: unknown) => boolean> = {
   node: () => true,
 };
 
+/** Whether a value fits a variable: null where nullable, otherwise one of its allowed types. */
+export function valueFits(entry: VariableSchemaEntry, value: unknown): boolean {
+  if (value === null) return entry.is_nullable === true;
+  return entry.allowed_types.some((t) => typeChecks[t.type](value));
+}
+
 /** A variable schema's entries keyed by variable_name. */
 interface NamedVariables {
   entries: Map<string, VariableSchemaEntry>;

@@ -33,6 +33,7 @@ import { caseWorkflowId } from '../temporal/contracts/case-run.js';
 import type { CaseRunGateway, CaseRunLabels } from '../temporal/gateways/case-runs.js';
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 import { statsWindow, workflowStats, type CaseStats, type CaseStatsRequest } from './case-stats.js';
+import { planReuse, type ReusePlan } from './rerun-plan.js';
 
 export interface CaseServiceDeps {
   config: Config;
@@ -53,6 +54,8 @@ export interface CaseServiceDeps {
 /** A case's status: the record, the nodes running now (first is the current one), the run's Temporal UI page. */
 export interface CaseStatus {
   record: CaseRecord;
+  /** The cases that rerun this one, oldest first. */
+  reruns: string[];
   running: Array<{ id: string; name: string }>;
   /** The human tasks the case waits on now. */
   waiting: WaitingTask[];
@@ -207,6 +210,24 @@ export class CaseService {
     return record;
   }
 
+  /**
+   * What a rerun from the failed node of `original` reuses on `graph`: its
+   * completed nodes' recorded outputs, and the nodes that cannot be reused.
+   */
+  async reusePlan(original: CaseRecord, graph: WorkflowGraph): Promise<ReusePlan> {
+    const originalGraph = (await this.version(original)).graph;
+    const nodes = await this.repo.listNodes(original.id, (id) => originalGraph.nodes[id]?.name ?? id);
+    return planReuse(original.id, nodes, graph);
+  }
+
+  /** The nodes a rerun from the failed node takes as completed (checked at the rerun request); none otherwise. */
+  private async reusedNodes(record: CaseRecord, graph: WorkflowGraph): Promise<CaseRunInput['reused']> {
+    if (record.rerunFrom !== 'failed' || record.rerunOf === null) return undefined;
+    const original = await this.repo.find(record.rerunOf);
+    if (!original) throw new Error(`case ${record.rerunOf}, which case ${record.id} reruns, is missing`);
+    return (await this.reusePlan(original, graph)).reused;
+  }
+
   private async version(record: CaseRecord): Promise<RunnableVersion> {
     const version = await this.deps.workflows.findRunnableVersion(record.organizationId, record.workflowVersionId);
     if (!version) throw new Error(`workflow version ${record.workflowVersionId} of case ${record.id} is missing`);
@@ -350,7 +371,8 @@ export class CaseService {
     run: CaseRunSettings,
     startDelayMs?: number,
   ): Promise<string> {
-    const { input, labels } = this.runStart(record, version, run);
+    const reused = await this.reusedNodes(record, version.graph);
+    const { input, labels } = this.runStart(record, version, run, reused);
     const runId = await this.deps.runs.start(input, labels, startDelayMs);
     this.deps.metrics.caseStarted();
     return runId;
@@ -361,6 +383,7 @@ export class CaseService {
     record: CaseRecord,
     version: RunnableVersion,
     run: CaseRunSettings,
+    reused: CaseRunInput['reused'],
   ): { input: CaseRunInput; labels: CaseRunLabels } {
     const input: CaseRunInput = {
       caseId: record.id,
@@ -373,16 +396,20 @@ export class CaseService {
       maxWaitMs: this.deps.config.cases.maxWaitMs,
       revision: caseRunRevision,
       ...(run.callbackUrl ? { callbackUrl: run.callbackUrl } : {}),
+      ...(reused ? { reused } : {}),
     };
+    const rerun =
+      record.rerunOf === null ? '' : ` · rerun of case ${record.rerunOf} from ${record.rerunFrom ?? 'start'}`;
     const labels: CaseRunLabels = {
       summary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
-      details: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
+      details: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}${rerun}`,
       tags: {
         organizationId: record.organizationId,
         workspaceId: record.workspaceId,
         workflowId: record.workflowId,
         caseStatus: 'RUNNING',
         source: record.source,
+        ...(record.rerunOf === null ? {} : { rerunOf: record.rerunOf }),
       },
     };
     return { input, labels };
@@ -537,6 +564,7 @@ export class CaseService {
     const workflowId = current.temporalWorkflowId;
     return {
       record: current,
+      reruns: await this.repo.listReruns(caseId),
       running: running.map((id) => ({ id, name: progress?.nodes[id]?.name ?? id })),
       waiting: progress && !isTerminal(current.status) ? (progress.waitingTasks ?? []) : [],
       temporalUiUrl: workflowId
@@ -574,7 +602,9 @@ export class CaseService {
       // A case cancelled before it ran has no node records: every node then shows as not executed.
       const byId = new Map(nodes.map((n) => [n.nodeId, n]));
       const all = Object.values(graph.nodes).map((n) => byId.get(n.id) ?? blankNode(graph, n.id, 'not_executed'));
-      const executed = nodes.filter((n) => n.status === 'completed' || n.status === 'failed').map((n) => n.nodeId);
+      // A rerun's reused node did not run: it is completed, not executed.
+      const ran = nodes.filter((n) => (n.status === 'completed' && !n.reused) || n.status === 'failed');
+      const executed = ran.map((n) => n.nodeId);
       const failed = nodes.filter((n) => n.status === 'failed').map((n) => n.nodeId);
       return { record, nodes: all, lists: { executed, failed, running: [], remaining: [] } };
     }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { atLeastOneOf } from '../domain/at-least-one.js';
-import { caseSources } from '../domain/cases.js';
+import { caseSources, rerunFroms, rerunVersions } from '../domain/cases.js';
 import { isoTime } from '../domain/ids.js';
 
 const workspaceId = z.regexes.uuid().source.slice(1, -1);
@@ -73,3 +73,22 @@ export function executeBodySchema(maxDeadlineMs: number) {
   );
 }
 export type ExecuteBody = z.infer<typeof executeFields>;
+
+/** How a rerun of one case is asked for. */
+export const rerunBodySchema = z.object({
+  from: z
+    .enum(rerunFroms)
+    .describe(
+      'start: every node runs again; failed (a FAILED case only): the nodes that completed are not run again, their ' +
+        'recorded outputs are reused, and only the failed node and what depends on it run',
+    ),
+  version: z
+    .enum(rerunVersions)
+    .default('original')
+    .describe('original: the version the case ran; latest: the workflow’s latest active version'),
+  inputs: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('Values over the original case’s inputs, keyed by variable_name; validated like an execute’s inputs'),
+});
+export type RerunBody = z.infer<typeof rerunBodySchema>;

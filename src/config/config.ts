@@ -84,6 +84,10 @@ export const configSchema = z.object({
     reconcileIntervalMs: z.coerce.number().int().min(100),
     /** Activity nodes of one case running at once; the rest wait for a slot (recorded in the run's input at start). */
     maxParallelNodes: z.coerce.number().int().min(1).max(100),
+    /** Reruns a bulk rerun starts per second at most (each batch on its own). */
+    rerunBatchPerSecond: z.coerce.number().int().min(1).max(1000),
+    /** Cases one bulk rerun may match; a wider filter is refused. */
+    rerunBatchMaxCases: z.coerce.number().int().min(1),
     /** The longest a case may wait on people (human_task nodes) in all; waiting does not count against its deadline. */
     maxWaitMs: z.coerce.number().int().min(60_000),
     /** How far ahead an execute's startAt may be (a delayed start). */
@@ -260,6 +264,8 @@ const envMap: Record<string, string> = {
   CASEFLOW_CASE_RESUME_AFTER_MS: 'cases.resumeUnstartedAfterMs',
   CASEFLOW_CASE_RECONCILE_INTERVAL_MS: 'cases.reconcileIntervalMs',
   CASEFLOW_CASE_MAX_PARALLEL_NODES: 'cases.maxParallelNodes',
+  CASEFLOW_RERUN_BATCH_PER_SECOND: 'cases.rerunBatchPerSecond',
+  CASEFLOW_RERUN_BATCH_MAX_CASES: 'cases.rerunBatchMaxCases',
   CASEFLOW_CASE_MAX_WAIT_MS: 'cases.maxWaitMs',
   CASEFLOW_CASE_MAX_START_DELAY_MS: 'cases.maxStartDelayMs',
   CASEFLOW_SCHEDULE_MIN_INTERVAL_SECONDS: 'schedules.minIntervalSeconds',

@@ -16,6 +16,7 @@ export const caseRunChanges = [
   'case-node-concurrency-cap',
   'case-end-in-one-local-activity',
   'human-task-waits',
+  'case-rerun-reused-nodes',
 ] as const;
 
 export type CaseRunChange = (typeof caseRunChanges)[number];

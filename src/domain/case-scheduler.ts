@@ -1,5 +1,14 @@
 import { edgeTaken, indexGraph, resolveNodeInputs, type GraphIndex } from './case-graph.js';
-import type { CaseError, CaseProgress, CaseRunInput, NodeError, NodeLog, NodeRecord, TerminalStatus } from './cases.js';
+import type {
+  CaseError,
+  CaseProgress,
+  CaseRunInput,
+  NodeError,
+  NodeLog,
+  NodeRecord,
+  ReusedNode,
+  TerminalStatus,
+} from './cases.js';
 import type { WorkflowNode } from './graph.js';
 import { isEntryNode, nodeKinds } from './node-kinds/registry.js';
 import { addUsage, noUsage, type TokenUsage } from './token-usage.js';
@@ -38,7 +47,9 @@ export interface RunEnding {
  *
  * Nodes run once every parent has completed or been skipped; a route's bool
  * output picks its edges (or their complement), and a node left with no
- * taken incoming edge is skipped, which propagates.
+ * taken incoming edge is skipped, which propagates. A rerun's reused node
+ * (never an entry) is completed with its recorded outputs when it becomes
+ * ready, without running, and releases its children at once.
  */
 export class CaseScheduler {
   private readonly index: GraphIndex;
@@ -48,7 +59,7 @@ export class CaseScheduler {
   private failure: CaseError | undefined;
   private readonly state: CaseProgress;
 
-  constructor(private readonly input: Pick<CaseRunInput, 'caseId' | 'graph' | 'inputs'>) {
+  constructor(private readonly input: Pick<CaseRunInput, 'caseId' | 'graph' | 'inputs' | 'reused'>) {
     this.index = indexGraph(input.graph);
     this.state = {
       caseId: input.caseId,
@@ -154,15 +165,34 @@ export class CaseScheduler {
       rec.finishedAt = completion.finishedAt;
       rec.clock = 'activity';
     }
-    rec.outputs = completion.outputs;
+    this.completeWith(id, completion.outputs);
     rec.logs = completion.logs;
     this.spend(id, completion.usage);
-    rec.status = 'completed';
-    this.outputs.set(id, completion.outputs);
-    const node = this.node(id);
-    const results = nodeKinds.of(node)?.results?.(node, completion.outputs);
-    if (results) Object.assign(this.state.results, results);
     this.state.executed.push(id);
+  }
+
+  /** The node is completed with these outputs: its children read them, an output node adds its results. */
+  private completeWith(id: string, outputs: Record<string, unknown>): void {
+    const rec = this.record(id);
+    rec.outputs = outputs;
+    rec.status = 'completed';
+    this.outputs.set(id, outputs);
+    const node = this.node(id);
+    const results = nodeKinds.of(node)?.results?.(node, outputs);
+    if (results) Object.assign(this.state.results, results);
+  }
+
+  /**
+   * A node that became ready: to run, or, when the rerun reuses it, completed
+   * now with its recorded outputs (not in `executed`: it did not run), and
+   * its children that this releases in its place.
+   */
+  private handOut(id: string): string[] {
+    const reused: ReusedNode | undefined = this.input.reused?.[id];
+    if (!reused) return [id];
+    this.completeWith(id, reused.outputs);
+    this.record(id).reused = reused.from;
+    return this.release(id);
   }
 
   /** The node failed; true when it is the case's first failure (the caller then stops the other branches). */
@@ -267,7 +297,7 @@ export class CaseScheduler {
           edgeTaken(e, from, this.outputs.get(e.from_node_id) ?? {})
         );
       });
-      if (taken) ready.push(target);
+      if (taken) ready.push(...this.handOut(target));
       else ready.push(...this.skip(target));
     }
     return ready;

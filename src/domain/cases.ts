@@ -78,6 +78,34 @@ export interface NodeRecord {
   finishedAt?: string;
   /** Where the times come from; absent while the node has not started. */
   clock?: NodeClock;
+  /** Set on a rerun's node that did not run: its outputs are those this node recorded in the original case. */
+  reused?: ReusedFrom;
+}
+
+/** The case and node a rerun's node took its recorded outputs from. */
+export interface ReusedFrom {
+  caseId: string;
+  nodeId: string;
+}
+
+/** Where a rerun starts: from the start, or from the node that failed (reusing what completed before it). */
+export const rerunFroms = ['start', 'failed'] as const;
+export type RerunFrom = (typeof rerunFroms)[number];
+/** Which version a rerun runs: the one the original ran, or the workflow's latest active one. */
+export const rerunVersions = ['original', 'latest'] as const;
+export type RerunVersion = (typeof rerunVersions)[number];
+
+/** A bulk rerun: RUNNING until it has gone through its cases, cancelled, or stopped (FAILED). */
+export const rerunBatchStatuses = ['RUNNING', 'COMPLETED', 'CANCELLED', 'FAILED'] as const;
+export type RerunBatchStatus = (typeof rerunBatchStatuses)[number];
+/** What became of one case in a bulk rerun. */
+export const rerunOutcomes = ['started', 'skipped', 'failed'] as const;
+export type RerunOutcome = (typeof rerunOutcomes)[number];
+
+/** A node a rerun does not run again: the outputs it recorded in the original case. */
+export interface ReusedNode {
+  from: ReusedFrom;
+  outputs: Record<string, unknown>;
 }
 
 export interface CaseError {
@@ -109,6 +137,8 @@ export interface CaseRunInput {
   maxWaitMs?: number;
   /** The case run changes the starting code knew (caseRunRevision); absent on runs started before it was recorded. */
   revision?: number;
+  /** A rerun from the failed node: nodes completed in the original case, by node id, taken as completed. */
+  reused?: Record<string, ReusedNode>;
 }
 
 /** How a case run ends: the workflow's result. */

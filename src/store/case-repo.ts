@@ -8,6 +8,9 @@ import {
   type CaseStatus,
   type FinalizeCaseInput,
   type NodeRecord,
+  rerunFroms,
+  type RerunFrom,
+  type ReusedFrom,
 } from '../domain/cases.js';
 import type { Db } from './database.js';
 import { olderThan, pageOf, type Keyset, type ListScope, type Page } from './paging.js';
@@ -47,6 +50,9 @@ export interface CaseRecord {
   scheduleId: string | null;
   /** A delayed start: when the run begins. */
   startAt: string | null;
+  /** The case this one reruns, and from where; null for a case started on its own. */
+  rerunOf: string | null;
+  rerunFrom: RerunFrom | null;
 }
 
 /** What finalizing a case read back of it, for the metrics. */
@@ -73,6 +79,10 @@ export interface CreateCaseInput extends Pick<
   hookId?: string;
   workspaces?: string;
   scheduleId?: string;
+  /** A given id (a bulk rerun's, derived from its batch and original); a new UUID otherwise. */
+  id?: string;
+  rerunOf?: string;
+  rerunFrom?: RerunFrom;
 }
 
 /** A case as the list shows it: without its inputs, results and node records. */
@@ -194,6 +204,8 @@ function toCase(r: Selectable<CaseTable>): CaseRecord {
     createdByUserId: r.created_by_user_id,
     scheduleId: r.schedule_id,
     startAt: r.start_at,
+    rerunOf: r.rerun_of,
+    rerunFrom: rerunFroms.find((f) => f === r.rerun_from) ?? null,
   };
 }
 
@@ -212,6 +224,7 @@ function toNode(r: Selectable<CaseNodeTable>, name: string): NodeRecord {
     startedAt: r.started_at ?? undefined,
     finishedAt: r.finished_at ?? undefined,
     clock: nodeClocks.find((c) => c === r.clock),
+    ...(r.reused_from === null ? {} : { reused: JSON.parse(r.reused_from) as ReusedFrom }),
   };
 }
 
@@ -225,7 +238,7 @@ export class CaseRepo {
 
   async create(input: CreateCaseInput): Promise<CaseRecord> {
     const row: Insertable<CaseTable> = {
-      id: randomUUID(),
+      id: input.id ?? randomUUID(),
       organization_id: input.organizationId,
       workspace_id: input.workspaceId,
       workflow_id: input.workflowId,
@@ -255,6 +268,8 @@ export class CaseRepo {
       finished_at: null,
       schedule_id: input.scheduleId ?? null,
       start_at: null,
+      rerun_of: input.rerunOf ?? null,
+      rerun_from: input.rerunFrom ?? null,
     };
     await this.db.insertInto('cases').values(row).execute();
     return toCase(row as Selectable<CaseTable>);
@@ -268,19 +283,30 @@ export class CaseRepo {
   /** Cases newest first, one page after `after`, within the lister's scope and filters. */
   async list(filter: CaseListFilter): Promise<Page<CaseSummary>> {
     return pageOf(filter.limit, async (take) => {
-      let query = this.db
-        .selectFrom('cases')
-        .select(summaryColumns)
-        .where('organization_id', '=', filter.organizationId);
-      if (filter.workspaceIds) query = query.where('workspace_id', 'in', filter.workspaceIds);
-      if (filter.workflowId) query = query.where('workflow_id', '=', filter.workflowId);
-      if (filter.status) query = query.where('status', '=', filter.status);
-      if (filter.createdFrom) query = query.where('created_at', '>=', filter.createdFrom);
-      if (filter.createdBefore) query = query.where('created_at', '<', filter.createdBefore);
+      let query = this.matching(filter).select(summaryColumns);
       if (filter.after) query = query.where(olderThan('cases', filter.after));
       const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).execute();
       return rows.map(toSummary);
     });
+  }
+
+  /** How many cases the list's filters match (a bulk rerun's size). */
+  async count(filter: Omit<CaseListFilter, 'after' | 'limit'>): Promise<number> {
+    const row = await this.matching(filter)
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** The cases of the list's scope and filters. */
+  private matching(filter: Omit<CaseListFilter, 'after' | 'limit'>) {
+    let query = this.db.selectFrom('cases').where('organization_id', '=', filter.organizationId);
+    if (filter.workspaceIds) query = query.where('workspace_id', 'in', filter.workspaceIds);
+    if (filter.workflowId) query = query.where('workflow_id', '=', filter.workflowId);
+    if (filter.status) query = query.where('status', '=', filter.status);
+    if (filter.createdFrom) query = query.where('created_at', '>=', filter.createdFrom);
+    if (filter.createdBefore) query = query.where('created_at', '<', filter.createdBefore);
+    return query;
   }
 
   /** Case counts and run times per workflow and status, aggregated in SQL (one row per group). */
@@ -450,6 +476,7 @@ export class CaseRepo {
         started_at: n.startedAt ?? null,
         finished_at: n.finishedAt ?? null,
         clock: n.clock ?? null,
+        reused_from: n.reused === undefined ? null : json(n.reused),
       }));
       if (rows.length > 0) {
         await trx
@@ -460,6 +487,18 @@ export class CaseRepo {
       }
       return { workflowId: finished.workflow_id, startedAt: finished.started_at, finishedAt: finished.finished_at };
     });
+  }
+
+  /** The ids of the cases that rerun this one, oldest first. */
+  async listReruns(caseId: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('cases')
+      .select('id')
+      .where('rerun_of', '=', caseId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => r.id);
   }
 
   /** Node records of a finished case in execution order; names come from the graph (not stored twice). */

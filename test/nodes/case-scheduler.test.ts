@@ -279,3 +279,41 @@ describe('case scheduler', () => {
     expect(upToOutput(t3).progress().nodes[out]).toMatchObject({ startedAt: t3, clock: 'workflow' });
   });
 });
+
+describe('case scheduler: a rerun reusing recorded outputs', () => {
+  it('completes reused nodes without handing them out and runs what follows them', () => {
+    const g = new TestGraph()
+      .input()
+      .code('a')
+      .code('b')
+      .code('c')
+      .output()
+      .edge('in', 'a')
+      .edge('a', 'b')
+      .edge('b', 'c')
+      .edge('c', 'out');
+    const reused = {
+      [g.id('a')]: { from: { caseId: 'original', nodeId: g.id('a') }, outputs: { text: 'A' } },
+      [g.id('b')]: { from: { caseId: 'original', nodeId: g.id('b') }, outputs: { text: 'B' } },
+    };
+    const s = new CaseScheduler({ caseId: 'rerun', graph: g, inputs: { text: 'hi' }, reused });
+    expect(names(g, s.start())).toEqual(['in']);
+    expect(completes(s, g, 'in', { text: 'hi' })).toEqual(['c']);
+    const c = g.id('c');
+    s.begin(c, at);
+    expect(s.inputsOf(c)).toEqual({ text: 'B' });
+    s.complete(c, { outputs: { text: 'C' }, logs: [] });
+    expect(names(g, s.settle(c, at))).toEqual(['out']);
+    expect(completes(s, g, 'out', { text: 'C' })).toEqual([]);
+    expect(s.finish(ending)).toBe('COMPLETED');
+    const progress = s.progress();
+    expect(progress.executed).toEqual([g.id('in'), c, g.id('out')]);
+    expect(progress.nodes[g.id('b')]).toMatchObject({
+      status: 'completed',
+      outputs: { text: 'B' },
+      attempts: 0,
+      reused: { caseId: 'original', nodeId: g.id('b') },
+    });
+    expect(progress.nodes[c]?.reused).toBeUndefined();
+  });
+});

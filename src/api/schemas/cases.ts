@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { caseStatuses, nodeClocks } from '../../domain/cases.js';
+import { caseStatuses, nodeClocks, rerunBatchStatuses, rerunFroms, rerunVersions } from '../../domain/cases.js';
 import { errorBodySchema, nextCursorSchema, pageQueryFields, uuid } from './common.js';
 import { isoTime } from '../../domain/ids.js';
 
@@ -45,6 +45,14 @@ export const nodeDataSchema = z.object({
     .nullable()
     .meta({ description: 'LLM tokens the node consumed over all its attempts (llm_agent nodes); null otherwise' }),
   error: z.object({ message: z.string(), kind: z.string().optional(), traceback: z.string().optional() }).nullable(),
+  reused: z
+    .object({ case_id: z.string(), node_id: z.string() })
+    .nullable()
+    .meta({
+      description:
+        'Set on a rerun’s node that did not run: it is completed with the outputs this node recorded in that case ' +
+        '(a rerun from the failed node). Null otherwise',
+    }),
 });
 export const auditSchema = z.object({
   caseId: z.string(),
@@ -93,6 +101,12 @@ export const statusSchema = z.object({
     .meta({ description: 'The human tasks the case waits on (GET /api/v1/tasks/{taskId})' }),
   error: z.object({ message: z.string(), nodeId: z.string().optional() }).nullable(),
   temporalUiUrl: z.string().nullable().meta({ description: "The run's page in the Temporal Web UI" }),
+  rerunOf: z.string().nullable().meta({ description: 'The case this one reruns; null for a case started on its own' }),
+  rerunFrom: z
+    .enum(rerunFroms)
+    .nullable()
+    .meta({ description: 'Where this rerun started; null unless rerunOf is set' }),
+  reruns: z.array(z.string()).meta({ description: 'The cases that rerun this one, oldest first' }),
 });
 export const executedSchema = z.object({
   caseId: z.string(),
@@ -101,6 +115,10 @@ export const executedSchema = z.object({
   workflowVersionNumber: z.number(),
   startAt: z.string().nullable().meta({ description: 'A delayed start: when the run begins' }),
   temporalUiUrl: z.string().nullable(),
+});
+export const rerunStartedSchema = executedSchema.extend({
+  rerunOf: z.string().meta({ description: 'The case rerun' }),
+  rerunFrom: z.enum(rerunFroms),
 });
 
 export const caseErrors = {
@@ -126,19 +144,63 @@ export const jobStatusSchema = statusSchema.extend({ jobExecutionId: z.string() 
 /** The audit record of the deprecated job API, which the case API serves too. */
 export type JobAudit = z.infer<typeof auditSchema>;
 
-export const caseListQuery = z
-  .object({
-    workspaceId: uuid.optional().meta({ description: 'Only this workspace' }),
-    workflowId: uuid.optional().meta({ description: 'Only cases of this workflow' }),
+/** The case list's filters: what GET /api/v1/case takes and what a bulk rerun matches cases by. */
+const caseFilterFields = {
+  workspaceId: uuid.optional().meta({ description: 'Only this workspace' }),
+  workflowId: uuid.optional().meta({ description: 'Only cases of this workflow' }),
+  status: z.enum(caseStatuses).optional(),
+  from: isoTime.optional().meta({ description: 'Created at or after this time' }),
+  to: isoTime.optional().meta({ description: 'Created before this time' }),
+};
+const fromBeforeTo: [(q: { from?: string; to?: string }) => boolean, { path: string[]; message: string }] = [
+  (q) => q.from === undefined || q.to === undefined || Date.parse(q.from) < Date.parse(q.to),
+  { path: ['to'], message: 'must be after from' },
+];
+
+export const caseListQuery = z.object({ ...caseFilterFields, ...pageQueryFields }).refine(...fromBeforeTo);
+
+export const rerunBatchBodySchema = z.object({
+  filter: z
+    .object(caseFilterFields)
+    .refine(...fromBeforeTo)
+    .default({})
+    .meta({
+      description:
+        'The filters of GET /api/v1/case: the cases they match when the batch is created (those created before it) are rerun',
+    }),
+  from: z.enum(rerunFroms).meta({
+    description:
+      'How each case reruns (as POST /api/v1/case/{caseId}/rerun): a case `failed` does not apply to is skipped',
+  }),
+  version: z.enum(rerunVersions).default('original'),
+});
+
+const rerunItemSchema = z.object({ caseId: z.string(), reason: z.string() });
+export const rerunBatchSchema = z.object({
+  batchId: z.string(),
+  status: z.enum(rerunBatchStatuses).meta({ description: 'RUNNING until every matched case is gone through' }),
+  from: z.enum(rerunFroms),
+  version: z.enum(rerunVersions),
+  filter: z.object({
+    workspaceId: z.string().optional(),
+    workflowId: z.string().optional(),
     status: z.enum(caseStatuses).optional(),
-    from: isoTime.optional().meta({ description: 'Created at or after this time' }),
-    to: isoTime.optional().meta({ description: 'Created before this time' }),
-    ...pageQueryFields,
-  })
-  .refine((q) => q.from === undefined || q.to === undefined || Date.parse(q.from) < Date.parse(q.to), {
-    path: ['to'],
-    message: 'must be after from',
-  });
+    from: z.string().optional(),
+    to: z.string().meta({ description: 'The end of the range: at most the batch’s creation' }),
+  }),
+  matched: z.number().int().meta({ description: 'Cases the filter matched at creation: the batch goes through these' }),
+  started: z.number().int().meta({ description: 'Reruns started' }),
+  skipped: z.number().int().meta({ description: 'Cases not rerun because the rerun was refused (see skippedCases)' }),
+  failed: z.number().int().meta({ description: 'Cases whose rerun could not be started (see failedCases)' }),
+  pending: z.number().int().meta({ description: 'Matched cases not gone through yet' }),
+  skippedCases: z.array(rerunItemSchema).meta({ description: 'The first 100 skipped cases with the reason' }),
+  failedCases: z.array(rerunItemSchema).meta({ description: 'The first 100 failed cases with the reason' }),
+  error: z.string().nullable().meta({ description: 'Why the batch ended FAILED' }),
+  createdAt: z.string(),
+  finishedAt: z.string().nullable(),
+  temporalWorkflowId: z.string().meta({ description: 'The batch’s workflow in Temporal (case-rerun-<batchId>)' }),
+  temporalUiUrl: z.string().nullable(),
+});
 
 export const caseStatsQuery = z
   .object({

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { CaseAudit, CaseStatus } from '../../cases/case-service.js';
+import type { RerunBatchProgress } from '../../cases/rerun-batch-service.js';
 import type { CaseResults } from '../../domain/cases.js';
 import type { CaseRecord, CaseSummary } from '../../store/case-repo.js';
 import type { Page } from '../../store/paging.js';
@@ -14,6 +15,8 @@ import type {
   jobStatusSchema,
   nodeDataSchema,
   notFinishedSchema,
+  rerunBatchSchema,
+  rerunStartedSchema,
   resultsBodySchema,
   statusSchema,
 } from '../schemas/cases.js';
@@ -38,7 +41,21 @@ export function executedView(record: CaseRecord, temporalUiUrl: string | null): 
   };
 }
 
-export function statusView({ record, running, waiting, temporalUiUrl }: CaseStatus): z.infer<typeof statusSchema> {
+/** The started rerun, with the case it reruns and from where (as asked). */
+export function rerunStartedView(
+  started: { record: CaseRecord; temporalUiUrl: string | null },
+  asked: Pick<z.infer<typeof rerunStartedSchema>, 'rerunOf' | 'rerunFrom'>,
+): z.infer<typeof rerunStartedSchema> {
+  return { ...executedView(started.record, started.temporalUiUrl), ...asked };
+}
+
+export function statusView({
+  record,
+  reruns,
+  running,
+  waiting,
+  temporalUiUrl,
+}: CaseStatus): z.infer<typeof statusSchema> {
   return {
     caseId: record.id,
     status: record.status,
@@ -58,6 +75,9 @@ export function statusView({ record, running, waiting, temporalUiUrl }: CaseStat
     waitingTasks: waiting.map((task) => ({ ...task, dueAt: task.dueAt ?? null })),
     error: record.error,
     temporalUiUrl,
+    rerunOf: record.rerunOf,
+    rerunFrom: record.rerunFrom,
+    reruns,
   };
 }
 
@@ -110,6 +130,7 @@ export function auditView({ record, nodes, lists }: CaseAudit): z.infer<typeof a
       attempts: n.attempts,
       usage: n.usage ?? null,
       error: n.error ?? null,
+      reused: n.reused ? { case_id: n.reused.caseId, node_id: n.reused.nodeId } : null,
     };
   }
   return {
@@ -144,5 +165,31 @@ export function caseListView(page: Page<CaseSummary>): z.infer<typeof caseListSc
       finishedAt: c.finishedAt,
     })),
     nextCursor: page.nextCursor,
+  };
+}
+
+export function rerunBatchView(progress: RerunBatchProgress): z.infer<typeof rerunBatchSchema> {
+  const { batch, counts } = progress;
+  const { createdFrom, createdBefore, ...filter } = batch.filter;
+  const listed = (items: RerunBatchProgress['skipped']) =>
+    items.map((item) => ({ caseId: item.caseId, reason: item.reason ?? '' }));
+  return {
+    batchId: batch.id,
+    status: batch.status,
+    from: batch.from,
+    version: batch.version,
+    filter: { ...filter, ...(createdFrom === undefined ? {} : { from: createdFrom }), to: createdBefore },
+    matched: batch.matched,
+    started: counts.started,
+    skipped: counts.skipped,
+    failed: counts.failed,
+    pending: Math.max(0, batch.matched - counts.started - counts.skipped - counts.failed),
+    skippedCases: listed(progress.skipped),
+    failedCases: listed(progress.failed),
+    error: batch.error,
+    createdAt: batch.createdAt,
+    finishedAt: batch.finishedAt,
+    temporalWorkflowId: batch.temporalWorkflowId,
+    temporalUiUrl: progress.temporalUiUrl,
   };
 }

@@ -47,6 +47,10 @@ export interface CaseTable {
   schedule_id: string | null;
   /** A delayed start: when the run's first step is due (ISO time); null when it started at execute. */
   start_at: string | null;
+  /** The case this one reruns; null for a case started on its own. */
+  rerun_of: string | null;
+  /** start | failed: where the rerun started; null unless rerun_of is set. */
+  rerun_from: string | null;
 }
 
 export interface CaseNodeTable {
@@ -69,9 +73,49 @@ export interface CaseNodeTable {
   finished_at: string | null;
   /** activity | workflow | upstream (NodeClock); null on records written before it was kept. */
   clock: string | null;
+  /** JSON ReusedFrom { caseId, nodeId }: a rerun's node that took its outputs from the original; else null. */
+  reused_from: string | null;
+}
+
+/** A bulk rerun: the cases of a filter, rerun by a Temporal workflow at a bounded rate. */
+export interface CaseRerunBatchTable {
+  id: string;
+  organization_id: string;
+  /** JSON string[] of the workspaces the creating key reached with Case: Full; null: the whole organization. */
+  workspace_ids: string | null;
+  /** JSON RerunFilter: workspaceId, workflowId, status, from, to (to is at most the batch's creation). */
+  filter: string;
+  /** start | failed */
+  rerun_from: string;
+  /** original | latest */
+  version: string;
+  /** RUNNING | COMPLETED | CANCELLED | FAILED */
+  status: string;
+  /** Cases the filter matched at creation: the batch works through exactly these. */
+  matched: number;
+  /** The key the reruns are started as (checked again before each step). */
+  created_by_key_id: string;
+  created_at: string;
+  finished_at: string | null;
+  /** Why the batch ended FAILED (its key stopped being valid, say); null otherwise. */
+  error: string | null;
+  temporal_workflow_id: string;
+}
+
+/** One original case's outcome in a batch. */
+export interface CaseRerunItemTable {
+  batch_id: string;
+  case_id: string;
+  /** started | skipped | failed */
+  outcome: string;
+  reason: string | null;
+  rerun_case_id: string | null;
+  at: string;
 }
 
 export interface CaseTables {
   cases: CaseTable;
   case_nodes: CaseNodeTable;
+  case_rerun_batches: CaseRerunBatchTable;
+  case_rerun_items: CaseRerunItemTable;
 }

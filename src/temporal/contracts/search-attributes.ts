@@ -13,6 +13,8 @@ export const searchAttributes = {
   workflowId: defineSearchAttributeKey('CaseflowWorkflowId', SearchAttributeType.KEYWORD),
   caseStatus: defineSearchAttributeKey('CaseflowCaseStatus', SearchAttributeType.KEYWORD),
   source: defineSearchAttributeKey('CaseflowSource', SearchAttributeType.KEYWORD),
+  /** A rerun's original case id (the caseflow case, not the Temporal run). */
+  rerunOf: defineSearchAttributeKey('CaseflowRerunOf', SearchAttributeType.KEYWORD),
 } as const;
 
 /** `Name=Type` pairs as `temporal server start-dev --search-attribute` and the operator command take them. */
@@ -23,11 +25,13 @@ export function searchAttributeRegistrations(): string[] {
 /** What a run is tagged with; a field left out is not set. */
 export interface RunTags {
   organizationId: string;
-  workspaceId: string;
+  /** Absent on a run over several workspaces (a bulk rerun of an organization). */
+  workspaceId?: string;
   /** caseflow's workflow id (not Temporal's). */
   workflowId?: string;
   caseStatus?: string;
   source?: string;
+  rerunOf?: string;
 }
 
 /** The start option tagging a run, or nothing when the namespace lacks our attributes (temporal.searchAttributes off). */

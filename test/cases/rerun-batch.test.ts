@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
+import { makeKey } from '../files/support.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
+import { createWorkflow, Graph, py, startCase, waitForEnd } from './support.js';
+
+let svc: TestService;
+let otherOrgKey: string;
+beforeAll(async () => {
+  svc = await startTestService({ config: { cases: { rerunBatchPerSecond: 100, rerunBatchMaxCases: 250 } } });
+  const otherOrg = await svc.admin('POST', '/admin/organizations', { name: 'Attacker org', verified: true });
+  expect(otherOrg.status, otherOrg.text).toBe(201);
+  otherOrgKey = (await makeKey(svc, String(otherOrg.body.id), ['case:full', 'workflow:full'])).key;
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+const buggy = py('if inputs["n"] > 10:\n    raise ValueError("too big")\nreturn {"n": inputs["n"] + 1}');
+const fixed = py('return {"n": inputs["n"] + 1}');
+
+/** input(n) → Check (Python) → output(n); Check fails over 10 until fixed. */
+function checked(source: string): Graph {
+  const g = new Graph();
+  const n = [{ name: 'n', type: 'int' as const }];
+  const input = g.input(n);
+  const check = g.python('Check', source, n, n);
+  const output = g.output(n);
+  g.edge(input, check);
+  g.edge(check, output);
+  return g;
+}
+
+/** Starts `count` cases, a few at a time, and waits for their ends. */
+async function cases(workflowId: string, inputs: number[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < inputs.length; i += 20) {
+    const chunk = await Promise.all(inputs.slice(i, i + 20).map((n) => startCase(svc, workflowId, { n })));
+    for (const id of chunk) await waitForEnd(svc, id);
+    ids.push(...chunk);
+  }
+  return ids;
+}
+
+async function batchUntilEnded(batchId: string, timeoutMs = 90_000): Promise<Record<string, unknown>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await svc.request('GET', `/api/v1/case/rerun/${batchId}`);
+    expect(r.status, r.text).toBe(200);
+    if (r.body.status !== 'RUNNING') return r.body;
+    if (Date.now() > until) throw new Error(`batch ${batchId} still running: ${r.text}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** How many cases of the workflow are in `status` (walking the list's pages). */
+async function countCases(workflowId: string, status?: string): Promise<number> {
+  let count = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await answered(
+      svc.client.GET('/api/v1/case', {
+        params: { query: { workflowId, limit: 100, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) } },
+      }),
+      200,
+    );
+    count += page.cases.length;
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return count;
+}
+
+describe('bulk rerun', () => {
+  it('reruns 200 failed cases on the fixed latest version: each once, all completing', async () => {
+    const g = checked(buggy);
+    const { workflowId } = await createWorkflow(svc, g, 'bulk');
+    await cases(
+      workflowId,
+      Array.from({ length: 200 }, (_, i) => 11 + i),
+    );
+    expect(await countCases(workflowId, 'FAILED')).toBe(200);
+    const check = Object.values(g.nodes).find((node) => node.name === 'Check');
+    const patch = await svc.request('PATCH', `/api/v1/workflow/${workflowId}`, {
+      body: {
+        nodes: { ...g.nodes, [String(check?.id)]: { ...check, process: { source: fixed } } },
+        edges: g.edges,
+        activeStatus: 'active',
+      },
+    });
+    expect(patch.status, patch.text).toBe(200);
+
+    const created = await answered(
+      svc.client.POST('/api/v1/case/rerun', {
+        body: { filter: { workflowId, status: 'FAILED' }, from: 'failed', version: 'latest' },
+      }),
+      202,
+    );
+    expect(created).toMatchObject({ status: 'RUNNING', matched: 200, from: 'failed', version: 'latest' });
+    expect(created.temporalWorkflowId).toBe(`case-rerun-${created.batchId}`);
+
+    const { client } = svc.service.context.temporal;
+    const described = await client.workflow.getHandle(created.temporalWorkflowId).describe();
+    expect(described.typedSearchAttributes.get(searchAttributes.workflowId)).toBe(workflowId);
+    expect(described.typedSearchAttributes.get(searchAttributes.organizationId)).toBe(svc.organizationId);
+
+    const ended = await batchUntilEnded(created.batchId);
+    expect(ended).toMatchObject({ status: 'COMPLETED', matched: 200, started: 200, skipped: 0, failed: 0, pending: 0 });
+    // Each original rerun exactly once: 200 originals and 200 reruns, the reruns all completing.
+    const until = Date.now() + 60_000;
+    while ((await countCases(workflowId, 'COMPLETED')) < 200 && Date.now() < until)
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(await countCases(workflowId, 'COMPLETED')).toBe(200);
+    expect(await countCases(workflowId)).toBe(400);
+
+    // The batch matched what existed at its creation: its own reruns are not matched again by a later batch.
+    const again = await answered(
+      svc.client.POST('/api/v1/case/rerun', {
+        body: { filter: { workflowId, status: 'FAILED' }, from: 'failed', version: 'latest' },
+      }),
+      202,
+    );
+    expect(again.matched).toBe(200);
+    const cancelled = await svc.request('POST', `/api/v1/case/rerun/${again.batchId}/cancel`);
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.body.status).toBe('CANCELLED');
+    const stopped = await batchUntilEnded(again.batchId);
+    const gone = Number(stopped.started) + Number(stopped.skipped) + Number(stopped.failed);
+    expect(gone).toBeLessThan(200);
+    const cancelAgain = await svc.request('POST', `/api/v1/case/rerun/${again.batchId}/cancel`);
+    expect(cancelAgain.status).toBe(409);
+
+    // A filter over more than cases.rerunBatchMaxCases is refused, and starts nothing.
+    const wide = await svc.request('POST', '/api/v1/case/rerun', { body: { filter: { workflowId }, from: 'start' } });
+    expect(wide.status, wide.text).toBe(400);
+    expect(wide.body.message).toContain('at most 250');
+  });
+
+  it('skips the cases a rerun refuses, with the reason', async () => {
+    const { workflowId } = await createWorkflow(svc, checked(buggy), 'bulk skips');
+    const [completed] = await cases(workflowId, [1, 20, 30]);
+    const created = await answered(
+      svc.client.POST('/api/v1/case/rerun', { body: { filter: { workflowId }, from: 'failed' } }),
+      202,
+    );
+    expect(created.matched).toBe(3);
+    const ended = await batchUntilEnded(created.batchId);
+    expect(ended).toMatchObject({ status: 'COMPLETED', started: 2, skipped: 1, failed: 0 });
+    expect(ended.skippedCases).toEqual([{ caseId: completed, reason: expect.stringContaining('did not fail') }]);
+    // The reruns are of the original version (still buggy): they fail again.
+    const status = await svc.request('GET', `/api/v1/case/${completed}/status`);
+    expect(status.body.reruns).toEqual([]);
+  });
+
+  it('refuses bad bodies, and another organization neither sees nor reruns our cases', async () => {
+    const { workflowId } = await createWorkflow(svc, checked(buggy), 'bulk tenants');
+    const [failed] = await cases(workflowId, [50]);
+    const bad = [
+      { filter: { from: '2026-02-01T00:00:00Z', to: '2026-01-01T00:00:00Z' }, from: 'failed' },
+      { filter: {}, from: 'middle' },
+      { filter: { workflowId: 'not-a-uuid' }, from: 'start' },
+    ];
+    for (const body of bad) expect((await svc.request('POST', '/api/v1/case/rerun', { body })).status).toBe(400);
+
+    const theirs = await svc.request('POST', '/api/v1/case/rerun', {
+      key: otherOrgKey,
+      body: { filter: { workflowId }, from: 'start' },
+    });
+    expect(theirs.status, theirs.text).toBe(202);
+    expect(theirs.body.matched).toBe(0);
+
+    const ours = await answered(
+      svc.client.POST('/api/v1/case/rerun', { body: { filter: { workflowId }, from: 'failed' } }),
+      202,
+    );
+    expect((await svc.request('GET', `/api/v1/case/rerun/${ours.batchId}`, { key: otherOrgKey })).status).toBe(404);
+    expect((await svc.request('POST', `/api/v1/case/rerun/${ours.batchId}/cancel`, { key: otherOrgKey })).status).toBe(
+      404,
+    );
+    // Only our batch reran the case.
+    expect((await batchUntilEnded(ours.batchId)).started).toBe(1);
+    expect((await svc.request('GET', `/api/v1/case/${failed}/status`)).body.reruns).toHaveLength(1);
+  });
+});
