@@ -9,14 +9,11 @@ import { FileRepo } from './file-repo.js';
 import { GenerationRepo } from './generation-repo.js';
 import { OAuthRepo } from './oauth-repo.js';
 import { RateLimitRepo } from './rate-limit-repo.js';
-<<<<<<< HEAD
 import { TaskRepo } from './task-repo.js';
 import { ScheduleRepo } from './schedule-repo.js';
 import { IdempotencyRepo } from './idempotency-repo.js';
 import { HookRepo } from './hook-repo.js';
-=======
 import { RerunBatchRepo } from './rerun-batch-repo.js';
->>>>>>> rerun
 import { TenancyRepo } from './tenancy-repo.js';
 import { WorkflowRepo } from './workflow-repo.js';
 
@@ -35,14 +32,11 @@ export function createRepositories(db: Db) {
     connections: new ConnectionRepo(db),
     oauth: new OAuthRepo(db),
     rateLimits: new RateLimitRepo(db),
-<<<<<<< HEAD
     tasks: new TaskRepo(db),
     schedules: new ScheduleRepo(db),
     idempotency: new IdempotencyRepo(db),
     hooks: new HookRepo(db),
-=======
     rerunBatches: new RerunBatchRepo(db),
->>>>>>> rerun
   };
 }
 

@@ -16,13 +16,10 @@ import * as rateLimits from './070_rate_limits.js';
 import * as caseNodeUsage from './071_case_node_usage.js';
 import * as listIndexes from './072_list_indexes.js';
 import * as caseNodeClock from './073_case_node_clock.js';
-<<<<<<< HEAD
 import * as humanTasks from './080_human_tasks.js';
 import * as schedules from './082_schedules.js';
 import * as hooks from './084_hooks.js';
-=======
 import * as caseReruns from './086_case_reruns.js';
->>>>>>> rerun
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -46,11 +43,8 @@ export const migrations: Record<string, Migration> = {
   '071_case_node_usage': caseNodeUsage,
   '072_list_indexes': listIndexes,
   '073_case_node_clock': caseNodeClock,
-<<<<<<< HEAD
   '080_human_tasks': humanTasks,
   '082_schedules': schedules,
   '084_hooks': hooks,
-=======
   '086_case_reruns': caseReruns,
->>>>>>> rerun
 };
