@@ -166,18 +166,6 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     runs: caseRuns,
   });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
-  const cases = new CaseService({
-    config,
-    logger,
-    temporal,
-    repo: repos.cases,
-    workflows,
-    files,
-    outbound,
-    metrics,
-    engine,
-    runs: caseRuns,
-  });
   const reruns = new RerunService({ config, repo: repos.cases, workflows, cases });
   return {
     /** Who is calling: the API key's rules (expiry, revocation, membership). */

@@ -483,11 +483,13 @@ export class CaseService {
     }
     const current = (await this.repo.find(caseId)) ?? record;
     if (current.status !== 'RUNNING') return undefined;
-    const started = this.runStart(current, await this.version(current), {
+    const version = await this.version(current);
+    const settings = {
       inputs: current.inputs ?? current.initialInput,
       callbackUrl: current.callbackUrl ?? undefined,
       deadlineMs: current.deadlineMs ?? deadlineMs,
-    });
+    };
+    const started = this.runStart(current, version, settings, await this.reusedNodes(current, version.graph));
     this.deps.metrics.caseStarted();
     return started;
   }

@@ -616,7 +616,7 @@ export interface paths {
     put?: never;
     /**
      * Initiate a case
-     * @description Creates a PENDING case of the latest active version of the workflow, or of the pinned one. Requires Case: Full in the workflow's workspace.
+     * @description Creates a PENDING case of the latest active version of the workflow, or of the pinned one. Requires Case: Full in the workflow's workspace. With an Idempotency-Key, a retry answers the first answer and creates nothing.
      */
     post: operations['postApiV1Case'];
     delete?: never;
@@ -656,7 +656,7 @@ export interface paths {
     put?: never;
     /**
      * Execute a case
-     * @description Starts the run with the inputs (the input schema populated with values, or a flat inputs map keyed by variable_name), merged over initialInput. Requires Case: Full. A case runs once: executing it again gives 409.
+     * @description Starts the run with the inputs (the input schema populated with values, or a flat inputs map keyed by variable_name), merged over initialInput. Requires Case: Full. A case runs once: executing it again gives 409, except a retry with the same Idempotency-Key and body, which answers the first answer.
      */
     post: operations['postApiV1CaseCaseIdExecute'];
     delete?: never;
@@ -730,6 +730,26 @@ export interface paths {
      * @description A PENDING case ends CANCELLED at once; a RUNNING one is cancelled through Temporal and records CANCELLED (the answer waits up to 10 s for it). Requires Case: Full.
      */
     post: operations['postApiV1CaseCaseIdCancel'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/case/{caseId}/rerun': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rerun an ended case
+     * @description Starts a new case (its own id, status and Temporal run) that reruns this one: from the start, or from the node that failed (a FAILED case only: the nodes that completed are not run again, their recorded outputs are reused and marked `reused` in the audit), on the version the case ran or on the latest active one, with the original inputs and any overrides. The new case has `rerunOf`; the original lists it in `reruns`. Its callback URL and deadline are the original’s. Cases initiated as jobs rerun the same way. Requires Case: Full.
+     */
+    post: operations['postApiV1CaseCaseIdRerun'];
     delete?: never;
     options?: never;
     head?: never;
@@ -878,6 +898,66 @@ export interface paths {
      * @description Every firing time from startAt to endAt (both included) runs now, one after another, each case with the time it was for. Requires Case: Full. At most schedules.maxBackfillFirings (default 100) firings.
      */
     post: operations['postApiV1SchedulesScheduleIdBackfill'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/case/rerun': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rerun the cases a filter matches
+     * @description Creates a batch that reruns, one by one at a bounded rate (cases.rerunBatchPerSecond), every case the filter (that of GET /api/v1/case) matches now, in the workspaces the key reaches with Case: Full, each as POST /api/v1/case/{caseId}/rerun would with `from` and `version`. A case the rerun refuses is skipped with the reason. Runs as a Temporal workflow (case-rerun-<batchId>); read its progress at /api/v1/case/rerun/{batchId}.
+     */
+    post: operations['postApiV1CaseRerun'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/case/rerun/{batchId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Progress of a bulk rerun
+     * @description Matched, started, skipped (with reasons) and failed cases. Requires Case: Read.
+     */
+    get: operations['getApiV1CaseRerunBatchId'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/case/rerun/{batchId}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a bulk rerun
+     * @description Stops the batch before its next case; reruns already started go on (cancel them one by one). The answer waits up to 10 s for the batch to record CANCELLED. Requires Case: Full.
+     */
+    post: operations['postApiV1CaseRerunBatchIdCancel'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1559,6 +1639,95 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/workflow/{workflowId}/hooks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a workflow's webhook triggers
+     * @description Newest first, a page at a time (cursor); never the secrets. Requires Workflow: Read.
+     */
+    get: operations['getApiV1WorkflowWorkflowIdHooks'];
+    put?: never;
+    /**
+     * Create a webhook trigger
+     * @description A URL that starts a case of the workflow for each signed delivery, with inputs mapped from its JSON body and headers. Answers the hook with its secret, shown only here. Requires Workflow: Full and Case: Full in the workflow's workspace; the mapping is checked against the inputs of the version a delivery would run now.
+     */
+    post: operations['postApiV1WorkflowWorkflowIdHooks'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/hooks/{hookId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A webhook trigger */
+    get: operations['getApiV1HooksHookId'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a webhook trigger
+     * @description Deliveries to its URL answer 404 from now on; cases it started stay. Requires Workflow: Full.
+     */
+    delete: operations['deleteApiV1HooksHookId'];
+    options?: never;
+    head?: never;
+    /**
+     * Change, disable or enable a webhook trigger
+     * @description enabled: false makes deliveries answer 404 and start nothing. Requires Workflow: Full.
+     */
+    patch: operations['patchApiV1HooksHookId'];
+    trace?: never;
+  };
+  '/api/v1/hooks/{hookId}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate a webhook trigger's secret
+     * @description A new secret, shown only in this answer; the old one keeps verifying for graceSeconds so the sender can switch without refused deliveries. Requires Workflow: Full.
+     */
+    post: operations['postApiV1HooksHookIdRotateSecret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/hooks/{hookId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Deliver an event to a webhook trigger
+     * @description No API key: the delivery is signed with the hook's secret under its scheme. Starts one case of the hook's workflow. A delivery whose webhook-id, X-GitHub-Delivery or Idempotency-Key was seen in the last 24 hours gets the first answer again (Idempotency-Replayed: true) and starts nothing. Counted against the hook's rate limit (RateLimit and RateLimit-Policy headers); the body is limited to hooks.maxPayloadBytes.
+     */
+    post: operations['postHooksHookId'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1971,6 +2140,15 @@ export interface components {
       /** @description The snapshot’s number (1, 2, …); null for the current state */
       versionNumber: number | null;
     };
+    __schema0Input:
+      | string
+      | number
+      | boolean
+      | null
+      | components['schemas']['__schema0Input'][]
+      | {
+          [key: string]: components['schemas']['__schema0Input'];
+        };
     /** @description The body of every error response. */
     Error: {
       statusCode: number;
@@ -7231,7 +7409,10 @@ export interface operations {
   postApiV1Case: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A retry with the same key and body within 24 hours answers the first answer (status and body, header Idempotency-Replayed: true) and creates nothing; the same key with another body is 409. Keys are scoped to the organization; a concurrent retry waits for the first request to finish. */
+        'idempotency-key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -7274,7 +7455,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Created */
+      /** @description Created (or, with Idempotency-Replayed: true, the first answer of this key) */
       201: {
         headers: {
           [name: string]: unknown;
@@ -7365,7 +7546,7 @@ export interface operations {
           };
         };
       };
-      /** @description The workflow has no active version and none is pinned */
+      /** @description The workflow has no active version and none is pinned, or the Idempotency-Key was used with another body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -7515,7 +7696,10 @@ export interface operations {
   postApiV1CaseCaseIdExecute: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A retry with the same key and body within 24 hours answers the first answer (status and body, header Idempotency-Replayed: true) and creates nothing; the same key with another body is 409. Keys are scoped to the organization; a concurrent retry waits for the first request to finish. */
+        'idempotency-key'?: string;
+      };
       path: {
         caseId: string;
       };
@@ -7548,7 +7732,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Running */
+      /** @description Running (or, with Idempotency-Replayed: true, the first answer of this key) */
       202: {
         headers: {
           [name: string]: unknown;
@@ -7642,7 +7826,7 @@ export interface operations {
           };
         };
       };
-      /** @description Already executed or cancelled */
+      /** @description Already executed or cancelled, or the Idempotency-Key was used with another body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -7708,6 +7892,8 @@ export interface operations {
             workflowVersionNumber: number;
             title: string | null;
             source: string;
+            /** @description The webhook trigger whose delivery started the case (source api); null otherwise */
+            hookId: string | null;
             createdAt: string;
             startedAt: string | null;
             finishedAt: string | null;
@@ -7733,6 +7919,12 @@ export interface operations {
             } | null;
             /** @description The run's page in the Temporal Web UI */
             temporalUiUrl: string | null;
+            /** @description The case this one reruns; null for a case started on its own */
+            rerunOf: string | null;
+            /** @description Where this rerun started; null unless rerunOf is set */
+            rerunFrom: ('start' | 'failed') | null;
+            /** @description The cases that rerun this one, oldest first */
+            reruns: string[];
           };
         };
       };
@@ -8016,6 +8208,11 @@ export interface operations {
                     kind?: string;
                     traceback?: string;
                   } | null;
+                  /** @description Set on a rerun’s node that did not run: it is completed with the outputs this node recorded in that case (a rerun from the failed node). Null otherwise */
+                  reused: {
+                    case_id: string;
+                    node_id: string;
+                  } | null;
                 };
               };
             };
@@ -8202,6 +8399,175 @@ export interface operations {
       };
       /** @description The case has already ended */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1CaseCaseIdRerun: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        caseId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description start: every node runs again; failed (a FAILED case only): the nodes that completed are not run again, their recorded outputs are reused, and only the failed node and what depends on it run
+           * @enum {string}
+           */
+          from: 'start' | 'failed';
+          /**
+           * @description original: the version the case ran; latest: the workflow’s latest active version
+           * @default original
+           * @enum {string}
+           */
+          version?: 'original' | 'latest';
+          /** @description Values over the original case’s inputs, keyed by variable_name; validated like an execute’s inputs */
+          inputs?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description The rerun, started */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            caseId: string;
+            /** @enum {string} */
+            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            workflowVersionId: string;
+            workflowVersionNumber: number;
+            /** @description A delayed start: when the run begins */
+            startAt: string | null;
+            temporalUiUrl: string | null;
+            /** @description The case rerun */
+            rerunOf: string;
+            /** @enum {string} */
+            rerunFrom: 'start' | 'failed';
+          };
+        };
+      };
+      /** @description Invalid body or id (metadata.fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the case permission in the workspace */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown case (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The case has not ended; `failed` on a case that did not fail; the latest version lacks a node to reuse or its recorded outputs do not fit (metadata.nodes); or the workflow has no active version */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The rerun’s inputs over cases.maxInputBytes as JSON */
+      413: {
         headers: {
           [name: string]: unknown;
         };
@@ -9843,10 +10209,502 @@ export interface operations {
       };
     };
   };
-  postJobInitiate: {
+  postApiV1CaseRerun: {
     parameters: {
       query?: never;
       header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description The filters of GET /api/v1/case: the cases they match when the batch is created (those created before it) are rerun
+           * @default {}
+           */
+          filter?: {
+            /**
+             * Format: uuid
+             * @description Only this workspace
+             */
+            workspaceId?: string;
+            /**
+             * Format: uuid
+             * @description Only cases of this workflow
+             */
+            workflowId?: string;
+            /** @enum {string} */
+            status?: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            /** @description Created at or after this time */
+            from?: string & (unknown & unknown);
+            /** @description Created before this time */
+            to?: string & (unknown & unknown);
+          };
+          /**
+           * @description How each case reruns (as POST /api/v1/case/{caseId}/rerun): a case `failed` does not apply to is skipped
+           * @enum {string}
+           */
+          from: 'start' | 'failed';
+          /**
+           * @default original
+           * @enum {string}
+           */
+          version?: 'original' | 'latest';
+        };
+      };
+    };
+    responses: {
+      /** @description The batch, started */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            batchId: string;
+            /**
+             * @description RUNNING until every matched case is gone through
+             * @enum {string}
+             */
+            status: 'RUNNING' | 'COMPLETED' | 'CANCELLED' | 'FAILED';
+            /** @enum {string} */
+            from: 'start' | 'failed';
+            /** @enum {string} */
+            version: 'original' | 'latest';
+            filter: {
+              workspaceId?: string;
+              workflowId?: string;
+              /** @enum {string} */
+              status?: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+              from?: string;
+              /** @description The end of the range: at most the batch’s creation */
+              to: string;
+            };
+            /** @description Cases the filter matched at creation: the batch goes through these */
+            matched: number;
+            /** @description Reruns started */
+            started: number;
+            /** @description Cases not rerun because the rerun was refused (see skippedCases) */
+            skipped: number;
+            /** @description Cases whose rerun could not be started (see failedCases) */
+            failed: number;
+            /** @description Matched cases not gone through yet */
+            pending: number;
+            /** @description The first 100 skipped cases with the reason */
+            skippedCases: {
+              caseId: string;
+              reason: string;
+            }[];
+            /** @description The first 100 failed cases with the reason */
+            failedCases: {
+              caseId: string;
+              reason: string;
+            }[];
+            /** @description Why the batch ended FAILED */
+            error: string | null;
+            createdAt: string;
+            finishedAt: string | null;
+            /** @description The batch’s workflow in Temporal (case-rerun-<batchId>) */
+            temporalWorkflowId: string;
+            temporalUiUrl: string | null;
+          };
+        };
+      };
+      /** @description Invalid body, or a filter matching more than cases.rerunBatchMaxCases cases */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the case permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1CaseRerunBatchId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        batchId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The batch */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            batchId: string;
+            /**
+             * @description RUNNING until every matched case is gone through
+             * @enum {string}
+             */
+            status: 'RUNNING' | 'COMPLETED' | 'CANCELLED' | 'FAILED';
+            /** @enum {string} */
+            from: 'start' | 'failed';
+            /** @enum {string} */
+            version: 'original' | 'latest';
+            filter: {
+              workspaceId?: string;
+              workflowId?: string;
+              /** @enum {string} */
+              status?: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+              from?: string;
+              /** @description The end of the range: at most the batch’s creation */
+              to: string;
+            };
+            /** @description Cases the filter matched at creation: the batch goes through these */
+            matched: number;
+            /** @description Reruns started */
+            started: number;
+            /** @description Cases not rerun because the rerun was refused (see skippedCases) */
+            skipped: number;
+            /** @description Cases whose rerun could not be started (see failedCases) */
+            failed: number;
+            /** @description Matched cases not gone through yet */
+            pending: number;
+            /** @description The first 100 skipped cases with the reason */
+            skippedCases: {
+              caseId: string;
+              reason: string;
+            }[];
+            /** @description The first 100 failed cases with the reason */
+            failedCases: {
+              caseId: string;
+              reason: string;
+            }[];
+            /** @description Why the batch ended FAILED */
+            error: string | null;
+            createdAt: string;
+            finishedAt: string | null;
+            /** @description The batch’s workflow in Temporal (case-rerun-<batchId>) */
+            temporalWorkflowId: string;
+            temporalUiUrl: string | null;
+          };
+        };
+      };
+      /** @description Invalid id */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the case permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown batch (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1CaseRerunBatchIdCancel: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        batchId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The batch after the request */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            batchId: string;
+            /**
+             * @description RUNNING until every matched case is gone through
+             * @enum {string}
+             */
+            status: 'RUNNING' | 'COMPLETED' | 'CANCELLED' | 'FAILED';
+            /** @enum {string} */
+            from: 'start' | 'failed';
+            /** @enum {string} */
+            version: 'original' | 'latest';
+            filter: {
+              workspaceId?: string;
+              workflowId?: string;
+              /** @enum {string} */
+              status?: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+              from?: string;
+              /** @description The end of the range: at most the batch’s creation */
+              to: string;
+            };
+            /** @description Cases the filter matched at creation: the batch goes through these */
+            matched: number;
+            /** @description Reruns started */
+            started: number;
+            /** @description Cases not rerun because the rerun was refused (see skippedCases) */
+            skipped: number;
+            /** @description Cases whose rerun could not be started (see failedCases) */
+            failed: number;
+            /** @description Matched cases not gone through yet */
+            pending: number;
+            /** @description The first 100 skipped cases with the reason */
+            skippedCases: {
+              caseId: string;
+              reason: string;
+            }[];
+            /** @description The first 100 failed cases with the reason */
+            failedCases: {
+              caseId: string;
+              reason: string;
+            }[];
+            /** @description Why the batch ended FAILED */
+            error: string | null;
+            createdAt: string;
+            finishedAt: string | null;
+            /** @description The batch’s workflow in Temporal (case-rerun-<batchId>) */
+            temporalWorkflowId: string;
+            temporalUiUrl: string | null;
+          };
+        };
+      };
+      /** @description Invalid id */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the case permission */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown batch (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The batch has already ended */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postJobInitiate: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description A retry with the same key and body within 24 hours answers the first answer (status and body, header Idempotency-Replayed: true) and creates nothing; the same key with another body is 409. Keys are scoped to the organization; a concurrent retry waits for the first request to finish. */
+        'idempotency-key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -9889,7 +10747,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Created */
+      /** @description Created (or, with Idempotency-Replayed: true, the first answer of this key) */
       201: {
         headers: {
           [name: string]: unknown;
@@ -9976,7 +10834,7 @@ export interface operations {
           };
         };
       };
-      /** @description No active version */
+      /** @description No active version, or the Idempotency-Key was used with another body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -10213,6 +11071,8 @@ export interface operations {
             workflowVersionNumber: number;
             title: string | null;
             source: string;
+            /** @description The webhook trigger whose delivery started the case (source api); null otherwise */
+            hookId: string | null;
             createdAt: string;
             startedAt: string | null;
             finishedAt: string | null;
@@ -10238,6 +11098,12 @@ export interface operations {
             } | null;
             /** @description The run's page in the Temporal Web UI */
             temporalUiUrl: string | null;
+            /** @description The case this one reruns; null for a case started on its own */
+            rerunOf: string | null;
+            /** @description Where this rerun started; null unless rerunOf is set */
+            rerunFrom: ('start' | 'failed') | null;
+            /** @description The cases that rerun this one, oldest first */
+            reruns: string[];
             jobExecutionId: string;
           };
         };
@@ -10521,6 +11387,11 @@ export interface operations {
                     message: string;
                     kind?: string;
                     traceback?: string;
+                  } | null;
+                  /** @description Set on a rerun’s node that did not run: it is completed with the outputs this node recorded in that case (a rerun from the failed node). Null otherwise */
+                  reused: {
+                    case_id: string;
+                    node_id: string;
                   } | null;
                 };
               };
@@ -16233,6 +17104,1185 @@ export interface operations {
       };
       /** @description The body is over the configured size limit */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1WorkflowWorkflowIdHooks: {
+    parameters: {
+      query?: {
+        /** @description Items per page (default 20, at most 100) */
+        limit?: number;
+        /** @description nextCursor of the previous page (opaque); without it the first page */
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        /** @description The workflowId (or the entityId) of the workflow */
+        workflowId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of hooks */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            hooks: {
+              hookId: string;
+              workflowId: string;
+              workspaceId: string;
+              name: string;
+              /** @description Where senders POST deliveries (no API key: the signature authenticates) */
+              url: string;
+              /** @enum {string} */
+              scheme: 'standard-webhooks' | 'github' | 'stripe' | 'hmac-sha256';
+              signatureHeader: string | null;
+              mapping: {
+                [key: string]: unknown;
+              } | null;
+              /** @enum {string} */
+              mode: 'async' | 'sync';
+              syncTimeoutMs: number;
+              toleranceSeconds: number;
+              rateLimitPerMinute: number;
+              enabled: boolean;
+              /** @description Until when the secret before the last rotation still verifies; null when none does */
+              previousSecretValidUntil: string | null;
+              createdAt: string;
+              updatedAt: string;
+            }[];
+            /** @description Pass as cursor for the next page; null on the last page */
+            nextCursor: string | null;
+          };
+        };
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description What the path names does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1WorkflowWorkflowIdHooks: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The workflowId (or the entityId) of the workflow */
+        workflowId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json':
+          | {
+              name: string;
+              /** @description Workflow input name → where its value comes from in a delivery. Without a mapping the JSON body object is the inputs. */
+              mapping?: {
+                [key: string]:
+                  | {
+                      body: string;
+                    }
+                  | {
+                      header: string;
+                    }
+                  | {
+                      value: components['schemas']['__schema0Input'];
+                    };
+              };
+              /**
+               * @description async: 202 with the caseId at once; sync: waits up to syncTimeoutMs for the results (200), else 202
+               * @default async
+               * @enum {string}
+               */
+              mode?: 'async' | 'sync';
+              /**
+               * @description How long a sync delivery waits for the results (at most 30000 ms, hooks.maxSyncTimeoutMs)
+               * @default 10000
+               */
+              syncTimeoutMs?: number;
+              /**
+               * @description How far a signed timestamp (Standard Webhooks, Stripe) may be from now
+               * @default 300
+               */
+              toleranceSeconds?: number;
+              /**
+               * @description Deliveries per minute
+               * @default 60
+               */
+              rateLimitPerMinute?: number;
+              /** @default true */
+              enabled?: boolean;
+              /**
+               * @description How deliveries are signed
+               * @enum {string}
+               */
+              scheme: 'standard-webhooks' | 'github' | 'stripe';
+            }
+          | {
+              name: string;
+              /** @description Workflow input name → where its value comes from in a delivery. Without a mapping the JSON body object is the inputs. */
+              mapping?: {
+                [key: string]:
+                  | {
+                      body: string;
+                    }
+                  | {
+                      header: string;
+                    }
+                  | {
+                      value: components['schemas']['__schema0Input'];
+                    };
+              };
+              /**
+               * @description async: 202 with the caseId at once; sync: waits up to syncTimeoutMs for the results (200), else 202
+               * @default async
+               * @enum {string}
+               */
+              mode?: 'async' | 'sync';
+              /**
+               * @description How long a sync delivery waits for the results (at most 30000 ms, hooks.maxSyncTimeoutMs)
+               * @default 10000
+               */
+              syncTimeoutMs?: number;
+              /**
+               * @description How far a signed timestamp (Standard Webhooks, Stripe) may be from now
+               * @default 300
+               */
+              toleranceSeconds?: number;
+              /**
+               * @description Deliveries per minute
+               * @default 60
+               */
+              rateLimitPerMinute?: number;
+              /** @default true */
+              enabled?: boolean;
+              /**
+               * @description The hex HMAC-SHA256 of the body in a header you name
+               * @constant
+               */
+              scheme: 'hmac-sha256';
+              /** @description The header with the signature, such as X-Signature */
+              signatureHeader: string;
+            };
+      };
+    };
+    responses: {
+      /** @description The hook and its secret */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            hookId: string;
+            workflowId: string;
+            workspaceId: string;
+            name: string;
+            /** @description Where senders POST deliveries (no API key: the signature authenticates) */
+            url: string;
+            /** @enum {string} */
+            scheme: 'standard-webhooks' | 'github' | 'stripe' | 'hmac-sha256';
+            signatureHeader: string | null;
+            mapping: {
+              [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            mode: 'async' | 'sync';
+            syncTimeoutMs: number;
+            toleranceSeconds: number;
+            rateLimitPerMinute: number;
+            enabled: boolean;
+            /** @description Until when the secret before the last rotation still verifies; null when none does */
+            previousSecretValidUntil: string | null;
+            createdAt: string;
+            updatedAt: string;
+            /** @description The signing secret (whsec_…), shown only in this answer */
+            secret: string;
+          };
+        };
+      };
+      /** @description Malformed JSON or an invalid path, query or body (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description What the path names does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workflow has no active version (the mapping cannot be checked) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1HooksHookId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        hookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The hook (without its secret) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            hookId: string;
+            workflowId: string;
+            workspaceId: string;
+            name: string;
+            /** @description Where senders POST deliveries (no API key: the signature authenticates) */
+            url: string;
+            /** @enum {string} */
+            scheme: 'standard-webhooks' | 'github' | 'stripe' | 'hmac-sha256';
+            signatureHeader: string | null;
+            mapping: {
+              [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            mode: 'async' | 'sync';
+            syncTimeoutMs: number;
+            toleranceSeconds: number;
+            rateLimitPerMinute: number;
+            enabled: boolean;
+            /** @description Until when the secret before the last rotation still verifies; null when none does */
+            previousSecretValidUntil: string | null;
+            createdAt: string;
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description What the path names does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  deleteApiV1HooksHookId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        hookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description What the path names does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  patchApiV1HooksHookId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        hookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json':
+          | {
+              name?: string;
+              /** @description null: the body object is the inputs */
+              mapping?: {
+                [key: string]:
+                  | {
+                      body: string;
+                    }
+                  | {
+                      header: string;
+                    }
+                  | {
+                      value: components['schemas']['__schema0Input'];
+                    };
+              } | null;
+              /**
+               * @description async: 202 with the caseId at once; sync: waits up to syncTimeoutMs for the results (200), else 202
+               * @enum {string}
+               */
+              mode?: 'async' | 'sync';
+              /** @description How long a sync delivery waits for the results (at most 30000 ms, hooks.maxSyncTimeoutMs) */
+              syncTimeoutMs?: number;
+              /** @description How far a signed timestamp (Standard Webhooks, Stripe) may be from now */
+              toleranceSeconds?: number;
+              /** @description Deliveries per minute */
+              rateLimitPerMinute?: number;
+              /** @description false: deliveries get 404 and start nothing */
+              enabled?: boolean;
+            }
+          | unknown
+          | unknown
+          | unknown
+          | unknown
+          | unknown
+          | unknown
+          | unknown;
+      };
+    };
+    responses: {
+      /** @description The hook after the change */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            hookId: string;
+            workflowId: string;
+            workspaceId: string;
+            name: string;
+            /** @description Where senders POST deliveries (no API key: the signature authenticates) */
+            url: string;
+            /** @enum {string} */
+            scheme: 'standard-webhooks' | 'github' | 'stripe' | 'hmac-sha256';
+            signatureHeader: string | null;
+            mapping: {
+              [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            mode: 'async' | 'sync';
+            syncTimeoutMs: number;
+            toleranceSeconds: number;
+            rateLimitPerMinute: number;
+            enabled: boolean;
+            /** @description Until when the secret before the last rotation still verifies; null when none does */
+            previousSecretValidUntil: string | null;
+            createdAt: string;
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description Malformed JSON or an invalid path, query or body (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description What the path names does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description A new mapping cannot be checked: the workflow has no active version */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1HooksHookIdRotateSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        hookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /**
+           * @description How long the old secret keeps verifying (default one day, at most 7 days)
+           * @default 86400
+           */
+          graceSeconds?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The hook and its new secret */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            hookId: string;
+            workflowId: string;
+            workspaceId: string;
+            name: string;
+            /** @description Where senders POST deliveries (no API key: the signature authenticates) */
+            url: string;
+            /** @enum {string} */
+            scheme: 'standard-webhooks' | 'github' | 'stripe' | 'hmac-sha256';
+            signatureHeader: string | null;
+            mapping: {
+              [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            mode: 'async' | 'sync';
+            syncTimeoutMs: number;
+            toleranceSeconds: number;
+            rateLimitPerMinute: number;
+            enabled: boolean;
+            /** @description Until when the secret before the last rotation still verifies; null when none does */
+            previousSecretValidUntil: string | null;
+            createdAt: string;
+            updatedAt: string;
+            /** @description The signing secret (whsec_…), shown only in this answer */
+            secret: string;
+          };
+        };
+      };
+      /** @description Malformed JSON or an invalid path, query or body (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description What the path names does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Another rotation happened at the same time */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postHooksHookId: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description standard-webhooks: the delivery id (dedupe key) */
+        'webhook-id'?: string;
+        /** @description standard-webhooks: unix seconds */
+        'webhook-timestamp'?: string;
+        /** @description standard-webhooks: v1,<base64> entries */
+        'webhook-signature'?: string;
+        /** @description github: sha256=<hex> */
+        'x-hub-signature-256'?: string;
+        /** @description github: the delivery GUID (dedupe key) */
+        'x-github-delivery'?: string;
+        /** @description stripe: t=<unix>,v1=<hex> */
+        'stripe-signature'?: string;
+        /** @description Any scheme: the dedupe key when the scheme has none */
+        'idempotency-key'?: string;
+      };
+      path: {
+        hookId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          [key: string]: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description sync hooks: the case ended within the bound; its results */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description Keyed by the output variable's variable_name */
+            results: {
+              [key: string]: {
+                value: unknown;
+                type: string;
+                displayName: string;
+              };
+            };
+            /** @enum {string} */
+            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            caseId: string;
+            hookId: string;
+          };
+        };
+      };
+      /** @description The case started (async, or sync past its bound) */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            caseId: string;
+            hookId: string;
+            /** @enum {string} */
+            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            workflowVersionId: string;
+            workflowVersionNumber: number;
+          };
+        };
+      };
+      /** @description Not JSON, or it does not map to valid inputs (metadata.fields names them) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing or wrong signature, or a signed timestamp outside the tolerance */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description No such hook, or it is disabled */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The delivery id was used with another body, or its first delivery is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Over the hook's rate limit (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workflow engine is unavailable; nothing was started */
+      503: {
         headers: {
           [name: string]: unknown;
         };
