@@ -81,10 +81,13 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
   const box = secretBoxFromConfig(config);
   const vault = new CredentialVault(box);
   const catalog = new CatalogService(repos.catalog, (source, field) => gates.scanOrThrow(source, field));
-  const workflows = new WorkflowService(repos.workflows, repos.tenancy, gates, {
-    connections: repos.connections,
-    catalog,
-  });
+  const workflows = new WorkflowService(
+    repos.workflows,
+    repos.tenancy,
+    gates,
+    { connections: repos.connections, catalog },
+    config.cases.maxCallDepth,
+  );
   const secrets = new WebhookSecrets(repos.callbacks, box, config.callbacks.secretRotationOverlapMs, {
     ttlMs: config.callbacks.secretCacheMs,
     maxEntries: 10_000,

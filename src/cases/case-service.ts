@@ -29,7 +29,10 @@ import { assertCaseInputsWithinLimit } from './payload-limits.js';
 import { isTemporalUnavailable } from '../temporal/unavailable.js';
 import { NoAnswerInTimeError, type EngineHealth } from '../temporal/engine-health.js';
 import { caseWorkflowId } from '../temporal/contracts/case-run.js';
-import type { CaseRunGateway } from '../temporal/gateways/case-runs.js';
+import type { CaseRunGateway, CaseRunLabels } from '../temporal/gateways/case-runs.js';
+import { callWorkflowKind, type CallWorkflowProcess } from '../domain/node-kinds/call-workflow.js';
+import { processSchemaOf } from '../domain/node-kinds/process-schema.js';
+import type { ChildCaseRequest, ChildCaseStart, UnstartedChildCase } from './child-cases.js';
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 import { statsWindow, workflowStats, type CaseStats, type CaseStatsRequest } from './case-stats.js';
 
@@ -71,6 +74,13 @@ export interface CaseListRequest extends ListRequest {
   from?: string;
   /** Created before (ISO time with an offset). */
   to?: string;
+}
+
+/** What a run is started with besides the version: the case's validated inputs, callback and deadline. */
+interface RunSettings {
+  inputs: Record<string, unknown>;
+  callbackUrl?: string;
+  deadlineMs: number;
 }
 
 const CANCEL_WAIT_MS = 10_000;
@@ -278,11 +288,7 @@ export class CaseService {
    * Starts the case's run, or links the one that exists (a start refused as a duplicate, or one
    * that failed on our side after the server accepted it). Throws when no run can be shown to exist.
    */
-  private async startOrLinkRun(
-    record: CaseRecord,
-    version: RunnableVersion,
-    run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number },
-  ): Promise<string> {
+  private async startOrLinkRun(record: CaseRecord, version: RunnableVersion, run: RunSettings): Promise<string> {
     try {
       return await this.startRun(record, version, run);
     } catch (err) {
@@ -303,12 +309,15 @@ export class CaseService {
   }
 
   /** Starts the case's Temporal run (workflow id `case-<caseId>`); the run id. */
-  private async startRun(
-    record: CaseRecord,
-    version: RunnableVersion,
-    run: { inputs: Record<string, unknown>; callbackUrl?: string; deadlineMs: number },
-  ): Promise<string> {
-    const input: CaseRunInput = {
+  private async startRun(record: CaseRecord, version: RunnableVersion, run: RunSettings): Promise<string> {
+    const runId = await this.deps.runs.start(this.runInput(record, version, run), this.runLabels(record, version));
+    this.deps.metrics.caseStarted();
+    return runId;
+  }
+
+  /** What a case's run is started with: the version's graph, the validated inputs, the limits of this code. */
+  private runInput(record: CaseRecord, version: RunnableVersion, run: RunSettings): CaseRunInput {
+    return {
       caseId: record.id,
       organizationId: record.organizationId,
       workspaceId: record.workspaceId,
@@ -319,9 +328,14 @@ export class CaseService {
       revision: caseRunRevision,
       ...(run.callbackUrl ? { callbackUrl: run.callbackUrl } : {}),
     };
-    const runId = await this.deps.runs.start(input, {
+  }
+
+  /** How the Temporal UI shows a case's run and what it filters it by. */
+  private runLabels(record: CaseRecord, version: RunnableVersion): CaseRunLabels {
+    const parent = record.parent ? ` · parent case ${record.parent.caseId} node ${record.parent.nodeId}` : '';
+    return {
       summary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
-      details: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}`,
+      details: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}${parent}`,
       tags: {
         organizationId: record.organizationId,
         workspaceId: record.workspaceId,
@@ -329,9 +343,88 @@ export class CaseService {
         caseStatus: 'RUNNING',
         source: record.source,
       },
-    });
-    this.deps.metrics.caseStarted();
-    return runId;
+    };
+  }
+
+  /**
+   * A call_workflow node's child case, for the parent's run to start as its Temporal child: the
+   * callee resolved in the parent's workspace (pinned version or latest active), the node's inputs
+   * validated as an execute's are, the row written RUNNING with the parent's case and node. A
+   * retried call (same child id) answers from the row already written. Refusals are DomainErrors
+   * (the activity fails the node with their message): too deep, unknown callee (another
+   * workspace's or organization's reads alike), no active version, inputs that do not fit.
+   */
+  async startChild(request: ChildCaseRequest): Promise<ChildCaseStart> {
+    const record = (await this.repo.find(request.childCaseId)) ?? (await this.createChild(request));
+    if (record.parent?.caseId !== request.parent.caseId)
+      throw new Error(`case ${record.id} is not a child of case ${request.parent.caseId}`);
+    const version = await this.version(record);
+    const run = { inputs: record.inputs ?? {}, deadlineMs: record.deadlineMs ?? request.remainingMs };
+    const { tags, ...labels } = this.runLabels(record, version);
+    return {
+      input: { ...this.runInput(record, version, run), callDepth: request.parent.callDepth + 1 },
+      ...labels,
+      ...(this.deps.temporal.searchAttributes ? { tags } : {}),
+    };
+  }
+
+  private async createChild(request: ChildCaseRequest): Promise<CaseRecord> {
+    const { parent } = request;
+    const maxDepth = this.deps.config.cases.maxCallDepth;
+    if (parent.callDepth >= maxDepth)
+      throw DomainError.badRequest(
+        `Sub-workflow cases may nest ${maxDepth} deep (cases.maxCallDepth); this call would be ${parent.callDepth + 1} deep`,
+      );
+    const parsed = processSchemaOf(callWorkflowKind).safeParse(request.process);
+    if (!parsed.success) throw DomainError.badRequest(`call_workflow process is invalid: ${parsed.error.message}`);
+    const process = parsed.data as CallWorkflowProcess;
+    const callee = await this.deps.workflows.resolveForRun(
+      parent.organizationId,
+      { workflowId: process.workflow_id },
+      { versionNumber: process.version_number },
+    );
+    // Another workspace's workflow reads as unknown, as another organization's does.
+    if (callee.workspaceId !== parent.workspaceId)
+      throw DomainError.notFound(`Workflow ${process.workflow_id} does not exist`);
+    const checked = validateCaseInputs(callee.graph, request.inputs, { partial: false, prefix: 'inputs' });
+    const first = checked.problems[0];
+    if (first)
+      throw DomainError.invalidFields(checked.problems, {
+        message: `The node's inputs do not fit workflow ${callee.name}: ${first.field}: ${first.message}`,
+      });
+    assertCaseInputsWithinLimit(checked.inputs, this.deps.config.cases.maxInputBytes, 'inputs');
+    const from = await this.repo.find(parent.caseId);
+    if (!from) throw new Error(`parent case ${parent.caseId} is missing`);
+    await this.repo.createChild(
+      request.childCaseId,
+      {
+        organizationId: callee.organizationId,
+        workspaceId: callee.workspaceId,
+        workflowId: callee.workflowId,
+        entityId: callee.entityId,
+        workflowVersionId: callee.versionId,
+        workflowVersionNumber: callee.versionNumber,
+        title: `${from.title ?? `Case ${from.id}`} › ${callee.name}`,
+        source: from.source,
+        initialInput: {},
+        createdByKeyId: from.createdByKeyId,
+        createdByUserId: from.createdByUserId,
+      },
+      { caseId: parent.caseId, nodeId: parent.nodeId },
+      {
+        inputs: checked.inputs,
+        deadlineMs: Math.max(1, request.remainingMs),
+        temporalWorkflowId: caseWorkflowId(request.childCaseId),
+      },
+    );
+    const created = await this.repo.find(request.childCaseId);
+    if (!created) throw new Error(`child case ${request.childCaseId} was not written`);
+    return created;
+  }
+
+  /** A child case whose run never started (its parent ended first, or the start failed) ends with it. */
+  async endUnstartedChild(child: UnstartedChildCase): Promise<void> {
+    await this.repo.endUnstarted(child.childCaseId, child.status, { message: child.message });
   }
 
   /**

@@ -7450,6 +7450,11 @@ export interface operations {
             } | null;
             /** @description The run's page in the Temporal Web UI */
             temporalUiUrl: string | null;
+            /** @description A sub-workflow case: the case and call_workflow node that started it; null otherwise */
+            parentCase: {
+              caseId: string;
+              nodeId: string;
+            } | null;
           };
         };
       };
@@ -7725,6 +7730,8 @@ export interface operations {
                     kind?: string;
                     traceback?: string;
                   } | null;
+                  /** @description A call_workflow node: the sub-workflow case it started (read it like any case); null otherwise */
+                  child_case_id: string | null;
                 };
               };
             };
@@ -8310,6 +8317,11 @@ export interface operations {
             } | null;
             /** @description The run's page in the Temporal Web UI */
             temporalUiUrl: string | null;
+            /** @description A sub-workflow case: the case and call_workflow node that started it; null otherwise */
+            parentCase: {
+              caseId: string;
+              nodeId: string;
+            } | null;
             jobExecutionId: string;
           };
         };
@@ -8586,6 +8598,8 @@ export interface operations {
                     kind?: string;
                     traceback?: string;
                   } | null;
+                  /** @description A call_workflow node: the sub-workflow case it started (read it like any case); null otherwise */
+                  child_case_id: string | null;
                 };
               };
             };

@@ -84,6 +84,8 @@ export const configSchema = z.object({
     reconcileIntervalMs: z.coerce.number().int().min(100),
     /** Activity nodes of one case running at once; the rest wait for a slot (recorded in the run's input at start). */
     maxParallelNodes: z.coerce.number().int().min(1).max(100),
+    /** How deep call_workflow nodes may nest cases (a case calling a case … ); checked at save and at run time. */
+    maxCallDepth: z.coerce.number().int().min(1).max(50),
   }),
   python: z.object({
     /** Fork servers in the sandboxed pool; 0 means one per CPU. */
@@ -237,6 +239,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_CASE_RESUME_AFTER_MS: 'cases.resumeUnstartedAfterMs',
   CASEFLOW_CASE_RECONCILE_INTERVAL_MS: 'cases.reconcileIntervalMs',
   CASEFLOW_CASE_MAX_PARALLEL_NODES: 'cases.maxParallelNodes',
+  CASEFLOW_CASE_MAX_CALL_DEPTH: 'cases.maxCallDepth',
   CASEFLOW_PYTHON_POOL_SIZE: 'python.poolSize',
   CASEFLOW_PYTHON_WARM_SERVERS: 'python.warmServers',
   CASEFLOW_PYTHON_ALLOW_UNSANDBOXED: 'python.allowUnsandboxed',

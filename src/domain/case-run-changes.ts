@@ -15,6 +15,7 @@ export const caseRunChanges = [
   'case-status-search-attribute',
   'case-node-concurrency-cap',
   'case-end-in-one-local-activity',
+  'call-workflow-child-case',
 ] as const;
 
 export type CaseRunChange = (typeof caseRunChanges)[number];

@@ -76,6 +76,8 @@ export interface NodeRecord {
   finishedAt?: string;
   /** Where the times come from; absent while the node has not started. */
   clock?: NodeClock;
+  /** A call_workflow node: the child case it started (the last one, when it was attempted again). */
+  childCaseId?: string;
 }
 
 export interface CaseError {
@@ -105,6 +107,8 @@ export interface CaseRunInput {
   maxParallelNodes?: number;
   /** The case run changes the starting code knew (caseRunRevision); absent on runs started before it was recorded. */
   revision?: number;
+  /** How many call_workflow parents this case has above it; absent (0) for a case started over the API. */
+  callDepth?: number;
 }
 
 /** How a case run ends: the workflow's result. */

@@ -41,6 +41,14 @@ export interface CaseRecord {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** A sub-workflow case: the case and call_workflow node that started it. */
+  parent: CaseParent | null;
+}
+
+/** Where a sub-workflow case comes from. */
+export interface CaseParent {
+  caseId: string;
+  nodeId: string;
 }
 
 /** What finalizing a case read back of it, for the metrics. */
@@ -181,6 +189,10 @@ function toCase(r: Selectable<CaseTable>): CaseRecord {
     temporalRunId: r.temporal_run_id,
     createdByKeyId: r.created_by_key_id,
     createdByUserId: r.created_by_user_id,
+    parent:
+      r.parent_case_id !== null && r.parent_node_id !== null
+        ? { caseId: r.parent_case_id, nodeId: r.parent_node_id }
+        : null,
   };
 }
 
@@ -199,6 +211,42 @@ function toNode(r: Selectable<CaseNodeTable>, name: string): NodeRecord {
     startedAt: r.started_at ?? undefined,
     finishedAt: r.finished_at ?? undefined,
     clock: nodeClocks.find((c) => c === r.clock),
+    ...(r.child_case_id !== null ? { childCaseId: r.child_case_id } : {}),
+  };
+}
+
+/** A new case row: PENDING, nothing run yet. */
+function newRow(id: string, input: CreateCaseInput): Insertable<CaseTable> {
+  return {
+    id,
+    organization_id: input.organizationId,
+    workspace_id: input.workspaceId,
+    workflow_id: input.workflowId,
+    entity_id: input.entityId,
+    workflow_version_id: input.workflowVersionId,
+    workflow_version_number: input.workflowVersionNumber,
+    title: input.title ?? null,
+    description: input.description ?? null,
+    ref_user_id: input.refUserId ?? null,
+    source: input.source,
+    web_app_id: input.webAppId ?? null,
+    workspaces: input.workspaces ?? null,
+    initial_input: json(input.initialInput),
+    inputs: null,
+    callback_url: null,
+    status: 'PENDING',
+    error: null,
+    results: null,
+    deadline_ms: null,
+    temporal_workflow_id: null,
+    temporal_run_id: null,
+    created_by_key_id: input.createdByKeyId,
+    created_by_user_id: input.createdByUserId,
+    created_at: now(),
+    started_at: null,
+    finished_at: null,
+    parent_case_id: null,
+    parent_node_id: null,
   };
 }
 
@@ -211,37 +259,44 @@ export class CaseRepo {
   constructor(private readonly db: Db) {}
 
   async create(input: CreateCaseInput): Promise<CaseRecord> {
-    const row: Insertable<CaseTable> = {
-      id: randomUUID(),
-      organization_id: input.organizationId,
-      workspace_id: input.workspaceId,
-      workflow_id: input.workflowId,
-      entity_id: input.entityId,
-      workflow_version_id: input.workflowVersionId,
-      workflow_version_number: input.workflowVersionNumber,
-      title: input.title ?? null,
-      description: input.description ?? null,
-      ref_user_id: input.refUserId ?? null,
-      source: input.source,
-      web_app_id: input.webAppId ?? null,
-      workspaces: input.workspaces ?? null,
-      initial_input: json(input.initialInput),
-      inputs: null,
-      callback_url: null,
-      status: 'PENDING',
-      error: null,
-      results: null,
-      deadline_ms: null,
-      temporal_workflow_id: null,
-      temporal_run_id: null,
-      created_by_key_id: input.createdByKeyId,
-      created_by_user_id: input.createdByUserId,
-      created_at: now(),
-      started_at: null,
-      finished_at: null,
-    };
+    const row = newRow(randomUUID(), input);
     await this.db.insertInto('cases').values(row).execute();
     return toCase(row as Selectable<CaseTable>);
+  }
+
+  /**
+   * A sub-workflow case, written RUNNING with its inputs (its run is started by the parent's
+   * workflow right after, as a Temporal child). The id comes from the parent's run, so a retried
+   * write leaves the row the first one wrote.
+   */
+  async createChild(id: string, input: CreateCaseInput, parent: CaseParent, start: StartCaseInput): Promise<void> {
+    const row: Insertable<CaseTable> = {
+      ...newRow(id, input),
+      status: 'RUNNING',
+      inputs: json(start.inputs),
+      deadline_ms: start.deadlineMs,
+      temporal_workflow_id: start.temporalWorkflowId,
+      started_at: now(),
+      parent_case_id: parent.caseId,
+      parent_node_id: parent.nodeId,
+    };
+    await this.db
+      .insertInto('cases')
+      .values(row)
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+  }
+
+  /** A sub-workflow case whose run never started (its parent ended first): RUNNING → `status`. */
+  async endUnstarted(id: string, status: 'CANCELLED' | 'FAILED', error: CaseError): Promise<boolean> {
+    const result = await this.db
+      .updateTable('cases')
+      .set({ status, error: json(error), results: json({}), finished_at: now() })
+      .where('id', '=', id)
+      .where('status', '=', 'RUNNING')
+      .where('temporal_run_id', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   async find(id: string): Promise<CaseRecord | undefined> {
@@ -331,6 +386,8 @@ export class CaseRepo {
       .selectAll()
       .where('status', '=', 'RUNNING')
       .where('temporal_run_id', 'is', null)
+      // A sub-workflow case's run is started by its parent's run, never by the recovery loop.
+      .where('parent_case_id', 'is', null)
       .where('started_at', '<', startedBefore)
       .orderBy('started_at')
       .limit(limit)
@@ -432,6 +489,7 @@ export class CaseRepo {
         started_at: n.startedAt ?? null,
         finished_at: n.finishedAt ?? null,
         clock: n.clock ?? null,
+        child_case_id: n.childCaseId ?? null,
       }));
       if (rows.length > 0) {
         await trx

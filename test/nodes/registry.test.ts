@@ -23,6 +23,7 @@ describe('node kind registry', () => {
       ['python_code', 'code', 'activity'],
       ['integration_action', 'action', 'activity'],
       ['llm_agent', 'agent', 'activity'],
+      ['call_workflow', 'subworkflow', 'child'],
     ]);
     for (const kind of builtIn) expect(kind.describe.length).toBeGreaterThan(10);
   });

@@ -44,6 +44,9 @@ export const nodeDataSchema = z.object({
     .nullable()
     .meta({ description: 'LLM tokens the node consumed over all its attempts (llm_agent nodes); null otherwise' }),
   error: z.object({ message: z.string(), kind: z.string().optional(), traceback: z.string().optional() }).nullable(),
+  child_case_id: z.string().nullable().meta({
+    description: 'A call_workflow node: the sub-workflow case it started (read it like any case); null otherwise',
+  }),
 });
 export const auditSchema = z.object({
   caseId: z.string(),
@@ -77,6 +80,10 @@ export const statusSchema = z.object({
   runningNodes: z.array(z.string()),
   error: z.object({ message: z.string(), nodeId: z.string().optional() }).nullable(),
   temporalUiUrl: z.string().nullable().meta({ description: "The run's page in the Temporal Web UI" }),
+  parentCase: z
+    .object({ caseId: z.string(), nodeId: z.string() })
+    .nullable()
+    .meta({ description: 'A sub-workflow case: the case and call_workflow node that started it; null otherwise' }),
 });
 export const executedSchema = z.object({
   caseId: z.string(),

@@ -53,6 +53,7 @@ export function statusView({ record, running, temporalUiUrl }: CaseStatus): z.in
     runningNodes: running.map((node) => node.id),
     error: record.error,
     temporalUiUrl,
+    parentCase: record.parent,
   };
 }
 
@@ -105,6 +106,7 @@ export function auditView({ record, nodes, lists }: CaseAudit): z.infer<typeof a
       attempts: n.attempts,
       usage: n.usage ?? null,
       error: n.error ?? null,
+      child_case_id: n.childCaseId ?? null,
     };
   }
   return {

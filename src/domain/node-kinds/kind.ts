@@ -94,8 +94,14 @@ export interface ActivityKindDefinition<Schema extends ZodType> extends KindDefi
   readonly run: (context: NodeContext<z.output<Schema>>, services: NodeServices) => Promise<NodeRunResult>;
 }
 
+/**
+ * Run by the case engine itself as a child case (a Temporal child workflow): no `evaluate`, no `run`;
+ * the workflow knows the kind by `runs` (workflows/child-case.ts).
+ */
+export type ChildKindDefinition<Schema extends ZodType> = KindDefinition<Schema>;
+
 /** A registered kind; `process` is erased to unknown so kinds of every process type share one registry. */
-export type NodeKind = InlineNodeKind | ActivityNodeKind;
+export type NodeKind = InlineNodeKind | ActivityNodeKind | ChildNodeKind;
 
 interface RegisteredKind extends NodeKindInfo {
   processSchema(zod: Zod): ZodType;
@@ -109,6 +115,10 @@ export interface InlineNodeKind extends RegisteredKind {
 export interface ActivityNodeKind extends RegisteredKind {
   readonly runs: 'activity';
   run(context: NodeContext<unknown>, services: NodeServices): Promise<NodeRunResult>;
+}
+
+export interface ChildNodeKind extends RegisteredKind {
+  readonly runs: 'child';
 }
 
 /**
@@ -138,6 +148,11 @@ export function activityKind<Schema extends ZodType>(definition: ActivityKindDef
     processSchema: process,
     run: (context, services) => run(withProcess<Schema>(context), services),
   };
+}
+
+export function childKind<Schema extends ZodType>(definition: ChildKindDefinition<Schema>): ChildNodeKind {
+  const { process, ...info } = definition;
+  return { ...info, runs: 'child', processSchema: process };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { WorkflowNode } from '../graph.js';
 import { handlerClassName } from '../vocabulary.js';
+import { callWorkflowKind } from './call-workflow.js';
 import { conditionKind } from './condition.js';
 import { inputKind } from './input.js';
 import { integrationActionKind } from './integration-action.js';
@@ -43,6 +44,7 @@ export const nodeKinds = new NodeKindRegistry([
   pythonCodeKind,
   integrationActionKind,
   llmAgentKind,
+  callWorkflowKind,
 ]);
 
 /** Whether the case starts at this node (its kind is an entry kind, i.e. `input`). */

@@ -41,6 +41,9 @@ export interface CaseTable {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** A sub-workflow case: the case whose call_workflow node started it, and that node; null otherwise. */
+  parent_case_id: string | null;
+  parent_node_id: string | null;
 }
 
 export interface CaseNodeTable {
@@ -63,6 +66,8 @@ export interface CaseNodeTable {
   finished_at: string | null;
   /** activity | workflow | upstream (NodeClock); null on records written before it was kept. */
   clock: string | null;
+  /** A call_workflow node: the child case it started. */
+  child_case_id: string | null;
 }
 
 export interface CaseTables {
