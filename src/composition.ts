@@ -141,7 +141,12 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       runs: caseRuns,
     }),
     /** API side: closes RUNNING cases whose run ended without recording them. */
-    caseReconciler: new CaseRunReconciler({ repo: repos.cases, runs: caseRuns, logger }),
+    caseReconciler: new CaseRunReconciler({
+      repo: repos.cases,
+      runs: caseRuns,
+      logger,
+      childStartGraceMs: config.cases.resumeUnstartedAfterMs,
+    }),
     codeNodes: new CodeNodeService(repos.codeNodes, gates),
     catalog,
     connections: new ConnectionService({

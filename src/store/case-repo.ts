@@ -395,13 +395,26 @@ export class CaseRepo {
     return rows.map(toCase);
   }
 
-  /** RUNNING cases with a linked run, in id order after `afterId` (keyset pages for the reconciler). */
-  async listRunningWithRun(afterId: string | undefined, limit: number): Promise<CaseRecord[]> {
+  /**
+   * RUNNING cases with a linked run, and sub-workflow cases started before `childrenStartedBefore`
+   * (their parent's run starts their run, which is linked only when it ends), in id order after
+   * `afterId` (keyset pages for the reconciler).
+   */
+  async listRunningWithRun(
+    afterId: string | undefined,
+    limit: number,
+    childrenStartedBefore: string,
+  ): Promise<CaseRecord[]> {
     let query = this.db
       .selectFrom('cases')
       .selectAll()
       .where('status', '=', 'RUNNING')
-      .where('temporal_run_id', 'is not', null);
+      .where((eb) =>
+        eb.or([
+          eb('temporal_run_id', 'is not', null),
+          eb.and([eb('parent_case_id', 'is not', null), eb('started_at', '<', childrenStartedBefore)]),
+        ]),
+      );
     if (afterId !== undefined) query = query.where('id', '>', afterId);
     const rows = await query.orderBy('id').limit(limit).execute();
     return rows.map(toCase);

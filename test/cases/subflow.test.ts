@@ -22,7 +22,8 @@ let svc: TestService;
 let otherOrg: { key: string; workspaceId: string };
 
 beforeAll(async () => {
-  svc = await startTestService({ config: { cases: { maxCallDepth: MAX_DEPTH } } });
+  // A child case may wait 1 s for its parent to start its run before the reconciler looks at it.
+  svc = await startTestService({ config: { cases: { maxCallDepth: MAX_DEPTH, resumeUnstartedAfterMs: 1000 } } });
   const org = await svc.admin('POST', '/admin/organizations', { name: 'Other org', verified: true });
   expect(org.status, org.text).toBe(201);
   const workspace = await svc.admin('POST', `/admin/organizations/${String(org.body.id)}/workspaces`, { name: 'W' });
@@ -143,6 +144,40 @@ describe('call_workflow: running a child case', () => {
     expect((await waitForEnd(svc, childId)).status).toBe('CANCELLED');
     const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
     expect(node?.status).toBe('cancelled');
+  });
+
+  it('fails the node when the child is cancelled on its own', async () => {
+    const callee = await createWorkflow(svc, sleeper(20));
+    const g = caller({ workflow_id: callee.workflowId });
+    const parent = await createWorkflow(svc, g, 'parent of cancelled');
+    const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
+    const childId = await childOf(caseId, callNodeId(g));
+    const cancelled = await svc.request('POST', `/api/v1/case/${childId}/cancel`);
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect((await waitForEnd(svc, childId)).status).toBe('CANCELLED');
+    expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    expect(node?.error).toEqual({ message: `Sub-workflow case ${childId} was cancelled`, kind: 'child_cancelled' });
+  });
+
+  it('fails the node when the child run is terminated, and the reconciler closes the child case', async () => {
+    const callee = await createWorkflow(svc, sleeper(20));
+    const g = caller({ workflow_id: callee.workflowId });
+    const parent = await createWorkflow(svc, g, 'parent of terminated');
+    const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
+    const childId = await childOf(caseId, callNodeId(g));
+    await svc.service.context.temporal.client.workflow.getHandle(`case-${childId}`).terminate('operator');
+    expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    expect(node?.error).toEqual({ message: `Sub-workflow case ${childId} was terminated`, kind: 'child_terminated' });
+    // The terminated run never wrote its row (nor linked its run): the reconciler closes it once past the grace.
+    expect((await status(childId)).status).toBe('RUNNING');
+    await new Promise((r) => setTimeout(r, 1000));
+    await svc.service.context.services.caseReconciler.reconcile();
+    expect(await status(childId)).toMatchObject({
+      status: 'FAILED',
+      error: { message: 'The case run was terminated in Temporal' },
+    });
   });
 
   // Whichever deadline timer fires first (the child's starts a little later, with what was left), the parent times out.
