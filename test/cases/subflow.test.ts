@@ -115,6 +115,15 @@ describe('call_workflow: running a child case', () => {
     const described = await svc.service.context.temporal.client.workflow.getHandle(`case-${childId}`).describe();
     expect(described.parentExecution?.workflowId).toBe(`case-${caseId}`);
     expect(described.memo).toMatchObject({ parentCaseId: caseId, parentNodeId: callNodeId(g) });
+    // …and found by Temporal's own ParentWorkflowId search attribute (visibility lags a little).
+    const children: string[] = [];
+    for (const until = Date.now() + 10_000; children.length === 0 && Date.now() < until;) {
+      const query = `ParentWorkflowId = 'case-${caseId}'`;
+      for await (const run of svc.service.context.temporal.client.workflow.list({ query }))
+        children.push(run.workflowId);
+      if (children.length === 0) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(children).toEqual([`case-${childId}`]);
   });
 
   it("fails the node with the child's error when the child fails", async () => {
