@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKey } from '../files/support.js';
 import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
+import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 import {
   audit,
   createWorkflow,
@@ -74,18 +75,18 @@ async function update(workflowId: string, g: Graph): Promise<TestResponse> {
 }
 
 /** The child case a parent's call node started, once the audit shows it (live from the run, or recorded). */
-async function childOf(parentCaseId: string, nodeId: string): Promise<string> {
+async function childOf(parentCaseId: string, nodeId: string, on = svc): Promise<string> {
   const until = Date.now() + 20_000;
   for (;;) {
-    const child = (await audit(svc, parentCaseId)).audit.nodes_execution_data[nodeId]?.child_case_id;
+    const child = (await audit(on, parentCaseId)).audit.nodes_execution_data[nodeId]?.child_case_id;
     if (child) return child;
     if (Date.now() > until) throw new Error(`case ${parentCaseId} started no child`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
-async function status(caseId: string): Promise<Record<string, unknown>> {
-  const r = await svc.request('GET', `/api/v1/case/${caseId}/status`);
+async function status(caseId: string, on = svc): Promise<Record<string, unknown>> {
+  const r = await on.request('GET', `/api/v1/case/${caseId}/status`);
   expect(r.status, r.text).toBe(200);
   return r.body;
 }
@@ -268,5 +269,41 @@ describe('call_workflow: checks at save', () => {
     const caseId = await startCase(svc, two.workflowId, { text: 'deep' });
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
     expect((await results(svc, caseId)).text?.value).toBe('deep');
+  });
+});
+
+describe('call_workflow on Postgres', () => {
+  let pg: TestService;
+  let schema: PostgresSchema;
+  beforeAll(async () => {
+    schema = await createPostgresSchema();
+    pg = await startTestService({ databaseUrl: schema.url, config: { cases: { resumeUnstartedAfterMs: 1000 } } });
+    expect(pg.service.context.store.dialect).toBe('postgres');
+  });
+  afterAll(async () => {
+    await pg?.stop();
+    await schema?.drop();
+  });
+
+  it('records a child case with its parent, and closes a child whose run was terminated', async () => {
+    const shout = await createWorkflow(pg, textChain('Shout', py('return {"text": inputs["text"].upper()}')));
+    const g = caller({ workflow_id: shout.workflowId });
+    const parent = await createWorkflow(pg, g, 'parent');
+    const caseId = await startCase(pg, parent.workflowId, { text: 'pg' });
+    expect((await waitForEnd(pg, caseId)).status).toBe('COMPLETED');
+    const childId = String((await audit(pg, caseId)).audit.nodes_execution_data[callNodeId(g)]?.child_case_id);
+    expect(await status(childId, pg)).toMatchObject({
+      status: 'COMPLETED',
+      parentCase: { caseId, nodeId: callNodeId(g) },
+    });
+
+    const sleepy = caller({ workflow_id: (await createWorkflow(pg, sleeper(20))).workflowId });
+    const waiting = await startCase(pg, (await createWorkflow(pg, sleepy, 'sleepy parent')).workflowId, { text: 'x' });
+    const stuck = await childOf(waiting, callNodeId(sleepy), pg);
+    await pg.service.context.temporal.client.workflow.getHandle(`case-${stuck}`).terminate('operator');
+    expect((await waitForEnd(pg, waiting)).status).toBe('FAILED');
+    await new Promise((r) => setTimeout(r, 1000));
+    await pg.service.context.services.caseReconciler.reconcile();
+    expect((await status(stuck, pg)).status).toBe('FAILED');
   });
 });
