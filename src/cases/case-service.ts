@@ -419,6 +419,8 @@ export class CaseService {
     );
     const created = await this.repo.find(request.childCaseId);
     if (!created) throw new Error(`child case ${request.childCaseId} was not written`);
+    // Counted like any started case (its end is counted by finalize); a retried write finds the row and ends earlier.
+    this.deps.metrics.caseStarted();
     return created;
   }
 
