@@ -187,6 +187,15 @@ async function runKind(
       retryable: false,
     });
   const context = { ...request, ...attempt, process: parsed.data, caseInputs: {} };
+  if (kind.runs === 'child')
+    // Only a worker whose bundle lacks the call-workflow-child-case change sends one here.
+    throw new NodeFailure(
+      `${kind.handlerClass} runs as a child case of the case engine; this worker's engine is older`,
+      {
+        kind: 'configuration',
+        retryable: false,
+      },
+    );
   return kind.runs === 'inline' ? kind.evaluate(context) : kind.run(context, services);
 }
 

@@ -1,6 +1,7 @@
 import type { ActivityDeps } from './deps.js';
 import { createCallbackActivities } from './callbacks.js';
 import { createCaseActivities } from './cases.js';
+import { createChildCaseActivities } from './child-cases.js';
 import { createGenerationActivities } from './generation.js';
 import { createConnectionActivities } from './connections.js';
 import { createOAuthActivities } from './oauth.js';
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createCallbackActivities(deps),
     ...createCaseActivities(deps),
+    ...createChildCaseActivities(deps),
     ...createGenerationActivities(deps),
     ...createConnectionActivities(deps),
     ...createOAuthActivities(deps),

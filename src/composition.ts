@@ -106,6 +106,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     repos.tenancy,
     gates,
     { connections: repos.connections, catalog },
+    config.cases.maxCallDepth,
     (auth, graph) => tasks.assigneeProblems(auth, graph),
   );
   const secrets = new WebhookSecrets(repos.callbacks, box, config.callbacks.secretRotationOverlapMs, {
@@ -198,7 +199,12 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       runs: new TemporalRerunBatches(temporal),
     }),
     /** API side: closes RUNNING cases whose run ended without recording them. */
-    caseReconciler: new CaseRunReconciler({ repo: repos.cases, runs: caseRuns, logger }),
+    caseReconciler: new CaseRunReconciler({
+      repo: repos.cases,
+      runs: caseRuns,
+      logger,
+      childStartGraceMs: config.cases.resumeUnstartedAfterMs,
+    }),
     codeNodes: new CodeNodeService(repos.codeNodes, gates),
     catalog,
     connections: new ConnectionService({

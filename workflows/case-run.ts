@@ -43,11 +43,13 @@ import { callbackDeliveryContract, type CallbackDeliveryInput } from '../src/tem
 import {
   caseFailedType,
   caseProgressQuery,
+  caseTimedOutType,
   type CaseFailureDetails,
   type caseRunContract,
 } from '../src/temporal/contracts/case-run.js';
 import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
 import { activeDeadline, PersonWaits } from './human-tasks.js';
+import { runChildCase } from './child-case.js';
 import { startChildWorkflow } from './start-child.js';
 
 /**
@@ -301,6 +303,11 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler, waits: Pe
         scheduler.complete(id, completion);
       } else if (isWaitingKind(kind)) {
         scheduler.complete(id, await waitForPerson(input, waits, scheduler, id, inputs));
+      } else if (kind?.runs === 'child' && changeInForce(input, 'call-workflow-child-case')) {
+        // One attempt: the child case is the unit a user reruns; its own nodes retry as they are set to.
+        scheduler.attempt(id, 1);
+        const link = (childCaseId: string) => scheduler.linkChild(id, childCaseId);
+        scheduler.complete(id, await runChildCase(input, node, inputs, startedAt + input.deadlineMs, link));
       } else {
         const { caseId, organizationId, workspaceId } = input;
         const request = { caseId, organizationId, workspaceId, node, inputs, attempt: 1 };
@@ -480,6 +487,6 @@ export const caseRun: WorkflowOf<typeof caseRunContract> = async function caseRu
       details: failureDetails(final),
     });
   if (status === 'TIMED_OUT')
-    throw ApplicationFailure.nonRetryable(final.error?.message ?? 'The case timed out', 'CaseTimedOut');
+    throw ApplicationFailure.nonRetryable(final.error?.message ?? 'The case timed out', caseTimedOutType);
   return { status, results: final.results };
 };

@@ -31,6 +31,9 @@ import { isTemporalUnavailable } from '../temporal/unavailable.js';
 import { NoAnswerInTimeError, type EngineHealth } from '../temporal/engine-health.js';
 import { caseWorkflowId } from '../temporal/contracts/case-run.js';
 import type { CaseRunGateway, CaseRunLabels } from '../temporal/gateways/case-runs.js';
+import { callWorkflowKind, type CallWorkflowProcess } from '../domain/node-kinds/call-workflow.js';
+import { processSchemaOf } from '../domain/node-kinds/process-schema.js';
+import type { ChildCaseRequest, ChildCaseStart, UnstartedChildCase } from './child-cases.js';
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 import { statsWindow, workflowStats, type CaseStats, type CaseStatsRequest } from './case-stats.js';
 import { planReuse, type ReusePlan } from './rerun-plan.js';
@@ -79,8 +82,8 @@ export interface CaseListRequest extends ListRequest {
   to?: string;
 }
 
-/** What a case's run is started with besides its graph. */
-interface CaseRunSettings {
+/** What a run is started with besides the version: the case's validated inputs, callback and deadline. */
+interface RunSettings {
   inputs: Record<string, unknown>;
   callbackUrl?: string;
   deadlineMs: number;
@@ -342,7 +345,7 @@ export class CaseService {
    * Starts the case's run, or links the one that exists (a start refused as a duplicate, or one
    * that failed on our side after the server accepted it). Throws when no run can be shown to exist.
    */
-  private async startOrLinkRun(record: CaseRecord, version: RunnableVersion, run: CaseRunSettings): Promise<string> {
+  private async startOrLinkRun(record: CaseRecord, version: RunnableVersion, run: RunSettings): Promise<string> {
     // A delayed start resumed late keeps what is left of its delay.
     const leftMs = record.startAt ? Date.parse(record.startAt) - Date.now() : 0;
     try {
@@ -368,24 +371,24 @@ export class CaseService {
   private async startRun(
     record: CaseRecord,
     version: RunnableVersion,
-    run: CaseRunSettings,
+    run: RunSettings,
     startDelayMs?: number,
   ): Promise<string> {
     const reused = await this.reusedNodes(record, version.graph);
-    const { input, labels } = this.runStart(record, version, run, reused);
-    const runId = await this.deps.runs.start(input, labels, startDelayMs);
+    const input = this.runInput(record, version, run, reused);
+    const runId = await this.deps.runs.start(input, this.runLabels(record, version), startDelayMs);
     this.deps.metrics.caseStarted();
     return runId;
   }
 
-  /** The case run's input and how it is shown and filtered in the Temporal UI. */
-  private runStart(
+  /** What a case's run is started with: the version's graph, the validated inputs, the limits of this code. */
+  private runInput(
     record: CaseRecord,
     version: RunnableVersion,
-    run: CaseRunSettings,
+    run: RunSettings,
     reused: CaseRunInput['reused'],
-  ): { input: CaseRunInput; labels: CaseRunLabels } {
-    const input: CaseRunInput = {
+  ): CaseRunInput {
+    return {
       caseId: record.id,
       organizationId: record.organizationId,
       workspaceId: record.workspaceId,
@@ -398,11 +401,16 @@ export class CaseService {
       ...(run.callbackUrl ? { callbackUrl: run.callbackUrl } : {}),
       ...(reused ? { reused } : {}),
     };
+  }
+
+  /** How the Temporal UI shows a case's run and what it filters it by. */
+  private runLabels(record: CaseRecord, version: RunnableVersion): CaseRunLabels {
+    const parent = record.parent ? ` · parent case ${record.parent.caseId} node ${record.parent.nodeId}` : '';
     const rerun =
       record.rerunOf === null ? '' : ` · rerun of case ${record.rerunOf} from ${record.rerunFrom ?? 'start'}`;
-    const labels: CaseRunLabels = {
+    return {
       summary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
-      details: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}${rerun}`,
+      details: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}${parent}${rerun}`,
       tags: {
         organizationId: record.organizationId,
         workspaceId: record.workspaceId,
@@ -412,7 +420,6 @@ export class CaseService {
         ...(record.rerunOf === null ? {} : { rerunOf: record.rerunOf }),
       },
     };
-    return { input, labels };
   }
 
   /**
@@ -489,7 +496,8 @@ export class CaseService {
       callbackUrl: current.callbackUrl ?? undefined,
       deadlineMs: current.deadlineMs ?? deadlineMs,
     };
-    const started = this.runStart(current, version, settings, await this.reusedNodes(current, version.graph));
+    const reused = await this.reusedNodes(current, version.graph);
+    const started = { input: this.runInput(current, version, settings, reused), labels: this.runLabels(current, version) };
     this.deps.metrics.caseStarted();
     return started;
   }
@@ -497,6 +505,89 @@ export class CaseService {
   /** Links a scheduled case's run once the firing workflow started it. */
   async linkRun(caseId: string, runId: string): Promise<void> {
     await this.repo.setRunId(caseId, runId);
+  }
+
+  /**
+   * A call_workflow node's child case, for the parent's run to start as its Temporal child: the
+   * callee resolved in the parent's workspace (pinned version or latest active), the node's inputs
+   * validated as an execute's are, the row written RUNNING with the parent's case and node. A
+   * retried call (same child id) answers from the row already written. Refusals are DomainErrors
+   * (the activity fails the node with their message): too deep, unknown callee (another
+   * workspace's or organization's reads alike), no active version, inputs that do not fit.
+   */
+  async startChild(request: ChildCaseRequest): Promise<ChildCaseStart> {
+    const record = (await this.repo.find(request.childCaseId)) ?? (await this.createChild(request));
+    if (record.parent?.caseId !== request.parent.caseId)
+      throw new Error(`case ${record.id} is not a child of case ${request.parent.caseId}`);
+    const version = await this.version(record);
+    const run = { inputs: record.inputs ?? {}, deadlineMs: record.deadlineMs ?? request.remainingMs };
+    const { tags, ...labels } = this.runLabels(record, version);
+    return {
+      input: { ...this.runInput(record, version, run, undefined), callDepth: request.parent.callDepth + 1 },
+      ...labels,
+      ...(this.deps.temporal.searchAttributes ? { tags } : {}),
+    };
+  }
+
+  private async createChild(request: ChildCaseRequest): Promise<CaseRecord> {
+    const { parent } = request;
+    const maxDepth = this.deps.config.cases.maxCallDepth;
+    if (parent.callDepth >= maxDepth)
+      throw DomainError.badRequest(
+        `Sub-workflow cases may nest ${maxDepth} deep (cases.maxCallDepth); this call would be ${parent.callDepth + 1} deep`,
+      );
+    const parsed = processSchemaOf(callWorkflowKind).safeParse(request.process);
+    if (!parsed.success) throw DomainError.badRequest(`call_workflow process is invalid: ${parsed.error.message}`);
+    const process = parsed.data as CallWorkflowProcess;
+    const callee = await this.deps.workflows.resolveForRun(
+      parent.organizationId,
+      { workflowId: process.workflow_id },
+      { versionNumber: process.version_number },
+    );
+    // Another workspace's workflow reads as unknown, as another organization's does.
+    if (callee.workspaceId !== parent.workspaceId)
+      throw DomainError.notFound(`Workflow ${process.workflow_id} does not exist`);
+    const checked = validateCaseInputs(callee.graph, request.inputs, { partial: false, prefix: 'inputs' });
+    const first = checked.problems[0];
+    if (first)
+      throw DomainError.invalidFields(checked.problems, {
+        message: `The node's inputs do not fit workflow ${callee.name}: ${first.field}: ${first.message}`,
+      });
+    assertCaseInputsWithinLimit(checked.inputs, this.deps.config.cases.maxInputBytes, 'inputs');
+    const from = await this.repo.find(parent.caseId);
+    if (!from) throw new Error(`parent case ${parent.caseId} is missing`);
+    await this.repo.createChild(
+      request.childCaseId,
+      {
+        organizationId: callee.organizationId,
+        workspaceId: callee.workspaceId,
+        workflowId: callee.workflowId,
+        entityId: callee.entityId,
+        workflowVersionId: callee.versionId,
+        workflowVersionNumber: callee.versionNumber,
+        title: `${from.title ?? `Case ${from.id}`} › ${callee.name}`,
+        source: from.source,
+        initialInput: {},
+        createdByKeyId: from.createdByKeyId,
+        createdByUserId: from.createdByUserId,
+      },
+      { caseId: parent.caseId, nodeId: parent.nodeId },
+      {
+        inputs: checked.inputs,
+        deadlineMs: Math.max(1, request.remainingMs),
+        temporalWorkflowId: caseWorkflowId(request.childCaseId),
+      },
+    );
+    const created = await this.repo.find(request.childCaseId);
+    if (!created) throw new Error(`child case ${request.childCaseId} was not written`);
+    // Counted like any started case (its end is counted by finalize); a retried write finds the row and ends earlier.
+    this.deps.metrics.caseStarted();
+    return created;
+  }
+
+  /** A child case whose run never started (its parent ended first, or the start failed) ends with it. */
+  async endUnstartedChild(child: UnstartedChildCase): Promise<void> {
+    await this.repo.endUnstarted(child.childCaseId, child.status, { message: child.message });
   }
 
   /**

@@ -12,14 +12,23 @@ const PAGE = 100;
  * touched (finalize only writes non-terminal rows).
  */
 export class CaseRunReconciler {
-  constructor(private readonly deps: { repo: CaseRepo; runs: Pick<CaseRunGateway, 'closedRun'>; logger: Logger }) {}
+  constructor(
+    private readonly deps: {
+      repo: CaseRepo;
+      runs: Pick<CaseRunGateway, 'closedRun'>;
+      logger: Logger;
+      /** A sub-workflow case younger than this may still be waiting for its parent to start its run. */
+      childStartGraceMs: number;
+    },
+  ) {}
 
-  /** One pass over every RUNNING case with a linked run; how many were closed. */
+  /** One pass over every RUNNING case with a linked run (or a sub-workflow case's); how many were closed. */
   async reconcile(): Promise<number> {
     let closed = 0;
     let afterId: string | undefined;
+    const childrenStartedBefore = new Date(Date.now() - this.deps.childStartGraceMs).toISOString();
     for (;;) {
-      const page = await this.deps.repo.listRunningWithRun(afterId, PAGE);
+      const page = await this.deps.repo.listRunningWithRun(afterId, PAGE, childrenStartedBefore);
       for (const record of page) {
         try {
           if (await this.reconcileCase(record)) closed++;

@@ -84,6 +84,8 @@ export const configSchema = z.object({
     reconcileIntervalMs: z.coerce.number().int().min(100),
     /** Activity nodes of one case running at once; the rest wait for a slot (recorded in the run's input at start). */
     maxParallelNodes: z.coerce.number().int().min(1).max(100),
+    /** How deep call_workflow nodes may nest cases (a case calling a case … ); checked at save and at run time. */
+    maxCallDepth: z.coerce.number().int().min(1).max(50),
     /** Reruns a bulk rerun starts per second at most (each batch on its own). */
     rerunBatchPerSecond: z.coerce.number().int().min(1).max(1000),
     /** Cases one bulk rerun may match; a wider filter is refused. */
@@ -264,6 +266,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_CASE_RESUME_AFTER_MS: 'cases.resumeUnstartedAfterMs',
   CASEFLOW_CASE_RECONCILE_INTERVAL_MS: 'cases.reconcileIntervalMs',
   CASEFLOW_CASE_MAX_PARALLEL_NODES: 'cases.maxParallelNodes',
+  CASEFLOW_CASE_MAX_CALL_DEPTH: 'cases.maxCallDepth',
   CASEFLOW_RERUN_BATCH_PER_SECOND: 'cases.rerunBatchPerSecond',
   CASEFLOW_RERUN_BATCH_MAX_CASES: 'cases.rerunBatchMaxCases',
   CASEFLOW_CASE_MAX_WAIT_MS: 'cases.maxWaitMs',

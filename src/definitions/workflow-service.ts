@@ -24,6 +24,8 @@ import type {
   WorkflowVersionRecord,
   WorkflowWithVersion,
 } from '../store/workflow-repo.js';
+import type { CallWorkflowProcess } from '../domain/node-kinds/call-workflow.js';
+import { callProblems, type Callee, type SavedWorkflow } from './call-graph.js';
 import { isPinned, pinnedVersion, RunVersions, type WorkflowRef } from './run-version.js';
 
 export interface NewWorkflow {
@@ -99,19 +101,49 @@ export class WorkflowService {
     private readonly gates: SourceGates,
     /** What a graph may name outside itself: catalog actions and the workspace's connections. */
     private readonly references: GraphReferences,
+    /** How deep call_workflow nodes may nest cases (cases.maxCallDepth). */
+    private readonly maxCallDepth: number,
     /** Problems with the people a graph names (human_task assignees). */
     private readonly assigneeProblems: (auth: AuthContext, graph: WorkflowGraph) => Promise<GraphProblem[]>,
   ) {
     this.runVersions = new RunVersions(repo);
   }
 
-  /** Integration actions and connections a graph names must be usable by the workflow's workspace; assignees members. */
-  private async checkReferences(auth: AuthContext, workspaceId: string, graph: WorkflowGraph): Promise<void> {
+  /**
+   * What a graph names outside itself must be usable by the workflow's workspace: integration
+   * actions and connections, and the workflows its call_workflow nodes call (no recursion, no
+   * deeper nesting than cases.maxCallDepth); the people its human_task nodes name must be members.
+   */
+  private async checkReferences(auth: AuthContext, workspaceId: string, saved: SavedWorkflow): Promise<void> {
     const problems = [
-      ...(await integrationActionProblems(this.references, auth, workspaceId, graph)),
-      ...(await this.assigneeProblems(auth, graph)),
+      ...(await integrationActionProblems(this.references, auth, workspaceId, saved.graph)),
+      ...(await callProblems(saved, (process) => this.callee(auth, workspaceId, process), this.maxCallDepth)),
+      ...(await this.assigneeProblems(auth, saved.graph)),
     ];
     if (problems.length > 0) throw invalidGraph(problems);
+  }
+
+  /**
+   * The version a call_workflow node would run, or why none: the callee must be a workflow of the
+   * same workspace, which the saving key (Workflow: Full there) reads. Another workspace's or
+   * organization's workflow reads as unknown, so a save discloses nothing.
+   */
+  private async callee(auth: AuthContext, workspaceId: string, process: CallWorkflowProcess): Promise<Callee | string> {
+    const unknown = `workflow ${process.workflow_id} does not exist in this workspace`;
+    try {
+      const version = await this.resolveForRun(
+        auth.organizationId,
+        { workflowId: process.workflow_id },
+        { versionNumber: process.version_number },
+      );
+      if (version.workspaceId !== workspaceId) return unknown;
+      return { workflowId: version.workflowId, versionId: version.versionId, name: version.name, graph: version.graph };
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      if (err.errorCode === 'NOT_FOUND' && process.version_number === undefined) return unknown;
+      if (err.errorCode === 'NOT_FOUND' || err.errorCode === 'CONFLICT') return err.message;
+      throw err;
+    }
   }
 
   /** The workspace a workflow is created in, checked for Workflow: Full before the body is read. */
@@ -125,7 +157,7 @@ export class WorkflowService {
         ? defaultGraph()
         : checkedGraph({ nodes: input.nodes ?? {}, edges: input.edges ?? {} });
     await this.gates.gateInlineSources(auth, graph);
-    await this.checkReferences(auth, workspace.id, graph);
+    await this.checkReferences(auth, workspace.id, { name: input.name, graph });
     return this.repo.create({
       organizationId: auth.organizationId,
       workspaceId: workspace.id,
@@ -184,7 +216,11 @@ export class WorkflowService {
         edges: changes.edges ?? latest?.graph.edges ?? {},
       });
       await this.gates.gateInlineSources(auth, graph);
-      await this.checkReferences(auth, workflow.workspaceId, graph);
+      await this.checkReferences(auth, workflow.workspaceId, {
+        workflowId: workflow.id,
+        name: changes.name ?? workflow.name,
+        graph,
+      });
     }
     const updated = await this.repo.update(workflow.id, {
       name: changes.name,

@@ -17,6 +17,7 @@ export const caseRunChanges = [
   'case-end-in-one-local-activity',
   'human-task-waits',
   'case-rerun-reused-nodes',
+  'call-workflow-child-case',
 ] as const;
 
 export type CaseRunChange = (typeof caseRunChanges)[number];

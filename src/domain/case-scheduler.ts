@@ -147,6 +147,11 @@ export class CaseScheduler {
     this.record(id).status = waiting ? 'waiting' : 'running';
   }
 
+  /** A call_workflow node started this child case (shown in the audit, live and at the end). */
+  linkChild(id: string, childCaseId: string): void {
+    this.record(id).childCaseId = childCaseId;
+  }
+
   attempt(id: string, attempt: number): void {
     this.record(id).attempts = attempt;
   }

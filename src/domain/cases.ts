@@ -78,6 +78,8 @@ export interface NodeRecord {
   finishedAt?: string;
   /** Where the times come from; absent while the node has not started. */
   clock?: NodeClock;
+  /** A call_workflow node: the child case it started (the last one, when it was attempted again). */
+  childCaseId?: string;
   /** Set on a rerun's node that did not run: its outputs are those this node recorded in the original case. */
   reused?: ReusedFrom;
 }
@@ -139,6 +141,8 @@ export interface CaseRunInput {
   revision?: number;
   /** A rerun from the failed node: nodes completed in the original case, by node id, taken as completed. */
   reused?: Record<string, ReusedNode>;
+  /** How many call_workflow parents this case has above it; absent (0) for a case started over the API. */
+  callDepth?: number;
 }
 
 /** How a case run ends: the workflow's result. */

@@ -53,6 +53,14 @@ export interface CaseRecord {
   /** The case this one reruns, and from where; null for a case started on its own. */
   rerunOf: string | null;
   rerunFrom: RerunFrom | null;
+  /** A sub-workflow case: the case and call_workflow node that started it. */
+  parent: CaseParent | null;
+}
+
+/** Where a sub-workflow case comes from. */
+export interface CaseParent {
+  caseId: string;
+  nodeId: string;
 }
 
 /** What finalizing a case read back of it, for the metrics. */
@@ -206,6 +214,10 @@ function toCase(r: Selectable<CaseTable>): CaseRecord {
     startAt: r.start_at,
     rerunOf: r.rerun_of,
     rerunFrom: rerunFroms.find((f) => f === r.rerun_from) ?? null,
+    parent:
+      r.parent_case_id !== null && r.parent_node_id !== null
+        ? { caseId: r.parent_case_id, nodeId: r.parent_node_id }
+        : null,
   };
 }
 
@@ -225,6 +237,47 @@ function toNode(r: Selectable<CaseNodeTable>, name: string): NodeRecord {
     finishedAt: r.finished_at ?? undefined,
     clock: nodeClocks.find((c) => c === r.clock),
     ...(r.reused_from === null ? {} : { reused: JSON.parse(r.reused_from) as ReusedFrom }),
+    ...(r.child_case_id !== null ? { childCaseId: r.child_case_id } : {}),
+  };
+}
+
+/** A new case row: PENDING, nothing run yet. */
+function newRow(id: string, input: CreateCaseInput): Insertable<CaseTable> {
+  return {
+    id,
+    organization_id: input.organizationId,
+    workspace_id: input.workspaceId,
+    workflow_id: input.workflowId,
+    entity_id: input.entityId,
+    workflow_version_id: input.workflowVersionId,
+    workflow_version_number: input.workflowVersionNumber,
+    title: input.title ?? null,
+    description: input.description ?? null,
+    ref_user_id: input.refUserId ?? null,
+    source: input.source,
+    web_app_id: input.webAppId ?? null,
+    hook_id: input.hookId ?? null,
+    workspaces: input.workspaces ?? null,
+    initial_input: json(input.initialInput),
+    inputs: null,
+    callback_url: null,
+    status: 'PENDING',
+    error: null,
+    results: null,
+    deadline_ms: null,
+    temporal_workflow_id: null,
+    temporal_run_id: null,
+    created_by_key_id: input.createdByKeyId,
+    created_by_user_id: input.createdByUserId,
+    created_at: now(),
+    started_at: null,
+    finished_at: null,
+    schedule_id: input.scheduleId ?? null,
+    start_at: null,
+    rerun_of: input.rerunOf ?? null,
+    rerun_from: input.rerunFrom ?? null,
+    parent_case_id: null,
+    parent_node_id: null,
   };
 }
 
@@ -237,42 +290,44 @@ export class CaseRepo {
   constructor(private readonly db: Db) {}
 
   async create(input: CreateCaseInput): Promise<CaseRecord> {
-    const row: Insertable<CaseTable> = {
-      id: input.id ?? randomUUID(),
-      organization_id: input.organizationId,
-      workspace_id: input.workspaceId,
-      workflow_id: input.workflowId,
-      entity_id: input.entityId,
-      workflow_version_id: input.workflowVersionId,
-      workflow_version_number: input.workflowVersionNumber,
-      title: input.title ?? null,
-      description: input.description ?? null,
-      ref_user_id: input.refUserId ?? null,
-      source: input.source,
-      web_app_id: input.webAppId ?? null,
-      hook_id: input.hookId ?? null,
-      workspaces: input.workspaces ?? null,
-      initial_input: json(input.initialInput),
-      inputs: null,
-      callback_url: null,
-      status: 'PENDING',
-      error: null,
-      results: null,
-      deadline_ms: null,
-      temporal_workflow_id: null,
-      temporal_run_id: null,
-      created_by_key_id: input.createdByKeyId,
-      created_by_user_id: input.createdByUserId,
-      created_at: now(),
-      started_at: null,
-      finished_at: null,
-      schedule_id: input.scheduleId ?? null,
-      start_at: null,
-      rerun_of: input.rerunOf ?? null,
-      rerun_from: input.rerunFrom ?? null,
-    };
+    const row = newRow(input.id ?? randomUUID(), input);
     await this.db.insertInto('cases').values(row).execute();
     return toCase(row as Selectable<CaseTable>);
+  }
+
+  /**
+   * A sub-workflow case, written RUNNING with its inputs (its run is started by the parent's
+   * workflow right after, as a Temporal child). The id comes from the parent's run, so a retried
+   * write leaves the row the first one wrote.
+   */
+  async createChild(id: string, input: CreateCaseInput, parent: CaseParent, start: StartCaseInput): Promise<void> {
+    const row: Insertable<CaseTable> = {
+      ...newRow(id, input),
+      status: 'RUNNING',
+      inputs: json(start.inputs),
+      deadline_ms: start.deadlineMs,
+      temporal_workflow_id: start.temporalWorkflowId,
+      started_at: now(),
+      parent_case_id: parent.caseId,
+      parent_node_id: parent.nodeId,
+    };
+    await this.db
+      .insertInto('cases')
+      .values(row)
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+  }
+
+  /** A sub-workflow case whose run never started (its parent ended first): RUNNING → `status`. */
+  async endUnstarted(id: string, status: 'CANCELLED' | 'FAILED', error: CaseError): Promise<boolean> {
+    const result = await this.db
+      .updateTable('cases')
+      .set({ status, error: json(error), results: json({}), finished_at: now() })
+      .where('id', '=', id)
+      .where('status', '=', 'RUNNING')
+      .where('temporal_run_id', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   async find(id: string): Promise<CaseRecord | undefined> {
@@ -374,6 +429,8 @@ export class CaseRepo {
       .selectAll()
       .where('status', '=', 'RUNNING')
       .where('temporal_run_id', 'is', null)
+      // A sub-workflow case's run is started by its parent's run, never by the recovery loop.
+      .where('parent_case_id', 'is', null)
       .where('started_at', '<', startedBefore)
       .orderBy('started_at')
       .limit(limit)
@@ -381,13 +438,26 @@ export class CaseRepo {
     return rows.map(toCase);
   }
 
-  /** RUNNING cases with a linked run, in id order after `afterId` (keyset pages for the reconciler). */
-  async listRunningWithRun(afterId: string | undefined, limit: number): Promise<CaseRecord[]> {
+  /**
+   * RUNNING cases with a linked run, and sub-workflow cases started before `childrenStartedBefore`
+   * (their parent's run starts their run, which is linked only when it ends), in id order after
+   * `afterId` (keyset pages for the reconciler).
+   */
+  async listRunningWithRun(
+    afterId: string | undefined,
+    limit: number,
+    childrenStartedBefore: string,
+  ): Promise<CaseRecord[]> {
     let query = this.db
       .selectFrom('cases')
       .selectAll()
       .where('status', '=', 'RUNNING')
-      .where('temporal_run_id', 'is not', null);
+      .where((eb) =>
+        eb.or([
+          eb('temporal_run_id', 'is not', null),
+          eb.and([eb('parent_case_id', 'is not', null), eb('started_at', '<', childrenStartedBefore)]),
+        ]),
+      );
     if (afterId !== undefined) query = query.where('id', '>', afterId);
     const rows = await query.orderBy('id').limit(limit).execute();
     return rows.map(toCase);
@@ -477,6 +547,7 @@ export class CaseRepo {
         finished_at: n.finishedAt ?? null,
         clock: n.clock ?? null,
         reused_from: n.reused === undefined ? null : json(n.reused),
+        child_case_id: n.childCaseId ?? null,
       }));
       if (rows.length > 0) {
         await trx

@@ -24,6 +24,7 @@ describe('node kind registry', () => {
       ['integration_action', 'action', 'activity'],
       ['llm_agent', 'agent', 'activity'],
       ['human_task', 'human_task', 'waiting'],
+      ['call_workflow', 'subworkflow', 'child'],
     ]);
     for (const kind of builtIn) expect(kind.describe.length).toBeGreaterThan(10);
   });

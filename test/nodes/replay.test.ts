@@ -36,6 +36,9 @@ import { workflowBundlePath } from '../../src/temporal/worker.js';
  *   started), ten parallel Python nodes under the cap;
  * - after it (`revision-*`): the same three runs started with revision 4,
  *   every change in force and no patch marker.
+ * - with the `call-workflow-child-case` change (`subflow-*`, revision 5,
+ *   payloads decrypted): a parent whose call_workflow node's child case
+ *   completed, failed, and was cancelled with its parent.
  *
  * During a rolling deploy a run started by new code (with a revision) can
  * have its tasks taken by a worker of older code, which asks `patched()` and
@@ -79,6 +82,9 @@ describe('case-run replay', () => {
       'revision-retried.bin',
       'route-big.bin',
       'route-small.bin',
+      'subflow-cancelled.bin',
+      'subflow-child-failed.bin',
+      'subflow-completed.bin',
       'tagged-local-completed.bin',
       'tagged-local-failed.bin',
       'tagged-regular-completed.bin',

@@ -53,6 +53,9 @@ export const nodeDataSchema = z.object({
         'Set on a rerun’s node that did not run: it is completed with the outputs this node recorded in that case ' +
         '(a rerun from the failed node). Null otherwise',
     }),
+  child_case_id: z.string().nullable().meta({
+    description: 'A call_workflow node: the sub-workflow case it started (read it like any case); null otherwise',
+  }),
 });
 export const auditSchema = z.object({
   caseId: z.string(),
@@ -107,6 +110,10 @@ export const statusSchema = z.object({
     .nullable()
     .meta({ description: 'Where this rerun started; null unless rerunOf is set' }),
   reruns: z.array(z.string()).meta({ description: 'The cases that rerun this one, oldest first' }),
+  parentCase: z
+    .object({ caseId: z.string(), nodeId: z.string() })
+    .nullable()
+    .meta({ description: 'A sub-workflow case: the case and call_workflow node that started it; null otherwise' }),
 });
 export const executedSchema = z.object({
   caseId: z.string(),

@@ -78,6 +78,7 @@ export function statusView({
     rerunOf: record.rerunOf,
     rerunFrom: record.rerunFrom,
     reruns,
+    parentCase: record.parent,
   };
 }
 
@@ -131,6 +132,7 @@ export function auditView({ record, nodes, lists }: CaseAudit): z.infer<typeof a
       usage: n.usage ?? null,
       error: n.error ?? null,
       reused: n.reused ? { case_id: n.reused.caseId, node_id: n.reused.nodeId } : null,
+      child_case_id: n.childCaseId ?? null,
     };
   }
   return {

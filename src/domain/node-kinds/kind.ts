@@ -114,8 +114,14 @@ export interface WaitingKindDefinition<Schema extends ZodType> extends KindDefin
   readonly prepare: (context: NodeContext<z.output<Schema>>, now: number) => PersonWait;
 }
 
+/**
+ * Run by the case engine itself as a child case (a Temporal child workflow): no `evaluate`, no `run`;
+ * the workflow knows the kind by `runs` (workflows/child-case.ts).
+ */
+export type ChildKindDefinition<Schema extends ZodType> = KindDefinition<Schema>;
+
 /** A registered kind; `process` is erased to unknown so kinds of every process type share one registry. */
-export type NodeKind = InlineNodeKind | ActivityNodeKind | WaitingNodeKind;
+export type NodeKind = InlineNodeKind | ActivityNodeKind | WaitingNodeKind | ChildNodeKind;
 
 interface RegisteredKind extends NodeKindInfo {
   processSchema(zod: Zod): ZodType;
@@ -140,6 +146,10 @@ export interface WaitingNodeKind extends RegisteredKind {
 /** Whether the case run waits on a person for nodes of this kind (the question the engine asks). */
 export function isWaitingKind(kind: NodeKind | undefined): kind is WaitingNodeKind {
   return kind?.runs === 'waiting';
+}
+
+export interface ChildNodeKind extends RegisteredKind {
+  readonly runs: 'child';
 }
 
 /**
@@ -186,6 +196,11 @@ export function waitingKind<Schema extends ZodType>(definition: WaitingKindDefin
     runs: 'waiting',
     prepare: (context, now) => prepare(withProcess<Schema>(context), now),
   };
+}
+
+export function childKind<Schema extends ZodType>(definition: ChildKindDefinition<Schema>): ChildNodeKind {
+  const { process, ...info } = definition;
+  return { ...info, runs: 'child', processSchema: process };
 }
 
 /**

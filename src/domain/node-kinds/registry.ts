@@ -1,5 +1,6 @@
 import type { WorkflowNode } from '../graph.js';
 import { handlerClassName } from '../vocabulary.js';
+import { callWorkflowKind } from './call-workflow.js';
 import { conditionKind } from './condition.js';
 import { humanTaskKind } from './human-task.js';
 import { inputKind } from './input.js';
@@ -45,6 +46,7 @@ export const nodeKinds = new NodeKindRegistry([
   integrationActionKind,
   llmAgentKind,
   humanTaskKind,
+  callWorkflowKind,
 ]);
 
 /** Whether the case starts at this node (its kind is an entry kind, i.e. `input`). */

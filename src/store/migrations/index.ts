@@ -20,6 +20,7 @@ import * as humanTasks from './080_human_tasks.js';
 import * as schedules from './082_schedules.js';
 import * as hooks from './084_hooks.js';
 import * as caseReruns from './086_case_reruns.js';
+import * as childCases from './088_child_cases.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '082_schedules': schedules,
   '084_hooks': hooks,
   '086_case_reruns': caseReruns,
+  '088_child_cases': childCases,
 };

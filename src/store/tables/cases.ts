@@ -51,6 +51,9 @@ export interface CaseTable {
   rerun_of: string | null;
   /** start | failed: where the rerun started; null unless rerun_of is set. */
   rerun_from: string | null;
+  /** A sub-workflow case: the case whose call_workflow node started it, and that node; null otherwise. */
+  parent_case_id: string | null;
+  parent_node_id: string | null;
 }
 
 export interface CaseNodeTable {
@@ -73,6 +76,8 @@ export interface CaseNodeTable {
   finished_at: string | null;
   /** activity | workflow | upstream (NodeClock); null on records written before it was kept. */
   clock: string | null;
+  /** A call_workflow node: the child case it started. */
+  child_case_id: string | null;
   /** JSON ReusedFrom { caseId, nodeId }: a rerun's node that took its outputs from the original; else null. */
   reused_from: string | null;
 }

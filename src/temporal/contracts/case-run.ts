@@ -14,6 +14,15 @@ export function caseWorkflowId(caseId: string): string {
 /** The ApplicationFailure type of a run that ended FAILED; its details are one CaseFailureDetails. */
 export const caseFailedType = 'CaseFailed';
 
+/** The ApplicationFailure type of a run that ended TIMED_OUT (its case deadline passed). */
+export const caseTimedOutType = 'CaseTimedOut';
+
+/** What a sub-workflow's run carries in its memo, so the Temporal UI shows where it comes from. */
+export interface ChildCaseMemo {
+  parentCaseId: string;
+  parentNodeId: string;
+}
+
 /** Which node failed a case and how, so a caller (the generation dry run) reads it without parsing the message. */
 export interface CaseFailureDetails {
   nodeId: string;

@@ -1,0 +1,309 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeKey } from '../files/support.js';
+import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
+import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
+import {
+  audit,
+  createWorkflow,
+  Graph,
+  py,
+  results,
+  sleeper,
+  startCase,
+  textChain,
+  vars,
+  waitForEnd,
+} from './support.js';
+
+/** Sub-workflows: the call_workflow node kind (src/domain/node-kinds/call-workflow.ts, workflows/child-case.ts). */
+
+const MAX_DEPTH = 2;
+let svc: TestService;
+/** A key of another organization, and the id of a workspace of it. */
+let otherOrg: { key: string; workspaceId: string };
+
+beforeAll(async () => {
+  // A child case may wait 1 s for its parent to start its run before the reconciler looks at it.
+  svc = await startTestService({ config: { cases: { maxCallDepth: MAX_DEPTH, resumeUnstartedAfterMs: 1000 } } });
+  const org = await svc.admin('POST', '/admin/organizations', { name: 'Other org', verified: true });
+  expect(org.status, org.text).toBe(201);
+  const workspace = await svc.admin('POST', `/admin/organizations/${String(org.body.id)}/workspaces`, { name: 'W' });
+  expect(workspace.status, workspace.text).toBe(201);
+  otherOrg = {
+    key: (await makeKey(svc, String(org.body.id), ['case:full', 'workflow:full'])).key,
+    workspaceId: String(workspace.body.id),
+  };
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+/** input(text) → call_workflow(text → text) → output(text) */
+function caller(process: Record<string, unknown>): Graph {
+  const g = new Graph();
+  const input = g.input([{ name: 'text' }]);
+  const call = g.node({
+    name: 'Call',
+    type: 'subworkflow',
+    handler_class: 'call_workflow',
+    process,
+    input_schema: vars([{ name: 'text' }]),
+    output_schema: vars([{ name: 'text' }]),
+  });
+  const output = g.output([{ name: 'text' }]);
+  g.edge(input, call);
+  g.edge(call, output);
+  return g;
+}
+
+function callNodeId(g: Graph): string {
+  const id = Object.values(g.nodes).find((n) => n.handler_class === 'call_workflow')?.id;
+  if (!id) throw new Error('no call node');
+  return id;
+}
+
+async function save(g: Graph, name: string, key?: string, workspaceId = svc.workspaceId): Promise<TestResponse> {
+  return svc.request('POST', '/api/v1/workflow', {
+    body: { name, activeStatus: 'active', nodes: g.nodes, edges: g.edges },
+    headers: { 'x-workspace-id': workspaceId },
+    ...(key ? { key } : {}),
+  });
+}
+
+async function update(workflowId: string, g: Graph): Promise<TestResponse> {
+  return svc.request('PATCH', `/api/v1/workflow/${workflowId}`, { body: { nodes: g.nodes, edges: g.edges } });
+}
+
+/** The child case a parent's call node started, once the audit shows it (live from the run, or recorded). */
+async function childOf(parentCaseId: string, nodeId: string, on = svc): Promise<string> {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    const child = (await audit(on, parentCaseId)).audit.nodes_execution_data[nodeId]?.child_case_id;
+    if (child) return child;
+    if (Date.now() > until) throw new Error(`case ${parentCaseId} started no child`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function status(caseId: string, on = svc): Promise<Record<string, unknown>> {
+  const r = await on.request('GET', `/api/v1/case/${caseId}/status`);
+  expect(r.status, r.text).toBe(200);
+  return r.body;
+}
+
+describe('call_workflow: running a child case', () => {
+  it("runs the callee as a child case whose results become the node's outputs", async () => {
+    const callee = await createWorkflow(svc, textChain('Shout', py('return {"text": inputs["text"].upper() + "!"}')));
+    const g = caller({ workflow_id: callee.workflowId });
+    const parent = await createWorkflow(svc, g, 'parent');
+    const caseId = await startCase(svc, parent.workflowId, { text: 'hello' });
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    expect((await results(svc, caseId)).text?.value).toBe('HELLO!');
+
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    expect(node).toMatchObject({ status: 'completed', handler_class: 'call_workflow', outputs: { text: 'HELLO!' } });
+    const childId = String(node?.child_case_id);
+    const child = await status(childId);
+    expect(child).toMatchObject({
+      status: 'COMPLETED',
+      workflowId: callee.workflowId,
+      parentCase: { caseId, nodeId: callNodeId(g) },
+    });
+    expect((await results(svc, childId)).text?.value).toBe('HELLO!');
+    expect((await status(caseId)).parentCase).toBeNull();
+
+    // Temporal: the child run is the parent run's child, with the parent case in its memo.
+    const described = await svc.service.context.temporal.client.workflow.getHandle(`case-${childId}`).describe();
+    expect(described.parentExecution?.workflowId).toBe(`case-${caseId}`);
+    expect(described.memo).toMatchObject({ parentCaseId: caseId, parentNodeId: callNodeId(g) });
+    // …and found by Temporal's own ParentWorkflowId search attribute (visibility lags a little).
+    const children: string[] = [];
+    for (const until = Date.now() + 10_000; children.length === 0 && Date.now() < until;) {
+      const query = `ParentWorkflowId = 'case-${caseId}'`;
+      for await (const run of svc.service.context.temporal.client.workflow.list({ query }))
+        children.push(run.workflowId);
+      if (children.length === 0) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(children).toEqual([`case-${childId}`]);
+  });
+
+  it("fails the node with the child's error when the child fails", async () => {
+    const callee = await createWorkflow(svc, textChain('Boom', py('raise ValueError("no such customer")')));
+    const g = caller({ workflow_id: callee.workflowId });
+    const parent = await createWorkflow(svc, g, 'parent of failing');
+    const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
+    const end = await waitForEnd(svc, caseId);
+    expect(end.status).toBe('FAILED');
+    expect((end.error as { message: string }).message).toContain('no such customer');
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    expect(node?.status).toBe('failed');
+    expect(node?.error?.kind).toBe('child_failed');
+    expect(node?.error?.message).toContain(`Sub-workflow case ${String(node?.child_case_id)} failed`);
+    expect((await status(String(node?.child_case_id))).status).toBe('FAILED');
+  });
+
+  it('cancels the child when the parent is cancelled', async () => {
+    const callee = await createWorkflow(svc, sleeper(20));
+    const g = caller({ workflow_id: callee.workflowId });
+    const parent = await createWorkflow(svc, g, 'parent of sleeper');
+    const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
+    const childId = await childOf(caseId, callNodeId(g));
+    const cancelled = await svc.request('POST', `/api/v1/case/${caseId}/cancel`);
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect((await waitForEnd(svc, caseId)).status).toBe('CANCELLED');
+    expect((await waitForEnd(svc, childId)).status).toBe('CANCELLED');
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    expect(node?.status).toBe('cancelled');
+  });
+
+  it('fails the node when the child is cancelled on its own', async () => {
+    const callee = await createWorkflow(svc, sleeper(20));
+    const g = caller({ workflow_id: callee.workflowId });
+    const parent = await createWorkflow(svc, g, 'parent of cancelled');
+    const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
+    const childId = await childOf(caseId, callNodeId(g));
+    const cancelled = await svc.request('POST', `/api/v1/case/${childId}/cancel`);
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect((await waitForEnd(svc, childId)).status).toBe('CANCELLED');
+    expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    expect(node?.error).toEqual({ message: `Sub-workflow case ${childId} was cancelled`, kind: 'child_cancelled' });
+  });
+
+  it('fails the node when the child run is terminated, and the reconciler closes the child case', async () => {
+    const callee = await createWorkflow(svc, sleeper(20));
+    const g = caller({ workflow_id: callee.workflowId });
+    const parent = await createWorkflow(svc, g, 'parent of terminated');
+    const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
+    const childId = await childOf(caseId, callNodeId(g));
+    await svc.service.context.temporal.client.workflow.getHandle(`case-${childId}`).terminate('operator');
+    expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    expect(node?.error).toEqual({ message: `Sub-workflow case ${childId} was terminated`, kind: 'child_terminated' });
+    // The terminated run never wrote its row (nor linked its run): the reconciler closes it once past the grace.
+    expect((await status(childId)).status).toBe('RUNNING');
+    await new Promise((r) => setTimeout(r, 1000));
+    await svc.service.context.services.caseReconciler.reconcile();
+    expect(await status(childId)).toMatchObject({
+      status: 'FAILED',
+      error: { message: 'The case run was terminated in Temporal' },
+    });
+  });
+
+  // Whichever deadline timer fires first (the child's starts a little later, with what was left), the parent times out.
+  it.each([1, 2, 3])("bounds the child by the parent's remaining deadline (run %i)", async () => {
+    const callee = await createWorkflow(svc, sleeper(20));
+    const g = caller({ workflow_id: callee.workflowId });
+    const parent = await createWorkflow(svc, g, 'parent with deadline');
+    const started = Date.now();
+    const caseId = await startCase(svc, parent.workflowId, { text: 'x' }, { timeoutMs: 3000 });
+    const childId = await childOf(caseId, callNodeId(g));
+    expect((await waitForEnd(svc, caseId)).status).toBe('TIMED_OUT');
+    const child = await waitForEnd(svc, childId);
+    // Its own deadline (at most the parent's remaining 3 s) or the parent's end stopped it, long before its 20 s sleep.
+    expect(['TIMED_OUT', 'CANCELLED']).toContain(child.status);
+    expect(Date.parse(String(child.finishedAt)) - started).toBeLessThan(12_000);
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    expect(node).toMatchObject({ status: 'cancelled', child_case_id: childId });
+  });
+
+  it('fails the node clearly when the callee was deactivated since the save', async () => {
+    const callee = await createWorkflow(svc, textChain('Echo', py('return {"text": inputs["text"]}')));
+    const g = caller({ workflow_id: callee.workflowId });
+    const parent = await createWorkflow(svc, g, 'parent of deactivated');
+    const off = await svc.request('POST', `/api/v1/workflow/${callee.workflowId}/deactivate`);
+    expect(off.status, off.text).toBe(200);
+    const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
+    const end = await waitForEnd(svc, caseId);
+    expect(end.status).toBe('FAILED');
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    expect(node?.error).toMatchObject({ kind: 'configuration' });
+    expect(node?.error?.message).toContain('has no active version');
+    expect(node?.child_case_id).toBeNull();
+  });
+
+  it('runs a pinned version whatever is active', async () => {
+    const callee = await createWorkflow(svc, textChain('V1', py('return {"text": "v1"}')));
+    expect((await update(callee.workflowId, textChain('V2', py('return {"text": "v2"}')))).status).toBe(200);
+    const parent = await createWorkflow(svc, caller({ workflow_id: callee.workflowId, version_number: 1 }), 'pinned');
+    const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    expect((await results(svc, caseId)).text?.value).toBe('v1');
+  });
+});
+
+describe('call_workflow: checks at save', () => {
+  it('refuses an unknown callee, and another organization’s workflow reads as unknown', async () => {
+    const ours = await createWorkflow(svc, textChain('Echo', py('return {"text": inputs["text"]}')));
+    const g = caller({ workflow_id: ours.workflowId });
+    const foreign = await save(g, 'attacker', otherOrg.key, otherOrg.workspaceId);
+    const unknown = await save(caller({ workflow_id: crypto.randomUUID() }), 'unknown');
+    for (const r of [foreign, unknown]) {
+      expect(r.status, r.text).toBe(400);
+      expect(r.body.errorCode).toBe('VALIDATION_ERROR');
+      expect(String(r.body.message)).toMatch(/process\.workflow_id: workflow .+ does not exist in this workspace/);
+    }
+    expect(foreign.text).not.toContain('Echo');
+  });
+
+  it('refuses a cycle, naming its path', async () => {
+    const a = await createWorkflow(svc, textChain('Echo', py('return {"text": inputs["text"]}')), 'A');
+    const b = await createWorkflow(svc, caller({ workflow_id: a.workflowId }), 'B');
+    const back = await update(a.workflowId, caller({ workflow_id: b.workflowId }));
+    expect(back.status, back.text).toBe(400);
+    expect(String(back.body.message)).toContain('Calls recurse: A -> B -> A');
+    const self = await update(a.workflowId, caller({ workflow_id: a.workflowId }));
+    expect(self.status, self.text).toBe(400);
+    expect(String(self.body.message)).toContain('Calls recurse: A -> A');
+  });
+
+  it(`refuses calls nesting deeper than cases.maxCallDepth (${MAX_DEPTH})`, async () => {
+    const leaf = await createWorkflow(svc, textChain('Echo', py('return {"text": inputs["text"]}')), 'L0');
+    const one = await createWorkflow(svc, caller({ workflow_id: leaf.workflowId }), 'L1');
+    const two = await createWorkflow(svc, caller({ workflow_id: one.workflowId }), 'L2');
+    const three = await save(caller({ workflow_id: two.workflowId }), 'L3');
+    expect(three.status, three.text).toBe(400);
+    expect(String(three.body.message)).toContain(`Calls nest 3 cases deep, over the limit of ${MAX_DEPTH}`);
+    expect(String(three.body.message)).toContain('L3 -> L2 -> L1 -> L0');
+    // Two deep is allowed, and runs.
+    const caseId = await startCase(svc, two.workflowId, { text: 'deep' });
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    expect((await results(svc, caseId)).text?.value).toBe('deep');
+  });
+});
+
+describe('call_workflow on Postgres', () => {
+  let pg: TestService;
+  let schema: PostgresSchema;
+  beforeAll(async () => {
+    schema = await createPostgresSchema();
+    pg = await startTestService({ databaseUrl: schema.url, config: { cases: { resumeUnstartedAfterMs: 1000 } } });
+    expect(pg.service.context.store.dialect).toBe('postgres');
+  });
+  afterAll(async () => {
+    await pg?.stop();
+    await schema?.drop();
+  });
+
+  it('records a child case with its parent, and closes a child whose run was terminated', async () => {
+    const shout = await createWorkflow(pg, textChain('Shout', py('return {"text": inputs["text"].upper()}')));
+    const g = caller({ workflow_id: shout.workflowId });
+    const parent = await createWorkflow(pg, g, 'parent');
+    const caseId = await startCase(pg, parent.workflowId, { text: 'pg' });
+    expect((await waitForEnd(pg, caseId)).status).toBe('COMPLETED');
+    const childId = String((await audit(pg, caseId)).audit.nodes_execution_data[callNodeId(g)]?.child_case_id);
+    expect(await status(childId, pg)).toMatchObject({
+      status: 'COMPLETED',
+      parentCase: { caseId, nodeId: callNodeId(g) },
+    });
+
+    const sleepy = caller({ workflow_id: (await createWorkflow(pg, sleeper(20))).workflowId });
+    const waiting = await startCase(pg, (await createWorkflow(pg, sleepy, 'sleepy parent')).workflowId, { text: 'x' });
+    const stuck = await childOf(waiting, callNodeId(sleepy), pg);
+    await pg.service.context.temporal.client.workflow.getHandle(`case-${stuck}`).terminate('operator');
+    expect((await waitForEnd(pg, waiting)).status).toBe('FAILED');
+    await new Promise((r) => setTimeout(r, 1000));
+    await pg.service.context.services.caseReconciler.reconcile();
+    expect((await status(stuck, pg)).status).toBe('FAILED');
+  });
+});
