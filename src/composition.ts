@@ -100,6 +100,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     cases: repos.cases,
     decisions: new TemporalTaskDecisions(temporal),
     registry: metrics.registry,
+    linkTtlMs: config.cases.maxWaitMs,
   });
   const workflows = new WorkflowService(
     repos.workflows,

@@ -1,5 +1,7 @@
+import { publicUrl } from '../config/config.js';
 import type { AppContext } from '../context.js';
 import type { ApiRoutes } from './route.js';
+import express, { type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import { uuid } from './schemas/common.js';
 import {
@@ -9,11 +11,35 @@ import {
   taskErrors as errors,
   taskListQuery,
   taskListSchema,
+  taskLinkSchema,
   taskSchema,
 } from './schemas/tasks.js';
+import type { LinkState } from '../tasks/task-service.js';
+import { formValues, taskLinkPage } from './views/task-page.js';
 import { taskListView, taskView } from './views/tasks.js';
 
 const tags = ['Tasks'];
+const linkParams = z.object({ token: z.string().max(200) });
+const formParser: RequestHandler = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 200 });
+
+/** The url-encoded fields of a completion page's form. */
+async function formFields(req: Request, res: Response): Promise<Record<string, unknown>> {
+  await new Promise<void>((resolve, reject) =>
+    formParser(req, res, (err?: unknown) =>
+      err ? reject(err instanceof Error ? err : new Error('Unreadable body', { cause: err })) : resolve(),
+    ),
+  );
+  return typeof req.body === 'object' && req.body !== null ? (req.body as Record<string, unknown>) : {};
+}
+
+function sendPage(res: Response, state: LinkState): void {
+  const { status, html } = taskLinkPage(state);
+  res.setHeader('cache-control', 'no-store');
+  // The URL carries the token: nothing on the page may send it on (no referrer, no subresources, no script).
+  res.setHeader('referrer-policy', 'no-referrer');
+  res.setHeader('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'");
+  res.status(status).type('html').send(html);
+}
 const taskParams = z.object({ taskId: uuid });
 
 /** The task inbox: human tasks the cases wait on (see docs/human-tasks.md). */
@@ -99,6 +125,72 @@ export function registerTaskRoutes(api: ApiRoutes, ctx: AppContext): void {
     },
     handler: async ({ auth, params, body, res }) => {
       res.json(taskView(await tasks.reassign(auth, params.taskId, body.assignee)));
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/api/v1/tasks/:taskId/link',
+    summary: 'Create a completion link for a human task',
+    description:
+      'A single-use link to a small form page for a person without an API key; it replaces any earlier link of the task and expires with the task (its due time, else cases.maxWaitMs). The URL is shown once. Requires Case: Full.',
+    tags,
+    auth: true,
+    params: taskParams,
+    responses: {
+      201: { description: 'The link (shown once)', schema: taskLinkSchema },
+      ...errors,
+      ...decisionConflict,
+    },
+    handler: async ({ auth, params, res }) => {
+      const link = await tasks.createLink(auth, params.taskId);
+      res.setHeader('cache-control', 'no-store');
+      res
+        .status(201)
+        .json({ url: `${publicUrl(ctx.config)}/api/v1/task-links/${link.token}`, expiresAt: link.expiresAt });
+    },
+  });
+
+  const pageResponses = {
+    200: { description: 'HTML: the form, or the thank-you page', html: true },
+    400: { description: 'HTML: a link we never gave out', html: true },
+    410: { description: 'HTML: the task was decided, cancelled or is past due', html: true },
+  };
+
+  api.route({
+    method: 'get',
+    path: '/api/v1/task-links/:token',
+    summary: 'Completion page of a human task',
+    description:
+      "No API key: the link authenticates. The form built from the task's form schema, or a page saying why not.",
+    tags,
+    auth: false,
+    params: linkParams,
+    responses: pageResponses,
+    handler: async ({ params, res }) => {
+      sendPage(res, await tasks.linkState(params.token));
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/api/v1/task-links/:token',
+    summary: 'Submit the completion page of a human task',
+    description: "The page's form, url-encoded; the answer is the form again with the problems, or the thank-you page.",
+    tags,
+    auth: false,
+    params: linkParams,
+    body: z.record(z.string(), z.string()),
+    bodyMediaType: 'application/x-www-form-urlencoded',
+    validateBody: false,
+    responses: pageResponses,
+    handler: async ({ req, params, res }) => {
+      const state = await tasks.linkState(params.token);
+      if (state.page !== 'form') {
+        sendPage(res, state);
+        return;
+      }
+      sendPage(res, await tasks.completeByLink(params.token, formValues(state.task.form, await formFields(req, res))));
     },
   });
 

@@ -1619,6 +1619,50 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/tasks/{taskId}/link': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Create a completion link for a human task
+     * @description A single-use link to a small form page for a person without an API key; it replaces any earlier link of the task and expires with the task (its due time, else cases.maxWaitMs). The URL is shown once. Requires Case: Full.
+     */
+    post: operations['postApiV1TasksTaskIdLink'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/task-links/{token}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Completion page of a human task
+     * @description No API key: the link authenticates. The form built from the task's form schema, or a page saying why not.
+     */
+    get: operations['getApiV1TaskLinksToken'];
+    put?: never;
+    /**
+     * Submit the completion page of a human task
+     * @description The page's form, url-encoded; the answer is the form again with the problems, or the thank-you page.
+     */
+    post: operations['postApiV1TaskLinksToken'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/tasks/{taskId}/complete': {
     parameters: {
       query?: never;
@@ -16887,6 +16931,295 @@ export interface operations {
               [key: string]: unknown;
             };
           };
+        };
+      };
+    };
+  };
+  postApiV1TasksTaskIdLink: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        taskId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The link (shown once) */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description The completion page; single use, shown once */
+            url: string;
+            expiresAt: string;
+          };
+        };
+      };
+      /** @description Invalid body, query or id (metadata.fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks Case: Read in the task's workspace (or, to decide, Case: Full and is not the assignee) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Unknown task (or one of another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The task is completed, expired or cancelled already, or claimed by another user */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1TaskLinksToken: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        token: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description HTML: the form, or the thank-you page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': string;
+        };
+      };
+      /** @description HTML: a link we never gave out */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+          'text/html': string;
+        };
+      };
+      /** @description What the path names does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description HTML: the task was decided, cancelled or is past due */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+          'text/html': string;
+        };
+      };
+    };
+  };
+  postApiV1TaskLinksToken: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        token: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          [key: string]: string;
+        };
+      };
+    };
+    responses: {
+      /** @description HTML: the form, or the thank-you page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': string;
+        };
+      };
+      /** @description HTML: a link we never gave out */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+          'text/html': string;
+        };
+      };
+      /** @description What the path names does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description HTML: the task was decided, cancelled or is past due */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+          'text/html': string;
         };
       };
     };

@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { Gauge, Histogram, type Registry } from 'prom-client';
 import { assertWorkspaceGrant, canUseWorkspace, listScope, type ListRequest } from '../auth/access.js';
 import type { AuthContext } from '../domain/auth-context.js';
@@ -27,7 +28,25 @@ export interface TaskServiceDeps {
   decisions: TaskDecisionGateway;
   /** Where the open-task gauge and the time-to-decision histogram are registered. */
   registry: Registry;
+  /** How long a completion link of a task without a due time lasts (the case's maximum wait). */
+  linkTtlMs: number;
 }
+
+/** A completion link as created: the token is in the URL only, shown once. */
+export interface TaskLink {
+  token: string;
+  expiresAt: string;
+}
+
+/** What a completion link leads to: the form, or why not (never which tasks exist). */
+export type LinkState =
+  | { page: 'form'; task: TaskRecord; problems?: Array<{ field: string; message: string }> }
+  | { page: 'done'; task: TaskRecord }
+  | { page: 'invalid' }
+  | { page: 'expired' }
+  | { page: 'closed'; status: TaskStatus };
+
+const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 /** A task with its history, as its detail answers. */
 export interface TaskDetails {
@@ -119,8 +138,8 @@ export class TaskService {
       input.taskId,
       { statuses: decidable },
       {
+        // The link's hash stays: a used link then says the task is decided rather than unknown.
         status: input.status,
-        linkHash: null,
         ...(input.outputs ? { outputs: input.outputs } : {}),
         ...(input.actor ? { decidedBy: input.actor.userId ?? null, decidedVia: input.actor.via, decidedAt: at } : {}),
       },
@@ -266,6 +285,54 @@ export class TaskService {
     const actor: TaskActor = { userId: auth.userId, via: 'api' };
     await this.decide(task, outputs, actor, right.full ? undefined : assigneeKey(task.assignee));
     return this.details(auth, taskId);
+  }
+
+  /**
+   * A single-use link for a person without a key (Case: Full): it replaces the
+   * task's previous link and expires with the task (its due time), else after
+   * the case's maximum wait. Only its hash is stored.
+   */
+  async createLink(auth: AuthContext, taskId: string): Promise<TaskLink> {
+    const task = await this.load(auth, taskId);
+    assertWorkspaceGrant(auth, { id: task.workspaceId, organizationId: task.organizationId }, 'case:full');
+    if (!decidable.includes(task.status)) throw finished(task);
+    const token = randomBytes(32).toString('base64url');
+    const ttlEnd = new Date(Date.now() + this.deps.linkTtlMs).toISOString();
+    const expiresAt = task.dueAt !== null && task.dueAt < ttlEnd ? task.dueAt : ttlEnd;
+    const stored = await this.deps.repo.transition(
+      taskId,
+      { statuses: decidable },
+      { linkHash: hashToken(token), linkExpiresAt: expiresAt },
+      { actorUserId: auth.userId, action: 'link_created', details: { expiresAt } },
+    );
+    if (!stored) throw finished((await this.deps.repo.find(taskId)) ?? task);
+    return { token, expiresAt };
+  }
+
+  /** Where a completion link stands. */
+  async linkState(token: string): Promise<LinkState> {
+    const task = await this.deps.repo.findByLinkHash(hashToken(token));
+    if (!task) return { page: 'invalid' };
+    if (!decidable.includes(task.status)) return { page: 'closed', status: task.status };
+    if (task.linkExpiresAt !== null && task.linkExpiresAt <= new Date().toISOString()) return { page: 'expired' };
+    return { page: 'form', task };
+  }
+
+  /** Completes the task through its link: the form again with the problems, or done. */
+  async completeByLink(token: string, values: Record<string, unknown>): Promise<LinkState> {
+    const state = await this.linkState(token);
+    if (state.page !== 'form') return state;
+    try {
+      await this.decide(state.task, values, { via: 'link' }, undefined);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      const fields = (err.metadata?.fields as Array<{ field: string; message: string }> | undefined) ?? [];
+      if (fields.length > 0) return { ...state, problems: fields };
+      // The case refused it: decided, due or cancelled meanwhile.
+      return this.linkState(token);
+    }
+    const task = await this.deps.repo.find(state.task.id);
+    return task ? { page: 'done', task } : { page: 'invalid' };
   }
 
   private async decide(

@@ -78,6 +78,11 @@ export const completeBodySchema = z.object({
   outputs: z.record(z.string(), z.unknown()).meta({ description: 'The form values keyed by variable_name' }),
 });
 
+export const taskLinkSchema = z.object({
+  url: z.string().meta({ description: 'The completion page; single use, shown once' }),
+  expiresAt: z.string(),
+});
+
 export const reassignBodySchema = z.object({ assignee: assigneeSchema });
 
 export const taskErrors = {

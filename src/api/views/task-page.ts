@@ -1,0 +1,102 @@
+import type { LinkState } from '../../tasks/task-service.js';
+import type { VariableSchemaEntry } from '../../domain/variables.js';
+import type { VariableType } from '../../domain/vocabulary.js';
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+
+/** A used, expired or unknown link is the browser's request at fault; the form and its outcome are not. */
+const statuses: Record<LinkState['page'], number> = { form: 200, done: 200, invalid: 400, expired: 410, closed: 410 };
+
+/** Where each problem's field is named: `body.outputs.<name>` as the form check reports it. */
+const fieldName = (field: string) => field.replace(/^body\.outputs\./, '');
+
+const firstType = (entry: VariableSchemaEntry): VariableType => entry.allowed_types[0]?.type ?? 'str';
+
+function input(entry: VariableSchemaEntry): string {
+  const name = escapeHtml(entry.variable_name);
+  const type = firstType(entry);
+  if (type === 'bool') {
+    const choice = (value: string, label: string) =>
+      `<label><input type="radio" name="${name}" value="${value}"> ${label}</label>`;
+    return choice('true', 'Yes') + choice('false', 'No');
+  }
+  if (type === 'int' || type === 'float')
+    return `<input type="number" name="${name}" id="${name}" step="${type === 'int' ? '1' : 'any'}">`;
+  if (type === 'str' || type === 'date' || type === 'file')
+    return `<input type="text" name="${name}" id="${name}"${type === 'date' ? ' placeholder="2026-12-31T17:00:00Z"' : ''}>`;
+  return `<textarea name="${name}" id="${name}" placeholder="JSON"></textarea>`;
+}
+
+function formPage(state: Extract<LinkState, { page: 'form' }>): string {
+  const problems = new Map((state.problems ?? []).map((p) => [fieldName(p.field), p.message]));
+  const fields = Object.values(state.task.form.schema)
+    .map((entry) => {
+      const problem = problems.get(entry.variable_name);
+      const label = escapeHtml(entry.display_name ?? entry.variable_name);
+      return `<div class="field"><label for="${escapeHtml(entry.variable_name)}">${label}</label>${
+        entry.description ? `<small>${escapeHtml(entry.description)}</small>` : ''
+      }${input(entry)}${problem ? `<p class="error" data-error="${escapeHtml(entry.variable_name)}">${escapeHtml(problem)}</p>` : ''}</div>`;
+    })
+    .join('\n');
+  return `<h1>${escapeHtml(state.task.title)}</h1>
+<p class="instructions">${escapeHtml(state.task.instructions)}</p>
+<form method="post">
+${fields}
+<button type="submit">Submit</button>
+</form>`;
+}
+
+function body(state: LinkState): { title: string; html: string } {
+  if (state.page === 'form') return { title: state.task.title, html: formPage(state) };
+  if (state.page === 'done')
+    return {
+      title: 'Thank you',
+      html: `<h1>Thank you</h1><p>Your answer to “${escapeHtml(state.task.title)}” was recorded; the case goes on.</p>`,
+    };
+  if (state.page === 'expired')
+    return { title: 'Link expired', html: '<h1>Link expired</h1><p>This task is past its due time.</p>' };
+  if (state.page === 'closed')
+    return {
+      title: 'Already decided',
+      html: `<h1>Already decided</h1><p>This task is ${state.status}: it takes no more answers.</p>`,
+    };
+  return { title: 'Invalid link', html: '<h1>Invalid link</h1><p>This link is not one we gave out.</p>' };
+}
+
+/** The completion page a person without a key sees (the form, built from the task's form schema, or why not). */
+export function taskLinkPage(state: LinkState): { status: number; html: string } {
+  const { title, html } = body(state);
+  const page = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} · caseflow</title>
+<style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}.field{margin:1rem 0}.field>label:first-child{display:block;font-weight:600}input[type=text],input[type=number],textarea{width:100%;padding:.4rem;box-sizing:border-box}.error{color:#b00020}.instructions{white-space:pre-wrap}</style></head>
+<body data-outcome="${state.page}">${html}</body>
+</html>
+`;
+  return { status: statuses[state.page], html: page };
+}
+
+/** The form's values from its url-encoded fields, by each field's type; blanks are left out (the form check judges them). */
+export function formValues(
+  form: { schema: Record<string, VariableSchemaEntry> },
+  sent: Record<string, unknown>,
+): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const entry of Object.values(form.schema)) {
+    const raw = sent[entry.variable_name];
+    if (typeof raw !== 'string' || raw === '') continue;
+    const type = firstType(entry);
+    if (type === 'bool') values[entry.variable_name] = raw === 'true' ? true : raw === 'false' ? false : raw;
+    else if (type === 'int' || type === 'float')
+      values[entry.variable_name] = Number.isNaN(Number(raw)) ? raw : Number(raw);
+    else if (type === 'array' || type === 'object' || type === 'array_files') {
+      try {
+        values[entry.variable_name] = JSON.parse(raw) as unknown;
+      } catch {
+        values[entry.variable_name] = raw;
+      }
+    } else values[entry.variable_name] = raw;
+  }
+  return values;
+}
