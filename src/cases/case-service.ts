@@ -143,12 +143,7 @@ export class CaseService {
     if (checked.problems.length > 0) throw DomainError.invalidFields(checked.problems);
     assertCaseInputsWithinLimit(checked.inputs, this.deps.config.cases.maxInputBytes, 'body.initialInput');
     return this.repo.create({
-      organizationId: version.organizationId,
-      workspaceId: version.workspaceId,
-      workflowId: version.workflowId,
-      entityId: version.entityId,
-      workflowVersionId: version.versionId,
-      workflowVersionNumber: version.versionNumber,
+      ...versionFields(version),
       title: body.title,
       description: body.description,
       refUserId: body.refUserId,
@@ -453,12 +448,7 @@ export class CaseService {
   ): Promise<CaseRecord> {
     const { version, inputs } = await this.checkScheduledCase(auth, request);
     return this.repo.create({
-      organizationId: version.organizationId,
-      workspaceId: version.workspaceId,
-      workflowId: version.workflowId,
-      entityId: version.entityId,
-      workflowVersionId: version.versionId,
-      workflowVersionNumber: version.versionNumber,
+      ...versionFields(version),
       title: request.title ?? undefined,
       source: 'scheduled',
       scheduleId: request.scheduleId,
@@ -731,6 +721,18 @@ export class CaseService {
     }
     return current;
   }
+}
+
+/** The version a case runs, as its row records it. */
+function versionFields(version: RunnableVersion) {
+  return {
+    organizationId: version.organizationId,
+    workspaceId: version.workspaceId,
+    workflowId: version.workflowId,
+    entityId: version.entityId,
+    workflowVersionId: version.versionId,
+    workflowVersionNumber: version.versionNumber,
+  };
 }
 
 function secondsBetween(start: string | null | undefined, end: string | null | undefined): number | undefined {

@@ -18,6 +18,9 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
+  // Temporal Schedules outlive the service (that is their point): leave none firing into this test's task queue.
+  const left = await svc.request('GET', '/api/v1/schedules?limit=100');
+  for (const s of left.body.items as ScheduleBody[]) await svc.request('DELETE', `/api/v1/schedules/${s.scheduleId}`);
   await svc?.stop();
 });
 

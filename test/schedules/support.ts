@@ -4,6 +4,7 @@ import type { TestResponse, TestService } from '../support/harness.js';
 export interface Firing {
   firingId: string;
   scheduledAt: string;
+  firedAt: string;
   status: 'started' | 'failed';
   caseId: string | null;
   caseStatus: string | null;

@@ -6,7 +6,7 @@ import { temporalScheduleId } from '../../temporal/contracts/scheduled-case.js';
 import type { firingSchema, scheduleDetailsSchema, scheduleListSchema, scheduleSchema } from '../schemas/schedules.js';
 import type { Page } from '../../store/paging.js';
 
-export function scheduleView(r: ScheduleRecord): z.infer<typeof scheduleSchema> {
+function scheduleView(r: ScheduleRecord): z.infer<typeof scheduleSchema> {
   const { timing } = r;
   return {
     scheduleId: r.id,
