@@ -37,6 +37,7 @@ import type { PythonRunnerPool } from './python/pool.js';
 import { RateLimiter } from './rate-limits/rate-limiter.js';
 import { IdempotentRequests } from './idempotency/idempotent-requests.js';
 import { HookService } from './hooks/hook-service.js';
+import { HookSecrets } from './hooks/hook-secrets.js';
 import type { Store } from './store/database.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
 import type { TemporalHandle } from './temporal/connection.js';
@@ -276,7 +277,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       workflows: repos.workflows,
       definitions: workflows,
       cases,
-      box,
+      secrets: new HookSecrets(box),
       idempotency,
     }),
   };

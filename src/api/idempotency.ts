@@ -5,7 +5,7 @@ import { parseOrThrow } from './route.js';
 import { startIdempotencyHeaders } from './schemas/common.js';
 
 /** The request's Idempotency-Key, checked (400 when malformed); undefined when none was sent. */
-export function idempotencyKeyOf(req: Request): string | undefined {
+function idempotencyKeyOf(req: Request): string | undefined {
   return parseOrThrow(startIdempotencyHeaders, { 'idempotency-key': req.get('idempotency-key') }, 'header')[
     'idempotency-key'
   ];

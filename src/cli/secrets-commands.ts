@@ -3,7 +3,9 @@ import { WebhookSecrets } from '../callbacks/webhook-secrets.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { CredentialVault } from '../connections/credential-vault.js';
 import { addKeyToFile, dropOldKeysFromFile, keyFileOf, loadMasterKeys, SecretBox } from '../crypto/secret-box.js';
+import { HookSecrets } from '../hooks/hook-secrets.js';
 import { CallbackRepo } from '../store/callback-repo.js';
+import { HookRepo } from '../store/hook-repo.js';
 import { ConnectionRepo } from '../store/connection-repo.js';
 import { migrateToLatest, openStore } from '../store/database.js';
 import { OAuthRepo } from '../store/oauth-repo.js';
@@ -14,12 +16,18 @@ type Fail = (message: string) => never;
 /**
  * Every secret of the store under the box's current key: connection
  * credentials (with their OAuth tokens), OAuth attempts' PKCE verifiers and
- * webhook signing secrets. (A new encrypted column belongs here too.)
+ * webhook signing secrets, inbound hooks' secrets. (A new encrypted column belongs here too.)
  */
 async function reencryptEverything(
   config: Config,
   box: SecretBox,
-): Promise<{ currentKeyId: string; credentials: number; oauthAttempts: number; webhookSecrets: number }> {
+): Promise<{
+  currentKeyId: string;
+  credentials: number;
+  oauthAttempts: number;
+  webhookSecrets: number;
+  hookSecrets: number;
+}> {
   const store = openStore(config.dataDir, config.databaseUrl);
   try {
     await migrateToLatest(store.db);
@@ -31,7 +39,8 @@ async function reencryptEverything(
       box,
       config.callbacks.secretRotationOverlapMs,
     ).reencryptAll();
-    return { currentKeyId: box.currentKeyId, credentials, oauthAttempts, webhookSecrets };
+    const hookSecrets = await new HookSecrets(box).reencryptAll(new HookRepo(store.db));
+    return { currentKeyId: box.currentKeyId, credentials, oauthAttempts, webhookSecrets, hookSecrets };
   } finally {
     await store.close();
   }

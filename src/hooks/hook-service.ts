@@ -5,7 +5,6 @@ import type { Grant } from '../domain/grants.js';
 import { generateWebhookSecret } from '../callbacks/signing.js';
 import { inputVariables, validateCaseInputs } from '../cases/case-inputs.js';
 import type { CaseService } from '../cases/case-service.js';
-import type { SecretBox } from '../crypto/secret-box.js';
 import type { WorkflowService } from '../definitions/workflow-service.js';
 import type { CaseResults } from '../domain/cases.js';
 import type { HookMapping, HookMode, HookScheme } from '../domain/hooks.js';
@@ -16,6 +15,7 @@ import type { CaseRecord } from '../store/case-repo.js';
 import type { HookChanges, HookRecord, HookRepo } from '../store/hook-repo.js';
 import { decodeCursor, type Page } from '../store/paging.js';
 import type { WorkflowRepo } from '../store/workflow-repo.js';
+import type { HookSecrets } from './hook-secrets.js';
 import { describeSource, mapDelivery } from './mapping.js';
 import { verifyDelivery, type SignedDelivery } from './signatures.js';
 
@@ -48,13 +48,11 @@ export interface HookServiceDeps {
   workflows: Pick<WorkflowRepo, 'findWorkflowByIdOrEntityId'>;
   definitions: Pick<WorkflowService, 'resolveForRun'>;
   cases: Pick<CaseService, 'initiate' | 'execute' | 'results' | 'cancel'>;
-  box: SecretBox;
+  secrets: HookSecrets;
   idempotency: IdempotentRequests;
   now?: () => number;
 }
 
-/** The secret's ciphertext is bound to its hook: a value copied into another row does not decrypt. */
-const context = (hookId: string) => `hook-secret:${hookId}`;
 const RATE_WINDOW_MS = 60_000;
 
 /**
@@ -96,7 +94,7 @@ export class HookService {
         createdByKeyId: auth.keyId,
         createdByUserId: auth.userId,
       },
-      this.deps.box.encrypt(secret, context(id)),
+      this.deps.secrets.seal(id, secret),
     );
     return { hook, secret };
   }
@@ -139,7 +137,7 @@ export class HookService {
     const rotated = await this.deps.repo.rotateSecret(
       hook.id,
       hook.secretCiphertext,
-      this.deps.box.encrypt(secret, context(hook.id)),
+      this.deps.secrets.seal(hook.id, secret),
       until,
     );
     if (!rotated) throw DomainError.conflict('The secret was rotated by another request at the same time; retry');
@@ -178,7 +176,7 @@ export class HookService {
   ): Promise<{ answer: Answer; replayed: boolean }> {
     const verified = verifyDelivery(delivery, {
       scheme: hook.scheme,
-      secrets: this.secretsInForce(hook),
+      secrets: this.deps.secrets.inForce(hook, this.now()),
       signatureHeader: hook.signatureHeader,
       toleranceSeconds: hook.toleranceSeconds,
       nowSeconds: Math.floor(this.now() / 1000),
@@ -241,15 +239,6 @@ export class HookService {
       if (left <= 0) return undefined;
       await sleep(Math.min(pause, left));
     }
-  }
-
-  /** The current secret, and the previous one while its grace period lasts. */
-  private secretsInForce(hook: HookRecord): string[] {
-    const secrets = [this.deps.box.decrypt(hook.secretCiphertext, context(hook.id))];
-    const previousUntil = hook.previousSecretExpiresAt === null ? 0 : Date.parse(hook.previousSecretExpiresAt);
-    if (hook.previousSecretCiphertext && previousUntil > this.now())
-      secrets.push(this.deps.box.decrypt(hook.previousSecretCiphertext, context(hook.id)));
-    return secrets;
   }
 
   /** The workflow by id or entity id: 404 when there is none in the caller's organization, then the grant (403). */

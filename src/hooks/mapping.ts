@@ -2,7 +2,7 @@ import type { HookMapping, InputSource } from '../domain/hooks.js';
 import type { FieldProblem } from '../errors.js';
 
 /** The value a JSON Pointer (RFC 6901) names in `document`; undefined when there is none. */
-export function resolvePointer(document: unknown, pointer: string): unknown {
+function resolvePointer(document: unknown, pointer: string): unknown {
   if (pointer === '') return document;
   let current: unknown = document;
   for (const raw of pointer.slice(1).split('/')) {

@@ -42,6 +42,9 @@ export type HookChanges = Partial<
   >
 >;
 
+/** A hook's encrypted secrets, as master key rotation reseals them. */
+export type HookSecretRow = Pick<HookRecord, 'id' | 'secretCiphertext' | 'previousSecretCiphertext'>;
+
 function toHook(r: Selectable<HookTable>): HookRecord {
   return {
     id: r.id,
@@ -65,6 +68,12 @@ function toHook(r: Selectable<HookTable>): HookRecord {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
+}
+
+function toSecretRow(
+  r: Pick<Selectable<HookTable>, 'id' | 'secret_ciphertext' | 'previous_secret_ciphertext'>,
+): HookSecretRow {
+  return { id: r.id, secretCiphertext: r.secret_ciphertext, previousSecretCiphertext: r.previous_secret_ciphertext };
 }
 
 /** Hooks (inbound webhook triggers); the secrets arrive and leave encrypted. */
@@ -159,6 +168,42 @@ export class HookRepo {
       .where('id', '=', id)
       .where('secret_ciphertext', '=', expected)
       .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** Hooks' secrets in id order after `after`, `limit` at a time. */
+  async secretPage(after: string, limit: number): Promise<HookSecretRow[]> {
+    const rows = await this.db
+      .selectFrom('hooks')
+      .select(['id', 'secret_ciphertext', 'previous_secret_ciphertext'])
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map(toSecretRow);
+  }
+
+  async secretRow(id: string): Promise<HookSecretRow | undefined> {
+    const row = await this.db
+      .selectFrom('hooks')
+      .select(['id', 'secret_ciphertext', 'previous_secret_ciphertext'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row ? toSecretRow(row) : undefined;
+  }
+
+  /** Swaps in resealed ciphertexts if the row still holds `row`'s (false when a rotation came between). */
+  async replaceCiphertexts(row: HookSecretRow, current: string, previous: string | null): Promise<boolean> {
+    let update = this.db
+      .updateTable('hooks')
+      .set({ secret_ciphertext: current, previous_secret_ciphertext: previous })
+      .where('id', '=', row.id)
+      .where('secret_ciphertext', '=', row.secretCiphertext);
+    update =
+      row.previousSecretCiphertext === null
+        ? update.where('previous_secret_ciphertext', 'is', null)
+        : update.where('previous_secret_ciphertext', '=', row.previousSecretCiphertext);
+    const result = await update.executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 

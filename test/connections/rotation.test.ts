@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Graph, createWorkflow } from '../cases/support.js';
+import { deliver, sign } from '../hooks/support.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { FakeOAuthProvider } from './fake-oauth-provider.js';
 import { checkToken, consentByHttp } from './oauth-support.js';
@@ -44,6 +46,13 @@ describe('caseflow secrets rotate-master-key', () => {
     expect(made.status, made.text).toBe(201);
     const webhook = await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`);
     expect(webhook.status, webhook.text).toBe(200);
+    const g = new Graph();
+    g.edge(g.input([{ name: 'title' }]), g.output([{ name: 'title' }]));
+    const { workflowId } = await createWorkflow(svc, g, 'hooked');
+    const hook = await svc.request('POST', `/api/v1/workflow/${workflowId}/hooks`, {
+      body: { name: 'rotated', scheme: 'github' },
+    });
+    expect(hook.status, hook.text).toBe(201);
     const db = svc.service.context.store.db;
     const credentialId = String(made.body.activeCredentialId);
     const before = await db
@@ -57,13 +66,17 @@ describe('caseflow secrets rotate-master-key', () => {
     first = undefined;
 
     const rotated = await caseflow(dataDir, 'secrets', 'rotate-master-key', '--drop-old');
-    expect(rotated).toMatchObject({ credentials: 1, webhookSecrets: 1, droppedKeyIds: [oldKeyId] });
+    expect(rotated).toMatchObject({ credentials: 1, webhookSecrets: 1, hookSecrets: 1, droppedKeyIds: [oldKeyId] });
     const ring = readFileSync(path.join(dataDir, 'master.key'), 'utf8').trim();
     expect(ring.split('\n')).toHaveLength(1);
     expect(ring.startsWith(`${String(rotated.currentKeyId)}:`)).toBe(true);
     expect(rotated.currentKeyId).not.toBe(oldKeyId);
     // Nothing left to do: a second run changes nothing.
-    expect(await caseflow(dataDir, 'secrets', 'reencrypt')).toMatchObject({ credentials: 0, webhookSecrets: 0 });
+    expect(await caseflow(dataDir, 'secrets', 'reencrypt')).toMatchObject({
+      credentials: 0,
+      webhookSecrets: 0,
+      hookSecrets: 0,
+    });
 
     // A process reads the ring at start; this one is handed the rotated ring (the file's content) explicitly.
     second = await startTestService({ dataDir, config: { secrets: { masterKey: ring } } });
@@ -100,6 +113,15 @@ describe('caseflow secrets rotate-master-key', () => {
       key: apiKey,
     });
     expect(webhookAfter.body.secret).toBe(webhook.body.secret);
+    // The hook's secret, resealed under the new key, still verifies its sender's deliveries.
+    const delivery = JSON.stringify({ title: 'after rotation' });
+    const delivered = await deliver(
+      second,
+      String(hook.body.hookId),
+      delivery,
+      sign.github(String(hook.body.secret), delivery),
+    );
+    expect(delivered.status, delivered.text).toBe(202);
   });
 });
 

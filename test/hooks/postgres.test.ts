@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Graph, createWorkflow, waitForEnd } from '../cases/support.js';
+import { startTestService, type TestService } from '../support/harness.js';
+import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
+import { caseIdsOf, deliver, sign } from './support.js';
+
+describe('hooks on Postgres', () => {
+  let schema: PostgresSchema;
+  let svc: TestService;
+  let workflowId: string;
+
+  beforeAll(async () => {
+    schema = await createPostgresSchema();
+    svc = await startTestService({ databaseUrl: schema.url });
+    const g = new Graph();
+    g.edge(g.input([{ name: 'title' }]), g.output([{ name: 'title' }]));
+    workflowId = (await createWorkflow(svc, g, 'pg hooks')).workflowId;
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    await schema?.drop();
+  });
+
+  it('creates, lists, delivers once per delivery id, rotates, disables and deletes', async () => {
+    const created = await svc.request('POST', `/api/v1/workflow/${workflowId}/hooks`, {
+      body: { name: 'pg', scheme: 'github', mapping: { title: { body: '/title' } } },
+    });
+    expect(created.status, created.text).toBe(201);
+    const hookId = String(created.body.hookId);
+    const secret = String(created.body.secret);
+    const page = await svc.request('GET', `/api/v1/workflow/${workflowId}/hooks?limit=1`);
+    expect((page.body.hooks as Array<{ hookId: string }>).map((h) => h.hookId)).toEqual([hookId]);
+
+    const body = JSON.stringify({ title: 'on postgres' });
+    const headers = sign.github(secret, body, randomUUID());
+    const answers = await Promise.all([1, 2, 3].map(() => deliver(svc, hookId, body, headers)));
+    for (const answer of answers) expect(answer.status, answer.text).toBe(202);
+    expect(new Set(answers.map((a) => a.body.caseId)).size).toBe(1);
+    const caseId = String(answers[0]?.body.caseId);
+    expect(await caseIdsOf(svc, workflowId)).toEqual([caseId]);
+    expect(await waitForEnd(svc, caseId)).toMatchObject({ status: 'COMPLETED', hookId });
+
+    const rotated = await svc.request('POST', `/api/v1/hooks/${hookId}/rotate-secret`, { body: { graceSeconds: 60 } });
+    expect(rotated.status, rotated.text).toBe(200);
+    expect((await deliver(svc, hookId, body, sign.github(secret, body))).status).toBe(202);
+    expect((await deliver(svc, hookId, body, sign.github(String(rotated.body.secret), body))).status).toBe(202);
+
+    expect((await svc.request('PATCH', `/api/v1/hooks/${hookId}`, { body: { enabled: false } })).body.enabled).toBe(
+      false,
+    );
+    expect((await deliver(svc, hookId, body, sign.github(secret, body))).status).toBe(404);
+    expect((await svc.request('DELETE', `/api/v1/hooks/${hookId}`)).status).toBe(204);
+    expect((await svc.request('GET', `/api/v1/hooks/${hookId}`)).status).toBe(404);
+  });
+});
