@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CaseStatus } from '../../src/domain/cases.js';
+import { CaseRepo } from '../../src/store/case-repo.js';
 import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
 import { makeKey } from '../files/support.js';
 import { answered, startTestService, type TestService } from '../support/harness.js';
@@ -42,6 +44,52 @@ async function cases(workflowId: string, inputs: number[]): Promise<string[]> {
   return ids;
 }
 
+/**
+ * `count` more FAILED cases recorded exactly as the engine recorded `caseId`'s end (row and node audit), without
+ * running them: a fixture of many failed cases that keeps the test to the reruns' own runs.
+ */
+async function copiesOfFailed(caseId: string, count: number): Promise<void> {
+  const repo = new CaseRepo(svc.service.context.store.db);
+  const original = await repo.find(caseId);
+  if (!original?.error) throw new Error(`case ${caseId} did not fail`);
+  const nodes = await repo.listNodes(caseId, (id) => id);
+  const progress = {
+    caseId,
+    status: 'FAILED' as const,
+    nodes: Object.fromEntries(nodes.map((n) => [n.nodeId, n])),
+    executed: nodes.filter((n) => n.status === 'completed' || n.status === 'failed').map((n) => n.nodeId),
+    failed: nodes.filter((n) => n.status === 'failed').map((n) => n.nodeId),
+    running: [],
+    remaining: [],
+    results: {},
+    error: original.error,
+  };
+  for (let i = 0; i < count; i++) {
+    const copy = await repo.create({
+      ...original,
+      title: undefined,
+      description: undefined,
+      refUserId: undefined,
+      webAppId: undefined,
+      workspaces: undefined,
+      rerunOf: undefined,
+      rerunFrom: undefined,
+      id: undefined,
+    });
+    await repo.markRunning(copy.id, {
+      inputs: original.inputs ?? {},
+      deadlineMs: 60_000,
+      temporalWorkflowId: `case-${copy.id}`,
+    });
+    await repo.finalize({
+      caseId: copy.id,
+      status: 'FAILED',
+      runId: `fixture-${i}`,
+      progress: { ...progress, caseId: copy.id },
+    });
+  }
+}
+
 async function batchUntilEnded(batchId: string, timeoutMs = 90_000): Promise<Record<string, unknown>> {
   const until = Date.now() + timeoutMs;
   for (;;) {
@@ -54,7 +102,7 @@ async function batchUntilEnded(batchId: string, timeoutMs = 90_000): Promise<Rec
 }
 
 /** How many cases of the workflow are in `status` (walking the list's pages). */
-async function countCases(workflowId: string, status?: string): Promise<number> {
+async function countCases(workflowId: string, status?: CaseStatus): Promise<number> {
   let count = 0;
   let cursor: string | undefined;
   do {
@@ -71,69 +119,78 @@ async function countCases(workflowId: string, status?: string): Promise<number> 
 }
 
 describe('bulk rerun', () => {
-  it('reruns 200 failed cases on the fixed latest version: each once, all completing', async () => {
-    const g = checked(buggy);
-    const { workflowId } = await createWorkflow(svc, g, 'bulk');
-    await cases(
-      workflowId,
-      Array.from({ length: 200 }, (_, i) => 11 + i),
-    );
-    expect(await countCases(workflowId, 'FAILED')).toBe(200);
-    const check = Object.values(g.nodes).find((node) => node.name === 'Check');
-    const patch = await svc.request('PATCH', `/api/v1/workflow/${workflowId}`, {
-      body: {
-        nodes: { ...g.nodes, [String(check?.id)]: { ...check, process: { source: fixed } } },
-        edges: g.edges,
-        activeStatus: 'active',
-      },
-    });
-    expect(patch.status, patch.text).toBe(200);
+  it(
+    'reruns 200 failed cases on the fixed latest version: each once, all completing',
+    { timeout: 240_000 },
+    async () => {
+      const g = checked(buggy);
+      const { workflowId } = await createWorkflow(svc, g, 'bulk');
+      const [first] = await cases(workflowId, [11]);
+      await copiesOfFailed(String(first), 199);
+      expect(await countCases(workflowId, 'FAILED')).toBe(200);
+      const check = Object.values(g.nodes).find((node) => node.name === 'Check');
+      const patch = await svc.request('PATCH', `/api/v1/workflow/${workflowId}`, {
+        body: {
+          nodes: { ...g.nodes, [String(check?.id)]: { ...check, process: { source: fixed } } },
+          edges: g.edges,
+          activeStatus: 'active',
+        },
+      });
+      expect(patch.status, patch.text).toBe(200);
 
-    const created = await answered(
-      svc.client.POST('/api/v1/case/rerun', {
-        body: { filter: { workflowId, status: 'FAILED' }, from: 'failed', version: 'latest' },
-      }),
-      202,
-    );
-    expect(created).toMatchObject({ status: 'RUNNING', matched: 200, from: 'failed', version: 'latest' });
-    expect(created.temporalWorkflowId).toBe(`case-rerun-${created.batchId}`);
+      const created = await answered(
+        svc.client.POST('/api/v1/case/rerun', {
+          body: { filter: { workflowId, status: 'FAILED' }, from: 'failed', version: 'latest' },
+        }),
+        202,
+      );
+      expect(created).toMatchObject({ status: 'RUNNING', matched: 200, from: 'failed', version: 'latest' });
+      expect(created.temporalWorkflowId).toBe(`case-rerun-${created.batchId}`);
 
-    const { client } = svc.service.context.temporal;
-    const described = await client.workflow.getHandle(created.temporalWorkflowId).describe();
-    expect(described.typedSearchAttributes.get(searchAttributes.workflowId)).toBe(workflowId);
-    expect(described.typedSearchAttributes.get(searchAttributes.organizationId)).toBe(svc.organizationId);
+      const { client } = svc.service.context.temporal;
+      const described = await client.workflow.getHandle(created.temporalWorkflowId).describe();
+      expect(described.typedSearchAttributes.get(searchAttributes.workflowId)).toBe(workflowId);
+      expect(described.typedSearchAttributes.get(searchAttributes.organizationId)).toBe(svc.organizationId);
 
-    const ended = await batchUntilEnded(created.batchId);
-    expect(ended).toMatchObject({ status: 'COMPLETED', matched: 200, started: 200, skipped: 0, failed: 0, pending: 0 });
-    // Each original rerun exactly once: 200 originals and 200 reruns, the reruns all completing.
-    const until = Date.now() + 60_000;
-    while ((await countCases(workflowId, 'COMPLETED')) < 200 && Date.now() < until)
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    expect(await countCases(workflowId, 'COMPLETED')).toBe(200);
-    expect(await countCases(workflowId)).toBe(400);
+      const ended = await batchUntilEnded(created.batchId);
+      expect(ended).toMatchObject({
+        status: 'COMPLETED',
+        matched: 200,
+        started: 200,
+        skipped: 0,
+        failed: 0,
+        pending: 0,
+      });
+      // Each original rerun exactly once: 200 originals and 200 reruns, the reruns all completing.
+      const until = Date.now() + 60_000;
+      while ((await countCases(workflowId, 'COMPLETED')) < 200 && Date.now() < until)
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      expect(await countCases(workflowId, 'COMPLETED')).toBe(200);
+      expect(await countCases(workflowId)).toBe(400);
 
-    // The batch matched what existed at its creation: its own reruns are not matched again by a later batch.
-    const again = await answered(
-      svc.client.POST('/api/v1/case/rerun', {
-        body: { filter: { workflowId, status: 'FAILED' }, from: 'failed', version: 'latest' },
-      }),
-      202,
-    );
-    expect(again.matched).toBe(200);
-    const cancelled = await svc.request('POST', `/api/v1/case/rerun/${again.batchId}/cancel`);
-    expect(cancelled.status, cancelled.text).toBe(200);
-    expect(cancelled.body.status).toBe('CANCELLED');
-    const stopped = await batchUntilEnded(again.batchId);
-    const gone = Number(stopped.started) + Number(stopped.skipped) + Number(stopped.failed);
-    expect(gone).toBeLessThan(200);
-    const cancelAgain = await svc.request('POST', `/api/v1/case/rerun/${again.batchId}/cancel`);
-    expect(cancelAgain.status).toBe(409);
+      // The batch matched what existed at its creation: its own reruns are not matched again by a later batch.
+      const again = await answered(
+        svc.client.POST('/api/v1/case/rerun', {
+          body: { filter: { workflowId, status: 'FAILED' }, from: 'failed', version: 'latest' },
+        }),
+        202,
+      );
+      expect(again.matched).toBe(200);
+      const cancelled = await svc.request('POST', `/api/v1/case/rerun/${again.batchId}/cancel`);
+      expect(cancelled.status, cancelled.text).toBe(200);
+      expect(cancelled.body.status).toBe('CANCELLED');
+      const stopped = await batchUntilEnded(again.batchId);
+      const gone = Number(stopped.started) + Number(stopped.skipped) + Number(stopped.failed);
+      expect(gone).toBeLessThan(200);
+      const cancelAgain = await svc.request('POST', `/api/v1/case/rerun/${again.batchId}/cancel`);
+      expect(cancelAgain.status).toBe(409);
 
-    // A filter over more than cases.rerunBatchMaxCases is refused, and starts nothing.
-    const wide = await svc.request('POST', '/api/v1/case/rerun', { body: { filter: { workflowId }, from: 'start' } });
-    expect(wide.status, wide.text).toBe(400);
-    expect(wide.body.message).toContain('at most 250');
-  });
+      // A filter over more than cases.rerunBatchMaxCases is refused, and starts nothing.
+      const wide = await svc.request('POST', '/api/v1/case/rerun', { body: { filter: { workflowId }, from: 'start' } });
+      expect(wide.status, wide.text).toBe(400);
+      expect(wide.body.message).toContain('at most 250');
+    },
+  );
 
   it('skips the cases a rerun refuses, with the reason', async () => {
     const { workflowId } = await createWorkflow(svc, checked(buggy), 'bulk skips');
