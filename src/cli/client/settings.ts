@@ -21,7 +21,7 @@ export const defaultUrl = 'http://127.0.0.1:8080';
 /** CASEFLOW_CONFIG, else $XDG_CONFIG_HOME/caseflow/config.json, else ~/.config/caseflow/config.json. */
 export function settingsPath(env: NodeJS.ProcessEnv = process.env): string {
   if (env.CASEFLOW_CONFIG) return path.resolve(env.CASEFLOW_CONFIG);
-  const base = env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config');
+  const base = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), '.config');
   return path.join(base, 'caseflow', 'config.json');
 }
 
