@@ -74,6 +74,8 @@ async function copiesOfFailed(caseId: string, count: number): Promise<void> {
       workspaces: undefined,
       rerunOf: undefined,
       rerunFrom: undefined,
+      hookId: undefined,
+      scheduleId: undefined,
       id: undefined,
     });
     await repo.markRunning(copy.id, {
