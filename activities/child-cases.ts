@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { ChildCaseRequest, ChildCaseStart, UnstartedChildCase } from '../src/cases/child-cases.js';
+import type { ChildCaseRequest, ChildCaseStart, UnstartedChildCase } from '../src/temporal/contracts/child-case.js';
 import { DomainError } from '../src/errors.js';
 import { nodeFailedType, type NodeFailureDetails } from './cases.js';
 import type { ActivityDeps } from './deps.js';

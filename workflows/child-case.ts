@@ -13,7 +13,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ChildCaseActivities } from '../activities/child-cases.js';
-import type { ChildCaseStart } from '../src/cases/child-cases.js';
+import type { ChildCaseStart } from '../src/temporal/contracts/child-case.js';
 import type { NodeCompletion } from '../src/domain/case-scheduler.js';
 import type { CaseResults, CaseRunInput } from '../src/domain/cases.js';
 import type { WorkflowNode } from '../src/domain/graph.js';

@@ -33,7 +33,7 @@ import { caseWorkflowId } from '../temporal/contracts/case-run.js';
 import type { CaseRunGateway, CaseRunLabels } from '../temporal/gateways/case-runs.js';
 import { callWorkflowKind, type CallWorkflowProcess } from '../domain/node-kinds/call-workflow.js';
 import { processSchemaOf } from '../domain/node-kinds/process-schema.js';
-import type { ChildCaseRequest, ChildCaseStart, UnstartedChildCase } from './child-cases.js';
+import type { ChildCaseRequest, ChildCaseStart, UnstartedChildCase } from '../temporal/contracts/child-case.js';
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 import { statsWindow, workflowStats, type CaseStats, type CaseStatsRequest } from './case-stats.js';
 import { planReuse, type ReusePlan } from './rerun-plan.js';
@@ -487,7 +487,10 @@ export class CaseService {
       deadlineMs: current.deadlineMs ?? deadlineMs,
     };
     const reused = await this.reusedNodes(current, version.graph);
-    const started = { input: this.runInput(current, version, settings, reused), labels: this.runLabels(current, version) };
+    const started = {
+      input: this.runInput(current, version, settings, reused),
+      labels: this.runLabels(current, version),
+    };
     this.deps.metrics.caseStarted();
     return started;
   }

@@ -1,5 +1,5 @@
-import type { CaseRunInput } from '../domain/cases.js';
-import type { RunTags } from '../temporal/contracts/search-attributes.js';
+import type { CaseRunInput } from '../../domain/cases.js';
+import type { RunTags } from './search-attributes.js';
 
 /**
  * What a call_workflow node asks of the cases area (through the startChildCase activity), and what
