@@ -7,7 +7,7 @@ import type { VariableSchema } from './variables.js';
  */
 
 export const memberRoles = ['owner', 'admin', 'member'] as const;
-export type MemberRole = (typeof memberRoles)[number];
+type MemberRole = (typeof memberRoles)[number];
 
 /**
  * Who decides: one user of the organization, the members with a role, or
@@ -18,7 +18,7 @@ export type TaskAssignee =
   { type: 'user'; user_id: string } | { type: 'role'; role: MemberRole } | { type: 'workspace' };
 
 /** What happens when a task is due: hand it to another assignee (once), take a route, or fail the node. */
-export type DueAction =
+type DueAction =
   | { action: 'fail' }
   | { action: 'route'; route_id: string }
   | { action: 'escalate'; assignee: TaskAssignee; due_after_ms?: number };

@@ -147,6 +147,21 @@ function changeColumns(change: TaskChange): Partial<HumanTaskTable> {
   return row;
 }
 
+/** One history entry, in the transaction of the change it records. */
+async function insertEvent(trx: Db, taskId: string, at: string, event: Omit<TaskEvent, 'at'>): Promise<void> {
+  await trx
+    .insertInto('human_task_events')
+    .values({
+      id: randomUUID(),
+      task_id: taskId,
+      at,
+      actor_user_id: event.actorUserId,
+      action: event.action,
+      details: JSON.stringify(event.details),
+    })
+    .execute();
+}
+
 /** Reads and writes human tasks and their history. */
 export class TaskRepo {
   constructor(private readonly db: Db) {}
@@ -187,17 +202,7 @@ export class TaskRepo {
           updated_at: at,
         })
         .execute();
-      await trx
-        .insertInto('human_task_events')
-        .values({
-          id: randomUUID(),
-          task_id: task.id,
-          at,
-          actor_user_id: event.actorUserId,
-          action: event.action,
-          details: JSON.stringify(event.details),
-        })
-        .execute();
+      await insertEvent(trx, task.id, at, event);
       return true;
     });
   }
@@ -253,17 +258,7 @@ export class TaskRepo {
             : query.where('claimed_by', '=', from.claimedBy);
       const result = await query.executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
-      await trx
-        .insertInto('human_task_events')
-        .values({
-          id: randomUUID(),
-          task_id: id,
-          at,
-          actor_user_id: event.actorUserId,
-          action: event.action,
-          details: JSON.stringify(event.details),
-        })
-        .execute();
+      await insertEvent(trx, id, at, event);
       return true;
     });
   }

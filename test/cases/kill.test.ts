@@ -1,8 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { projectRoot } from '../../src/config/paths.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
+import { exited, WorkerProcesses } from '../support/worker-process.js';
 import { Graph, audit, createWorkflow, results, startCase, waitForEnd } from './support.js';
 
 /**
@@ -11,40 +9,14 @@ import { Graph, audit, createWorkflow, results, startCase, waitForEnd } from './
  * SIGKILL mid-case must not lose or duplicate anything once another starts.
  */
 let svc: TestService;
-const workers: ChildProcess[] = [];
-
-function startWorker(): ChildProcess {
-  const child = spawn(process.execPath, [path.join(projectRoot, 'dist/src/cli/main.js'), 'serve', '--role', 'worker'], {
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      CASEFLOW_DATA_DIR: svc.dataDir,
-      CASEFLOW_TASK_QUEUE: svc.taskQueue,
-      CASEFLOW_WORKER_METRICS_PORT: '0',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  workers.push(child);
-  return child;
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) =>
-    child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
-  );
-}
+const workers = new WorkerProcesses(() => svc);
+const startWorker = () => workers.start();
 
 beforeAll(async () => {
   svc = await startTestService({ role: 'api' });
 });
 afterAll(async () => {
-  for (const w of workers) {
-    if (w.exitCode === null && w.signalCode === null) {
-      w.kill('SIGTERM');
-      await exited(w);
-    }
-  }
+  await workers.stopAll();
   await svc?.stop();
 });
 

@@ -2,7 +2,7 @@ import type { WorkflowNode } from '../../src/domain/graph.js';
 import { Graph, vars } from '../cases/support.js';
 
 /** The approval route's id (its bool output is the form's `approved` field). */
-export const approvedRoute = 'approved';
+const approvedRoute = 'approved';
 
 /**
  * input(amount: float, deadline: date, optional) → human_task "Approve" (form: `approved`, the route's

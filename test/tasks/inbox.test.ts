@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audit, createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { makeKey } from '../files/support.js';
-import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
+import { http, startTestService, type TestResponse, type TestService } from '../support/harness.js';
 import { approvalGraph } from './graphs.js';
 
 let svc: TestService;
@@ -78,6 +78,8 @@ describe('task inbox', () => {
       { taskId, nodeId: taskNodeId, title: 'Approve 120 EUR', dueAt: summary.dueAt },
     ]);
     expect((await audit(svc, caseId)).audit.nodes_execution_data[taskNodeId]?.status).toBe('waiting');
+    const metrics = await http(`${svc.url}/metrics`, 'GET');
+    expect(metrics.text).toMatch(new RegExp(`caseflow_human_tasks_open\\{workspace="${svc.workspaceId}"\\} [1-9]`));
 
     const detail = await svc.request('GET', `/api/v1/tasks/${taskId}`, { key: keys.member });
     expect(detail.status, detail.text).toBe(200);
@@ -126,6 +128,7 @@ describe('task inbox', () => {
     const node = (await audit(svc, caseId)).audit.nodes_execution_data[taskNodeId];
     expect(node?.status).toBe('completed');
     expect(JSON.stringify(node?.logs)).toContain(`completed by user ${memberId} via api`);
+    expect((await http(`${svc.url}/metrics`, 'GET')).text).toMatch(/caseflow_human_task_decision_seconds_count [1-9]/);
   });
 
   it('refuses decisions to a key that is neither Case: Full nor the assignee, and reassigns with Case: Full', async () => {

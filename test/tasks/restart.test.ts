@@ -1,9 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { projectRoot } from '../../src/config/paths.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { startTestService, type TestService } from '../support/harness.js';
+import { exited, WorkerProcesses } from '../support/worker-process.js';
 import { approvalGraph } from './graphs.js';
 
 /**
@@ -12,40 +10,14 @@ import { approvalGraph } from './graphs.js';
  * starts, and the task is completed through the API-only service.
  */
 let svc: TestService;
-const workers: ChildProcess[] = [];
-
-function startWorker(): ChildProcess {
-  const child = spawn(process.execPath, [path.join(projectRoot, 'dist/src/cli/main.js'), 'serve', '--role', 'worker'], {
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      CASEFLOW_DATA_DIR: svc.dataDir,
-      CASEFLOW_TASK_QUEUE: svc.taskQueue,
-      CASEFLOW_WORKER_METRICS_PORT: '0',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  workers.push(child);
-  return child;
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) =>
-    child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
-  );
-}
+const workers = new WorkerProcesses(() => svc);
+const startWorker = () => workers.start();
 
 beforeAll(async () => {
   svc = await startTestService({ role: 'api' });
 });
 afterAll(async () => {
-  for (const w of workers) {
-    if (w.exitCode === null && w.signalCode === null) {
-      w.kill('SIGTERM');
-      await exited(w);
-    }
-  }
+  await workers.stopAll();
   await svc?.stop();
 });
 

@@ -3,7 +3,7 @@ import { memberRoles, taskStatuses } from '../../domain/human-tasks.js';
 import { variableSchemaSchema } from '../../domain/variables.js';
 import { errorBodySchema, nextCursorSchema, pageQueryFields, uuid } from './common.js';
 
-export const assigneeSchema = z
+const assigneeSchema = z
   .discriminatedUnion('type', [
     z.object({ type: z.literal('user'), user_id: uuid }).strict(),
     z.object({ type: z.literal('role'), role: z.enum(memberRoles) }).strict(),

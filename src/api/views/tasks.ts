@@ -3,7 +3,7 @@ import type { TaskDetails } from '../../tasks/task-service.js';
 import type { TaskRecord } from '../../store/task-repo.js';
 import type { taskListSchema, taskSchema, taskSummarySchema } from '../schemas/tasks.js';
 
-export function taskSummaryView(task: TaskRecord): z.infer<typeof taskSummarySchema> {
+function taskSummaryView(task: TaskRecord): z.infer<typeof taskSummarySchema> {
   return {
     taskId: task.id,
     status: task.status,

@@ -37,7 +37,7 @@ export interface HumanTaskTable {
   updated_at: string;
 }
 
-export interface HumanTaskEventTable {
+interface HumanTaskEventTable {
   id: string;
   task_id: string;
   at: string;

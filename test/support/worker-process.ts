@@ -1,0 +1,53 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { inject } from 'vitest';
+import { projectRoot } from '../../src/config/paths.js';
+import type { TestService } from './harness.js';
+
+/** Resolves once the child has exited (at once when it has already). */
+export function exited(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) =>
+    child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+  );
+}
+
+/**
+ * Workers in their own processes (the built CLI), sharing the SQLite file and
+ * the task queue of an API-only test service: tests kill them with SIGKILL.
+ */
+export class WorkerProcesses {
+  private readonly workers: ChildProcess[] = [];
+
+  constructor(private readonly svc: () => TestService) {}
+
+  start(): ChildProcess {
+    const { dataDir, taskQueue } = this.svc();
+    const child = spawn(
+      process.execPath,
+      [path.join(projectRoot, 'dist/src/cli/main.js'), 'serve', '--role', 'worker'],
+      {
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: inject('temporalAddress'),
+          CASEFLOW_DATA_DIR: dataDir,
+          CASEFLOW_TASK_QUEUE: taskQueue,
+          CASEFLOW_WORKER_METRICS_PORT: '0',
+          LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
+    this.workers.push(child);
+    return child;
+  }
+
+  /** Stops the workers still running (SIGTERM), waiting for each. */
+  async stopAll(): Promise<void> {
+    for (const w of this.workers) {
+      if (w.exitCode === null && w.signalCode === null) {
+        w.kill('SIGTERM');
+        await exited(w);
+      }
+    }
+  }
+}
