@@ -430,23 +430,23 @@ export class CaseService {
     const record = await this.repo.find(caseId);
     if (!record) throw new Error(`scheduled case ${caseId} is missing`);
     const deadlineMs = Math.min(this.deps.config.cases.defaultDeadlineMs, this.deps.config.cases.maxDeadlineMs);
-    if (record.status === 'PENDING') {
-      await this.repo.markRunning(caseId, {
+    const accepted =
+      record.status === 'PENDING' &&
+      (await this.repo.markRunning(caseId, {
         inputs: record.initialInput,
         callbackUrl,
         deadlineMs,
         temporalWorkflowId: caseWorkflowId(caseId),
-      });
-    }
+      }));
     const current = (await this.repo.find(caseId)) ?? record;
     if (current.status !== 'RUNNING') return undefined;
-    const started = this.runStart(current, await this.version(current), {
+    // Counted once, by the attempt that accepted it (a retried activity finds it RUNNING).
+    if (accepted) this.deps.metrics.caseStarted();
+    return this.runStart(current, await this.version(current), {
       inputs: current.inputs ?? current.initialInput,
       callbackUrl: current.callbackUrl ?? undefined,
       deadlineMs: current.deadlineMs ?? deadlineMs,
     });
-    this.deps.metrics.caseStarted();
-    return started;
   }
 
   /** Links a scheduled case's run once the firing workflow started it. */
