@@ -470,14 +470,14 @@ export class CaseService {
     const record = await this.repo.find(caseId);
     if (!record) throw new Error(`scheduled case ${caseId} is missing`);
     const deadlineMs = Math.min(this.deps.config.cases.defaultDeadlineMs, this.deps.config.cases.maxDeadlineMs);
-    if (record.status === 'PENDING') {
-      await this.repo.markRunning(caseId, {
+    const accepted =
+      record.status === 'PENDING' &&
+      (await this.repo.markRunning(caseId, {
         inputs: record.initialInput,
         callbackUrl,
         deadlineMs,
         temporalWorkflowId: caseWorkflowId(caseId),
-      });
-    }
+      }));
     const current = (await this.repo.find(caseId)) ?? record;
     if (current.status !== 'RUNNING') return undefined;
     const version = await this.version(current);
@@ -491,7 +491,8 @@ export class CaseService {
       input: this.runInput(current, version, settings, reused),
       labels: this.runLabels(current, version),
     };
-    this.deps.metrics.caseStarted();
+    // Counted once, by the attempt that accepted it (a retried activity finds it RUNNING).
+    if (accepted) this.deps.metrics.caseStarted();
     return started;
   }
 

@@ -21,6 +21,11 @@ describe('a schedule firing', () => {
     expect(created).toMatchObject({ inEngine: true, paused: false, overlap: 'skip', timeZone: 'UTC' });
     expect(created.nextRunTimes.length).toBeGreaterThan(0);
     expect(created.temporalScheduleId).toBe(`schedule-${created.scheduleId}`);
+    // What the Temporal UI's Schedules page shows.
+    const inTemporal = await svc.service.context.temporal.client.schedule
+      .getHandle(String(created.temporalScheduleId))
+      .describe();
+    expect(inTemporal.action).toMatchObject({ type: 'startWorkflow', workflowType: 'scheduledCase' });
     const s = await waitForSchedule(svc, created.scheduleId, (x) => x.recentFirings.some(ended));
     const firing = s.recentFirings.find(ended);
     expect(firing).toMatchObject({ status: 'started', caseStatus: 'COMPLETED', error: null });
