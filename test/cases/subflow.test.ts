@@ -91,6 +91,18 @@ async function status(caseId: string, on = svc): Promise<Record<string, unknown>
   return r.body;
 }
 
+/** A parent case whose call node runs a child that sleeps 20 s, once the child has started. */
+async function parentOfSleeper(
+  on = svc,
+  executeExtra: Record<string, unknown> = {},
+): Promise<{ caseId: string; childId: string; nodeId: string }> {
+  const g = caller({ workflow_id: (await createWorkflow(on, sleeper(20))).workflowId });
+  const parent = await createWorkflow(on, g, 'parent of sleeper');
+  const caseId = await startCase(on, parent.workflowId, { text: 'x' }, executeExtra);
+  const nodeId = callNodeId(g);
+  return { caseId, childId: await childOf(caseId, nodeId, on), nodeId };
+}
+
 describe('call_workflow: running a child case', () => {
   it("runs the callee as a child case whose results become the node's outputs", async () => {
     const callee = await createWorkflow(svc, textChain('Shout', py('return {"text": inputs["text"].upper() + "!"}')));
@@ -143,42 +155,30 @@ describe('call_workflow: running a child case', () => {
   });
 
   it('cancels the child when the parent is cancelled', async () => {
-    const callee = await createWorkflow(svc, sleeper(20));
-    const g = caller({ workflow_id: callee.workflowId });
-    const parent = await createWorkflow(svc, g, 'parent of sleeper');
-    const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
-    const childId = await childOf(caseId, callNodeId(g));
+    const { caseId, childId, nodeId } = await parentOfSleeper();
     const cancelled = await svc.request('POST', `/api/v1/case/${caseId}/cancel`);
     expect(cancelled.status, cancelled.text).toBe(200);
     expect((await waitForEnd(svc, caseId)).status).toBe('CANCELLED');
     expect((await waitForEnd(svc, childId)).status).toBe('CANCELLED');
-    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[nodeId];
     expect(node?.status).toBe('cancelled');
   });
 
   it('fails the node when the child is cancelled on its own', async () => {
-    const callee = await createWorkflow(svc, sleeper(20));
-    const g = caller({ workflow_id: callee.workflowId });
-    const parent = await createWorkflow(svc, g, 'parent of cancelled');
-    const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
-    const childId = await childOf(caseId, callNodeId(g));
+    const { caseId, childId, nodeId } = await parentOfSleeper();
     const cancelled = await svc.request('POST', `/api/v1/case/${childId}/cancel`);
     expect(cancelled.status, cancelled.text).toBe(200);
     expect((await waitForEnd(svc, childId)).status).toBe('CANCELLED');
     expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
-    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[nodeId];
     expect(node?.error).toEqual({ message: `Sub-workflow case ${childId} was cancelled`, kind: 'child_cancelled' });
   });
 
   it('fails the node when the child run is terminated, and the reconciler closes the child case', async () => {
-    const callee = await createWorkflow(svc, sleeper(20));
-    const g = caller({ workflow_id: callee.workflowId });
-    const parent = await createWorkflow(svc, g, 'parent of terminated');
-    const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
-    const childId = await childOf(caseId, callNodeId(g));
+    const { caseId, childId, nodeId } = await parentOfSleeper();
     await svc.service.context.temporal.client.workflow.getHandle(`case-${childId}`).terminate('operator');
     expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
-    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[nodeId];
     expect(node?.error).toEqual({ message: `Sub-workflow case ${childId} was terminated`, kind: 'child_terminated' });
     // The terminated run never wrote its row (nor linked its run): the reconciler closes it once past the grace.
     expect((await status(childId)).status).toBe('RUNNING');
@@ -192,18 +192,14 @@ describe('call_workflow: running a child case', () => {
 
   // Whichever deadline timer fires first (the child's starts a little later, with what was left), the parent times out.
   it.each([1, 2, 3])("bounds the child by the parent's remaining deadline (run %i)", async () => {
-    const callee = await createWorkflow(svc, sleeper(20));
-    const g = caller({ workflow_id: callee.workflowId });
-    const parent = await createWorkflow(svc, g, 'parent with deadline');
     const started = Date.now();
-    const caseId = await startCase(svc, parent.workflowId, { text: 'x' }, { timeoutMs: 3000 });
-    const childId = await childOf(caseId, callNodeId(g));
+    const { caseId, childId, nodeId } = await parentOfSleeper(svc, { timeoutMs: 3000 });
     expect((await waitForEnd(svc, caseId)).status).toBe('TIMED_OUT');
     const child = await waitForEnd(svc, childId);
     // Its own deadline (at most the parent's remaining 3 s) or the parent's end stopped it, long before its 20 s sleep.
     expect(['TIMED_OUT', 'CANCELLED']).toContain(child.status);
     expect(Date.parse(String(child.finishedAt)) - started).toBeLessThan(12_000);
-    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[nodeId];
     expect(node).toMatchObject({ status: 'cancelled', child_case_id: childId });
   });
 
@@ -297,9 +293,7 @@ describe('call_workflow on Postgres', () => {
       parentCase: { caseId, nodeId: callNodeId(g) },
     });
 
-    const sleepy = caller({ workflow_id: (await createWorkflow(pg, sleeper(20))).workflowId });
-    const waiting = await startCase(pg, (await createWorkflow(pg, sleepy, 'sleepy parent')).workflowId, { text: 'x' });
-    const stuck = await childOf(waiting, callNodeId(sleepy), pg);
+    const { caseId: waiting, childId: stuck } = await parentOfSleeper(pg);
     await pg.service.context.temporal.client.workflow.getHandle(`case-${stuck}`).terminate('operator');
     expect((await waitForEnd(pg, waiting)).status).toBe('FAILED');
     await new Promise((r) => setTimeout(r, 1000));
