@@ -13,6 +13,7 @@ import {
   textChain,
   vars,
   waitForEnd,
+  type Var,
 } from './support.js';
 
 /** Sub-workflows: the call_workflow node kind (src/domain/node-kinds/call-workflow.ts, workflows/child-case.ts). */
@@ -38,8 +39,8 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-/** input(text) → call_workflow(text → text) → output(text) */
-function caller(process: Record<string, unknown>): Graph {
+/** input(text) → call_workflow(text → text, or `outputs`) → output(text) */
+function caller(process: Record<string, unknown>, outputs: Var[] = [{ name: 'text' }]): Graph {
   const g = new Graph();
   const input = g.input([{ name: 'text' }]);
   const call = g.node({
@@ -48,7 +49,7 @@ function caller(process: Record<string, unknown>): Graph {
     handler_class: 'call_workflow',
     process,
     input_schema: vars([{ name: 'text' }]),
-    output_schema: vars([{ name: 'text' }]),
+    output_schema: vars(outputs),
   });
   const output = g.output([{ name: 'text' }]);
   g.edge(input, call);
@@ -240,6 +241,17 @@ describe('call_workflow: checks at save', () => {
       expect(String(r.body.message)).toMatch(/process\.workflow_id: workflow .+ does not exist in this workspace/);
     }
     expect(foreign.text).not.toContain('Echo');
+  });
+
+  it("refuses node outputs the callee's results do not have", async () => {
+    const callee = await createWorkflow(svc, textChain('Echo', py('return {"text": inputs["text"]}')), 'Echo');
+    const g = caller({ workflow_id: callee.workflowId }, [{ name: 'text' }, { id: 'n', name: 'count', type: 'int' }]);
+    const call = callNodeId(g);
+    const r = await save(g, 'wrong outputs');
+    expect(r.status, r.text).toBe(400);
+    expect(r.body.message).toBe(
+      `Invalid workflow graph: nodes.${call}.output_schema.schema.n: workflow Echo has no result count`,
+    );
   });
 
   it('refuses a cycle, naming its path', async () => {
