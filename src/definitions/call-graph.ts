@@ -1,6 +1,7 @@
 import type { WorkflowGraph, WorkflowNode } from '../domain/graph.js';
 import type { GraphProblem } from '../domain/graph-validation.js';
 import { callWorkflowKind, type CallWorkflowProcess } from '../domain/node-kinds/call-workflow.js';
+import { outputKind } from '../domain/node-kinds/output.js';
 import { handlerClassName } from '../domain/vocabulary.js';
 
 /** A workflow version a call_workflow node would run. */
@@ -41,9 +42,21 @@ function callNodes(graph: WorkflowGraph): Array<[string, WorkflowNode]> {
   return Object.entries(graph.nodes).filter(([, node]) => handlerClassName(node) === callWorkflowKind.handlerClass);
 }
 
+/** The node's outputs are the callee's results: each output variable must be one of them (by variable_name). */
+function outputProblems(key: string, node: WorkflowNode, callee: Link): GraphProblem[] {
+  const exit = Object.values(callee.graph.nodes).find((n) => n.type === outputKind.nodeType);
+  const results = new Set(Object.values(exit?.input_schema?.schema ?? {}).map((v) => v.variable_name));
+  return Object.entries(node.output_schema?.schema ?? {})
+    .filter(([, variable]) => !results.has(variable.variable_name))
+    .map(([id, variable]) => ({
+      path: `nodes.${key}.output_schema.schema.${id}`,
+      message: `workflow ${callee.name} has no result ${variable.variable_name}`,
+    }));
+}
+
 /**
  * Save-time checks of a graph's call_workflow nodes: each callee resolves in the workflow's
- * workspace, and following the calls down (each version as it would run) neither comes back to a
+ * workspace, the node's outputs are among its results, and following the calls down (each version as it would run) neither comes back to a
  * workflow on the path nor nests deeper than `maxDepth` cases. Each workflow version is walked once
  * (depth-first, the longest path below it remembered), so a wide call graph costs its size, not its paths.
  */
@@ -116,6 +129,7 @@ export async function callProblems(
       problems.push({ path, message: link });
       continue;
     }
+    problems.push(...outputProblems(key, node, link));
     try {
       const calls = await through([root], link);
       if (calls.length > maxDepth)

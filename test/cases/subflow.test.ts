@@ -13,6 +13,7 @@ import {
   textChain,
   vars,
   waitForEnd,
+  type Var,
 } from './support.js';
 
 /** Sub-workflows: the call_workflow node kind (src/domain/node-kinds/call-workflow.ts, workflows/child-case.ts). */
@@ -38,8 +39,8 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-/** input(text) → call_workflow(text → text) → output(text) */
-function caller(process: Record<string, unknown>): Graph {
+/** input(text) → call_workflow(text → text, or `outputs`) → output(text) */
+function caller(process: Record<string, unknown>, outputs: Var[] = [{ name: 'text' }]): Graph {
   const g = new Graph();
   const input = g.input([{ name: 'text' }]);
   const call = g.node({
@@ -48,7 +49,7 @@ function caller(process: Record<string, unknown>): Graph {
     handler_class: 'call_workflow',
     process,
     input_schema: vars([{ name: 'text' }]),
-    output_schema: vars([{ name: 'text' }]),
+    output_schema: vars(outputs),
   });
   const output = g.output([{ name: 'text' }]);
   g.edge(input, call);
@@ -89,6 +90,18 @@ async function status(caseId: string, on = svc): Promise<Record<string, unknown>
   const r = await on.request('GET', `/api/v1/case/${caseId}/status`);
   expect(r.status, r.text).toBe(200);
   return r.body;
+}
+
+/** A parent case whose call node runs a child that sleeps 20 s, once the child has started. */
+async function parentOfSleeper(
+  on = svc,
+  executeExtra: Record<string, unknown> = {},
+): Promise<{ caseId: string; childId: string; nodeId: string }> {
+  const g = caller({ workflow_id: (await createWorkflow(on, sleeper(20))).workflowId });
+  const parent = await createWorkflow(on, g, 'parent of sleeper');
+  const caseId = await startCase(on, parent.workflowId, { text: 'x' }, executeExtra);
+  const nodeId = callNodeId(g);
+  return { caseId, childId: await childOf(caseId, nodeId, on), nodeId };
 }
 
 describe('call_workflow: running a child case', () => {
@@ -143,42 +156,30 @@ describe('call_workflow: running a child case', () => {
   });
 
   it('cancels the child when the parent is cancelled', async () => {
-    const callee = await createWorkflow(svc, sleeper(20));
-    const g = caller({ workflow_id: callee.workflowId });
-    const parent = await createWorkflow(svc, g, 'parent of sleeper');
-    const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
-    const childId = await childOf(caseId, callNodeId(g));
+    const { caseId, childId, nodeId } = await parentOfSleeper();
     const cancelled = await svc.request('POST', `/api/v1/case/${caseId}/cancel`);
     expect(cancelled.status, cancelled.text).toBe(200);
     expect((await waitForEnd(svc, caseId)).status).toBe('CANCELLED');
     expect((await waitForEnd(svc, childId)).status).toBe('CANCELLED');
-    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[nodeId];
     expect(node?.status).toBe('cancelled');
   });
 
   it('fails the node when the child is cancelled on its own', async () => {
-    const callee = await createWorkflow(svc, sleeper(20));
-    const g = caller({ workflow_id: callee.workflowId });
-    const parent = await createWorkflow(svc, g, 'parent of cancelled');
-    const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
-    const childId = await childOf(caseId, callNodeId(g));
+    const { caseId, childId, nodeId } = await parentOfSleeper();
     const cancelled = await svc.request('POST', `/api/v1/case/${childId}/cancel`);
     expect(cancelled.status, cancelled.text).toBe(200);
     expect((await waitForEnd(svc, childId)).status).toBe('CANCELLED');
     expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
-    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[nodeId];
     expect(node?.error).toEqual({ message: `Sub-workflow case ${childId} was cancelled`, kind: 'child_cancelled' });
   });
 
   it('fails the node when the child run is terminated, and the reconciler closes the child case', async () => {
-    const callee = await createWorkflow(svc, sleeper(20));
-    const g = caller({ workflow_id: callee.workflowId });
-    const parent = await createWorkflow(svc, g, 'parent of terminated');
-    const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
-    const childId = await childOf(caseId, callNodeId(g));
+    const { caseId, childId, nodeId } = await parentOfSleeper();
     await svc.service.context.temporal.client.workflow.getHandle(`case-${childId}`).terminate('operator');
     expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
-    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[nodeId];
     expect(node?.error).toEqual({ message: `Sub-workflow case ${childId} was terminated`, kind: 'child_terminated' });
     // The terminated run never wrote its row (nor linked its run): the reconciler closes it once past the grace.
     expect((await status(childId)).status).toBe('RUNNING');
@@ -192,18 +193,14 @@ describe('call_workflow: running a child case', () => {
 
   // Whichever deadline timer fires first (the child's starts a little later, with what was left), the parent times out.
   it.each([1, 2, 3])("bounds the child by the parent's remaining deadline (run %i)", async () => {
-    const callee = await createWorkflow(svc, sleeper(20));
-    const g = caller({ workflow_id: callee.workflowId });
-    const parent = await createWorkflow(svc, g, 'parent with deadline');
     const started = Date.now();
-    const caseId = await startCase(svc, parent.workflowId, { text: 'x' }, { timeoutMs: 3000 });
-    const childId = await childOf(caseId, callNodeId(g));
+    const { caseId, childId, nodeId } = await parentOfSleeper(svc, { timeoutMs: 3000 });
     expect((await waitForEnd(svc, caseId)).status).toBe('TIMED_OUT');
     const child = await waitForEnd(svc, childId);
     // Its own deadline (at most the parent's remaining 3 s) or the parent's end stopped it, long before its 20 s sleep.
     expect(['TIMED_OUT', 'CANCELLED']).toContain(child.status);
     expect(Date.parse(String(child.finishedAt)) - started).toBeLessThan(12_000);
-    const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
+    const node = (await audit(svc, caseId)).audit.nodes_execution_data[nodeId];
     expect(node).toMatchObject({ status: 'cancelled', child_case_id: childId });
   });
 
@@ -244,6 +241,17 @@ describe('call_workflow: checks at save', () => {
       expect(String(r.body.message)).toMatch(/process\.workflow_id: workflow .+ does not exist in this workspace/);
     }
     expect(foreign.text).not.toContain('Echo');
+  });
+
+  it("refuses node outputs the callee's results do not have", async () => {
+    const callee = await createWorkflow(svc, textChain('Echo', py('return {"text": inputs["text"]}')), 'Echo');
+    const g = caller({ workflow_id: callee.workflowId }, [{ name: 'text' }, { id: 'n', name: 'count', type: 'int' }]);
+    const call = callNodeId(g);
+    const r = await save(g, 'wrong outputs');
+    expect(r.status, r.text).toBe(400);
+    expect(r.body.message).toBe(
+      `Invalid workflow graph: nodes.${call}.output_schema.schema.n: workflow Echo has no result count`,
+    );
   });
 
   it('refuses a cycle, naming its path', async () => {
@@ -297,9 +305,7 @@ describe('call_workflow on Postgres', () => {
       parentCase: { caseId, nodeId: callNodeId(g) },
     });
 
-    const sleepy = caller({ workflow_id: (await createWorkflow(pg, sleeper(20))).workflowId });
-    const waiting = await startCase(pg, (await createWorkflow(pg, sleepy, 'sleepy parent')).workflowId, { text: 'x' });
-    const stuck = await childOf(waiting, callNodeId(sleepy), pg);
+    const { caseId: waiting, childId: stuck } = await parentOfSleeper(pg);
     await pg.service.context.temporal.client.workflow.getHandle(`case-${stuck}`).terminate('operator');
     expect((await waitForEnd(pg, waiting)).status).toBe('FAILED');
     await new Promise((r) => setTimeout(r, 1000));
