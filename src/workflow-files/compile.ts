@@ -36,8 +36,7 @@ export class WorkflowFileError extends Error {
 }
 
 export const nodeId = (name: string) => nameId('node', name);
-export const variableId = (node: string, side: 'in' | 'out', variable: string) =>
-  nameId('variable', node, side, variable);
+const variableId = (node: string, side: 'in' | 'out', variable: string) => nameId('variable', node, side, variable);
 
 interface Draft {
   name: string;

@@ -32,7 +32,7 @@ const variableObject = z
   .strict();
 
 /** `"int"` (a type), `"node.variable"` (a mapping, type taken from the source) or the object form. */
-export const variableSpec = z.union([z.string().min(1), z.array(typeName).min(1).max(11), variableObject]);
+const variableSpec = z.union([z.string().min(1), z.array(typeName).min(1).max(11), variableObject]);
 export type VariableSpec = z.infer<typeof variableSpec>;
 export type VariableObject = z.infer<typeof variableObject>;
 
@@ -64,7 +64,7 @@ const codeRef = z.union([
   z.object({ id: z.uuid(), version_id: z.uuid() }).strict(),
 ]);
 
-export const nodeSpec = z
+const nodeSpec = z
   .object({
     /** Keeps a node id that is not the one derived from the name (a graph authored elsewhere, then exported). */
     id: z.uuid().optional(),

@@ -26,7 +26,7 @@ function parseValue(text: string): unknown {
   }
 }
 
-export function parseRule(spec: RuleSpec): Rule {
+function parseRule(spec: RuleSpec): Rule {
   if (typeof spec !== 'string') return spec;
   const match = /^\s*(\S+)\s+(==|!=|>=|<=|>|<|contains|in|exists|empty)(?:\s+(.*?))?\s*$/.exec(spec);
   const [, left, token, right] = match ?? [];
@@ -44,7 +44,7 @@ export function parseRule(spec: RuleSpec): Rule {
 }
 
 /** The short text of a rule when it has one; the object otherwise. */
-export function formatRule(rule: Rule): RuleSpec {
+function formatRule(rule: Rule): RuleSpec {
   const { left, op, right } = rule;
   const leftVar = typeof left === 'object' && left !== null && 'var' in left ? left.var : undefined;
   if (typeof leftVar !== 'string' || /\s/.test(leftVar) || typeof op !== 'string') return rule;
