@@ -10,38 +10,10 @@ import {
   type NodeRecord,
 } from '../domain/cases.js';
 import type { Db } from './database.js';
-import { olderThan, pageOf, type Keyset, type ListScope, type Page } from './paging.js';
+import { olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
+import type { Page } from '../domain/page.js';
+import type { CaseRecord, CaseSummary } from '../domain/case-records.js';
 import type { CaseNodeTable, CaseTable } from './tables/cases.js';
-
-export interface CaseRecord {
-  id: string;
-  organizationId: string;
-  workspaceId: string;
-  workflowId: string;
-  entityId: string;
-  workflowVersionId: string;
-  workflowVersionNumber: number;
-  title: string | null;
-  description: string | null;
-  refUserId: string | null;
-  source: string;
-  webAppId: string | null;
-  workspaces: string | null;
-  initialInput: Record<string, unknown>;
-  inputs: Record<string, unknown> | null;
-  callbackUrl: string | null;
-  status: CaseStatus;
-  error: CaseError | null;
-  results: CaseResults | null;
-  deadlineMs: number | null;
-  temporalWorkflowId: string | null;
-  temporalRunId: string | null;
-  createdByKeyId: string;
-  createdByUserId: string;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-}
 
 /** What finalizing a case read back of it, for the metrics. */
 export type FinishedCase = Pick<CaseRecord, 'workflowId' | 'startedAt' | 'finishedAt'>;
@@ -66,24 +38,6 @@ export interface CreateCaseInput extends Pick<
   webAppId?: string;
   workspaces?: string;
 }
-
-/** A case as the list shows it: without its inputs, results and node records. */
-export type CaseSummary = Pick<
-  CaseRecord,
-  | 'id'
-  | 'organizationId'
-  | 'workspaceId'
-  | 'workflowId'
-  | 'workflowVersionId'
-  | 'workflowVersionNumber'
-  | 'title'
-  | 'source'
-  | 'status'
-  | 'error'
-  | 'createdAt'
-  | 'startedAt'
-  | 'finishedAt'
->;
 
 export interface CaseStatsFilter extends ListScope {
   workflowId?: string;

@@ -1,0 +1,50 @@
+import type { CaseError, CaseResults, CaseStatus } from './cases.js';
+
+/** A case as the store keeps it and the services return it (the API's views map it). */
+export interface CaseRecord {
+  id: string;
+  organizationId: string;
+  workspaceId: string;
+  workflowId: string;
+  entityId: string;
+  workflowVersionId: string;
+  workflowVersionNumber: number;
+  title: string | null;
+  description: string | null;
+  refUserId: string | null;
+  source: string;
+  webAppId: string | null;
+  workspaces: string | null;
+  initialInput: Record<string, unknown>;
+  inputs: Record<string, unknown> | null;
+  callbackUrl: string | null;
+  status: CaseStatus;
+  error: CaseError | null;
+  results: CaseResults | null;
+  deadlineMs: number | null;
+  temporalWorkflowId: string | null;
+  temporalRunId: string | null;
+  createdByKeyId: string;
+  createdByUserId: string;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+/** A case as the list shows it: without its inputs, results and node records. */
+export type CaseSummary = Pick<
+  CaseRecord,
+  | 'id'
+  | 'organizationId'
+  | 'workspaceId'
+  | 'workflowId'
+  | 'workflowVersionId'
+  | 'workflowVersionNumber'
+  | 'title'
+  | 'source'
+  | 'status'
+  | 'error'
+  | 'createdAt'
+  | 'startedAt'
+  | 'finishedAt'
+>;
