@@ -100,13 +100,12 @@ export default tseslint.config(
     ignores: ['src/api/**', 'src/domain/**', ...srcEntryPoints],
     rules: forbid(http, temporalLayers(depth)),
   })),
-  // Routes and views reach the store through services: they may name its record types, never load it.
+  // Routes and views reach the store through services; the record types they answer with are the domain's.
   ...depths.slice(1).map((depth) => ({
     files: filesAt('src/api', depth),
     rules: forbid(temporalLayers(depth), {
       group: ['**/store/**'],
-      allowTypeImports: true,
-      message: 'src/api reaches the store through the services (and ctx.store for readiness); import type only.',
+      message: 'src/api reaches the store through the services (ctx.store for readiness); records are in src/domain.',
     }),
   })),
   // The store reads and writes: it names the domain's record types and src/errors.ts, never a service area.

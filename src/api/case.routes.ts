@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import type { CaseService } from '../cases/case-service.js';
 import { executeBodySchema, initiateBodySchema, rerunBodySchema } from '../cases/schemas.js';
 import type { CaseResults } from '../domain/cases.js';
-import type { CaseRecord } from '../store/case-repo.js';
+import type { CaseRecord } from '../domain/case-records.js';
 import type { ApiRoutes } from './route.js';
 import {
   auditSchema,

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import type { FileService, PresignResult } from '../files/file-service.js';
 import { maxFileBytes, supportedExtensionPattern, supportedExtensions } from '../files/file-types.js';
 import { accessScopes } from '../domain/file-access.js';
-import type { FileRecord } from '../store/file-repo.js';
+import type { FileRecord } from '../domain/file-records.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { uuid, queryInt } from './schemas/common.js';
 

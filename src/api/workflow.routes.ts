@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { AppContext } from '../context.js';
-import type { VersionPin, WorkflowRecord } from '../store/workflow-repo.js';
+import type { VersionPin, WorkflowRecord } from '../domain/workflow-records.js';
 import type { WorkflowStatus } from '../definitions/workflow-service.js';
 import { parseOrThrow, type ApiRoutes } from './route.js';
 import { errorBodySchema } from './schemas/common.js';

@@ -1,5 +1,6 @@
 import type { Logger } from '../logging/logger.js';
-import type { CaseRepo, CaseRecord } from '../store/case-repo.js';
+import type { CaseRepo } from '../store/case-repo.js';
+import type { CaseRecord } from '../domain/case-records.js';
 import { caseWorkflowId } from '../temporal/contracts/case-run.js';
 import type { CaseRunGateway } from '../temporal/gateways/case-runs.js';
 

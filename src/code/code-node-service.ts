@@ -1,7 +1,8 @@
 import { requireOrganizationGrant } from '../auth/access.js';
 import type { AuthContext } from '../domain/auth-context.js';
 import { DomainError } from '../errors.js';
-import type { CodeNodeContent, CodeNodeRepo, CodeNodeVersion } from '../store/code-node-repo.js';
+import type { CodeNodeRepo } from '../store/code-node-repo.js';
+import type { CodeNodeContent, CodeNodeVersion } from '../domain/code-node-records.js';
 import type { SourceGates } from './source-gates.js';
 
 /** Any subset of a code node's content; `null` clears description and icon. */

@@ -1,12 +1,7 @@
 import { DomainError } from '../errors.js';
 import type { RunnableVersion, WorkflowVersionSnapshot } from '../domain/graph.js';
-import {
-  toSnapshot,
-  type VersionPin,
-  type WorkflowForRun,
-  type WorkflowRepo,
-  type WorkflowVersionRecord,
-} from '../store/workflow-repo.js';
+import { toSnapshot, type WorkflowForRun, type WorkflowRepo } from '../store/workflow-repo.js';
+import type { VersionPin, WorkflowVersionRecord } from '../domain/workflow-records.js';
 import { RunnableVersionCache } from './version-cache.js';
 
 /** How a case names its workflow: by id (or entity id), or by entity id alone. */

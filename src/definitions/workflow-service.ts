@@ -13,17 +13,17 @@ import type {
 } from '../domain/graph.js';
 import { validateGraph, type GraphProblem } from '../domain/graph-validation.js';
 import { DomainError } from '../errors.js';
-import type { Page } from '../store/paging.js';
+import type { Page } from '../domain/page.js';
 import type { TenancyRepo, Workspace } from '../store/tenancy-repo.js';
+import type { WorkflowRepo } from '../store/workflow-repo.js';
 import type {
   VersionPin,
   VersionStatus,
   WorkflowListItem,
   WorkflowRecord,
-  WorkflowRepo,
   WorkflowVersionRecord,
   WorkflowWithVersion,
-} from '../store/workflow-repo.js';
+} from '../domain/workflow-records.js';
 import type { CallWorkflowProcess } from '../domain/node-kinds/call-workflow.js';
 import { callProblems, type Callee, type SavedWorkflow } from './call-graph.js';
 import { isPinned, pinnedVersion, RunVersions, type WorkflowRef } from './run-version.js';

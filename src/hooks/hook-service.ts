@@ -11,7 +11,7 @@ import type { HookMapping, HookMode, HookScheme } from '../domain/hooks.js';
 import { DomainError, type FieldProblem } from '../errors.js';
 import type { Answer, IdempotentRequests } from '../idempotency/idempotent-requests.js';
 import type { Quota } from '../rate-limits/rate-limiter.js';
-import type { CaseRecord } from '../store/case-repo.js';
+import type { CaseRecord } from '../domain/case-records.js';
 import type { HookChanges, HookRecord, HookRepo } from '../store/hook-repo.js';
 import { decodeCursor, type Page } from '../store/paging.js';
 import type { WorkflowRepo } from '../store/workflow-repo.js';

@@ -13,55 +13,10 @@ import {
   type ReusedFrom,
 } from '../domain/cases.js';
 import type { Db } from './database.js';
-import { olderThan, pageOf, type Keyset, type ListScope, type Page } from './paging.js';
+import { olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
+import type { Page } from '../domain/page.js';
+import type { CaseParent, CaseRecord, CaseSummary } from '../domain/case-records.js';
 import type { CaseNodeTable, CaseTable } from './tables/cases.js';
-
-export interface CaseRecord {
-  id: string;
-  organizationId: string;
-  workspaceId: string;
-  workflowId: string;
-  entityId: string;
-  workflowVersionId: string;
-  workflowVersionNumber: number;
-  title: string | null;
-  description: string | null;
-  refUserId: string | null;
-  source: string;
-  webAppId: string | null;
-  /** The hook whose delivery started the case (docs/webhook-triggers.md); null for every other start. */
-  hookId: string | null;
-  workspaces: string | null;
-  initialInput: Record<string, unknown>;
-  inputs: Record<string, unknown> | null;
-  callbackUrl: string | null;
-  status: CaseStatus;
-  error: CaseError | null;
-  results: CaseResults | null;
-  deadlineMs: number | null;
-  temporalWorkflowId: string | null;
-  temporalRunId: string | null;
-  createdByKeyId: string;
-  createdByUserId: string;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  /** The schedule whose firing created the case. */
-  scheduleId: string | null;
-  /** A delayed start: when the run begins. */
-  startAt: string | null;
-  /** The case this one reruns, and from where; null for a case started on its own. */
-  rerunOf: string | null;
-  rerunFrom: RerunFrom | null;
-  /** A sub-workflow case: the case and call_workflow node that started it. */
-  parent: CaseParent | null;
-}
-
-/** Where a sub-workflow case comes from. */
-export interface CaseParent {
-  caseId: string;
-  nodeId: string;
-}
 
 /** What finalizing a case read back of it, for the metrics. */
 export type FinishedCase = Pick<CaseRecord, 'workflowId' | 'startedAt' | 'finishedAt'>;
@@ -92,24 +47,6 @@ export interface CreateCaseInput extends Pick<
   rerunOf?: string;
   rerunFrom?: RerunFrom;
 }
-
-/** A case as the list shows it: without its inputs, results and node records. */
-export type CaseSummary = Pick<
-  CaseRecord,
-  | 'id'
-  | 'organizationId'
-  | 'workspaceId'
-  | 'workflowId'
-  | 'workflowVersionId'
-  | 'workflowVersionNumber'
-  | 'title'
-  | 'source'
-  | 'status'
-  | 'error'
-  | 'createdAt'
-  | 'startedAt'
-  | 'finishedAt'
->;
 
 export interface CaseStatsFilter extends ListScope {
   workflowId?: string;

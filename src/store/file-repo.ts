@@ -3,29 +3,7 @@ import type { KeyScope } from '../domain/auth-context.js';
 import type { Db } from './database.js';
 import type { FileTable } from './tables/files.js';
 import type { AccessScope } from '../domain/file-access.js';
-
-export type FileStatus = 'pending' | 'receiving' | 'uploaded';
-export type FileSource = 'upload' | 'node_output';
-
-export interface FileRecord {
-  id: string;
-  organizationId: string;
-  workspaceId: string | null;
-  workflowId: string | null;
-  uploadedBy: string | null;
-  accessScope: AccessScope;
-  listed: boolean;
-  extension: string;
-  originalName: string | null;
-  contentType: string;
-  sizeBytes: number | null;
-  status: FileStatus;
-  storageKey: string;
-  source: FileSource;
-  uploadExpiresAt: string | null;
-  createdAt: string;
-  uploadedAt: string | null;
-}
+import type { FileRecord, FileSource, FileStatus } from '../domain/file-records.js';
 
 /** Who is looking at the library: the parts of a key that decide what it may read. */
 export interface LibraryViewer {

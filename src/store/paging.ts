@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import type { Page } from '../domain/page.js';
 
 /** Walks a table in key order, a page at a time: `fetch(after)` returns the rows after that key. */
 export async function forEachRow<T>(
@@ -55,12 +56,6 @@ export interface ListScope {
   organizationId: string;
   /** Never empty (a key that reaches no workspace lists nothing without asking). */
   workspaceIds?: string[];
-}
-
-/** One page of a list and the cursor of the next (null on the last page). */
-export interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
 }
 
 /** Fetches one row more than `limit` to know whether another page follows. */

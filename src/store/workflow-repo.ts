@@ -7,41 +7,21 @@ import {
   type WorkflowVersionSnapshot,
 } from '../domain/graph.js';
 import type { Db } from './database.js';
-import { containsText, olderThan, pageOf, type Keyset, type ListScope, type Page } from './paging.js';
+import { containsText, olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
+import type { Page } from '../domain/page.js';
+import type {
+  BuilderType,
+  VersionPin,
+  VersionStatus,
+  WorkflowListItem,
+  WorkflowRecord,
+  WorkflowVersionRecord,
+  WorkflowWithVersion,
+} from '../domain/workflow-records.js';
 import type { Database } from './schema.js';
 import type { WorkflowTable, WorkflowVersionTable } from './tables/workflows.js';
 
-export type VersionStatus = 'active' | 'inactive';
-
-/** How a workflow was built: the contract allows SERVICE_V1 or SERVICE_V2; this service builds V2. */
-export type BuilderType = 'SERVICE_V1' | 'SERVICE_V2';
 export const builderType: BuilderType = 'SERVICE_V2';
-
-export interface WorkflowRecord {
-  id: string;
-  entityId: string;
-  organizationId: string;
-  workspaceId: string;
-  name: string;
-  description: string | null;
-  builderType: BuilderType;
-  createdBy: string;
-  createdAt: string;
-  updatedAt: string;
-  orgUnitIds: string[];
-}
-
-export interface WorkflowVersionRecord {
-  id: string;
-  workflowId: string;
-  versionNumber: number;
-  status: VersionStatus;
-  name: string;
-  description: string | null;
-  graph: WorkflowGraph;
-  createdBy: string;
-  createdAt: string;
-}
 
 export interface CreateWorkflowInput {
   organizationId: string;
@@ -64,18 +44,6 @@ export interface UpdateWorkflowInput {
   updatedBy: string;
 }
 
-export interface WorkflowWithVersion {
-  workflow: WorkflowRecord;
-  version: WorkflowVersionRecord;
-}
-
-/** A workflow as the list shows it: its record and the numbers of its latest and active versions. */
-export interface WorkflowListItem extends WorkflowRecord {
-  latestVersionNumber: number;
-  /** null when no version is active. */
-  activeVersionNumber: number | null;
-}
-
 export interface WorkflowListFilter extends ListScope {
   /** active: has an active version; inactive: has none. */
   status?: VersionStatus;
@@ -89,11 +57,6 @@ export interface WorkflowListFilter extends ListScope {
 export interface WorkflowForRun {
   workflow: WorkflowRecord;
   activeVersionId: string | null;
-}
-
-export interface VersionPin {
-  versionId?: string;
-  versionNumber?: number;
 }
 
 const now = () => new Date().toISOString();

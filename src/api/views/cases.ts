@@ -2,8 +2,8 @@ import type { z } from 'zod';
 import type { CaseAudit, CaseStatus } from '../../cases/case-service.js';
 import type { RerunBatchProgress } from '../../cases/rerun-batch-service.js';
 import type { CaseResults } from '../../domain/cases.js';
-import type { CaseRecord, CaseSummary } from '../../store/case-repo.js';
-import type { Page } from '../../store/paging.js';
+import type { CaseRecord, CaseSummary } from '../../domain/case-records.js';
+import type { Page } from '../../domain/page.js';
 import type {
   auditSchema,
   cancelledSchema,

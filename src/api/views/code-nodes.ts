@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { CodeNodeVersion } from '../../store/code-node-repo.js';
+import type { CodeNodeVersion } from '../../domain/code-node-records.js';
 import type { codeNodeResponse } from '../schemas/code-nodes.js';
 
 export function codeNodeView(version: CodeNodeVersion): z.infer<typeof codeNodeResponse> {

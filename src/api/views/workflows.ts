@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import { jobPayloadSchema, resultsSchema } from '../../domain/input-schema.js';
 import type { WorkflowVersionSnapshot } from '../../domain/graph.js';
-import type { Page } from '../../store/paging.js';
-import type { WorkflowListItem, WorkflowRecord, WorkflowWithVersion } from '../../store/workflow-repo.js';
+import type { Page } from '../../domain/page.js';
+import type { WorkflowListItem, WorkflowRecord, WorkflowWithVersion } from '../../domain/workflow-records.js';
 import type { VersionSummary, WorkflowDetails, WorkflowStatus } from '../../definitions/workflow-service.js';
 import type {
   createdSchema,
