@@ -11,3 +11,26 @@ export type InputSource = { body: string } | { header: string } | { value: unkno
 
 /** Workflow input name → its source; a hook without one takes the JSON body object as the inputs. */
 export type HookMapping = Record<string, InputSource>;
+
+export interface HookRecord {
+  id: string;
+  organizationId: string;
+  workspaceId: string;
+  workflowId: string;
+  name: string;
+  scheme: HookScheme;
+  signatureHeader: string | null;
+  mapping: HookMapping | null;
+  mode: HookMode;
+  syncTimeoutMs: number;
+  toleranceSeconds: number;
+  rateLimitPerMinute: number;
+  enabled: boolean;
+  secretCiphertext: string;
+  previousSecretCiphertext: string | null;
+  previousSecretExpiresAt: string | null;
+  createdByKeyId: string;
+  createdByUserId: string;
+  createdAt: string;
+  updatedAt: string;
+}

@@ -128,3 +128,38 @@ export function renderInstructions(template: string, values: Record<string, unkn
     return typeof value === 'string' ? value : JSON.stringify(value);
   });
 }
+
+/** A human task as stored. */
+export interface TaskRecord {
+  id: string;
+  organizationId: string;
+  workspaceId: string;
+  caseId: string;
+  workflowId: string;
+  nodeId: string;
+  nodeName: string;
+  temporalWorkflowId: string;
+  title: string;
+  instructions: string;
+  form: VariableSchema;
+  assignee: TaskAssignee;
+  claimedBy: string | null;
+  status: TaskStatus;
+  dueAt: string | null;
+  escalated: boolean;
+  outputs: Record<string, unknown> | null;
+  decidedBy: string | null;
+  decidedVia: TaskActor['via'] | null;
+  decidedAt: string | null;
+  linkExpiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One entry of a task's history: who did what, when. */
+export interface TaskEvent {
+  at: string;
+  actorUserId: string | null;
+  action: string;
+  details: Record<string, unknown>;
+}

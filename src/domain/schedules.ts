@@ -16,3 +16,35 @@ export type ScheduleTiming = (
 /** What the firing workflow reports: the case it ran, or why none was created. */
 export type FiringOutcome =
   { firing: 'started'; caseId: string; status: string } | { firing: 'failed'; error: string } | { firing: 'orphan' };
+
+export interface ScheduleRecord {
+  id: string;
+  organizationId: string;
+  workspaceId: string;
+  workflowId: string;
+  workflowVersionId: string | null;
+  title: string | null;
+  timing: ScheduleTiming;
+  inputs: Record<string, unknown>;
+  callbackUrl: string | null;
+  overlap: OverlapPolicy;
+  catchupWindowMs: number;
+  paused: boolean;
+  createdByKeyId: string;
+  createdByUserId: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface FiringRecord {
+  id: string;
+  scheduleId: string;
+  temporalWorkflowId: string;
+  scheduledAt: string;
+  status: 'started' | 'failed';
+  caseId: string | null;
+  /** The case's status now, for a started firing. */
+  caseStatus: string | null;
+  error: string | null;
+  createdAt: string;
+}

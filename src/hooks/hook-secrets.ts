@@ -1,5 +1,6 @@
 import type { SecretBox } from '../crypto/secret-box.js';
-import type { HookRecord, HookRepo, HookSecretRow } from '../store/hook-repo.js';
+import type { HookRecord } from '../domain/hooks.js';
+import type { HookRepo, HookSecretRow } from '../store/hook-repo.js';
 import { forEachRow } from '../store/paging.js';
 
 /** The ciphertext is bound to its hook: a value copied into another row does not decrypt. */

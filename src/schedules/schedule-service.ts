@@ -5,8 +5,9 @@ import type { CaseService, ScheduledCaseRequest } from '../cases/case-service.js
 import type { Config } from '../config/config.js';
 import { DomainError, type FieldProblem } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
-import type { Page } from '../store/paging.js';
-import type { FiringRecord, ScheduleChanges, ScheduleRecord, ScheduleRepo } from '../store/schedule-repo.js';
+import type { Page } from '../domain/page.js';
+import type { FiringRecord, ScheduleRecord } from '../domain/schedules.js';
+import type { ScheduleChanges, ScheduleRepo } from '../store/schedule-repo.js';
 import type { WorkflowRepo } from '../store/workflow-repo.js';
 import type { OpenedFiring, OpenFiringInput } from '../temporal/contracts/scheduled-case.js';
 import type { ScheduleGateway, ScheduleState } from '../temporal/gateways/schedules.js';

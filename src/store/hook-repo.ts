@@ -1,32 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import type { HookMapping, HookMode, HookScheme } from '../domain/hooks.js';
+import type { HookMapping, HookMode, HookRecord, HookScheme } from '../domain/hooks.js';
 import type { Db } from './database.js';
-import { olderThan, pageOf, type Keyset, type Page } from './paging.js';
+import { olderThan, pageOf, type Keyset } from './paging.js';
+import type { Page } from '../domain/page.js';
 import type { HookTable } from './tables/hooks.js';
-
-export interface HookRecord {
-  id: string;
-  organizationId: string;
-  workspaceId: string;
-  workflowId: string;
-  name: string;
-  scheme: HookScheme;
-  signatureHeader: string | null;
-  mapping: HookMapping | null;
-  mode: HookMode;
-  syncTimeoutMs: number;
-  toleranceSeconds: number;
-  rateLimitPerMinute: number;
-  enabled: boolean;
-  secretCiphertext: string;
-  previousSecretCiphertext: string | null;
-  previousSecretExpiresAt: string | null;
-  createdByKeyId: string;
-  createdByUserId: string;
-  createdAt: string;
-  updatedAt: string;
-}
 
 /** What a new hook is given; id and times are the store's. */
 export type NewHook = Omit<

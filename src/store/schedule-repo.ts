@@ -1,28 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { OverlapPolicy, ScheduleTiming } from '../domain/schedules.js';
+import type { FiringRecord, OverlapPolicy, ScheduleRecord, ScheduleTiming } from '../domain/schedules.js';
 import type { Db } from './database.js';
-import { olderThan, pageOf, type Keyset, type ListScope, type Page } from './paging.js';
+import { olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
+import type { Page } from '../domain/page.js';
 import type { ScheduleFiringTable, ScheduleTable } from './tables/schedules.js';
-
-export interface ScheduleRecord {
-  id: string;
-  organizationId: string;
-  workspaceId: string;
-  workflowId: string;
-  workflowVersionId: string | null;
-  title: string | null;
-  timing: ScheduleTiming;
-  inputs: Record<string, unknown>;
-  callbackUrl: string | null;
-  overlap: OverlapPolicy;
-  catchupWindowMs: number;
-  paused: boolean;
-  createdByKeyId: string;
-  createdByUserId: string;
-  createdAt: string;
-  updatedAt: string;
-}
 
 export type NewSchedule = Omit<ScheduleRecord, 'id' | 'createdAt' | 'updatedAt'>;
 /** What PATCH may change: everything but the workflow and the owner. */
@@ -32,19 +14,6 @@ export type ScheduleChanges = Partial<
     'workflowVersionId' | 'title' | 'timing' | 'inputs' | 'callbackUrl' | 'overlap' | 'catchupWindowMs' | 'paused'
   >
 >;
-
-export interface FiringRecord {
-  id: string;
-  scheduleId: string;
-  temporalWorkflowId: string;
-  scheduledAt: string;
-  status: 'started' | 'failed';
-  caseId: string | null;
-  /** The case's status now, for a started firing. */
-  caseStatus: string | null;
-  error: string | null;
-  createdAt: string;
-}
 
 export interface ScheduleListFilter extends ListScope {
   workflowId?: string;

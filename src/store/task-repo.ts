@@ -1,45 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { TaskActor, TaskAssignee, TaskStatus } from '../domain/human-tasks.js';
+import type { TaskActor, TaskAssignee, TaskEvent, TaskRecord, TaskStatus } from '../domain/human-tasks.js';
 import type { VariableSchema } from '../domain/variables.js';
 import type { Db } from './database.js';
-import { olderThan, pageOf, type Keyset, type ListScope, type Page } from './paging.js';
+import { olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
+import type { Page } from '../domain/page.js';
 import type { HumanTaskTable } from './tables/tasks.js';
-
-/** A human task as stored. */
-export interface TaskRecord {
-  id: string;
-  organizationId: string;
-  workspaceId: string;
-  caseId: string;
-  workflowId: string;
-  nodeId: string;
-  nodeName: string;
-  temporalWorkflowId: string;
-  title: string;
-  instructions: string;
-  form: VariableSchema;
-  assignee: TaskAssignee;
-  claimedBy: string | null;
-  status: TaskStatus;
-  dueAt: string | null;
-  escalated: boolean;
-  outputs: Record<string, unknown> | null;
-  decidedBy: string | null;
-  decidedVia: TaskActor['via'] | null;
-  decidedAt: string | null;
-  linkExpiresAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** One entry of a task's history: who did what, when. */
-export interface TaskEvent {
-  at: string;
-  actorUserId: string | null;
-  action: string;
-  details: Record<string, unknown>;
-}
 
 export type NewTask = Pick<
   TaskRecord,

@@ -18,8 +18,9 @@ import { humanTaskKind } from '../domain/node-kinds/human-task.js';
 import { handlerClassName } from '../domain/vocabulary.js';
 import { DomainError } from '../errors.js';
 import type { CaseRepo } from '../store/case-repo.js';
-import type { Page } from '../store/paging.js';
-import type { TaskEvent, TaskRecord, TaskRepo } from '../store/task-repo.js';
+import type { Page } from '../domain/page.js';
+import type { TaskEvent, TaskRecord } from '../domain/human-tasks.js';
+import type { TaskRepo } from '../store/task-repo.js';
 import { TaskRefusedError, type TaskDecisionGateway } from '../temporal/gateways/task-decisions.js';
 
 export interface TaskServiceDeps {

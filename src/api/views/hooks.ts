@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { DeliveryOutcome, HookWithSecret } from '../../hooks/hook-service.js';
 import type { Answer } from '../../idempotency/idempotent-requests.js';
-import type { HookRecord } from '../../store/hook-repo.js';
-import type { Page } from '../../store/paging.js';
+import type { HookRecord } from '../../domain/hooks.js';
+import type { Page } from '../../domain/page.js';
 import type {
   deliveryAcceptedSchema,
   deliveryFinishedSchema,

@@ -1,10 +1,10 @@
 import type { z } from 'zod';
 import type { CaseStatus } from '../../domain/cases.js';
 import type { ScheduleDetails } from '../../schedules/schedule-service.js';
-import type { FiringRecord, ScheduleRecord } from '../../store/schedule-repo.js';
+import type { FiringRecord, ScheduleRecord } from '../../domain/schedules.js';
 import { temporalScheduleId } from '../../temporal/contracts/scheduled-case.js';
 import type { firingSchema, scheduleDetailsSchema, scheduleListSchema, scheduleSchema } from '../schemas/schedules.js';
-import type { Page } from '../../store/paging.js';
+import type { Page } from '../../domain/page.js';
 
 function scheduleView(r: ScheduleRecord): z.infer<typeof scheduleSchema> {
   const { timing } = r;

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { TaskDetails } from '../../tasks/task-service.js';
-import type { TaskRecord } from '../../store/task-repo.js';
+import type { TaskRecord } from '../../domain/human-tasks.js';
 import type { taskListSchema, taskSchema, taskSummarySchema } from '../schemas/tasks.js';
 
 function taskSummaryView(task: TaskRecord): z.infer<typeof taskSummarySchema> {
