@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PythonRunnerPool } from '../../src/python/pool.js';
+import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
 import { makeKey } from '../files/support.js';
 import { answered, startTestService, type TestService } from '../support/harness.js';
 import { audit, createWorkflow, execute, Graph, initiate, py, startCase, vars, waitForEnd } from './support.js';
@@ -118,6 +119,9 @@ describe('rerun', () => {
       200,
     );
     expect(again).toMatchObject({ rerunOf: caseId, rerunFrom: 'failed', reruns: [] });
+    // The Temporal UI finds the reruns of a case by its id.
+    const run = await svc.service.context.temporal.client.workflow.getHandle(`case-${rerunId}`).describe();
+    expect(run.typedSearchAttributes.get(searchAttributes.rerunOf)).toBe(caseId);
   });
 
   it('reruns on the latest version after the failing node was fixed: completes, running two nodes', async () => {

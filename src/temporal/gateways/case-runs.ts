@@ -5,6 +5,7 @@ import { caseProgressQuery, caseRunContract, caseWorkflowId } from '../contracts
 import type { WorkflowOf } from '../contracts/contract.js';
 import { startWorkflow } from '../contracts/start.js';
 import { within } from '../engine-health.js';
+import { cancelIfRunning } from './cancel-if-running.js';
 import { runTags, type RunTags } from '../contracts/search-attributes.js';
 
 /** A start is bounded, so an unreachable server gives a prompt answer instead of a request held by retries. */
@@ -103,17 +104,8 @@ export class TemporalCaseRuns implements CaseRunGateway {
     );
   }
 
-  async cancel(workflowId: string): Promise<boolean> {
-    const handle = this.temporal.client.workflow.getHandle<CaseRunWorkflow>(workflowId);
-    // Temporal accepts a cancel request for a closed run without error, so ask first.
-    try {
-      if ((await handle.describe()).status.name !== 'RUNNING') return false;
-      await handle.cancel();
-      return true;
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
-      throw err;
-    }
+  cancel(workflowId: string): Promise<boolean> {
+    return cancelIfRunning(this.temporal.client.workflow.getHandle<CaseRunWorkflow>(workflowId));
   }
 
   async closedRun(workflowId: string, runId: string | undefined): Promise<ClosedRun | undefined> {

@@ -1,8 +1,8 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import type { TemporalHandle } from '../connection.js';
 import { startWorkflow } from '../contracts/start.js';
 import { rerunBatchContract, rerunBatchWorkflowId, type RerunBatchInput } from '../contracts/rerun-batch.js';
 import { runTags, type RunTags } from '../contracts/search-attributes.js';
+import { cancelIfRunning } from './cancel-if-running.js';
 
 /** How a batch's run is shown in the Temporal UI and what it is filtered by there. */
 export interface RerunBatchLabels {
@@ -38,16 +38,7 @@ export class TemporalRerunBatches implements RerunBatchGateway {
     return handle.firstExecutionRunId;
   }
 
-  async cancel(batchId: string): Promise<boolean> {
-    const handle = this.temporal.client.workflow.getHandle(rerunBatchWorkflowId(batchId));
-    // Temporal accepts a cancel request for a closed run without error, so ask first.
-    try {
-      if ((await handle.describe()).status.name !== 'RUNNING') return false;
-      await handle.cancel();
-      return true;
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
-      throw err;
-    }
+  cancel(batchId: string): Promise<boolean> {
+    return cancelIfRunning(this.temporal.client.workflow.getHandle(rerunBatchWorkflowId(batchId)));
   }
 }
