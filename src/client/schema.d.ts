@@ -7969,6 +7969,11 @@ export interface operations {
             rerunFrom: ('start' | 'failed') | null;
             /** @description The cases that rerun this one, oldest first */
             reruns: string[];
+            /** @description A sub-workflow case: the case and call_workflow node that started it; null otherwise */
+            parentCase: {
+              caseId: string;
+              nodeId: string;
+            } | null;
           };
         };
       };
@@ -8257,6 +8262,8 @@ export interface operations {
                     case_id: string;
                     node_id: string;
                   } | null;
+                  /** @description A call_workflow node: the sub-workflow case it started (read it like any case); null otherwise */
+                  child_case_id: string | null;
                 };
               };
             };
@@ -11148,6 +11155,11 @@ export interface operations {
             rerunFrom: ('start' | 'failed') | null;
             /** @description The cases that rerun this one, oldest first */
             reruns: string[];
+            /** @description A sub-workflow case: the case and call_workflow node that started it; null otherwise */
+            parentCase: {
+              caseId: string;
+              nodeId: string;
+            } | null;
             jobExecutionId: string;
           };
         };
@@ -11437,6 +11449,8 @@ export interface operations {
                     case_id: string;
                     node_id: string;
                   } | null;
+                  /** @description A call_workflow node: the sub-workflow case it started (read it like any case); null otherwise */
+                  child_case_id: string | null;
                 };
               };
             };
