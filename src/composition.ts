@@ -35,6 +35,8 @@ import type { EngineHealth } from './temporal/engine-health.js';
 import { TemporalCaseRuns } from './temporal/gateways/case-runs.js';
 import { TemporalGenerationRuns } from './temporal/gateways/generation-runs.js';
 import { TemporalCallbackDeliveries } from './temporal/gateways/callback-deliveries.js';
+import { SubscriptionSecrets } from './subscriptions/subscription-secrets.js';
+import { SubscriptionService } from './subscriptions/subscription-service.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
 import { WorkflowService } from './definitions/workflow-service.js';
 import { LlmNodes } from './llm/llm-nodes.js';
@@ -118,6 +120,21 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     publicUrl: () => publicUrl(config),
     logger: oauthLogger,
   });
+  const callbackDeliveries = new TemporalCallbackDeliveries(temporal);
+  const subscriptionSecrets = new SubscriptionSecrets(
+    repos.subscriptions,
+    box,
+    config.callbacks.secretRotationOverlapMs,
+  );
+  const subscriptions = new SubscriptionService({
+    repo: repos.subscriptions,
+    callbacks: repos.callbacks,
+    tenancy: repos.tenancy,
+    secrets: subscriptionSecrets,
+    deliveries: callbackDeliveries,
+    outbound,
+    subscriberCacheMs: config.events.subscriberCacheMs,
+  });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
   return {
     /** Who is calling: the API key's rules (expiry, revocation, membership). */
@@ -136,6 +153,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       metrics,
       engine,
       runs: caseRuns,
+      events: subscriptions,
     }),
     /** API side: closes RUNNING cases whose run ended without recording them. */
     caseReconciler: new CaseRunReconciler({ repo: repos.cases, runs: caseRuns, logger }),
@@ -182,12 +200,15 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       cases: repos.cases,
       tenancy: repos.tenancy,
       secrets,
-      deliveries: new TemporalCallbackDeliveries(temporal),
+      deliveries: callbackDeliveries,
       settings: config.callbacks,
       outbound,
       logger: logger.child({ component: 'callbacks' }),
       metrics,
+      subscriptionSecrets: (subscriptionId, at) => subscriptionSecrets.signingSecrets(subscriptionId, at),
     }),
+    /** Event subscriptions: managed through the API, delivered to when a case ends (worker side). */
+    subscriptions,
     /** Request budgets counted in the store, shared by every API process. */
     rateLimits: new RateLimiter(repos.rateLimits),
   };

@@ -6,6 +6,7 @@ import { registerSystemRoutes } from './system.routes.js';
 import { registerFileRoutes } from './file.routes.js';
 import { registerMeRoutes } from './me.routes.js';
 import { registerCallbackRoutes } from './callback.routes.js';
+import { registerSubscriptionRoutes } from './subscription.routes.js';
 import { registerWorkflowRoutes } from './workflow.routes.js';
 import { registerCaseRoutes } from './case.routes.js';
 import { registerJobRoutes } from './job.routes.js';
@@ -22,6 +23,7 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerAdminRoutes,
   registerMeRoutes,
   registerCallbackRoutes,
+  registerSubscriptionRoutes,
   registerGenerationRoutes,
   registerWorkflowRoutes,
   registerFileRoutes,

@@ -23,7 +23,9 @@ import {
   type AttemptInput,
   type AttemptResult,
   type CallbackDeliveryInput,
+  type CaseCallbackBody,
   type FirstAttemptResult,
+  type HttpOutcome,
   type OpenDeliveryInput,
   type RetrySchedule,
 } from './delivery.js';
@@ -42,6 +44,8 @@ export interface CallbackServiceDeps {
   outbound: Outbound;
   logger: Logger;
   metrics: Pick<Metrics, 'callbackAttempt'>;
+  /** An event subscription's signing secrets (current first); undefined once it is deleted. */
+  subscriptionSecrets: (subscriptionId: string, at: Date) => Promise<string[] | undefined>;
 }
 
 /** A case's deliveries, oldest first, with each one's attempts in order. */
@@ -92,15 +96,10 @@ export class CallbackService {
       body: last.body,
       workflowId,
     });
-    const input: CallbackDeliveryInput = {
-      deliveryId,
-      caseId,
-      workspaceId,
-      callbackUrl: last.url,
-      body: JSON.parse(last.body) as CallbackDeliveryInput['body'],
-    };
+    const body = JSON.parse(last.body) as CaseCallbackBody;
+    const input: CallbackDeliveryInput = { deliveryId, caseId, workspaceId, callbackUrl: last.url, body };
     const started = await this.deps.deliveries
-      .start(workflowId, input, { organizationId: auth.organizationId, workspaceId, caseStatus: input.body.status })
+      .start(workflowId, input, { organizationId: auth.organizationId, workspaceId, caseStatus: body.status })
       .catch(async (err: unknown) => {
         await this.deps.repo.deleteDelivery(deliveryId);
         throw err;
@@ -166,24 +165,27 @@ export class CallbackService {
   }
 
   private async attempt(
-    delivery: Pick<CallbackDelivery, 'id' | 'caseId' | 'workspaceId' | 'url' | 'body'>,
+    delivery: Pick<CallbackDelivery, 'id' | 'caseId' | 'workspaceId' | 'url' | 'body'> & {
+      subscriptionId?: string | null;
+    },
     input: Omit<AttemptInput, 'deliveryId'>,
   ): Promise<AttemptResult> {
-    const { repo, secrets, settings } = this.deps;
+    const { repo, settings } = this.deps;
     const started = new Date();
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': 'caseflow-webhooks/1',
-      ...signedHeaders(
-        await secrets.signingSecrets(delivery.workspaceId, started),
-        delivery.id,
-        Math.floor(started.getTime() / 1000),
-        delivery.body,
-      ),
-    };
-    const http = await post(this.deps.outbound, delivery.url, delivery.body, headers, settings.timeoutMs);
+    const signingSecrets = await this.signingSecrets(delivery, started);
+    let http: HttpOutcome;
+    if (signingSecrets) {
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'caseflow-webhooks/1',
+        ...signedHeaders(signingSecrets, delivery.id, Math.floor(started.getTime() / 1000), delivery.body),
+      };
+      http = await post(this.deps.outbound, delivery.url, delivery.body, headers, settings.timeoutMs);
+    } else {
+      http = { status: null, body: null, error: 'the event subscription was deleted' };
+    }
     const durationMs = Date.now() - started.getTime();
-    let outcome = classifyStatus(http.status);
+    let outcome = signingSecrets ? classifyStatus(http.status) : 'failed';
     if (outcome === 'retry' && input.retryInMs === null) outcome = 'failed';
     const status: DeliveryStatus = outcome === 'delivered' ? 'delivered' : outcome === 'failed' ? 'failed' : 'pending';
     await repo.recordAttempt({
@@ -211,6 +213,16 @@ export class CallbackService {
     );
     this.deps.metrics.callbackAttempt(outcome);
     return { outcome, responseStatus: http.status, error: http.error };
+  }
+
+  /** A subscription's secrets for its deliveries, the workspace's for a case's callbackUrl; undefined: nothing to sign with. */
+  private signingSecrets(
+    delivery: { workspaceId: string; subscriptionId?: string | null },
+    at: Date,
+  ): Promise<string[] | undefined> {
+    return delivery.subscriptionId
+      ? this.deps.subscriptionSecrets(delivery.subscriptionId, at)
+      : this.deps.secrets.signingSecrets(delivery.workspaceId, at);
   }
 
   /** Ends a delivery that stops without a final attempt (its workflow was cancelled). */
@@ -247,5 +259,6 @@ function newDelivery(input: OpenDeliveryInput): NewDelivery {
     url: input.callbackUrl,
     body: JSON.stringify(input.body),
     workflowId: input.workflowId,
+    ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
   };
 }

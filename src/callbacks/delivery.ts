@@ -1,3 +1,4 @@
+import type { CaseEventBody } from '../domain/events.js';
 import { OutboundRefusedError, RequestError, type Outbound } from '../net/outbound.js';
 
 /** How many bytes of a receiver's response body are kept per attempt. */
@@ -11,18 +12,23 @@ export interface CallbackDeliveryResult {
   attempts: number;
 }
 
+/** The body POSTed to a case's own callbackUrl. */
+export interface CaseCallbackBody {
+  caseId: string;
+  status: string;
+  results: Record<string, unknown>;
+  error?: { message: string; nodeId?: string };
+}
+
 export interface CallbackDeliveryInput {
   /** The delivery's id, also the `webhook-id` header (stable across its attempts). */
   deliveryId: string;
   caseId: string;
   workspaceId: string;
   callbackUrl: string;
-  body: {
-    caseId: string;
-    status: string;
-    results: Record<string, unknown>;
-    error?: { message: string; nodeId?: string };
-  };
+  body: CaseCallbackBody | CaseEventBody;
+  /** The event subscription delivered to (signed with its secret); absent for the case's callbackUrl. */
+  subscriptionId?: string;
   /** Attempts already made before the workflow started (the case run makes the first one itself). */
   attemptsMade?: number;
 }
@@ -35,6 +41,7 @@ export interface OpenDeliveryInput {
   callbackUrl: string;
   body: unknown;
   workflowId: string;
+  subscriptionId?: string;
 }
 
 /** The retry schedule, read from configuration by an activity so the workflow stays deterministic. */

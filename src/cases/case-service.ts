@@ -19,7 +19,8 @@ import {
 import type { RunnableVersion, WorkflowGraph } from '../domain/graph.js';
 import { handlerClassName } from '../domain/vocabulary.js';
 import type { FileService } from '../files/file-service.js';
-import { OutboundRefusedError, type Outbound } from '../net/outbound.js';
+import type { Outbound } from '../net/outbound.js';
+import { checkTenantUrl } from '../net/url-check.js';
 import type { CaseRepo, CaseRecord, CaseSummary } from '../store/case-repo.js';
 import type { Page } from '../store/paging.js';
 import { temporalUiLink, type TemporalHandle } from '../temporal/connection.js';
@@ -30,6 +31,7 @@ import { isTemporalUnavailable } from '../temporal/unavailable.js';
 import { NoAnswerInTimeError, type EngineHealth } from '../temporal/engine-health.js';
 import { caseWorkflowId } from '../temporal/contracts/case-run.js';
 import type { CaseRunGateway } from '../temporal/gateways/case-runs.js';
+import type { SubscriptionService } from '../subscriptions/subscription-service.js';
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 import { statsWindow, workflowStats, type CaseStats, type CaseStatsRequest } from './case-stats.js';
 
@@ -47,6 +49,8 @@ export interface CaseServiceDeps {
   engine: Pick<EngineHealth, 'isUp' | 'markDown'>;
   /** The cases' runs in Temporal. */
   runs: CaseRunGateway;
+  /** What a case's end owes the workspace's event subscribers. */
+  events: Pick<SubscriptionService, 'subscribersOf' | 'deliveriesTo' | 'dispatch' | 'dispatchUnstarted'>;
 }
 
 /** A case's status: the record, the nodes running now (first is the current one), the run's Temporal UI page. */
@@ -214,7 +218,7 @@ export class CaseService {
     if (checked.problems.length > 0) throw DomainError.invalidFields(checked.problems);
     assertCaseInputsWithinLimit(checked.inputs, this.deps.config.cases.maxInputBytes, prefix);
     await this.checkFiles(auth, record, checked.files);
-    if (body.callbackUrl !== undefined) await this.checkCallbackUrl(body.callbackUrl);
+    if (body.callbackUrl !== undefined) await checkTenantUrl(this.deps.outbound, body.callbackUrl, 'body.callbackUrl');
     if (!this.deps.engine.isUp()) throw engineDown(caseId);
 
     const temporalWorkflowId = caseWorkflowId(caseId);
@@ -289,16 +293,6 @@ export class CaseService {
       const outcome = await this.deps.runs.settle(record.id);
       if (outcome.run === 'started') return outcome.runId;
       throw err;
-    }
-  }
-
-  /** A callbackUrl the outbound policy refuses is a 400 now, not a failed delivery later. */
-  private async checkCallbackUrl(url: string): Promise<void> {
-    try {
-      await this.deps.outbound.checkUrl(url);
-    } catch (err) {
-      if (!(err instanceof OutboundRefusedError)) throw err;
-      throw DomainError.invalidFields([{ field: 'body.callbackUrl', message: err.message }]);
     }
   }
 
@@ -413,8 +407,32 @@ export class CaseService {
 
   /** Records a run's end in its case (the worker's last step); false when the case had already ended. */
   async finalize(input: FinalizeCaseInput): Promise<boolean> {
-    const finished = await this.repo.finalize(input);
-    if (!finished) return false;
+    const { events } = this.deps;
+    const { progress } = input;
+    const workspaceId = input.workspaceId ?? (await this.repo.find(input.caseId))?.workspaceId;
+    const subscribers = workspaceId ? await events.subscribersOf(workspaceId, input.status) : [];
+    // The subscribers' deliveries are written with the end (one transaction), so a crash cannot lose them.
+    const finished = await this.repo.finalize(
+      input,
+      subscribers.length === 0
+        ? undefined
+        : (ended) =>
+            events.deliveriesTo(subscribers, {
+              caseId: input.caseId,
+              workspaceId: ended.workspaceId,
+              workflowId: ended.workflowId,
+              status: input.status,
+              finishedAt: ended.finishedAt ?? new Date().toISOString(),
+              results: progress.results,
+              ...(progress.error ? { error: progress.error } : {}),
+            }),
+    );
+    if (!finished) {
+      // A retried end (the process died after the commit): start what did not start then.
+      await events.dispatchUnstarted(input.caseId);
+      return false;
+    }
+    await events.dispatch(finished.deliveries, finished.organizationId);
     // Counted once: a replayed or retried finalization wrote nothing and ends above.
     const { metrics } = this.deps;
     metrics.caseFinished(input.status, secondsBetween(finished.startedAt, finished.finishedAt));

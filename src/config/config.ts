@@ -136,6 +136,10 @@ export const configSchema = z.object({
     redeliverPerCase: z.coerce.number().int().min(1),
     redeliverPerWorkspace: z.coerce.number().int().min(1),
   }),
+  events: z.object({
+    /** How long a workspace's enabled event subscriptions are reused by case ends in one process (0: off). */
+    subscriberCacheMs: z.coerce.number().int().min(0).max(60_000),
+  }),
   /** An OpenAI-compatible chat-completions endpoint; without baseUrl generation uses the offline planner. */
   llm: z.object({
     baseUrl: z.url().optional(),
@@ -265,6 +269,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_REDELIVER_PER_CASE: 'callbacks.redeliverPerCase',
   CASEFLOW_REDELIVER_PER_WORKSPACE: 'callbacks.redeliverPerWorkspace',
   CASEFLOW_OUTBOUND_ALLOW_CIDRS: 'outbound.allowCidrs',
+  CASEFLOW_EVENT_SUBSCRIBER_CACHE_MS: 'events.subscriberCacheMs',
   LLM_BASE_URL: 'llm.baseUrl',
   LLM_API_KEY: 'llm.apiKey',
   LLM_MODEL: 'llm.model',

@@ -9,6 +9,7 @@ import { FileRepo } from './file-repo.js';
 import { GenerationRepo } from './generation-repo.js';
 import { OAuthRepo } from './oauth-repo.js';
 import { RateLimitRepo } from './rate-limit-repo.js';
+import { SubscriptionRepo } from './subscription-repo.js';
 import { TenancyRepo } from './tenancy-repo.js';
 import { WorkflowRepo } from './workflow-repo.js';
 
@@ -27,6 +28,7 @@ export function createRepositories(db: Db) {
     connections: new ConnectionRepo(db),
     oauth: new OAuthRepo(db),
     rateLimits: new RateLimitRepo(db),
+    subscriptions: new SubscriptionRepo(db),
   };
 }
 

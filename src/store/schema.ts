@@ -9,6 +9,7 @@ import type { DiscoveryTables } from './tables/discovery.js';
 import type { ConnectionTables } from './tables/connections.js';
 import type { GenerationTables } from './tables/generation.js';
 import type { RateLimitTables } from './tables/rate-limits.js';
+import type { SubscriptionTables } from './tables/subscriptions.js';
 
 /** Every table of the store; each area adds its tables interface here. */
 export interface Database
@@ -23,4 +24,5 @@ export interface Database
     DiscoveryTables,
     GenerationTables,
     ConnectionTables,
-    RateLimitTables {}
+    RateLimitTables,
+    SubscriptionTables {}

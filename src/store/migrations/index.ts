@@ -16,6 +16,7 @@ import * as rateLimits from './070_rate_limits.js';
 import * as caseNodeUsage from './071_case_node_usage.js';
 import * as listIndexes from './072_list_indexes.js';
 import * as caseNodeClock from './073_case_node_clock.js';
+import * as eventSubscriptions from './090_event_subscriptions.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '071_case_node_usage': caseNodeUsage,
   '072_list_indexes': listIndexes,
   '073_case_node_clock': caseNodeClock,
+  '090_event_subscriptions': eventSubscriptions,
 };
