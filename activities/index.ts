@@ -4,6 +4,7 @@ import { createCaseActivities } from './cases.js';
 import { createGenerationActivities } from './generation.js';
 import { createConnectionActivities } from './connections.js';
 import { createOAuthActivities } from './oauth.js';
+import { createRetentionActivities } from './retention.js';
 
 /** Every activity the worker registers, built over the worker's dependencies. */
 export function createActivities(deps: ActivityDeps) {
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createGenerationActivities(deps),
     ...createConnectionActivities(deps),
     ...createOAuthActivities(deps),
+    ...createRetentionActivities(deps),
   };
 }
 

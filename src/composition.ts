@@ -37,6 +37,8 @@ import { TemporalGenerationRuns } from './temporal/gateways/generation-runs.js';
 import { TemporalCallbackDeliveries } from './temporal/gateways/callback-deliveries.js';
 import { SubscriptionSecrets } from './subscriptions/subscription-secrets.js';
 import { SubscriptionService } from './subscriptions/subscription-service.js';
+import { RetentionService } from './retention/retention-service.js';
+import { TemporalRetentionSchedule } from './temporal/gateways/retention-schedule.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
 import { WorkflowService } from './definitions/workflow-service.js';
 import { LlmNodes } from './llm/llm-nodes.js';
@@ -135,6 +137,19 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     outbound,
     subscriberCacheMs: config.events.subscriberCacheMs,
   });
+  const cases = new CaseService({
+    config,
+    logger,
+    temporal,
+    repo: repos.cases,
+    workflows,
+    files,
+    outbound,
+    metrics,
+    engine,
+    runs: caseRuns,
+    events: subscriptions,
+  });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
   return {
     /** Who is calling: the API key's rules (expiry, revocation, membership). */
@@ -142,18 +157,18 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     tenancy: new TenancyService(repos.tenancy, (keyId) => authentication.forget(keyId)),
     workflows,
     files,
-    cases: new CaseService({
-      config,
-      logger,
-      temporal,
-      repo: repos.cases,
-      workflows,
+    cases,
+    /** Retention policies, the scheduled purge, and the erasure of a case on request. */
+    retention: new RetentionService({
+      repo: repos.retention,
+      tenancy: repos.tenancy,
+      cases,
       files,
-      outbound,
-      metrics,
-      engine,
-      runs: caseRuns,
-      events: subscriptions,
+      schedule: new TemporalRetentionSchedule(temporal),
+      dialect: infra.store.dialect,
+      settings: config.retention,
+      logger: logger.child({ component: 'retention' }),
+      registry: metrics.registry,
     }),
     /** API side: closes RUNNING cases whose run ended without recording them. */
     caseReconciler: new CaseRunReconciler({ repo: repos.cases, runs: caseRuns, logger }),

@@ -9,3 +9,4 @@ export { generationRun } from './generation-run.js';
 export { connectionSmokeTest } from './connection-smoke-test.js';
 export { oauthAuthorization } from './oauth-authorization.js';
 export { oauthTokenRefresh } from './oauth-token-refresh.js';
+export { retentionPurge } from './retention-purge.js';

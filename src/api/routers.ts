@@ -7,6 +7,7 @@ import { registerFileRoutes } from './file.routes.js';
 import { registerMeRoutes } from './me.routes.js';
 import { registerCallbackRoutes } from './callback.routes.js';
 import { registerSubscriptionRoutes } from './subscription.routes.js';
+import { registerRetentionRoutes } from './retention.routes.js';
 import { registerWorkflowRoutes } from './workflow.routes.js';
 import { registerCaseRoutes } from './case.routes.js';
 import { registerJobRoutes } from './job.routes.js';
@@ -29,6 +30,7 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerFileRoutes,
   registerCodeRoutes,
   registerCaseRoutes,
+  registerRetentionRoutes,
   registerJobRoutes,
   registerCatalogRoutes,
   registerDiscoveryRoutes,

@@ -848,6 +848,47 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/case/{caseId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Erase a case
+     * @description Requires Case: Full in the case's workspace. Erases the case with its node records, callback and event deliveries (with their attempts) and the files its nodes wrote; uploaded files stay. A case that has not ended (PENDING, RUNNING) is a 409: cancel it first. The Temporal history expires with the namespace retention.
+     */
+    delete: operations['deleteApiV1CaseCaseId'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/organizations/{organizationId}/retention': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** An organization's retention policy */
+    get: operations['getAdminOrganizationsOrganizationIdRetention'];
+    /**
+     * Set an organization's retention policy
+     * @description Applied by the retention schedule (every retention.intervalMinutes) in batches of retention.batchSize cases.
+     */
+    put: operations['putAdminOrganizationsOrganizationIdRetention'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/job/initiate': {
     parameters: {
       query?: never;
@@ -8972,6 +9013,333 @@ export interface operations {
       };
       /** @description The case has already ended */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  deleteApiV1CaseCaseId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        caseId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Erased */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The case does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The case has not ended; cancel it first */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getAdminOrganizationsOrganizationIdRetention: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Bearer <CASEFLOW_ADMIN_TOKEN> */
+        authorization: string;
+      };
+      path: {
+        organizationId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The policy in force */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            organizationId: string;
+            keepDays: number | null;
+            keepFailedDays: number | null;
+            /**
+             * @description 'default': the organization has no policy of its own; the configured defaults apply
+             * @enum {string}
+             */
+            source: 'organization' | 'default';
+            updatedAt: string | null;
+          };
+        };
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing or invalid admin token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The organization does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  putAdminOrganizationsOrganizationIdRetention: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Bearer <CASEFLOW_ADMIN_TOKEN> */
+        authorization: string;
+      };
+      path: {
+        organizationId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description Ended cases are erased this many days after they ended; null keeps them */
+          keepDays: number | null;
+          /** @description FAILED and TIMED_OUT cases: this many days; null: as keepDays */
+          keepFailedDays: number | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The policy in force */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            organizationId: string;
+            keepDays: number | null;
+            keepFailedDays: number | null;
+            /**
+             * @description 'default': the organization has no policy of its own; the configured defaults apply
+             * @enum {string}
+             */
+            source: 'organization' | 'default';
+            updatedAt: string | null;
+          };
+        };
+      };
+      /** @description Malformed JSON or an invalid path, query or body (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing or invalid admin token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The organization does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
         headers: {
           [name: string]: unknown;
         };

@@ -25,6 +25,8 @@ export interface FileRecord {
   uploadExpiresAt: string | null;
   createdAt: string;
   uploadedAt: string | null;
+  /** The case whose node wrote it (erased with the case); absent for uploads. */
+  caseId?: string;
 }
 
 /** Who is looking at the library: the parts of a key that decide what it may read. */
@@ -90,6 +92,7 @@ export class FileRepo {
         upload_expires_at: record.uploadExpiresAt,
         created_at: record.createdAt,
         uploaded_at: record.uploadedAt,
+        case_id: record.caseId ?? null,
       })
       .execute();
   }

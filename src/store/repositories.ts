@@ -10,6 +10,7 @@ import { GenerationRepo } from './generation-repo.js';
 import { OAuthRepo } from './oauth-repo.js';
 import { RateLimitRepo } from './rate-limit-repo.js';
 import { SubscriptionRepo } from './subscription-repo.js';
+import { RetentionRepo } from './retention-repo.js';
 import { TenancyRepo } from './tenancy-repo.js';
 import { WorkflowRepo } from './workflow-repo.js';
 
@@ -29,6 +30,7 @@ export function createRepositories(db: Db) {
     oauth: new OAuthRepo(db),
     rateLimits: new RateLimitRepo(db),
     subscriptions: new SubscriptionRepo(db),
+    retention: new RetentionRepo(db),
   };
 }
 

@@ -10,6 +10,7 @@ import type { ConnectionTables } from './tables/connections.js';
 import type { GenerationTables } from './tables/generation.js';
 import type { RateLimitTables } from './tables/rate-limits.js';
 import type { SubscriptionTables } from './tables/subscriptions.js';
+import type { RetentionTables } from './tables/retention.js';
 
 /** Every table of the store; each area adds its tables interface here. */
 export interface Database
@@ -25,4 +26,5 @@ export interface Database
     GenerationTables,
     ConnectionTables,
     RateLimitTables,
-    SubscriptionTables {}
+    SubscriptionTables,
+    RetentionTables {}

@@ -17,6 +17,7 @@ import * as caseNodeUsage from './071_case_node_usage.js';
 import * as listIndexes from './072_list_indexes.js';
 import * as caseNodeClock from './073_case_node_clock.js';
 import * as eventSubscriptions from './090_event_subscriptions.js';
+import * as retention from './090_retention.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '072_list_indexes': listIndexes,
   '073_case_node_clock': caseNodeClock,
   '090_event_subscriptions': eventSubscriptions,
+  '090_retention': retention,
 };
