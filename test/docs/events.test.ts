@@ -1,35 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
 import { Receiver } from '../callbacks/receiver.js';
 import { createWorkflow, py, startCase, textChain, waitForEnd } from '../cases/support.js';
-
-/** One request of the walk-through, with the documented answer's shape when the doc shows one. */
-interface Step {
-  method: string;
-  path: string;
-  body?: unknown;
-  documented?: Record<string, unknown>;
-}
-
-/** The doc's ```http requests in order, each with the ```json response block that follows it. */
-function walkThrough(markdown: string): Step[] {
-  const steps: Step[] = [];
-  for (const block of markdown.matchAll(/```(http|json response)\n([\s\S]*?)```/g)) {
-    const [, kind, text = ''] = block;
-    if (kind === 'json response') {
-      const last = steps.at(-1);
-      if (last) last.documented = JSON.parse(text.replace(/…/g, '')) as Record<string, unknown>;
-      continue;
-    }
-    const [requestLine = '', ...rest] = text.split('\n');
-    const [method = '', path = ''] = requestLine.split(' ');
-    const body = rest.join('\n').trim();
-    steps.push({ method, path, ...(body ? { body: JSON.parse(body) as unknown } : {}) });
-  }
-  return steps;
-}
+import { fill as fillIn, walkThrough, type Step } from './walkthrough.js';
 
 let svc: TestService;
 let receiver: Receiver;
@@ -45,7 +19,7 @@ afterAll(async () => {
 });
 
 it('runs the walk-through of docs/events.md as written', async () => {
-  const steps = walkThrough(readFileSync(new URL('../../docs/events.md', import.meta.url), 'utf8'));
+  const steps = walkThrough('events.md');
   expect(steps.map((s) => `${s.method} ${s.path}`)).toEqual([
     'POST /api/v1/subscriptions',
     'GET /api/v1/subscriptions/{{subscriptionId}}/deliveries',
@@ -58,7 +32,7 @@ it('runs the walk-through of docs/events.md as written', async () => {
   ]);
   const failing = (await createWorkflow(svc, textChain('Boom', py('raise ValueError("boom")')), 'failing')).workflowId;
   const values: Record<string, string> = { workspaceId: svc.workspaceId, receiverUrl: receiver.url };
-  const fill = (text: string) => text.replace(/\{\{(\w+)\}\}/g, (_m, name: string) => values[name] ?? `{{${name}}}`);
+  const fill = (text: string) => fillIn(text, values);
   const send = (step: Step): Promise<TestResponse> =>
     svc.request(step.method, fill(step.path), {
       ...(step.body === undefined ? {} : { body: JSON.parse(fill(JSON.stringify(step.body))) as unknown }),
