@@ -8,6 +8,7 @@ import { createOAuthActivities } from './oauth.js';
 import { createTaskActivities } from './tasks.js';
 import { createScheduleActivities } from './schedules.js';
 import { createRerunBatchActivities } from './rerun-batches.js';
+import { createRetentionActivities } from './retention.js';
 
 /** Every activity the worker registers, built over the worker's dependencies. */
 export function createActivities(deps: ActivityDeps) {
@@ -21,5 +22,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createTaskActivities(deps),
     ...createScheduleActivities(deps),
     ...createRerunBatchActivities(deps),
+    ...createRetentionActivities(deps),
   };
 }

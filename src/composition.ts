@@ -50,6 +50,10 @@ import { TaskService } from './tasks/task-service.js';
 import { TemporalTaskDecisions } from './temporal/gateways/task-decisions.js';
 import { TemporalSchedules } from './temporal/gateways/schedules.js';
 import { ScheduleService } from './schedules/schedule-service.js';
+import { SubscriptionSecrets } from './subscriptions/subscription-secrets.js';
+import { SubscriptionService } from './subscriptions/subscription-service.js';
+import { RetentionService } from './retention/retention-service.js';
+import { TemporalRetentionSchedule } from './temporal/gateways/retention-schedule.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
 import { WorkflowService } from './definitions/workflow-service.js';
 import { LlmNodes } from './llm/llm-nodes.js';
@@ -156,6 +160,21 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     logger,
   });
   const idempotency = new IdempotentRequests(repos.idempotency);
+  const callbackDeliveries = new TemporalCallbackDeliveries(temporal);
+  const subscriptionSecrets = new SubscriptionSecrets(
+    repos.subscriptions,
+    box,
+    config.callbacks.secretRotationOverlapMs,
+  );
+  const subscriptions = new SubscriptionService({
+    repo: repos.subscriptions,
+    callbacks: repos.callbacks,
+    tenancy: repos.tenancy,
+    secrets: subscriptionSecrets,
+    deliveries: callbackDeliveries,
+    outbound,
+    subscriberCacheMs: config.events.subscriberCacheMs,
+  });
   const cases = new CaseService({
     config,
     logger,
@@ -167,6 +186,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     metrics,
     engine,
     runs: caseRuns,
+    events: subscriptions,
   });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
   const reruns = new RerunService({ config, repo: repos.cases, workflows, cases });
@@ -199,6 +219,18 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       reruns,
       authentication,
       runs: new TemporalRerunBatches(temporal),
+    }),
+    /** Retention policies, the scheduled purge, and the erasure of a case on request. */
+    retention: new RetentionService({
+      repo: repos.retention,
+      tenancy: repos.tenancy,
+      cases,
+      files,
+      schedule: new TemporalRetentionSchedule(temporal),
+      dialect: infra.store.dialect,
+      settings: config.retention,
+      logger: logger.child({ component: 'retention' }),
+      registry: metrics.registry,
     }),
     /** API side: closes RUNNING cases whose run ended without recording them. */
     caseReconciler: new CaseRunReconciler({
@@ -259,12 +291,15 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       cases: repos.cases,
       tenancy: repos.tenancy,
       secrets,
-      deliveries: new TemporalCallbackDeliveries(temporal),
+      deliveries: callbackDeliveries,
       settings: config.callbacks,
       outbound,
       logger: logger.child({ component: 'callbacks' }),
       metrics,
+      subscriptionSecrets: (subscriptionId, at) => subscriptionSecrets.signingSecrets(subscriptionId, at),
     }),
+    /** Event subscriptions: managed through the API, delivered to when a case ends (worker side). */
+    subscriptions,
     /** Request budgets counted in the store, shared by every API process. */
     rateLimits: new RateLimiter(repos.rateLimits),
     /** Human tasks: the inbox (API side) and the rows the case run opens and closes (worker side). */

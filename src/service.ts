@@ -184,6 +184,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       );
       worker = () => supervised.current();
       stops.push(() => supervised.stop());
+      // The schedule lives in Temporal: every worker start makes sure it exists with the configured interval.
+      await services.retention
+        .ensureSchedule()
+        .catch((err: unknown) => logger.error({ err }, 'retention schedule could not be set up'));
       logger.info({ taskQueue: temporal.taskQueue }, 'worker running');
     }
 

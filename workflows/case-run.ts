@@ -369,7 +369,14 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler, waits: Pe
  * so their histories still replay.
  */
 async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: CaseProgress): Promise<void> {
-  const finalize = { caseId: input.caseId, status, runId: workflowInfo().runId, progress: final };
+  // An activity argument, not a command: runs replay the same with or without workspaceId.
+  const finalize = {
+    caseId: input.caseId,
+    workspaceId: input.workspaceId,
+    status,
+    runId: workflowInfo().runId,
+    progress: final,
+  };
   const delivery: CallbackDeliveryInput | undefined = input.callbackUrl
     ? {
         deliveryId: `${input.caseId}-${status}`,

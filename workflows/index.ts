@@ -11,3 +11,4 @@ export { connectionSmokeTest } from './connection-smoke-test.js';
 export { oauthAuthorization } from './oauth-authorization.js';
 export { oauthTokenRefresh } from './oauth-token-refresh.js';
 export { rerunBatch } from './rerun-batch.js';
+export { retentionPurge } from './retention-purge.js';

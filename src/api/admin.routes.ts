@@ -30,7 +30,9 @@ const membershipSchema = z.object({
   createdAt: z.string(),
 });
 const orgParams = z.object({ organizationId: uuid });
-const adminHeaders = z.object({ authorization: z.string().meta({ description: 'Bearer <CASEFLOW_ADMIN_TOKEN>' }) });
+export const adminHeaders = z.object({
+  authorization: z.string().meta({ description: 'Bearer <CASEFLOW_ADMIN_TOKEN>' }),
+});
 
 /** The operator area: present only when CASEFLOW_ADMIN_TOKEN is set; the token comes as a bearer header. */
 export function requireAdmin(ctx: AppContext, req: Request): void {

@@ -108,6 +108,13 @@ export const openApiLinks: LinkSpec[] = [
       'POST /api/v1/connection/{connectionId}/revoke',
     ],
   ),
+  ...fanOut('POST /api/v1/subscriptions', 201, { parameters: { subscriptionId: '$response.body#/id' } }, [
+    'GET /api/v1/subscriptions/{subscriptionId}',
+    'PATCH /api/v1/subscriptions/{subscriptionId}',
+    'DELETE /api/v1/subscriptions/{subscriptionId}',
+    'POST /api/v1/subscriptions/{subscriptionId}/rotate-secret',
+    'GET /api/v1/subscriptions/{subscriptionId}/deliveries',
+  ]),
   ...fanOut('POST /api/v1/discovery/process', 201, { parameters: { processId: '$response.body#/id' } }, [
     'GET /api/v1/discovery/process/{processId}',
     'PATCH /api/v1/discovery/process/{processId}',

@@ -6,6 +6,8 @@ import { registerSystemRoutes } from './system.routes.js';
 import { registerFileRoutes } from './file.routes.js';
 import { registerMeRoutes } from './me.routes.js';
 import { registerCallbackRoutes } from './callback.routes.js';
+import { registerSubscriptionRoutes } from './subscription.routes.js';
+import { registerRetentionRoutes } from './retention.routes.js';
 import { registerWorkflowRoutes } from './workflow.routes.js';
 import { registerCaseRoutes } from './case.routes.js';
 import { registerJobRoutes } from './job.routes.js';
@@ -26,6 +28,7 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerAdminRoutes,
   registerMeRoutes,
   registerCallbackRoutes,
+  registerSubscriptionRoutes,
   registerGenerationRoutes,
   registerWorkflowRoutes,
   registerFileRoutes,
@@ -33,6 +36,7 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerCaseRoutes,
   registerScheduleRoutes,
   registerRerunBatchRoutes,
+  registerRetentionRoutes,
   registerJobRoutes,
   registerCatalogRoutes,
   registerDiscoveryRoutes,

@@ -16,7 +16,11 @@ import type {
 } from '../store/callback-repo.js';
 import type { CaseRepo } from '../store/case-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
-import type { CallbackDeliveryInput, RetrySchedule } from '../temporal/contracts/callback-delivery.js';
+import type {
+  CallbackDeliveryInput,
+  CaseCallbackBody,
+  RetrySchedule,
+} from '../temporal/contracts/callback-delivery.js';
 import type { CallbackDeliveryGateway } from '../temporal/gateways/callback-deliveries.js';
 import {
   classifyStatus,
@@ -24,6 +28,7 @@ import {
   type AttemptInput,
   type AttemptResult,
   type FirstAttemptResult,
+  type HttpOutcome,
   type OpenDeliveryInput,
 } from './delivery.js';
 import { signedHeaders } from './signing.js';
@@ -41,6 +46,8 @@ export interface CallbackServiceDeps {
   outbound: Outbound;
   logger: Logger;
   metrics: Pick<Metrics, 'callbackAttempt'>;
+  /** An event subscription's signing secrets (current first); undefined once it is deleted. */
+  subscriptionSecrets: (subscriptionId: string, at: Date) => Promise<string[] | undefined>;
 }
 
 /** A case's deliveries, oldest first, with each one's attempts in order. */
@@ -91,15 +98,10 @@ export class CallbackService {
       body: last.body,
       workflowId,
     });
-    const input: CallbackDeliveryInput = {
-      deliveryId,
-      caseId,
-      workspaceId,
-      callbackUrl: last.url,
-      body: JSON.parse(last.body) as CallbackDeliveryInput['body'],
-    };
+    const body = JSON.parse(last.body) as CaseCallbackBody;
+    const input: CallbackDeliveryInput = { deliveryId, caseId, workspaceId, callbackUrl: last.url, body };
     const started = await this.deps.deliveries
-      .start(workflowId, input, { organizationId: auth.organizationId, workspaceId, caseStatus: input.body.status })
+      .start(workflowId, input, { organizationId: auth.organizationId, workspaceId, caseStatus: body.status })
       .catch(async (err: unknown) => {
         await this.deps.repo.deleteDelivery(deliveryId);
         throw err;
@@ -165,24 +167,27 @@ export class CallbackService {
   }
 
   private async attempt(
-    delivery: Pick<CallbackDelivery, 'id' | 'caseId' | 'workspaceId' | 'url' | 'body'>,
+    delivery: Pick<CallbackDelivery, 'id' | 'caseId' | 'workspaceId' | 'url' | 'body'> & {
+      subscriptionId?: string | null;
+    },
     input: Omit<AttemptInput, 'deliveryId'>,
   ): Promise<AttemptResult> {
-    const { repo, secrets, settings } = this.deps;
+    const { repo, settings } = this.deps;
     const started = new Date();
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': 'caseflow-webhooks/1',
-      ...signedHeaders(
-        await secrets.signingSecrets(delivery.workspaceId, started),
-        delivery.id,
-        Math.floor(started.getTime() / 1000),
-        delivery.body,
-      ),
-    };
-    const http = await post(this.deps.outbound, delivery.url, delivery.body, headers, settings.timeoutMs);
+    const signingSecrets = await this.signingSecrets(delivery, started);
+    let http: HttpOutcome;
+    if (signingSecrets) {
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'caseflow-webhooks/1',
+        ...signedHeaders(signingSecrets, delivery.id, Math.floor(started.getTime() / 1000), delivery.body),
+      };
+      http = await post(this.deps.outbound, delivery.url, delivery.body, headers, settings.timeoutMs);
+    } else {
+      http = { status: null, body: null, error: 'the event subscription was deleted' };
+    }
     const durationMs = Date.now() - started.getTime();
-    let outcome = classifyStatus(http.status);
+    let outcome = signingSecrets ? classifyStatus(http.status) : 'failed';
     if (outcome === 'retry' && input.retryInMs === null) outcome = 'failed';
     const status: DeliveryStatus = outcome === 'delivered' ? 'delivered' : outcome === 'failed' ? 'failed' : 'pending';
     await repo.recordAttempt({
@@ -210,6 +215,16 @@ export class CallbackService {
     );
     this.deps.metrics.callbackAttempt(outcome);
     return { outcome, responseStatus: http.status, error: http.error };
+  }
+
+  /** A subscription's secrets for its deliveries, the workspace's for a case's callbackUrl; undefined: nothing to sign with. */
+  private signingSecrets(
+    delivery: { workspaceId: string; subscriptionId?: string | null },
+    at: Date,
+  ): Promise<string[] | undefined> {
+    return delivery.subscriptionId
+      ? this.deps.subscriptionSecrets(delivery.subscriptionId, at)
+      : this.deps.secrets.signingSecrets(delivery.workspaceId, at);
   }
 
   /** Ends a delivery that stops without a final attempt (its workflow was cancelled). */
@@ -246,5 +261,6 @@ function newDelivery(input: OpenDeliveryInput): NewDelivery {
     url: input.callbackUrl,
     body: JSON.stringify(input.body),
     workflowId: input.workflowId,
+    ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
   };
 }

@@ -12,6 +12,7 @@ export interface OpenDeliveryInput {
   callbackUrl: string;
   body: unknown;
   workflowId: string;
+  subscriptionId?: string;
 }
 
 /** The first attempt, made inside the case run; the schedule is what a retry workflow continues with. */

@@ -20,7 +20,8 @@ import type { RunnableVersion, WorkflowGraph } from '../domain/graph.js';
 import type { WaitingTask } from '../domain/human-tasks.js';
 import { handlerClassName } from '../domain/vocabulary.js';
 import type { FileService } from '../files/file-service.js';
-import { OutboundRefusedError, type Outbound } from '../net/outbound.js';
+import type { Outbound } from '../net/outbound.js';
+import { checkTenantUrl } from '../net/url-check.js';
 import type { CaseRepo } from '../store/case-repo.js';
 import type { CaseRecord, CaseSummary } from '../domain/case-records.js';
 import type { Page } from '../domain/page.js';
@@ -35,6 +36,7 @@ import type { CaseRunGateway, CaseRunLabels } from '../temporal/gateways/case-ru
 import { callWorkflowKind, type CallWorkflowProcess } from '../domain/node-kinds/call-workflow.js';
 import { processSchemaOf } from '../domain/node-kinds/process-schema.js';
 import type { ChildCaseRequest, ChildCaseStart, UnstartedChildCase } from '../temporal/contracts/child-case.js';
+import type { SubscriptionService } from '../subscriptions/subscription-service.js';
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 import { statsWindow, workflowStats, type CaseStats, type CaseStatsRequest } from './case-stats.js';
 import { planReuse, type ReusePlan } from './rerun-plan.js';
@@ -53,6 +55,8 @@ export interface CaseServiceDeps {
   engine: Pick<EngineHealth, 'isUp' | 'markDown'>;
   /** The cases' runs in Temporal. */
   runs: CaseRunGateway;
+  /** What a case's end owes the workspace's event subscribers. */
+  events: Pick<SubscriptionService, 'subscribersOf' | 'deliveriesTo' | 'dispatch' | 'dispatchUnstarted'>;
 }
 
 /** A case's status: the record, the nodes running now (first is the current one), the run's Temporal UI page. */
@@ -262,7 +266,7 @@ export class CaseService {
       { organizationId: record.organizationId, workspaceId: record.workspaceId, userId: record.createdByUserId },
       checked.files,
     );
-    if (body.callbackUrl !== undefined) await this.checkCallbackUrl(body.callbackUrl);
+    if (body.callbackUrl !== undefined) await checkTenantUrl(this.deps.outbound, body.callbackUrl, 'body.callbackUrl');
     const startDelayMs = body.startAt === undefined ? undefined : this.startDelayMs(body.startAt);
     if (!this.deps.engine.isUp()) throw engineDown(caseId);
 
@@ -353,16 +357,6 @@ export class CaseService {
     }
   }
 
-  /** A callbackUrl the outbound policy refuses is a 400 now, not a failed delivery later. */
-  private async checkCallbackUrl(url: string, field = 'body.callbackUrl'): Promise<void> {
-    try {
-      await this.deps.outbound.checkUrl(url);
-    } catch (err) {
-      if (!(err instanceof OutboundRefusedError)) throw err;
-      throw DomainError.invalidFields([{ field, message: err.message }]);
-    }
-  }
-
   /** Starts the case's Temporal run (workflow id `case-<caseId>`), after `startDelayMs` when given; the run id. */
   private async startRun(
     record: CaseRecord,
@@ -438,7 +432,7 @@ export class CaseService {
     assertCaseInputsWithinLimit(checked.inputs, this.deps.config.cases.maxInputBytes, request.prefix);
     const scope = { organizationId: version.organizationId, workspaceId: version.workspaceId, userId: auth.userId };
     await this.checkFiles(auth, scope, checked.files);
-    if (request.callbackUrl) await this.checkCallbackUrl(request.callbackUrl, request.callbackField);
+    if (request.callbackUrl) await checkTenantUrl(this.deps.outbound, request.callbackUrl, request.callbackField);
     return { version, inputs: checked.inputs };
   }
 
@@ -663,8 +657,32 @@ export class CaseService {
 
   /** Records a run's end in its case (the worker's last step); false when the case had already ended. */
   async finalize(input: FinalizeCaseInput): Promise<boolean> {
-    const finished = await this.repo.finalize(input);
-    if (!finished) return false;
+    const { events } = this.deps;
+    const { progress } = input;
+    const workspaceId = input.workspaceId ?? (await this.repo.find(input.caseId))?.workspaceId;
+    const subscribers = workspaceId ? await events.subscribersOf(workspaceId, input.status) : [];
+    // The subscribers' deliveries are written with the end (one transaction), so a crash cannot lose them.
+    const finished = await this.repo.finalize(
+      input,
+      subscribers.length === 0
+        ? undefined
+        : (ended) =>
+            events.deliveriesTo(subscribers, {
+              caseId: input.caseId,
+              workspaceId: ended.workspaceId,
+              workflowId: ended.workflowId,
+              status: input.status,
+              finishedAt: ended.finishedAt ?? new Date().toISOString(),
+              results: progress.results,
+              ...(progress.error ? { error: progress.error } : {}),
+            }),
+    );
+    if (!finished) {
+      // A retried end (the process died after the commit): start what did not start then.
+      await events.dispatchUnstarted(input.caseId);
+      return false;
+    }
+    await events.dispatch(finished.deliveries, finished.organizationId);
     // Counted once: a replayed or retried finalization wrote nothing and ends above.
     const { metrics } = this.deps;
     metrics.caseFinished(input.status, secondsBetween(finished.startedAt, finished.finishedAt));

@@ -154,6 +154,17 @@ export const configSchema = z.object({
     redeliverPerCase: z.coerce.number().int().min(1),
     redeliverPerWorkspace: z.coerce.number().int().min(1),
   }),
+  /** Defaults for organizations without their own retention policy (days; null: kept), and the purge's pace. */
+  retention: z.object({
+    keepDays: z.coerce.number().int().min(1).nullable(),
+    keepFailedDays: z.coerce.number().int().min(1).nullable(),
+    batchSize: z.coerce.number().int().min(1).max(10_000),
+    intervalMinutes: z.coerce.number().int().min(1),
+  }),
+  events: z.object({
+    /** How long a workspace's enabled event subscriptions are reused by case ends in one process (0: off). */
+    subscriberCacheMs: z.coerce.number().int().min(0).max(60_000),
+  }),
   /** An OpenAI-compatible chat-completions endpoint; without baseUrl generation uses the offline planner. */
   llm: z.object({
     baseUrl: z.url().optional(),
@@ -302,6 +313,10 @@ const envMap: Record<string, string> = {
   CASEFLOW_REDELIVER_PER_CASE: 'callbacks.redeliverPerCase',
   CASEFLOW_REDELIVER_PER_WORKSPACE: 'callbacks.redeliverPerWorkspace',
   CASEFLOW_OUTBOUND_ALLOW_CIDRS: 'outbound.allowCidrs',
+  CASEFLOW_EVENT_SUBSCRIBER_CACHE_MS: 'events.subscriberCacheMs',
+  CASEFLOW_RETENTION_KEEP_DAYS: 'retention.keepDays',
+  CASEFLOW_RETENTION_KEEP_FAILED_DAYS: 'retention.keepFailedDays',
+  CASEFLOW_RETENTION_INTERVAL_MINUTES: 'retention.intervalMinutes',
   LLM_BASE_URL: 'llm.baseUrl',
   LLM_API_KEY: 'llm.apiKey',
   LLM_MODEL: 'llm.model',

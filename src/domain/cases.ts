@@ -170,6 +170,8 @@ export interface CaseProgress {
 
 export interface FinalizeCaseInput {
   caseId: string;
+  /** The case's workspace (whose event subscribers hear of the end); absent from runs started before it was passed. */
+  workspaceId?: string;
   status: TerminalStatus;
   runId: string;
   progress: CaseProgress;

@@ -23,4 +23,6 @@ export interface FileRecord {
   uploadExpiresAt: string | null;
   createdAt: string;
   uploadedAt: string | null;
+  /** The case whose node wrote it (erased with the case); absent for uploads. */
+  caseId?: string;
 }

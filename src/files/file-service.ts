@@ -80,6 +80,8 @@ export class FileReadRefused extends Error {
 export interface NodeOutputInput {
   organizationId: string;
   workspaceId: string;
+  /** The case whose node wrote it: the file is erased with the case. */
+  caseId?: string;
   name: string;
   contentType: string;
   bytes: Buffer;
@@ -489,6 +491,11 @@ export class FileService {
     return { name: downloadName(record), contentType: record.contentType, bytes: await readPrefix(stream, maxBytes) };
   }
 
+  /** Removes erased files' bytes (their records are gone already); a missing object is no error. */
+  async removeBytes(storageKeys: string[]): Promise<void> {
+    for (const key of storageKeys) await this.storage.remove(key);
+  }
+
   /**
    * Stores a file a node produced and returns its permanent URL. It belongs
    * to the case's workspace (scope `workspace`, unlisted). Same 10 MB limit
@@ -523,6 +530,7 @@ export class FileService {
       uploadExpiresAt: null,
       createdAt: now,
       uploadedAt: now,
+      ...(input.caseId ? { caseId: input.caseId } : {}),
     });
     return this.fileUrl(id);
   }

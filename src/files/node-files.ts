@@ -28,6 +28,7 @@ export function nodeFiles(files: FileService): NodeFiles {
         return await files.storeNodeOutput({
           organizationId: scope.organizationId,
           workspaceId: scope.workspaceId,
+          caseId: scope.caseId,
           ...file,
         });
       } catch (err) {

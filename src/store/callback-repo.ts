@@ -1,5 +1,6 @@
-import { PostgresAdapter, type QueryCreator, type Selectable } from 'kysely';
+import { PostgresAdapter, type Insertable, type QueryCreator, type Selectable } from 'kysely';
 import type { Db } from './database.js';
+import { olderThan, pageOf, type Keyset, type Page } from './paging.js';
 import type { Database } from './schema.js';
 import type { CallbackDeliveryTable, WebhookSecretTable } from './tables/callbacks.js';
 
@@ -16,6 +17,8 @@ export interface CallbackDelivery {
   attempts: number;
   nextAttemptAt: string | null;
   workflowId: string;
+  /** The event subscription it delivers to; null for the case's own callbackUrl. */
+  subscriptionId: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -36,6 +39,7 @@ export interface NewDelivery {
   url: string;
   body: string;
   workflowId: string;
+  subscriptionId?: string;
 }
 
 export interface AttemptRecord extends CallbackAttempt {
@@ -76,12 +80,31 @@ function toDelivery(r: Selectable<CallbackDeliveryTable>): CallbackDelivery {
     attempts: r.attempts,
     nextAttemptAt: r.next_attempt_at,
     workflowId: r.workflow_id,
+    subscriptionId: r.subscription_id,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
 }
 
 const now = () => new Date().toISOString();
+
+/** A new delivery's row: pending, no attempt yet, due now (also written by the case end's transaction). */
+export function pendingDeliveryRow(delivery: NewDelivery, at: string): Insertable<CallbackDeliveryTable> {
+  return {
+    id: delivery.id,
+    case_id: delivery.caseId,
+    workspace_id: delivery.workspaceId,
+    url: delivery.url,
+    body: delivery.body,
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: at,
+    workflow_id: delivery.workflowId,
+    subscription_id: delivery.subscriptionId ?? null,
+    created_at: at,
+    updated_at: at,
+  };
+}
 
 /** Callback deliveries, their attempts, and the workspaces' (encrypted) signing secrets. */
 export class CallbackRepo {
@@ -92,19 +115,7 @@ export class CallbackRepo {
     const at = now();
     await this.db
       .insertInto('callback_deliveries')
-      .values({
-        id: delivery.id,
-        case_id: delivery.caseId,
-        workspace_id: delivery.workspaceId,
-        url: delivery.url,
-        body: delivery.body,
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: at,
-        workflow_id: delivery.workflowId,
-        created_at: at,
-        updated_at: at,
-      })
+      .values(pendingDeliveryRow(delivery, at))
       // Idempotent; a delivery the case run began and a retry workflow carries on names that workflow.
       .onConflict((oc) => oc.column('id').doUpdateSet({ workflow_id: delivery.workflowId, updated_at: at }))
       .execute();
@@ -119,14 +130,42 @@ export class CallbackRepo {
     return row && toDelivery(row);
   }
 
-  /** A case's deliveries, oldest first. */
+  /** A case's callback deliveries (to its callbackUrl: not the subscriptions'), oldest first. */
   async listDeliveries(caseId: string): Promise<CallbackDelivery[]> {
     const rows = await this.db
       .selectFrom('callback_deliveries')
       .selectAll()
       .where('case_id', '=', caseId)
+      .where('subscription_id', 'is', null)
       .orderBy('created_at')
       .orderBy('id')
+      .execute();
+    return rows.map(toDelivery);
+  }
+
+  /** A subscription's deliveries, newest first, one page after `after`. */
+  async listSubscriptionDeliveries(
+    subscriptionId: string,
+    after: Keyset | undefined,
+    limit: number,
+  ): Promise<Page<CallbackDelivery>> {
+    return pageOf(limit, async (take) => {
+      let query = this.db.selectFrom('callback_deliveries').selectAll().where('subscription_id', '=', subscriptionId);
+      if (after) query = query.where(olderThan('callback_deliveries', after));
+      const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).execute();
+      return rows.map(toDelivery);
+    });
+  }
+
+  /** A case's event deliveries that no attempt has touched yet: those whose workflow may not have started. */
+  async unstartedEventDeliveries(caseId: string): Promise<CallbackDelivery[]> {
+    const rows = await this.db
+      .selectFrom('callback_deliveries')
+      .selectAll()
+      .where('case_id', '=', caseId)
+      .where('subscription_id', 'is not', null)
+      .where('status', '=', 'pending')
+      .where('attempts', '=', 0)
       .execute();
     return rows.map(toDelivery);
   }

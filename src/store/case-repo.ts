@@ -12,6 +12,7 @@ import {
   type RerunFrom,
   type ReusedFrom,
 } from '../domain/cases.js';
+import { pendingDeliveryRow, type NewDelivery } from './callback-repo.js';
 import type { Db } from './database.js';
 import { olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
 import type { Page } from '../domain/page.js';
@@ -19,7 +20,17 @@ import type { CaseParent, CaseRecord, CaseSummary } from '../domain/case-records
 import type { CaseNodeTable, CaseTable } from './tables/cases.js';
 
 /** What finalizing a case read back of it, for the metrics. */
-export type FinishedCase = Pick<CaseRecord, 'workflowId' | 'startedAt' | 'finishedAt'>;
+export type FinishedCase = Pick<
+  CaseRecord,
+  'organizationId' | 'workspaceId' | 'workflowId' | 'startedAt' | 'finishedAt'
+>;
+
+/**
+ * What the case end's transaction writes besides the case: the deliveries its end owes subscribers (an
+ * outbox). Computed from what the end's own statement read back, without I/O: SQLite has one connection,
+ * held by the transaction.
+ */
+export type CaseEndOutbox = (finished: FinishedCase) => NewDelivery[];
 
 /** What a new case is given: the record's own fields, with the optional ones left out rather than null. */
 export interface CreateCaseInput extends Pick<
@@ -450,7 +461,10 @@ export class CaseRepo {
    * statement), or undefined when the case already had a terminal status (a
    * replayed or retried finalization), in which case nothing is written.
    */
-  async finalize(input: FinalizeCaseInput): Promise<FinishedCase | undefined> {
+  async finalize(
+    input: FinalizeCaseInput,
+    outbox?: CaseEndOutbox,
+  ): Promise<(FinishedCase & { deliveries: NewDelivery[] }) | undefined> {
     const { progress } = input;
     return this.db.transaction().execute(async (trx) => {
       const finished = await trx
@@ -464,9 +478,25 @@ export class CaseRepo {
         })
         .where('id', '=', input.caseId)
         .where('status', 'not in', [...terminalStatuses])
-        .returning(['workflow_id', 'started_at', 'finished_at'])
+        .returning(['organization_id', 'workspace_id', 'workflow_id', 'started_at', 'finished_at'])
         .executeTakeFirst();
       if (!finished) return undefined;
+      const ended: FinishedCase = {
+        organizationId: finished.organization_id,
+        workspaceId: finished.workspace_id,
+        workflowId: finished.workflow_id,
+        startedAt: finished.started_at,
+        finishedAt: finished.finished_at,
+      };
+      const deliveries = outbox ? outbox(ended) : [];
+      if (deliveries.length > 0) {
+        const at = now();
+        await trx
+          .insertInto('callback_deliveries')
+          .values(deliveries.map((d) => pendingDeliveryRow(d, at)))
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
+      }
       const finishedOrder = new Map(progress.executed.map((id, i) => [id, i]));
       const rows: Insertable<CaseNodeTable>[] = Object.values(progress.nodes).map((n, i) => ({
         case_id: input.caseId,
@@ -493,7 +523,7 @@ export class CaseRepo {
           .onConflict((oc) => oc.columns(['case_id', 'node_id']).doNothing())
           .execute();
       }
-      return { workflowId: finished.workflow_id, startedAt: finished.started_at, finishedAt: finished.finished_at };
+      return { ...ended, deliveries };
     });
   }
 

@@ -53,6 +53,8 @@ export function openStore(dataDir: string, databaseUrl?: string, onPoolError?: (
     : path.join(dataDir, 'caseflow.db');
   mkdirSync(path.dirname(file), { recursive: true });
   const database = new SQLite(file);
+  // Takes effect in a new file (before its first table); an existing one switches at the first retention run.
+  database.pragma('auto_vacuum = INCREMENTAL');
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');

@@ -68,6 +68,7 @@ export class FileRepo {
         upload_expires_at: record.uploadExpiresAt,
         created_at: record.createdAt,
         uploaded_at: record.uploadedAt,
+        case_id: record.caseId ?? null,
       })
       .execute();
   }

@@ -14,6 +14,8 @@ import { ScheduleRepo } from './schedule-repo.js';
 import { IdempotencyRepo } from './idempotency-repo.js';
 import { HookRepo } from './hook-repo.js';
 import { RerunBatchRepo } from './rerun-batch-repo.js';
+import { SubscriptionRepo } from './subscription-repo.js';
+import { RetentionRepo } from './retention-repo.js';
 import { TenancyRepo } from './tenancy-repo.js';
 import { WorkflowRepo } from './workflow-repo.js';
 
@@ -37,6 +39,8 @@ export function createRepositories(db: Db) {
     idempotency: new IdempotencyRepo(db),
     hooks: new HookRepo(db),
     rerunBatches: new RerunBatchRepo(db),
+    subscriptions: new SubscriptionRepo(db),
+    retention: new RetentionRepo(db),
   };
 }
 

@@ -12,6 +12,8 @@ import type { RateLimitTables } from './tables/rate-limits.js';
 import type { TaskTables } from './tables/tasks.js';
 import type { ScheduleTables } from './tables/schedules.js';
 import type { HookTables } from './tables/hooks.js';
+import type { SubscriptionTables } from './tables/subscriptions.js';
+import type { RetentionTables } from './tables/retention.js';
 
 /** Every table of the store; each area adds its tables interface here. */
 export interface Database
@@ -30,3 +32,5 @@ export interface Database
     TaskTables,
     ScheduleTables,
     HookTables {}
+    SubscriptionTables,
+    RetentionTables {}

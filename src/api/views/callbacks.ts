@@ -1,26 +1,37 @@
 import type { z } from 'zod';
 import type { CaseDeliveries, Redelivery } from '../../callbacks/callback-service.js';
 import type { WorkspaceWebhookSecret } from '../../callbacks/webhook-secrets.js';
-import type { deliveriesSchema, redeliveryStartedSchema, webhookSecretSchema } from '../schemas/callbacks.js';
+import type { CallbackAttempt, CallbackDelivery } from '../../store/callback-repo.js';
+import type {
+  deliveriesSchema,
+  deliverySchema,
+  redeliveryStartedSchema,
+  webhookSecretSchema,
+} from '../schemas/callbacks.js';
 
 export function deliveriesView(
   caseId: string,
   { deliveries, attempts }: CaseDeliveries,
 ): z.infer<typeof deliveriesSchema> {
+  return { caseId, deliveries: deliveries.map((d) => deliveryView(d, attempts)) };
+}
+
+/** One delivery with its attempts (a case's callbacks, a subscription's deliveries). */
+export function deliveryView(
+  d: CallbackDelivery,
+  attempts: Map<string, CallbackAttempt[]>,
+): z.infer<typeof deliverySchema> {
   return {
-    caseId,
-    deliveries: deliveries.map((d) => ({
-      id: d.id,
-      url: d.url,
-      status: d.status,
-      attemptCount: d.attempts,
-      nextAttemptAt: d.nextAttemptAt,
-      workflowId: d.workflowId,
-      createdAt: d.createdAt,
-      updatedAt: d.updatedAt,
-      payload: JSON.parse(d.body) as unknown,
-      attempts: attempts.get(d.id) ?? [],
-    })),
+    id: d.id,
+    url: d.url,
+    status: d.status,
+    attemptCount: d.attempts,
+    nextAttemptAt: d.nextAttemptAt,
+    workflowId: d.workflowId,
+    createdAt: d.createdAt,
+    updatedAt: d.updatedAt,
+    payload: JSON.parse(d.body) as unknown,
+    attempts: attempts.get(d.id) ?? [],
   };
 }
 

@@ -21,6 +21,8 @@ import * as schedules from './082_schedules.js';
 import * as hooks from './084_hooks.js';
 import * as caseReruns from './086_case_reruns.js';
 import * as childCases from './088_child_cases.js';
+import * as eventSubscriptions from './090_event_subscriptions.js';
+import * as retention from './090_retention.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -49,4 +51,6 @@ export const migrations: Record<string, Migration> = {
   '084_hooks': hooks,
   '086_case_reruns': caseReruns,
   '088_child_cases': childCases,
+  '090_event_subscriptions': eventSubscriptions,
+  '090_retention': retention,
 };

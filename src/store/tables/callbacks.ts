@@ -19,6 +19,8 @@ export interface CallbackDeliveryTable {
   next_attempt_at: string | null;
   /** Temporal workflow id that delivers it. */
   workflow_id: string;
+  /** The event subscription it delivers to (signed with its secret); null for the case's own callbackUrl. */
+  subscription_id: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -31,6 +31,8 @@ export interface FileTable {
   upload_expires_at: string | null;
   created_at: string;
   uploaded_at: string | null;
+  /** The case whose node wrote it (node outputs): erased with the case. Null for uploads. */
+  case_id: string | null;
 }
 
 /** Per case: how many file reads and bytes its nodes have used (the per-case file limits). */
