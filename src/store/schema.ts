@@ -31,6 +31,6 @@ export interface Database
     RateLimitTables,
     TaskTables,
     ScheduleTables,
-    HookTables {}
+    HookTables,
     SubscriptionTables,
     RetentionTables {}
