@@ -291,6 +291,118 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/subscriptions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List event subscriptions
+     * @description Subscriptions newest first, a page at a time (cursor), in the workspaces the key reads with Case: Read; a workspace the key does not reach lists nothing. Secrets are never listed.
+     */
+    get: operations['getApiV1Subscriptions'];
+    put?: never;
+    /**
+     * Subscribe a URL to case events of a workspace
+     * @description Requires Case: Full in the workspace (events carry case results). The URL must pass the outbound policy (as a callbackUrl does). The answer shows the subscription's Standard Webhooks signing secret, this once; it is stored encrypted.
+     */
+    post: operations['postApiV1Subscriptions'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/subscriptions/{subscriptionId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * An event subscription
+     * @description Requires Case: Read in the subscription's workspace. The secret is not shown.
+     */
+    get: operations['getApiV1SubscriptionsSubscriptionId'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete an event subscription
+     * @description Requires Case: Full in the subscription's workspace. Deliveries still retrying end failed at their next attempt; the delivery log stays until retention removes it.
+     */
+    delete: operations['deleteApiV1SubscriptionsSubscriptionId'];
+    options?: never;
+    head?: never;
+    /**
+     * Change, disable or enable an event subscription
+     * @description Requires Case: Full in the subscription's workspace. `enabled: false` stops new events (deliveries already under way keep retrying); other processes see a change within events.subscriberCacheMs.
+     */
+    patch: operations['patchApiV1SubscriptionsSubscriptionId'];
+    trace?: never;
+  };
+  '/api/v1/subscriptions/{subscriptionId}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Replace the subscription's signing secret
+     * @description Requires Case: Full in the subscription's workspace. The new secret is shown this once; the previous one keeps signing (as a second signature) until previousValidUntil (callbacks.secretRotationOverlapMs) so the receiver can switch without losing events.
+     */
+    post: operations['postApiV1SubscriptionsSubscriptionIdRotateSecret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/subscriptions/{subscriptionId}/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The subscription's deliveries with every attempt
+     * @description Requires Case: Read in the subscription's workspace. Newest first, a page at a time (cursor).
+     */
+    get: operations['getApiV1SubscriptionsSubscriptionIdDeliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/subscriptions/{subscriptionId}/deliveries/{deliveryId}/redeliver': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send one delivery of the subscription again
+     * @description Requires Case: Full in the subscription's workspace. A new delivery (new `webhook-id`, fresh retry schedule) of the same event to the subscription's current URL. Rate limited per subscription (callbacks.redeliverPerWorkspace per redeliverWindowMs).
+     */
+    post: operations['postApiV1SubscriptionsSubscriptionIdDeliveriesDeliveryIdRedeliver'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/workflow/generate': {
     parameters: {
       query?: never;
@@ -958,6 +1070,47 @@ export interface paths {
      * @description Stops the batch before its next case; reruns already started go on (cancel them one by one). The answer waits up to 10 s for the batch to record CANCELLED. Requires Case: Full.
      */
     post: operations['postApiV1CaseRerunBatchIdCancel'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/case/{caseId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Erase a case
+     * @description Requires Case: Full in the case's workspace. Erases the case with its node records, callback and event deliveries (with their attempts) and the files its nodes wrote; uploaded files stay. A case that has not ended (PENDING, RUNNING) is a 409: cancel it first. The Temporal history expires with the namespace retention.
+     */
+    delete: operations['deleteApiV1CaseCaseId'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/organizations/{organizationId}/retention': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** An organization's retention policy */
+    get: operations['getAdminOrganizationsOrganizationIdRetention'];
+    /**
+     * Set an organization's retention policy
+     * @description Applied by the retention schedule (every retention.intervalMinutes) in batches of retention.batchSize cases.
+     */
+    put: operations['putAdminOrganizationsOrganizationIdRetention'];
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -4224,6 +4377,955 @@ export interface operations {
       };
       /** @description The workspace does not exist */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1Subscriptions: {
+    parameters: {
+      query?: {
+        /** @description Only this workspace */
+        workspaceId?: string;
+        /** @description Items per page (default 20, at most 100) */
+        limit?: number;
+        /** @description nextCursor of the previous page (opaque); without it the first page */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of subscriptions */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description Newest first */
+            subscriptions: {
+              id: string;
+              workspaceId: string;
+              url: string;
+              eventTypes: ('case.completed' | 'case.failed' | 'case.timed_out' | 'case.cancelled')[];
+              description: string | null;
+              enabled: boolean;
+              createdAt: string;
+              updatedAt: string;
+            }[];
+            /** @description Pass as cursor for the next page; null on the last page */
+            nextCursor: string | null;
+          };
+        };
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1Subscriptions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * Format: uuid
+           * @description The workspace whose events are delivered
+           */
+          workspaceId: string;
+          /**
+           * Format: uri
+           * @description Where events are POSTed; checked against the outbound policy like a callbackUrl
+           */
+          url: string;
+          /** @description Which events to receive (duplicates are ignored) */
+          eventTypes: ('case.completed' | 'case.failed' | 'case.timed_out' | 'case.cancelled')[];
+          description?: string;
+          /** @description Default true */
+          enabled?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Subscribed */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            workspaceId: string;
+            url: string;
+            eventTypes: ('case.completed' | 'case.failed' | 'case.timed_out' | 'case.cancelled')[];
+            description: string | null;
+            enabled: boolean;
+            createdAt: string;
+            updatedAt: string;
+            /** @description Standard Webhooks signing secret (`whsec_` + base64), shown only in this answer; rotate to get a new one */
+            secret: string;
+          };
+        };
+      };
+      /** @description Invalid body, or a URL the outbound policy refuses (metadata.fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The workspace does not exist (or belongs to another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1SubscriptionsSubscriptionId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        subscriptionId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The subscription */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            workspaceId: string;
+            url: string;
+            eventTypes: ('case.completed' | 'case.failed' | 'case.timed_out' | 'case.cancelled')[];
+            description: string | null;
+            enabled: boolean;
+            createdAt: string;
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The subscription does not exist (or belongs to another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  deleteApiV1SubscriptionsSubscriptionId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        subscriptionId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The subscription does not exist (or belongs to another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  patchApiV1SubscriptionsSubscriptionId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        subscriptionId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /**
+           * Format: uri
+           * @description Where events are POSTed; checked against the outbound policy like a callbackUrl
+           */
+          url?: string;
+          /** @description Which events to receive (duplicates are ignored) */
+          eventTypes?: ('case.completed' | 'case.failed' | 'case.timed_out' | 'case.cancelled')[];
+          description?: string | null;
+          /** @description false: no new events are delivered until it is true again */
+          enabled?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The subscription as changed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            workspaceId: string;
+            url: string;
+            eventTypes: ('case.completed' | 'case.failed' | 'case.timed_out' | 'case.cancelled')[];
+            description: string | null;
+            enabled: boolean;
+            createdAt: string;
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description Invalid body, or a URL the outbound policy refuses (metadata.fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The subscription does not exist (or belongs to another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1SubscriptionsSubscriptionIdRotateSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        subscriptionId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The new secret */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description The new signing secret, shown only in this answer */
+            secret: string;
+            /** @description Until when deliveries also carry a signature made with the previous secret */
+            previousValidUntil: string;
+          };
+        };
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The subscription does not exist (or belongs to another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1SubscriptionsSubscriptionIdDeliveries: {
+    parameters: {
+      query?: {
+        /** @description Items per page (default 20, at most 100) */
+        limit?: number;
+        /** @description nextCursor of the previous page (opaque); without it the first page */
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        subscriptionId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of deliveries */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            subscriptionId: string;
+            /** @description Newest first; payload is the event: { type, timestamp, data } */
+            deliveries: {
+              /** @description The delivery id, sent as the `webhook-id` header on every attempt */
+              id: string;
+              url: string;
+              /** @enum {string} */
+              status: 'pending' | 'delivered' | 'failed';
+              attemptCount: number;
+              nextAttemptAt: string | null;
+              /** @description Temporal workflow delivering it */
+              workflowId: string;
+              createdAt: string;
+              updatedAt: string;
+              /** @description The JSON body POSTed: { caseId, status, results, error? } */
+              payload: unknown;
+              attempts: {
+                /** @description 1-based attempt number */
+                attempt: number;
+                startedAt: string;
+                durationMs: number;
+                /** @description HTTP status; null when no response came (refused, timed out) */
+                responseStatus: number | null;
+                /** @description First 1 KB of the response body */
+                responseBody: string | null;
+                error: string | null;
+              }[];
+              caseId: string;
+            }[];
+            /** @description Pass as cursor for the next page; null on the last page */
+            nextCursor: string | null;
+          };
+        };
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The subscription does not exist (or belongs to another organization) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  postApiV1SubscriptionsSubscriptionIdDeliveriesDeliveryIdRedeliver: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        subscriptionId: string;
+        deliveryId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Redelivery started */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            deliveryId: string;
+            workflowId: string;
+            /** @constant */
+            status: 'pending';
+          };
+        };
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The subscription or the delivery does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Over the redelivery limit of the subscription; `Retry-After` says when to try again */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -10730,6 +11832,333 @@ export interface operations {
       };
       /** @description The batch has already ended */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  deleteApiV1CaseCaseId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        caseId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Erased */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks the permission this operation needs */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The case does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The case has not ended; cancel it first */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getAdminOrganizationsOrganizationIdRetention: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Bearer <CASEFLOW_ADMIN_TOKEN> */
+        authorization: string;
+      };
+      path: {
+        organizationId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The policy in force */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            organizationId: string;
+            keepDays: number | null;
+            keepFailedDays: number | null;
+            /**
+             * @description 'default': the organization has no policy of its own; the configured defaults apply
+             * @enum {string}
+             */
+            source: 'organization' | 'default';
+            updatedAt: string | null;
+          };
+        };
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing or invalid admin token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The organization does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  putAdminOrganizationsOrganizationIdRetention: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Bearer <CASEFLOW_ADMIN_TOKEN> */
+        authorization: string;
+      };
+      path: {
+        organizationId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description Ended cases are erased this many days after they ended; null keeps them */
+          keepDays: number | null;
+          /** @description FAILED and TIMED_OUT cases: this many days; null: as keepDays */
+          keepFailedDays: number | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The policy in force */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            organizationId: string;
+            keepDays: number | null;
+            keepFailedDays: number | null;
+            /**
+             * @description 'default': the organization has no policy of its own; the configured defaults apply
+             * @enum {string}
+             */
+            source: 'organization' | 'default';
+            updatedAt: string | null;
+          };
+        };
+      };
+      /** @description Malformed JSON or an invalid path, query or body (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing or invalid admin token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The organization does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
         headers: {
           [name: string]: unknown;
         };

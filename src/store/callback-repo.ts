@@ -1,6 +1,7 @@
 import { PostgresAdapter, type Insertable, type QueryCreator, type Selectable } from 'kysely';
 import type { Db } from './database.js';
-import { olderThan, pageOf, type Keyset, type Page } from './paging.js';
+import { olderThan, pageOf, type Keyset } from './paging.js';
+import type { Page } from '../domain/page.js';
 import type { Database } from './schema.js';
 import type { CallbackDeliveryTable, WebhookSecretTable } from './tables/callbacks.js';
 

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Db } from './database.js';
-import { olderThan, pageOf, type Keyset, type ListScope, type Page } from './paging.js';
+import { olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
+import type { Page } from '../domain/page.js';
 import type { EventSubscriptionTable } from './tables/subscriptions.js';
 
 export interface EventSubscription {

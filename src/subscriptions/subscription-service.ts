@@ -3,14 +3,15 @@ import { assertWorkspaceGrant, listScope, type ListRequest } from '../auth/acces
 import type { AuthContext } from '../domain/auth-context.js';
 import type { Grant } from '../domain/grants.js';
 import { ShortLivedCache } from '../caching/short-lived-cache.js';
-import type { CallbackDeliveryInput } from '../callbacks/delivery.js';
+import type { CallbackDeliveryInput } from '../temporal/contracts/callback-delivery.js';
 import type { CaseError, TerminalStatus } from '../domain/cases.js';
 import { caseEndEvent, type CaseEventBody, type EventType } from '../domain/events.js';
 import { DomainError } from '../errors.js';
 import type { Outbound } from '../net/outbound.js';
 import { checkTenantUrl } from '../net/url-check.js';
 import type { CallbackAttempt, CallbackDelivery, CallbackRepo, NewDelivery } from '../store/callback-repo.js';
-import { decodeCursor, type Page } from '../store/paging.js';
+import { decodeCursor } from '../store/paging.js';
+import type { Page } from '../domain/page.js';
 import type { EventSubscription, SubscriptionChanges, SubscriptionRepo } from '../store/subscription-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import type { CallbackDeliveryGateway } from '../temporal/gateways/callback-deliveries.js';
