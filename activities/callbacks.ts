@@ -1,6 +1,6 @@
 import type { AttemptInput, AttemptResult, FirstAttemptResult, OpenDeliveryInput } from '../src/callbacks/delivery.js';
 import type { RetrySchedule } from '../src/temporal/contracts/callback-delivery.js';
-import type { DeliveryStatus } from '../src/store/callback-repo.js';
+import type { DeliveryStatus } from '../src/domain/callback-records.js';
 import type { ActivityDeps } from './deps.js';
 
 /** Activities that deliver case completion callbacks; the rules live in the callback service. */

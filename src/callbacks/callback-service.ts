@@ -7,13 +7,8 @@ import { DomainError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Outbound } from '../net/outbound.js';
-import type {
-  CallbackAttempt,
-  CallbackDelivery,
-  CallbackRepo,
-  DeliveryStatus,
-  NewDelivery,
-} from '../store/callback-repo.js';
+import type { CallbackAttempt, CallbackDelivery, DeliveryStatus } from '../domain/callback-records.js';
+import type { CallbackRepo, NewDelivery } from '../store/callback-repo.js';
 import type { CaseRepo } from '../store/case-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import type {

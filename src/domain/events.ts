@@ -31,3 +31,16 @@ export interface CaseEventBody {
     error?: CaseError;
   };
 }
+
+/** An event subscription of a workspace (its secrets stay in the store). */
+export interface EventSubscription {
+  id: string;
+  organizationId: string;
+  workspaceId: string;
+  url: string;
+  eventTypes: string[];
+  description: string | null;
+  enabled: boolean;
+  createdAt: string;
+  updatedAt: string;
+}

@@ -1,37 +1,10 @@
 import { PostgresAdapter, type Insertable, type QueryCreator, type Selectable } from 'kysely';
+import type { CallbackAttempt, CallbackDelivery, DeliveryStatus } from '../domain/callback-records.js';
 import type { Db } from './database.js';
 import { olderThan, pageOf, type Keyset } from './paging.js';
 import type { Page } from '../domain/page.js';
 import type { Database } from './schema.js';
 import type { CallbackDeliveryTable, WebhookSecretTable } from './tables/callbacks.js';
-
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
-
-export interface CallbackDelivery {
-  id: string;
-  caseId: string;
-  workspaceId: string;
-  url: string;
-  /** The exact JSON text POSTed and signed. */
-  body: string;
-  status: DeliveryStatus;
-  attempts: number;
-  nextAttemptAt: string | null;
-  workflowId: string;
-  /** The event subscription it delivers to; null for the case's own callbackUrl. */
-  subscriptionId: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface CallbackAttempt {
-  attempt: number;
-  startedAt: string;
-  durationMs: number;
-  responseStatus: number | null;
-  responseBody: string | null;
-  error: string | null;
-}
 
 export interface NewDelivery {
   id: string;

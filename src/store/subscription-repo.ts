@@ -1,20 +1,9 @@
 import type { Selectable } from 'kysely';
+import type { EventSubscription } from '../domain/events.js';
 import type { Db } from './database.js';
 import { olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
 import type { Page } from '../domain/page.js';
 import type { EventSubscriptionTable } from './tables/subscriptions.js';
-
-export interface EventSubscription {
-  id: string;
-  organizationId: string;
-  workspaceId: string;
-  url: string;
-  eventTypes: string[];
-  description: string | null;
-  enabled: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
 
 /** A subscription with its (encrypted) signing secrets, for signing and rotation only. */
 export interface SubscriptionSecretRow {

@@ -9,10 +9,12 @@ import { caseEndEvent, type CaseEventBody, type EventType } from '../domain/even
 import { DomainError } from '../errors.js';
 import type { Outbound } from '../net/outbound.js';
 import { checkTenantUrl } from '../net/url-check.js';
-import type { CallbackAttempt, CallbackDelivery, CallbackRepo, NewDelivery } from '../store/callback-repo.js';
+import type { CallbackAttempt, CallbackDelivery } from '../domain/callback-records.js';
+import type { CallbackRepo, NewDelivery } from '../store/callback-repo.js';
 import { decodeCursor } from '../store/paging.js';
 import type { Page } from '../domain/page.js';
-import type { EventSubscription, SubscriptionChanges, SubscriptionRepo } from '../store/subscription-repo.js';
+import type { EventSubscription } from '../domain/events.js';
+import type { SubscriptionChanges, SubscriptionRepo } from '../store/subscription-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import type { CallbackDeliveryGateway } from '../temporal/gateways/callback-deliveries.js';
 import type { RotatedSecret, SubscriptionSecrets } from './subscription-secrets.js';

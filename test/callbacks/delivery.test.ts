@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import type { CallbackAttempt } from '../../src/store/callback-repo.js';
+import type { CallbackAttempt } from '../../src/domain/callback-records.js';
 import type { CallbackDeliveryInput } from '../../src/temporal/contracts/callback-delivery.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { freePort } from '../../src/net/free-port.js';

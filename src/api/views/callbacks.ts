@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { CaseDeliveries, Redelivery } from '../../callbacks/callback-service.js';
 import type { WorkspaceWebhookSecret } from '../../callbacks/webhook-secrets.js';
-import type { CallbackAttempt, CallbackDelivery } from '../../store/callback-repo.js';
+import type { CallbackAttempt, CallbackDelivery } from '../../domain/callback-records.js';
 import type {
   deliveriesSchema,
   deliverySchema,

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { EventType } from '../../domain/events.js';
 import type { RotatedSecret } from '../../subscriptions/subscription-secrets.js';
 import type { CreatedSubscription, SubscriptionDeliveries } from '../../subscriptions/subscription-service.js';
-import type { EventSubscription } from '../../store/subscription-repo.js';
+import type { EventSubscription } from '../../domain/events.js';
 import type { Page } from '../../domain/page.js';
 import type {
   createdSubscriptionSchema,
