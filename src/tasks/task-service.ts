@@ -89,12 +89,12 @@ export class TaskService {
     const repo = deps.repo;
     new Gauge({
       name: 'caseflow_human_tasks_open',
-      help: 'Human tasks waiting for a decision (open or claimed), by workspace',
-      labelNames: ['workspace'],
+      // No tenant label (/metrics names no organization or workspace): per workspace, GET /api/v1/tasks.
+      help: 'Human tasks waiting for a decision (open or claimed)',
       registers: [deps.registry],
       async collect() {
-        this.reset();
-        for (const row of await repo.openByWorkspace()) this.set({ workspace: row.workspaceId }, row.open);
+        const rows = await repo.openByWorkspace();
+        this.set(rows.reduce((sum, row) => sum + row.open, 0));
       },
     });
     this.decisionSeconds = new Histogram({
