@@ -9,6 +9,8 @@ import { HookRepo } from '../store/hook-repo.js';
 import { ConnectionRepo } from '../store/connection-repo.js';
 import { migrateToLatest, openStore } from '../store/database.js';
 import { OAuthRepo } from '../store/oauth-repo.js';
+import { SubscriptionRepo } from '../store/subscription-repo.js';
+import { SubscriptionSecrets } from '../subscriptions/subscription-secrets.js';
 
 type Output = (value: unknown) => void;
 type Fail = (message: string) => never;
@@ -16,7 +18,7 @@ type Fail = (message: string) => never;
 /**
  * Every secret of the store under the box's current key: connection
  * credentials (with their OAuth tokens), OAuth attempts' PKCE verifiers and
- * webhook signing secrets, inbound hooks' secrets. (A new encrypted column belongs here too.)
+ * webhook signing secrets, inbound hooks' and event subscriptions' secrets. (A new encrypted column belongs here too.)
  */
 async function reencryptEverything(
   config: Config,
@@ -27,6 +29,7 @@ async function reencryptEverything(
   oauthAttempts: number;
   webhookSecrets: number;
   hookSecrets: number;
+  subscriptionSecrets: number;
 }> {
   const store = openStore(config.dataDir, config.databaseUrl);
   try {
@@ -40,7 +43,19 @@ async function reencryptEverything(
       config.callbacks.secretRotationOverlapMs,
     ).reencryptAll();
     const hookSecrets = await new HookSecrets(box).reencryptAll(new HookRepo(store.db));
-    return { currentKeyId: box.currentKeyId, credentials, oauthAttempts, webhookSecrets, hookSecrets };
+    const subscriptionSecrets = await new SubscriptionSecrets(
+      new SubscriptionRepo(store.db),
+      box,
+      config.callbacks.secretRotationOverlapMs,
+    ).reencryptAll();
+    return {
+      currentKeyId: box.currentKeyId,
+      credentials,
+      oauthAttempts,
+      webhookSecrets,
+      hookSecrets,
+      subscriptionSecrets,
+    };
   } finally {
     await store.close();
   }

@@ -1,7 +1,7 @@
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { HookRecord } from '../domain/hooks.js';
-import type { HookRepo, HookSecretRow } from '../store/hook-repo.js';
-import { forEachRow } from '../store/paging.js';
+import type { HookRepo } from '../store/hook-repo.js';
+import { resealAll } from '../crypto/reseal.js';
 
 /** The ciphertext is bound to its hook: a value copied into another row does not decrypt. */
 const context = (hookId: string) => `hook-secret:${hookId}`;
@@ -24,26 +24,7 @@ export class HookSecrets {
   }
 
   /** Re-encrypts every hook's secrets under the ring's current key (master key rotation); rows changed. */
-  async reencryptAll(repo: HookRepo): Promise<number> {
-    let changed = 0;
-    await forEachRow(
-      (after) => repo.secretPage(after, 100),
-      (row) => row.id,
-      async (row) => {
-        if (await this.reseal(repo, row)) changed += 1;
-      },
-    );
-    return changed;
-  }
-
-  private async reseal(repo: HookRepo, row: HookSecretRow): Promise<boolean> {
-    const stale = (ciphertext: string | null) => ciphertext !== null && this.box.needsReencryption(ciphertext);
-    if (!stale(row.secretCiphertext) && !stale(row.previousSecretCiphertext)) return false;
-    const reseal = (ciphertext: string) => this.seal(row.id, this.box.decrypt(ciphertext, context(row.id)));
-    const previous = row.previousSecretCiphertext === null ? null : reseal(row.previousSecretCiphertext);
-    if (await repo.replaceCiphertexts(row, reseal(row.secretCiphertext), previous)) return true;
-    // Rotated in between: the fresh row is resealed instead (a deleted hook has nothing left to reseal).
-    const fresh = await repo.secretRow(row.id);
-    return fresh ? this.reseal(repo, fresh) : false;
+  reencryptAll(repo: HookRepo): Promise<number> {
+    return resealAll(this.box, repo, context);
   }
 }

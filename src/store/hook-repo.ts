@@ -21,7 +21,7 @@ export type HookChanges = Partial<
 >;
 
 /** A hook's encrypted secrets, as master key rotation reseals them. */
-export type HookSecretRow = Pick<HookRecord, 'id' | 'secretCiphertext' | 'previousSecretCiphertext'>;
+type HookSecretRow = Pick<HookRecord, 'id' | 'secretCiphertext' | 'previousSecretCiphertext'>;
 
 function toHook(r: Selectable<HookTable>): HookRecord {
   return {

@@ -33,6 +33,20 @@ function toSubscription(r: Selectable<EventSubscriptionTable>): EventSubscriptio
   };
 }
 
+function toSecretRow(
+  r: Pick<
+    Selectable<EventSubscriptionTable>,
+    'id' | 'secret_ciphertext' | 'previous_secret_ciphertext' | 'previous_expires_at'
+  >,
+): SubscriptionSecretRow {
+  return {
+    id: r.id,
+    secretCiphertext: r.secret_ciphertext,
+    previousSecretCiphertext: r.previous_secret_ciphertext,
+    previousExpiresAt: r.previous_expires_at,
+  };
+}
+
 const now = () => new Date().toISOString();
 
 /** Event subscriptions and their encrypted signing secrets. */
@@ -109,19 +123,38 @@ export class SubscriptionRepo {
   }
 
   async findSecrets(id: string): Promise<SubscriptionSecretRow | undefined> {
-    const r = await this.db
+    const r = await this.secretRows().where('id', '=', id).executeTakeFirst();
+    return r && toSecretRow(r);
+  }
+
+  private secretRows() {
+    return this.db
       .selectFrom('event_subscriptions')
-      .select(['id', 'secret_ciphertext', 'previous_secret_ciphertext', 'previous_expires_at'])
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return (
-      r && {
-        id: r.id,
-        secretCiphertext: r.secret_ciphertext,
-        previousSecretCiphertext: r.previous_secret_ciphertext,
-        previousExpiresAt: r.previous_expires_at,
-      }
-    );
+      .select(['id', 'secret_ciphertext', 'previous_secret_ciphertext', 'previous_expires_at']);
+  }
+
+  async secretPage(after: string, limit: number): Promise<SubscriptionSecretRow[]> {
+    const rows = await this.secretRows().where('id', '>', after).orderBy('id').limit(limit).execute();
+    return rows.map(toSecretRow);
+  }
+
+  async secretRow(id: string): Promise<SubscriptionSecretRow | undefined> {
+    return this.findSecrets(id);
+  }
+
+  /** Swaps in resealed ciphertexts if the row still holds `row`'s (false when a rotation came between). */
+  async replaceCiphertexts(row: SubscriptionSecretRow, current: string, previous: string | null): Promise<boolean> {
+    let update = this.db
+      .updateTable('event_subscriptions')
+      .set({ secret_ciphertext: current, previous_secret_ciphertext: previous })
+      .where('id', '=', row.id)
+      .where('secret_ciphertext', '=', row.secretCiphertext);
+    update =
+      row.previousSecretCiphertext === null
+        ? update.where('previous_secret_ciphertext', 'is', null)
+        : update.where('previous_secret_ciphertext', '=', row.previousSecretCiphertext);
+    const result = await update.executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   /**

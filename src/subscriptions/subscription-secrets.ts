@@ -1,4 +1,5 @@
 import { generateWebhookSecret } from '../callbacks/signing.js';
+import { resealAll } from '../crypto/reseal.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { SubscriptionRepo } from '../store/subscription-repo.js';
 
@@ -46,6 +47,11 @@ export class SubscriptionSecrets {
     return previousLive && row.previousSecretCiphertext
       ? [current, this.box.decrypt(row.previousSecretCiphertext, context(subscriptionId))]
       : [current];
+  }
+
+  /** Re-encrypts every subscription's secrets under the ring's current key (master key rotation); rows changed. */
+  reencryptAll(): Promise<number> {
+    return resealAll(this.box, this.repo, context);
   }
 
   /** A new secret; the old one keeps signing (second signature) for the overlap. Undefined: no such subscription. */

@@ -3,6 +3,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseMasterKeys, SecretBox } from '../../src/crypto/secret-box.js';
+import { SubscriptionRepo } from '../../src/store/subscription-repo.js';
+import { SubscriptionSecrets } from '../../src/subscriptions/subscription-secrets.js';
 import { Graph, createWorkflow } from '../cases/support.js';
 import { deliver, sign } from '../hooks/support.js';
 import { startTestService, type TestService } from '../support/harness.js';
@@ -53,6 +56,10 @@ describe('caseflow secrets rotate-master-key', () => {
       body: { name: 'rotated', scheme: 'github' },
     });
     expect(hook.status, hook.text).toBe(201);
+    const subscription = await svc.request('POST', '/api/v1/subscriptions', {
+      body: { workspaceId: svc.workspaceId, url: `${server.url}/events`, eventTypes: ['case.failed'] },
+    });
+    expect(subscription.status, subscription.text).toBe(201);
     const db = svc.service.context.store.db;
     const credentialId = String(made.body.activeCredentialId);
     const before = await db
@@ -66,7 +73,13 @@ describe('caseflow secrets rotate-master-key', () => {
     first = undefined;
 
     const rotated = await caseflow(dataDir, 'secrets', 'rotate-master-key', '--drop-old');
-    expect(rotated).toMatchObject({ credentials: 1, webhookSecrets: 1, hookSecrets: 1, droppedKeyIds: [oldKeyId] });
+    expect(rotated).toMatchObject({
+      credentials: 1,
+      webhookSecrets: 1,
+      hookSecrets: 1,
+      subscriptionSecrets: 1,
+      droppedKeyIds: [oldKeyId],
+    });
     const ring = readFileSync(path.join(dataDir, 'master.key'), 'utf8').trim();
     expect(ring.split('\n')).toHaveLength(1);
     expect(ring.startsWith(`${String(rotated.currentKeyId)}:`)).toBe(true);
@@ -76,6 +89,7 @@ describe('caseflow secrets rotate-master-key', () => {
       credentials: 0,
       webhookSecrets: 0,
       hookSecrets: 0,
+      subscriptionSecrets: 0,
     });
 
     // A process reads the ring at start; this one is handed the rotated ring (the file's content) explicitly.
@@ -122,6 +136,17 @@ describe('caseflow secrets rotate-master-key', () => {
       sign.github(String(hook.body.secret), delivery),
     );
     expect(delivered.status, delivered.text).toBe(202);
+    // The subscription's signing secret, resealed under the new key, still opens (the old key is gone).
+    const subscriptionId = String(subscription.body.id);
+    const sealed = await second.service.context.store.db
+      .selectFrom('event_subscriptions')
+      .select('secret_ciphertext')
+      .where('id', '=', subscriptionId)
+      .executeTakeFirstOrThrow();
+    expect(keyIdOf(sealed.secret_ciphertext)).toBe(rotated.currentKeyId);
+    const box = new SecretBox(parseMasterKeys(ring, 'the rotated key file'));
+    const secrets = new SubscriptionSecrets(new SubscriptionRepo(second.service.context.store.db), box, 0);
+    expect(await secrets.signingSecrets(subscriptionId, new Date())).toEqual([String(subscription.body.secret)]);
   });
 });
 
