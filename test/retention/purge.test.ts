@@ -163,6 +163,10 @@ describe('the retention schedule', () => {
     expect(await countEndedBefore(90)).toBe(50_000);
     const recentFailed = await insertOldCases(10, 10, 'FAILED');
     const before = await databaseBytes();
+    // The inserts above held this process's event loop (the in-process service's too) for seconds, so the
+    // server's keep-alive timers are overdue: let them close the idle sockets before the next request
+    // would reuse one of them (ECONNRESET).
+    await new Promise((resolve) => setTimeout(resolve, 100));
 
     const policy = await svc.admin('PUT', `/admin/organizations/${svc.organizationId}/retention`, {
       keepDays: 30,
