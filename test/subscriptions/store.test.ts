@@ -75,6 +75,8 @@ describe.each(['sqlite', 'postgres'] as const)('subscription store on %s', (dial
 
   it("lists newest first in pages, finds a workspace's enabled ones, updates and deletes", async () => {
     const off = await create(false, ['case.completed']);
+    // Newest first is by creation time, ids breaking ties: a later millisecond makes `on` the newer one.
+    await new Promise((resolve) => setTimeout(resolve, 5));
     const on = await create(true, ['case.completed', 'case.failed']);
     const page = await repo.list({ organizationId, workspaceIds: [workspaceId], limit: 1 });
     expect(page.items.map((s) => s.id)).toEqual([on.subscription.id]);
