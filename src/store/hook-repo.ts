@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { HookMapping, HookMode, HookRecord, HookScheme } from '../domain/hooks.js';
 import type { Db } from './database.js';
+import { replaceSealedPair } from './sealed-secret-pairs.js';
 import { olderThan, pageOf, type Keyset } from './paging.js';
 import type { Page } from '../domain/page.js';
 import type { HookTable } from './tables/hooks.js';
@@ -171,18 +172,8 @@ export class HookRepo {
   }
 
   /** Swaps in resealed ciphertexts if the row still holds `row`'s (false when a rotation came between). */
-  async replaceCiphertexts(row: HookSecretRow, current: string, previous: string | null): Promise<boolean> {
-    let update = this.db
-      .updateTable('hooks')
-      .set({ secret_ciphertext: current, previous_secret_ciphertext: previous })
-      .where('id', '=', row.id)
-      .where('secret_ciphertext', '=', row.secretCiphertext);
-    update =
-      row.previousSecretCiphertext === null
-        ? update.where('previous_secret_ciphertext', 'is', null)
-        : update.where('previous_secret_ciphertext', '=', row.previousSecretCiphertext);
-    const result = await update.executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+  replaceCiphertexts(row: HookSecretRow, current: string, previous: string | null): Promise<boolean> {
+    return replaceSealedPair(this.db, 'hooks', row, current, previous);
   }
 
   async delete(id: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { EventSubscription } from '../domain/events.js';
 import type { Db } from './database.js';
+import { replaceSealedPair } from './sealed-secret-pairs.js';
 import { olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
 import type { Page } from '../domain/page.js';
 import type { EventSubscriptionTable } from './tables/subscriptions.js';
@@ -143,18 +144,8 @@ export class SubscriptionRepo {
   }
 
   /** Swaps in resealed ciphertexts if the row still holds `row`'s (false when a rotation came between). */
-  async replaceCiphertexts(row: SubscriptionSecretRow, current: string, previous: string | null): Promise<boolean> {
-    let update = this.db
-      .updateTable('event_subscriptions')
-      .set({ secret_ciphertext: current, previous_secret_ciphertext: previous })
-      .where('id', '=', row.id)
-      .where('secret_ciphertext', '=', row.secretCiphertext);
-    update =
-      row.previousSecretCiphertext === null
-        ? update.where('previous_secret_ciphertext', 'is', null)
-        : update.where('previous_secret_ciphertext', '=', row.previousSecretCiphertext);
-    const result = await update.executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+  replaceCiphertexts(row: SubscriptionSecretRow, current: string, previous: string | null): Promise<boolean> {
+    return replaceSealedPair(this.db, 'event_subscriptions', row, current, previous);
   }
 
   /**
