@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
-import { exited, WorkerProcesses } from '../support/worker-process.js';
+import { describe, expect, it } from 'vitest';
+import { apiServiceWithWorkerProcesses } from '../support/worker-process.js';
 import { Graph, audit, createWorkflow, results, startCase, waitForEnd } from './support.js';
 
 /**
@@ -8,20 +7,11 @@ import { Graph, audit, createWorkflow, results, startCase, waitForEnd } from './
  * the task queue with an API-only service in this process. Killing it with
  * SIGKILL mid-case must not lose or duplicate anything once another starts.
  */
-let svc: TestService;
-const workers = new WorkerProcesses(() => svc);
-const startWorker = () => workers.start();
-
-beforeAll(async () => {
-  svc = await startTestService({ role: 'api' });
-});
-afterAll(async () => {
-  await workers.stopAll();
-  await svc?.stop();
-});
+const { service, workers } = apiServiceWithWorkerProcesses();
 
 describe('worker killed mid-case', () => {
   it('completes the case once on another worker, with each node recorded once', async () => {
+    const svc = service();
     const g = new Graph();
     const input = g.input([{ name: 'text' }]);
     const code = g.python(
@@ -35,7 +25,7 @@ describe('worker killed mid-case', () => {
     g.edge(code, output);
     const wf = await createWorkflow(svc, g);
 
-    const first = startWorker();
+    const first = workers.start();
     // A quick case proves the child worker is polling before the real one starts.
     const quick = new Graph();
     const qi = quick.input([{ name: 'text' }]);
@@ -49,10 +39,7 @@ describe('worker killed mid-case', () => {
     await new Promise((r) => setTimeout(r, 1500));
     const before = await svc.request('GET', `/api/v1/case/${caseId}/status`);
     expect(before.body.status).toBe('RUNNING');
-    first.kill('SIGKILL');
-    await exited(first);
-
-    startWorker();
+    await workers.crashAndReplace(first);
     const end = await waitForEnd(svc, caseId, 90_000);
     expect(end.status).toBe('COMPLETED');
     expect(await results(svc, caseId)).toEqual({ text: { value: 'SURVIVE', type: 'str', displayName: 'text' } });

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
-import { startTestService, type TestService } from '../support/harness.js';
-import { exited, WorkerProcesses } from '../support/worker-process.js';
+import { apiServiceWithWorkerProcesses } from '../support/worker-process.js';
 import { approvalGraph } from './graphs.js';
 
 /**
@@ -9,23 +8,14 @@ import { approvalGraph } from './graphs.js';
  * its own process) is killed with SIGKILL while the case waits, another one
  * starts, and the task is completed through the API-only service.
  */
-let svc: TestService;
-const workers = new WorkerProcesses(() => svc);
-const startWorker = () => workers.start();
-
-beforeAll(async () => {
-  svc = await startTestService({ role: 'api' });
-});
-afterAll(async () => {
-  await workers.stopAll();
-  await svc?.stop();
-});
+const { service, workers } = apiServiceWithWorkerProcesses();
 
 describe('a waiting case across a worker crash', () => {
   it('keeps its task completable after SIGKILL and finishes on the next worker', async () => {
+    const svc = service();
     const { graph } = approvalGraph({ title: 'Approve {{ amount }}', assignee: { type: 'workspace' } });
     const { workflowId } = await createWorkflow(svc, graph, 'approval across a crash');
-    const first = startWorker();
+    const first = workers.start();
     const caseId = await startCase(svc, workflowId, { amount: 7 });
     let taskId: string | undefined;
     for (const until = Date.now() + 60_000; !taskId && Date.now() < until;) {
@@ -35,9 +25,7 @@ describe('a waiting case across a worker crash', () => {
     }
     expect(taskId).toBeDefined();
 
-    first.kill('SIGKILL');
-    await exited(first);
-    startWorker();
+    await workers.crashAndReplace(first);
     const done = await svc.request('POST', `/api/v1/tasks/${String(taskId)}/complete`, {
       body: { outputs: { approved: true, note: 'after the crash' } },
     });
