@@ -11,7 +11,12 @@ const refusals = {
   401: { description: 'Missing, invalid or expired key', schema: errorBodySchema },
   403: { description: 'The key lacks the case permission', schema: errorBodySchema },
 };
-const unknownBatch = { description: 'Unknown batch (or one of another organization)', schema: errorBodySchema };
+/** What a request naming a batch is refused with. */
+const batchRefusals = {
+  400: { description: 'Invalid id', schema: errorBodySchema },
+  ...refusals,
+  404: { description: 'Unknown batch (or one of another organization)', schema: errorBodySchema },
+};
 
 /** Bulk reruns: create a batch, read its progress, cancel it. */
 export function registerRerunBatchRoutes(api: ApiRoutes, ctx: AppContext): void {
@@ -53,9 +58,7 @@ export function registerRerunBatchRoutes(api: ApiRoutes, ctx: AppContext): void 
     params: batchParams,
     responses: {
       200: { description: 'The batch', schema: rerunBatchSchema },
-      400: { description: 'Invalid id', schema: errorBodySchema },
-      ...refusals,
-      404: unknownBatch,
+      ...batchRefusals,
     },
     handler: async ({ auth, params, res }) => {
       res.json(rerunBatchView(await rerunBatches.progress(auth, params.batchId)));
@@ -74,9 +77,7 @@ export function registerRerunBatchRoutes(api: ApiRoutes, ctx: AppContext): void 
     params: batchParams,
     responses: {
       200: { description: 'The batch after the request', schema: rerunBatchSchema },
-      400: { description: 'Invalid id', schema: errorBodySchema },
-      ...refusals,
-      404: unknownBatch,
+      ...batchRefusals,
       409: { description: 'The batch has already ended', schema: errorBodySchema },
     },
     handler: async ({ auth, params, res }) => {

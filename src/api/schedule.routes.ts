@@ -13,6 +13,13 @@ import {
 import { workflowParams } from './schemas/workflows.js';
 import { scheduleDetailsView, scheduleListView } from './views/schedules.js';
 
+const noActiveVersion = {
+  409: { description: 'The workflow has no active version and none is pinned', schema: errorBodySchema },
+};
+const lacksSchedule = {
+  409: { description: 'Temporal lacks the schedule: PATCH it to re-create it', schema: errorBodySchema },
+};
+
 /** Schedules: cases started by a Temporal Schedule (docs/triggers.md). */
 export function registerScheduleRoutes(api: ApiRoutes, ctx: AppContext): void {
   const { schedules } = ctx.services;
@@ -33,7 +40,7 @@ export function registerScheduleRoutes(api: ApiRoutes, ctx: AppContext): void {
     responses: {
       201: { description: 'Created', schema: scheduleDetailsSchema },
       ...errors,
-      409: { description: 'The workflow has no active version and none is pinned', schema: errorBodySchema },
+      ...noActiveVersion,
     },
     handler: async ({ auth, params, body, res }) => {
       res.status(201).json(scheduleDetailsView(await schedules.create(auth, params.workflowId, body)));
@@ -81,7 +88,7 @@ export function registerScheduleRoutes(api: ApiRoutes, ctx: AppContext): void {
     responses: {
       200: { description: 'The schedule as changed', schema: scheduleDetailsSchema },
       ...errors,
-      409: { description: 'The workflow has no active version and none is pinned', schema: errorBodySchema },
+      ...noActiveVersion,
     },
     handler: async ({ auth, params, body, res }) => {
       res.json(scheduleDetailsView(await schedules.update(auth, params.scheduleId, body)));
@@ -118,7 +125,7 @@ export function registerScheduleRoutes(api: ApiRoutes, ctx: AppContext): void {
       responses: {
         200: { description: 'The schedule', schema: scheduleDetailsSchema },
         ...errors,
-        409: { description: 'Temporal lacks the schedule: PATCH it to re-create it', schema: errorBodySchema },
+        ...lacksSchedule,
       },
       handler: async ({ auth, params, res }) => {
         res.json(scheduleDetailsView(await schedules.pause(auth, params.scheduleId, paused)));
@@ -138,7 +145,7 @@ export function registerScheduleRoutes(api: ApiRoutes, ctx: AppContext): void {
     responses: {
       202: { description: 'Fired' },
       ...errors,
-      409: { description: 'Temporal lacks the schedule: PATCH it to re-create it', schema: errorBodySchema },
+      ...lacksSchedule,
     },
     handler: async ({ auth, params, res }) => {
       await schedules.trigger(auth, params.scheduleId);
@@ -159,7 +166,7 @@ export function registerScheduleRoutes(api: ApiRoutes, ctx: AppContext): void {
     responses: {
       202: { description: 'Backfill started', schema: backfillStartedSchema },
       ...errors,
-      409: { description: 'Temporal lacks the schedule: PATCH it to re-create it', schema: errorBodySchema },
+      ...lacksSchedule,
     },
     handler: async ({ auth, params, body, res }) => {
       const { firings } = await schedules.backfill(auth, params.scheduleId, body);
