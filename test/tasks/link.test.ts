@@ -1,4 +1,4 @@
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { launchChromium } from '../connections/oauth-support.js';
@@ -25,8 +25,12 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-async function openTask(amount: number): Promise<{ caseId: string; taskId: string }> {
-  const caseId = await startCase(svc, workflowId, { amount });
+async function openTask(
+  amount: number,
+  inputs: Record<string, unknown> = {},
+  workflow = workflowId,
+): Promise<{ caseId: string; taskId: string }> {
+  const caseId = await startCase(svc, workflow, { amount, ...inputs });
   for (const until = Date.now() + 30_000; Date.now() < until;) {
     const list = await svc.request('GET', `/api/v1/tasks?caseId=${caseId}`);
     const taskId = (list.body.items as Array<{ taskId: string }>)[0]?.taskId;
@@ -34,6 +38,19 @@ async function openTask(amount: number): Promise<{ caseId: string; taskId: strin
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('no task');
+}
+
+/** A page of ours, never the server's error output. */
+async function expectClearPage(page: Page, outcome: string, heading: string): Promise<void> {
+  expect(await page.locator('body').getAttribute('data-outcome')).toBe(outcome);
+  expect(await page.locator('h1').innerText()).toBe(heading);
+  expect(await page.content()).not.toMatch(/Error|\bat .+:\d+:\d+/);
+}
+
+async function createLink(taskId: string): Promise<string> {
+  const created = await svc.request('POST', `/api/v1/tasks/${taskId}/link`);
+  expect(created.status, created.text).toBe(201);
+  return String(created.body.url);
 }
 
 describe('completion link', () => {
@@ -97,5 +114,84 @@ describe('completion link', () => {
     });
     expect(posted.status).toBe(400);
     expect(await posted.text()).toContain('Invalid link');
+  });
+
+  it('answers a used link with the "Already decided" page, also to the form sent from a second tab', async () => {
+    const { caseId, taskId } = await openTask(5);
+    const url = await createLink(taskId);
+    // The link opened twice (say, from the mail and again later): both tabs show the form.
+    const [first, second] = await Promise.all([browser.newPage(), browser.newPage()]);
+    try {
+      for (const tab of [first, second]) {
+        await tab.goto(url);
+        expect(await tab.locator('body').getAttribute('data-outcome')).toBe('form');
+      }
+      await first.check('input[name=approved][value=false]');
+      await first.fill('input[name=note]', 'first answer');
+      await Promise.all([first.waitForLoadState(), first.click('button[type=submit]')]);
+      expect(await first.locator('body').getAttribute('data-outcome')).toBe('done');
+
+      await second.check('input[name=approved][value=true]');
+      await second.fill('input[name=note]', 'second answer');
+      const [again] = await Promise.all([
+        second.waitForResponse((r) => r.url() === url && r.request().method() === 'POST'),
+        second.click('button[type=submit]'),
+      ]);
+      expect(again.status()).toBe(410);
+      await second.waitForLoadState();
+      await expectClearPage(second, 'closed', 'Already decided');
+
+      // Back to the form in the first tab: the page is not kept (no-store), it is asked for again and says so.
+      await first.goBack();
+      await expectClearPage(first, 'closed', 'Already decided');
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    const task = await svc.request('GET', `/api/v1/tasks/${taskId}`);
+    expect(task.body).toMatchObject({ status: 'completed', outputs: { approved: false, note: 'first answer' } });
+  });
+
+  it('answers a link past the task\'s due time with the "Link expired" page while the task goes on', async () => {
+    // The shortest due duration is a minute; a due time from a date input (today, plus an offset) can be seconds away.
+    const today = new Date().toISOString().slice(0, 10);
+    const dueInMs = 6_000;
+    const { graph } = approvalGraph({
+      title: 'Approve {{ amount }} EUR today',
+      assignee: { type: 'workspace' },
+      due: { input: 'deadline', offset_ms: Date.now() + dueInMs - Date.parse(today) },
+      on_due: { action: 'escalate', assignee: { type: 'role', role: 'owner' } },
+    });
+    const { workflowId: dueToday } = await createWorkflow(svc, graph, 'approval due in seconds');
+    const { caseId, taskId } = await openTask(9, { deadline: today }, dueToday);
+    const url = await createLink(taskId);
+    for (const until = Date.now() + dueInMs + 30_000; Date.now() < until;) {
+      if ((await svc.request('GET', `/api/v1/tasks/${taskId}`)).body.escalated === true) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    // Escalated, not closed: the task still waits for its new assignee, but the link expired with the due time.
+    expect((await svc.request('GET', `/api/v1/tasks/${taskId}`)).body).toMatchObject({
+      status: 'open',
+      escalated: true,
+    });
+
+    const page = await browser.newPage();
+    try {
+      const answer = await page.goto(url);
+      expect(answer?.status()).toBe(410);
+      await expectClearPage(page, 'expired', 'Link expired');
+    } finally {
+      await page.close();
+    }
+    const posted = await fetch(url, { method: 'POST', body: new URLSearchParams({ approved: 'true' }) });
+    expect(posted.status).toBe(410);
+    expect(await posted.text()).toContain('Link expired');
+    expect((await svc.request('GET', `/api/v1/tasks/${taskId}`)).body.status).toBe('open');
+
+    const done = await svc.request('POST', `/api/v1/tasks/${taskId}/complete`, {
+      body: { outputs: { approved: true } },
+    });
+    expect(done.status, done.text).toBe(200);
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
   });
 });
