@@ -175,7 +175,10 @@ function actionsOf(clause: string): string[] {
   const merged: string[] = [];
   for (const part of parts) {
     const startsWithVerb =
-      new RegExp(`^${actionWords.source}`, 'i').test(part) || decisionVerbs.test(part) || callVerbs.test(part);
+      new RegExp(`^${actionWords.source}`, 'i').test(part) ||
+      decisionVerbs.test(part) ||
+      callVerbs.test(part) ||
+      needsPerson(part);
     const previous = merged.at(-1);
     if (previous !== undefined && !startsWithVerb) merged[merged.length - 1] = `${previous}, ${part}`;
     else merged.push(part);
