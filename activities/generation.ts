@@ -7,9 +7,9 @@ import type { TaskMeta } from '../src/domain/generation/run-state.js';
 import {
   GenerationTaskRefused,
   type AgentCall,
+  type BuildScope,
   type PlannedRun,
   type Review,
-  type RunScope,
 } from '../src/generation/generation-team.js';
 import type { ProcessSource, IntegrationBinding } from '../src/generation/process-types.js';
 import { LlmError } from '../src/llm/llm-client.js';
@@ -26,13 +26,13 @@ export interface GenerationActivities {
   }): Promise<{ files: FileExcerpt[]; skipped: Array<{ url: string; reason: string }>; meta: TaskMeta }>;
   genTriage(input: AgentCall & { files: FileExcerpt[] }): Promise<{ verdict: TriageVerdict; meta: TaskMeta }>;
   genArchitect(
-    input: AgentCall & RunScope & { files: FileExcerpt[]; feedback: string[]; process?: ProcessSource },
+    input: AgentCall & BuildScope & { files: FileExcerpt[]; feedback: string[]; process?: ProcessSource },
   ): Promise<Omit<PlannedRun, 'usage'> & { meta: TaskMeta }>;
   genBuildStep(
-    input: AgentCall & RunScope & { plan: Plan; stepId: string; feedback: string[] },
+    input: AgentCall & BuildScope & { plan: Plan; stepId: string; feedback: string[] },
   ): Promise<{ build: StepBuild; meta: TaskMeta }>;
   genReview(
-    input: RunScope & {
+    input: BuildScope & {
       runId: string;
       plan: Plan;
       builds: Record<string, StepBuild>;

@@ -83,7 +83,7 @@ export const generationRun: WorkflowOf<typeof generationRunContract> = async fun
       () => undefined,
     );
 
-  const scope = { organizationId: input.organizationId, workspaceId: input.workspaceId };
+  const scope = { organizationId: input.organizationId, workspaceId: input.workspaceId, workflowId: input.workflowId };
   const save = (final = false) => genSaveRun({ record, final });
 
   /** One agent task: recorded as running, then completed / failed / cancelled with its attempt, worker and tokens. */
@@ -282,7 +282,7 @@ export const generationRun: WorkflowOf<typeof generationRunContract> = async fun
         },
         (r) =>
           r.problems.length === 0
-            ? 'Validated and dry-ran with sample inputs'
+            ? ['Validated and dry-ran with sample inputs', ...(r.dryRunNotes ?? [])].join('. ').slice(0, 2000)
             : `Round ${round + 1}: ${r.problems
                 .map((p) => p.message)
                 .join('; ')

@@ -2,6 +2,7 @@ import type { FileExcerpt, Plan, PlanStep, StepBuild, TriageVerdict } from '../d
 import type { ProcessSource } from './process-types.js';
 import type { TokenUsage } from '../domain/generation/run.js';
 import type { Tool } from './toolbox.js';
+import type { WorkflowTool } from './workspace-workflows.js';
 
 /** What an agent answered and what it cost. */
 export interface AgentAnswer<T> {
@@ -16,6 +17,8 @@ export interface ArchitectRequest {
   feedback: string[];
   /** The workspace's connected integrations' actions. */
   tools: Tool[];
+  /** The workspace's active workflows a step may call. */
+  workflows: WorkflowTool[];
   /** The discovered process the run builds from, with its integrations bound to tools. */
   process?: ProcessSource;
 }
@@ -27,6 +30,7 @@ export interface BuildRequest {
   /** Errors of the previous build of this step (validation, scan, dry run). */
   feedback: string[];
   tools: Tool[];
+  workflows: WorkflowTool[];
 }
 
 /**

@@ -19,6 +19,7 @@ import type { GenerationRunGateway } from '../temporal/gateways/generation-runs.
 import { initialRunRecord, isActiveRunStatus, noUsage, type GenerationRunRecord } from '../domain/generation/run.js';
 import type { Tool } from './toolbox.js';
 import type { WorkspaceTools } from './workspace-tools.js';
+import { WorkspaceWorkflows, type WorkflowTool } from './workspace-workflows.js';
 
 export interface StartRequest {
   /** Required unless processId is given; with a process, extra instructions for the agents. */
@@ -118,11 +119,13 @@ export class GenerationService {
   private readonly runs: GenerationRepo;
   private readonly workflows: WorkflowRepo;
   private readonly files: FileService;
+  private readonly callables: WorkspaceWorkflows;
 
   constructor(private readonly ctx: GenerationServiceDeps) {
     this.runs = ctx.runs;
     this.workflows = ctx.workflows;
     this.files = ctx.files;
+    this.callables = new WorkspaceWorkflows(ctx.workflows);
   }
 
   /** Worker side: a generated graph becomes a new version of the run's workflow (undefined: the workflow is gone). */
@@ -136,6 +139,11 @@ export class GenerationService {
    */
   toolbox(organizationId: string, workspaceId: string): Promise<Tool[]> {
     return this.ctx.tools.list(organizationId, workspaceId);
+  }
+
+  /** Worker side: the workspace's active workflows a generated step may call (not the run's own workflow). */
+  workflowTools(organizationId: string, workspaceId: string, runWorkflowId: string): Promise<WorkflowTool[]> {
+    return this.callables.list(organizationId, workspaceId, runWorkflowId);
   }
 
   /** Worker side: the run's record, written at every change so it outlives Temporal retention. */

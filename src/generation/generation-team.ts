@@ -7,11 +7,12 @@ import type { PythonRunnerPool } from '../python/pool.js';
 import type { AgentAnswer, Agents } from './agents.js';
 import type { GenerationService } from './generation-service.js';
 import { assembleGraph } from './graph-assembly.js';
-import { boundBuilds, boundStepProblems, dryRunGraph } from './integration-steps.js';
+import { dryRunGraph } from './dry-run-graph.js';
+import { boundBuilds, boundStepProblems } from './integration-steps.js';
 import { planFromProcess } from './process-plan.js';
 import type { IntegrationBinding, ProcessSource } from './process-types.js';
 import { askedActions, describesWork, withUnplannedSteps } from './prompt-actions.js';
-import { actionStepProblems } from './toolbox.js';
+import { actionStepProblems, callStepProblems } from './toolbox.js';
 
 /** Which planner a run uses: the configured LLM or the built-in offline planner. */
 export interface AgentCall {
@@ -23,6 +24,11 @@ export interface AgentCall {
 export interface RunScope {
   organizationId: string;
   workspaceId: string;
+}
+
+/** A build task's scope: the workflow being built is never offered as a callee of itself. */
+export interface BuildScope extends RunScope {
+  workflowId: string;
 }
 
 /** A plan with the builds decided along with it and what the planner noted. */
@@ -37,8 +43,13 @@ export interface PlannedRun {
 /** A reviewed plan and builds: the assembled graph and what is wrong with it. */
 export interface Review {
   graph: WorkflowGraph;
-  /** What the dry run runs when it differs from graph: integration actions answer samples instead of calling out. */
+  /**
+   * What the dry run runs when it differs from graph: integration actions and calls of other workflows answer
+   * samples, human tasks an assumed answer (dry-run-graph.ts).
+   */
   dryRunGraph?: WorkflowGraph;
+  /** What the dry run assumed instead of running, for the reviewer's task result. */
+  dryRunNotes?: string[];
   /** Node name → step id: the case engine reports a failing node by name. */
   stepOfName: Record<string, string>;
   problems: ReviewProblem[];
@@ -57,7 +68,7 @@ export class GenerationTaskRefused extends Error {
 }
 
 export interface GenerationTeamDeps {
-  generation: Pick<GenerationService, 'toolbox' | 'applyVersion'>;
+  generation: Pick<GenerationService, 'toolbox' | 'workflowTools' | 'applyVersion'>;
   files: Pick<FileService, 'readForGeneration'>;
   python: Pick<PythonRunnerPool, 'scan'>;
   /** The largest file the agents read. */
@@ -126,8 +137,17 @@ export class GenerationTeam {
     return { value, usage: answer.usage };
   }
 
+  /** What a run offers its agents besides Python: connected actions and callable workflows. */
+  private async offered(scope: BuildScope) {
+    const { organizationId, workspaceId, workflowId } = scope;
+    return {
+      tools: await this.deps.generation.toolbox(organizationId, workspaceId),
+      workflows: await this.deps.generation.workflowTools(organizationId, workspaceId, workflowId),
+    };
+  }
+
   async architect(
-    input: AgentCall & RunScope & { files: FileExcerpt[]; feedback: string[]; process?: ProcessSource },
+    input: AgentCall & BuildScope & { files: FileExcerpt[]; feedback: string[]; process?: ProcessSource },
   ): Promise<PlannedRun> {
     const { prompt, files, feedback, process } = input;
     const bindings = process?.bindings ?? [];
@@ -140,12 +160,11 @@ export class GenerationTeam {
         usage: noUsage,
       };
     }
-    const tools = await this.deps.generation.toolbox(input.organizationId, input.workspaceId);
     const answer = await this.agents(input.planner).architect({
       prompt,
       files,
       feedback,
-      tools,
+      ...(await this.offered(input)),
       ...(process ? { process } : {}),
     });
     // Measured against the prompt, not the planner's say-so: an asked-for action the plan left out is a step needing attention.
@@ -159,23 +178,22 @@ export class GenerationTeam {
   }
 
   async buildStep(
-    input: AgentCall & RunScope & { plan: Plan; stepId: string; feedback: string[] },
+    input: AgentCall & BuildScope & { plan: Plan; stepId: string; feedback: string[] },
   ): Promise<AgentAnswer<StepBuild>> {
     const step = input.plan.steps.find((s) => s.id === input.stepId);
     if (!step) throw new GenerationTaskRefused(`The plan has no step ${input.stepId}`, 'UnknownStep');
-    const tools = await this.deps.generation.toolbox(input.organizationId, input.workspaceId);
     return this.agents(input.planner).build({
       prompt: input.prompt,
       plan: input.plan,
       step,
       feedback: input.feedback,
-      tools,
+      ...(await this.offered(input)),
     });
   }
 
   /** Assembles the graph and finds its problems: the plan's, the same validation and scan a hand-made workflow passes. */
   async review(
-    input: RunScope & {
+    input: BuildScope & {
       runId: string;
       plan: Plan;
       builds: Record<string, StepBuild>;
@@ -184,11 +202,12 @@ export class GenerationTeam {
     },
   ): Promise<Review> {
     const assembled = assembleGraph(input.runId, input.plan, input.builds);
-    const tools = await this.deps.generation.toolbox(input.organizationId, input.workspaceId);
+    const { tools, workflows } = await this.offered(input);
     const problems = [
       ...assembled.problems,
       ...boundStepProblems(input.plan, input.bindings ?? []),
       ...actionStepProblems(input.plan, input.builds, tools),
+      ...callStepProblems(input.plan, input.builds, workflows),
     ];
     for (const problem of validateGraph(assembled.graph)) {
       const nodeId = /^nodes\.([^.]+)/.exec(problem.path)?.[1];
@@ -216,7 +235,7 @@ export class GenerationTeam {
     const dryRun = dryRunGraph(assembled.graph);
     return {
       graph: assembled.graph,
-      ...(dryRun ? { dryRunGraph: dryRun } : {}),
+      ...(dryRun ? { dryRunGraph: dryRun.graph, dryRunNotes: dryRun.notes } : {}),
       stepOfName,
       problems,
       sampleInputs: assembled.sampleInputs,

@@ -48,6 +48,18 @@ interface End {
   branchKey?: string;
 }
 
+/** The open ends after a routing node: its one end becomes the two sides of its route. */
+function branchOut(ends: End[], stepId: string, nodeId: string, routeId: string): End[] {
+  return ends.flatMap((e) =>
+    e.nodeId === nodeId
+      ? [
+          { nodeId, route: { routeId, when: true }, branchKey: `${stepId}:true` },
+          { nodeId, route: { routeId, when: false }, branchKey: `${stepId}:false` },
+        ]
+      : [e],
+  );
+}
+
 class Builder {
   nodes: Record<string, WorkflowNode> = {};
   edges: Record<string, WorkflowEdge> = {};
@@ -158,8 +170,15 @@ export function isFilled(step: PlanStep, build: StepBuild | undefined): boolean 
       return build.llm !== null;
     case 'integration_action':
       return build.action !== null;
+    case 'human_task':
+      return build.task !== null;
+    case 'call_workflow':
+      return build.call !== null;
   }
 }
+
+/** Steps that pick a branch: a condition's rules, or a person's decision. */
+const routingKinds: ReadonlySet<PlanStep['kind']> = new Set(['condition', 'human_task']);
 
 /** What runs a filled step that produces outputs: its node type, handler class and process. */
 function runnerOf(step: PlanStep, build: StepBuild): Pick<WorkflowNode, 'type' | 'handler_class' | 'process'> {
@@ -167,13 +186,56 @@ function runnerOf(step: PlanStep, build: StepBuild): Pick<WorkflowNode, 'type' |
     return { type: 'agent', handler_class: 'llm_agent', process: { ...build.llm } };
   if (step.kind === 'integration_action' && build.action)
     return { type: 'action', handler_class: 'integration_action', process: { ...build.action } };
+  if (step.kind === 'call_workflow' && build.call)
+    return { type: 'subworkflow', handler_class: 'call_workflow', process: { workflow_id: build.call.workflow_id } };
   return { type: 'code', handler_class: 'python_code', process: { source: build.source ?? '' } };
 }
 
 /**
+ * A human_task node's form and routing: the step's outputs are the fields
+ * (all but the decision may be left empty), its first bool output the route
+ * (approved or not) the two branches leave by.
+ */
+function personNode(
+  b: Builder,
+  nodeId: string,
+  step: PlanStep,
+  build: StepBuild | undefined,
+): {
+  fields: Pick<WorkflowNode, 'output_schema' | 'routes' | 'properties'>;
+  routeId: string | undefined;
+  process?: WorkflowNode['process'];
+} {
+  const output_schema = b.produce(nodeId, step.outputs);
+  const decision = Object.values(output_schema.schema).find((v) => v.allowed_types[0]?.type === 'bool');
+  for (const variable of Object.values(output_schema.schema))
+    if (variable !== decision) Object.assign(variable, { is_nullable: true, is_optional: true });
+  if (!decision) {
+    b.problems.push({
+      stepId: step.id,
+      message: `Human task "${step.name}" needs a bool output for the decision (approved or not)`,
+    });
+    return { fields: { output_schema }, routeId: undefined };
+  }
+  const fields = {
+    output_schema,
+    routes: { [decision.id]: { id: decision.id, name: step.name.slice(0, 255) } },
+    properties: [routeProperty],
+  };
+  const task = build?.task;
+  if (!task) return { fields, routeId: decision.id };
+  const assignee = task.role ? { type: 'role' as const, role: task.role } : { type: 'workspace' as const };
+  return {
+    fields,
+    routeId: decision.id,
+    process: { title: task.title, ...(task.instructions ? { instructions: task.instructions } : {}), assignee },
+  };
+}
+
+/**
  * The graph of a plan: input node, one node per step (a Python code node, an
- * LLM agent node, an integration action, or a condition node whose route
- * picks the branch), output node. A step reads
+ * LLM agent node, an integration action, a sub-workflow call, a condition
+ * node or a human task whose route picks the branch), output node. A step reads
  * its inputs from the latest upstream producer of each name. Steps without
  * a usable build become placeholders that fail clearly when run.
  */
@@ -189,8 +251,7 @@ export function assembleGraph(seed: string, plan: Plan, builds: Record<string, S
   };
   let ends: End[] = [{ nodeId: inputId }];
   const names = new Set<string>();
-  const stepIds = new Set(plan.steps.map((s) => s.id));
-  if (stepIds.size !== plan.steps.length)
+  if (new Set(plan.steps.map((s) => s.id)).size !== plan.steps.length)
     b.problems.push({ stepId: null, message: 'Step ids must be unique (s1, s2, …)' });
   for (const [i, input] of plan.inputs.entries()) {
     if (plan.inputs.findIndex((other) => other.name === input.name) !== i)
@@ -207,8 +268,14 @@ export function assembleGraph(seed: string, plan: Plan, builds: Record<string, S
 
     const key = step.branch_of ? `${step.branch_of.condition}:${String(step.branch_of.when)}` : undefined;
     const branchEnd = key ? ends.find((e) => e.branchKey === key) : undefined;
-    if (step.branch_of && !stepIds.has(step.branch_of.condition)) {
+    const branchSource = step.branch_of && plan.steps.find((s) => s.id === step.branch_of?.condition);
+    if (step.branch_of && !branchSource) {
       b.problems.push({ stepId: step.id, message: `branch_of names ${step.branch_of.condition}, which is not a step` });
+    } else if (branchSource && !routingKinds.has(branchSource.kind)) {
+      b.problems.push({
+        stepId: step.id,
+        message: `branch_of names ${branchSource.id}, a ${branchSource.kind} step: only condition and human_task steps have branches`,
+      });
     }
     if (branchEnd) {
       b.connect(branchEnd, nodeId);
@@ -260,13 +327,19 @@ export function assembleGraph(seed: string, plan: Plan, builds: Record<string, S
               process: { source: placeholderSource(step, build?.unresolved ?? 'no rules yet') },
               ...routing,
             };
-      const at = ends.findIndex((e) => e.nodeId === nodeId);
-      ends.splice(
-        at,
-        1,
-        { nodeId, route: { routeId, when: true }, branchKey: `${step.id}:true` },
-        { nodeId, route: { routeId, when: false }, branchKey: `${step.id}:false` },
-      );
+      ends = branchOut(ends, step.id, nodeId, routeId);
+    } else if (step.kind === 'human_task') {
+      const person = personNode(b, nodeId, step, filled ? build : undefined);
+      b.nodes[nodeId] = person.process
+        ? { ...base, type: 'human_task', handler_class: 'human_task', process: person.process, ...person.fields }
+        : {
+            ...base,
+            type: 'code',
+            handler_class: 'python_code',
+            process: { source: placeholderSource(step, build?.unresolved ?? 'not built yet') },
+            ...person.fields,
+          };
+      if (person.routeId) ends = branchOut(ends, step.id, nodeId, person.routeId);
     } else {
       const runner =
         filled && build

@@ -12,6 +12,7 @@ import {
 import type { IntegrationBinding, ProcessSource } from './process-types.js';
 import { systemPrompt } from './prompts.js';
 import type { Tool } from './toolbox.js';
+import type { WorkflowTool } from './workspace-workflows.js';
 
 /** File excerpts as data blocks after the prompt. */
 function withFiles(prompt: string, files: FileExcerpt[]): string {
@@ -33,6 +34,13 @@ function withTools(tools: Tool[], bindings: IntegrationBinding[]): string {
     return { ...(key ? { key } : {}), integration, action, description, inputs, outputs };
   });
   return `\n\nConnected integrations of the workspace (for integration_action steps):\n${JSON.stringify(list)}`;
+}
+
+/** The workspace's workflows a call_workflow step may run, as a data block (none: no block); no ids, as for tools. */
+function withWorkflows(workflows: WorkflowTool[]): string {
+  if (workflows.length === 0) return '';
+  const list = workflows.map(({ name, description, inputs, outputs }) => ({ name, description, inputs, outputs }));
+  return `\n\nWorkflows of the workspace (for call_workflow steps):\n${JSON.stringify(list)}`;
 }
 
 /** The discovered process a run builds from, as a data block after the description. */
@@ -68,6 +76,7 @@ export class LlmAgents implements Agents {
         withFiles(request.prompt, request.files) +
         withProcess(process) +
         withTools(request.tools, process?.bindings ?? []) +
+        withWorkflows(request.workflows) +
         feedback,
       schemaName: 'plan',
       schema: planSchema,
@@ -80,8 +89,9 @@ export class LlmAgents implements Agents {
       plan: { inputs: request.plan.inputs.map(({ name, type }) => ({ name, type })), outputs: request.plan.outputs },
       step: request.step,
       feedback: request.feedback,
-      // Ids only where the builder must pick one: the integration_action steps.
+      // Ids only where the builder must pick one: the integration_action and call_workflow steps.
       ...(request.step.kind === 'integration_action' ? { tools: request.tools } : {}),
+      ...(request.step.kind === 'call_workflow' ? { workflows: request.workflows } : {}),
     });
     return this.llm.structured({
       system: systemPrompt('builder'),

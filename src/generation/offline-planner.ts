@@ -5,6 +5,8 @@ import { askedActions, conditionOf, describesWork } from './prompt-actions.js';
 import type { Plan, PlanInput, PlanStep, StepBuild, TriageVerdict } from '../domain/generation/plan.js';
 import { noUsage } from '../domain/generation/run.js';
 import type { Tool } from './toolbox.js';
+import { decisionOutcome, needsPerson, personBuild, personOutputs } from './human-steps.js';
+import type { WorkflowTool } from './workspace-workflows.js';
 
 /**
  * The built-in planner used when no LLM is configured (docs/generation.md).
@@ -128,6 +130,25 @@ function toolLabel(tool: Tool): string {
   return `(${tool.integration}: ${tool.action})`;
 }
 
+/** The workspace workflow a step names: every word of its name (3+ letters) appears in the step's words. */
+function workflowFor(text: string, workflows: WorkflowTool[]): WorkflowTool | undefined {
+  const words = new Set(text.toLowerCase().match(/[a-z0-9]+/g) ?? []);
+  const named = workflows.filter((w) => {
+    const nameWords = (w.name.toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((x) => x.length >= 3);
+    return nameWords.length > 0 && nameWords.every((x) => words.has(x) || words.has(`${x}s`));
+  });
+  // The most specific name wins ("credit check" over "check").
+  return named.sort((a, b) => b.name.length - a.name.length)[0];
+}
+
+/** "run the credit check": a step that may be a call of a workspace workflow. */
+const callVerbs = /^(run|call|start|trigger|perform|execute|invoke|do)\b/i;
+
+/** How a plan step names the workflow it calls, so the builder finds it again. */
+function workflowLabel(workflow: WorkflowTool): string {
+  return `(workflow: ${workflow.name})`;
+}
+
 /** Branch outcomes the planner records as the workflow's decision (no outside effect is claimed). */
 const decisionVerbs =
   /^(approve|reject|flag|route|escalate|use|ask|require|grant|assign|mark|keep|return|accept|deny|hold)\b/i;
@@ -153,7 +174,11 @@ function actionsOf(clause: string): string[] {
     .filter(Boolean);
   const merged: string[] = [];
   for (const part of parts) {
-    const startsWithVerb = new RegExp(`^${actionWords.source}`, 'i').test(part) || decisionVerbs.test(part);
+    const startsWithVerb =
+      new RegExp(`^${actionWords.source}`, 'i').test(part) ||
+      decisionVerbs.test(part) ||
+      callVerbs.test(part) ||
+      needsPerson(part);
     const previous = merged.at(-1);
     if (previous !== undefined && !startsWithVerb) merged[merged.length - 1] = `${previous}, ${part}`;
     else merged.push(part);
@@ -363,14 +388,21 @@ export class OfflinePlanner implements Agents {
       const first = step.outputs[0];
       if (!branch && first && first.name !== 'decision') current = first.name;
     };
-    const toolStep = (action: string, tool: Tool, branch: PlanStep['branch_of']): void => {
-      // The action reads input_data by its own names: those no earlier step makes are asked of the caller.
-      for (const input of tool.inputs) {
+    /** A step using an action or a workflow: it reads by their input names; those no earlier step makes are asked of the caller. */
+    const usingStep = (
+      action: string,
+      used: { kind: 'integration_action' | 'call_workflow'; label: string; what: string } & Pick<
+        Tool,
+        'inputs' | 'outputs'
+      >,
+      branch: PlanStep['branch_of'],
+    ): void => {
+      for (const input of used.inputs) {
         if (inputs.some((i) => i.name === input.name) || outputs.some((o) => o.name === input.name)) continue;
         inputs.push({
           name: input.name,
           type: input.type,
-          description: `Input of ${tool.integration}: ${tool.action}`,
+          description: `Input of ${used.what}`,
           sample: JSON.stringify(sampleOfType(input.type, input.name)),
           allowed_file_types: null,
         });
@@ -378,21 +410,50 @@ export class OfflinePlanner implements Agents {
       addStep(
         {
           name: action.slice(0, 120),
-          kind: 'integration_action',
-          description: `${action} ${toolLabel(tool)}`.slice(0, 1000),
-          inputs: tool.inputs.map((i) => i.name),
-          outputs: tool.outputs,
+          kind: used.kind,
+          description: `${action} ${used.label}`.slice(0, 1000),
+          inputs: used.inputs.map((i) => i.name),
+          outputs: used.outputs,
         },
         branch,
       );
     };
+    /** What a person decides on: the workflow inputs and what the main line made so far (no files). */
+    const shownToPerson = (): string[] =>
+      [...inputs, ...steps.filter((s) => s.branch_of === null).flatMap((s) => s.outputs)]
+        .filter((v) => v.type !== 'file' && v.type !== 'array_files' && v.name !== 'decision')
+        .map((v) => v.name)
+        .filter((name, i, all) => all.indexOf(name) === i)
+        .slice(0, 6);
+    const personStep = (action: string, branch: PlanStep['branch_of']): void => {
+      const step = {
+        name: action.slice(0, 120),
+        kind: 'human_task' as const,
+        description: action,
+        inputs: shownToPerson(),
+        outputs: personOutputs(action),
+      };
+      steps.push({ ...step, id: `s${steps.length + 1}`, branch_of: branch, integration: null });
+      for (const output of step.outputs) if (!outputs.some((o) => o.name === output.name)) outputs.push(output);
+    };
     const codeStep = (action: string, branch: PlanStep['branch_of']): void => {
       if (isTrigger(action)) return;
+      if (needsPerson(action)) {
+        personStep(action, branch);
+        return;
+      }
       const decision = decisionVerbs.test(action);
       const template = templateOf(action);
+      const workflow = decision || template ? undefined : workflowFor(action, request.workflows);
+      if (workflow) {
+        const what = `workflow ${workflow.name}`;
+        usingStep(action, { ...workflow, kind: 'call_workflow', label: workflowLabel(workflow), what }, branch);
+        return;
+      }
       const tool = decision || template ? undefined : toolFor(action, request.tools);
       if (tool) {
-        toolStep(action, tool, branch);
+        const what = `${tool.integration}: ${tool.action}`;
+        usingStep(action, { ...tool, kind: 'integration_action', label: toolLabel(tool), what }, branch);
         return;
       }
       const language = !decision && !template && languageWords.test(action);
@@ -446,9 +507,26 @@ export class OfflinePlanner implements Agents {
       const clause = eachHead ? whole.slice(eachHead[0].length) : whole;
       const parts = clause.split(/,\s*/).map((p) => p.replace(/^(?:and|then)\s+/i, ''));
       const at = parts.findIndex((p) => conditionOf(p) !== undefined);
+      // "if approved, …, otherwise …" after a person's step: the two sides of that person's decision.
+      const decidedAt = parts.findIndex((p) => decisionOutcome(p));
+      const decided = decisionOutcome(parts[decidedAt] ?? '');
+      if (decided && (at < 0 || decidedAt <= at)) {
+        branchSteps(parts.slice(0, decidedAt).join(', '), null);
+        const person = [...steps].reverse().find((s) => s.kind === 'human_task' || s.kind === 'condition');
+        const [then = '', otherwise] = [decided.rest, ...parts.slice(decidedAt + 1)]
+          .filter(Boolean)
+          .join(', ')
+          .split(/[,;]?\s*\b(?:otherwise|else)\b,?\s*/i);
+        // No person decided before it: the words after it are plain steps (the measure names what is missing).
+        const side = (approved: boolean) =>
+          person?.kind === 'human_task' ? { condition: person.id, when: approved } : null;
+        if (then.trim()) branchSteps(then, side(decided.approved));
+        if (otherwise?.trim()) branchSteps(otherwise, side(!decided.approved));
+        continue;
+      }
       if (at < 0) {
         const otherwise = /^(otherwise|else)\b,?\s*/i;
-        const last = [...steps].reverse().find((s) => s.kind === 'condition');
+        const last = [...steps].reverse().find((s) => s.kind === 'condition' || s.kind === 'human_task');
         if (otherwise.test(clause) && last)
           branchSteps(clause.replace(otherwise, ''), { condition: last.id, when: false });
         else branchSteps(clause, null);
@@ -494,10 +572,13 @@ export class OfflinePlanner implements Agents {
   }
 
   build(request: BuildRequest): Promise<AgentAnswer<StepBuild>> {
-    return Promise.resolve({ value: this.buildStep(request.step, request.tools), usage: noUsage });
+    return Promise.resolve({
+      value: this.buildStep(request.step, request.tools, request.workflows),
+      usage: noUsage,
+    });
   }
 
-  private buildStep(step: PlanStep, tools: Tool[]): StepBuild {
+  private buildStep(step: PlanStep, tools: Tool[], workflows: WorkflowTool[]): StepBuild {
     if (step.kind === 'condition') {
       const comparison = parseComparison(step.description);
       const variable = step.inputs[0];
@@ -511,6 +592,13 @@ export class OfflinePlanner implements Agents {
     const read = readStepSource(step);
     if (read) return 'source' in read ? { ...emptyBuild, source: read.source } : placeholderBuild(read.unresolved);
     if (step.kind === 'llm_agent') return { ...emptyBuild, llm: llmPrompts(step) };
+    if (step.kind === 'human_task') return personBuild(step);
+    if (step.kind === 'call_workflow') {
+      const workflow = workflows.find((w) => step.description.endsWith(workflowLabel(w)));
+      if (!workflow)
+        return placeholderBuild(`no active workflow of the workspace matches "${step.description.slice(0, 200)}"`);
+      return { ...emptyBuild, call: { workflow_id: workflow.workflow_id } };
+    }
     if (step.kind === 'integration_action') {
       const tool = tools.find((t) => step.description.endsWith(toolLabel(t)));
       if (!tool) return placeholderBuild(`no connected integration matches "${step.description.slice(0, 200)}"`);

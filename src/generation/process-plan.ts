@@ -2,6 +2,7 @@ import { sampleOfType, slug, templateOf } from './offline-planner.js';
 import { emptyBuild, placeholderBuild } from '../domain/generation/builds.js';
 import type { Plan, PlanInput, PlanStep, PlanVariableType, StepBuild } from '../domain/generation/plan.js';
 import { integrationKey } from './process-source.js';
+import { personBuild, personOutputs } from './human-steps.js';
 import type { IntegrationBinding, ProcessSource, SourceStep } from './process-types.js';
 
 /**
@@ -90,6 +91,9 @@ function satisfying(rule: Rule): unknown {
   return rule.value;
 }
 
+/** BPMN activities a person carries out: they become human_task steps. */
+const personStepTypes: ReadonlySet<string> = new Set(['userTask', 'manualTask']);
+
 const isParallel = (step: SourceStep) => step.rules.some((r) => /^parallel split\b|every branch runs/i.test(r));
 
 class PlanWriter {
@@ -151,6 +155,10 @@ class PlanWriter {
     this.planIdOf.set(step.id, id);
     const description = [step.name, step.description].filter(Boolean).join(' — ').slice(0, 1000);
     const base = { id, name: step.name.slice(0, 120), description, branch_of: branch };
+    if (step.stepType !== null && personStepTypes.has(step.stepType)) {
+      this.person(step, base, path);
+      return;
+    }
     const binding = step.integrations
       .map((item) => this.bindings.get(integrationKey(item.text)))
       .find((b) => b !== undefined);
@@ -184,6 +192,29 @@ class PlanWriter {
       this.presets[id] = placeholderBuild(
         `it uses ${unbound.text}, and this workspace has no live connection to an integration of that name; connect one and generate again, or write this step`,
       );
+  }
+
+  /**
+   * A BPMN user task: a human_task step whose form is the decision (its route), the step's declared outputs
+   * and a comment; the person sees what the step reads. Built with the plan: no builder runs for it.
+   */
+  private person(
+    step: SourceStep,
+    base: Pick<PlanStep, 'id' | 'name' | 'description' | 'branch_of'>,
+    path: string,
+  ): void {
+    const inputs = step.inputs.map((text) =>
+      this.read(variable(text), 'str', path, `Shown to the person at "${step.name}": ${text}`),
+    );
+    const [decision, comment] = personOutputs(step.name);
+    const declared = step.outputs
+      .map((text) => ({ name: variable(text), type: 'str' as const }))
+      .filter((o) => o.name !== decision?.name && o.name !== comment?.name);
+    const outputs = [decision, ...declared, comment].filter((o) => o !== undefined);
+    const planned: PlanStep = { ...base, kind: 'human_task', inputs, outputs, integration: null };
+    this.steps.push(planned);
+    for (const o of outputs) this.produce(o.name, o.type, path);
+    this.presets[base.id] = personBuild(planned);
   }
 
   /** A two-way decision on one rule; its branches are the steps that follow with branch_of set. */

@@ -5,10 +5,10 @@ import { projectRoot } from '../config/paths.js';
 /** The prompt version each agent uses (files in src/generation/prompts/, see its README). */
 export const promptVersions = {
   triage: 'triage.v1',
-  architect: 'architect.v2',
-  builder: 'builder.v2',
+  architect: 'architect.v3',
+  builder: 'builder.v3',
   /** Appended to the architect's when the run builds from a discovered process. */
-  processArchitect: 'process-architect.v2',
+  processArchitect: 'process-architect.v3',
 } as const;
 export type AgentName = keyof typeof promptVersions;
 

@@ -1,4 +1,5 @@
-import type { Plan, PlanVariableType, ReviewProblem, StepBuild } from '../domain/generation/plan.js';
+import type { Plan, PlanStep, PlanVariableType, ReviewProblem, StepBuild } from '../domain/generation/plan.js';
+import type { WorkflowTool } from './workspace-workflows.js';
 
 /**
  * What the agents may use besides Python, conditions and LLM agent nodes:
@@ -32,6 +33,28 @@ export function toolOf(tools: Tool[], build: StepBuild | undefined): Tool | unde
   );
 }
 
+/** A step using an action or a workflow reads each of its required inputs by name and produces only what it sets. */
+function fitProblems(
+  step: PlanStep,
+  label: string,
+  used: { inputs: Array<{ name: string; optional: boolean }>; outputs: Array<{ name: string }> },
+): ReviewProblem[] {
+  const problems: ReviewProblem[] = [];
+  for (const input of used.inputs)
+    if (!input.optional && !step.inputs.includes(input.name))
+      problems.push({
+        stepId: step.id,
+        message: `${label} needs the input "${input.name}", which the step does not read`,
+      });
+  for (const output of step.outputs)
+    if (!used.outputs.some((o) => o.name === output.name))
+      problems.push({
+        stepId: step.id,
+        message: `${label} sets no "${output.name}" (it sets ${used.outputs.map((o) => o.name).join(', ') || 'nothing'})`,
+      });
+  return problems;
+}
+
 /**
  * An integration_action step must name a tool of the workspace, read every
  * required input of the action (under the action's input names) and produce
@@ -50,18 +73,33 @@ export function actionStepProblems(plan: Plan, builds: Record<string, StepBuild>
       });
       continue;
     }
-    for (const input of tool.inputs)
-      if (!input.optional && !step.inputs.includes(input.name))
-        problems.push({
-          stepId: step.id,
-          message: `${tool.integration}: ${tool.action} needs the input "${input.name}", which the step does not read`,
-        });
-    for (const output of step.outputs)
-      if (!tool.outputs.some((o) => o.name === output.name))
-        problems.push({
-          stepId: step.id,
-          message: `${tool.integration}: ${tool.action} sets no "${output.name}" (it sets ${tool.outputs.map((o) => o.name).join(', ') || 'nothing'})`,
-        });
+    problems.push(...fitProblems(step, `${tool.integration}: ${tool.action}`, tool));
+  }
+  return problems;
+}
+
+/**
+ * A call_workflow step must name one of the offered workflows, read every
+ * required input of it (under its input names) and produce only its results.
+ */
+export function callStepProblems(
+  plan: Plan,
+  builds: Record<string, StepBuild>,
+  workflows: WorkflowTool[],
+): ReviewProblem[] {
+  const problems: ReviewProblem[] = [];
+  for (const step of plan.steps) {
+    const call = builds[step.id]?.call;
+    if (step.kind !== 'call_workflow' || !call) continue;
+    const callee = workflows.find((w) => w.workflow_id === call.workflow_id);
+    if (!callee) {
+      problems.push({
+        stepId: step.id,
+        message: `workflow ${call.workflow_id} is not one of the workspace's active workflows offered for calls`,
+      });
+      continue;
+    }
+    problems.push(...fitProblems(step, `workflow ${callee.name}`, callee));
   }
   return problems;
 }

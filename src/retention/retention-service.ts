@@ -34,6 +34,8 @@ export interface EffectivePolicy {
 
 export interface PurgeBatch {
   cases: number;
+  /** Generation runs erased (their rows count in `rows` too). */
+  generationRuns: number;
   rows: number;
   /** More expired cases remain (the batch was full). */
   more: boolean;
@@ -109,28 +111,36 @@ export class RetentionService {
     return this.deps.schedule.ensure(this.deps.settings.intervalMinutes);
   }
 
-  /** One batch of the scheduled purge: up to retention.batchSize expired cases, organization by organization. */
+  /**
+   * One batch of the scheduled purge: up to retention.batchSize expired cases
+   * and generation runs together, organization by organization.
+   */
   async purgeBatch(): Promise<PurgeBatch> {
     const { batchSize } = this.deps.settings;
     const now = Date.now();
-    const batch: PurgeBatch = { cases: 0, rows: 0, more: false };
+    const batch: PurgeBatch = { cases: 0, generationRuns: 0, rows: 0, more: false };
+    const room = () => batchSize - batch.cases - batch.generationRuns;
     for (const organization of await this.deps.tenancy.listOrganizations()) {
-      const room = batchSize - batch.cases;
-      if (room <= 0) {
+      if (room() <= 0) {
         batch.more = true;
         break;
       }
       const policy = await this.policy(organization.id);
       const cutoff = (days: number | null) => (days === null ? null : new Date(now - days * DAY_MS).toISOString());
-      const ids = await this.deps.repo.expiredCases(
-        organization.id,
+      const [endedBefore, failedEndedBefore] = [
         cutoff(policy.keepDays),
         cutoff(policy.keepFailedDays ?? policy.keepDays),
-        room,
-      );
+      ];
+      const caseRoom = room();
+      const ids = await this.deps.repo.expiredCases(organization.id, endedBefore, failedEndedBefore, caseRoom);
       batch.rows += await this.erase(ids, 'retention');
       batch.cases += ids.length;
-      if (ids.length === room) batch.more = true;
+      const runRoom = room();
+      const runs = await this.deps.repo.purgeGenerationRuns(organization.id, endedBefore, failedEndedBefore, runRoom);
+      batch.generationRuns += runs;
+      batch.rows += runs;
+      this.rowsDeleted.inc(runs);
+      if (ids.length === caseRoom || (runRoom > 0 && runs === runRoom)) batch.more = true;
     }
     return batch;
   }

@@ -73,6 +73,39 @@ export class RetentionRepo {
   }
 
   /**
+   * Erases up to `limit` generation runs of the organization started before
+   * `endedBefore` (failed ones before `failedEndedBefore`; null: that kind is
+   * kept). A run lasts minutes (its time limit), so its start dates it; the
+   * row is the whole run (record and tasks), so deleting it is the erasure.
+   */
+  async purgeGenerationRuns(
+    organizationId: string,
+    endedBefore: string | null,
+    failedEndedBefore: string | null,
+    limit: number,
+  ): Promise<number> {
+    if (limit <= 0 || (endedBefore === null && failedEndedBefore === null)) return 0;
+    const expired = this.db
+      .selectFrom('generation_runs')
+      .select('id')
+      .where('organization_id', '=', organizationId)
+      .where((eb) =>
+        eb.or([
+          ...(endedBefore === null ? [] : [eb.and([eb('status', '!=', 'failed'), eb('started_at', '<', endedBefore)])]),
+          ...(failedEndedBefore === null
+            ? []
+            : [eb.and([eb('status', '=', 'failed'), eb('started_at', '<', failedEndedBefore)])]),
+        ]),
+      )
+      .orderBy('started_at')
+      .limit(limit);
+    const ids = (await expired.execute()).map((r) => r.id);
+    if (ids.length === 0) return 0;
+    const deleted = await this.db.deleteFrom('generation_runs').where('id', 'in', ids).executeTakeFirst();
+    return Number(deleted.numDeletedRows);
+  }
+
+  /**
    * Erases the cases and what belongs only to them, in one transaction: node
    * records, callback and event deliveries with their attempts, file read
    * counters, files their nodes wrote. Uploaded files stay (others may use them).

@@ -5,13 +5,13 @@ import { describesWork, unplannedActions, withUnplannedSteps } from '../../src/g
 
 const planner = new OfflinePlanner();
 async function plan(prompt: string): Promise<Plan> {
-  return (await planner.architect({ prompt, files: [], feedback: [], tools: [] })).value;
+  return (await planner.architect({ prompt, files: [], feedback: [], tools: [], workflows: [] })).value;
 }
 async function builds(p: Plan, prompt = '') {
   return Promise.all(
     p.steps.map(async (step) => ({
       step,
-      build: (await planner.build({ prompt, plan: p, step, feedback: [], tools: [] })).value,
+      build: (await planner.build({ prompt, plan: p, step, feedback: [], tools: [], workflows: [] })).value,
     })),
   );
 }
@@ -65,9 +65,12 @@ describe('the offline planner reads what it honestly can', () => {
     expect(built.find((b) => b.step === condition)?.build.rules).toEqual([
       { variable: 'total_amount', op: 'gt', value: '10000' },
     ]);
-    // A PDF cannot be parsed in the sandbox, and sending needs an integration: both named, nothing faked.
+    // A PDF cannot be parsed in the sandbox: named, nothing faked. The approval is a person's task.
     const unresolved = built.filter((b) => b.build.unresolved).map((b) => b.step.name);
-    expect(unresolved).toEqual(['read invoice', 'send it for manager approval']);
+    expect(unresolved).toEqual(['read invoice']);
+    const approval = built.find((b) => b.step.name === 'send it for manager approval');
+    expect(approval?.step.kind).toBe('human_task');
+    expect(approval?.build.task?.role).toBeNull();
     expect(built[0]?.build.unresolved).toContain('PDF');
   });
 

@@ -86,23 +86,23 @@ describe('generation from a discovered process with the offline planner', () => 
     expect(erp.server.received.map((r) => JSON.parse(r.body) as unknown)).toEqual([{ text: 'my printer is on fire' }]);
   });
 
-  it('round-trips the Camunda Modeler invoice process: the gateway as a condition, ERP steps as actions, the rest named (partial)', async () => {
+  it('round-trips the Camunda Modeler invoice process: user tasks as human tasks, the gateway as a condition, ERP steps as actions, the rest named (partial)', async () => {
     const processId = await importInvoiceProcess(svc);
     const calls = erp.server.received.length;
     const { workflowId, run } = await generate(svc, { processId });
     expect(run.status, JSON.stringify(run.tasks_by_agent)).toBe('partial');
     expect(run.applied_versions.map((v) => v.stage)).toEqual(['skeleton', 'final']);
     expect([...run.needs_attention].sort()).toEqual(
-      [
-        'Register invoice',
-        'Check contract terms',
-        'Approve invoice',
-        'Remind approver',
-        'Archive invoice',
-        'Notify supplier of rejection',
-      ].sort(),
+      ['Remind approver', 'Archive invoice', 'Notify supplier of rejection'].sort(),
     );
     const nodes = await nodesOf(svc, workflowId);
+    // BPMN user tasks are a person's: human tasks with a decision that routes, no builder needed.
+    const people = nodes.filter((n) => n.handler_class === 'human_task');
+    expect(people.map((n) => n.name).sort()).toEqual(['Approve invoice', 'Check contract terms', 'Register invoice']);
+    expect(people.find((n) => n.name === 'Approve invoice')?.process).toMatchObject({
+      title: 'Approve invoice: {{ invoice_record }}',
+      assignee: { type: 'workspace' },
+    });
     expect(integrationNodes(nodes)).toEqual([
       ['Match purchase order', erp.connectionId],
       ['Pay supplier', erp.connectionId],
@@ -113,11 +113,10 @@ describe('generation from a discovered process with the offline planner', () => 
     const summaries = run.tasks_by_agent.map((t) => t.result_summary).join('\n');
     expect(summaries).toContain('The parallel branches after "Register invoice"');
     expect(summaries).toContain('The path from "Remind approver" back to "Approve invoice" is not kept');
-    // The applied version validates (it was saved) and asks for the decision and the scanned invoice.
+    // The applied version validates (it was saved); the decision is the approver's, no longer a workflow input.
     const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
-    expect(Object.keys(details.body.jobPayloadSchema as object)).toEqual(
-      expect.arrayContaining(['approved', 'scanned_invoice']),
-    );
+    expect(Object.keys(details.body.jobPayloadSchema as object)).toContain('scanned_invoice');
+    expect(Object.keys(details.body.jobPayloadSchema as object)).not.toContain('approved');
     expect(erp.server.received).toHaveLength(calls);
   });
 

@@ -12,6 +12,8 @@ export const emptyBuild: StepBuild = {
   rules: null,
   llm: null,
   action: null,
+  task: null,
+  call: null,
   unresolved: null,
 };
 

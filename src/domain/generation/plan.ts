@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { memberRoles } from '../human-tasks.js';
 
 /**
  * What the agents exchange: the architect's plan, the triage verdict and a
@@ -39,8 +40,19 @@ export const planInputSchema = z.object({
 
 export const planOutputSchema = z.object({ name: identifier, type: z.enum(planVariableTypes) });
 
-/** code: Python; condition: routing; llm_agent: language work on an LLM at run time; integration_action: a connected integration's action. */
-export const planStepKinds = ['code', 'condition', 'llm_agent', 'integration_action'] as const;
+/**
+ * code: Python; condition: routing; llm_agent: language work on an LLM at run time; integration_action: a connected
+ * integration's action; human_task: a person decides (its first bool output is the approve/reject route, the
+ * outputs are the form); call_workflow: another active workflow of the workspace runs as a child case.
+ */
+export const planStepKinds = [
+  'code',
+  'condition',
+  'llm_agent',
+  'integration_action',
+  'human_task',
+  'call_workflow',
+] as const;
 export type PlanStepKind = (typeof planStepKinds)[number];
 
 export const planStepSchema = z.object({
@@ -99,6 +111,20 @@ export const stepBuildSchema = z.object({
     .nullable(),
   /** An integration_action step: the connection and action version, from the workspace's connected integrations. */
   action: z.object({ connection_id: z.string(), action_version_id: z.string() }).nullable(),
+  /**
+   * A human_task step: what the person sees (`{{ name }}` reads the step input of that name) and who decides (a
+   * member role of the organization, or null: anyone with access to the workspace).
+   */
+  task: z
+    .object({
+      title: z.string().min(1).max(255),
+      instructions: z.string().max(16_384),
+      role: z.enum(memberRoles).nullable(),
+    })
+    .nullable()
+    .default(null),
+  /** A call_workflow step: the workspace workflow it runs (one of the offered workflows). */
+  call: z.object({ workflow_id: z.string() }).nullable().default(null),
   /** Why the step could not be built, when it could not (the step then needs attention). */
   unresolved: z.string().max(1000).nullable(),
 });

@@ -265,6 +265,10 @@ export function builtAs(kind: PlanStepKind | undefined, planner: GenerationRunRe
         : 'an LLM agent node (llm_agent)';
     case 'integration_action':
       return 'an integration action (integration_action) of a connected integration';
+    case 'human_task':
+      return 'a task for a person (human_task) with approve / reject routes';
+    case 'call_workflow':
+      return 'a call of a workflow of the workspace (call_workflow)';
     default:
       return 'Python code';
   }
