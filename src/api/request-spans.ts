@@ -9,10 +9,12 @@ function continuesCallerTrace(req: Request): boolean {
   return req.method === 'POST' && (req.path.endsWith('/execute') || /^\/hooks\/[^/]+$/.test(req.path));
 }
 
-/** An id the request names in its path, query or JSON body (never anything else of the body). */
-function namedId(req: Request, field: string): string | undefined {
+/** The workspace the request names in its path, query, header or JSON body (never anything else of the body). */
+function workspaceOf(req: Request): string | undefined {
+  const field = 'workspaceId';
   const body: unknown = req.body;
   const candidates: unknown[] = [
+    req.get('x-workspace-id'),
     (req.params as Record<string, unknown> | undefined)?.[field],
     (req.query as Record<string, unknown>)[field],
     body !== null && typeof body === 'object' && !Buffer.isBuffer(body)
@@ -31,7 +33,7 @@ function finish(req: Request, res: Response): { name: string; attributes: Record
   if (route) attributes['http.route'] = route;
   const organizationId = req.auth?.organizationId;
   if (organizationId) attributes['caseflow.organization.id'] = organizationId;
-  const workspaceId = namedId(req, 'workspaceId');
+  const workspaceId = workspaceOf(req);
   if (workspaceId) attributes['caseflow.workspace.id'] = workspaceId;
   return { name: route ? `${req.method} ${route}` : req.method, attributes };
 }
