@@ -41,6 +41,14 @@ export const interceptors = (): WorkflowInterceptors => {
         getLogAttributes: (input, next) => (traced ? traced.outbound.getLogAttributes(input, next) : next(input)),
       },
     ],
-    internals: [{ dispose: (input, next) => (traced ? traced.internals.dispose(input, next) : next(input)) }],
+    internals: [
+      {
+        dispose(input, next) {
+          // Temporal's returns a promise that only calls next; nothing waits for a dispose.
+          if (traced) void traced.internals.dispose(input, next);
+          else next(input);
+        },
+      },
+    ],
   };
 };

@@ -1,5 +1,4 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Receiver } from '../callbacks/receiver.js';
 
 /** One span as OTLP/HTTP JSON carries it, its attributes flattened to plain values. */
 export interface ReceivedSpan {
@@ -42,55 +41,38 @@ function plain(attributes: OtlpAttribute[] = []): Record<string, unknown> {
 }
 
 /**
- * An OTLP/HTTP collector in the test process: a real server accepting `POST /v1/traces` as JSON (the only
- * encoding the service sends), keeping every export's headers, raw text and spans.
+ * An OTLP/HTTP collector in the test process: a real server (the callbacks' receiver) accepting
+ * `POST /v1/traces` as JSON, the only encoding the service sends; `exports` holds every request it got.
  */
-export class OtlpReceiver {
-  readonly exports: Array<{ path: string; headers: IncomingHttpHeaders; text: string }> = [];
+export class OtlpReceiver extends Receiver {
   readonly spans: ReceivedSpan[] = [];
-  private server: Server | undefined;
 
-  async listen(): Promise<void> {
-    const server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        this.exports.push({ path: req.url ?? '', headers: req.headers, text });
-        if (req.method !== 'POST' || req.url !== '/v1/traces' || req.headers['content-type'] !== 'application/json') {
-          res.writeHead(404).end();
-          return;
-        }
-        for (const resourceSpans of (JSON.parse(text) as OtlpRequest).resourceSpans ?? []) {
-          const serviceName = plain(resourceSpans.resource?.attributes)['service.name'];
-          for (const scope of resourceSpans.scopeSpans ?? [])
-            for (const span of scope.spans ?? [])
-              this.spans.push({ ...span, attributes: plain(span.attributes), serviceName });
-        }
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
+  constructor() {
+    super((call, res) => {
+      if (call.method !== 'POST' || call.path !== '/v1/traces' || call.headers['content-type'] !== 'application/json') {
+        res.writeHead(404).end();
+        return;
+      }
+      for (const resourceSpans of (JSON.parse(call.body) as OtlpRequest).resourceSpans ?? []) {
+        const serviceName = plain(resourceSpans.resource?.attributes)['service.name'];
+        for (const scope of resourceSpans.scopeSpans ?? [])
+          for (const span of scope.spans ?? [])
+            this.spans.push({ ...span, attributes: plain(span.attributes), serviceName });
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
-    });
-    this.server = server;
   }
 
   /** The base URL, as OTEL_EXPORTER_OTLP_ENDPOINT takes it. */
-  get url(): string {
-    return `http://127.0.0.1:${(this.server?.address() as AddressInfo).port}`;
+  get base(): string {
+    return new URL(this.url).origin;
+  }
+
+  get exports() {
+    return this.received;
   }
 
   inTrace(traceId: string): ReceivedSpan[] {
     return this.spans.filter((span) => span.traceId === traceId);
-  }
-
-  async close(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 }
