@@ -10,6 +10,7 @@ import type { TokenUsage } from '../src/domain/token-usage.js';
 import { handlerClassName } from '../src/domain/vocabulary.js';
 import { jsonBytes } from '../src/cases/payload-limits.js';
 import { nodeFiles } from '../src/files/node-files.js';
+import { recordNodeSpans } from '../src/tracing/node-spans.js';
 import type { ActivityDeps } from './deps.js';
 
 export interface RunNodeRequest {
@@ -122,7 +123,9 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
     },
 
     async finalizeCase(input) {
-      return services.cases.finalize(input);
+      const recorded = await services.cases.finalize(input);
+      recordNodeSpans(input);
+      return recorded;
     },
 
     /**
@@ -133,6 +136,7 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
      */
     async endCase(input) {
       await services.cases.finalize(input.finalize);
+      recordNodeSpans(input.finalize);
       if (!input.callback) return {};
       try {
         return { firstAttempt: await services.callbacks.firstAttempt(input.callback) };

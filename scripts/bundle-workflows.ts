@@ -4,6 +4,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { projectRoot } from '../src/config/paths.js';
 import { workflowFailureConverterPath } from '../src/temporal/data-converter.js';
 import { workflowBundlePath } from '../src/temporal/worker.js';
+import { workflowTracingPath } from '../src/tracing/tracing.js';
 
 /**
  * The bundle as the worker holds it, in its main thread and its workflow thread: the code in Latin-1 (one
@@ -30,6 +31,8 @@ async function main(): Promise<void> {
     workflowsPath: path.join(projectRoot, 'dist', 'workflows', 'index.js'),
     // A run's failure carries its message in an encrypted payload, as the worker's failures do.
     failureConverterPath: workflowFailureConverterPath,
+    // Runs started with a trace context trace their workflow and activity calls; the others are untouched.
+    workflowInterceptorModules: [workflowTracingPath],
     logger: { info() {}, warn: console.warn, error: console.error, debug() {}, trace() {}, log() {} },
   });
   const code = slim(bundle.code);

@@ -7,6 +7,7 @@ import { createApp } from '../src/api/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { projectRoot } from '../src/config/paths.js';
 import type { AppContext } from '../src/context.js';
+import { noTracing } from '../src/tracing/tracing.js';
 import { createLogger } from '../src/logging/logger.js';
 
 /** The generated types of the typed client (src/client/index.ts wraps them). */
@@ -30,7 +31,7 @@ const untouchable: object = new Proxy(
 export function buildOpenApiDocument(): Record<string, unknown> {
   const config = loadConfig({}, {});
   const services = new Proxy({}, { get: () => untouchable });
-  const ctx = { config, logger: createLogger('silent'), services } as unknown as AppContext;
+  const ctx = { config, logger: createLogger('silent'), services, tracing: noTracing } as unknown as AppContext;
   return createApp(ctx).openApiDocument;
 }
 

@@ -41,6 +41,7 @@ import { HookSecrets } from './hooks/hook-secrets.js';
 import type { Store } from './store/database.js';
 import { createRepositories, type Repositories } from './store/repositories.js';
 import type { TemporalHandle } from './temporal/connection.js';
+import type { Tracing } from './tracing/tracing.js';
 import type { EngineHealth } from './temporal/engine-health.js';
 import { TemporalCaseRuns } from './temporal/gateways/case-runs.js';
 import { TemporalGenerationRuns } from './temporal/gateways/generation-runs.js';
@@ -70,6 +71,8 @@ export interface Infrastructure {
   metrics: Metrics;
   /** What the process knows of its workflow engine (readiness, liveness, execute). */
   engine: EngineHealth;
+  /** OpenTelemetry traces (src/tracing): the no-op `noTracing` unless OTEL_EXPORTER_OTLP_* turn them on. */
+  tracing: Tracing;
 }
 
 /** The OAuth refresh workflow's plan, from the configuration. */

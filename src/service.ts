@@ -23,6 +23,8 @@ import { EngineHealth, startEngineProbe } from './temporal/engine-health.js';
 import { createWorker } from './temporal/worker.js';
 import { superviseWorker } from './temporal/worker-supervisor.js';
 import { PythonRunnerPool } from './python/pool.js';
+import { tracingSettings, type TracingSettings } from './tracing/settings.js';
+import { startTracing } from './tracing/tracing.js';
 
 /** Room for the longest query the document allows, each character percent-encoded as 4 UTF-8 bytes. */
 const maxRequestHeadBytes = 64 * 1024;
@@ -35,6 +37,8 @@ export interface ServiceOptions {
   role: Role;
   /** Called once with the default key when the store was empty. */
   onBootstrap?: (result: BootstrapResult) => void;
+  /** Where spans go; read from the OTEL_* variables of the environment when not given (off without an endpoint). */
+  tracing?: TracingSettings;
 }
 
 export interface RunningService {
@@ -107,6 +111,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   };
 
   try {
+    // First: the client and the worker are built with its interceptors.
+    const tracing = await startTracing('tracing' in options ? options.tracing : tracingSettings(process.env));
+    // Pushed first, so it runs last: the spans of the stop's last requests and activities are sent too.
+    stops.push(() => tracing.shutdown());
+    if (tracing.enabled) logger.info('traces exported over OTLP/HTTP');
+
     let address = config.temporal.address;
     let devServer: SupervisedDevServer | undefined;
     if (!address) {
@@ -144,7 +154,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const applied = await migrateToLatest(store.db);
     logger.info({ store: store.location, dialect: store.dialect, applied }, 'store ready');
 
-    const temporal = await connectTemporal(config, address, devServer?.uiUrl);
+    const temporal = await connectTemporal(config, address, devServer?.uiUrl, tracing.clientInterceptors);
     stops.push(() => temporal.connection.close());
     stops.push(
       startEngineProbe(temporal.connection, engine, { intervalMs: config.temporal.probeIntervalMs, timeoutMs: 1000 }),
@@ -166,10 +176,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     });
     stops.push(() => python.close());
     metrics.watchPythonPool(() => python.stats());
-    const { services } = wire({ config, logger, store, temporal, python, metrics, engine });
+    const { services } = wire({ config, logger, store, temporal, python, metrics, engine, tracing });
     const bootstrap = await services.tenancy.bootstrap();
     if (bootstrap) options.onBootstrap?.(bootstrap);
-    const context: AppContext = { config, logger, store, temporal, python, metrics, services, engine };
+    const context: AppContext = { config, logger, store, temporal, python, metrics, services, engine, tracing };
 
     let worker: (() => Worker) | undefined;
     if (role !== 'api') {
@@ -178,7 +188,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           createWorker(
             temporal,
             { config, logger, python, services },
-            { maxCachedWorkflows: config.temporal.maxCachedWorkflows, shutdownGraceMs: config.shutdownGraceMs },
+            {
+              maxCachedWorkflows: config.temporal.maxCachedWorkflows,
+              shutdownGraceMs: config.shutdownGraceMs,
+              tracing: tracing.workerOptions,
+            },
           ),
         logger,
       );

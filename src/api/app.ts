@@ -12,6 +12,7 @@ import { openApiLinks } from './openapi-links.js';
 import { serveMetrics } from './metrics-endpoint.js';
 import { jsonBodies, rawBodies } from './request-body.js';
 import { requestLog } from './request-log.js';
+import { requestSpans } from './request-spans.js';
 import { ApiRoutes } from './route.js';
 import { routeRegistrations } from './routers.js';
 import { temporalCodecCors } from './temporal-codec.routes.js';
@@ -26,6 +27,8 @@ export function createApp(ctx: AppContext): App {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
+  // Off, no middleware at all: tracing costs a request nothing.
+  if (ctx.tracing.enabled) app.use(requestSpans());
   app.use(requestLog(ctx.logger));
   app.use(httpMetrics(ctx.metrics));
   app.use(temporalCodecCors(ctx));

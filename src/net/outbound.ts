@@ -5,6 +5,7 @@ import { CidrList, alwaysRefused, privateRanges, specialPurposeRanges } from './
 import { HostAddresses } from './host-addresses.js';
 import { canonicalIp, checkedAs, type IpAddress } from './ip-address.js';
 import { pinnedAgents, pinnedLookup, type KeepAliveOptions } from './pinned-agents.js';
+import { withTraceContext } from '../tracing/propagation.js';
 
 /** Resolves a host name to all its addresses (node's dns.lookup by default; tests inject their own). */
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
@@ -258,7 +259,8 @@ export class Outbound {
     let status = 0;
     const stream = this.client.stream(url, {
       method: options.method ?? 'GET',
-      headers: options.headers,
+      // The receiver continues the caller's trace (callbacks, deliveries, token and test calls) when tracing is on.
+      headers: withTraceContext(options.headers),
       body: options.body,
       timeout: { request: options.timeoutMs },
       // Connect to the address that was checked, never to a fresh lookup's answer; the agents pool by it.

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Client } from '@temporalio/client';
+import { Client, type ClientInterceptors } from '@temporalio/client';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import type { Config } from '../config/config.js';
 import { secretBoxFromConfig } from '../crypto/secret-box.js';
@@ -26,7 +26,12 @@ export interface TemporalHandle {
  * workflow starts use eager start (the first task runs without a poll).
  * TLS and an API key are for Temporal Cloud or any secured cluster.
  */
-export async function connectTemporal(config: Config, address: string, uiUrl?: string): Promise<TemporalHandle> {
+export async function connectTemporal(
+  config: Config,
+  address: string,
+  uiUrl?: string,
+  interceptors?: ClientInterceptors,
+): Promise<TemporalHandle> {
   const t = config.temporal;
   const options: NativeConnectionOptions = { address };
   if (t.tls || t.tlsCertPath || t.apiKey) {
@@ -42,7 +47,12 @@ export async function connectTemporal(config: Config, address: string, uiUrl?: s
   if (t.apiKey) options.apiKey = t.apiKey;
   const connection = await NativeConnection.connect(options);
   const codec = new PayloadEncryption(secretBoxFromConfig(config));
-  const client = new Client({ connection, namespace: t.namespace, dataConverter: encryptingDataConverter(codec) });
+  const client = new Client({
+    connection,
+    namespace: t.namespace,
+    dataConverter: encryptingDataConverter(codec),
+    interceptors,
+  });
   return {
     connection,
     client,

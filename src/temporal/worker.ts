@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { existsSync } from 'node:fs';
-import { Worker } from '@temporalio/worker';
+import { Worker, type WorkerOptions as WorkerOptionsOfSdk } from '@temporalio/worker';
 import { projectRoot } from '../config/paths.js';
 import type { TemporalHandle } from './connection.js';
 import { encryptingDataConverter } from './data-converter.js';
@@ -15,6 +15,8 @@ export interface WorkerOptions {
   shutdownGraceMs?: number;
   /** Overrides the configured task queue (tests run one queue per test file). */
   taskQueue?: string;
+  /** Tracing's activity interceptors and workflow span sink (src/tracing), when it is on. */
+  tracing?: Pick<WorkerOptionsOfSdk, 'interceptors' | 'sinks'>;
 }
 
 /** A worker over the prebuilt workflow bundle and every activity. */
@@ -36,5 +38,6 @@ export async function createWorker(
     // Set explicitly: the automatic value has caused OOMs (sdk-typescript#2227).
     maxCachedWorkflows: options.maxCachedWorkflows,
     shutdownGraceTime: options.shutdownGraceMs ?? 0,
+    ...options.tracing,
   });
 }

@@ -2,6 +2,9 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 
 export interface ReceivedCallback {
+  method: string;
+  /** The request target (path and query). */
+  path: string;
   headers: IncomingHttpHeaders;
   body: string;
   at: number;
@@ -29,7 +32,13 @@ export class Receiver {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        const call = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+        const call = {
+          method: req.method ?? '',
+          path: req.url ?? '',
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          at: Date.now(),
+        };
         this.received.push(call);
         this.responder(call, res);
       });

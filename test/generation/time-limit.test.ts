@@ -28,6 +28,7 @@ import { TenancyService } from '../../src/tenancy/tenancy-service.js';
 import { FakeLlm } from './fake-llm.js';
 import { startWorkflow } from '../../src/temporal/contracts/start.js';
 import { generationRunContract } from '../../src/temporal/contracts/generation-run.js';
+import { noTracing } from '../../src/tracing/tracing.js';
 
 /**
  * The 25-minute limit under Temporal's time-skipping test server: the LLM's
@@ -122,6 +123,7 @@ it('cancels a run that passes the 25-minute limit, recording why', async () => {
     python,
     metrics: createMetrics(),
     engine: new EngineHealth(),
+    tracing: noTracing,
   });
   const worker = await Worker.create({
     connection: env.nativeConnection,

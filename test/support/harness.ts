@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../src/config/config.js';
 import { createLogger, type Logger } from '../../src/logging/logger.js';
 import { startService, type Role, type RunningService } from '../../src/service.js';
 import type { BootstrapResult } from '../../src/tenancy/tenancy-service.js';
+import type { TracingSettings } from '../../src/tracing/settings.js';
 import { createClient, type CaseflowClient } from '../../src/client/index.js';
 
 export const adminToken = 'test-admin-token-0123456789';
@@ -25,6 +26,8 @@ export interface TestServiceOptions {
   embeddedTemporal?: boolean;
   /** Where the service logs (tests that search the logs); the TEST_LOG_LEVEL logger otherwise. */
   logger?: Logger;
+  /** Where spans go (test/tracing); read from the OTEL_* environment variables otherwise. */
+  tracing?: TracingSettings;
 }
 
 export interface TestService {
@@ -135,6 +138,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     config,
     logger: options.logger ?? createLogger(config.logLevel),
     role: options.role ?? 'all',
+    ...('tracing' in options ? { tracing: options.tracing } : {}),
     onBootstrap: (result) => {
       bootstrap = result;
     },
