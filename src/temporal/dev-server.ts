@@ -22,8 +22,17 @@ export interface DevServerOptions {
   codecEndpoint?: string;
   namespace: string;
   startTimeoutMs: number;
+  /** Dispatch tasks fairly across fairness keys (organizations) instead of first in, first out. */
+  fairness?: boolean;
   logger: Logger;
 }
+
+/**
+ * The server's task-queue fairness (off by default in server 1.32): within one priority, tasks are
+ * dispatched in proportion to their fairness key's weight, so one organization's backlog does not
+ * hold another's tasks behind it. Case runs carry their organization as the key (`tenantPriority`).
+ */
+const fairnessConfig = ['matching.useNewMatcher=true', 'matching.enableFairness=true'];
 
 export interface DevServerExit {
   code: number | null;
@@ -83,6 +92,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   else args.push('--headless');
   if (options.ui && options.codecEndpoint) args.push('--ui-codec-endpoint', options.codecEndpoint);
   for (const registration of searchAttributeRegistrations()) args.push('--search-attribute', registration);
+  if (options.fairness) for (const value of fairnessConfig) args.push('--dynamic-config-value', value);
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not start ${options.cliPath}`);
   writeFileSync(pidFile, String(child.pid));
