@@ -31,8 +31,15 @@ export interface DevServerOptions {
  * The server's task-queue fairness (off by default in server 1.32): within one priority, tasks are
  * dispatched in proportion to their fairness key's weight, so one organization's backlog does not
  * hold another's tasks behind it. Case runs carry their organization as the key (`tenantPriority`).
+ * Each partition of a task queue balances on its own, so new tasks all go to one partition (one
+ * server has no use for more); polls of the others are forwarded to it, and the others still
+ * drain what an earlier start left in them.
  */
-const fairnessConfig = ['matching.useNewMatcher=true', 'matching.enableFairness=true'];
+const fairnessConfig = [
+  'matching.useNewMatcher=true',
+  'matching.enableFairness=true',
+  'matching.numTaskqueueWritePartitions=1',
+];
 
 export interface DevServerExit {
   code: number | null;
