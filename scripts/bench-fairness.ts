@@ -102,6 +102,20 @@ async function measure(variant: Variant): Promise<FairnessResult> {
 
 const ms = (n: number) => n.toFixed(0);
 
+function tableRow(round: number, variant: string, r: FairnessResult, load: string): string {
+  const { idle, during, burst } = r;
+  return [
+    round,
+    variant,
+    `${ms(idle.p50)} / ${ms(idle.p95)} (${ms(idle.submitP50)})`,
+    `${ms(during.p50)} / ${ms(during.p95)} (${ms(during.submitP50)}; ${during.cases})`,
+    `${(during.p50 / idle.p50).toFixed(2)}×`,
+    `${(during.p95 / idle.p95).toFixed(2)}×`,
+    `${burst.cases} in ${burst.seconds.toFixed(0)} s (submitted in ${burst.submitSeconds.toFixed(0)} s, ${burst.notCompleted} not completed, ${r.unavailable} executes retried after 503)`,
+    load,
+  ].reduce((line: string, cell) => `${line} ${cell} |`, '|');
+}
+
 export async function benchFairness(): Promise<void> {
   const variants = (process.env.BENCH_FAIRNESS_VARIANTS ?? 'fair,fifo').split(',').map(parseVariant);
   const rounds = Number(process.env.BENCH_FAIRNESS_ROUNDS ?? 2);
@@ -111,7 +125,7 @@ export async function benchFairness(): Promise<void> {
     for (const variant of variants) {
       const r = await measure(variant);
       const load = (os.loadavg()[0] ?? 0).toFixed(1);
-      const row = `| ${round} | ${variant.name} | ${ms(r.idle.p50)} / ${ms(r.idle.p95)} | ${ms(r.during.p50)} / ${ms(r.during.p95)} (${r.during.cases}) | ${(r.during.p50 / r.idle.p50).toFixed(2)}× | ${(r.during.p95 / r.idle.p95).toFixed(2)}× | ${r.burst.cases} in ${r.burst.seconds.toFixed(0)} s (submitted in ${r.burst.submitSeconds.toFixed(0)} s, ${r.burst.notCompleted} not completed) | ${load} |`;
+      const row = tableRow(round, variant.name, r, load);
       console.log(`fairness ${row}`);
       if (r.badSignatures > 0)
         console.log(`fairness: WARNING ${r.badSignatures} callbacks failed signature verification`);
@@ -120,7 +134,7 @@ export async function benchFairness(): Promise<void> {
   }
   console.log('\nfairness: organization B, initiate → signed callback, alone and during A’s burst');
   console.log(
-    '| round | variant | B alone p50 / p95 ms | B during burst p50 / p95 ms (cases) | ratio p50 | ratio p95 | A’s burst | load avg |',
+    '| round | variant | B alone p50 / p95 ms (submit p50) | B during burst p50 / p95 ms (submit p50; cases) | ratio p50 | ratio p95 | A’s burst | load avg |',
   );
   console.log('|---|---|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);
