@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { startCallbackReceiver } from './callback-receiver.js';
 import { percentile } from './bench-stats.js';
+import { post } from './bench-http.js';
 
 /**
  * The load side of `npm run bench -- e2e`, run as its own process so its CPU
@@ -46,21 +47,6 @@ const receiver = await startCallbackReceiver(job.kind === 'case' ? job.secret : 
   else entry.fail(new Error(`case ${delivery.caseId} ended ${delivery.status}`));
 });
 const callbackUrl = receiver.url;
-
-async function post(
-  url: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<Record<string, unknown>> {
-  const r = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  const json = (await r.json()) as Record<string, unknown>;
-  if (r.status >= 300) throw new Error(`POST ${url} → ${r.status} ${JSON.stringify(json)}`);
-  return json;
-}
 
 /** One case as a webhook receiver sees it: initiate, execute, signed callback received. */
 async function oneCase(i: number): Promise<number> {

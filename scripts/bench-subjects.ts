@@ -10,6 +10,7 @@ import { freePort } from '../src/net/free-port.js';
 import { temporalCliPath } from '../src/temporal/binaries.js';
 import { startDevServer, stopChild, type DevServer } from '../src/temporal/dev-server.js';
 import type { Level, LoadJob } from './bench-e2e-load.js';
+import type { TenantJob } from './bench-fairness-load.js';
 import { pythonAddGraph } from './bench-graph.js';
 import type { Root } from './bench-proc.js';
 
@@ -119,6 +120,12 @@ export function startServe(
 
 /** The benches' workflow (input → Python → output), created through the API, and the workspace's webhook secret. */
 export async function caseJobOf(baseUrl: string, key: string): Promise<(levels: Level[]) => LoadJob> {
+  const tenant = await benchTenantOf(baseUrl, key);
+  return (levels) => ({ kind: 'case', ...tenant, levels });
+}
+
+/** The key's first workspace with the benches' workflow in it, and that workspace's webhook secret. */
+export async function benchTenantOf(baseUrl: string, key: string): Promise<TenantJob> {
   const call = async (method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}) => {
     const r = await fetch(`${baseUrl}${urlPath}`, {
       method,
@@ -138,7 +145,7 @@ export async function caseJobOf(baseUrl: string, key: string): Promise<(levels: 
     { 'x-workspace-id': workspaceId },
   )) as { workflowId: string };
   const { secret } = (await call('GET', `/api/v1/workspace/${workspaceId}/webhook-secret`)) as { secret: string };
-  return (levels) => ({ kind: 'case', baseUrl, key, workflowId: wf.workflowId, secret, levels });
+  return { baseUrl, key, workflowId: wf.workflowId, secret };
 }
 
 /** Where an embedded `npm start` on `dataDir` listens, and the environment that makes it do so. */
@@ -164,11 +171,11 @@ export async function embeddedLaunch(dataDir: string): Promise<EmbeddedLaunch> {
   };
 }
 
-/** `npm start` from the build in `root` (this checkout's dist by default). */
-export async function startCaseflow(root = distRoot): Promise<Subject> {
+/** `npm start` from the build in `root` (this checkout's dist by default), with `env` added to its environment. */
+export async function startCaseflow(root = distRoot, env: Record<string, string> = {}): Promise<Subject> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-bench-e2e-'));
   const launch = await embeddedLaunch(dataDir);
-  const { child, key } = startServe(root, 'all', launch.env);
+  const { child, key } = startServe(root, 'all', { ...launch.env, ...env });
   const stop = async () => {
     await stopChild(child);
     rmSync(dataDir, { recursive: true, force: true });

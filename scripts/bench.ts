@@ -1,6 +1,7 @@
 import { benchPython } from './bench-python.js';
 import { benchCases } from './bench-cases.js';
 import { benchE2e, benchSideBySide } from './bench-e2e.js';
+import { benchFairness } from './bench-fairness.js';
 
 /**
  * `npm run bench`: the figures the issues name, printed, never asserted.
@@ -11,9 +12,10 @@ const benches: Record<string, () => Promise<void>> = {
   cases: benchCases,
   e2e: benchE2e,
   'side-by-side': benchSideBySide,
+  fairness: benchFairness,
 };
-/** Run only when named: it repeats e2e and needs n8n installed. */
-const onRequest = new Set(['side-by-side']);
+/** Run only when named: side-by-side repeats e2e and needs n8n installed; fairness takes several minutes per variant. */
+const onRequest = new Set(['side-by-side', 'fairness']);
 
 const wanted = process.argv.slice(2);
 for (const name of wanted) {

@@ -132,6 +132,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           codecEndpoint: temporalCodecEndpoint(config),
           namespace: config.temporal.namespace,
           startTimeoutMs: dev.startTimeoutMs,
+          fairness: dev.fairness,
           logger,
         },
         {

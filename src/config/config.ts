@@ -61,6 +61,8 @@ export const configSchema = z.object({
         /** Restarts of a server that died allowed within restartWindowMs; past them liveness fails. */
         maxRestarts: z.coerce.number().int().min(0),
         restartWindowMs: z.coerce.number().int().min(1000),
+        /** Task-queue fairness across organizations (the server's matching.enableFairness); see docs/performance.md#fairness. */
+        fairness: bool,
       }),
       maxCachedWorkflows: z.coerce.number().int().min(0),
       /** How often the engine is pinged while it answers (every second while it does not). */
@@ -266,6 +268,7 @@ const envMap: Record<string, string> = {
   TEMPORAL_DEV_START_TIMEOUT_MS: 'temporal.devServer.startTimeoutMs',
   TEMPORAL_DEV_MAX_RESTARTS: 'temporal.devServer.maxRestarts',
   TEMPORAL_DEV_RESTART_WINDOW_MS: 'temporal.devServer.restartWindowMs',
+  TEMPORAL_DEV_FAIRNESS: 'temporal.devServer.fairness',
   CASEFLOW_MAX_CACHED_WORKFLOWS: 'temporal.maxCachedWorkflows',
   TEMPORAL_PROBE_INTERVAL_MS: 'temporal.probeIntervalMs',
   CASEFLOW_WORKER_METRICS_PORT: 'temporal.workerMetricsPort',

@@ -22,8 +22,24 @@ export interface DevServerOptions {
   codecEndpoint?: string;
   namespace: string;
   startTimeoutMs: number;
+  /** Dispatch tasks fairly across fairness keys (organizations) instead of first in, first out. */
+  fairness?: boolean;
   logger: Logger;
 }
+
+/**
+ * The server's task-queue fairness (off by default in server 1.32): within one priority, tasks are
+ * dispatched in proportion to their fairness key's weight, so one organization's backlog does not
+ * hold another's tasks behind it. Case runs carry their organization as the key (`tenantPriority`).
+ * Each partition of a task queue balances on its own, so new tasks all go to one partition (one
+ * server has no use for more); polls of the others are forwarded to it, and the others still
+ * drain what an earlier start left in them.
+ */
+const fairnessConfig = [
+  'matching.useNewMatcher=true',
+  'matching.enableFairness=true',
+  'matching.numTaskqueueWritePartitions=1',
+];
 
 export interface DevServerExit {
   code: number | null;
@@ -83,6 +99,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   else args.push('--headless');
   if (options.ui && options.codecEndpoint) args.push('--ui-codec-endpoint', options.codecEndpoint);
   for (const registration of searchAttributeRegistrations()) args.push('--search-attribute', registration);
+  if (options.fairness) for (const value of fairnessConfig) args.push('--dynamic-config-value', value);
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not start ${options.cliPath}`);
   writeFileSync(pidFile, String(child.pid));

@@ -28,6 +28,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     ui: false,
     namespace: 'default',
     startTimeoutMs: 90_000,
+    // As the service runs its embedded server (temporal.devServer.fairness).
+    fairness: true,
     logger: createLogger('warn'),
   });
   project.provide('temporalAddress', server.address);

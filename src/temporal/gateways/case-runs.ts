@@ -7,6 +7,7 @@ import { startWorkflow } from '../contracts/start.js';
 import { within } from '../engine-health.js';
 import { cancelIfRunning } from './cancel-if-running.js';
 import { runTags, type RunTags } from '../contracts/search-attributes.js';
+import { tenantPriority } from './tenant-priority.js';
 
 /** A start is bounded, so an unreachable server gives a prompt answer instead of a request held by retries. */
 const START_TIMEOUT_MS = 10_000;
@@ -67,6 +68,7 @@ export class TemporalCaseRuns implements CaseRunGateway {
           // Shown in the Temporal Web UI, so a run is recognisable without opening its input.
           staticSummary: labels.summary,
           staticDetails: labels.details,
+          priority: tenantPriority(input.organizationId),
           // What the Temporal UI filters runs by; the workflow sets the case status again at the end.
           ...runTags(searchAttributes, labels.tags),
           // The client shares the worker's NativeConnection: the first task comes back with the start.

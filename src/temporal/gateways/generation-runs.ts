@@ -11,6 +11,7 @@ import {
 } from '../contracts/generation-run.js';
 import { startWorkflow } from '../contracts/start.js';
 import { runTags, type RunTags } from '../contracts/search-attributes.js';
+import { tenantPriority } from './tenant-priority.js';
 
 /** The run's workflow as Temporal has it: its live record and its execution status (RUNNING, COMPLETED…). */
 export interface LiveGenerationRun {
@@ -40,6 +41,7 @@ export class TemporalGenerationRuns implements GenerationRunGateway {
         args: [input],
         workflowIdConflictPolicy: 'FAIL',
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        priority: tenantPriority(input.organizationId),
         ...runTags(this.temporal.searchAttributes, tags),
       });
       return 'started';
