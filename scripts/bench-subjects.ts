@@ -27,6 +27,8 @@ export interface Subject {
   roots: Root[];
   /** The Temporal frontend the subject uses (caseflow subjects). */
   temporalAddress?: string;
+  /** Its Prometheus endpoint (caseflow subjects), read for how its runs were started. */
+  metricsUrl?: string;
   job(levels: Level[]): LoadJob;
   stop(): Promise<void>;
 }
@@ -150,7 +152,12 @@ export interface EmbeddedLaunch {
 
 /** Free loopback ports for an embedded `npm start` on `dataDir`: the same launch starts it again on the same data. */
 export async function embeddedLaunch(dataDir: string): Promise<EmbeddedLaunch> {
-  const [port, temporalPort, uiPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, temporalPort, uiPort, workerMetricsPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   return {
     env: {
       CASEFLOW_DATA_DIR: dataDir,
@@ -158,17 +165,19 @@ export async function embeddedLaunch(dataDir: string): Promise<EmbeddedLaunch> {
       PORT: String(port),
       TEMPORAL_DEV_PORT: String(temporalPort),
       TEMPORAL_DEV_UI_PORT: String(uiPort),
+      // The SDK's own metrics port, fixed by default: another service on this host may hold it.
+      CASEFLOW_WORKER_METRICS_PORT: String(workerMetricsPort),
     },
     baseUrl: `http://127.0.0.1:${port}`,
     temporalAddress: `127.0.0.1:${temporalPort}`,
   };
 }
 
-/** `npm start` from the build in `root` (this checkout's dist by default). */
-export async function startCaseflow(root = distRoot): Promise<Subject> {
+/** `npm start` from the build in `root` (this checkout's dist by default), with `env` added to its environment. */
+export async function startCaseflow(root = distRoot, env: Record<string, string> = {}): Promise<Subject> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-bench-e2e-'));
   const launch = await embeddedLaunch(dataDir);
-  const { child, key } = startServe(root, 'all', launch.env);
+  const { child, key } = startServe(root, 'all', { ...launch.env, ...env });
   const stop = async () => {
     await stopChild(child);
     rmSync(dataDir, { recursive: true, force: true });
@@ -180,6 +189,7 @@ export async function startCaseflow(root = distRoot): Promise<Subject> {
       name: 'caseflow',
       roots: [{ pid: child.pid ?? 0, label: 'caseflow', kind: 'caseflow' }],
       temporalAddress: launch.temporalAddress,
+      metricsUrl: `${launch.baseUrl}/metrics`,
       job,
       stop,
     };

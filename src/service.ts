@@ -123,6 +123,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           namespace: config.temporal.namespace,
           startTimeoutMs: dev.startTimeoutMs,
           logger,
+          dynamicConfig: dev.dynamicConfig,
+          sqlitePragmas: dev.sqlitePragmas,
+          goGc: dev.goGc,
         },
         {
           maxRestarts: dev.maxRestarts,
@@ -178,7 +181,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           createWorker(
             temporal,
             { config, logger, python, services },
-            { maxCachedWorkflows: config.temporal.maxCachedWorkflows, shutdownGraceMs: config.shutdownGraceMs },
+            {
+              maxCachedWorkflows: config.temporal.maxCachedWorkflows,
+              workflowTaskSlots: config.temporal.workflowTaskSlots,
+              shutdownGraceMs: config.shutdownGraceMs,
+            },
           ),
         logger,
       );
