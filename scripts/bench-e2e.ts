@@ -23,6 +23,10 @@ import { n8nInstallHint, n8nInstalled, startCaseflow, startN8n, startSplit, type
  * build in another checkout's dist (an A/B in the same minutes).
  * BENCH_E2E_ROUNDS=n repeats the list, alternating. The end is one table,
  * each row's ratio to the first subject of its round.
+ * `caseflow+<name>` runs `caseflow` with the variables of BENCH_E2E_ENV_<name>
+ * ("K=V K2=V2") added to its environment: a configuration lever A/B'd on one
+ * build; BENCH_E2E_PREFILL=n among them runs n cases (c=32, not measured)
+ * before the first level, for steady state on filled stores.
  * `npm run bench -- side-by-side` is caseflow, split and n8n (when installed).
  * BENCH_E2E_PROFILE_DIR=dir writes V8 CPU profiles of the caseflow processes.
  */
@@ -33,6 +37,9 @@ interface Row {
   subject: string;
   result: LevelResult;
   cpuMsPerCase: number;
+  /** The Temporal server's share of it, and the service's own processes' (all but the server and Python). */
+  serverMsPerCase: number;
+  serviceMsPerCase: number;
   load: number;
   /** The level's time window on the monotonic clock, for the CPU profiles. */
   fromUs: number;
@@ -47,14 +54,31 @@ function parseLevels(spec: string): Level[] {
   });
 }
 
+/** A `caseflow+<name>` variant's environment (BENCH_E2E_ENV_<name>), its prefill taken out. */
+function variantEnv(variant: string | undefined): { env: Record<string, string>; prefill?: number } {
+  if (!variant) return { env: {} };
+  const spec = process.env[`BENCH_E2E_ENV_${variant}`];
+  if (spec === undefined) throw new Error(`BENCH_E2E_SUBJECTS: caseflow+${variant} needs BENCH_E2E_ENV_${variant}`);
+  const env = Object.fromEntries(
+    spec
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+  const { BENCH_E2E_PREFILL: prefill, ...rest } = env;
+  return { env: rest, ...(prefill ? { prefill: Number(prefill) } : {}) };
+}
+
 function starter(spec: string): () => Promise<Subject> {
-  const [name, dir] = spec.split('@');
+  const [kind, dir] = spec.split('@');
+  const [name, variant] = (kind ?? '').split('+');
   const root = dir ? path.resolve(dir, 'dist') : undefined;
+  const { env, prefill } = variantEnv(variant);
   const named = (start: () => Promise<Subject>) => async () => {
     const subject = await start();
-    return { ...subject, name: spec };
+    return { ...subject, name: spec, job: (levels: Level[]) => ({ ...subject.job(levels), prefill }) };
   };
-  if (name === 'caseflow') return named(() => startCaseflow(root));
+  if (name === 'caseflow') return named(() => startCaseflow(root, env));
   if (name === 'split') return named(() => startSplit(root));
   if (name === 'n8n') return startN8n;
   throw new Error(`BENCH_E2E_SUBJECTS: unknown subject "${spec}" (caseflow, split, n8n, caseflow@<dir>, split@<dir>)`);
@@ -91,11 +115,14 @@ async function measure(subject: Subject, levels: Level[], round: number): Promis
     const r = message.result;
     const cpu = cpuByGroup(before, sample(subject.roots).threads);
     const total = [...cpu.values()].reduce((a, b) => a + b, 0);
+    const server = cpu.get('temporal server') ?? 0;
     const row: Row = {
       round,
       subject: subject.name,
       result: r,
       cpuMsPerCase: total / r.cases,
+      serverMsPerCase: server / r.cases,
+      serviceMsPerCase: (total - server - (cpu.get('python') ?? 0)) / r.cases,
       load: loadAverage(),
       fromUs,
       toUs: monotonicUs(),
@@ -115,10 +142,20 @@ async function measure(subject: Subject, levels: Level[], round: number): Promis
   const code = await loadExit;
   if (code !== 0) throw new Error(`the load process exited with ${code}`);
   console.log(`e2e [${subject.name}]: peak RSS ${megabytes(peakRssKb)}`);
+  if (subject.metricsUrl) await printStarts(subject);
   const settleSeconds = Number(process.env.BENCH_E2E_SETTLE_S ?? 30);
   await new Promise((r) => setTimeout(r, settleSeconds * 1000));
   printIdleRss(subject, `idle RSS ${settleSeconds} s after the load`);
   return rows;
+}
+
+/** How the subject's case runs were started (eager, fallback), warm-up and prefill included. */
+async function printStarts(subject: Subject): Promise<void> {
+  const text = await fetch(subject.metricsUrl ?? '').then((r) => r.text());
+  const starts = text.split('\n').filter((line) => line.startsWith('caseflow_case_run_starts_total'));
+  console.log(
+    `e2e [${subject.name}]: run starts ${starts.map((l) => l.replace(/^\S*\{start="(\w+)"\}/, '$1')).join(', ')}`,
+  );
 }
 
 /** With BENCH_E2E_PROFILE_DIR: what the main thread's CPU went to, per level, from the profiles the subject wrote on exit. */
@@ -148,15 +185,15 @@ function printIdleRss(subject: Subject, what: string): TreeSample {
 function printTable(rows: Row[]): void {
   console.log('\ne2e: side by side (ratios to the first subject of the same round)');
   console.log(
-    '| round | subject | concurrency | cases/s | p50 / p95 ms | CPU ms/case | ratio cases/s | ratio p50 | load avg |',
+    '| round | subject | concurrency | cases/s | p50 / p95 ms | CPU ms/case | server / service ms | ratio cases/s | ratio p50 | ratio server / service CPU | load avg |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const row of rows) {
     const base = rows.find((r) => r.round === row.round && r.result.concurrency === row.result.concurrency);
     const r = row.result;
     const ratio = (a: number, b: number | undefined) => (b ? `${(a / b).toFixed(2)}×` : '');
     console.log(
-      `| ${row.round} | ${row.subject} | ${r.concurrency} | ${r.casesPerSecond.toFixed(1)} | ${r.p50.toFixed(0)} / ${r.p95.toFixed(0)} | ${row.cpuMsPerCase.toFixed(1)} | ${ratio(r.casesPerSecond, base?.result.casesPerSecond)} | ${ratio(r.p50, base?.result.p50)} | ${row.load.toFixed(1)} |`,
+      `| ${row.round} | ${row.subject} | ${r.concurrency} | ${r.casesPerSecond.toFixed(1)} | ${r.p50.toFixed(0)} / ${r.p95.toFixed(0)} | ${row.cpuMsPerCase.toFixed(1)} | ${row.serverMsPerCase.toFixed(1)} / ${row.serviceMsPerCase.toFixed(1)} | ${ratio(r.casesPerSecond, base?.result.casesPerSecond)} | ${ratio(r.p50, base?.result.p50)} | ${ratio(row.serverMsPerCase, base?.serverMsPerCase)} / ${ratio(row.serviceMsPerCase, base?.serviceMsPerCase)} | ${row.load.toFixed(1)} |`,
     );
   }
 }

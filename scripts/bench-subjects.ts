@@ -28,6 +28,8 @@ export interface Subject {
   roots: Root[];
   /** The Temporal frontend the subject uses (caseflow subjects). */
   temporalAddress?: string;
+  /** Its Prometheus endpoint (caseflow subjects), read for how its runs were started. */
+  metricsUrl?: string;
   job(levels: Level[]): LoadJob;
   stop(): Promise<void>;
 }
@@ -157,7 +159,12 @@ export interface EmbeddedLaunch {
 
 /** Free loopback ports for an embedded `npm start` on `dataDir`: the same launch starts it again on the same data. */
 export async function embeddedLaunch(dataDir: string): Promise<EmbeddedLaunch> {
-  const [port, temporalPort, uiPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, temporalPort, uiPort, workerMetricsPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   return {
     env: {
       CASEFLOW_DATA_DIR: dataDir,
@@ -165,6 +172,8 @@ export async function embeddedLaunch(dataDir: string): Promise<EmbeddedLaunch> {
       PORT: String(port),
       TEMPORAL_DEV_PORT: String(temporalPort),
       TEMPORAL_DEV_UI_PORT: String(uiPort),
+      // The SDK's own metrics port, fixed by default: another service on this host may hold it.
+      CASEFLOW_WORKER_METRICS_PORT: String(workerMetricsPort),
     },
     baseUrl: `http://127.0.0.1:${port}`,
     temporalAddress: `127.0.0.1:${temporalPort}`,
@@ -187,6 +196,7 @@ export async function startCaseflow(root = distRoot, env: Record<string, string>
       name: 'caseflow',
       roots: [{ pid: child.pid ?? 0, label: 'caseflow', kind: 'caseflow' }],
       temporalAddress: launch.temporalAddress,
+      metricsUrl: `${launch.baseUrl}/metrics`,
       job,
       stop,
     };

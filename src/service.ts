@@ -134,6 +134,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           startTimeoutMs: dev.startTimeoutMs,
           fairness: dev.fairness,
           logger,
+          dynamicConfig: dev.dynamicConfig,
+          sqlitePragmas: dev.sqlitePragmas,
+          goGc: dev.goGc,
         },
         {
           maxRestarts: dev.maxRestarts,
@@ -193,6 +196,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
               maxCachedWorkflows: config.temporal.maxCachedWorkflows,
               shutdownGraceMs: config.shutdownGraceMs,
               tracing: tracing.workerOptions,
+              workflowTaskSlots: config.temporal.workflowTaskSlots,
             },
           ),
         logger,

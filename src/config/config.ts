@@ -10,6 +10,28 @@ const bool = z.preprocess(
   z.boolean(),
 );
 
+const jsonScalar = z.union([z.number(), z.boolean(), z.string()]);
+
+/** `a=1,b=x` (an environment variable) as `{ a: 1, b: 'x' }`, each value read as JSON when it is; objects pass through. */
+function keyValues(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const pairs = value
+    .split(',')
+    .map((pair) => pair.trim())
+    .filter(Boolean)
+    .map((pair) => {
+      const at = pair.indexOf('=');
+      if (at <= 0) return [pair, undefined];
+      const raw = pair.slice(at + 1);
+      try {
+        return [pair.slice(0, at), JSON.parse(raw) as unknown];
+      } catch {
+        return [pair.slice(0, at), raw];
+      }
+    });
+  return Object.fromEntries(pairs);
+}
+
 export const configSchema = z.object({
   dataDir: z.string().min(1),
   host: z.string().min(1),
@@ -63,8 +85,26 @@ export const configSchema = z.object({
         restartWindowMs: z.coerce.number().int().min(1000),
         /** Task-queue fairness across organizations (the server's matching.enableFairness); see docs/performance.md#fairness. */
         fairness: bool,
+        /** `--dynamic-config-value` pairs (docs/performance.md); an env value is `key=json,key=json`. */
+        dynamicConfig: z.preprocess(keyValues, z.record(z.string().regex(/^[\w.]+$/), jsonScalar)),
+        /** `--sqlite-pragma` pairs beside journal_mode=wal and synchronous=normal, which are fixed (durability). */
+        sqlitePragmas: z.preprocess(
+          keyValues,
+          z.partialRecord(
+            z.enum(['cache_size', 'mmap_size', 'temp_store', 'busy_timeout', 'wal_autocheckpoint']),
+            z.union([z.number(), z.string().regex(/^\w+$/)]),
+          ),
+        ),
+        /** The Go runtime's GOGC for the server (its GC CPU against its heap); unset, Go's default or the service's env. */
+        goGc: z.coerce.number().int().min(25).max(10_000).optional(),
       }),
       maxCachedWorkflows: z.coerce.number().int().min(0),
+      /**
+       * Workflow tasks the worker runs at once. An eager start needs a free one (else it silently becomes a
+       * normal start through the task queue), each case's task holds one for its local activities, and each
+       * outstanding poll holds one: size it above the concurrency served plus the pollers.
+       */
+      workflowTaskSlots: z.coerce.number().int().min(2).max(10_000),
       /** How often the engine is pinged while it answers (every second while it does not). */
       probeIntervalMs: z.coerce.number().int().min(100),
       workerMetricsPort: port,
@@ -269,7 +309,11 @@ const envMap: Record<string, string> = {
   TEMPORAL_DEV_MAX_RESTARTS: 'temporal.devServer.maxRestarts',
   TEMPORAL_DEV_RESTART_WINDOW_MS: 'temporal.devServer.restartWindowMs',
   TEMPORAL_DEV_FAIRNESS: 'temporal.devServer.fairness',
+  TEMPORAL_DEV_DYNAMIC_CONFIG: 'temporal.devServer.dynamicConfig',
+  TEMPORAL_DEV_SQLITE_PRAGMAS: 'temporal.devServer.sqlitePragmas',
+  TEMPORAL_DEV_GOGC: 'temporal.devServer.goGc',
   CASEFLOW_MAX_CACHED_WORKFLOWS: 'temporal.maxCachedWorkflows',
+  CASEFLOW_WORKFLOW_TASK_SLOTS: 'temporal.workflowTaskSlots',
   TEMPORAL_PROBE_INTERVAL_MS: 'temporal.probeIntervalMs',
   CASEFLOW_WORKER_METRICS_PORT: 'temporal.workerMetricsPort',
   CASEFLOW_SEARCH_ATTRIBUTES: 'temporal.searchAttributes',
@@ -383,7 +427,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json
     throw new ConfigError(
       parsed.error.issues.map((issue) => {
         const key = issue.path.join('.');
-        const source = sources[key] && env[sources[key]] !== undefined ? ` (from ${sources[key]})` : '';
+        // A record's entry (sqlitePragmas.synchronous) came from the variable that set the record.
+        const name = Object.keys(sources).find((k) => key === k || key.startsWith(`${k}.`));
+        const variable = name === undefined ? undefined : sources[name];
+        const source = variable && env[variable] !== undefined ? ` (from ${variable})` : '';
         return `${key}${source}: ${issue.message}`;
       }),
     );

@@ -25,6 +25,12 @@ export interface DevServerOptions {
   /** Dispatch tasks fairly across fairness keys (organizations) instead of first in, first out. */
   fairness?: boolean;
   logger: Logger;
+  /** `--dynamic-config-value key=JSON` for each entry (docs/performance.md). */
+  dynamicConfig?: Record<string, number | boolean | string>;
+  /** `--sqlite-pragma` beside the fixed journal_mode=wal and synchronous=normal (with dbFilename). */
+  sqlitePragmas?: Record<string, number | string>;
+  /** GOGC in the server's environment. */
+  goGc?: number;
 }
 
 /**
@@ -93,6 +99,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       '--sqlite-pragma',
       'synchronous=normal',
     );
+    for (const [name, value] of Object.entries(options.sqlitePragmas ?? {})) {
+      args.push('--sqlite-pragma', `${name}=${value}`);
+    }
+  }
+  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) {
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
   // The UI's news feed would reach out to the internet on every page load.
   if (options.ui) args.push('--ui-port', String(options.uiPort), '--ui-disable-news-fetch');
@@ -100,7 +112,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   if (options.ui && options.codecEndpoint) args.push('--ui-codec-endpoint', options.codecEndpoint);
   for (const registration of searchAttributeRegistrations()) args.push('--search-attribute', registration);
   if (options.fairness) for (const value of fairnessConfig) args.push('--dynamic-config-value', value);
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = options.goGc === undefined ? process.env : { ...process.env, GOGC: String(options.goGc) };
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   if (child.pid === undefined) throw new Error(`could not start ${options.cliPath}`);
   writeFileSync(pidFile, String(child.pid));
   const log = options.logger.child({ component: 'temporal-dev-server', pid: child.pid });

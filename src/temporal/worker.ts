@@ -11,6 +11,8 @@ export const workflowBundlePath = path.join(projectRoot, 'dist', 'workflow-bundl
 
 export interface WorkerOptions {
   maxCachedWorkflows: number;
+  /** maxConcurrentWorkflowTaskExecutions (config temporal.workflowTaskSlots). */
+  workflowTaskSlots: number;
   /** How long in-flight tasks may finish after a stop begins before their activities are cancelled. */
   shutdownGraceMs?: number;
   /** Overrides the configured task queue (tests run one queue per test file). */
@@ -37,6 +39,7 @@ export async function createWorker(
     dataConverter: encryptingDataConverter(temporal.codec),
     // Set explicitly: the automatic value has caused OOMs (sdk-typescript#2227).
     maxCachedWorkflows: options.maxCachedWorkflows,
+    maxConcurrentWorkflowTaskExecutions: options.workflowTaskSlots,
     shutdownGraceTime: options.shutdownGraceMs ?? 0,
     ...options.tracing,
   });

@@ -73,6 +73,14 @@ describe('case metrics on /metrics', () => {
 
     const samples = await scrape();
     expect(valueOf(samples, 'caseflow_cases_started_total')).toBe(3);
+    // One at a time, the worker has free workflow-task slots: every start is eager (the first task comes back with it).
+    expect(valueOf(samples, 'caseflow_case_run_starts_total', { start: 'eager' })).toBe(3);
+    expect(valueOf(samples, 'caseflow_case_run_starts_total', { start: 'fallback' })).toBeUndefined();
+    // The slots an eager start needs: temporal.workflowTaskSlots reaches the worker.
+    expect(svc.service.worker?.().options.tuner.workflowTaskSlotSupplier).toEqual({
+      type: 'fixed-size',
+      numSlots: svc.service.context.config.temporal.workflowTaskSlots,
+    });
     expect(valueOf(samples, 'caseflow_cases_finished_total', { status: 'COMPLETED' })).toBe(2);
     expect(valueOf(samples, 'caseflow_cases_finished_total', { status: 'FAILED' })).toBe(1);
     expect(valueOf(samples, 'caseflow_case_duration_seconds_count', { status: 'COMPLETED' })).toBe(2);

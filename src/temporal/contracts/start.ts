@@ -1,4 +1,4 @@
-import type { WorkflowClient, WorkflowHandleWithFirstExecutionRunId, WorkflowStartOptions } from '@temporalio/client';
+import type { WorkflowClient, WorkflowHandleWithStartDetails, WorkflowStartOptions } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import type { WorkflowContract } from './contract.js';
 
@@ -7,6 +7,6 @@ export function startWorkflow<W extends Workflow>(
   client: WorkflowClient,
   contract: WorkflowContract<W>,
   options: WorkflowStartOptions<W>,
-): Promise<WorkflowHandleWithFirstExecutionRunId<W>> {
+): Promise<WorkflowHandleWithStartDetails<W>> {
   return client.start<W>(contract.workflowType, options);
 }

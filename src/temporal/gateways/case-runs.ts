@@ -1,4 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { Counter, type Registry } from 'prom-client';
 import type { CaseError, CaseProgress, CaseResults, CaseRunInput, TerminalStatus } from '../../domain/cases.js';
 import type { TemporalHandle } from '../connection.js';
 import { caseProgressQuery, caseRunContract, caseWorkflowId } from '../contracts/case-run.js';
@@ -51,7 +52,20 @@ type CaseRunWorkflow = WorkflowOf<typeof caseRunContract>;
 
 /** Case runs on the process's Temporal client. */
 export class TemporalCaseRuns implements CaseRunGateway {
-  constructor(private readonly temporal: TemporalHandle) {}
+  private readonly starts: Counter<'start'>;
+
+  constructor(
+    private readonly temporal: TemporalHandle,
+    registry: Registry,
+  ) {
+    // Eager start falls back silently (no free workflow-task slot in the worker): this is how an operator sees it.
+    this.starts = new Counter({
+      name: 'caseflow_case_run_starts_total',
+      help: 'Case runs started, by how: eager (the first task came back with the start), fallback (eager asked, not granted), delayed',
+      labelNames: ['start'] as const,
+      registers: [registry],
+    });
+  }
 
   async start(input: CaseRunInput, labels: CaseRunLabels, startDelayMs?: number): Promise<string> {
     const { client, taskQueue, searchAttributes } = this.temporal;
@@ -77,6 +91,7 @@ export class TemporalCaseRuns implements CaseRunGateway {
         }),
       ),
     );
+    this.starts.inc({ start: startDelayMs !== undefined ? 'delayed' : handle.eagerlyStarted ? 'eager' : 'fallback' });
     return handle.firstExecutionRunId;
   }
 

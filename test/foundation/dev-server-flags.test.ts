@@ -1,0 +1,84 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { createLogger } from '../../src/logging/logger.js';
+import { freePort } from '../../src/net/free-port.js';
+import { temporalCliPath } from '../../src/temporal/binaries.js';
+import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
+
+/** A process's argv or environment as /proc holds it (NUL-separated). */
+const procList = (pid: number, file: 'cmdline' | 'environ') => readFileSync(`/proc/${pid}/${file}`, 'utf8').split('\0');
+
+/** The values following each occurrence of `flag` in an argv. */
+const flagValues = (argv: string[], flag: string) => argv.flatMap((arg, i) => (arg === flag ? [argv[i + 1]] : []));
+
+describe('the embedded Temporal dev server tuning (docs/performance.md)', () => {
+  it('reads dynamic config, SQLite pragmas and GOGC from the environment', () => {
+    const config = loadConfig({
+      TEMPORAL_DEV_DYNAMIC_CONFIG:
+        'history.visibilityProcessorMaxPollRPS=2,frontend.enableUpdateWorkflowExecution=true',
+      TEMPORAL_DEV_SQLITE_PRAGMAS: 'cache_size=-16384,temp_store=memory',
+      TEMPORAL_DEV_GOGC: '300',
+    });
+    expect(config.temporal.devServer.dynamicConfig).toEqual({
+      'history.visibilityProcessorMaxPollRPS': 2,
+      'frontend.enableUpdateWorkflowExecution': true,
+    });
+    expect(config.temporal.devServer.sqlitePragmas).toEqual({ cache_size: -16384, temp_store: 'memory' });
+    expect(config.temporal.devServer.goGc).toBe(300);
+  });
+
+  it('refuses to change the durability pragmas or a malformed pair, naming the variable', () => {
+    for (const value of ['synchronous=off', 'journal_mode=memory', 'cache_size']) {
+      expect(() => loadConfig({ TEMPORAL_DEV_SQLITE_PRAGMAS: value })).toThrow(ConfigError);
+    }
+    expect(() => loadConfig({ TEMPORAL_DEV_SQLITE_PRAGMAS: 'synchronous=off' })).toThrow(/TEMPORAL_DEV_SQLITE_PRAGMAS/);
+    expect(() => loadConfig({ TEMPORAL_DEV_DYNAMIC_CONFIG: 'not a key=1' })).toThrow(/TEMPORAL_DEV_DYNAMIC_CONFIG/);
+  });
+
+  describe('a server started with them', () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-dev-flags-'));
+    const defaults = loadConfig({}).temporal.devServer;
+    let server: DevServer;
+    beforeAll(async () => {
+      server = await startDevServer({
+        cliPath: temporalCliPath(process.env.TEMPORAL_CLI_PATH),
+        dataDir,
+        dbFilename: path.join(dataDir, 'temporal.db'),
+        port: await freePort(),
+        uiPort: 0,
+        ui: false,
+        namespace: 'default',
+        startTimeoutMs: 90_000,
+        logger: createLogger('warn'),
+        dynamicConfig: { ...defaults.dynamicConfig, 'history.visibilityProcessorMaxPollRPS': 3 },
+        sqlitePragmas: { ...defaults.sqlitePragmas, cache_size: -8192 },
+        goGc: 250,
+      });
+    }, 120_000);
+    afterAll(async () => {
+      await server?.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('passes each as a flag (durability pragmas first and fixed) and GOGC in its environment, and answers', () => {
+      const argv = procList(server.pid, 'cmdline');
+      const pragmas = flagValues(argv, '--sqlite-pragma');
+      expect(pragmas.slice(0, 2)).toEqual(['journal_mode=wal', 'synchronous=normal']);
+      expect(pragmas).toContain('cache_size=-8192');
+      for (const [name, value] of Object.entries(defaults.sqlitePragmas)) {
+        if (name !== 'cache_size') expect(pragmas).toContain(`${name}=${value}`);
+      }
+      const dynamic = flagValues(argv, '--dynamic-config-value');
+      expect(dynamic).toContain('history.visibilityProcessorMaxPollRPS=3');
+      for (const [key, value] of Object.entries(defaults.dynamicConfig)) {
+        if (key !== 'history.visibilityProcessorMaxPollRPS')
+          expect(dynamic).toContain(`${key}=${JSON.stringify(value)}`);
+      }
+      expect(procList(server.pid, 'environ')).toContain('GOGC=250');
+      expect(server.address).toMatch(/^127\.0\.0\.1:\d+$/);
+    });
+  });
+});
