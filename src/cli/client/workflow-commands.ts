@@ -4,7 +4,6 @@ import type { Command } from 'commander';
 import type { WorkflowGraph } from '../../domain/graph.js';
 import { compileWorkflow } from '../../workflow-files/compile.js';
 import { decompileWorkflow } from '../../workflow-files/decompile.js';
-import { formatWorkflowFile, parseWorkflowFile } from '../../workflow-files/text.js';
 import { apiCatalog } from './catalog-lookup.js';
 import { clientAction } from './command.js';
 import { CliError } from './errors.js';
@@ -20,6 +19,9 @@ function canonical(value: unknown): string {
   );
 }
 
+/** The YAML library loads only for the commands that read or write files (start-up time of the others). */
+const yamlText = () => import('../../workflow-files/text.js');
+
 function details(session: Session, workflowId: string) {
   return session.call(session.client.GET('/api/v1/workflow/{workflowId}', { params: { path: { workflowId } } }));
 }
@@ -29,6 +31,7 @@ async function apply(session: Session, file: string) {
     throw new CliError(`cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
   });
   const dir = path.dirname(path.resolve(file));
+  const { parseWorkflowFile } = await yamlText();
   const compiled = await compileWorkflow(parseWorkflowFile(text), {
     catalog: apiCatalog(session).ids,
     readFile: (relative) => readFile(path.resolve(dir, relative), 'utf8'),
@@ -94,7 +97,7 @@ async function exportFile(session: Session, ref: string, format: 'yaml' | 'json'
     },
     apiCatalog(session).names,
   );
-  return formatWorkflowFile(file, format);
+  return (await yamlText()).formatWorkflowFile(file, format);
 }
 
 /** `caseflow workflow apply|export|list|show`. */
