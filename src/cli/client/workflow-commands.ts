@@ -5,7 +5,8 @@ import type { WorkflowGraph } from '../../domain/graph.js';
 import { compileWorkflow } from '../../workflow-files/compile.js';
 import { decompileWorkflow } from '../../workflow-files/decompile.js';
 import { apiCatalog } from './catalog-lookup.js';
-import { clientAction } from './command.js';
+import { z } from 'zod';
+import { clientAction, noOptions } from './command.js';
 import { CliError } from './errors.js';
 import { indent } from './output.js';
 import type { Session } from './session.js';
@@ -104,12 +105,13 @@ async function exportFile(session: Session, ref: string, format: 'yaml' | 'json'
 export function registerWorkflowCommands(program: Command): void {
   const workflow = program.command('workflow').description('workflows: apply files, export, list, show');
 
-  clientAction<[{ file: string }]>(
+  clientAction(
     workflow
       .command('apply')
       .description('create or update the workflow a file describes (by name); a new version only when it changed')
       .requiredOption('-f, --file <file>', 'the workflow file (YAML or JSON)'),
-    async ({ session, out }, opts) => {
+    z.tuple([z.object({ file: z.string() })]),
+    async ({ session, out }, [opts]) => {
       const result = await apply(session(), opts.file);
       out.result(result, () => [
         `${result.action} workflow ${result.workflowId}: version ${result.versionNumber}, ${result.activeStatus}`,
@@ -117,13 +119,14 @@ export function registerWorkflowCommands(program: Command): void {
     },
   );
 
-  clientAction<[string, { output?: string; format: string }]>(
+  clientAction(
     workflow
       .command('export <workflow>')
       .description('write a workflow (id or name) as a file, the latest version')
       .option('-o, --output <file>', 'write to this file instead of stdout')
       .option('--format <format>', 'yaml or json', 'yaml'),
-    async ({ session }, ref, opts) => {
+    z.tuple([z.string(), z.object({ output: z.string().optional(), format: z.string() })]),
+    async ({ session }, [ref, opts]) => {
       if (opts.format !== 'yaml' && opts.format !== 'json') throw new CliError('--format: yaml or json');
       const text = await exportFile(session(), ref, opts.format);
       if (opts.output) await writeFile(opts.output, text);
@@ -131,9 +134,10 @@ export function registerWorkflowCommands(program: Command): void {
     },
   );
 
-  clientAction<[{ name?: string }]>(
+  clientAction(
     workflow.command('list').description('the workflows the key reads, newest first').option('--name <part>', 'filter'),
-    async ({ session, out }, opts) => {
+    z.tuple([z.object({ name: z.string().optional() })]),
+    async ({ session, out }, [opts]) => {
       const s = session();
       const page = await s.call(
         s.client.GET('/api/v1/workflow', { params: { query: { name: opts.name, limit: 100 } } }),
@@ -144,9 +148,10 @@ export function registerWorkflowCommands(program: Command): void {
     },
   );
 
-  clientAction<[string]>(
+  clientAction(
     workflow.command('show <workflow>').description('a workflow (id or name): versions, inputs, results, nodes'),
-    async ({ session, out }, ref) => {
+    z.tuple([z.string(), noOptions]),
+    async ({ session, out }, [ref]) => {
       const s = session();
       const w = await details(s, (await s.requireWorkflow(ref)).workflowId);
       out.result(w, () => [
