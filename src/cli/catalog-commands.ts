@@ -1,87 +1,26 @@
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { destination } from 'pino';
-import { integrationBody, integrationDraft } from '../api/schemas/catalog.js';
-import { SourceGates } from '../code/source-gates.js';
-import { CatalogService } from '../catalog/catalog-service.js';
-import { loadConfig } from '../config/config.js';
-import { DomainError } from '../errors.js';
-import { createLogger } from '../logging/logger.js';
-import { PythonRunnerPool } from '../python/pool.js';
-import { CatalogRepo } from '../store/catalog-repo.js';
-import { migrateToLatest, openStore } from '../store/database.js';
 
-type Output = (value: unknown) => void;
-type Fail = (message: string) => never;
+/** The store and the Python pool are loaded only when one of these runs: see operator/catalog-jobs.ts. */
+const jobs = async () => (await import('./operator/catalog-jobs.js')).catalogJobs;
 
 /**
- * Operator commands of the catalog: what the service itself publishes is
- * visible to, and connectable by, every organization. They work on the store
- * directly, like the tenancy commands; publishing scans action code with a
- * one-process Python pool, exactly as the API does.
+ * Operator commands of the catalog: what the service itself publishes is visible to, and connectable by, every
+ * organization.
  */
-export function registerCatalogCommands(program: Command, print: Output, fail: Fail): void {
-  const withCatalog = async (
-    needsScanner: boolean,
-    fn: (catalog: CatalogService) => Promise<unknown>,
-  ): Promise<void> => {
-    const config = loadConfig();
-    const logger = createLogger(config.logLevel, {}, 'json', destination(2));
-    const store = openStore(config.dataDir, config.databaseUrl);
-    const python = needsScanner
-      ? await PythonRunnerPool.create({
-          size: 1,
-          allowUnsandboxed: config.python.allowUnsandboxed,
-          logger: logger.child({ component: 'python' }),
-        })
-      : undefined;
-    let refused: string | undefined;
-    try {
-      await migrateToLatest(store.db);
-      const scan = (source: string, field: string) =>
-        python
-          ? new SourceGates(python, logger).scanOrThrow(source, field)
-          : Promise.reject(new Error('no scanner in this command'));
-      print(await fn(new CatalogService(new CatalogRepo(store.db), scan)));
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      refused = `${err.message}${err.metadata ? ` ${JSON.stringify(err.metadata)}` : ''}`;
-    } finally {
-      await python?.close();
-      await store.close();
-    }
-    // Exits only after the Python pool and the store are closed.
-    if (refused !== undefined) fail(refused);
-  };
-
+export function registerCatalogCommands(program: Command): void {
   const catalog = program.command('catalog').description('integrations published by the service to every organization');
   catalog
     .command('provider <name>')
     .description('create a provider of the service (integrations published under it are visible to every organization)')
-    .action((name: string) => withCatalog(false, (c) => c.publishProvider(name)));
+    .action(async (name: string) => (await jobs()).publishProvider(name));
   catalog
     .command('providers')
     .description('list the providers of the service')
-    .action(() => withCatalog(false, (c) => c.publishedProviders()));
+    .action(async () => (await jobs()).publishedProviders());
   catalog
     .command('publish <file>')
     .description(
       'publish an integration from a JSON file shaped like the body of POST /api/v1/integration; its providerId is a service provider',
     )
-    .action((file: string) =>
-      withCatalog(true, async (c) => {
-        let json: unknown;
-        try {
-          json = JSON.parse(await readFile(file, 'utf8'));
-        } catch (err) {
-          throw DomainError.badRequest(`${file}: ${err instanceof Error ? err.message : String(err)}`);
-        }
-        const parsed = integrationBody.safeParse(json);
-        if (!parsed.success)
-          throw DomainError.badRequest(
-            parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; '),
-          );
-        return c.publishIntegration(integrationDraft(parsed.data.integration));
-      }),
-    );
+    .action(async (file: string) => (await jobs()).publishIntegration(file));
 }

@@ -8,7 +8,7 @@ import { settingsPath } from '../../src/cli/client/settings.js';
 import { FakeLlm, happyScript } from '../generation/fake-llm.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { otherOrganization } from '../workflows/support.js';
-import { cli, cliEnv, terminal, type CliRun } from './support.js';
+import { cli, cliEnv, commandExamples, terminal, type CliRun } from './support.js';
 
 const examplesDir = path.join(projectRoot, 'examples');
 const classified = { category: 'billing', confidence: 0.9 };
@@ -63,7 +63,7 @@ describe('the caseflow CLI', () => {
 
   it('applies and runs every example; applying again changes nothing', async () => {
     const files = readdirSync(examplesDir).filter((f) => /\.(ya?ml|json)$/.test(f));
-    expect(files.sort()).toEqual(Object.keys(examples).sort());
+    expect(files.sort()).toEqual([...Object.keys(examples), ...commandExamples].sort());
     for (const [file, example] of Object.entries(examples)) {
       const applied = await cli(['workflow', 'apply', '-f', `examples/${file}`, '--json'], env);
       expect(applied.code, applied.stderr).toBe(0);

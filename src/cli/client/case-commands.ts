@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
-import { clientAction } from './command.js';
-import { resultLines, results, watchCase } from './case-watch.js';
+import { z } from 'zod';
+import { clientAction, noOptions, pairs } from './command.js';
+import { followToEnd, resultLines, results } from './case-watch.js';
 import { exitCodes } from './errors.js';
-import { collectPair, inputValue, uploadFile } from './inputs.js';
+import { collectPair, uploadFile, workflowInputs } from './inputs.js';
 import { indent, show } from './output.js';
+import { registerRerunCommands } from './rerun-commands.js';
 import type { Session } from './session.js';
 
 const status = (session: Session, caseId: string) =>
@@ -17,25 +19,11 @@ function temporalUiLink(caseId: string, fromService: string | null): string {
   return `${base}/namespaces/${namespace}/workflows/case-${caseId}`;
 }
 
-/** Waits for the end, prints the nodes as they run and the results; exit code 4 when it did not complete. */
-async function followToEnd(session: Session, out: Parameters<typeof watchCase>[1], caseId: string) {
-  const final = await watchCase(session, out, caseId);
-  const body = await results(session, caseId);
-  const values = 'results' in body ? body.results : {};
-  out.result({ ...final, results: values }, () => [
-    `${final.status}${final.error ? `: ${final.error.message}` : ''}`,
-    ...resultLines({ results: values }),
-  ]);
-  return final.status === 'COMPLETED' ? exitCodes.ok : exitCodes.notCompleted;
-}
-
-/** `caseflow case run|status|results|audit|watch|cancel|ui`. */
+/** `caseflow case run|status|results|audit|watch|cancel|ui` (and `case rerun`: rerun-commands.ts). */
 export function registerCaseCommands(program: Command): void {
   const cases = program.command('case').description('cases: run a workflow, follow it, read its results');
 
-  clientAction<
-    [string, { input?: Array<[string, string]>; file?: Array<[string, string]>; wait: boolean; title?: string }]
-  >(
+  clientAction(
     cases
       .command('run <workflow>')
       .description('start a case of a workflow (id or name) with its inputs')
@@ -43,15 +31,11 @@ export function registerCaseCommands(program: Command): void {
       .option('--file <name=path>', 'upload a local file as a file input (repeatable)', collectPair)
       .option('-w, --wait', 'follow the case to its end and print its results', false)
       .option('--title <title>', 'case title'),
-    async ({ session, out }, ref, opts) => {
+    z.tuple([z.string(), z.object({ input: pairs, file: pairs, wait: z.boolean(), title: z.string().optional() })]),
+    async ({ session, out }, [ref, opts]) => {
       const s = session();
       const workflow = await s.requireWorkflow(ref);
-      const details = await s.call(
-        s.client.GET('/api/v1/workflow/{workflowId}', { params: { path: { workflowId: workflow.workflowId } } }),
-      );
-      const inputs: Record<string, unknown> = {};
-      for (const [name, text] of opts.input ?? [])
-        inputs[name] = inputValue(name, text, details.jobPayloadSchema[name]?.type);
+      const inputs = await workflowInputs(s, workflow.workflowId, opts.input);
       for (const [name, file] of opts.file ?? []) inputs[name] = await uploadFile(s, workflow.workflowId, file);
       const initiated = await s.call(
         s.client.POST('/api/v1/case', {
@@ -68,9 +52,10 @@ export function registerCaseCommands(program: Command): void {
     },
   );
 
-  clientAction<[string]>(
+  clientAction(
     cases.command('status <caseId>').description('where a case is'),
-    async ({ session, out }, caseId) => {
+    z.tuple([z.string(), noOptions]),
+    async ({ session, out }, [caseId]) => {
       const s = await status(session(), caseId);
       out.result(s, () => [
         `${s.caseId}  ${s.status}`,
@@ -82,9 +67,10 @@ export function registerCaseCommands(program: Command): void {
     },
   );
 
-  clientAction<[string]>(
+  clientAction(
     cases.command('results <caseId>').description('the results of a finished case'),
-    async ({ session, out }, caseId) => {
+    z.tuple([z.string(), noOptions]),
+    async ({ session, out }, [caseId]) => {
       const body = await results(session(), caseId);
       if (!('results' in body)) {
         out.result(body, () => ['not finished yet']);
@@ -94,9 +80,10 @@ export function registerCaseCommands(program: Command): void {
     },
   );
 
-  clientAction<[string]>(
+  clientAction(
     cases.command('audit <caseId>').description('every node of a case: status, time, inputs, outputs, errors'),
-    async ({ session, out }, caseId) => {
+    z.tuple([z.string(), noOptions]),
+    async ({ session, out }, [caseId]) => {
       const s = session();
       const audit = await s.call(s.client.GET('/api/v1/case/{caseId}/audit', { params: { path: { caseId } } }));
       out.result(audit, () => [
@@ -114,23 +101,26 @@ export function registerCaseCommands(program: Command): void {
     },
   );
 
-  clientAction<[string]>(
+  clientAction(
     cases.command('watch <caseId>').description('follow a case to its end and print its results'),
-    ({ session, out }, caseId) => followToEnd(session(), out, caseId),
+    z.tuple([z.string(), noOptions]),
+    ({ session, out }, [caseId]) => followToEnd(session(), out, caseId),
   );
 
-  clientAction<[string]>(
+  clientAction(
     cases.command('cancel <caseId>').description('cancel a case'),
-    async ({ session, out }, caseId) => {
+    z.tuple([z.string(), noOptions]),
+    async ({ session, out }, [caseId]) => {
       const s = session();
       const cancelled = await s.call(s.client.POST('/api/v1/case/{caseId}/cancel', { params: { path: { caseId } } }));
       out.result(cancelled, () => [`${cancelled.caseId}  ${cancelled.status}`]);
     },
   );
 
-  clientAction<[string | undefined]>(
+  clientAction(
     cases.command('ui [caseId]').description("the Temporal UI page of a case's run (default: the newest case)"),
-    async ({ session, out }, given) => {
+    z.tuple([z.string().optional(), noOptions]),
+    async ({ session, out }, [given]) => {
       const s = session();
       let caseId = given;
       if (!caseId) {
@@ -145,4 +135,6 @@ export function registerCaseCommands(program: Command): void {
       out.result({ caseId, temporalUiUrl: url }, () => [url]);
     },
   );
+
+  registerRerunCommands(cases);
 }

@@ -1,5 +1,6 @@
 import type { Output } from './output.js';
 import { indent, show } from './output.js';
+import { exitCodes } from './errors.js';
 import type { Session } from './session.js';
 
 const terminal = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT']);
@@ -60,4 +61,16 @@ export async function watchCase(session: Session, out: Output, caseId: string, p
     }
     await sleep(pollMs);
   }
+}
+
+/** Waits for the end, prints the nodes as they run and the results; exit code 4 when it did not complete. */
+export async function followToEnd(session: Session, out: Output, caseId: string) {
+  const final = await watchCase(session, out, caseId);
+  const body = await results(session, caseId);
+  const values = 'results' in body ? body.results : {};
+  out.result({ ...final, results: values }, () => [
+    `${final.status}${final.error ? `: ${final.error.message}` : ''}`,
+    ...resultLines({ results: values }),
+  ]);
+  return final.status === 'COMPLETED' ? exitCodes.ok : exitCodes.notCompleted;
 }

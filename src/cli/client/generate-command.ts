@@ -1,18 +1,10 @@
 import type { Command } from 'commander';
+import { z } from 'zod';
 import { clientAction } from './command.js';
 import { sleep } from './case-watch.js';
 import { exitCodes } from './errors.js';
-import type { Output } from './output.js';
+import { progressBar, type Output } from './output.js';
 import type { Session } from './session.js';
-
-const width = 30;
-
-/** `[##########--------------------]  33%  building: …` from the run's progress (0 to 1) and its text. */
-function progressBar(progress: number | null, text: string): string {
-  const done = Math.round(Math.min(1, Math.max(0, progress ?? 0)) * width);
-  const percent = `${Math.round((progress ?? 0) * 100)}%`.padStart(4);
-  return `[${'#'.repeat(done)}${'-'.repeat(width - done)}] ${percent}  ${text}`;
-}
 
 async function followRun(session: Session, out: Output, workflowId: string, runId: string) {
   let last = '';
@@ -39,13 +31,14 @@ async function followRun(session: Session, out: Output, workflowId: string, runI
 
 /** `caseflow generate "PROMPT" [--wait]`. */
 export function registerGenerateCommand(program: Command): void {
-  clientAction<[string, { wait: boolean; name?: string }]>(
+  clientAction(
     program
       .command('generate <prompt>')
       .description('generate a workflow from a prompt (a new, inactive workflow)')
       .option('--name <name>', 'the new workflow name')
       .option('-w, --wait', 'follow the run with a progress bar to its end', false),
-    async ({ session, out }, prompt, opts) => {
+    z.tuple([z.string(), z.object({ wait: z.boolean(), name: z.string().optional() })]),
+    async ({ session, out }, [prompt, opts]) => {
       const s = session();
       const started = await s.call(
         s.client.POST('/api/v1/workflow/generate', {

@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import { registerCaseCommands } from './case-commands.js';
 import { registerGenerateCommand } from './generate-command.js';
+import { registerHookCommands } from './hook-commands.js';
 import { registerLoginCommand } from './login-command.js';
+import { registerScheduleCommands } from './schedule-commands.js';
+import { registerTaskCommands } from './task-commands.js';
 import { registerWorkflowCommands } from './workflow-commands.js';
 
 /**
@@ -14,6 +17,9 @@ const registrars: Array<(program: Command) => void> = [
   registerWorkflowCommands,
   registerCaseCommands,
   registerGenerateCommand,
+  registerTaskCommands,
+  registerScheduleCommands,
+  registerHookCommands,
 ];
 
 export function registerClientCommands(program: Command): void {

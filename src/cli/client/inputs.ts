@@ -33,6 +33,27 @@ export function inputValue(name: string, text: string, type: string | undefined)
   }
 }
 
+/** `--input` pairs as the values a workflow's (or a form's) declared types want. */
+export function typedValues(
+  given: Array<[string, string]> | undefined,
+  declared: Record<string, { type: string } | undefined>,
+): Record<string, unknown> {
+  return Object.fromEntries((given ?? []).map(([name, text]) => [name, inputValue(name, text, declared[name]?.type)]));
+}
+
+/** The `--input` pairs typed by the inputs of a workflow (its latest version). */
+export async function workflowInputs(
+  session: Session,
+  workflowId: string,
+  given: Array<[string, string]> | undefined,
+): Promise<Record<string, unknown>> {
+  if (!given?.length) return {};
+  const details = await session.call(
+    session.client.GET('/api/v1/workflow/{workflowId}', { params: { path: { workflowId } } }),
+  );
+  return typedValues(given, details.jobPayloadSchema);
+}
+
 /** Uploads a local file through the presigned flow (the URL is signed: the bytes go without the key). */
 export async function uploadFile(session: Session, workflowId: string, file: string): Promise<string> {
   const bytes = await readFile(file).catch((err: unknown) => {

@@ -49,3 +49,12 @@ export const indent = (lines: string[]) => lines.map((l) => `  ${l}`);
 
 /** A value as one line: text as is, anything else as JSON. */
 export const show = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
+
+const width = 30;
+
+/** `[##########--------------------]  33%  building: …` from the run's progress (0 to 1) and its text. */
+export function progressBar(progress: number | null, text: string): string {
+  const done = Math.round(Math.min(1, Math.max(0, progress ?? 0)) * width);
+  const percent = `${Math.round((progress ?? 0) * 100)}%`.padStart(4);
+  return `[${'#'.repeat(done)}${'-'.repeat(width - done)}] ${percent}  ${text}`;
+}

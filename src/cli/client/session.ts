@@ -39,6 +39,18 @@ export class Session {
 
   /** The answer's body, or a CliError carrying the service's message and field list. */
   async call<T>(request: Promise<ApiResult<T>>): Promise<T> {
+    const { data, response } = await this.answer(request);
+    if (data !== undefined) return data;
+    throw new CliError(`the service answered no body (HTTP ${response.status})`, exitCodes.unavailable);
+  }
+
+  /** For answers without a body (202, 204): resolves when the service accepted the request. */
+  async send(request: Promise<ApiResult<unknown>>): Promise<void> {
+    await this.answer(request);
+  }
+
+  /** The service's answer when it is a success, else a CliError: unreachable, or its message and fields. */
+  private async answer<T>(request: Promise<ApiResult<T>>): Promise<ApiResult<T>> {
     let result: ApiResult<T>;
     try {
       result = await request;
@@ -50,8 +62,8 @@ export class Session {
         exitCodes.unavailable,
       );
     }
-    const { data, error, response } = result;
-    if (response.ok && data !== undefined) return data;
+    const { error, response } = result;
+    if (response.ok) return result;
     const body = error as ErrorBody | undefined;
     const message = typeof body?.message === 'string' ? body.message : response.statusText;
     const code = response.status === 401 || response.status >= 500 ? exitCodes.unavailable : exitCodes.refused;

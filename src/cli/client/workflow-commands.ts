@@ -4,9 +4,9 @@ import type { Command } from 'commander';
 import type { WorkflowGraph } from '../../domain/graph.js';
 import { compileWorkflow } from '../../workflow-files/compile.js';
 import { decompileWorkflow } from '../../workflow-files/decompile.js';
-import { formatWorkflowFile, parseWorkflowFile } from '../../workflow-files/text.js';
 import { apiCatalog } from './catalog-lookup.js';
-import { clientAction } from './command.js';
+import { z } from 'zod';
+import { clientAction, noOptions } from './command.js';
 import { CliError } from './errors.js';
 import { indent } from './output.js';
 import type { Session } from './session.js';
@@ -20,6 +20,9 @@ function canonical(value: unknown): string {
   );
 }
 
+/** The YAML library loads only for the commands that read or write files (start-up time of the others). */
+const yamlText = () => import('../../workflow-files/text.js');
+
 function details(session: Session, workflowId: string) {
   return session.call(session.client.GET('/api/v1/workflow/{workflowId}', { params: { path: { workflowId } } }));
 }
@@ -29,6 +32,7 @@ async function apply(session: Session, file: string) {
     throw new CliError(`cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
   });
   const dir = path.dirname(path.resolve(file));
+  const { parseWorkflowFile } = await yamlText();
   const compiled = await compileWorkflow(parseWorkflowFile(text), {
     catalog: apiCatalog(session).ids,
     readFile: (relative) => readFile(path.resolve(dir, relative), 'utf8'),
@@ -94,19 +98,20 @@ async function exportFile(session: Session, ref: string, format: 'yaml' | 'json'
     },
     apiCatalog(session).names,
   );
-  return formatWorkflowFile(file, format);
+  return (await yamlText()).formatWorkflowFile(file, format);
 }
 
 /** `caseflow workflow apply|export|list|show`. */
 export function registerWorkflowCommands(program: Command): void {
   const workflow = program.command('workflow').description('workflows: apply files, export, list, show');
 
-  clientAction<[{ file: string }]>(
+  clientAction(
     workflow
       .command('apply')
       .description('create or update the workflow a file describes (by name); a new version only when it changed')
       .requiredOption('-f, --file <file>', 'the workflow file (YAML or JSON)'),
-    async ({ session, out }, opts) => {
+    z.tuple([z.object({ file: z.string() })]),
+    async ({ session, out }, [opts]) => {
       const result = await apply(session(), opts.file);
       out.result(result, () => [
         `${result.action} workflow ${result.workflowId}: version ${result.versionNumber}, ${result.activeStatus}`,
@@ -114,13 +119,14 @@ export function registerWorkflowCommands(program: Command): void {
     },
   );
 
-  clientAction<[string, { output?: string; format: string }]>(
+  clientAction(
     workflow
       .command('export <workflow>')
       .description('write a workflow (id or name) as a file, the latest version')
       .option('-o, --output <file>', 'write to this file instead of stdout')
       .option('--format <format>', 'yaml or json', 'yaml'),
-    async ({ session }, ref, opts) => {
+    z.tuple([z.string(), z.object({ output: z.string().optional(), format: z.string() })]),
+    async ({ session }, [ref, opts]) => {
       if (opts.format !== 'yaml' && opts.format !== 'json') throw new CliError('--format: yaml or json');
       const text = await exportFile(session(), ref, opts.format);
       if (opts.output) await writeFile(opts.output, text);
@@ -128,9 +134,10 @@ export function registerWorkflowCommands(program: Command): void {
     },
   );
 
-  clientAction<[{ name?: string }]>(
+  clientAction(
     workflow.command('list').description('the workflows the key reads, newest first').option('--name <part>', 'filter'),
-    async ({ session, out }, opts) => {
+    z.tuple([z.object({ name: z.string().optional() })]),
+    async ({ session, out }, [opts]) => {
       const s = session();
       const page = await s.call(
         s.client.GET('/api/v1/workflow', { params: { query: { name: opts.name, limit: 100 } } }),
@@ -141,9 +148,10 @@ export function registerWorkflowCommands(program: Command): void {
     },
   );
 
-  clientAction<[string]>(
+  clientAction(
     workflow.command('show <workflow>').description('a workflow (id or name): versions, inputs, results, nodes'),
-    async ({ session, out }, ref) => {
+    z.tuple([z.string(), noOptions]),
+    async ({ session, out }, [ref]) => {
       const s = session();
       const w = await details(s, (await s.requireWorkflow(ref)).workflowId);
       out.result(w, () => [
