@@ -37,7 +37,8 @@ import type { SubscriptionService } from '../subscriptions/subscription-service.
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 import { statsWindow, workflowStats, type CaseStats, type CaseStatsRequest } from './case-stats.js';
 import type { ReusePlan } from './rerun-plan.js';
-import { CaseStarts, engineDown } from './case-starts.js';
+import { CaseStarts, engineDown, type CaseStartsDeps } from './case-starts.js';
+import type { CaseAdmission } from './admission/case-admission.js';
 
 export interface CaseServiceDeps {
   config: Config;
@@ -53,6 +54,8 @@ export interface CaseServiceDeps {
   engine: Pick<EngineHealth, 'isUp' | 'markDown'>;
   /** The cases' runs in Temporal. */
   runs: CaseRunGateway;
+  /** Concurrency caps: admission of accepted cases, and cancelling a queued one. */
+  admission: CaseStartsDeps['admission'] & Pick<CaseAdmission, 'cancelQueued'>;
   /** What a case's end owes the workspace's event subscribers. */
   events: Pick<SubscriptionService, 'subscribersOf' | 'deliveriesTo' | 'dispatch' | 'dispatchUnstarted'>;
 }
@@ -208,6 +211,11 @@ export class CaseService {
   /** A scheduled case accepted for its run, and what its run starts with (CaseStarts.acceptScheduled). */
   acceptScheduled(caseId: string, callbackUrl: string | undefined): ReturnType<CaseStarts['acceptScheduled']> {
     return this.starts.acceptScheduled(caseId, callbackUrl);
+  }
+
+  /** Starts the runs of queued cases that free slots let in (CaseStarts.dispatchQueued); how many. */
+  dispatchQueued(organizationId?: string): Promise<number> {
+    return this.starts.dispatchQueued(organizationId);
   }
 
   /** Starts the runs a crash left unstarted (CaseStarts.resumeUnstarted); how many. */
@@ -473,6 +481,10 @@ export class CaseService {
       return false;
     }
     await events.dispatch(finished.deliveries, finished.organizationId);
+    // Its slot is free: the organization's next queued case takes it now rather than at the periodic pass.
+    this.starts
+      .dispatchQueued(finished.organizationId)
+      .catch((err: unknown) => this.deps.logger.warn({ err }, 'queued cases could not be dispatched after a case end'));
     // Counted once: a replayed or retried finalization wrote nothing and ends above.
     const { metrics } = this.deps;
     metrics.caseFinished(input.status, secondsBetween(finished.startedAt, finished.finishedAt));
@@ -520,6 +532,9 @@ export class CaseService {
         status: record.status,
       });
     if (record.status === 'PENDING' && (await this.repo.cancelPending(caseId)))
+      return (await this.repo.find(caseId)) ?? record;
+    // A queued case has no run yet: it leaves its queue (unless a slot took it meanwhile, then its run is cancelled).
+    if (record.status === 'QUEUED' && (await this.deps.admission.cancelQueued(caseId)))
       return (await this.repo.find(caseId)) ?? record;
     // A run that closed without writing its row (terminated, store down) or no longer exists cannot be cancelled.
     if (!(await this.deps.runs.cancel(record.temporalWorkflowId ?? caseWorkflowId(caseId))))

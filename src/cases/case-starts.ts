@@ -14,6 +14,7 @@ import { NoAnswerInTimeError, type EngineHealth } from '../temporal/engine-healt
 import { caseWorkflowId } from '../temporal/contracts/case-run.js';
 import type { CaseRunGateway, CaseRunLabels } from '../temporal/gateways/case-runs.js';
 import { planReuse, type ReusePlan } from './rerun-plan.js';
+import type { CaseAdmission } from './admission/case-admission.js';
 
 /** What starting cases' runs needs (a subset of the case service's dependencies). */
 export interface CaseStartsDeps {
@@ -27,6 +28,8 @@ export interface CaseStartsDeps {
   engine: Pick<EngineHealth, 'isUp' | 'markDown'>;
   /** The cases' runs in Temporal. */
   runs: CaseRunGateway;
+  /** Concurrency caps: whether an accepted case runs now or waits its turn. */
+  admission: Pick<CaseAdmission, 'admit' | 'promote' | 'waitingOrganizations'>;
 }
 
 /** What a run is started with besides the version: the case's validated inputs, callback and deadline. */
@@ -105,14 +108,16 @@ export class CaseStarts {
     const temporalWorkflowId = caseWorkflowId(caseId);
     const deadlineMs =
       request.timeoutMs ?? Math.min(this.deps.config.cases.defaultDeadlineMs, this.deps.config.cases.maxDeadlineMs);
-    const started = await this.repo.markRunning(caseId, {
+    const admission = await this.deps.admission.admit(record, {
       inputs: request.inputs,
       callbackUrl: request.callbackUrl,
       deadlineMs,
       temporalWorkflowId,
       startAt: request.startAt && new Date(request.startAt).toISOString(),
     });
-    if (!started) throw DomainError.conflict(`Case ${caseId} was already executed`);
+    if (admission.status === 'NOT_PENDING') throw DomainError.conflict(`Case ${caseId} was already executed`);
+    this.startAdmittedLater(admission.others);
+    if (admission.status === 'QUEUED') return { record: (await this.repo.find(caseId)) ?? record, temporalUiUrl: null };
     const run = { inputs: request.inputs, callbackUrl: request.callbackUrl, deadlineMs };
     let runId: string | null;
     try {
@@ -235,24 +240,30 @@ export class CaseStarts {
   /**
    * A scheduled case accepted for its run (PENDING → RUNNING, as execute does), and what its run
    * starts with; the firing workflow starts it as its child. Again for a case already accepted (a
-   * retried activity). Undefined when the case was cancelled or ended before its run started.
+   * retried activity). 'QUEUED' when it waits over a concurrency cap: its run is started when it
+   * takes a slot (dispatchQueued), not as the firing's child. Undefined when the case was cancelled
+   * or ended before its run started.
    */
   async acceptScheduled(
     caseId: string,
     callbackUrl: string | undefined,
-  ): Promise<{ input: CaseRunInput; labels: CaseRunLabels } | undefined> {
+  ): Promise<{ input: CaseRunInput; labels: CaseRunLabels } | 'QUEUED' | undefined> {
     const record = await this.repo.find(caseId);
     if (!record) throw new Error(`scheduled case ${caseId} is missing`);
     const deadlineMs = Math.min(this.deps.config.cases.defaultDeadlineMs, this.deps.config.cases.maxDeadlineMs);
-    const accepted =
-      record.status === 'PENDING' &&
-      (await this.repo.markRunning(caseId, {
-        inputs: record.initialInput,
-        callbackUrl,
-        deadlineMs,
-        temporalWorkflowId: caseWorkflowId(caseId),
-      }));
+    const admission =
+      record.status === 'PENDING'
+        ? await this.deps.admission.admit(record, {
+            inputs: record.initialInput,
+            callbackUrl,
+            deadlineMs,
+            temporalWorkflowId: caseWorkflowId(caseId),
+          })
+        : undefined;
+    if (admission?.status === 'RUNNING' || admission?.status === 'QUEUED') this.startAdmittedLater(admission.others);
+    const accepted = admission?.status === 'RUNNING';
     const current = (await this.repo.find(caseId)) ?? record;
+    if (current.status === 'QUEUED') return 'QUEUED';
     if (current.status !== 'RUNNING') return undefined;
     const version = await this.version(current);
     const settings = {
@@ -283,12 +294,7 @@ export class CaseStarts {
       // While the engine is down each start would wait out its timeout: the next pass after it is back does them.
       if (!this.deps.engine.isUp()) break;
       try {
-        const runId = await this.startOrLinkRun(record, await this.version(record), {
-          inputs: record.inputs ?? {},
-          callbackUrl: record.callbackUrl ?? undefined,
-          deadlineMs: record.deadlineMs ?? this.deps.config.cases.defaultDeadlineMs,
-        });
-        await this.repo.setRunId(record.id, runId);
+        const runId = await this.startAccepted(record);
         resumed++;
         this.deps.logger.warn({ caseId: record.id, runId }, 'resumed a case whose run had not been started');
       } catch (err) {
@@ -296,5 +302,54 @@ export class CaseStarts {
       }
     }
     return resumed;
+  }
+
+  /** Starts (or links) the run of a case accepted for it (RUNNING, no run linked); the run id. */
+  private async startAccepted(record: CaseRecord): Promise<string> {
+    const runId = await this.startOrLinkRun(record, await this.version(record), {
+      inputs: record.inputs ?? {},
+      callbackUrl: record.callbackUrl ?? undefined,
+      deadlineMs: record.deadlineMs ?? this.deps.config.cases.defaultDeadlineMs,
+    });
+    await this.repo.setRunId(record.id, runId);
+    return runId;
+  }
+
+  /**
+   * Gives free slots to queued cases and starts their runs: of one organization (after one of its
+   * cases ended), or of every organization with a queue (the periodic pass, which also catches
+   * slots freed by a person's wait, a cap raised, or a process that died mid-way). A crash between
+   * admitting a case and starting its run leaves it RUNNING without a run: resumeUnstarted starts it.
+   */
+  async dispatchQueued(organizationId?: string): Promise<number> {
+    const organizations =
+      organizationId === undefined ? await this.deps.admission.waitingOrganizations() : [organizationId];
+    let started = 0;
+    for (const organization of organizations) {
+      started += await this.startAdmitted(await this.deps.admission.promote(organization));
+    }
+    return started;
+  }
+
+  /** Starts the runs of cases just admitted from their queue; how many started. */
+  private async startAdmitted(caseIds: string[]): Promise<number> {
+    let started = 0;
+    for (const caseId of caseIds) {
+      try {
+        const record = await this.repo.find(caseId);
+        if (record?.status !== 'RUNNING' || record.temporalRunId !== null) continue;
+        await this.startAccepted(record);
+        started++;
+      } catch (err) {
+        // The case stays RUNNING without a run: the recovery loop starts it.
+        this.deps.logger.error({ err, caseId }, 'could not start an admitted case; the recovery loop will');
+      }
+    }
+    return started;
+  }
+
+  /** Starts the runs of queued cases an admission let in with another, without holding up its answer. */
+  private startAdmittedLater(caseIds: string[]): void {
+    if (caseIds.length > 0) void this.startAdmitted(caseIds);
   }
 }
