@@ -54,6 +54,7 @@ import { ScheduleService } from './schedules/schedule-service.js';
 import { SubscriptionSecrets } from './subscriptions/subscription-secrets.js';
 import { SubscriptionService } from './subscriptions/subscription-service.js';
 import { RetentionService } from './retention/retention-service.js';
+import { CaseAdmission } from './cases/admission/case-admission.js';
 import { TemporalRetentionSchedule } from './temporal/gateways/retention-schedule.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
 import { WorkflowService } from './definitions/workflow-service.js';
@@ -178,6 +179,13 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     outbound,
     subscriberCacheMs: config.events.subscriberCacheMs,
   });
+  const admission = new CaseAdmission({
+    repo: repos.admission,
+    cases: repos.cases,
+    tenancy: repos.tenancy,
+    defaultCap: config.cases.maxConcurrentPerOrganization,
+    registry: metrics.registry,
+  });
   const cases = new CaseService({
     config,
     logger,
@@ -189,6 +197,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     metrics,
     engine,
     runs: caseRuns,
+    admission,
     events: subscriptions,
   });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
@@ -200,6 +209,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     workflows,
     files,
     cases,
+    /** Concurrency caps: organizations' caps (the operator's), the queue's admission rules. */
+    admission,
     /** Schedules: rows here, Temporal Schedules there; their firings create cases through `cases`. */
     schedules: new ScheduleService({
       config,

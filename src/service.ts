@@ -224,6 +224,19 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       recovery.unref();
       stops.push(clearing(recovery));
 
+      // Slots freed without a case ending here (a person's wait, a raised cap, a process that died) go to queued cases.
+      let admitting = false;
+      const admit = setInterval(() => {
+        if (admitting || !engine.isUp()) return;
+        admitting = true;
+        services.cases
+          .dispatchQueued()
+          .catch((err: unknown) => logger.error({ err }, 'queued cases could not be dispatched'))
+          .finally(() => (admitting = false));
+      }, config.cases.admissionIntervalMs);
+      admit.unref();
+      stops.push(clearing(admit));
+
       // A run that ended without writing its case (store down, terminated) must not leave it RUNNING.
       const reconciler = services.caseReconciler;
       let reconciling = false;

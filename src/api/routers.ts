@@ -8,6 +8,7 @@ import { registerMeRoutes } from './me.routes.js';
 import { registerCallbackRoutes } from './callback.routes.js';
 import { registerSubscriptionRoutes } from './subscription.routes.js';
 import { registerRetentionRoutes } from './retention.routes.js';
+import { registerConcurrencyRoutes } from './concurrency.routes.js';
 import { registerWorkflowRoutes } from './workflow.routes.js';
 import { registerCaseRoutes } from './case.routes.js';
 import { registerJobRoutes } from './job.routes.js';
@@ -37,6 +38,7 @@ export const routeRegistrations: Array<(api: ApiRoutes, ctx: AppContext) => void
   registerScheduleRoutes,
   registerRerunBatchRoutes,
   registerRetentionRoutes,
+  registerConcurrencyRoutes,
   registerJobRoutes,
   registerCatalogRoutes,
   registerDiscoveryRoutes,

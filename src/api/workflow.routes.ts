@@ -119,7 +119,7 @@ export function registerWorkflowRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/api/v1/workflow/:workflowId',
     summary: 'Update a workflow',
     description:
-      'Any subset of name, description, nodes, edges and activeStatus. Cuts a new version (number one past the latest) from the latest ' +
+      "Any subset of name, description, nodes, edges, activeStatus and maxConcurrentCases (the workflow's own concurrency cap). Cuts a new version (number one past the latest) from the latest " +
       'version with the changes applied; the graph is validated like on creation. The new version is active when activeStatus says so ' +
       'or, without it, when the latest version was; an active new version deactivates the others. Earlier versions stay readable and ' +
       'runnable by pin. Requires Workflow: Full in the workflow’s workspace.',

@@ -6,13 +6,11 @@ import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { indexGraph } from '../domain/case-graph.js';
-import { caseRunRevision } from '../domain/case-run-changes.js';
 import {
   isTerminal,
   type CaseStatus as CaseStatusName,
   type CaseProgress,
   type CaseResults,
-  type CaseRunInput,
   type FinalizeCaseInput,
   type NodeRecord,
 } from '../domain/cases.js';
@@ -29,17 +27,18 @@ import { temporalUiLink, type TemporalHandle } from '../temporal/connection.js';
 import type { WorkflowService } from '../definitions/workflow-service.js';
 import { validateCaseInputs } from './case-inputs.js';
 import { assertCaseInputsWithinLimit } from './payload-limits.js';
-import { isTemporalUnavailable } from '../temporal/unavailable.js';
-import { NoAnswerInTimeError, type EngineHealth } from '../temporal/engine-health.js';
+import type { EngineHealth } from '../temporal/engine-health.js';
 import { caseWorkflowId } from '../temporal/contracts/case-run.js';
-import type { CaseRunGateway, CaseRunLabels } from '../temporal/gateways/case-runs.js';
+import type { CaseRunGateway } from '../temporal/gateways/case-runs.js';
 import { callWorkflowKind, type CallWorkflowProcess } from '../domain/node-kinds/call-workflow.js';
 import { processSchemaOf } from '../domain/node-kinds/process-schema.js';
 import type { ChildCaseRequest, ChildCaseStart, UnstartedChildCase } from '../temporal/contracts/child-case.js';
 import type { SubscriptionService } from '../subscriptions/subscription-service.js';
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 import { statsWindow, workflowStats, type CaseStats, type CaseStatsRequest } from './case-stats.js';
-import { planReuse, type ReusePlan } from './rerun-plan.js';
+import type { ReusePlan } from './rerun-plan.js';
+import { CaseStarts, engineDown, type CaseStartsDeps } from './case-starts.js';
+import type { CaseAdmission } from './admission/case-admission.js';
 
 export interface CaseServiceDeps {
   config: Config;
@@ -55,6 +54,8 @@ export interface CaseServiceDeps {
   engine: Pick<EngineHealth, 'isUp' | 'markDown'>;
   /** The cases' runs in Temporal. */
   runs: CaseRunGateway;
+  /** Concurrency caps: admission of accepted cases, and cancelling a queued one. */
+  admission: CaseStartsDeps['admission'] & Pick<CaseAdmission, 'cancelQueued'>;
   /** What a case's end owes the workspace's event subscribers. */
   events: Pick<SubscriptionService, 'subscribersOf' | 'deliveriesTo' | 'dispatch' | 'dispatchUnstarted'>;
 }
@@ -87,13 +88,6 @@ export interface CaseListRequest extends ListRequest {
   to?: string;
 }
 
-/** What a run is started with besides the version: the case's validated inputs, callback and deadline. */
-interface RunSettings {
-  inputs: Record<string, unknown>;
-  callbackUrl?: string;
-  deadlineMs: number;
-}
-
 /** What a schedule fires: checked at the schedule's creation and change, and again at each firing. */
 export interface ScheduledCaseRequest {
   workflowId: string;
@@ -107,15 +101,6 @@ export interface ScheduledCaseRequest {
 }
 
 const CANCEL_WAIT_MS = 10_000;
-const START_RETRY_AFTER_S = 5;
-
-/** Nothing was sent to the engine (or it showed no run), so the case truly stays PENDING. */
-function engineDown(caseId: string): DomainError {
-  return DomainError.unavailable(
-    `The workflow engine is unavailable; case ${caseId} was not started and stays PENDING: execute it again after Retry-After`,
-    START_RETRY_AFTER_S,
-  );
-}
 
 /**
  * Cases (and jobs, their deprecated name): initiation, execution, status,
@@ -124,9 +109,11 @@ function engineDown(caseId: string): DomainError {
  */
 export class CaseService {
   private readonly repo: CaseRepo;
+  private readonly starts: CaseStarts;
 
   constructor(private readonly deps: CaseServiceDeps) {
     this.repo = deps.repo;
+    this.starts = new CaseStarts(deps);
   }
 
   /** A PENDING case; `origin.hookId` names the hook whose delivery asks for it (docs/webhook-triggers.md). */
@@ -217,24 +204,23 @@ export class CaseService {
    * What a rerun from the failed node of `original` reuses on `graph`: its
    * completed nodes' recorded outputs, and the nodes that cannot be reused.
    */
-  async reusePlan(original: CaseRecord, graph: WorkflowGraph): Promise<ReusePlan> {
-    const originalGraph = (await this.version(original)).graph;
-    const nodes = await this.repo.listNodes(original.id, (id) => originalGraph.nodes[id]?.name ?? id);
-    return planReuse(original.id, nodes, graph);
+  reusePlan(original: CaseRecord, graph: WorkflowGraph): Promise<ReusePlan> {
+    return this.starts.reusePlan(original, graph);
   }
 
-  /** The nodes a rerun from the failed node takes as completed (checked at the rerun request); none otherwise. */
-  private async reusedNodes(record: CaseRecord, graph: WorkflowGraph): Promise<CaseRunInput['reused']> {
-    if (record.rerunFrom !== 'failed' || record.rerunOf === null) return undefined;
-    const original = await this.repo.find(record.rerunOf);
-    if (!original) throw new Error(`case ${record.rerunOf}, which case ${record.id} reruns, is missing`);
-    return (await this.reusePlan(original, graph)).reused;
+  /** A scheduled case accepted for its run, and what its run starts with (CaseStarts.acceptScheduled). */
+  acceptScheduled(caseId: string, callbackUrl: string | undefined): ReturnType<CaseStarts['acceptScheduled']> {
+    return this.starts.acceptScheduled(caseId, callbackUrl);
   }
 
-  private async version(record: CaseRecord): Promise<RunnableVersion> {
-    const version = await this.deps.workflows.findRunnableVersion(record.organizationId, record.workflowVersionId);
-    if (!version) throw new Error(`workflow version ${record.workflowVersionId} of case ${record.id} is missing`);
-    return version;
+  /** Starts the runs of queued cases that free slots let in (CaseStarts.dispatchQueued); how many. */
+  dispatchQueued(organizationId?: string): Promise<number> {
+    return this.starts.dispatchQueued(organizationId);
+  }
+
+  /** Starts the runs a crash left unstarted (CaseStarts.resumeUnstarted); how many. */
+  resumeUnstarted(olderThanMs: number): Promise<number> {
+    return this.starts.resumeUnstarted(olderThanMs);
   }
 
   async execute(
@@ -256,7 +242,7 @@ export class CaseService {
       const variableName = typeof entry.variable_name === 'string' ? entry.variable_name : name;
       if (Object.hasOwn(entry, 'value')) supplied[variableName] = entry.value;
     }
-    const version = await this.version(record);
+    const version = await this.starts.version(record);
     const prefix = body.jobPayloadSchema !== undefined ? 'body.jobPayloadSchema' : 'body.inputs';
     const checked = validateCaseInputs(version.graph, supplied, { partial: false, prefix });
     if (checked.problems.length > 0) throw DomainError.invalidFields(checked.problems);
@@ -269,59 +255,13 @@ export class CaseService {
     if (body.callbackUrl !== undefined) await checkTenantUrl(this.deps.outbound, body.callbackUrl, 'body.callbackUrl');
     const startDelayMs = body.startAt === undefined ? undefined : this.startDelayMs(body.startAt);
     if (!this.deps.engine.isUp()) throw engineDown(caseId);
-
-    const temporalWorkflowId = caseWorkflowId(caseId);
-    const deadlineMs =
-      body.timeoutMs ?? Math.min(this.deps.config.cases.defaultDeadlineMs, this.deps.config.cases.maxDeadlineMs);
-    const started = await this.repo.markRunning(caseId, {
+    return this.starts.launch(record, version, {
       inputs: checked.inputs,
       callbackUrl: body.callbackUrl,
-      deadlineMs,
-      temporalWorkflowId,
-      startAt: body.startAt && new Date(body.startAt).toISOString(),
+      timeoutMs: body.timeoutMs,
+      startAt: body.startAt,
+      startDelayMs,
     });
-    if (!started) throw DomainError.conflict(`Case ${caseId} was already executed`);
-    const run = { inputs: checked.inputs, callbackUrl: body.callbackUrl, deadlineMs };
-    let runId: string | null;
-    try {
-      runId = await this.startRun(record, version, run, startDelayMs);
-    } catch (err) {
-      const unreachable = isTemporalUnavailable(err) || err instanceof NoAnswerInTimeError;
-      // Tell the rest of the process now rather than at the probe's next round.
-      if (unreachable) this.deps.engine.markDown(String(err));
-      const outcome = await this.deps.runs.settle(caseId);
-      if (outcome.run === 'started') runId = outcome.runId;
-      else if (outcome.run === 'unknown') {
-        // The start may have reached the engine: the case stays accepted (RUNNING, its inputs stored) and the
-        // recovery loop starts or links its one run once the engine answers. Never reported as not started.
-        this.deps.logger.warn({ err, caseId }, 'case start outcome unknown; the recovery loop will settle it');
-        runId = null;
-      } else {
-        // No run exists: the case goes back to PENDING, so a retry (or resumeUnstarted) can start it.
-        await this.repo.revertToPending(caseId);
-        if (unreachable) throw engineDown(caseId);
-        throw err;
-      }
-    }
-    const updated = await this.recordStarted(caseId, runId).catch((err: unknown) => {
-      // The run is started: the answer is 202 whatever the store says now (a 503 would tell the caller it was
-      // not); the recovery loop links the run id once the store answers again.
-      this.deps.logger.warn({ err, caseId, runId }, 'case started but its run id could not be recorded yet');
-      return undefined;
-    });
-    const accepted: CaseRecord = updated ?? {
-      ...record,
-      status: 'RUNNING',
-      inputs: run.inputs,
-      callbackUrl: run.callbackUrl ?? null,
-      deadlineMs: run.deadlineMs,
-      temporalWorkflowId,
-      startAt: body.startAt ? new Date(body.startAt).toISOString() : null,
-    };
-    return {
-      record: accepted,
-      temporalUiUrl: runId ? temporalUiLink(this.deps.temporal, temporalWorkflowId, runId) : null,
-    };
   }
 
   /** How long a delayed start waits: 400 for a time not in the future or beyond cases.maxStartDelayMs. */
@@ -334,82 +274,6 @@ export class CaseService {
         { field: 'body.startAt', message: `at most ${maxMs} ms ahead (cases.maxStartDelayMs)` },
       ]);
     return delayMs;
-  }
-
-  /** The case row once its run is started, with the run id linked when known. */
-  private async recordStarted(caseId: string, runId: string | null): Promise<CaseRecord | undefined> {
-    return (runId ? await this.repo.setRunId(caseId, runId) : undefined) ?? (await this.repo.find(caseId));
-  }
-
-  /**
-   * Starts the case's run, or links the one that exists (a start refused as a duplicate, or one
-   * that failed on our side after the server accepted it). Throws when no run can be shown to exist.
-   */
-  private async startOrLinkRun(record: CaseRecord, version: RunnableVersion, run: RunSettings): Promise<string> {
-    // A delayed start resumed late keeps what is left of its delay.
-    const leftMs = record.startAt ? Date.parse(record.startAt) - Date.now() : 0;
-    try {
-      return await this.startRun(record, version, run, leftMs > 0 ? leftMs : undefined);
-    } catch (err) {
-      const outcome = await this.deps.runs.settle(record.id);
-      if (outcome.run === 'started') return outcome.runId;
-      throw err;
-    }
-  }
-
-  /** Starts the case's Temporal run (workflow id `case-<caseId>`), after `startDelayMs` when given; the run id. */
-  private async startRun(
-    record: CaseRecord,
-    version: RunnableVersion,
-    run: RunSettings,
-    startDelayMs?: number,
-  ): Promise<string> {
-    const reused = await this.reusedNodes(record, version.graph);
-    const input = this.runInput(record, version, run, reused);
-    const runId = await this.deps.runs.start(input, this.runLabels(record, version), startDelayMs);
-    this.deps.metrics.caseStarted();
-    return runId;
-  }
-
-  /** What a case's run is started with: the version's graph, the validated inputs, the limits of this code. */
-  private runInput(
-    record: CaseRecord,
-    version: RunnableVersion,
-    run: RunSettings,
-    reused: CaseRunInput['reused'],
-  ): CaseRunInput {
-    return {
-      caseId: record.id,
-      organizationId: record.organizationId,
-      workspaceId: record.workspaceId,
-      graph: version.graph,
-      inputs: run.inputs,
-      deadlineMs: run.deadlineMs,
-      maxParallelNodes: this.deps.config.cases.maxParallelNodes,
-      maxWaitMs: this.deps.config.cases.maxWaitMs,
-      revision: caseRunRevision,
-      ...(run.callbackUrl ? { callbackUrl: run.callbackUrl } : {}),
-      ...(reused ? { reused } : {}),
-    };
-  }
-
-  /** How the Temporal UI shows a case's run and what it filters it by. */
-  private runLabels(record: CaseRecord, version: RunnableVersion): CaseRunLabels {
-    const parent = record.parent ? ` · parent case ${record.parent.caseId} node ${record.parent.nodeId}` : '';
-    const rerun =
-      record.rerunOf === null ? '' : ` · rerun of case ${record.rerunOf} from ${record.rerunFrom ?? 'start'}`;
-    return {
-      summary: `${version.name} v${version.versionNumber}${record.title ? `: ${record.title}` : ''}`,
-      details: `case ${record.id} · workflow ${version.workflowId} · workspace ${record.workspaceId} · source ${record.source}${parent}${rerun}`,
-      tags: {
-        organizationId: record.organizationId,
-        workspaceId: record.workspaceId,
-        workflowId: record.workflowId,
-        caseStatus: 'RUNNING',
-        source: record.source,
-        ...(record.rerunOf === null ? {} : { rerunOf: record.rerunOf }),
-      },
-    };
   }
 
   /**
@@ -453,44 +317,6 @@ export class CaseService {
     });
   }
 
-  /**
-   * A scheduled case accepted for its run (PENDING → RUNNING, as execute does), and what its run
-   * starts with; the firing workflow starts it as its child. Again for a case already accepted (a
-   * retried activity). Undefined when the case was cancelled or ended before its run started.
-   */
-  async acceptScheduled(
-    caseId: string,
-    callbackUrl: string | undefined,
-  ): Promise<{ input: CaseRunInput; labels: CaseRunLabels } | undefined> {
-    const record = await this.repo.find(caseId);
-    if (!record) throw new Error(`scheduled case ${caseId} is missing`);
-    const deadlineMs = Math.min(this.deps.config.cases.defaultDeadlineMs, this.deps.config.cases.maxDeadlineMs);
-    const accepted =
-      record.status === 'PENDING' &&
-      (await this.repo.markRunning(caseId, {
-        inputs: record.initialInput,
-        callbackUrl,
-        deadlineMs,
-        temporalWorkflowId: caseWorkflowId(caseId),
-      }));
-    const current = (await this.repo.find(caseId)) ?? record;
-    if (current.status !== 'RUNNING') return undefined;
-    const version = await this.version(current);
-    const settings = {
-      inputs: current.inputs ?? current.initialInput,
-      callbackUrl: current.callbackUrl ?? undefined,
-      deadlineMs: current.deadlineMs ?? deadlineMs,
-    };
-    const reused = await this.reusedNodes(current, version.graph);
-    const started = {
-      input: this.runInput(current, version, settings, reused),
-      labels: this.runLabels(current, version),
-    };
-    // Counted once, by the attempt that accepted it (a retried activity finds it RUNNING).
-    if (accepted) this.deps.metrics.caseStarted();
-    return started;
-  }
-
   /** Links a scheduled case's run once the firing workflow started it. */
   async linkRun(caseId: string, runId: string): Promise<void> {
     await this.repo.setRunId(caseId, runId);
@@ -508,11 +334,11 @@ export class CaseService {
     const record = (await this.repo.find(request.childCaseId)) ?? (await this.createChild(request));
     if (record.parent?.caseId !== request.parent.caseId)
       throw new Error(`case ${record.id} is not a child of case ${request.parent.caseId}`);
-    const version = await this.version(record);
+    const version = await this.starts.version(record);
     const run = { inputs: record.inputs ?? {}, deadlineMs: record.deadlineMs ?? request.remainingMs };
-    const { tags, ...labels } = this.runLabels(record, version);
+    const { tags, ...labels } = this.starts.runLabels(record, version);
     return {
-      input: { ...this.runInput(record, version, run, undefined), callDepth: request.parent.callDepth + 1 },
+      input: { ...this.starts.runInput(record, version, run, undefined), callDepth: request.parent.callDepth + 1 },
       ...labels,
       ...(this.deps.temporal.searchAttributes ? { tags } : {}),
     };
@@ -577,34 +403,6 @@ export class CaseService {
   /** A child case whose run never started (its parent ended first, or the start failed) ends with it. */
   async endUnstartedChild(child: UnstartedChildCase): Promise<void> {
     await this.repo.endUnstarted(child.childCaseId, child.status, { message: child.message });
-  }
-
-  /**
-   * Cases accepted for execution (RUNNING in the store) whose Temporal run was
-   * never started, because the process died between the two, are started
-   * now; a run that did start is only linked. `olderThanMs` leaves alone the
-   * executions still in flight in some API process. Returns how many were
-   * resumed.
-   */
-  async resumeUnstarted(olderThanMs: number): Promise<number> {
-    let resumed = 0;
-    for (const record of await this.repo.listUnstarted(new Date(Date.now() - olderThanMs).toISOString())) {
-      // While the engine is down each start would wait out its timeout: the next pass after it is back does them.
-      if (!this.deps.engine.isUp()) break;
-      try {
-        const runId = await this.startOrLinkRun(record, await this.version(record), {
-          inputs: record.inputs ?? {},
-          callbackUrl: record.callbackUrl ?? undefined,
-          deadlineMs: record.deadlineMs ?? this.deps.config.cases.defaultDeadlineMs,
-        });
-        await this.repo.setRunId(record.id, runId);
-        resumed++;
-        this.deps.logger.warn({ caseId: record.id, runId }, 'resumed a case whose run had not been started');
-      } catch (err) {
-        this.deps.logger.error({ err, caseId: record.id }, 'could not resume a case whose run had not been started');
-      }
-    }
-    return resumed;
   }
 
   private async checkFiles(
@@ -683,6 +481,10 @@ export class CaseService {
       return false;
     }
     await events.dispatch(finished.deliveries, finished.organizationId);
+    // Its slot is free: the organization's next queued case takes it now rather than at the periodic pass.
+    this.starts
+      .dispatchQueued(finished.organizationId)
+      .catch((err: unknown) => this.deps.logger.warn({ err }, 'queued cases could not be dispatched after a case end'));
     // Counted once: a replayed or retried finalization wrote nothing and ends above.
     const { metrics } = this.deps;
     metrics.caseFinished(input.status, secondsBetween(finished.startedAt, finished.finishedAt));
@@ -702,7 +504,7 @@ export class CaseService {
 
   async audit(auth: AuthContext, caseId: string): Promise<CaseAudit> {
     const record = await this.load(auth, caseId, 'case:read');
-    const { graph } = await this.version(record);
+    const { graph } = await this.starts.version(record);
     if (isTerminal(record.status)) {
       const nodes = await this.repo.listNodes(caseId, (id) => graph.nodes[id]?.name ?? id);
       // A case cancelled before it ran has no node records: every node then shows as not executed.
@@ -730,6 +532,9 @@ export class CaseService {
         status: record.status,
       });
     if (record.status === 'PENDING' && (await this.repo.cancelPending(caseId)))
+      return (await this.repo.find(caseId)) ?? record;
+    // A queued case has no run yet: it leaves its queue (unless a slot took it meanwhile, then its run is cancelled).
+    if (record.status === 'QUEUED' && (await this.deps.admission.cancelQueued(caseId)))
       return (await this.repo.find(caseId)) ?? record;
     // A run that closed without writing its row (terminated, store down) or no longer exists cannot be cancelled.
     if (!(await this.deps.runs.cancel(record.temporalWorkflowId ?? caseWorkflowId(caseId))))

@@ -506,7 +506,7 @@ export interface paths {
     head?: never;
     /**
      * Update a workflow
-     * @description Any subset of name, description, nodes, edges and activeStatus. Cuts a new version (number one past the latest) from the latest version with the changes applied; the graph is validated like on creation. The new version is active when activeStatus says so or, without it, when the latest version was; an active new version deactivates the others. Earlier versions stay readable and runnable by pin. Requires Workflow: Full in the workflow’s workspace.
+     * @description Any subset of name, description, nodes, edges, activeStatus and maxConcurrentCases (the workflow's own concurrency cap). Cuts a new version (number one past the latest) from the latest version with the changes applied; the graph is validated like on creation. The new version is active when activeStatus says so or, without it, when the latest version was; an active new version deactivates the others. Earlier versions stay readable and runnable by pin. Requires Workflow: Full in the workflow’s workspace.
      */
     patch: operations['patchApiV1WorkflowWorkflowId'];
     trace?: never;
@@ -1112,6 +1112,31 @@ export interface paths {
     put: operations['putAdminOrganizationsOrganizationIdRetention'];
     post?: never;
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/admin/organizations/{organizationId}/concurrency': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** An organization's concurrency cap */
+    get: operations['getAdminOrganizationsOrganizationIdConcurrency'];
+    /**
+     * Set an organization's concurrency cap
+     * @description Overrides cases.maxConcurrentPerOrganization for this organization. A raised cap lets queued cases in within cases.admissionIntervalMs; a lowered one stops nothing that runs.
+     */
+    put: operations['putAdminOrganizationsOrganizationIdConcurrency'];
+    post?: never;
+    /**
+     * Drop an organization's own concurrency cap
+     * @description The configured default (cases.maxConcurrentPerOrganization) applies again.
+     */
+    delete: operations['deleteAdminOrganizationsOrganizationIdConcurrency'];
     options?: never;
     head?: never;
     patch?: never;
@@ -6149,6 +6174,8 @@ export interface operations {
           };
           /** @description Best-effort tags, at most 100 */
           orgUnitIds?: string[];
+          /** @description Cases of this workflow running at once; more wait their turn (status QUEUED) as the organization's cap does. null: no cap of its own */
+          maxConcurrentCases?: number | null;
         };
       };
     };
@@ -6306,6 +6333,8 @@ export interface operations {
              */
             activeStatus: 'active' | 'inactive';
             orgUnitIds: string[];
+            /** @description Cases of this workflow running at once; null: only the organization's cap */
+            maxConcurrentCases: number | null;
             createdAt: string;
             updatedAt: string;
             /** @description The version described (nodes, edges, schemas): the one asked for, or the latest */
@@ -6718,7 +6747,10 @@ export interface operations {
                   route_complement?: boolean;
                 };
               };
+              /** @description Cases of this workflow running at once; more wait their turn (status QUEUED) as the organization's cap does. null: no cap of its own */
+              maxConcurrentCases?: number | null;
             }
+          | unknown
           | unknown
           | unknown
           | unknown
@@ -8446,7 +8478,7 @@ export interface operations {
         workspaceId?: string;
         /** @description Only cases of this workflow */
         workflowId?: string;
-        status?: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+        status?: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
         /** @description Created at or after this time */
         from?: string & (unknown & unknown);
         /** @description Created before this time */
@@ -8479,7 +8511,7 @@ export interface operations {
               title: string | null;
               source: string;
               /** @enum {string} */
-              status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+              status: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
               error: {
                 message: string;
                 nodeId?: string;
@@ -8612,7 +8644,7 @@ export interface operations {
             workflowVersionId: string;
             workflowVersionNumber: number;
             /** @enum {string} */
-            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            status: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
           };
         };
       };
@@ -8887,7 +8919,7 @@ export interface operations {
           'application/json': {
             caseId: string;
             /** @enum {string} */
-            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            status: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
             workflowVersionId: string;
             workflowVersionNumber: number;
             /** @description A delayed start: when the run begins */
@@ -9032,7 +9064,7 @@ export interface operations {
           'application/json': {
             caseId: string;
             /** @enum {string} */
-            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            status: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
             workflowId: string;
             workflowVersionId: string;
             workflowVersionNumber: number;
@@ -9041,6 +9073,8 @@ export interface operations {
             /** @description The webhook trigger whose delivery started the case (source api); null otherwise */
             hookId: string | null;
             createdAt: string;
+            /** @description When the case joined its queue: QUEUED while over a concurrency cap, since then (docs/concurrency.md); kept once it runs; null when it never waited */
+            queuedAt: string | null;
             startedAt: string | null;
             finishedAt: string | null;
             /** @description A delayed start: when the run begins (null when it began at execute); RUNNING until then */
@@ -9184,7 +9218,7 @@ export interface operations {
               };
             };
             /** @enum {string} */
-            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            status: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
           };
         };
       };
@@ -9303,7 +9337,7 @@ export interface operations {
           'application/json': {
             caseId: string;
             /** @enum {string} */
-            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            status: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
             nb_nodes: number;
             /** @description Nodes that ran (completed or failed), in the order they finished */
             executed_nodes: string[];
@@ -9470,7 +9504,7 @@ export interface operations {
           'application/json': {
             caseId: string;
             /** @enum {string} */
-            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            status: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
           };
         };
       };
@@ -9611,7 +9645,7 @@ export interface operations {
           'application/json': {
             caseId: string;
             /** @enum {string} */
-            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            status: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
             workflowVersionId: string;
             workflowVersionNumber: number;
             /** @description A delayed start: when the run begins */
@@ -9860,7 +9894,8 @@ export interface operations {
                */
               status: 'started' | 'failed';
               caseId: string | null;
-              caseStatus: ('PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT') | null;
+              caseStatus:
+                ('PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT') | null;
               /** @description Why no case was created (workflow inactive, inputs no longer valid…) */
               error: string | null;
               temporalWorkflowId: string;
@@ -10221,7 +10256,8 @@ export interface operations {
                */
               status: 'started' | 'failed';
               caseId: string | null;
-              caseStatus: ('PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT') | null;
+              caseStatus:
+                ('PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT') | null;
               /** @description Why no case was created (workflow inactive, inputs no longer valid…) */
               error: string | null;
               temporalWorkflowId: string;
@@ -10537,7 +10573,8 @@ export interface operations {
                */
               status: 'started' | 'failed';
               caseId: string | null;
-              caseStatus: ('PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT') | null;
+              caseStatus:
+                ('PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT') | null;
               /** @description Why no case was created (workflow inactive, inputs no longer valid…) */
               error: string | null;
               temporalWorkflowId: string;
@@ -10745,7 +10782,8 @@ export interface operations {
                */
               status: 'started' | 'failed';
               caseId: string | null;
-              caseStatus: ('PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT') | null;
+              caseStatus:
+                ('PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT') | null;
               /** @description Why no case was created (workflow inactive, inputs no longer valid…) */
               error: string | null;
               temporalWorkflowId: string;
@@ -10934,7 +10972,8 @@ export interface operations {
                */
               status: 'started' | 'failed';
               caseId: string | null;
-              caseStatus: ('PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT') | null;
+              caseStatus:
+                ('PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT') | null;
               /** @description Why no case was created (workflow inactive, inputs no longer valid…) */
               error: string | null;
               temporalWorkflowId: string;
@@ -11388,7 +11427,7 @@ export interface operations {
              */
             workflowId?: string;
             /** @enum {string} */
-            status?: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            status?: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
             /** @description Created at or after this time */
             from?: string & (unknown & unknown);
             /** @description Created before this time */
@@ -11429,7 +11468,7 @@ export interface operations {
               workspaceId?: string;
               workflowId?: string;
               /** @enum {string} */
-              status?: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+              status?: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
               from?: string;
               /** @description The end of the range: at most the batch’s creation */
               to: string;
@@ -11574,7 +11613,7 @@ export interface operations {
               workspaceId?: string;
               workflowId?: string;
               /** @enum {string} */
-              status?: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+              status?: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
               from?: string;
               /** @description The end of the range: at most the batch’s creation */
               to: string;
@@ -11719,7 +11758,7 @@ export interface operations {
               workspaceId?: string;
               workflowId?: string;
               /** @enum {string} */
-              status?: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+              status?: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
               from?: string;
               /** @description The end of the range: at most the batch’s creation */
               to: string;
@@ -12178,6 +12217,320 @@ export interface operations {
       };
     };
   };
+  getAdminOrganizationsOrganizationIdConcurrency: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Bearer <CASEFLOW_ADMIN_TOKEN> */
+        authorization: string;
+      };
+      path: {
+        organizationId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The cap in force and the slots now */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            organizationId: string;
+            /** @description The cap in force; null: none */
+            maxConcurrentCases: number | null;
+            /**
+             * @description 'default': the organization has no cap of its own; cases.maxConcurrentPerOrganization applies
+             * @enum {string}
+             */
+            source: 'organization' | 'default';
+            updatedAt: string | null;
+            /** @description Slots its cases hold now (RUNNING, not waiting on a person) */
+            running: number;
+            /** @description Cases waiting in its queue (QUEUED) */
+            queued: number;
+          };
+        };
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing or invalid admin token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The organization does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  putAdminOrganizationsOrganizationIdConcurrency: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Bearer <CASEFLOW_ADMIN_TOKEN> */
+        authorization: string;
+      };
+      path: {
+        organizationId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description Cases of the organization running at once; more wait their turn (status QUEUED). null: no cap, whatever the configured default */
+          maxConcurrentCases: number | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The cap in force and the slots now */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            organizationId: string;
+            /** @description The cap in force; null: none */
+            maxConcurrentCases: number | null;
+            /**
+             * @description 'default': the organization has no cap of its own; cases.maxConcurrentPerOrganization applies
+             * @enum {string}
+             */
+            source: 'organization' | 'default';
+            updatedAt: string | null;
+            /** @description Slots its cases hold now (RUNNING, not waiting on a person) */
+            running: number;
+            /** @description Cases waiting in its queue (QUEUED) */
+            queued: number;
+          };
+        };
+      };
+      /** @description Malformed JSON or an invalid path, query or body (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing or invalid admin token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The organization does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The body is over the configured size limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  deleteAdminOrganizationsOrganizationIdConcurrency: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Bearer <CASEFLOW_ADMIN_TOKEN> */
+        authorization: string;
+      };
+      path: {
+        organizationId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The cap in force and the slots now */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            organizationId: string;
+            /** @description The cap in force; null: none */
+            maxConcurrentCases: number | null;
+            /**
+             * @description 'default': the organization has no cap of its own; cases.maxConcurrentPerOrganization applies
+             * @enum {string}
+             */
+            source: 'organization' | 'default';
+            updatedAt: string | null;
+            /** @description Slots its cases hold now (RUNNING, not waiting on a person) */
+            running: number;
+            /** @description Cases waiting in its queue (QUEUED) */
+            queued: number;
+          };
+        };
+      };
+      /** @description An invalid path or query (metadata.fields names each bad field) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing or invalid admin token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The organization does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
   postJobInitiate: {
     parameters: {
       query?: never;
@@ -12399,7 +12752,7 @@ export interface operations {
           'application/json': {
             caseId: string;
             /** @enum {string} */
-            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            status: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
             workflowVersionId: string;
             workflowVersionNumber: number;
             /** @description A delayed start: when the run begins */
@@ -12545,7 +12898,7 @@ export interface operations {
           'application/json': {
             caseId: string;
             /** @enum {string} */
-            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            status: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
             workflowId: string;
             workflowVersionId: string;
             workflowVersionNumber: number;
@@ -12554,6 +12907,8 @@ export interface operations {
             /** @description The webhook trigger whose delivery started the case (source api); null otherwise */
             hookId: string | null;
             createdAt: string;
+            /** @description When the case joined its queue: QUEUED while over a concurrency cap, since then (docs/concurrency.md); kept once it runs; null when it never waited */
+            queuedAt: string | null;
             startedAt: string | null;
             finishedAt: string | null;
             /** @description A delayed start: when the run begins (null when it began at execute); RUNNING until then */
@@ -12698,7 +13053,7 @@ export interface operations {
               };
             };
             /** @enum {string} */
-            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            status: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
           };
         };
       };
@@ -12817,7 +13172,7 @@ export interface operations {
           'application/json': {
             caseId: string;
             /** @enum {string} */
-            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            status: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
             nb_nodes: number;
             /** @description Nodes that ran (completed or failed), in the order they finished */
             executed_nodes: string[];
@@ -19921,7 +20276,7 @@ export interface operations {
               };
             };
             /** @enum {string} */
-            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            status: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
             caseId: string;
             hookId: string;
           };
@@ -19937,7 +20292,7 @@ export interface operations {
             caseId: string;
             hookId: string;
             /** @enum {string} */
-            status: 'PENDING' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+            status: 'PENDING' | 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
             workflowVersionId: string;
             workflowVersionNumber: number;
           };

@@ -136,6 +136,10 @@ export const configSchema = z.object({
     maxWaitMs: z.coerce.number().int().min(60_000),
     /** How far ahead an execute's startAt may be (a delayed start). */
     maxStartDelayMs: z.coerce.number().int().min(1000),
+    /** Cases of one organization running at once where it has no cap of its own (docs/concurrency.md); null: no cap. */
+    maxConcurrentPerOrganization: z.coerce.number().int().min(1).nullable(),
+    /** How often queued cases are given the slots freed without a case ending (a person's wait, a raised cap, a crash). */
+    admissionIntervalMs: z.coerce.number().int().min(100),
   }),
   schedules: z.object({
     /** The shortest interval a schedule may fire at. */
@@ -329,6 +333,8 @@ const envMap: Record<string, string> = {
   CASEFLOW_RERUN_BATCH_MAX_CASES: 'cases.rerunBatchMaxCases',
   CASEFLOW_CASE_MAX_WAIT_MS: 'cases.maxWaitMs',
   CASEFLOW_CASE_MAX_START_DELAY_MS: 'cases.maxStartDelayMs',
+  CASEFLOW_CASE_MAX_CONCURRENT_PER_ORGANIZATION: 'cases.maxConcurrentPerOrganization',
+  CASEFLOW_CASE_ADMISSION_INTERVAL_MS: 'cases.admissionIntervalMs',
   CASEFLOW_SCHEDULE_MIN_INTERVAL_SECONDS: 'schedules.minIntervalSeconds',
   CASEFLOW_SCHEDULE_MAX_CATCHUP_WINDOW_SECONDS: 'schedules.maxCatchupWindowSeconds',
   CASEFLOW_SCHEDULE_MAX_BACKFILL_FIRINGS: 'schedules.maxBackfillFirings',

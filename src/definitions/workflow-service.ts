@@ -35,6 +35,7 @@ export interface NewWorkflow {
   nodes?: Record<string, WorkflowNode>;
   edges?: Record<string, WorkflowEdge>;
   orgUnitIds?: string[];
+  maxConcurrentCases?: number | null;
 }
 
 /** Any subset; the rest carries over from the latest version. */
@@ -44,6 +45,7 @@ export interface WorkflowChanges {
   activeStatus?: VersionStatus;
   nodes?: Record<string, WorkflowNode>;
   edges?: Record<string, WorkflowEdge>;
+  maxConcurrentCases?: number | null;
 }
 
 export type VersionSummary = Omit<WorkflowVersionRecord, 'graph'>;
@@ -167,6 +169,7 @@ export class WorkflowService {
       graph,
       activeStatus: input.activeStatus,
       orgUnitIds: [...new Set(input.orgUnitIds ?? [])],
+      maxConcurrentCases: input.maxConcurrentCases,
     });
   }
 
@@ -227,6 +230,7 @@ export class WorkflowService {
       description: changes.description,
       graph,
       activeStatus: changes.activeStatus,
+      maxConcurrentCases: changes.maxConcurrentCases,
       updatedBy: auth.userId,
     });
     if (!updated) throw DomainError.notFound(`Workflow ${workflow.id} does not exist`);

@@ -35,6 +35,8 @@ export interface CaseRecord {
   scheduleId: string | null;
   /** A delayed start: when the run begins. */
   startAt: string | null;
+  /** When the case joined its queue over a concurrency cap (status QUEUED until admitted); null when it never waited. */
+  queuedAt: string | null;
   /** The case this one reruns, and from where; null for a case started on its own. */
   rerunOf: string | null;
   rerunFrom: RerunFrom | null;

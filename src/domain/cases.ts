@@ -6,7 +6,7 @@ import type { TokenUsage } from './token-usage.js';
  * Case types shared by the API, the case-run workflow and its activities.
  * Type-only and constants: the workflow bundle imports this module.
  */
-export const caseStatuses = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'] as const;
+export const caseStatuses = ['PENDING', 'QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'] as const;
 export type CaseStatus = (typeof caseStatuses)[number];
 export const terminalStatuses = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'] as const;
 export type TerminalStatus = (typeof terminalStatuses)[number];

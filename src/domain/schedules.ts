@@ -15,7 +15,11 @@ export type ScheduleTiming = (
 
 /** What the firing workflow reports: the case it ran, or why none was created. */
 export type FiringOutcome =
-  { firing: 'started'; caseId: string; status: string } | { firing: 'failed'; error: string } | { firing: 'orphan' };
+  | { firing: 'started'; caseId: string; status: string }
+  /** The case waits over a concurrency cap; its run starts when it takes a slot, not as the firing's child. */
+  | { firing: 'queued'; caseId: string }
+  | { firing: 'failed'; error: string }
+  | { firing: 'orphan' };
 
 export interface ScheduleRecord {
   id: string;

@@ -22,6 +22,8 @@ export interface WorkflowRecord {
   createdAt: string;
   updatedAt: string;
   orgUnitIds: string[];
+  /** Cases of this workflow running at once (docs/concurrency.md); null: only the organization's cap. */
+  maxConcurrentCases: number | null;
 }
 
 export interface WorkflowVersionRecord {

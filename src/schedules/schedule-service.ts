@@ -273,6 +273,7 @@ export class ScheduleService {
     }
     const started = await cases.acceptScheduled(caseId, schedule.callbackUrl ?? undefined);
     if (!started) return { firing: 'failed', error: `case ${caseId} ended before its run started` };
+    if (started === 'QUEUED') return { firing: 'queued', caseId };
     return {
       firing: 'started',
       run: started.input,

@@ -160,6 +160,7 @@ function toCase(r: Selectable<CaseTable>): CaseRecord {
     createdByUserId: r.created_by_user_id,
     scheduleId: r.schedule_id,
     startAt: r.start_at,
+    queuedAt: r.queued_at,
     rerunOf: r.rerun_of,
     rerunFrom: rerunFroms.find((f) => f === r.rerun_from) ?? null,
     parent:
@@ -218,6 +219,7 @@ function newRow(id: string, input: CreateCaseInput): Insertable<CaseTable> {
     created_by_key_id: input.createdByKeyId,
     created_by_user_id: input.createdByUserId,
     created_at: now(),
+    queued_at: null,
     started_at: null,
     finished_at: null,
     schedule_id: input.scheduleId ?? null,

@@ -16,6 +16,7 @@ import { HookRepo } from './hook-repo.js';
 import { RerunBatchRepo } from './rerun-batch-repo.js';
 import { SubscriptionRepo } from './subscription-repo.js';
 import { RetentionRepo } from './retention-repo.js';
+import { AdmissionRepo } from './admission-repo.js';
 import { TenancyRepo } from './tenancy-repo.js';
 import { WorkflowRepo } from './workflow-repo.js';
 
@@ -41,6 +42,7 @@ export function createRepositories(db: Db) {
     rerunBatches: new RerunBatchRepo(db),
     subscriptions: new SubscriptionRepo(db),
     retention: new RetentionRepo(db),
+    admission: new AdmissionRepo(db),
   };
 }
 

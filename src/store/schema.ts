@@ -14,6 +14,7 @@ import type { ScheduleTables } from './tables/schedules.js';
 import type { HookTables } from './tables/hooks.js';
 import type { SubscriptionTables } from './tables/subscriptions.js';
 import type { RetentionTables } from './tables/retention.js';
+import type { ConcurrencyTables } from './tables/concurrency.js';
 
 /** Every table of the store; each area adds its tables interface here. */
 export interface Database
@@ -33,4 +34,5 @@ export interface Database
     ScheduleTables,
     HookTables,
     SubscriptionTables,
-    RetentionTables {}
+    RetentionTables,
+    ConcurrencyTables {}

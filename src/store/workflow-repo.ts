@@ -32,6 +32,7 @@ export interface CreateWorkflowInput {
   graph: WorkflowGraph;
   activeStatus: VersionStatus;
   orgUnitIds: string[];
+  maxConcurrentCases?: number | null;
 }
 
 /** Any subset; what is left out is carried over from the latest version. */
@@ -41,6 +42,8 @@ export interface UpdateWorkflowInput {
   graph?: WorkflowGraph;
   /** Status of the new version; defaults to the latest version's status. */
   activeStatus?: VersionStatus;
+  /** The workflow's own concurrency cap (null: none); undefined leaves it as it is. */
+  maxConcurrentCases?: number | null;
   updatedBy: string;
 }
 
@@ -74,6 +77,7 @@ function toWorkflow(r: Selectable<WorkflowTable>): WorkflowRecord {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     orgUnitIds: JSON.parse(r.org_unit_ids) as string[],
+    maxConcurrentCases: r.max_concurrent_cases,
   };
 }
 
@@ -148,6 +152,7 @@ export class WorkflowRepo {
       created_at: at,
       updated_at: at,
       org_unit_ids: JSON.stringify(input.orgUnitIds),
+      max_concurrent_cases: input.maxConcurrentCases ?? null,
     };
     const versionRow: Selectable<WorkflowVersionTable> = {
       id: randomUUID(),
@@ -196,7 +201,12 @@ export class WorkflowRepo {
       };
       if (versionRow.status === 'active') await this.deactivateOthers(trx, workflowId, versionRow.id);
       await trx.insertInto('workflow_versions').values(versionRow).execute();
-      await trx.updateTable('workflows').set({ name, description }).where('id', '=', workflowId).execute();
+      const cap = input.maxConcurrentCases === undefined ? {} : { max_concurrent_cases: input.maxConcurrentCases };
+      await trx
+        .updateTable('workflows')
+        .set({ name, description, ...cap })
+        .where('id', '=', workflowId)
+        .execute();
       const row = await trx.selectFrom('workflows').selectAll().where('id', '=', workflowId).executeTakeFirstOrThrow();
       return { workflow: toWorkflow(row), version: toVersion(versionRow) };
     });

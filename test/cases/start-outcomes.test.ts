@@ -67,6 +67,7 @@ describe('execute when the start call fails', () => {
       metrics,
       engine,
       runs,
+      admission: services.admission,
       events: services.subscriptions,
     });
   }

@@ -87,6 +87,10 @@ export const statusSchema = z.object({
     .nullable()
     .meta({ description: 'The webhook trigger whose delivery started the case (source api); null otherwise' }),
   createdAt: z.string(),
+  queuedAt: z.string().nullable().meta({
+    description:
+      'When the case joined its queue: QUEUED while over a concurrency cap, since then (docs/concurrency.md); kept once it runs; null when it never waited',
+  }),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
   startAt: z

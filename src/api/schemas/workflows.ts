@@ -13,6 +13,12 @@ export const edgesSchema = z.record(z.string(), edgeSchema).meta({
     "Map keyed by edge id; each key must equal the edge's id; from_node_id and to_node_id must name nodes in nodes",
 });
 
+/** A workflow's own concurrency cap; null (or absent at creation) leaves only the organization's. */
+const maxConcurrentCases = z.number().int().min(1).max(100_000).nullable().meta({
+  description:
+    "Cases of this workflow running at once; more wait their turn (status QUEUED) as the organization's cap does. null: no cap of its own",
+});
+
 export const createWorkflowBody = z.object({
   name: z.string().trim().min(1).max(255),
   description: z.string().max(2048).optional(),
@@ -24,6 +30,7 @@ export const createWorkflowBody = z.object({
     .max(100)
     .optional()
     .meta({ description: 'Best-effort tags, at most 100' }),
+  maxConcurrentCases: maxConcurrentCases.optional(),
 });
 
 export const updateWorkflowBody = atLeastOneOf(
@@ -36,10 +43,11 @@ export const updateWorkflowBody = atLeastOneOf(
       }),
       nodes: nodesSchema.meta({ description: 'Replaces the nodes; omitted: carried over from the latest version' }),
       edges: edgesSchema.meta({ description: 'Replaces the edges; omitted: carried over from the latest version' }),
+      maxConcurrentCases,
     })
     .partial(),
-  ['name', 'description', 'activeStatus', 'nodes', 'edges'],
-  'Send at least one of name, description, nodes, edges, activeStatus',
+  ['name', 'description', 'activeStatus', 'nodes', 'edges', 'maxConcurrentCases'],
+  'Send at least one of name, description, nodes, edges, activeStatus, maxConcurrentCases',
 );
 
 export const workflowStatusBody = z.object({
@@ -90,6 +98,10 @@ export const detailsSchema = z.object({
   builderType: z.string(),
   activeStatus: activeStatusSchema.meta({ description: 'active when a version is active (what unpinned runs use)' }),
   orgUnitIds: z.array(z.string()),
+  maxConcurrentCases: z
+    .number()
+    .nullable()
+    .meta({ description: "Cases of this workflow running at once; null: only the organization's cap" }),
   createdAt: z.string(),
   updatedAt: z.string(),
   version: versionSummarySchema.meta({

@@ -66,6 +66,7 @@ export function statusView({
     source: record.source,
     hookId: record.hookId,
     createdAt: record.createdAt,
+    queuedAt: record.queuedAt,
     startedAt: record.startedAt,
     finishedAt: record.finishedAt,
     startAt: record.startAt,

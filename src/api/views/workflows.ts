@@ -46,6 +46,7 @@ export function detailsView(details: WorkflowDetails): z.infer<typeof detailsSch
     builderType: workflow.builderType,
     activeStatus: active ? 'active' : 'inactive',
     orgUnitIds: workflow.orgUnitIds,
+    maxConcurrentCases: workflow.maxConcurrentCases,
     createdAt: workflow.createdAt,
     updatedAt: workflow.updatedAt,
     version: summary(version),

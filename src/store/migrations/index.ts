@@ -23,6 +23,7 @@ import * as caseReruns from './086_case_reruns.js';
 import * as childCases from './088_child_cases.js';
 import * as eventSubscriptions from './090_event_subscriptions.js';
 import * as retention from './090_retention.js';
+import * as concurrency from './100_concurrency.js';
 import * as generationRunsStarted from './106_generation_runs_started.js';
 
 /**
@@ -54,5 +55,6 @@ export const migrations: Record<string, Migration> = {
   '088_child_cases': childCases,
   '090_event_subscriptions': eventSubscriptions,
   '090_retention': retention,
+  '100_concurrency': concurrency,
   '106_generation_runs_started': generationRunsStarted,
 };

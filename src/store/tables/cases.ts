@@ -1,6 +1,6 @@
 /**
  * Case tables. A case row is one run of one pinned workflow version; its
- * status only moves PENDING → RUNNING → one terminal status, and the terminal
+ * status only moves PENDING → (QUEUED →) RUNNING → one terminal status, and the terminal
  * status never changes (every update is guarded in SQL). case_nodes holds the
  * audit of each node, written once per (case, node).
  */
@@ -28,7 +28,7 @@ export interface CaseTable {
   /** JSON object: the validated inputs of the run, keyed by variable name; null before execute. */
   inputs: string | null;
   callback_url: string | null;
-  /** PENDING | RUNNING | COMPLETED | FAILED | CANCELLED | TIMED_OUT */
+  /** PENDING | QUEUED | RUNNING | COMPLETED | FAILED | CANCELLED | TIMED_OUT */
   status: string;
   /** JSON { message, nodeId? } when FAILED / TIMED_OUT / CANCELLED. */
   error: string | null;
@@ -41,6 +41,8 @@ export interface CaseTable {
   created_by_key_id: string;
   created_by_user_id: string;
   created_at: string;
+  /** When the case joined its organization's queue (status QUEUED, over a concurrency cap); null otherwise. */
+  queued_at: string | null;
   started_at: string | null;
   finished_at: string | null;
   /** The schedule whose firing created the case (source `scheduled`). */

@@ -18,6 +18,8 @@ export interface WorkflowTable {
   updated_at: string;
   /** JSON array of org unit ids (best-effort tags). */
   org_unit_ids: string;
+  /** Cases of this workflow running at once; null: no cap of its own. */
+  max_concurrent_cases: number | null;
 }
 
 export interface WorkflowVersionTable {

@@ -34,6 +34,7 @@ export type OpenedFiring =
       /** How the case's run is shown and filtered in the Temporal UI. */
       labels: { summary: string; details: string; searchAttributes: SearchAttributePair[] };
     }
+  | Extract<FiringOutcome, { firing: 'queued' }>
   | { firing: 'failed'; error: string }
   | { firing: 'orphan' };
 

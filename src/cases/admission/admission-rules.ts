@@ -1,0 +1,40 @@
+import type { QueuedCase } from '../../domain/admission.js';
+
+/** Where an organization's slots stand during one admission pass; `admissible` moves it on. */
+export interface SlotState {
+  /** The organization's cap; null: none. */
+  organizationCap: number | null;
+  /** Slots the organization's cases hold. */
+  held: number;
+  /** Slots held per workflow (only the workflows of the queue read so far). */
+  heldByWorkflow: Map<string, number>;
+}
+
+/** The organization has a free slot (or no cap). */
+export function hasRoom(state: SlotState): boolean {
+  return state.organizationCap === null || state.held < state.organizationCap;
+}
+
+/**
+ * Which queued cases (oldest first) take a slot now: each in order while the organization has a
+ * free slot, unless its workflow's own cap is full; it then waits, and so do the later cases of
+ * that workflow (FIFO per workflow), while later cases of other workflows may go (a full workflow
+ * does not hold back the rest of its organization). Returns the admitted cases and the workflows
+ * found full, whose cases the next page may leave out.
+ */
+export function admissible(queue: QueuedCase[], state: SlotState): { admitted: QueuedCase[]; full: string[] } {
+  const admitted: QueuedCase[] = [];
+  const full = new Set<string>();
+  for (const queued of queue) {
+    if (!hasRoom(state)) break;
+    const held = state.heldByWorkflow.get(queued.workflowId) ?? 0;
+    if (queued.workflowCap !== null && held >= queued.workflowCap) {
+      full.add(queued.workflowId);
+      continue;
+    }
+    admitted.push(queued);
+    state.held++;
+    state.heldByWorkflow.set(queued.workflowId, held + 1);
+  }
+  return { admitted, full: [...full] };
+}

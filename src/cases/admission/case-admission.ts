@@ -1,0 +1,167 @@
+import { Gauge, Histogram, type Registry } from 'prom-client';
+import type { CaseRecord } from '../../domain/case-records.js';
+import type { AdmissionRepo, AdmissionTx } from '../../store/admission-repo.js';
+import type { CaseRepo, StartCaseInput } from '../../store/case-repo.js';
+import type { TenancyRepo } from '../../store/tenancy-repo.js';
+import { DomainError } from '../../errors.js';
+import { admissible, hasRoom, type SlotState } from './admission-rules.js';
+
+export interface CaseAdmissionDeps {
+  repo: AdmissionRepo;
+  cases: Pick<CaseRepo, 'markRunning'>;
+  tenancy: Pick<TenancyRepo, 'findOrganization'>;
+  /** The organization cap where an organization set none (cases.maxConcurrentPerOrganization); null: none. */
+  defaultCap: number | null;
+  registry: Registry;
+}
+
+/** Where an execute's case stands after admission. */
+export type Admission =
+  /** It took a slot: start its run. `others`: queued cases admitted with it, whose runs are to start too. */
+  | { status: 'RUNNING'; others: string[] }
+  /** Over a cap: it waits in its organization's queue, with no Temporal run. */
+  | { status: 'QUEUED'; others: string[] }
+  /** The case was not PENDING (executed twice, cancelled). */
+  | { status: 'NOT_PENDING' };
+
+/** An organization's cap as the operator reads it, with where its slots stand now. */
+export interface ConcurrencyPolicy {
+  /** Cases running at once; null: no cap. */
+  maxConcurrentCases: number | null;
+  /** 'organization' when the operator set its own, 'default' when the configured default applies. */
+  source: 'organization' | 'default';
+  updatedAt: string | null;
+  /** Slots its cases hold now (RUNNING, not waiting on a person). */
+  running: number;
+  /** Cases waiting in its queue. */
+  queued: number;
+}
+
+/** Queued cases read per page of an admission pass. */
+const PAGE = 100;
+
+/**
+ * Admission under concurrency caps (docs/concurrency.md): a case takes a slot of its organization
+ * (and of its workflow, when the workflow has a cap) or waits in its organization's queue, FIFO;
+ * queued cases take the slots that free up. Slots are the store's RUNNING cases not waiting on a
+ * person, counted under the organization's lock row, so every API and worker process sees the
+ * same caps and a case whose run ended (its row ended with it) holds nothing, whatever crashed.
+ */
+export class CaseAdmission {
+  private readonly queuedSeconds: Histogram;
+
+  constructor(private readonly deps: CaseAdmissionDeps) {
+    const registers = [deps.registry];
+    const { repo } = deps;
+    new Gauge({
+      name: 'caseflow_cases_queued',
+      help: 'Cases waiting over a concurrency cap (status QUEUED), all organizations',
+      registers,
+      async collect() {
+        this.set(await repo.queuedCount());
+      },
+    });
+    this.queuedSeconds = new Histogram({
+      name: 'caseflow_case_queued_seconds',
+      help: 'How long cases under a concurrency cap waited for their slot (0: admitted at once)',
+      buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14_400, 86_400],
+      registers,
+    });
+  }
+
+  /** The cap in force for the organization: its own, else the configured default; null: none. */
+  async organizationCap(organizationId: string): Promise<number | null> {
+    const own = await this.deps.repo.findLimit(organizationId);
+    return own ? own.maxConcurrentCases : this.deps.defaultCap;
+  }
+
+  /**
+   * Accepts a PENDING case for its run: RUNNING when a slot is free and nobody of its organization
+   * waits before it for that slot, QUEUED otherwise. Without any cap it is RUNNING at once (no lock).
+   */
+  async admit(record: CaseRecord, start: StartCaseInput): Promise<Admission> {
+    const organizationCap = await this.organizationCap(record.organizationId);
+    if (organizationCap === null && (await this.deps.repo.workflowCap(record.workflowId)) === null) {
+      const accepted = await this.deps.cases.markRunning(record.id, start);
+      return accepted ? { status: 'RUNNING', others: [] } : { status: 'NOT_PENDING' };
+    }
+    return this.deps.repo.locked(record.organizationId, async (tx): Promise<Admission> => {
+      if (!(await tx.enqueue(record.id, start))) return { status: 'NOT_PENDING' };
+      const admitted = await this.promoteLocked(tx, organizationCap, record.id);
+      const others = admitted.filter((id) => id !== record.id);
+      return { status: admitted.includes(record.id) ? 'RUNNING' : 'QUEUED', others };
+    });
+  }
+
+  /** Gives the organization's free slots to its queued cases, oldest first; the ids admitted (their runs are to start). */
+  async promote(organizationId: string): Promise<string[]> {
+    if (!(await this.deps.repo.hasQueued(organizationId))) return [];
+    const organizationCap = await this.organizationCap(organizationId);
+    return this.deps.repo.locked(organizationId, (tx) => this.promoteLocked(tx, organizationCap));
+  }
+
+  /** The organization's cap (404 for an unknown organization) and its slots now. */
+  async policy(organizationId: string): Promise<ConcurrencyPolicy> {
+    await this.requireOrganization(organizationId);
+    const { repo } = this.deps;
+    const own = await repo.findLimit(organizationId);
+    const [running, queued] = await Promise.all([repo.held(organizationId), repo.queuedCount(organizationId)]);
+    const cap = own
+      ? { maxConcurrentCases: own.maxConcurrentCases, source: 'organization' as const, updatedAt: own.updatedAt }
+      : { maxConcurrentCases: this.deps.defaultCap, source: 'default' as const, updatedAt: null };
+    return { ...cap, running, queued };
+  }
+
+  /**
+   * Sets the organization's own cap (null: no cap, whatever the default), or with `undefined` drops
+   * it so the default applies. Queued cases a raised cap lets in start at the next periodic pass;
+   * a lowered cap stops nothing that runs, new cases wait until the count is under it.
+   */
+  async setPolicy(organizationId: string, maxConcurrentCases: number | null | undefined): Promise<ConcurrencyPolicy> {
+    await this.requireOrganization(organizationId);
+    if (maxConcurrentCases === undefined) await this.deps.repo.clearLimit(organizationId);
+    else await this.deps.repo.setLimit(organizationId, maxConcurrentCases);
+    return this.policy(organizationId);
+  }
+
+  private async requireOrganization(organizationId: string): Promise<void> {
+    if (!(await this.deps.tenancy.findOrganization(organizationId)))
+      throw DomainError.notFound(`Organization ${organizationId} does not exist`);
+  }
+
+  /** Organizations with cases waiting (the periodic pass goes through these). */
+  waitingOrganizations(): Promise<string[]> {
+    return this.deps.repo.waitingOrganizations();
+  }
+
+  /** A queued case cancelled before it took a slot; false when it is no longer QUEUED. */
+  cancelQueued(caseId: string): Promise<boolean> {
+    return this.deps.repo.cancelQueued(caseId);
+  }
+
+  private async promoteLocked(tx: AdmissionTx, organizationCap: number | null, newcomer?: string): Promise<string[]> {
+    const state: SlotState = { organizationCap, held: await tx.held(), heldByWorkflow: new Map() };
+    const admitted: string[] = [];
+    const full: string[] = [];
+    let after;
+    while (hasRoom(state)) {
+      const page = await tx.queued(after, PAGE, full);
+      if (page.length === 0) break;
+      const unread = [...new Set(page.map((q) => q.workflowId))].filter((id) => !state.heldByWorkflow.has(id));
+      for (const [id, held] of await tx.heldByWorkflow(unread)) state.heldByWorkflow.set(id, held);
+      for (const id of unread) if (!state.heldByWorkflow.has(id)) state.heldByWorkflow.set(id, 0);
+      const picked = admissible(page, state);
+      full.push(...picked.full);
+      const now = Date.now();
+      for (const queued of picked.admitted) {
+        admitted.push(queued.id);
+        this.queuedSeconds.observe(queued.id === newcomer ? 0 : Math.max(0, now - Date.parse(queued.queuedAt)) / 1000);
+      }
+      if (page.length < PAGE) break;
+      after = page[page.length - 1];
+    }
+    await tx.admit(admitted);
+    if (newcomer !== undefined && admitted.includes(newcomer)) await tx.neverWaited(newcomer);
+    return admitted;
+  }
+}
