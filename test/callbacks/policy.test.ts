@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph, createWorkflow, execute, initiate, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, execute, initiate, startCase, waitForEnd } from '../cases/support.js';
+import { Graph } from '../support/graphs.js';
 import { makeKey } from '../files/support.js';
 import { ownUrlHost } from '../support/host-address.js';
 import { Receiver } from './receiver.js';

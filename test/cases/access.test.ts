@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKey } from '../files/support.js';
 import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
-import { Graph, createWorkflow, initiate, startCase, waitForEnd } from './support.js';
+import { createWorkflow, initiate, startCase, waitForEnd } from './support.js';
+import { Graph } from '../support/graphs.js';
 
 let svc: TestService;
 let workflowId: string;

@@ -6,7 +6,8 @@ import { IdempotencyRepo } from '../../src/store/idempotency-repo.js';
 import { makeKey } from '../files/support.js';
 import { http, startTestService, type TestResponse, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import { Graph, createWorkflow, waitForEnd } from './support.js';
+import { createWorkflow, waitForEnd } from './support.js';
+import { Graph } from '../support/graphs.js';
 
 function echoGraph(): Graph {
   const g = new Graph();

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { exited, WorkerProcesses } from '../support/worker-process.js';
-import { Graph, audit, createWorkflow, results, startCase, waitForEnd } from './support.js';
+import { audit, createWorkflow, results, startCase, waitForEnd } from './support.js';
+import { Graph } from '../support/graphs.js';
 
 /**
  * A worker in its own process (the built CLI), sharing the SQLite file and

@@ -1,18 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import {
-  audit,
-  createWorkflow,
-  execute,
-  Graph,
-  initiate,
-  py,
-  results,
-  sleeper,
-  startCase,
-  textChain,
-  waitForEnd,
-} from './support.js';
+import { audit, createWorkflow, execute, initiate, results, startCase, waitForEnd } from './support.js';
+import { Graph, py, sleeper, textChain } from '../support/graphs.js';
 
 let svc: TestService;
 beforeAll(async () => {

@@ -4,7 +4,8 @@ import { CaseRepo } from '../../src/store/case-repo.js';
 import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
 import { makeKey } from '../files/support.js';
 import { answered, startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, Graph, py, startCase, waitForEnd } from './support.js';
+import { createWorkflow, startCase, waitForEnd } from './support.js';
+import { Graph, py } from '../support/graphs.js';
 
 let svc: TestService;
 let otherOrgKey: string;

@@ -3,7 +3,8 @@ import { PythonRunnerPool } from '../../src/python/pool.js';
 import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
 import { makeKey } from '../files/support.js';
 import { answered, startTestService, type TestService } from '../support/harness.js';
-import { audit, createWorkflow, execute, Graph, initiate, py, startCase, vars, waitForEnd } from './support.js';
+import { audit, createWorkflow, execute, initiate, startCase, waitForEnd } from './support.js';
+import { Graph, py, vars } from '../support/graphs.js';
 
 let svc: TestService;
 let otherOrgKey: string;

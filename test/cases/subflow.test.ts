@@ -2,19 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKey } from '../files/support.js';
 import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import {
-  audit,
-  createWorkflow,
-  Graph,
-  py,
-  results,
-  sleeper,
-  startCase,
-  textChain,
-  vars,
-  waitForEnd,
-  type Var,
-} from './support.js';
+import { audit, createWorkflow, results, startCase, waitForEnd } from './support.js';
+import { Graph, py, sleeper, textChain, vars, type Var } from '../support/graphs.js';
 
 /** Sub-workflows: the call_workflow node kind (src/domain/node-kinds/call-workflow.ts, workflows/child-case.ts). */
 

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
 import { Receiver } from '../callbacks/receiver.js';
-import { createWorkflow, py, startCase, textChain, waitForEnd } from '../cases/support.js';
+import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { py, textChain } from '../support/graphs.js';
 import { fill as fillIn, walkThrough, type Step } from './doc-requests.js';
 
 let svc: TestService;

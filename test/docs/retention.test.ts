@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph, createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { Graph } from '../support/graphs.js';
 import { fill, walkThrough } from './doc-requests.js';
 
 let svc: TestService;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph, createWorkflow, execute, initiate, py, results, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, execute, initiate, results, startCase, waitForEnd } from '../cases/support.js';
+import { Graph, py } from '../support/graphs.js';
 import { download, makeKey, presign, samples, upload } from './support.js';
 
 describe('a case with a file input and an array_files input', () => {

@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, startTestService, type TestService } from '../support/harness.js';
-import { Graph, py, vars } from '../cases/support.js';
+import { Graph, py, vars } from '../support/graphs.js';
 import { makeKey, presign, upload } from './support.js';
 
 const marker = `A-PRIVATE-${randomUUID()}`;

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKey } from '../files/support.js';
 import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
-import { Graph, createWorkflow, results, sleeper, waitForEnd } from '../cases/support.js';
+import { createWorkflow, results, waitForEnd } from '../cases/support.js';
+import { Graph, sleeper } from '../support/graphs.js';
 import { caseIdsOf, deliver, sign } from './support.js';
 
 let svc: TestService;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Graph, createWorkflow, initiate, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, initiate, startCase, waitForEnd } from '../cases/support.js';
+import { Graph } from '../support/graphs.js';
 import { makeKey } from '../files/support.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';

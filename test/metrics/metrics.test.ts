@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../callbacks/receiver.js';
-import { createWorkflow, floatChain, py, sleeper, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { floatChain, py, sleeper } from '../support/graphs.js';
 import { http, startTestService, type TestService } from '../support/harness.js';
 import { otherOrganization } from '../workflows/support.js';
 

@@ -6,7 +6,8 @@ import { retentionScheduleId, type RetentionRunResult } from '../../src/temporal
 import { startTestService, type TestService } from '../support/harness.js';
 import { makeKey } from '../files/support.js';
 import { Receiver } from '../callbacks/receiver.js';
-import { Graph, createWorkflow, sleeper, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { Graph, sleeper } from '../support/graphs.js';
 
 let svc: TestService;
 let echo: { workflowId: string; entityId: string; workflowVersionId: string };

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKey } from '../files/support.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, py, textChain } from '../cases/support.js';
+import { createWorkflow } from '../cases/support.js';
+import { py, textChain } from '../support/graphs.js';
 import { badFields, createSchedule, getSchedule, type ScheduleBody } from './support.js';
 
 let svc: TestService;

@@ -26,7 +26,8 @@ import {
   workflowListSchema,
 } from '../../src/api/schemas/workflows.js';
 import { Receiver } from '../callbacks/receiver.js';
-import { Graph, py, waitForEnd } from '../cases/support.js';
+import { waitForEnd } from '../cases/support.js';
+import { Graph, py } from '../support/graphs.js';
 import { codeBody, newCaller } from '../code/support.js';
 import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
 

@@ -2,7 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { answered, startTestService, type TestService } from '../support/harness.js';
 import { Receiver, type ReceivedCallback } from '../callbacks/receiver.js';
-import { Graph, createWorkflow, py, startCase, textChain, waitForEnd } from '../cases/support.js';
+import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { Graph, py, textChain } from '../support/graphs.js';
 import { makeKey } from '../files/support.js';
 import { CaseRepo } from '../../src/store/case-repo.js';
 

@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import {
-  countVersions,
-  countWorkflows,
-  createKey,
-  GraphBuilder,
-  otherOrganization,
-  routedGraph,
-  variables,
-  violations,
-} from './support.js';
+import { countVersions, countWorkflows, createKey, otherOrganization, violations } from './support.js';
+import { Graph, vars } from '../support/graphs.js';
+import { routedGraph } from '../support/branch-kind.js';
 
 describe('POST /api/v1/workflow', () => {
   let svc: TestService;
@@ -165,7 +158,7 @@ describe('POST /api/v1/workflow', () => {
   });
 
   it('requires exactly one input and one output node', async () => {
-    const g = new GraphBuilder();
+    const g = new Graph();
     g.node({ name: 'in', type: 'input' });
     const res = await rejected(400, { name: 'x', ...g.body() });
     expect(violations(res.body).map((v) => v.message)).toContain('Exactly one output node is required, found 0');
@@ -210,12 +203,12 @@ describe('POST /api/v1/workflow', () => {
       const { g, branch, routeId } = routedGraph();
       const node = g.nodes[branch];
       if (!node) throw new Error('no node');
-      node.output_schema = variables([{ name: 'big', type: 'bool' }]);
+      node.output_schema = vars([{ name: 'big', type: 'bool' }]);
       expect(violations((await rejected(400, { name: 'x', ...g.body() })).body)).toContainEqual({
         path: `nodes.${branch}.output_schema.schema.${routeId}`,
         message: expect.stringContaining('bool'),
       });
-      node.output_schema = variables([{ id: routeId, name: 'big', type: 'str' }]);
+      node.output_schema = vars([{ id: routeId, name: 'big', type: 'str' }]);
       expect(violations((await rejected(400, { name: 'x', ...g.body() })).body)).toContainEqual({
         path: `nodes.${branch}.output_schema.schema.${routeId}.allowed_types`,
         message: expect.stringContaining('bool'),
@@ -313,7 +306,7 @@ describe('POST /api/v1/workflow', () => {
     const { g, input } = routedGraph();
     const node = g.nodes[input];
     if (!node?.output_schema) throw new Error('no node');
-    Object.assign(node.output_schema.schema, variables([{ name: 'text' }]).schema);
+    Object.assign(node.output_schema.schema, vars([{ name: 'text' }]).schema);
     expect(
       violations((await rejected(400, { name: 'x', ...g.body() })).body).some((v) =>
         v.message.includes('variable_name text'),

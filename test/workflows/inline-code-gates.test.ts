@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Grant } from '../../src/domain/grants.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph, py } from '../cases/support.js';
+import { Graph, py } from '../support/graphs.js';
 
 let svc: TestService;
 beforeAll(async () => {

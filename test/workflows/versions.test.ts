@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { countVersions, createKey, otherOrganization, routedGraph, variables, violations } from './support.js';
+import { countVersions, createKey, otherOrganization, violations } from './support.js';
+import { vars } from '../support/graphs.js';
+import { routedGraph } from '../support/branch-kind.js';
 
 interface Created {
   workflowId: string;
@@ -45,7 +47,7 @@ describe('workflow versions, details, update and the deprecated read', () => {
     if (!inputNode?.output_schema) throw new Error('no input node');
     Object.assign(
       inputNode.output_schema.schema,
-      variables([{ name: 'attachment', type: 'file', tags: [{ variable_name: 'allowed_file_types', value: ['PDF'] }] }])
+      vars([{ name: 'attachment', type: 'file', tags: [{ variable_name: 'allowed_file_types', value: ['PDF'] }] }])
         .schema,
     );
     const v3 = await patch(wf.workflowId, { nodes: g.nodes, description: 'third' });
