@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { countVersions, countWorkflows, createKey, otherOrganization, violations } from './support.js';
+import { countVersions, countWorkflows, violations } from './support.js';
 import { Graph, vars } from '../support/graphs.js';
 import { routedGraph } from '../support/branch-kind.js';
+import { newCaller, newKey, newWorkspace } from '../support/keys.js';
 
 describe('POST /api/v1/workflow', () => {
   let svc: TestService;
@@ -91,24 +92,20 @@ describe('POST /api/v1/workflow', () => {
 
   it('answers 404 for an unknown workspace and 403 for another organization’s workspace', async () => {
     await rejected(404, { name: 'x' }, { workspaceId: randomUUID() });
-    const other = await otherOrganization(svc);
+    const other = await newCaller(svc, ['workflow:full'], { verified: false });
     await rejected(403, { name: 'x' }, { workspaceId: other.workspaceId });
     // ... and the other organization's key cannot create in ours.
     await rejected(403, { name: 'x' }, { key: other.key });
   });
 
   it('answers 403 for a key scoped to other workspaces or lacking Workflow: Full, before looking at the body', async () => {
-    const otherWorkspace = await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, {
-      name: 'second',
-    });
-    const scoped = await createKey(svc, ['workflow:full'], [String(otherWorkspace.body.id)]);
+    const otherWorkspace = await newWorkspace(svc);
+    const scoped = (await newKey(svc, ['workflow:full'], { workspaceIds: [otherWorkspace] })).key;
     await rejected(403, { name: 'x' }, { key: scoped });
-    const readOnly = await createKey(svc, ['workflow:read', 'case:full']);
+    const readOnly = (await newKey(svc, ['workflow:read', 'case:full'])).key;
     await rejected(403, { name: '' }, { key: readOnly });
     // The scoped key does work in its own workspace.
-    expect((await create({ name: 'mine' }, { key: scoped, workspaceId: String(otherWorkspace.body.id) })).status).toBe(
-      201,
-    );
+    expect((await create({ name: 'mine' }, { key: scoped, workspaceId: otherWorkspace })).status).toBe(201);
   });
 
   it('validates the body: name, activeStatus, orgUnitIds limit, node shape', async () => {
