@@ -1,5 +1,3 @@
-import { expect } from 'vitest';
-import type { JobAudit } from '../../src/api/schemas/cases.js';
 import type { paths } from '../../src/client/index.js';
 import type { Graph } from '../support/graphs.js';
 import { answered, type TestResponse, type TestService } from '../support/harness.js';
@@ -24,6 +22,11 @@ export async function initiate(svc: TestService, body: InitiateBody): Promise<st
   return (await answered(svc.client.POST('/api/v1/case', { body }), 201)).caseId;
 }
 
+type ExecuteBody = NonNullable<
+  paths['/api/v1/case/{caseId}/execute']['post']['requestBody']
+>['content']['application/json'];
+
+/** Untyped on purpose: tests send bodies the contract refuses (wrong types, unknown fields) and read the 4xx. */
 export async function execute(svc: TestService, caseId: string, body: Record<string, unknown>): Promise<TestResponse> {
   return svc.request('POST', `/api/v1/case/${caseId}/execute`, { body });
 }
@@ -32,13 +35,25 @@ export async function execute(svc: TestService, caseId: string, body: Record<str
 export async function startCase(
   svc: TestService,
   workflowId: string,
-  inputs: Record<string, unknown>,
-  executeExtra: Record<string, unknown> = {},
+  inputs: ExecuteBody['inputs'],
+  executeExtra: Omit<ExecuteBody, 'inputs'> = {},
 ): Promise<string> {
   const caseId = await initiate(svc, { workflowId });
-  const r = await execute(svc, caseId, { inputs, ...executeExtra });
-  expect(r.status, r.text).toBe(202);
+  await answered(
+    svc.client.POST('/api/v1/case/{caseId}/execute', {
+      params: { path: { caseId } },
+      body: { inputs, ...executeExtra },
+    }),
+    202,
+  );
   return caseId;
+}
+
+/** A case's status (200), or a legacy job's when `base` is `/job`. */
+export async function caseStatus(svc: TestService, caseId: string, base: '/api/v1/case' | '/job' = '/api/v1/case') {
+  return base === '/job'
+    ? answered(svc.client.GET('/job/{jobExecutionId}/status', { params: { path: { jobExecutionId: caseId } } }), 200)
+    : answered(svc.client.GET('/api/v1/case/{caseId}/status', { params: { path: { caseId } } }), 200);
 }
 
 const terminal = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
@@ -47,22 +62,21 @@ export async function waitForEnd(
   svc: TestService,
   caseId: string,
   timeoutMs = 45_000,
-  base = '/api/v1/case',
-): Promise<Record<string, unknown>> {
+  base: '/api/v1/case' | '/job' = '/api/v1/case',
+): ReturnType<typeof caseStatus> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const r = await svc.request('GET', `${base}/${caseId}/status`);
-    expect(r.status, r.text).toBe(200);
-    if (terminal.includes(r.body.status as string)) return r.body;
-    if (Date.now() > until) throw new Error(`case ${caseId} still ${String(r.body.status)} after ${timeoutMs} ms`);
+    const status = await caseStatus(svc, caseId, base);
+    if (terminal.includes(status.status)) return status;
+    if (Date.now() > until) throw new Error(`case ${caseId} still ${status.status} after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
-export async function audit(svc: TestService, caseId: string, base = '/api/v1/case'): Promise<JobAudit> {
-  const r = await svc.request('GET', `${base}/${caseId}/audit`);
-  expect(r.status, r.text).toBe(200);
-  return r.body as unknown as JobAudit;
+export async function audit(svc: TestService, caseId: string, base: '/api/v1/case' | '/job' = '/api/v1/case') {
+  return base === '/job'
+    ? answered(svc.client.GET('/job/{jobExecutionId}/audit', { params: { path: { jobExecutionId: caseId } } }), 200)
+    : answered(svc.client.GET('/api/v1/case/{caseId}/audit', { params: { path: { caseId } } }), 200);
 }
 
 export async function results(svc: TestService, caseId: string) {
