@@ -3,7 +3,8 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { startTestService, type TestService } from '../support/harness.js';
 import { freePort } from '../../src/net/free-port.js';
-import { Graph, createWorkflow, results, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, results, startCase, waitForEnd } from '../cases/support.js';
+import { Graph } from '../support/graphs.js';
 import { Receiver } from './receiver.js';
 
 describe('callbacks from real cases', () => {

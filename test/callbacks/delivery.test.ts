@@ -8,6 +8,7 @@ import { freePort } from '../../src/net/free-port.js';
 import { Receiver } from './receiver.js';
 import { startWorkflow } from '../../src/temporal/contracts/start.js';
 import { callbackDeliveryContract } from '../../src/temporal/contracts/callback-delivery.js';
+import { newKey, newWorkspace } from '../support/keys.js';
 
 interface DeliveryView {
   id: string;
@@ -73,17 +74,6 @@ describe('case completion callbacks', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     return (res.body as { secret: string }).secret;
-  }
-
-  async function makeKey(grants: string[]): Promise<string> {
-    const res = await svc.admin('POST', '/admin/keys', {
-      organizationId: svc.organizationId,
-      userId: svc.userId,
-      name: 'limited',
-      grants,
-    });
-    expect(res.status).toBe(201);
-    return (res.body as { key: string }).key;
   }
 
   beforeAll(async () => {
@@ -265,7 +255,7 @@ describe('case completion callbacks', () => {
     const args = input(hook.url);
     await (await startDelivery(args)).result();
 
-    const readOnly = await makeKey(['case:read']);
+    const readOnly = (await newKey(svc, ['case:read'], { userId: svc.userId })).key;
     expect(
       (await svc.request('POST', `/api/v1/case/${args.caseId}/callbacks/redeliver`, { key: readOnly })).status,
     ).toBe(403);
@@ -312,7 +302,7 @@ describe('case completion callbacks', () => {
 
   it('rotates the secret: the new one is shown, and the old one still verifies during the overlap', async () => {
     const before = await currentSecret();
-    const readOnly = await makeKey(['case:read']);
+    const readOnly = (await newKey(svc, ['case:read'], { userId: svc.userId })).key;
     expect(
       (await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`, { key: readOnly })).status,
     ).toBe(403);
@@ -348,18 +338,9 @@ describe('case completion callbacks', () => {
     const hook = await receiver();
     const args = input(hook.url);
     await (await startDelivery(args)).result();
-    const otherWorkspace = (
-      (await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Elsewhere' }))
-        .body as { id: string }
-    ).id;
-    const res = await svc.admin('POST', '/admin/keys', {
-      organizationId: svc.organizationId,
-      userId: svc.userId,
-      name: 'ws',
-      grants: ['case:full'],
-      workspaceIds: [otherWorkspace],
-    });
-    const elsewhere = (res.body as { key: string }).key;
+    const elsewhere = (
+      await newKey(svc, ['case:full'], { userId: svc.userId, workspaceIds: [await newWorkspace(svc)] })
+    ).key;
     expect((await svc.request('GET', `/api/v1/case/${args.caseId}/callbacks`, { key: elsewhere })).body).toMatchObject({
       statusCode: 403,
       errorCode: 'FORBIDDEN',

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph, createWorkflow, execute, initiate, startCase, waitForEnd } from '../cases/support.js';
-import { makeKey } from '../files/support.js';
+import { createWorkflow, execute, initiate, startCase, waitForEnd } from '../cases/support.js';
+import { Graph } from '../support/graphs.js';
+import { newCaller } from '../support/keys.js';
 import { ownUrlHost } from '../support/host-address.js';
 import { Receiver } from './receiver.js';
 import { startWorkflow } from '../../src/temporal/contracts/start.js';
@@ -129,8 +130,7 @@ describe('callbacks with loopback allowed by the operator', () => {
     expect(workspaceLimited.status).toBe(429);
     expect(workspaceLimited.body.message).toContain('workspace');
 
-    const otherOrg = await svc.admin('POST', '/admin/organizations', { name: 'Other org', verified: true });
-    const attacker = (await makeKey(svc, String(otherOrg.body.id), ['case:full'])).key;
+    const attacker = (await newCaller(svc, ['case:full'])).key;
     expect((await svc.request('GET', `/api/v1/case/${first}/callbacks`, { key: attacker })).body).toMatchObject({
       statusCode: 404,
       errorCode: 'NOT_FOUND',

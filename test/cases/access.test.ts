@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeKey } from '../files/support.js';
+import { newCaller, newKey, newWorkspace } from '../support/keys.js';
 import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
-import { Graph, createWorkflow, initiate, startCase, waitForEnd } from './support.js';
+import { createWorkflow, initiate, startCase, waitForEnd } from './support.js';
+import { Graph } from '../support/graphs.js';
 
 let svc: TestService;
 let workflowId: string;
@@ -24,16 +25,12 @@ beforeAll(async () => {
   expect((await waitForEnd(svc, done)).status).toBe('COMPLETED');
   pending = await initiate(svc, { workflowId });
 
-  const otherOrg = await svc.admin('POST', '/admin/organizations', { name: 'Other org', verified: true });
-  expect(otherOrg.status, otherOrg.text).toBe(201);
-  const second = await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Second' });
-  expect(second.status, second.text).toBe(201);
   keys = {
-    otherOrg: (await makeKey(svc, String(otherOrg.body.id), ['case:full', 'workflow:full'])).key,
-    otherWorkspace: (await makeKey(svc, svc.organizationId, ['case:full', 'workflow:full'], [String(second.body.id)]))
+    otherOrg: (await newCaller(svc, ['case:full', 'workflow:full'])).key,
+    otherWorkspace: (await newKey(svc, ['case:full', 'workflow:full'], { workspaceIds: [await newWorkspace(svc)] }))
       .key,
-    readOnly: (await makeKey(svc, svc.organizationId, ['case:read', 'workflow:read'])).key,
-    noCaseGrant: (await makeKey(svc, svc.organizationId, ['workflow:full', 'file:full'])).key,
+    readOnly: (await newKey(svc, ['case:read', 'workflow:read'])).key,
+    noCaseGrant: (await newKey(svc, ['workflow:full', 'file:full'])).key,
   };
 });
 afterAll(async () => {

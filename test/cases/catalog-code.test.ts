@@ -2,18 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkflowNode } from '../../src/domain/graph.js';
 import { codeBody, field } from '../code/support.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import {
-  Graph,
-  audit,
-  createWorkflow,
-  execute,
-  initiate,
-  results,
-  startCase,
-  vars,
-  waitForEnd,
-  type Var,
-} from './support.js';
+import { audit, createWorkflow, execute, initiate, results, startCase, waitForEnd } from './support.js';
+import { Graph, vars, type Var } from '../support/graphs.js';
 
 let svc: TestService;
 beforeAll(async () => {

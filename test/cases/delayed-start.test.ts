@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, execute, initiate, py, textChain, waitForEnd } from './support.js';
+import { createWorkflow, execute, initiate, waitForEnd } from './support.js';
+import { py, textChain } from '../support/graphs.js';
 
 let svc: TestService;
 beforeAll(async () => {

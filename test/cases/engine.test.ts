@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import { Graph, audit, createWorkflow, floatChain, py, results, startCase, waitForEnd } from './support.js';
+import { audit, createWorkflow, results, startCase, waitForEnd } from './support.js';
+import { Graph, floatChain, py } from '../support/graphs.js';
 
 describe.each(['sqlite', 'postgres'] as const)('case engine on %s', (dialect) => {
   let svc: TestService;

@@ -3,10 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdempotentRequests } from '../../src/idempotency/idempotent-requests.js';
 import { openStore } from '../../src/store/database.js';
 import { IdempotencyRepo } from '../../src/store/idempotency-repo.js';
-import { makeKey } from '../files/support.js';
+import { newCaller } from '../support/keys.js';
 import { http, startTestService, type TestResponse, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import { Graph, createWorkflow, waitForEnd } from './support.js';
+import { createWorkflow, waitForEnd } from './support.js';
+import { Graph } from '../support/graphs.js';
 
 function echoGraph(): Graph {
   const g = new Graph();
@@ -35,8 +36,7 @@ describe.each([
       ...(databaseUrl ? { databaseUrl } : {}),
     });
     workflowId = (await createWorkflow(first, echoGraph(), 'idempotent')).workflowId;
-    const otherOrg = await first.admin('POST', '/admin/organizations', { name: 'Attacker org', verified: true });
-    otherOrgKey = (await makeKey(first, String(otherOrg.body.id), ['case:full', 'workflow:full'])).key;
+    otherOrgKey = (await newCaller(first, ['case:full', 'workflow:full'])).key;
   });
   afterAll(async () => {
     await second?.stop();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { apiServiceWithWorkerProcesses } from '../support/worker-process.js';
-import { Graph, audit, createWorkflow, results, startCase, waitForEnd } from './support.js';
+import { audit, createWorkflow, results, startCase, waitForEnd } from './support.js';
+import { Graph } from '../support/graphs.js';
 
 /**
  * A worker in its own process (the built CLI), sharing the SQLite file and

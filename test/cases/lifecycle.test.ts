@@ -1,18 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
-import {
-  audit,
-  createWorkflow,
-  execute,
-  Graph,
-  initiate,
-  py,
-  results,
-  sleeper,
-  startCase,
-  textChain,
-  waitForEnd,
-} from './support.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
+import { audit, caseStatus, createWorkflow, execute, initiate, results, startCase, waitForEnd } from './support.js';
+import { Graph, py, sleeper, textChain } from '../support/graphs.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -27,6 +16,10 @@ function echo(label: string): Graph {
   return textChain('Echo', py(`return {"text": "${label}:" + inputs["text"]}`));
 }
 
+/** Cancels a case, which must answer 200; its body. */
+const cancel = (caseId: string) =>
+  answered(svc.client.POST('/api/v1/case/{caseId}/cancel', { params: { path: { caseId } } }), 200);
+
 describe('case lifecycle', () => {
   it('answers 202 with the exact body before the end, then 200', async () => {
     const wf = await createWorkflow(svc, sleeper(1));
@@ -38,9 +31,9 @@ describe('case lifecycle', () => {
     expect((await execute(svc, caseId, { inputs: { text: 'hi' } })).status).toBe(202);
     const running = await svc.request('GET', `/api/v1/case/${caseId}/results`);
     expect(running.status).toBe(202);
-    const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
-    expect(status.body.status).toBe('RUNNING');
-    expect(String(status.body.temporalUiUrl)).toMatch(
+    const status = await caseStatus(svc, caseId);
+    expect(status.status).toBe('RUNNING');
+    expect(status.temporalUiUrl).toMatch(
       new RegExp(`^http://temporal-ui.test/namespaces/default/workflows/case-${caseId}/.+/history$`),
     );
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
@@ -89,8 +82,7 @@ describe('case lifecycle', () => {
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(JSON.stringify(r.body.metadata)).toContain(field);
     }
-    const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
-    expect(status.body.status).toBe('PENDING');
+    expect((await caseStatus(svc, caseId)).status).toBe('PENDING');
     // null where nullable, optional left out, populated jobPayloadSchema: accepted.
     const ok = await execute(svc, caseId, {
       jobPayloadSchema: { name: { value: 'a', type: 'str' }, age: { value: 3 }, note: { value: null } },
@@ -105,23 +97,19 @@ describe('case lifecycle', () => {
     const wf = await createWorkflow(svc, sleeper(4));
     const caseId = await startCase(svc, wf.workflowId, { text: 'c' });
     for (let i = 0; i < 100; i++) {
-      const s = await svc.request('GET', `/api/v1/case/${caseId}/status`);
-      if (s.body.currentNode) break;
+      if ((await caseStatus(svc, caseId)).currentNode) break;
       await new Promise((r) => setTimeout(r, 50));
     }
     const live = await audit(svc, caseId);
     expect(live.running_node).not.toBe('');
-    const cancel = await svc.request('POST', `/api/v1/case/${caseId}/cancel`);
-    expect(cancel.status, cancel.text).toBe(200);
-    expect(cancel.body.status).toBe('CANCELLED');
+    expect((await cancel(caseId)).status).toBe('CANCELLED');
     const a = await audit(svc, caseId);
     expect(a.status).toBe('CANCELLED');
     expect(a.audit.nodes_execution_data[live.running_node]?.status).toBe('cancelled');
     expect((await svc.request('POST', `/api/v1/case/${caseId}/cancel`)).status).toBe(409);
 
     const pendingId = await initiate(svc, { workflowId: wf.workflowId });
-    const c2 = await svc.request('POST', `/api/v1/case/${pendingId}/cancel`);
-    expect(c2.body.status).toBe('CANCELLED');
+    expect((await cancel(pendingId)).status).toBe('CANCELLED');
     expect((await execute(svc, pendingId, { inputs: { text: 'late' } })).status).toBe(409);
   });
 
@@ -137,18 +125,21 @@ describe('case lifecycle', () => {
   it('runs the pinned version after an update, the latest active one otherwise', async () => {
     const wf = await createWorkflow(svc, echo('v1'));
     const v2 = echo('v2');
-    const update = await svc.request('PATCH', `/api/v1/workflow/${wf.workflowId}`, {
-      body: { nodes: v2.nodes, edges: v2.edges, activeStatus: 'active' },
-    });
-    expect(update.status, update.text).toBe(200);
-    const pinned = await svc.request('POST', '/api/v1/case', {
-      body: { referenceEntityId: wf.entityId, workflowVersionNumber: 1 },
-    });
-    expect(pinned.body).toMatchObject({ workflowVersionNumber: 1, workflowVersionId: wf.workflowVersionId });
-    const latest = await svc.request('POST', '/api/v1/case', { body: { workflowId: wf.workflowId } });
-    expect(latest.body.workflowVersionNumber).toBe(2);
-    const pinnedId = pinned.body.caseId as string;
-    const latestId = latest.body.caseId as string;
+    await answered(
+      svc.client.PATCH('/api/v1/workflow/{workflowId}', {
+        params: { path: { workflowId: wf.workflowId } },
+        body: { nodes: v2.nodes, edges: v2.edges, activeStatus: 'active' },
+      }),
+      200,
+    );
+    const pinned = await answered(
+      svc.client.POST('/api/v1/case', { body: { referenceEntityId: wf.entityId, workflowVersionNumber: 1 } }),
+      201,
+    );
+    expect(pinned).toMatchObject({ workflowVersionNumber: 1, workflowVersionId: wf.workflowVersionId });
+    const latest = await answered(svc.client.POST('/api/v1/case', { body: { workflowId: wf.workflowId } }), 201);
+    expect(latest.workflowVersionNumber).toBe(2);
+    const [pinnedId, latestId] = [pinned.caseId, latest.caseId];
     await execute(svc, pinnedId, { inputs: { text: 'a' } });
     await execute(svc, latestId, { inputs: { text: 'a' } });
     await waitForEnd(svc, pinnedId);
@@ -159,24 +150,26 @@ describe('case lifecycle', () => {
 
   it('serves the deprecated job endpoints over the same cases, with every audit field', async () => {
     const wf = await createWorkflow(svc, echo('job'));
-    const init = await svc.request('POST', '/job/initiate', {
-      body: {
-        workflowId: crypto.randomUUID(),
-        referenceEntityId: wf.entityId,
-        source: 'email-agent',
-        title: 'T',
-        initialInput: { text: 'from-init' },
-      },
-    });
-    expect(init.status, init.text).toBe(201);
-    const jobId = init.body.jobExecutionId as string;
-    expect((await svc.request('GET', `/job/${jobId}/results`)).status).toBe(202);
-    const exec = await svc.request('POST', '/job/execute', { body: { jobExecutionId: jobId } });
-    expect(exec.status, exec.text).toBe(202);
+    const init = await answered(
+      svc.client.POST('/job/initiate', {
+        body: {
+          workflowId: crypto.randomUUID(),
+          referenceEntityId: wf.entityId,
+          source: 'email-agent',
+          title: 'T',
+          initialInput: { text: 'from-init' },
+        },
+      }),
+      201,
+    );
+    const jobId = init.jobExecutionId;
+    const job = { params: { path: { jobExecutionId: jobId } } };
+    expect((await svc.client.GET('/job/{jobExecutionId}/results', job)).response.status).toBe(202);
+    await answered(svc.client.POST('/job/execute', { body: { jobExecutionId: jobId } }), 202);
     const status = await waitForEnd(svc, jobId, 30_000, '/job');
     expect(status).toMatchObject({ status: 'COMPLETED', source: 'email-agent', title: 'T' });
-    const r = await svc.request('GET', `/job/${jobId}/results`);
-    expect(r.body.results).toEqual({ text: { value: 'job:from-init', type: 'str', displayName: 'text' } });
+    const r = await answered(svc.client.GET('/job/{jobExecutionId}/results', job), 200);
+    expect('results' in r && r.results).toEqual({ text: { value: 'job:from-init', type: 'str', displayName: 'text' } });
     const a = await audit(svc, jobId, '/job');
     expect(Object.keys(a).sort()).toEqual(
       [

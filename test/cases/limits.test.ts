@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph, audit, createWorkflow, execute, initiate, py, results, startCase, waitForEnd } from './support.js';
+import { audit, createWorkflow, execute, initiate, results, startCase, waitForEnd } from './support.js';
+import { Graph, py } from '../support/graphs.js';
 
 /** Small limits so the engine's own check (not the Python runner's 1 MB output cap) is what trips. */
 const limit = 64 * 1024;

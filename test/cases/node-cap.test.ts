@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { audit, createWorkflow, Graph, py, startCase, waitForEnd } from './support.js';
+import { audit, createWorkflow, startCase, waitForEnd } from './support.js';
+import { Graph, py } from '../support/graphs.js';
 
 /**
  * The per-case cap and the Python queue bound on the real stack, shown by the audit's order of

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CaseRepo } from '../../src/store/case-repo.js';
 import { caseWorkflowId } from '../../src/temporal/contracts/case-run.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph, createWorkflow, execute, initiate, py, results, waitForEnd } from './support.js';
+import { createWorkflow, execute, initiate, results, waitForEnd } from './support.js';
+import { Graph, py } from '../support/graphs.js';
 
 /** A PENDING case of input n → Python n × factor → output m. */
 async function multiplierCase(svc: TestService, factor: number): Promise<string> {

@@ -2,17 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CaseStatus } from '../../src/domain/cases.js';
 import { CaseRepo } from '../../src/store/case-repo.js';
 import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
-import { makeKey } from '../files/support.js';
+import { newCaller } from '../support/keys.js';
 import { answered, startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, Graph, py, startCase, waitForEnd } from './support.js';
+import { createWorkflow, startCase, waitForEnd } from './support.js';
+import { Graph, py } from '../support/graphs.js';
 
 let svc: TestService;
 let otherOrgKey: string;
 beforeAll(async () => {
   svc = await startTestService({ config: { cases: { rerunBatchPerSecond: 100, rerunBatchMaxCases: 250 } } });
-  const otherOrg = await svc.admin('POST', '/admin/organizations', { name: 'Attacker org', verified: true });
-  expect(otherOrg.status, otherOrg.text).toBe(201);
-  otherOrgKey = (await makeKey(svc, String(otherOrg.body.id), ['case:full', 'workflow:full'])).key;
+  otherOrgKey = (await newCaller(svc, ['case:full', 'workflow:full'])).key;
 });
 afterAll(async () => {
   await svc?.stop();

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import { audit, createWorkflow, Graph, py, startCase, waitForEnd } from './support.js';
+import { audit, createWorkflow, startCase, waitForEnd } from './support.js';
+import { Graph, py } from '../support/graphs.js';
 
 /** input(n) → Double → Check (raises over 10) → output(n). */
 function doubleThenCheck(): { graph: Graph; double: string } {

@@ -1,19 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PythonRunnerPool } from '../../src/python/pool.js';
 import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
-import { makeKey } from '../files/support.js';
+import { newCaller, newKey } from '../support/keys.js';
 import { answered, startTestService, type TestService } from '../support/harness.js';
-import { audit, createWorkflow, execute, Graph, initiate, py, startCase, vars, waitForEnd } from './support.js';
+import { audit, createWorkflow, execute, initiate, startCase, waitForEnd } from './support.js';
+import { Graph, py, vars } from '../support/graphs.js';
 
 let svc: TestService;
 let otherOrgKey: string;
 let readOnlyKey: string;
 beforeAll(async () => {
   svc = await startTestService();
-  const otherOrg = await svc.admin('POST', '/admin/organizations', { name: 'Attacker org', verified: true });
-  expect(otherOrg.status, otherOrg.text).toBe(201);
-  otherOrgKey = (await makeKey(svc, String(otherOrg.body.id), ['case:full', 'workflow:full'])).key;
-  readOnlyKey = (await makeKey(svc, svc.organizationId, ['case:read', 'workflow:read'])).key;
+  otherOrgKey = (await newCaller(svc, ['case:full', 'workflow:full'])).key;
+  readOnlyKey = (await newKey(svc, ['case:read', 'workflow:read'])).key;
 });
 afterAll(async () => {
   await svc?.stop();

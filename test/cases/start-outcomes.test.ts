@@ -8,7 +8,8 @@ import { CaseRepo } from '../../src/store/case-repo.js';
 import { EngineHealth, NoAnswerInTimeError } from '../../src/temporal/engine-health.js';
 import type { CaseRunGateway, StartOutcome } from '../../src/temporal/gateways/case-runs.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, sleeper } from './support.js';
+import { createWorkflow } from './support.js';
+import { sleeper } from '../support/graphs.js';
 
 /** A gateway whose start fails as told, and whose settle answers as told: no Temporal involved. */
 class ScriptedRuns implements CaseRunGateway {

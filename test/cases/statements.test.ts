@@ -3,7 +3,8 @@ import { caseWorkflowId } from '../../src/temporal/contracts/case-run.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { recordStatements, type StatementLog } from '../support/statements.js';
 import { Receiver } from '../callbacks/receiver.js';
-import { createWorkflow, execute, floatChain, initiate, py } from './support.js';
+import { createWorkflow, execute, initiate } from './support.js';
+import { floatChain, py } from '../support/graphs.js';
 
 let svc: TestService;
 let hook: Receiver;

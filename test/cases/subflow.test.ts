@@ -1,20 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeKey } from '../files/support.js';
+import { newCaller } from '../support/keys.js';
 import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import {
-  audit,
-  createWorkflow,
-  Graph,
-  py,
-  results,
-  sleeper,
-  startCase,
-  textChain,
-  vars,
-  waitForEnd,
-  type Var,
-} from './support.js';
+import { audit, createWorkflow, results, startCase, waitForEnd } from './support.js';
+import { Graph, py, sleeper, textChain, vars, type Var } from '../support/graphs.js';
 
 /** Sub-workflows: the call_workflow node kind (src/domain/node-kinds/call-workflow.ts, workflows/child-case.ts). */
 
@@ -26,14 +15,7 @@ let otherOrg: { key: string; workspaceId: string };
 beforeAll(async () => {
   // A child case may wait 1 s for its parent to start its run before the reconciler looks at it.
   svc = await startTestService({ config: { cases: { maxCallDepth: MAX_DEPTH, resumeUnstartedAfterMs: 1000 } } });
-  const org = await svc.admin('POST', '/admin/organizations', { name: 'Other org', verified: true });
-  expect(org.status, org.text).toBe(201);
-  const workspace = await svc.admin('POST', `/admin/organizations/${String(org.body.id)}/workspaces`, { name: 'W' });
-  expect(workspace.status, workspace.text).toBe(201);
-  otherOrg = {
-    key: (await makeKey(svc, String(org.body.id), ['case:full', 'workflow:full'])).key,
-    workspaceId: String(workspace.body.id),
-  };
+  otherOrg = await newCaller(svc, ['case:full', 'workflow:full']);
 });
 afterAll(async () => {
   await svc?.stop();

@@ -1,126 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { expect } from 'vitest';
-import type { JobAudit } from '../../src/api/schemas/cases.js';
 import type { paths } from '../../src/client/index.js';
-import type { WorkflowEdge, WorkflowNode } from '../../src/domain/graph.js';
-import type { VariableSchema, VariableSchemaEntry } from '../../src/domain/variables.js';
-import type { VariableType } from '../../src/domain/vocabulary.js';
+import type { Graph } from '../support/graphs.js';
 import { answered, type TestResponse, type TestService } from '../support/harness.js';
 
-export interface Var {
-  id?: string;
-  name: string;
-  type?: VariableType;
-  nullable?: boolean;
-  optional?: boolean;
-  tags?: VariableSchemaEntry['tags'];
-}
-
-export function vars(entries: Var[]): VariableSchema {
-  const schema: Record<string, VariableSchemaEntry> = {};
-  for (const e of entries) {
-    const id = e.id ?? randomUUID();
-    schema[id] = {
-      id,
-      variable_name: e.name,
-      allowed_types: [{ type: e.type ?? 'str' }],
-      ...(e.nullable ? { is_nullable: true } : {}),
-      ...(e.optional ? { is_optional: true } : {}),
-      ...(e.tags ? { tags: e.tags } : {}),
-    };
-  }
-  return { schema, variable_addition_allowed: false };
-}
-
-/** A graph under construction, keyed by id as the API takes it. */
 type InitiateBody = paths['/api/v1/case']['post']['requestBody']['content']['application/json'];
-
-export class Graph {
-  nodes: Record<string, WorkflowNode> = {};
-  edges: Record<string, WorkflowEdge> = {};
-
-  node(fields: Omit<WorkflowNode, 'id'>): string {
-    const id = randomUUID();
-    this.nodes[id] = { ...fields, id };
-    return id;
-  }
-
-  input(inputs: Var[]): string {
-    return this.node({ name: 'Workflow Input', type: 'input', output_schema: vars(inputs) });
-  }
-
-  output(results: Var[]): string {
-    return this.node({ name: 'Workflow Output', type: 'output', input_schema: vars(results) });
-  }
-
-  python(name: string, source: string, inputs: Var[], outputs: Var[], extra: Partial<WorkflowNode> = {}): string {
-    return this.node({
-      name,
-      type: 'code',
-      handler_class: 'python_code',
-      process: { source },
-      input_schema: vars(inputs),
-      output_schema: vars(outputs),
-      ...extra,
-    });
-  }
-
-  /** A condition node with one route `routeId` whose rules are `rules`. */
-  condition(name: string, inputs: Var[], routeId: string, rules: Record<string, unknown>): string {
-    return this.node({
-      name,
-      type: 'condition',
-      handler_class: 'condition',
-      input_schema: vars(inputs),
-      output_schema: {
-        schema: { [routeId]: { id: routeId, variable_name: 'matches', allowed_types: [{ type: 'bool' }] } },
-        variable_addition_allowed: false,
-      },
-      routes: { [routeId]: { id: routeId, name: 'matches' } },
-      properties: ['route'],
-      process: { routes: { [routeId]: rules } },
-    });
-  }
-
-  edge(from: string, to: string, extra: Partial<WorkflowEdge> = {}): string {
-    const id = randomUUID();
-    this.edges[id] = { id, from_node_id: from, to_node_id: to, ...extra };
-    return id;
-  }
-}
-
-/** input(a: float) → one Python node `name` (a: float → b: float) → output(b); the graph and its node ids. */
-export function floatChain(
-  name: string,
-  source: string,
-  extra: Partial<WorkflowNode> = {},
-): { graph: Graph; input: string; code: string; output: string } {
-  const graph = new Graph();
-  const input = graph.input([{ name: 'a', type: 'float' }]);
-  const code = graph.python(name, source, [{ name: 'a', type: 'float' }], [{ name: 'b', type: 'float' }], extra);
-  const output = graph.output([{ name: 'b', type: 'float' }]);
-  graph.edge(input, code);
-  graph.edge(code, output);
-  return { graph, input, code, output };
-}
-
-/** input(text) → one Python node `name` (text → text) → output(text). */
-export function textChain(name: string, source: string): Graph {
-  const g = new Graph();
-  const input = g.input([{ name: 'text' }]);
-  const code = g.python(name, source, [{ name: 'text' }], [{ name: 'text' }]);
-  const output = g.output([{ name: 'text' }]);
-  g.edge(input, code);
-  g.edge(code, output);
-  return g;
-}
-
-export function py(body: string): string {
-  return `def main(inputs):\n${body
-    .split('\n')
-    .map((l) => `    ${l}`)
-    .join('\n')}\n`;
-}
 
 export async function createWorkflow(
   svc: TestService,
@@ -140,6 +22,11 @@ export async function initiate(svc: TestService, body: InitiateBody): Promise<st
   return (await answered(svc.client.POST('/api/v1/case', { body }), 201)).caseId;
 }
 
+type ExecuteBody = NonNullable<
+  paths['/api/v1/case/{caseId}/execute']['post']['requestBody']
+>['content']['application/json'];
+
+/** Untyped on purpose: tests send bodies the contract refuses (wrong types, unknown fields) and read the 4xx. */
 export async function execute(svc: TestService, caseId: string, body: Record<string, unknown>): Promise<TestResponse> {
   return svc.request('POST', `/api/v1/case/${caseId}/execute`, { body });
 }
@@ -148,13 +35,25 @@ export async function execute(svc: TestService, caseId: string, body: Record<str
 export async function startCase(
   svc: TestService,
   workflowId: string,
-  inputs: Record<string, unknown>,
-  executeExtra: Record<string, unknown> = {},
+  inputs: ExecuteBody['inputs'],
+  executeExtra: Omit<ExecuteBody, 'inputs'> = {},
 ): Promise<string> {
   const caseId = await initiate(svc, { workflowId });
-  const r = await execute(svc, caseId, { inputs, ...executeExtra });
-  expect(r.status, r.text).toBe(202);
+  await answered(
+    svc.client.POST('/api/v1/case/{caseId}/execute', {
+      params: { path: { caseId } },
+      body: { inputs, ...executeExtra },
+    }),
+    202,
+  );
   return caseId;
+}
+
+/** A case's status (200), or a legacy job's when `base` is `/job`. */
+export async function caseStatus(svc: TestService, caseId: string, base: '/api/v1/case' | '/job' = '/api/v1/case') {
+  return base === '/job'
+    ? answered(svc.client.GET('/job/{jobExecutionId}/status', { params: { path: { jobExecutionId: caseId } } }), 200)
+    : answered(svc.client.GET('/api/v1/case/{caseId}/status', { params: { path: { caseId } } }), 200);
 }
 
 const terminal = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
@@ -163,22 +62,21 @@ export async function waitForEnd(
   svc: TestService,
   caseId: string,
   timeoutMs = 45_000,
-  base = '/api/v1/case',
-): Promise<Record<string, unknown>> {
+  base: '/api/v1/case' | '/job' = '/api/v1/case',
+): ReturnType<typeof caseStatus> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const r = await svc.request('GET', `${base}/${caseId}/status`);
-    expect(r.status, r.text).toBe(200);
-    if (terminal.includes(r.body.status as string)) return r.body;
-    if (Date.now() > until) throw new Error(`case ${caseId} still ${String(r.body.status)} after ${timeoutMs} ms`);
+    const status = await caseStatus(svc, caseId, base);
+    if (terminal.includes(status.status)) return status;
+    if (Date.now() > until) throw new Error(`case ${caseId} still ${status.status} after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
-export async function audit(svc: TestService, caseId: string, base = '/api/v1/case'): Promise<JobAudit> {
-  const r = await svc.request('GET', `${base}/${caseId}/audit`);
-  expect(r.status, r.text).toBe(200);
-  return r.body as unknown as JobAudit;
+export async function audit(svc: TestService, caseId: string, base: '/api/v1/case' | '/job' = '/api/v1/case') {
+  return base === '/job'
+    ? answered(svc.client.GET('/job/{jobExecutionId}/audit', { params: { path: { jobExecutionId: caseId } } }), 200)
+    : answered(svc.client.GET('/api/v1/case/{caseId}/audit', { params: { path: { caseId } } }), 200);
 }
 
 export async function results(svc: TestService, caseId: string) {
@@ -186,23 +84,4 @@ export async function results(svc: TestService, caseId: string) {
   // 200 and 202 are both successes to the client; only the 200 body carries results.
   if (!('results' in body)) throw new Error(`case ${caseId} has not finished`);
   return body.results;
-}
-
-/** input(text) → python sleeping `seconds` → output(text) */
-export function sleeper(seconds: number): Graph {
-  const g = new Graph();
-  const input = g.input([{ name: 'text' }]);
-  const code = g.python(
-    'Sleep',
-    `import time\ndef main(inputs):\n    time.sleep(${seconds})\n    return {"text": inputs["text"]}\n`,
-    [{ name: 'text' }],
-    [{ name: 'text' }],
-    {
-      execution: { timeout_ms: 30_000 },
-    },
-  );
-  const output = g.output([{ name: 'text' }]);
-  g.edge(input, code);
-  g.edge(code, output);
-  return g;
 }

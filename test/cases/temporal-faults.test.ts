@@ -8,7 +8,8 @@ import { freePort } from '../../src/net/free-port.js';
 import { temporalCliPath } from '../../src/temporal/binaries.js';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, execute, initiate, sleeper, startCase, waitForEnd } from './support.js';
+import { createWorkflow, execute, initiate, startCase, waitForEnd } from './support.js';
+import { sleeper } from '../support/graphs.js';
 
 describe('cancel of a run Temporal no longer has', () => {
   let svc: TestService;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newCaller } from '../code/support.js';
+import { newCaller } from '../support/keys.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import {
   createIntegration,
@@ -42,7 +42,7 @@ describe('catalog permissions', () => {
   });
 
   it('refuses an unverified organization with 403 before the body', async () => {
-    const caller = await newCaller(svc, { verified: false, grants: ['integration:full'] });
+    const caller = await newCaller(svc, ['integration:full'], { verified: false });
     expectError(await svc.request('POST', '/api/v1/integration', { body: bad, key: caller.key }), 403, 'not verified');
     expectError(await svc.request('POST', '/api/v1/provider', { body: {}, key: caller.key }), 403, 'not verified');
     expectError(
@@ -58,7 +58,7 @@ describe('catalog permissions', () => {
   });
 
   it('reads the body only after the key and the permission: a malformed, too deep or too large body is 401, then 403, then 400/413', async () => {
-    const unverified = await newCaller(svc, { verified: false, grants: ['integration:full'] });
+    const unverified = await newCaller(svc, ['integration:full'], { verified: false });
     const depth = 1000;
     const bodies: Array<[string, string, number, string]> = [
       ['malformed', '{"integration": ', 400, 'MALFORMED_JSON'],
@@ -80,7 +80,7 @@ describe('catalog permissions', () => {
   });
 
   it('refuses a key without Integration: Full with 403 before the body, and Integration: Read can browse but not author', async () => {
-    const reader = await newCaller(svc, { grants: ['integration:read', 'code:full', 'workflow:full'] });
+    const reader = await newCaller(svc, ['integration:read', 'code:full', 'workflow:full']);
     expectError(
       await svc.request('POST', '/api/v1/integration', { body: bad, key: reader.key }),
       403,
@@ -92,13 +92,13 @@ describe('catalog permissions', () => {
       'Integration: Full',
     );
     expect((await svc.request('GET', '/api/v1/integration', { key: reader.key })).status).toBe(200);
-    const none = await newCaller(svc, { grants: ['code:full'] });
+    const none = await newCaller(svc, ['code:full']);
     expectError(await svc.request('GET', '/api/v1/integration', { key: none.key }), 403, 'Integration: Read');
     expectError(await svc.request('GET', '/api/v1/provider', { key: none.key }), 403, 'Integration: Read');
   });
 
   it('refuses a workspace-scoped key for authoring even with Integration: Full', async () => {
-    const scoped = await newCaller(svc, { workspaceScoped: true, grants: ['integration:full'] });
+    const scoped = await newCaller(svc, ['integration:full'], { workspaceScoped: true });
     expectError(
       await svc.request('POST', '/api/v1/integration', { body: bad, key: scoped.key }),
       403,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newCaller } from '../code/support.js';
+import { newCaller } from '../support/keys.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import {
   created,
@@ -124,13 +124,13 @@ describe('POST /api/v1/integration/v/{integrationVersionId}/credential', () => {
       403,
       'another organization',
     );
-    const unverified = await newCaller(svc, { verified: false, grants: ['integration:full'] });
+    const unverified = await newCaller(svc, ['integration:full'], { verified: false });
     expectError(
       await post(integration.versionId, { credential: credential({ authType: 'other' }) }, unverified.key),
       403,
       'not verified',
     );
-    const reader = await newCaller(svc, { grants: ['integration:read'] });
+    const reader = await newCaller(svc, ['integration:read']);
     expectError(
       await post(integration.versionId, { credential: credential({ authType: 'other' }) }, reader.key),
       403,

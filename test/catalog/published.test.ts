@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newCaller } from '../code/support.js';
+import { newCaller } from '../support/keys.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { action, credential, expectError, integration, newAuthor, type Created } from './support.js';
 
@@ -56,7 +56,7 @@ describe('integrations published by the service (operator CLI)', () => {
   });
 
   it('is visible to every organization, with its actions and credential templates', async () => {
-    const reader = await newCaller(svc, { grants: ['integration:read'], verified: false });
+    const reader = await newCaller(svc, ['integration:read'], { verified: false });
     const list = await svc.request('GET', '/api/v1/integration', { key: reader.key });
     expect(list.body.integrations).toEqual([
       expect.objectContaining({ id: published.id, published: true, name: 'Published echo' }),

@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
 import { CatalogRepo } from '../../src/store/catalog-repo.js';
 import type { TestService } from '../support/harness.js';
-import { field, newCaller, type Caller } from '../code/support.js';
+import { field } from '../code/support.js';
+import { type Caller, newCaller } from '../support/keys.js';
 
 export { expectError, failedFields, field } from '../code/support.js';
 
@@ -54,8 +55,8 @@ export interface Author extends Caller {
   providerId: string;
 }
 
-export async function newAuthor(svc: TestService, options: Parameters<typeof newCaller>[1] = {}): Promise<Author> {
-  const caller = await newCaller(svc, { grants: ['integration:full'], ...options });
+export async function newAuthor(svc: TestService, options: Parameters<typeof newCaller>[2] = {}): Promise<Author> {
+  const caller = await newCaller(svc, ['integration:full'], options);
   const provider = await svc.request('POST', '/api/v1/provider', { body: { name: 'Acme' }, key: caller.key });
   expect(provider.status, provider.text).toBe(201);
   return { ...caller, providerId: String(provider.body.id) };

@@ -7,7 +7,7 @@ import { projectRoot } from '../../src/config/paths.js';
 import { settingsPath } from '../../src/cli/client/settings.js';
 import { FakeLlm, happyScript } from '../generation/fake-llm.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { otherOrganization } from '../workflows/support.js';
+import { newCaller } from '../support/keys.js';
 import { cli, cliEnv, commandExamples, terminal, type CliRun } from './support.js';
 
 const examplesDir = path.join(projectRoot, 'examples');
@@ -174,7 +174,7 @@ describe('the caseflow CLI', () => {
   it('another organization’s key finds none of these workflows or cases', async () => {
     const run = await cli(['case', 'run', 'Hello Python', '--input', 'name=Eve', '--wait', '--json'], env);
     const { caseId } = json(run) as { caseId: string };
-    const other = await otherOrganization(svc, ['workflow:full', 'case:full']);
+    const other = await newCaller(svc, ['workflow:full', 'case:full'], { verified: false });
     const theirs = { ...env, CASEFLOW_API_KEY: other.key };
     const byName = await cli(['case', 'run', 'Hello Python', '--input', 'name=Eve'], theirs);
     expect(byName.stderr).toContain('no workflow named "Hello Python"');

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { codeBody, expectError, newCaller } from './support.js';
+import { codeBody, expectError } from './support.js';
+import { newCaller } from '../support/keys.js';
 
 describe('code node endpoints: who may author', () => {
   let svc: TestService;
@@ -22,7 +23,7 @@ describe('code node endpoints: who may author', () => {
   });
 
   it('refuses an unverified organization with 403 before looking at the body', async () => {
-    const caller = await newCaller(svc, { verified: false });
+    const caller = await newCaller(svc, ['code:full'], { verified: false });
     const bad = { name: '', sourceCode: 42, inputs: 'not a map' };
     expectError(await svc.request('POST', '/api/v1/code', { body: bad, key: caller.key }), 403, 'not verified');
     expectError(await svc.request('POST', '/api/v1/code', { body: codeBody(), key: caller.key }), 403, 'not verified');
@@ -40,7 +41,7 @@ describe('code node endpoints: who may author', () => {
   });
 
   it('refuses a workspace-scoped key with 403, even holding Code: Full', async () => {
-    const caller = await newCaller(svc, { workspaceScoped: true });
+    const caller = await newCaller(svc, ['code:full'], { workspaceScoped: true });
     expectError(
       await svc.request('POST', '/api/v1/code', { body: codeBody(), key: caller.key }),
       403,
@@ -54,7 +55,7 @@ describe('code node endpoints: who may author', () => {
   });
 
   it('refuses a key without Code: Full with 403, before the body', async () => {
-    const caller = await newCaller(svc, { grants: ['workflow:full', 'integration:full', 'case:full'] });
+    const caller = await newCaller(svc, ['workflow:full', 'integration:full', 'case:full']);
     expectError(await svc.request('POST', '/api/v1/code', { body: {}, key: caller.key }), 403, 'Code: Full');
     expectError(
       await svc.request('PATCH', `/api/v1/code/${codeId}`, { body: { name: 'x' }, key: caller.key }),
@@ -64,7 +65,7 @@ describe('code node endpoints: who may author', () => {
   });
 
   it('lets a fresh verified organization with only Code: Full author', async () => {
-    const caller = await newCaller(svc, { grants: ['code:full'] });
+    const caller = await newCaller(svc, ['code:full']);
     const res = await svc.request('POST', '/api/v1/code', { body: codeBody(), key: caller.key });
     expect(res.status, res.text).toBe(201);
   });
@@ -84,7 +85,7 @@ describe('code node endpoints: who may author', () => {
   });
 
   it('ignores providerId and never takes the organization from the body', async () => {
-    const other = await newCaller(svc);
+    const other = await newCaller(svc, ['code:full']);
     const res = await svc.request('POST', '/api/v1/code', {
       body: codeBody({ providerId: randomUUID(), organizationId: other.organizationId }),
     });

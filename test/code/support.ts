@@ -1,7 +1,6 @@
 import { expect } from 'vitest';
 import type { CatalogField, CatalogFieldType } from '../../src/api/schemas/catalog-fields.js';
-import type { Grant } from '../../src/domain/grants.js';
-import type { TestResponse, TestService } from '../support/harness.js';
+import type { TestResponse } from '../support/harness.js';
 
 export const validSource = [
   'import json',
@@ -38,50 +37,6 @@ export function codeBody(overrides: Record<string, unknown> = {}): Record<string
     outputs: { total: field('total', ['int']) },
     ...overrides,
   };
-}
-
-export interface Caller {
-  organizationId: string;
-  userId: string;
-  key: string;
-}
-
-let counter = 0;
-
-/** A new organization with one member and one key, made through the operator area. */
-export async function newCaller(
-  svc: TestService,
-  options: { verified?: boolean; grants?: Grant[]; workspaceScoped?: boolean } = {},
-): Promise<Caller> {
-  counter += 1;
-  const org = await svc.admin('POST', '/admin/organizations', {
-    name: `org ${counter}`,
-    verified: options.verified ?? true,
-  });
-  expect(org.status).toBe(201);
-  const organizationId = String(org.body.id);
-  const user = await svc.admin('POST', '/admin/users', {
-    email: `user${counter}-${Date.now()}@example.com`,
-    name: 'Author',
-    organizationId,
-  });
-  expect(user.status).toBe(201);
-  const userId = String(user.body.id);
-  let workspaceIds: string[] | undefined;
-  if (options.workspaceScoped) {
-    const workspace = await svc.admin('POST', `/admin/organizations/${organizationId}/workspaces`, { name: 'ws' });
-    expect(workspace.status).toBe(201);
-    workspaceIds = [String(workspace.body.id)];
-  }
-  const key = await svc.admin('POST', '/admin/keys', {
-    organizationId,
-    userId,
-    name: 'k',
-    grants: options.grants ?? ['code:full'],
-    workspaceIds,
-  });
-  expect(key.status).toBe(201);
-  return { organizationId, userId, key: String(key.body.key) };
 }
 
 export function expectError(res: TestResponse, status: number, fieldOrText?: string): void {

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CodeNodeRepo } from '../../src/store/code-node-repo.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import { codeBody, expectError, field, newCaller, validSource } from './support.js';
+import { codeBody, expectError, field, validSource } from './support.js';
+import { newCaller } from '../support/keys.js';
 
 const secondSource = ['def main(inputs):', "    return {'result': str(inputs['text']).upper()}", ''].join('\n');
 
@@ -96,7 +97,7 @@ function versionSuite(name: string, database: () => Promise<PostgresSchema | und
     });
 
     it("answers 404 for another organization's code node and for an unknown id, 400 for a malformed one", async () => {
-      const other = await newCaller(svc);
+      const other = await newCaller(svc, ['code:full']);
       const theirs = await svc.request('POST', '/api/v1/code', { body: codeBody(), key: other.key });
       expect(theirs.status, theirs.text).toBe(201);
       const theirId = String(theirs.body.id);

@@ -2,8 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { field } from '../catalog/support.js';
-import { Graph, audit, createWorkflow, results, startCase, vars, waitForEnd, type Var } from '../cases/support.js';
-import { newCaller } from '../code/support.js';
+import { audit, createWorkflow, results, startCase, waitForEnd } from '../cases/support.js';
+import { Graph, vars, type Var } from '../support/graphs.js';
+import { newCaller, newWorkspace } from '../support/keys.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { WorkflowRepo } from '../../src/store/workflow-repo.js';
 import { startTestService, type TestService } from '../support/harness.js';
@@ -14,7 +15,6 @@ import {
   expectError,
   historyText,
   localServer,
-  newWorkspace,
   type Integration,
   type LocalServer,
 } from './support.js';
@@ -174,13 +174,13 @@ describe('integration_action nodes', () => {
   });
 
   it("refuses at save a connection of another workspace or organization, an unknown one, or another integration's action", async () => {
-    const other = await newWorkspace(svc, svc.organizationId);
+    const other = await newWorkspace(svc);
     const elsewhere = await connect(
       svc,
       connection(integration, other, { credentialData: { api_key: 'sk-other-workspace' } }),
     );
     const second = await authorIntegration(svc, svc.key);
-    const attacker = await newCaller(svc, { grants: ['integration:full', 'workflow:full'] });
+    const attacker = await newCaller(svc, ['integration:full', 'workflow:full']);
     const attackerWorkspace = await newWorkspace(svc, attacker.organizationId);
     const cases: Array<[TestService['key'], string, Graph]> = [
       [svc.key, svc.workspaceId, actionGraph(String(elsewhere.body.activeIntegrationId))],
@@ -199,7 +199,7 @@ describe('integration_action nodes', () => {
   });
 
   it('refuses in the worker a connection of another workspace or organization that got past the save check', async () => {
-    const other = await newWorkspace(svc, svc.organizationId);
+    const other = await newWorkspace(svc);
     const workflowId = await storedWorkflow(svc.organizationId, other, svc.userId, actionGraph(connectionId));
     const before = api.received.length;
     const errors = await failedNodeErrors(workflowId);
@@ -207,7 +207,7 @@ describe('integration_action nodes', () => {
     expect(JSON.stringify(errors)).toContain("does not exist in this case's workspace");
     expect(api.received.length).toBe(before);
 
-    const attacker = await newCaller(svc, { grants: ['workflow:full', 'case:full'] });
+    const attacker = await newCaller(svc, ['workflow:full', 'case:full']);
     const attackerWorkspace = await newWorkspace(svc, attacker.organizationId);
     const foreign = await storedWorkflow(
       attacker.organizationId,

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogService } from '../../src/catalog/catalog-service.js';
 import { CatalogRepo } from '../../src/store/catalog-repo.js';
 import { newAuthor, pngIcon } from '../catalog/support.js';
-import { newCaller } from '../code/support.js';
+import { newCaller, newKey, newWorkspace } from '../support/keys.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import {
   authorIntegration,
@@ -13,7 +13,6 @@ import {
   expectError,
   failedFields,
   localServer,
-  newWorkspace,
   type Integration,
   type LocalServer,
 } from './support.js';
@@ -109,7 +108,7 @@ describe('POST /api/v1/integration/connect', () => {
     expect(reused.body.activeCredentialId).toBe(first.body.activeCredentialId);
     expect(reused.body.activeIntegrationId).not.toBe(first.body.activeIntegrationId);
 
-    const other = await newWorkspace(svc, svc.organizationId);
+    const other = await newWorkspace(svc);
     const elsewhere = await connect(
       svc,
       connection(integration, other, {
@@ -207,7 +206,7 @@ describe('published integrations', () => {
       actionVersionId: published.createdActions[0]?.actionVersionId ?? '',
       credentialVersionId: published.createdCredential?.credentialVersionId ?? '',
     };
-    const tenant = await newCaller(svc, { grants: ['integration:full'], verified: false });
+    const tenant = await newCaller(svc, ['integration:full'], { verified: false });
     const workspace = await newWorkspace(svc, tenant.organizationId);
     const made = await connect(
       svc,
@@ -256,27 +255,12 @@ describe('permission first (403), then the body (400)', () => {
     const attacker = await newAuthor(svc);
     // The attacker's key names the victim's workspace and the victim's integration.
     expectError(await connect(svc, connection(integration, svc.workspaceId), attacker.key), 403);
-    const reader = await svc.admin('POST', '/admin/keys', {
-      organizationId: svc.organizationId,
-      userId: svc.userId,
-      name: 'r',
-      grants: ['integration:read'],
-    });
-    expectError(
-      await connect(svc, connection(integration, svc.workspaceId), String(reader.body.key)),
-      403,
-      'Integration: Full',
-    );
-    const other = await newWorkspace(svc, svc.organizationId);
-    const scoped = await svc.admin('POST', '/admin/keys', {
-      organizationId: svc.organizationId,
-      userId: svc.userId,
-      name: 's',
-      grants: ['integration:full'],
-      workspaceIds: [other],
-    });
-    expectError(await connect(svc, connection(integration, svc.workspaceId), String(scoped.body.key)), 403);
-    expect((await connect(svc, connection(integration, other), String(scoped.body.key))).status).toBe(201);
+    const reader = (await newKey(svc, ['integration:read'], { userId: svc.userId })).key;
+    expectError(await connect(svc, connection(integration, svc.workspaceId), reader), 403, 'Integration: Full');
+    const other = await newWorkspace(svc);
+    const scoped = (await newKey(svc, ['integration:full'], { userId: svc.userId, workspaceIds: [other] })).key;
+    expectError(await connect(svc, connection(integration, svc.workspaceId), scoped), 403);
+    expect((await connect(svc, connection(integration, other), scoped)).status).toBe(201);
   });
 
   it('400: missing name, malformed ids, neither credential, credentialData with activeCredentialId, over the limits, unknown fields', async () => {
@@ -418,7 +402,7 @@ describe('reading and revoking', () => {
   it("another organization's key can neither read, list nor revoke; revoking is for Integration: Full and sticks", async () => {
     const res = await connect(svc, connection(integration, svc.workspaceId));
     const id = String(res.body.activeIntegrationId);
-    const attacker = await newCaller(svc, { grants: ['integration:full'] });
+    const attacker = await newCaller(svc, ['integration:full']);
     expectError(await svc.request('GET', `/api/v1/connection/${id}`, { key: attacker.key }), 403);
     expectError(
       await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/connections`, { key: attacker.key }),
@@ -426,13 +410,8 @@ describe('reading and revoking', () => {
     );
     expectError(await svc.request('POST', `/api/v1/connection/${id}/revoke`, { key: attacker.key }), 403);
     expectError(await svc.request('GET', `/api/v1/connection/${crypto.randomUUID()}`), 404);
-    const reader = await svc.admin('POST', '/admin/keys', {
-      organizationId: svc.organizationId,
-      userId: svc.userId,
-      name: 'r',
-      grants: ['integration:read'],
-    });
-    expectError(await svc.request('POST', `/api/v1/connection/${id}/revoke`, { key: String(reader.body.key) }), 403);
+    const reader = (await newKey(svc, ['integration:read'], { userId: svc.userId })).key;
+    expectError(await svc.request('POST', `/api/v1/connection/${id}/revoke`, { key: reader }), 403);
 
     const revoked = await svc.request('POST', `/api/v1/connection/${id}/revoke`);
     expect(revoked.status, revoked.text).toBe(200);

@@ -3,8 +3,9 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { field } from '../catalog/support.js';
-import { Graph, createWorkflow, results, startCase, vars, waitForEnd } from '../cases/support.js';
-import { newCaller } from '../code/support.js';
+import { createWorkflow, results, startCase, waitForEnd } from '../cases/support.js';
+import { Graph, vars } from '../support/graphs.js';
+import { newCaller, newKey, newWorkspace } from '../support/keys.js';
 import { oauthRefreshWorkflowId } from '../../src/temporal/contracts/oauth.js';
 import { withTokens } from '../../src/connections/oauth-credential.js';
 import { createLogger } from '../../src/logging/logger.js';
@@ -19,7 +20,7 @@ import {
   launchChromium,
   noConnection,
 } from './oauth-support.js';
-import { authorIntegration, connect, connection, expectError, newWorkspace, type Integration } from './support.js';
+import { authorIntegration, connect, connection, expectError, type Integration } from './support.js';
 import { oauthRefreshStatusQuery } from '../../src/temporal/contracts/oauth.js';
 
 const actionCode = [
@@ -247,24 +248,17 @@ describe('connect with an oauth credential', () => {
 describe('as an attacker', () => {
   it('another organization, a workspace the key cannot read, an unknown token: expired; no Integration: Read: 403', async () => {
     const started = await startConnect();
-    const other = await newCaller(svc, { grants: ['integration:full'] });
+    const other = await newCaller(svc, ['integration:full']);
     expect((await checkToken(svc, started.connectionToken, other.key)).body).toEqual({
       status: 'expired',
       ...noConnection,
     });
-    const elsewhere = await newWorkspace(svc, svc.organizationId);
-    const scoped = await svc.admin('POST', '/admin/keys', {
-      organizationId: svc.organizationId,
-      userId: svc.userId,
-      name: 'scoped',
-      grants: ['integration:read'],
-      workspaceIds: [elsewhere],
-    });
-    expect(scoped.status, scoped.text).toBe(201);
-    const fromElsewhere = await checkToken(svc, started.connectionToken, String(scoped.body.key));
+    const elsewhere = await newWorkspace(svc);
+    const scoped = (await newKey(svc, ['integration:read'], { userId: svc.userId, workspaceIds: [elsewhere] })).key;
+    const fromElsewhere = await checkToken(svc, started.connectionToken, scoped);
     expect(fromElsewhere.body).toEqual({ status: 'expired', ...noConnection });
     expect((await checkToken(svc, 'never-issued-token')).body).toEqual({ status: 'expired', ...noConnection });
-    const noRead = await newCaller(svc, { grants: ['code:full'] });
+    const noRead = await newCaller(svc, ['code:full']);
     expectError(await checkToken(svc, started.connectionToken, noRead.key), 403);
     expectError(await svc.request('GET', `/api/v1/integration/connect/${started.connectionToken}`, { key: null }), 401);
 
@@ -416,7 +410,7 @@ describe('tokens that never silently die', () => {
     expect(await refreshStatus(credentialId)).toMatchObject({ needsReauthorization: false });
 
     // Another organization cannot re-authorize it.
-    const other = await newCaller(svc, { grants: ['integration:full'] });
+    const other = await newCaller(svc, ['integration:full']);
     expectError(await svc.request('POST', `/api/v1/connection/${connectionId}/reauthorize`, { key: other.key }), 403);
   });
 });

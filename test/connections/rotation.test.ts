@@ -6,12 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMasterKeys, SecretBox } from '../../src/crypto/secret-box.js';
 import { SubscriptionRepo } from '../../src/store/subscription-repo.js';
 import { SubscriptionSecrets } from '../../src/subscriptions/subscription-secrets.js';
-import { Graph, createWorkflow } from '../cases/support.js';
+import { createWorkflow } from '../cases/support.js';
+import { Graph } from '../support/graphs.js';
 import { deliver, sign } from '../hooks/support.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { FakeOAuthProvider } from './fake-oauth-provider.js';
 import { checkToken, consentByHttp } from './oauth-support.js';
 import { authorIntegration, connect, connection, localServer, type Integration, type LocalServer } from './support.js';
+import { newKey } from '../support/keys.js';
 
 const run = promisify(execFile);
 const secret = 'sk-rotate-me-0123456789';
@@ -102,14 +104,13 @@ describe('caseflow secrets rotate-master-key', () => {
     expect(keyIdOf(after.data_ciphertext)).toBe(rotated.currentKeyId);
     expect(after.data_ciphertext).not.toContain(secret);
 
-    const key = await second.admin('POST', '/admin/keys', {
-      organizationId,
-      userId,
-      name: 'after rotation',
-      grants: ['workflow:full', 'case:full', 'file:full', 'integration:full', 'code:full', 'discovery:full'],
-    });
-    expect(key.status, key.text).toBe(201);
-    const apiKey = String(key.body.key);
+    const apiKey = (
+      await newKey(
+        second,
+        ['workflow:full', 'case:full', 'file:full', 'integration:full', 'code:full', 'discovery:full'],
+        { organizationId, userId },
+      )
+    ).key;
     const reused = await connect(
       second,
       connection(integration, workspaceId, {
@@ -200,14 +201,8 @@ describe('caseflow secrets rotate-master-key with an OAuth authorization in flig
       callback.replace(redirect.origin, second?.url ?? ''),
     );
     expect(consent.outcome, consent.html).toBe('connected');
-    const key = await second.admin('POST', '/admin/keys', {
-      organizationId,
-      userId,
-      name: 'after rotation',
-      grants: ['integration:read'],
-    });
-    expect(key.status, key.text).toBe(201);
-    const check = await checkToken(second, String(started.body.connectionToken), String(key.body.key));
+    const key = (await newKey(second, ['integration:read'], { organizationId, userId })).key;
+    const check = await checkToken(second, String(started.body.connectionToken), key);
     expect(check.body.status, check.text).toBe('succeeded');
   });
 });

@@ -131,13 +131,6 @@ export function connect(svc: TestService, body: Record<string, unknown>, key?: s
   return svc.request('POST', '/api/v1/integration/connect', { body: { connection: body }, ...(key ? { key } : {}) });
 }
 
-/** A second workspace of an organization, made through the operator area. */
-export async function newWorkspace(svc: TestService, organizationId: string): Promise<string> {
-  const ws = await svc.admin('POST', `/admin/organizations/${organizationId}/workspaces`, { name: `ws ${Date.now()}` });
-  expect(ws.status, ws.text).toBe(201);
-  return String(ws.body.id);
-}
-
 /** A workflow's history as searchable text, every payload decrypted as the service reads it (test/support/history.ts). */
 export async function historyText(svc: TestService, workflowId: string): Promise<string> {
   const { client, codec } = svc.service.context.temporal;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { createProcess, expectError, newCaller, processBody, type Caller } from './support.js';
+import { createProcess, expectError, processBody } from './support.js';
+import { type Caller, newCaller, newKey, newWorkspace } from '../support/keys.js';
 
 describe('discovered processes: who may read and author', () => {
   let svc: TestService;
@@ -107,15 +108,11 @@ describe('discovered processes: who may read and author', () => {
 
   it('needs Discovery: Read to read and Discovery: Full to author, checked before the body', async () => {
     const reader = await newCaller(svc, ['discovery:read']);
-    const author = await adminKey(svc, reader, ['discovery:full']);
+    const author = await newKey(svc, ['discovery:full'], { organizationId: reader.organizationId });
     // Same organization, every other grant.
-    const none = await adminKey(svc, reader, [
-      'workflow:full',
-      'case:full',
-      'code:full',
-      'integration:full',
-      'file:full',
-    ]);
+    const none = await newKey(svc, ['workflow:full', 'case:full', 'code:full', 'integration:full', 'file:full'], {
+      organizationId: reader.organizationId,
+    });
     const theirs = await createProcess(svc, processBody(), { ...reader, key: author.key });
     expectError(await get(`/api/v1/discovery/process/${theirs}`, none.key), 403, 'Discovery: Read');
     const readable = await get(`/api/v1/discovery/process/${theirs}`, reader.key);
@@ -146,20 +143,20 @@ describe('discovered processes: who may read and author', () => {
   it('holds a workspace-scoped key to its workspaces', async () => {
     const org = await newCaller(svc, ['discovery:full']);
     const inA = await createProcess(svc, processBody(), org);
-    const b = await svc.admin('POST', `/admin/organizations/${org.organizationId}/workspaces`, { name: 'B' });
-    const scopedToB = await adminKey(svc, org, ['discovery:full'], [String(b.body.id)]);
+    const b = await newWorkspace(svc, org.organizationId);
+    const scopedToB = await newKey(svc, ['discovery:full'], { organizationId: org.organizationId, workspaceIds: [b] });
     expectError(await get(`/api/v1/discovery/process/${inA}`, scopedToB.key), 403, 'no access to the workspace');
     expectError(
       await svc.request('PATCH', `/api/v1/discovery/process/${inA}`, { key: scopedToB.key, body: { name: 'x' } }),
       403,
     );
-    const inB = await createProcess(svc, processBody(), { ...org, key: scopedToB.key, workspaceId: String(b.body.id) });
+    const inB = await createProcess(svc, processBody(), { ...org, key: scopedToB.key, workspaceId: b });
     expect((await get(`/api/v1/discovery/process/${inB}`, scopedToB.key)).status).toBe(200);
     // A parent in a workspace the key cannot reach is refused like an unknown one.
     const child = await svc.request('POST', '/api/v1/discovery/process', {
       key: scopedToB.key,
       body: processBody({ parentProcessId: inA }),
-      headers: { 'x-workspace-id': String(b.body.id) },
+      headers: { 'x-workspace-id': b },
     });
     expectError(child, 400, 'this key can read');
   });
@@ -172,26 +169,3 @@ describe('discovered processes: who may read and author', () => {
     expectError(await post({ 'x-workspace-id': randomUUID() }), 404);
   });
 });
-
-/** Another key for an existing caller's organization (its own user). */
-async function adminKey(
-  svc: TestService,
-  caller: Caller,
-  grants: string[],
-  workspaceIds?: string[],
-): Promise<{ key: string }> {
-  const user = await svc.admin('POST', '/admin/users', {
-    email: `k${randomUUID()}@example.com`,
-    name: 'Second',
-    organizationId: caller.organizationId,
-  });
-  const key = await svc.admin('POST', '/admin/keys', {
-    organizationId: caller.organizationId,
-    userId: String(user.body.id),
-    name: 'k2',
-    grants,
-    workspaceIds,
-  });
-  expect(key.status, key.text).toBe(201);
-  return { key: String(key.body.key) };
-}

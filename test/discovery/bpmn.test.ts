@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { expectError, fixture, newCaller } from './support.js';
+import { expectError, fixture } from './support.js';
+import { newCaller } from '../support/keys.js';
 
 type Json = Record<string, unknown>;
 

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import type { Grant } from '../../src/domain/grants.js';
 import type { TestResponse, TestService } from '../support/harness.js';
+import type { Caller } from '../support/keys.js';
 
 export const fixture = (name: string): string =>
   readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', name), 'utf8');
@@ -85,44 +85,6 @@ export function processBody(overrides: Record<string, unknown> = {}): Record<str
     milestone: { country: 'DE', industry: 'Insurance' },
     ...overrides,
   };
-}
-
-export interface Caller {
-  key: string;
-  organizationId: string;
-  workspaceId: string;
-}
-
-let counter = 0;
-
-/** A new organization with a workspace, a member and a key with these grants (scoped to the workspace when asked). */
-export async function newCaller(
-  svc: TestService,
-  grants: Grant[],
-  options: { workspaceScoped?: boolean } = {},
-): Promise<Caller> {
-  counter += 1;
-  const org = await svc.admin('POST', '/admin/organizations', { name: `discovery org ${counter}`, verified: true });
-  expect(org.status, org.text).toBe(201);
-  const organizationId = String(org.body.id);
-  const workspace = await svc.admin('POST', `/admin/organizations/${organizationId}/workspaces`, { name: 'ws' });
-  expect(workspace.status, workspace.text).toBe(201);
-  const workspaceId = String(workspace.body.id);
-  const user = await svc.admin('POST', '/admin/users', {
-    email: `discovery${counter}-${Date.now()}@example.com`,
-    name: 'Analyst',
-    organizationId,
-  });
-  expect(user.status, user.text).toBe(201);
-  const key = await svc.admin('POST', '/admin/keys', {
-    organizationId,
-    userId: String(user.body.id),
-    name: 'k',
-    grants,
-    workspaceIds: options.workspaceScoped ? [workspaceId] : undefined,
-  });
-  expect(key.status, key.text).toBe(201);
-  return { key: String(key.body.key), organizationId, workspaceId };
 }
 
 /** Creates a process through the API; returns its id. */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkflow, Graph, py, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { Graph, py } from '../support/graphs.js';
 import { startTestService, type TestService } from '../support/harness.js';
 
 /** One fenced `http` block of the doc: `METHOD path → status[|status] [(name = field)]`, then an optional JSON body. */

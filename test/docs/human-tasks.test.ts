@@ -1,42 +1,6 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../src/config/paths.js';
 import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
-
-/** One fenced `http` request of the doc: method, path, headers and JSON body, with `{name}` placeholders. */
-interface DocRequest {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body?: string;
-}
-
-function docRequests(markdown: string): DocRequest[] {
-  return [...markdown.matchAll(/```http\n([\s\S]*?)```/g)].map((match) => {
-    const [head = '', body] = (match[1] ?? '').split(/\n\n/, 2);
-    const [requestLine = '', ...headerLines] = head.split('\n');
-    const [method = '', target = ''] = requestLine.split(' ');
-    const headers = Object.fromEntries(
-      headerLines
-        .filter((line) => line.trim() !== '')
-        .map((line) => {
-          const at = line.indexOf(':');
-          return [line.slice(0, at).trim(), line.slice(at + 1).trim()];
-        }),
-    );
-    return { method, path: target, headers, ...(body?.trim() ? { body } : {}) };
-  });
-}
-
-function fill(text: string, values: Record<string, string>): string {
-  // `{name}` without spaces: `{{ name }}` in a node's title is the node's own template, sent as is.
-  return text.replace(/\{(\w+)\}/g, (_m, name: string) => {
-    const value = values[name];
-    if (value === undefined) throw new Error(`the doc uses {${name}} before any answer gave it`);
-    return value;
-  });
-}
+import { fill, walkthrough } from './walkthrough.js';
 
 /** What later requests may name: the string fields of an answer and of its first listed item. */
 function remember(values: Record<string, string>, body: Record<string, unknown>): void {
@@ -61,7 +25,7 @@ afterAll(async () => {
 
 describe('docs/human-tasks.md walk-through', () => {
   it('runs every request of the doc in order: the case waits for the approval, takes it once and finishes', async () => {
-    const requests = docRequests(readFileSync(path.join(projectRoot, 'docs', 'human-tasks.md'), 'utf8'));
+    const requests = walkthrough('human-tasks.md');
     const values: Record<string, string> = { workspaceId: svc.workspaceId };
     const answers: TestResponse[] = [];
     for (const request of requests) {

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/config/paths.js';
 import { http, startTestService, type TestResponse, type TestService } from '../support/harness.js';
-import { createWorkflow, py, textChain } from '../cases/support.js';
+import { createWorkflow } from '../cases/support.js';
+import { py, textChain } from '../support/graphs.js';
 import { ended, waitForSchedule, type ScheduleBody } from '../schedules/support.js';
 
 /** One curl call of the page, its shell words expanded with the walk-through's variables. */

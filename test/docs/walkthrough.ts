@@ -5,12 +5,11 @@ import { projectRoot } from '../../src/config/paths.js';
 import type { TestResponse, TestService } from '../support/harness.js';
 
 /**
- * Runs a doc's walk-through, so the doc cannot rot. In the given section of a docs/ page, each
- * ```` ```http ```` block is a request (`METHOD /path`, header lines, a blank line, a JSON body), sent in
- * order with the service's key; ` as=name` keeps its answer for later `{name.path.to.field}`
- * placeholders (`{workspaceId}` is the service's). The ```` ```json <status> ```` block after it is the
- * answer: that status (a 202 before it is polled again, for answers that wait for a case to end)
- * and a body containing that JSON.
+ * The one reader of docs' request blocks, so a doc's walk-through is run as written and cannot rot. In a
+ * docs/ page (or one `## ` section of it), each ```` ```http ```` block is a request (`METHOD /path`, header
+ * lines, a blank line, a JSON body) with `{name.path}` placeholders; ` as=name` keeps its answer for later
+ * placeholders. A ```` ```json <info> ```` block after it is the documented answer: `json 201` gives the
+ * status (and a body the answer must contain) for runWalkthrough, `json response` only its shape.
  */
 export interface Step {
   method: string;
@@ -18,44 +17,48 @@ export interface Step {
   headers: Record<string, string>;
   body?: string;
   as?: string;
-  status: number;
-  expected: string;
+  /** The status of a ```` ```json <status> ```` answer block. */
+  status?: number;
+  /** The text of the answer block. */
+  expected?: string;
 }
 
 const fence = /```(http|json)([^\n]*)\n([\s\S]*?)```/g;
 
-/** The steps of the walk-through in `section` (a `## ` heading) of docs/`page`. */
-export function walkthrough(page: string, section: string): Step[] {
-  const doc = readFileSync(path.join(projectRoot, 'docs', page), 'utf8');
-  const start = doc.indexOf(`\n## ${section}\n`);
-  if (start < 0) throw new Error(`docs/${page} has no section ${section}`);
-  const end = doc.indexOf('\n## ', start + 1);
-  const text = doc.slice(start, end < 0 ? undefined : end);
+/** The requests of docs/`page`, or of its `section` (a `## ` heading), in order. */
+export function walkthrough(page: string, section?: string): Step[] {
+  let text = readFileSync(path.join(projectRoot, 'docs', page), 'utf8');
+  if (section !== undefined) {
+    const start = text.indexOf(`\n## ${section}\n`);
+    if (start < 0) throw new Error(`docs/${page} has no section ${section}`);
+    const end = text.indexOf('\n## ', start + 1);
+    text = text.slice(start, end < 0 ? undefined : end);
+  }
   const steps: Step[] = [];
-  let pending: Omit<Step, 'status' | 'expected'> | undefined;
-  for (const [, lang, info, content] of text.matchAll(fence)) {
+  let last: Step | undefined;
+  for (const [, lang, info = '', content = ''] of text.matchAll(fence)) {
     if (lang === 'http') {
-      if (pending) throw new Error(`request ${pending.method} ${pending.path} has no answer block`);
-      const [head, body] = (content ?? '').split(/\n\n/, 2) as [string, string | undefined];
+      const [head, body] = content.split(/\n\n/, 2) as [string, string | undefined];
       const [requestLine = '', ...headerLines] = head.split('\n').filter((line) => line.trim() !== '');
       const [method = '', target = ''] = requestLine.split(' ');
       const headers = Object.fromEntries(
         headerLines.map((line) => [line.slice(0, line.indexOf(':')).trim(), line.slice(line.indexOf(':') + 1).trim()]),
       );
-      pending = {
-        method,
-        path: target,
-        headers,
-        body: body?.trim() || undefined,
-        as: /as=(\w+)/.exec(info ?? '')?.[1],
-      };
-    } else if (pending) {
-      steps.push({ ...pending, status: Number((info ?? '').trim()), expected: content ?? '' });
-      pending = undefined;
+      last = { method, path: target, headers, body: body?.trim() || undefined, as: /as=(\w+)/.exec(info)?.[1] };
+      steps.push(last);
+    } else if (last) {
+      const status = Number(info.trim());
+      Object.assign(last, { expected: content, ...(Number.isInteger(status) && status > 0 ? { status } : {}) });
+      last = undefined;
     }
   }
-  if (pending) throw new Error(`request ${pending.method} ${pending.path} has no answer block`);
   return steps;
+}
+
+/** The top-level fields of a step's documented answer (`…` stands for elided values). */
+export function documentedFields(step: Step): string[] | undefined {
+  if (step.expected === undefined) return undefined;
+  return Object.keys(JSON.parse(step.expected.replace(/…/g, '')) as Record<string, unknown>).sort();
 }
 
 function lookup(values: Record<string, unknown>, name: string): string {
@@ -67,8 +70,8 @@ function lookup(values: Record<string, unknown>, name: string): string {
   return value;
 }
 
-/** Placeholders `{name.path}` (a letter first, so JSON's own braces are left alone) filled in. */
-function fill(text: string, values: Record<string, unknown>): string {
+/** Placeholders `{name.path}` (a letter first, so JSON's own braces and `{{ name }}` templates are left alone) filled in. */
+export function fill(text: string, values: Record<string, unknown>): string {
   return text.replace(/\{([A-Za-z][\w.-]*)\}/g, (_, name: string) => lookup(values, name));
 }
 
@@ -87,6 +90,8 @@ export async function runWalkthrough(svc: TestService, steps: Step[]): Promise<R
       answer = await send();
     }
     const label = `${step.method} ${step.path}`;
+    if (step.status === undefined || step.expected === undefined)
+      throw new Error(`${label} has no json <status> block`);
     expect(answer.status, `${label}: ${answer.text}`).toBe(step.status);
     expect(answer.body, label).toMatchObject(JSON.parse(fill(step.expected, values)) as Record<string, unknown>);
     if (step.as) values[step.as] = answer.body;

@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Graph, createWorkflow } from '../cases/support.js';
+import { createWorkflow } from '../cases/support.js';
+import { Graph } from '../support/graphs.js';
 import { startTestService, type TestService } from '../support/harness.js';
 
 const doc = readFileSync(path.join(import.meta.dirname, '../../docs/webhook-triggers.md'), 'utf8');

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph, createWorkflow, execute, initiate, py, results, startCase, waitForEnd } from '../cases/support.js';
-import { download, makeKey, presign, samples, upload } from './support.js';
+import { createWorkflow, execute, initiate, results, startCase, waitForEnd } from '../cases/support.js';
+import { Graph, py } from '../support/graphs.js';
+import { download, presign, samples, upload } from './support.js';
+import { newKey } from '../support/keys.js';
 
 describe('a case with a file input and an array_files input', () => {
   let svc: TestService;
@@ -82,7 +84,7 @@ describe('a case with a file input and an array_files input', () => {
     const pending = await presign(svc, { fileExtension: '.pdf' });
     expect((await bad({ doc: pending.fileUrl, attachments: [] })).status).toBe(400);
 
-    const other = await makeKey(svc, svc.organizationId, ['file:full']);
+    const other = await newKey(svc, ['file:full']);
     const private_ = await uploaded('.csv', { accessScope: 'user' }, other.key);
     const forbidden = await bad({ doc, attachments: [png, private_] });
     expect(forbidden.status).toBe(403);

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileRepo } from '../../src/store/file-repo.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import { download, makeKey, presign, samples, upload } from './support.js';
+import { download, presign, samples, upload } from './support.js';
+import { newKey, newWorkspace } from '../support/keys.js';
 
 describe('files on Postgres', () => {
   let schema: PostgresSchema;
@@ -17,8 +18,7 @@ describe('files on Postgres', () => {
   });
 
   it('uploads once, downloads, and lists by scope', async () => {
-    const ws = await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Other' });
-    const scoped = await makeKey(svc, svc.organizationId, ['file:read'], [String(ws.body.id)]);
+    const scoped = await newKey(svc, ['file:read'], { workspaceIds: [await newWorkspace(svc)] });
     const listed = await presign(svc, {
       fileExtension: '.png',
       accessScope: 'workspace',

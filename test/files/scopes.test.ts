@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { download, makeKey, presign, samples, upload } from './support.js';
+import { download, presign, samples, upload } from './support.js';
+import { newCaller, newKey, newWorkspace } from '../support/keys.js';
 
 interface LibraryEntry {
   fileId: string;
@@ -27,20 +28,16 @@ describe('file access scopes, permissions and the library', () => {
 
   beforeAll(async () => {
     svc = await startTestService();
-    const ws = await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Second' });
-    workspace2 = String(ws.body.id);
-    const org2 = await svc.admin('POST', '/admin/organizations', { name: 'Other org' });
-    const org2Id = String(org2.body.id);
-    otherOrgWorkspace = String(
-      (await svc.admin('POST', `/admin/organizations/${org2Id}/workspaces`, { name: 'Theirs' })).body.id,
-    );
+    workspace2 = await newWorkspace(svc);
+    const otherOrg = await newCaller(svc, ['file:full'], { verified: false });
+    otherOrgWorkspace = otherOrg.workspaceId;
     keys = {
-      ws1: (await makeKey(svc, svc.organizationId, ['file:full'], [svc.workspaceId])).key,
-      ws2: (await makeKey(svc, svc.organizationId, ['file:full'], [workspace2])).key,
-      colleague: (await makeKey(svc, svc.organizationId, ['file:full'])).key,
-      readOnly: (await makeKey(svc, svc.organizationId, ['file:read'])).key,
-      noFileGrant: (await makeKey(svc, svc.organizationId, ['case:full', 'workflow:full'])).key,
-      otherOrg: (await makeKey(svc, org2Id, ['file:full'])).key,
+      ws1: (await newKey(svc, ['file:full'], { workspaceIds: [svc.workspaceId] })).key,
+      ws2: (await newKey(svc, ['file:full'], { workspaceIds: [workspace2] })).key,
+      colleague: (await newKey(svc, ['file:full'])).key,
+      readOnly: (await newKey(svc, ['file:read'])).key,
+      noFileGrant: (await newKey(svc, ['case:full', 'workflow:full'])).key,
+      otherOrg: otherOrg.key,
     };
     files = {
       user: await uploaded({ fileExtension: '.pdf', accessScope: 'user', originalName: 'mine.pdf' }),

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../src/domain/auth-context.js';
 import type { FileService } from '../../src/files/file-service.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { download, makeKey, presign, samples, upload } from './support.js';
+import { download, presign, samples, upload } from './support.js';
+import { newCaller, newKey, newWorkspace } from '../support/keys.js';
 
 /** What the case engine and activities call, against the running service's store and storage. */
 describe('FileService for the case engine', () => {
@@ -31,7 +32,7 @@ describe('FileService for the case engine', () => {
     owner = auth(svc.userId);
     inCase = { organizationId: svc.organizationId, workspaceId: svc.workspaceId, userId: svc.userId };
     caseScope = { caseId: crypto.randomUUID(), organizationId: svc.organizationId, workspaceId: svc.workspaceId };
-    colleague = auth((await makeKey(svc, svc.organizationId, ['file:read'])).userId);
+    colleague = auth((await newKey(svc, ['file:read'])).userId);
   });
   afterAll(async () => {
     await svc.stop();
@@ -104,16 +105,13 @@ describe('FileService for the case engine', () => {
   });
 
   it('readForNode refuses files outside the case: another organization, another workspace, another user', async () => {
-    const org2 = String((await svc.admin('POST', '/admin/organizations', { name: 'Org B' })).body.id);
-    const ws2 = String((await svc.admin('POST', `/admin/organizations/${org2}/workspaces`, { name: 'B' })).body.id);
-    const theirs = { caseId: crypto.randomUUID(), organizationId: org2, workspaceId: ws2 };
+    const orgB = await newCaller(svc, ['file:full'], { verified: false });
+    const theirs = { caseId: crypto.randomUUID(), organizationId: orgB.organizationId, workspaceId: orgB.workspaceId };
     const p = await presign(svc, { fileExtension: '.csv', accessScope: 'all' });
     expect((await upload(p.presignedUrl, samples['.csv'] as Buffer)).status).toBe(200);
     await expect(files.readForNode(p.fileUrl, theirs)).rejects.toThrow(/not accessible/);
 
-    const otherWs = String(
-      (await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Other' })).body.id,
-    );
+    const otherWs = await newWorkspace(svc);
     const wsFile = await presign(svc, {
       fileExtension: '.csv',
       accessScope: 'workspace',
@@ -147,8 +145,7 @@ describe('FileService for the case engine', () => {
     expect(got.headers.get('content-type')).toBe('application/pdf');
     expect(got.headers.get('content-disposition')).toContain('filename="out.pdf"');
 
-    const ws = await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Elsewhere' });
-    const outsider = await makeKey(svc, svc.organizationId, ['file:read'], [String(ws.body.id)]);
+    const outsider = await newKey(svc, ['file:read'], { workspaceIds: [await newWorkspace(svc)] });
     expect((await download(svc, fileUrl, outsider.key)).status).toBe(403);
     const library = await svc.request('GET', '/api/v1/file');
     expect((library.body.files as Array<{ fileUrl: string }>).map((f) => f.fileUrl)).not.toContain(fileUrl);

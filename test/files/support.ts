@@ -111,32 +111,3 @@ export function storedFiles(svc: TestService): string[] {
     return [];
   }
 }
-
-/** A user in the organization with a key of the given grants (and workspaces, when scoped). */
-export async function makeKey(
-  svc: TestService,
-  organizationId: string,
-  grants: string[],
-  workspaceIds?: string[],
-  userId?: string,
-): Promise<{ key: string; userId: string }> {
-  let user = userId;
-  if (!user) {
-    const created = await svc.admin('POST', '/admin/users', {
-      email: `u-${crypto.randomUUID()}@example.com`,
-      name: 'Test user',
-      organizationId,
-    });
-    if (created.status !== 201) throw new Error(`user: ${created.status} ${created.text}`);
-    user = String(created.body.id);
-  }
-  const res = await svc.admin('POST', '/admin/keys', {
-    organizationId,
-    userId: user,
-    name: 'test key',
-    grants,
-    ...(workspaceIds ? { workspaceIds } : {}),
-  });
-  if (res.status !== 201) throw new Error(`key: ${res.status} ${res.text}`);
-  return { key: String(res.body.key), userId: user };
-}

@@ -2,8 +2,9 @@ import { request as httpRequest } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, startTestService, type TestService } from '../support/harness.js';
-import { Graph, py, vars } from '../cases/support.js';
-import { makeKey, presign, upload } from './support.js';
+import { Graph, py, vars } from '../support/graphs.js';
+import { presign, upload } from './support.js';
+import { newCaller } from '../support/keys.js';
 
 const marker = `A-PRIVATE-${randomUUID()}`;
 const readDoc = py('return {"out": caseflow.read_file(inputs["doc"]).decode()}');
@@ -46,12 +47,7 @@ describe('organization B cannot read organization A files through a case', () =>
     const p = await presign(svc, { fileExtension: '.txt', accessScope: 'organization' });
     expect((await upload(p.presignedUrl, Buffer.from(marker))).status).toBe(200);
     aFile = p.fileUrl;
-    const org = String((await svc.admin('POST', '/admin/organizations', { name: 'Org B' })).body.id);
-    expect((await svc.admin('POST', `/admin/organizations/${org}/verify`, { verified: true })).status).toBe(204);
-    const workspaceId = String(
-      (await svc.admin('POST', `/admin/organizations/${org}/workspaces`, { name: 'B' })).body.id,
-    );
-    b = { key: (await makeKey(svc, org, ['workflow:full', 'case:full', 'file:full', 'code:full'])).key, workspaceId };
+    b = await newCaller(svc, ['workflow:full', 'case:full', 'file:full', 'code:full']);
   });
   afterAll(async () => {
     await svc?.stop();

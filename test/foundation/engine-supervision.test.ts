@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/net/free-port.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, execute, initiate, sleeper, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, execute, initiate, startCase, waitForEnd } from '../cases/support.js';
+import { sleeper } from '../support/graphs.js';
 
 /** Polls `probe` every 100 ms until it returns a value, or fails after `ms`. */
 async function eventually<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresSchema, postgresBaseUrl, type PostgresSchema } from '../support/postgres.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, sleeper, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { sleeper } from '../support/graphs.js';
 
 describe('the Postgres store going away and coming back', () => {
   let schema: PostgresSchema;

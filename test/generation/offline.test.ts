@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { randomUUID } from 'node:crypto';
-import { makeKey, presign, upload } from '../files/support.js';
-import { authorIntegration, connect, connection, newWorkspace } from '../connections/support.js';
+import { presign, upload } from '../files/support.js';
+import { authorIntegration, connect, connection } from '../connections/support.js';
 import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
+import { newCaller, newWorkspace } from '../support/keys.js';
 
 interface Run {
   status: string;
@@ -172,7 +172,7 @@ describe('generation with the offline planner', () => {
     });
 
     // Another workspace of the same organization has no connection: nothing of this one is offered there.
-    const other = await newWorkspace(svc, svc.organizationId);
+    const other = await newWorkspace(svc);
     const elsewhere = await generate(prompt, [], other);
     expect(elsewhere.run.status).toBe('partial');
     expect(elsewhere.run.needs_attention).toEqual(['send it with the Echo service']);
@@ -223,13 +223,10 @@ describe('generation with the offline planner', () => {
     const mine = await presign(svc, { fileExtension: '.txt', accessScope: 'workspace', workspaceId: svc.workspaceId });
     expect((await upload(mine.presignedUrl, Buffer.from('invoice total 1200 EUR'))).status).toBeLessThan(300);
     // A file of another organization, uploaded with that organization's own key.
-    const org = await svc.admin('POST', '/admin/organizations', { name: `other-${randomUUID()}` });
-    const organizationId = String(org.body.id);
-    const workspace = await svc.admin('POST', `/admin/organizations/${organizationId}/workspaces`, { name: 'theirs' });
-    const them = await makeKey(svc, organizationId, ['file:full']);
+    const them = await newCaller(svc, ['file:full'], { verified: false });
     const theirs = await presign(
       svc,
-      { fileExtension: '.txt', accessScope: 'workspace', workspaceId: String(workspace.body.id) },
+      { fileExtension: '.txt', accessScope: 'workspace', workspaceId: them.workspaceId },
       them.key,
     );
     expect((await upload(theirs.presignedUrl, Buffer.from('their secret numbers 1 2 3'))).status).toBeLessThan(300);

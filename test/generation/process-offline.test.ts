@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { results, startCase, waitForEnd } from '../cases/support.js';
-import { createProcess, expectError, newCaller, processBody } from '../discovery/support.js';
+import { createProcess, expectError, processBody } from '../discovery/support.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { createKey } from '../workflows/support.js';
+import { newCaller, newKey } from '../support/keys.js';
 import {
   connectErp,
   generate,
@@ -184,10 +184,10 @@ describe('generation from a discovered process with the offline planner', () => 
     expectError(await startGeneration(svc, { processId: theirs }), 403);
 
     // Workflow: Full and Code: Full in the target workspace, but no Discovery: Read: 403.
-    const noDiscovery = await createKey(svc, ['workflow:full', 'code:full']);
+    const noDiscovery = (await newKey(svc, ['workflow:full', 'code:full'])).key;
     expectError(await startGeneration(svc, { processId: mine }, noDiscovery), 403, 'Discovery');
     // Discovery: Read without Workflow: Full: 403 before the process is looked at.
-    const readOnly = await createKey(svc, ['discovery:read', 'code:full', 'workflow:read']);
+    const readOnly = (await newKey(svc, ['discovery:read', 'code:full', 'workflow:read'])).key;
     expectError(await startGeneration(svc, { processId: mine }, readOnly), 403);
 
     expect(await count()).toEqual([before[0], before[1]]);

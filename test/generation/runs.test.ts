@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService, type TestResponse } from '../support/harness.js';
-import { createKey, otherOrganization } from '../workflows/support.js';
-import { makeKey, presign, upload } from '../files/support.js';
+import { newCaller, newKey } from '../support/keys.js';
+import { presign, upload } from '../files/support.js';
 import { authorIntegration, connect, connection, historyText } from '../connections/support.js';
 import { FakeLlm, goodBuilds, happyScript, stepOf } from './fake-llm.js';
 
@@ -459,7 +459,7 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     const workflowId = String(res.body.workflowId);
     const runId = String(res.body.runId);
     await until(workflowId, finished);
-    const other = await otherOrganization(svc);
+    const other = await newCaller(svc, ['workflow:full'], { verified: false });
     const expectStatus = (r: TestResponse, status: number) => expect(r.status, r.text).toBe(status);
     expectStatus(await svc.request('GET', `/api/v1/workflow/${workflowId}/run`, { key: null }), 401);
     expectStatus(await svc.request('GET', `/api/v1/workflow/not-a-uuid/run`), 400);
@@ -477,14 +477,14 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
       400,
     );
     expectStatus(await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, { body: {} }), 404);
-    const reader = await createKey(svc, ['workflow:read']);
+    const reader = (await newKey(svc, ['workflow:read'])).key;
     expectStatus(await svc.request('GET', `/api/v1/workflow/${workflowId}/run`, { key: reader }), 200);
     expectStatus(
       await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, { body: {}, key: reader }),
       403,
     );
     expectStatus(await start({ prompt: 'x y z w' }, reader), 403);
-    const noCode = await createKey(svc, ['workflow:full']);
+    const noCode = (await newKey(svc, ['workflow:full'])).key;
     expectStatus(await start({ prompt: 'Route invoices by amount' }, noCode), 403);
     // Another organization cannot rebuild this workflow, from its own workspace or from ours.
     const theirs = await svc.request('POST', '/api/v1/workflow/generate', {
@@ -561,7 +561,7 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
   });
 
   it('answers 401 once the key’s user has left the organization', async () => {
-    const member = await makeKey(svc, svc.organizationId, ['workflow:full', 'code:full']);
+    const member = await newKey(svc, ['workflow:full', 'code:full']);
     expect((await svc.request('GET', `/api/v1/workflow/${randomUUID()}/run`, { key: member.key })).status).toBe(404);
     expect(
       (await svc.admin('DELETE', `/admin/organizations/${svc.organizationId}/members/${member.userId}`)).status,
@@ -579,7 +579,7 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
   });
 
   it('limits requests per key across the generation endpoints (429 with Retry-After and RateLimit)', async () => {
-    const key = await createKey(svc, ['workflow:read']);
+    const key = (await newKey(svc, ['workflow:read'])).key;
     const workflowId = randomUUID();
     let last: TestResponse | undefined;
     for (let i = 0; i <= rateLimit; i++) last = await svc.request('GET', `/api/v1/workflow/${workflowId}/run`, { key });
@@ -587,7 +587,7 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     expect(Number(last?.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(last?.headers.get('ratelimit')).toMatch(/r=0/);
     // Another key has its own window.
-    const fresh = await createKey(svc, ['workflow:read']);
+    const fresh = (await newKey(svc, ['workflow:read'])).key;
     const other = await svc.request('GET', `/api/v1/workflow/${workflowId}/run`, { key: fresh });
     expect(other.status).toBe(404);
     expect(other.headers.get('ratelimit')).toMatch(new RegExp(`r=${rateLimit - 1};`));

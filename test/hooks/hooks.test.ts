@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeKey } from '../files/support.js';
+import { newCaller, newKey } from '../support/keys.js';
 import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
-import { Graph, createWorkflow, results, sleeper, waitForEnd } from '../cases/support.js';
+import { createWorkflow, results, waitForEnd } from '../cases/support.js';
+import { Graph, sleeper } from '../support/graphs.js';
 import { caseIdsOf, deliver, sign } from './support.js';
 
 let svc: TestService;
@@ -33,9 +34,8 @@ async function createHook(body: Record<string, unknown>, workflowId = echoId): P
 beforeAll(async () => {
   svc = await startTestService({ config: { hooks: { maxPayloadBytes: 4096 } } });
   echoId = (await createWorkflow(svc, echoGraph(), 'hook echo')).workflowId;
-  const other = await svc.admin('POST', '/admin/organizations', { name: 'Attacker org', verified: true });
-  attackerKey = (await makeKey(svc, String(other.body.id), ['case:full', 'workflow:full'])).key;
-  noCaseKey = (await makeKey(svc, svc.organizationId, ['workflow:full'])).key;
+  attackerKey = (await newCaller(svc, ['case:full', 'workflow:full'])).key;
+  noCaseKey = (await newKey(svc, ['workflow:full'])).key;
 });
 afterAll(async () => {
   await svc?.stop();

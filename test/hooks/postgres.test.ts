@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Graph, createWorkflow, waitForEnd } from '../cases/support.js';
+import { createWorkflow, waitForEnd } from '../cases/support.js';
+import { Graph } from '../support/graphs.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 import { caseIdsOf, deliver, sign } from './support.js';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Graph, createWorkflow, initiate, startCase, waitForEnd } from '../cases/support.js';
-import { makeKey } from '../files/support.js';
+import { createWorkflow, initiate, startCase, waitForEnd } from '../cases/support.js';
+import { Graph } from '../support/graphs.js';
+import { newCaller, newKey, newWorkspace } from '../support/keys.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 
@@ -40,13 +41,11 @@ describe.each(['sqlite', 'postgres'] as const)('workflow and case lists on %s', 
   beforeAll(async () => {
     if (dialect === 'postgres') schema = await createPostgresSchema();
     svc = await startTestService(schema ? { databaseUrl: schema.url } : {});
-    const otherOrg = await svc.admin('POST', '/admin/organizations', { name: 'Other org', verified: true });
-    const ws = await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, { name: 'Second' });
-    second = String(ws.body.id);
+    second = await newWorkspace(svc);
     keys = {
-      otherOrg: (await makeKey(svc, String(otherOrg.body.id), ['case:full', 'workflow:full'])).key,
-      secondOnly: (await makeKey(svc, svc.organizationId, ['case:full', 'workflow:full'], [second])).key,
-      noGrant: (await makeKey(svc, svc.organizationId, ['file:full'])).key,
+      otherOrg: (await newCaller(svc, ['case:full', 'workflow:full'])).key,
+      secondOnly: (await newKey(svc, ['case:full', 'workflow:full'], { workspaceIds: [second] })).key,
+      noGrant: (await newKey(svc, ['file:full'])).key,
     };
     ids.intake = (await createWorkflow(svc, passThrough(), 'Invoice intake')).workflowId;
     const review = await svc.request('POST', '/api/v1/workflow', {

@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../callbacks/receiver.js';
-import { createWorkflow, floatChain, py, sleeper, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { floatChain, py, sleeper } from '../support/graphs.js';
 import { http, startTestService, type TestService } from '../support/harness.js';
-import { otherOrganization } from '../workflows/support.js';
+import { newCaller } from '../support/keys.js';
 
 interface Sample {
   name: string;
@@ -122,7 +123,7 @@ describe('case metrics on /metrics', () => {
     expect(mine?.runSeconds).toMatchObject({ count: 2 });
 
     // The attacker: another organization's key with Case: Read, asking by our workspace and workflow too.
-    const other = await otherOrganization(svc, ['case:read', 'workflow:read']);
+    const other = await newCaller(svc, ['case:read', 'workflow:read'], { verified: false });
     for (const query of ['', `&workspaceId=${svc.workspaceId}`, `&workflowId=${wf.workflowId}`]) {
       const theirs = await stats(other.key, query);
       expect(theirs.status, theirs.text).toBe(200);
@@ -130,7 +131,7 @@ describe('case metrics on /metrics', () => {
       expect(theirs.text).not.toContain(wf.workflowId);
     }
     // Case: Read is the grant; a window over 31 days is a 400.
-    expect((await stats((await otherOrganization(svc, ['workflow:read'])).key)).status).toBe(403);
+    expect((await stats((await newCaller(svc, ['workflow:read'], { verified: false })).key)).status).toBe(403);
     const wide = await svc.request('GET', '/api/v1/stats/cases?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z');
     expect(wide.status).toBe(400);
   });

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { CaseScheduler } from '../../src/domain/case-scheduler.js';
-import { TestGraph } from './graphs.js';
+import { Graph } from '../support/graphs.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 const ending = { deadlinePassed: false, cancelled: false, deadlineMs: 60_000 };
 
-function scheduler(g: TestGraph, inputs: Record<string, unknown> = {}): CaseScheduler {
+function scheduler(g: Graph, inputs: Record<string, unknown> = {}): CaseScheduler {
   return new CaseScheduler({ caseId: 'case-1', graph: g, inputs });
 }
 
 /** Runs a node to completion with these outputs; returns the names of the nodes it makes ready. */
-function completes(s: CaseScheduler, g: TestGraph, name: string, outputs: Record<string, unknown> = {}): string[] {
+function completes(s: CaseScheduler, g: Graph, name: string, outputs: Record<string, unknown> = {}): string[] {
   const id = g.id(name);
   s.begin(id, at);
   s.inputsOf(id);
@@ -18,17 +18,22 @@ function completes(s: CaseScheduler, g: TestGraph, name: string, outputs: Record
   return names(g, s.settle(id, at));
 }
 
-function names(g: TestGraph, ids: string[]): string[] {
+function names(g: Graph, ids: string[]): string[] {
   return ids.map((id) => g.nodes[id]?.name ?? id);
 }
 
-function statusOf(s: CaseScheduler, g: TestGraph, name: string): string | undefined {
+function statusOf(s: CaseScheduler, g: Graph, name: string): string | undefined {
   return s.progress().nodes[g.id(name)]?.status;
 }
 
 describe('case scheduler', () => {
   it('runs a chain in order, passing outputs on and collecting the output node results', () => {
-    const g = new TestGraph().input().code('a').output().edge('in', 'a').edge('a', 'out');
+    const g = new Graph();
+    g.bare('in', 'input');
+    g.bare('a');
+    g.bare('out', 'output');
+    g.edge('in', 'a');
+    g.edge('a', 'out');
     const s = scheduler(g, { text: 'hi' });
     expect(names(g, s.start())).toEqual(['in']);
     const input = g.id('in');
@@ -65,22 +70,25 @@ describe('case scheduler', () => {
   });
 
   it('records each node under its handler class, falling back to the node type', () => {
-    const g = new TestGraph().input().code('a').edge('in', 'a');
+    const g = new Graph();
+    g.bare('in', 'input');
+    g.bare('a');
+    g.edge('in', 'a');
     const nodes = scheduler(g).progress().nodes;
     expect(nodes[g.id('in')]?.handlerClass).toBe('input');
     expect(nodes[g.id('a')]?.handlerClass).toBe('python_code');
   });
 
   it('runs a join only once every parent has settled', () => {
-    const g = new TestGraph()
-      .input()
-      .code('a')
-      .code('b')
-      .code('join')
-      .edge('in', 'a')
-      .edge('in', 'b')
-      .edge('a', 'join')
-      .edge('b', 'join');
+    const g = new Graph();
+    g.bare('in', 'input');
+    g.bare('a');
+    g.bare('b');
+    g.bare('join');
+    g.edge('in', 'a');
+    g.edge('in', 'b');
+    g.edge('a', 'join');
+    g.edge('b', 'join');
     const s = scheduler(g);
     s.start();
     expect(completes(s, g, 'in')).toEqual(['a', 'b']);
@@ -89,55 +97,57 @@ describe('case scheduler', () => {
   });
 
   it('takes the true side of a route and skips the other, which then counts as settled', () => {
-    const g = new TestGraph()
-      .input()
-      .condition('c')
-      .code('yes')
-      .code('no')
-      .output()
-      .edge('in', 'c')
-      .route('c', 'yes')
-      .route('c', 'no', true);
-    g.edge('yes', 'out').edge('no', 'out');
+    const g = new Graph();
+    g.bare('in', 'input');
+    g.condition('c', [], 'c-route', { all: [{ left: { var: 'x' }, op: 'exists' }] });
+    g.bare('yes');
+    g.bare('no');
+    g.bare('out', 'output');
+    g.edge('in', 'c');
+    g.route('c', 'yes');
+    g.route('c', 'no', true);
+    g.edge('yes', 'out');
+    g.edge('no', 'out');
     const s = scheduler(g);
     s.start();
     completes(s, g, 'in');
-    expect(completes(s, g, 'c', { c_ok: true })).toEqual(['yes']);
+    expect(completes(s, g, 'c', { matches: true })).toEqual(['yes']);
     expect(statusOf(s, g, 'no')).toBe('skipped');
     expect(completes(s, g, 'yes')).toEqual(['out']);
   });
 
   it('takes the complement edge when the route is false', () => {
-    const g = new TestGraph()
-      .input()
-      .condition('c')
-      .code('yes')
-      .code('no')
-      .edge('in', 'c')
-      .route('c', 'yes')
-      .route('c', 'no', true);
+    const g = new Graph();
+    g.bare('in', 'input');
+    g.condition('c', [], 'c-route', { all: [{ left: { var: 'x' }, op: 'exists' }] });
+    g.bare('yes');
+    g.bare('no');
+    g.edge('in', 'c');
+    g.route('c', 'yes');
+    g.route('c', 'no', true);
     const s = scheduler(g);
     s.start();
     completes(s, g, 'in');
-    expect(completes(s, g, 'c', { c_ok: false })).toEqual(['no']);
+    expect(completes(s, g, 'c', { matches: false })).toEqual(['no']);
     expect(statusOf(s, g, 'yes')).toBe('skipped');
   });
 
   it('propagates skipping down a branch until a node with a taken edge', () => {
-    const g = new TestGraph()
-      .input()
-      .condition('c')
-      .code('yes')
-      .code('after')
-      .code('other')
-      .edge('in', 'c')
-      .route('c', 'yes')
-      .edge('yes', 'after');
-    g.edge('in', 'other').edge('other', 'after');
+    const g = new Graph();
+    g.bare('in', 'input');
+    g.condition('c', [], 'c-route', { all: [{ left: { var: 'x' }, op: 'exists' }] });
+    g.bare('yes');
+    g.bare('after');
+    g.bare('other');
+    g.edge('in', 'c');
+    g.route('c', 'yes');
+    g.edge('yes', 'after');
+    g.edge('in', 'other');
+    g.edge('other', 'after');
     const s = scheduler(g);
     s.start();
     expect(completes(s, g, 'in')).toEqual(['c', 'other']);
-    expect(completes(s, g, 'c', { c_ok: false })).toEqual([]);
+    expect(completes(s, g, 'c', { matches: false })).toEqual([]);
     expect(statusOf(s, g, 'yes')).toBe('skipped');
     // "after" still has a parent to wait for, then runs through its taken edge.
     expect(statusOf(s, g, 'after')).toBe('pending');
@@ -145,18 +155,18 @@ describe('case scheduler', () => {
   });
 
   it('skips a node whose every incoming edge was not taken, and ends COMPLETED without results', () => {
-    const g = new TestGraph()
-      .input()
-      .condition('c')
-      .code('yes')
-      .output()
-      .edge('in', 'c')
-      .route('c', 'yes')
-      .edge('yes', 'out');
+    const g = new Graph();
+    g.bare('in', 'input');
+    g.condition('c', [], 'c-route', { all: [{ left: { var: 'x' }, op: 'exists' }] });
+    g.bare('yes');
+    g.bare('out', 'output');
+    g.edge('in', 'c');
+    g.route('c', 'yes');
+    g.edge('yes', 'out');
     const s = scheduler(g);
     s.start();
     completes(s, g, 'in');
-    expect(completes(s, g, 'c', { c_ok: false })).toEqual([]);
+    expect(completes(s, g, 'c', { matches: false })).toEqual([]);
     expect(statusOf(s, g, 'yes')).toBe('skipped');
     expect(statusOf(s, g, 'out')).toBe('skipped');
     expect(s.finish(ending)).toBe('COMPLETED');
@@ -164,7 +174,12 @@ describe('case scheduler', () => {
   });
 
   it('skips a node no edge leads to at the start, and its children follow the other parents', () => {
-    const g = new TestGraph().input().code('orphan').code('a').edge('orphan', 'a').edge('in', 'a');
+    const g = new Graph();
+    g.bare('in', 'input');
+    g.bare('orphan');
+    g.bare('a');
+    g.edge('orphan', 'a');
+    g.edge('in', 'a');
     const s = scheduler(g);
     expect(names(g, s.start())).toEqual(['in']);
     expect(statusOf(s, g, 'orphan')).toBe('skipped');
@@ -172,7 +187,14 @@ describe('case scheduler', () => {
   });
 
   it('hands out nothing after a failure, reports the first failure and marks the rest not_executed', () => {
-    const g = new TestGraph().input().code('a').code('b').code('c').edge('in', 'a').edge('in', 'b').edge('a', 'c');
+    const g = new Graph();
+    g.bare('in', 'input');
+    g.bare('a');
+    g.bare('b');
+    g.bare('c');
+    g.edge('in', 'a');
+    g.edge('in', 'b');
+    g.edge('a', 'c');
     const s = scheduler(g);
     s.start();
     completes(s, g, 'in');
@@ -193,7 +215,12 @@ describe('case scheduler', () => {
   });
 
   it('records a node stopped by the end of the case as cancelled, and the case as CANCELLED', () => {
-    const g = new TestGraph().input().code('a').code('b').edge('in', 'a').edge('a', 'b');
+    const g = new Graph();
+    g.bare('in', 'input');
+    g.bare('a');
+    g.bare('b');
+    g.edge('in', 'a');
+    g.edge('a', 'b');
     const s = scheduler(g);
     s.start();
     completes(s, g, 'in');
@@ -210,7 +237,10 @@ describe('case scheduler', () => {
   });
 
   it('ends TIMED_OUT when the deadline passed, over a cancellation', () => {
-    const g = new TestGraph().input().code('a').edge('in', 'a');
+    const g = new Graph();
+    g.bare('in', 'input');
+    g.bare('a');
+    g.edge('in', 'a');
     const s = scheduler(g);
     s.start();
     completes(s, g, 'in');
@@ -219,7 +249,8 @@ describe('case scheduler', () => {
   });
 
   it('fails a case without an input node and hands out nothing', () => {
-    const g = new TestGraph().code('a');
+    const g = new Graph();
+    g.bare('a');
     const s = scheduler(g);
     expect(s.start()).toEqual([]);
     expect(s.finish(ending)).toBe('FAILED');
@@ -228,7 +259,13 @@ describe('case scheduler', () => {
   });
 
   it('fails a case whose remaining nodes wait on each other', () => {
-    const g = new TestGraph().input().code('a').code('b').edge('in', 'a').edge('b', 'a').edge('a', 'b');
+    const g = new Graph();
+    g.bare('in', 'input');
+    g.bare('a');
+    g.bare('b');
+    g.edge('in', 'a');
+    g.edge('b', 'a');
+    g.edge('a', 'b');
     const s = scheduler(g);
     expect(names(g, s.start())).toEqual(['in']);
     expect(completes(s, g, 'in')).toEqual([]);
@@ -237,7 +274,8 @@ describe('case scheduler', () => {
   });
 
   it('counts attempts as the caller reports them', () => {
-    const g = new TestGraph().input();
+    const g = new Graph();
+    g.bare('in', 'input');
     const s = scheduler(g);
     s.attempt(g.id('in'), 3);
     expect(s.progress().nodes[g.id('in')]?.attempts).toBe(3);
@@ -251,7 +289,12 @@ describe('case scheduler', () => {
       string,
       string,
     ];
-    const g = new TestGraph().input().code('a').output().edge('in', 'a').edge('a', 'out');
+    const g = new Graph();
+    g.bare('in', 'input');
+    g.bare('a');
+    g.bare('out', 'output');
+    g.edge('in', 'a');
+    g.edge('a', 'out');
     const [input, a, out] = [g.id('in'), g.id('a'), g.id('out')];
     /** in (inline) and a (activity from t1 to t2), the workflow clock reading `clock` when a settles. */
     const upToOutput = (clock: string): CaseScheduler => {
@@ -282,16 +325,16 @@ describe('case scheduler', () => {
 
 describe('case scheduler: a rerun reusing recorded outputs', () => {
   it('completes reused nodes without handing them out and runs what follows them', () => {
-    const g = new TestGraph()
-      .input()
-      .code('a')
-      .code('b')
-      .code('c')
-      .output()
-      .edge('in', 'a')
-      .edge('a', 'b')
-      .edge('b', 'c')
-      .edge('c', 'out');
+    const g = new Graph();
+    g.bare('in', 'input');
+    g.bare('a');
+    g.bare('b');
+    g.bare('c');
+    g.bare('out', 'output');
+    g.edge('in', 'a');
+    g.edge('a', 'b');
+    g.edge('b', 'c');
+    g.edge('c', 'out');
     const reused = {
       [g.id('a')]: { from: { caseId: 'original', nodeId: g.id('a') }, outputs: { text: 'A' } },
       [g.id('b')]: { from: { caseId: 'original', nodeId: g.id('b') }, outputs: { text: 'B' } },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { audit, results, startCase, waitForEnd } from '../cases/support.js';
-import { routedGraph } from '../workflows/support.js';
+import { routedGraph } from '../support/branch-kind.js';
 
 /**
  * A kind added in a test fixture (one module, test/support/branch-kind.ts)

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
-import { createKey } from '../workflows/support.js';
+import { newKey } from '../support/keys.js';
 import { expectError, failedFields } from '../code/support.js';
 
 const limit = 3;
@@ -15,7 +15,7 @@ describe('generation endpoints validate before they count (issue 26, item 3)', (
     await svc?.stop();
   });
 
-  const key = () => createKey(svc, ['workflow:full', 'code:full']);
+  const key = () => newKey(svc, ['workflow:full', 'code:full']).then((k) => k.key);
   /** A well-formed request (404: no such workflow), which counts against the generation quota. */
   const valid = (k: string) => svc.request('GET', `/api/v1/workflow/${randomUUID()}/run`, { key: k });
   /** Missing its x-workspace-id header. */
@@ -54,7 +54,7 @@ describe('generation endpoints validate before they count (issue 26, item 3)', (
     expectError(flooded, 429, 'generation-refused');
     expect(Number(flooded.headers.get('retry-after'))).toBeGreaterThan(0);
     // A 403 (access refused before the body is read) is a refusal too.
-    const stranger = await createKey(svc, ['workflow:read']);
+    const stranger = (await newKey(svc, ['workflow:read'])).key;
     for (let i = 0; i < limit; i++) {
       const res = await svc.request('POST', '/api/v1/workflow/generate', {
         key: stranger,

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 import { Receiver } from '../callbacks/receiver.js';
-import { Graph, createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { Graph } from '../support/graphs.js';
 
 describe('retention and erasure on Postgres', () => {
   let schema: PostgresSchema;

@@ -4,9 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { retentionScheduleId, type RetentionRunResult } from '../../src/temporal/contracts/retention-purge.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { makeKey } from '../files/support.js';
+import { newCaller, newKey } from '../support/keys.js';
 import { Receiver } from '../callbacks/receiver.js';
-import { Graph, createWorkflow, sleeper, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { Graph, sleeper } from '../support/graphs.js';
 
 let svc: TestService;
 let echo: { workflowId: string; entityId: string; workflowVersionId: string };
@@ -139,10 +140,9 @@ describe('erasing a case', () => {
     await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(1);
     await hook.close();
 
-    const org = await svc.admin('POST', '/admin/organizations', { name: 'Eraser', verified: true });
-    const attacker = (await makeKey(svc, String(org.body.id), ['case:full'])).key;
+    const attacker = (await newCaller(svc, ['case:full'])).key;
     expect((await svc.request('DELETE', `/api/v1/case/${ended}`, { key: attacker })).status).toBe(404);
-    const reader = (await makeKey(svc, svc.organizationId, ['case:read'])).key;
+    const reader = (await newKey(svc, ['case:read'])).key;
     expect((await svc.request('DELETE', `/api/v1/case/${ended}`, { key: reader })).status).toBe(403);
     expect((await svc.request('GET', `/api/v1/case/${ended}/status`)).status).toBe(200);
 

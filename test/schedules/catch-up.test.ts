@@ -2,7 +2,8 @@ import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/net/free-port.js';
 import { http, startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, py, textChain } from '../cases/support.js';
+import { createWorkflow } from '../cases/support.js';
+import { py, textChain } from '../support/graphs.js';
 import { createSchedule, ended, type ScheduleBody } from './support.js';
 
 let svc: TestService | undefined;

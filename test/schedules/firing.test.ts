@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, Graph, py, sleeper, textChain } from '../cases/support.js';
+import { createWorkflow } from '../cases/support.js';
+import { Graph, py, sleeper, textChain } from '../support/graphs.js';
 import { createSchedule, ended, getSchedule, waitForSchedule } from './support.js';
 
 let svc: TestService;

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeKey } from '../files/support.js';
+import { newCaller, newKey } from '../support/keys.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, py, textChain } from '../cases/support.js';
+import { createWorkflow } from '../cases/support.js';
+import { py, textChain } from '../support/graphs.js';
 import { badFields, createSchedule, getSchedule, type ScheduleBody } from './support.js';
 
 let svc: TestService;
@@ -10,11 +11,10 @@ let keys: { otherOrg: string; readOnly: string; noCase: string };
 beforeAll(async () => {
   svc = await startTestService({ config: { schedules: { minIntervalSeconds: 30, maxBackfillFirings: 5 } } });
   ({ workflowId } = await createWorkflow(svc, textChain('Echo', py('return {"text": inputs["text"]}'))));
-  const otherOrg = await svc.admin('POST', '/admin/organizations', { name: 'Attacker org', verified: true });
   keys = {
-    otherOrg: (await makeKey(svc, String(otherOrg.body.id), ['case:full', 'workflow:full', 'file:full'])).key,
-    readOnly: (await makeKey(svc, svc.organizationId, ['case:read', 'workflow:read'])).key,
-    noCase: (await makeKey(svc, svc.organizationId, ['workflow:full'])).key,
+    otherOrg: (await newCaller(svc, ['case:full', 'workflow:full', 'file:full'])).key,
+    readOnly: (await newKey(svc, ['case:read', 'workflow:read'])).key,
+    noCase: (await newKey(svc, ['workflow:full'])).key,
   };
 });
 afterAll(async () => {

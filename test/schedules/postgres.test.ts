@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import { createWorkflow, Graph, py, textChain } from '../cases/support.js';
+import { createWorkflow } from '../cases/support.js';
+import { Graph, py, textChain } from '../support/graphs.js';
 import { createSchedule, ended, type ScheduleBody, waitForSchedule } from './support.js';
 
 describe('schedules on Postgres', () => {

@@ -26,9 +26,11 @@ import {
   workflowListSchema,
 } from '../../src/api/schemas/workflows.js';
 import { Receiver } from '../callbacks/receiver.js';
-import { Graph, py, waitForEnd } from '../cases/support.js';
-import { codeBody, newCaller } from '../code/support.js';
+import { waitForEnd } from '../cases/support.js';
+import { Graph, py } from '../support/graphs.js';
+import { codeBody } from '../code/support.js';
 import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
+import { newCaller } from '../support/keys.js';
 
 interface JsonSchema {
   $ref?: string;
@@ -219,7 +221,7 @@ describe('services behind the routes answer in their documented shapes', () => {
   });
 
   it('code nodes: register and update', async () => {
-    const author = await newCaller(svc);
+    const author = await newCaller(svc, ['code:full']);
     const created = await svc.request('POST', '/api/v1/code', { key: author.key, body: codeBody() });
     expectDocumented(created, { method: 'post', path: '/api/v1/code', status: 201 }, codeNodeResponse);
     const updated = await svc.request('PATCH', `/api/v1/code/${String(created.body.id)}`, {
@@ -240,13 +242,18 @@ describe('the services refuse another organization', () => {
     });
     const workflowId = String(created.body.workflowId);
     const caseId = String((await svc.request('POST', '/api/v1/case', { body: { workflowId } })).body.caseId);
-    const author = await newCaller(svc);
+    const author = await newCaller(svc, ['code:full']);
     const codeId = String((await svc.request('POST', '/api/v1/code', { key: author.key, body: codeBody() })).body.id);
 
     // Every grant, organization-wide, verified: only the organization differs.
-    const attacker = await newCaller(svc, {
-      grants: ['workflow:full', 'case:full', 'file:full', 'code:full', 'integration:full', 'discovery:read'],
-    });
+    const attacker = await newCaller(svc, [
+      'workflow:full',
+      'case:full',
+      'file:full',
+      'code:full',
+      'integration:full',
+      'discovery:read',
+    ]);
     const as = (method: string, path: string, body?: unknown) => svc.request(method, path, { key: attacker.key, body });
     const refused = async (res: Promise<TestResponse>, status: number) => {
       const r = await res;

@@ -2,8 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { answered, startTestService, type TestService } from '../support/harness.js';
 import { Receiver, type ReceivedCallback } from '../callbacks/receiver.js';
-import { Graph, createWorkflow, py, startCase, textChain, waitForEnd } from '../cases/support.js';
-import { makeKey } from '../files/support.js';
+import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { Graph, py, textChain } from '../support/graphs.js';
+import { newCaller, newKey } from '../support/keys.js';
 import { CaseRepo } from '../../src/store/case-repo.js';
 
 type EventType = 'case.completed' | 'case.failed' | 'case.timed_out' | 'case.cancelled';
@@ -266,8 +267,7 @@ describe('event subscriptions', () => {
   it("is another organization's 404 and needs Case: Full to manage", async () => {
     const hook = await receiver();
     const created = await subscribe(hook.url, ['case.failed']);
-    const org = await svc.admin('POST', '/admin/organizations', { name: 'Attacker', verified: true });
-    const attacker = (await makeKey(svc, String(org.body.id), ['case:full', 'workflow:full'])).key;
+    const attacker = (await newCaller(svc, ['case:full', 'workflow:full'])).key;
     const base = `/api/v1/subscriptions/${created.id}`;
     for (const [method, path, body] of [
       ['GET', base, undefined],
@@ -289,7 +289,7 @@ describe('event subscriptions', () => {
     });
     expect(theirList.body).toEqual({ subscriptions: [], nextCursor: null });
 
-    const reader = (await makeKey(svc, svc.organizationId, ['case:read'])).key;
+    const reader = (await newKey(svc, ['case:read'])).key;
     expect((await svc.request('GET', base, { key: reader })).status).toBe(200);
     expect((await svc.request('PATCH', base, { key: reader, body: { enabled: false } })).status).toBe(403);
     expect((await svc.request('POST', `${base}/rotate-secret`, { key: reader })).status).toBe(403);

@@ -1,5 +1,5 @@
 import type { WorkflowNode } from '../../src/domain/graph.js';
-import { Graph, vars } from '../cases/support.js';
+import { Graph, vars } from '../support/graphs.js';
 
 /** The approval route's id (its bool output is the form's `approved` field). */
 const approvedRoute = 'approved';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audit, createWorkflow, startCase, waitForEnd } from '../cases/support.js';
-import { makeKey } from '../files/support.js';
+import { newCaller, newKey } from '../support/keys.js';
 import { http, startTestService, type TestResponse, type TestService } from '../support/harness.js';
 import { approvalGraph } from './graphs.js';
 
@@ -24,13 +24,12 @@ beforeAll(async () => {
   const { graph, task } = approvalGraph(process);
   taskNodeId = task;
   ({ workflowId } = await createWorkflow(svc, graph, 'approval'));
-  const otherOrg = await svc.admin('POST', '/admin/organizations', { name: 'Other org', verified: true });
-  const member = await makeKey(svc, svc.organizationId, ['case:read']);
+  const member = await newKey(svc, ['case:read']);
   memberId = member.userId;
   keys = {
-    otherOrg: (await makeKey(svc, String(otherOrg.body.id), ['case:full', 'workflow:full'])).key,
+    otherOrg: (await newCaller(svc, ['case:full', 'workflow:full'])).key,
     member: member.key,
-    noCaseGrant: (await makeKey(svc, svc.organizationId, ['workflow:full'])).key,
+    noCaseGrant: (await newKey(svc, ['workflow:full'])).key,
   };
 });
 afterAll(async () => {

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { launchChromium } from '../connections/oauth-support.js';
-import { makeKey } from '../files/support.js';
+import { newKey } from '../support/keys.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { approvalGraph } from './graphs.js';
 
@@ -56,7 +56,7 @@ async function createLink(taskId: string): Promise<string> {
 describe('completion link', () => {
   it('shows the form built from the form schema, refuses a bad answer on the page, takes a good one once', async () => {
     const { caseId, taskId } = await openTask(42);
-    const reader = await makeKey(svc, svc.organizationId, ['case:read']);
+    const reader = await newKey(svc, ['case:read']);
     expect((await svc.request('POST', `/api/v1/tasks/${taskId}/link`, { key: reader.key })).status).toBe(403);
     const created = await svc.request('POST', `/api/v1/tasks/${taskId}/link`);
     expect(created.status, created.text).toBe(201);

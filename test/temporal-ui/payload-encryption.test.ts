@@ -12,7 +12,8 @@ import { encryptingDataConverter } from '../../src/temporal/data-converter.js';
 import { PayloadEncryption } from '../../src/temporal/payload-encryption.js';
 import { workflowBundlePath } from '../../src/temporal/worker.js';
 import { Receiver } from '../callbacks/receiver.js';
-import { createWorkflow, execute, initiate, py, textChain, waitForEnd } from '../cases/support.js';
+import { createWorkflow, execute, initiate, waitForEnd } from '../cases/support.js';
+import { py, textChain } from '../support/graphs.js';
 import { adminToken, http, startTestService, type TestService } from '../support/harness.js';
 import { decodedHistoryText, payloadsOf } from '../support/history.js';
 

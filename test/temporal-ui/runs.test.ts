@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caseRunRevision } from '../../src/domain/case-run-changes.js';
 import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
 import { Receiver } from '../callbacks/receiver.js';
-import { Graph, createWorkflow, py, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { Graph, py } from '../support/graphs.js';
 import { startTestService, type TestService } from '../support/harness.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;

@@ -6,7 +6,7 @@ import type { CatalogIds, CatalogNames } from '../../src/workflow-files/catalog-
 import { compileWorkflow, WorkflowFileError } from '../../src/workflow-files/compile.js';
 import { decompileWorkflow } from '../../src/workflow-files/decompile.js';
 import { formatWorkflowFile, parseWorkflowFile } from '../../src/workflow-files/text.js';
-import { py, textChain } from '../cases/support.js';
+import { py, textChain } from '../support/graphs.js';
 
 const codeId = randomUUID();
 const codeVersions = [randomUUID(), randomUUID()];

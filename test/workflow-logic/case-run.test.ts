@@ -18,7 +18,7 @@ import { startWorkflow } from '../../src/temporal/contracts/start.js';
 import type { WorkflowOf } from '../../src/temporal/contracts/contract.js';
 import type { WorkflowNode } from '../../src/domain/graph.js';
 import { busyFailureKind } from '../../src/domain/node-kinds/kind.js';
-import { floatChain, py } from '../cases/support.js';
+import { floatChain, py } from '../support/graphs.js';
 import { hangUntilCancelled, scheduledAt, until, WorkflowLogic } from './support.js';
 
 /**

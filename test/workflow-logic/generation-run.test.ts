@@ -16,7 +16,7 @@ import {
 } from '../../src/temporal/contracts/generation-run.js';
 import { startWorkflow } from '../../src/temporal/contracts/start.js';
 import type { WorkflowOf } from '../../src/temporal/contracts/contract.js';
-import { Graph } from '../cases/support.js';
+import { Graph } from '../support/graphs.js';
 import { hangUntilCancelled, until, WorkflowLogic } from './support.js';
 
 /**

@@ -6,7 +6,7 @@ import { caseRunRevision } from '../../src/domain/case-run-changes.js';
 import type { CaseRunInput } from '../../src/domain/cases.js';
 import { firingWorkflowId, scheduledCaseContract } from '../../src/temporal/contracts/scheduled-case.js';
 import { startWorkflow } from '../../src/temporal/contracts/start.js';
-import { floatChain, py } from '../cases/support.js';
+import { floatChain, py } from '../support/graphs.js';
 import { WorkflowLogic } from './support.js';
 
 /** The firing workflow over mocked activities: its own two and the case run's (its child). */

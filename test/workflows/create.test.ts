@@ -1,16 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import {
-  countVersions,
-  countWorkflows,
-  createKey,
-  GraphBuilder,
-  otherOrganization,
-  routedGraph,
-  variables,
-  violations,
-} from './support.js';
+import { countVersions, countWorkflows, violations } from './support.js';
+import { Graph, vars } from '../support/graphs.js';
+import { routedGraph } from '../support/branch-kind.js';
+import { newCaller, newKey, newWorkspace } from '../support/keys.js';
 
 describe('POST /api/v1/workflow', () => {
   let svc: TestService;
@@ -98,24 +92,20 @@ describe('POST /api/v1/workflow', () => {
 
   it('answers 404 for an unknown workspace and 403 for another organization’s workspace', async () => {
     await rejected(404, { name: 'x' }, { workspaceId: randomUUID() });
-    const other = await otherOrganization(svc);
+    const other = await newCaller(svc, ['workflow:full'], { verified: false });
     await rejected(403, { name: 'x' }, { workspaceId: other.workspaceId });
     // ... and the other organization's key cannot create in ours.
     await rejected(403, { name: 'x' }, { key: other.key });
   });
 
   it('answers 403 for a key scoped to other workspaces or lacking Workflow: Full, before looking at the body', async () => {
-    const otherWorkspace = await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, {
-      name: 'second',
-    });
-    const scoped = await createKey(svc, ['workflow:full'], [String(otherWorkspace.body.id)]);
+    const otherWorkspace = await newWorkspace(svc);
+    const scoped = (await newKey(svc, ['workflow:full'], { workspaceIds: [otherWorkspace] })).key;
     await rejected(403, { name: 'x' }, { key: scoped });
-    const readOnly = await createKey(svc, ['workflow:read', 'case:full']);
+    const readOnly = (await newKey(svc, ['workflow:read', 'case:full'])).key;
     await rejected(403, { name: '' }, { key: readOnly });
     // The scoped key does work in its own workspace.
-    expect((await create({ name: 'mine' }, { key: scoped, workspaceId: String(otherWorkspace.body.id) })).status).toBe(
-      201,
-    );
+    expect((await create({ name: 'mine' }, { key: scoped, workspaceId: otherWorkspace })).status).toBe(201);
   });
 
   it('validates the body: name, activeStatus, orgUnitIds limit, node shape', async () => {
@@ -165,7 +155,7 @@ describe('POST /api/v1/workflow', () => {
   });
 
   it('requires exactly one input and one output node', async () => {
-    const g = new GraphBuilder();
+    const g = new Graph();
     g.node({ name: 'in', type: 'input' });
     const res = await rejected(400, { name: 'x', ...g.body() });
     expect(violations(res.body).map((v) => v.message)).toContain('Exactly one output node is required, found 0');
@@ -210,12 +200,12 @@ describe('POST /api/v1/workflow', () => {
       const { g, branch, routeId } = routedGraph();
       const node = g.nodes[branch];
       if (!node) throw new Error('no node');
-      node.output_schema = variables([{ name: 'big', type: 'bool' }]);
+      node.output_schema = vars([{ name: 'big', type: 'bool' }]);
       expect(violations((await rejected(400, { name: 'x', ...g.body() })).body)).toContainEqual({
         path: `nodes.${branch}.output_schema.schema.${routeId}`,
         message: expect.stringContaining('bool'),
       });
-      node.output_schema = variables([{ id: routeId, name: 'big', type: 'str' }]);
+      node.output_schema = vars([{ id: routeId, name: 'big', type: 'str' }]);
       expect(violations((await rejected(400, { name: 'x', ...g.body() })).body)).toContainEqual({
         path: `nodes.${branch}.output_schema.schema.${routeId}.allowed_types`,
         message: expect.stringContaining('bool'),
@@ -313,7 +303,7 @@ describe('POST /api/v1/workflow', () => {
     const { g, input } = routedGraph();
     const node = g.nodes[input];
     if (!node?.output_schema) throw new Error('no node');
-    Object.assign(node.output_schema.schema, variables([{ name: 'text' }]).schema);
+    Object.assign(node.output_schema.schema, vars([{ name: 'text' }]).schema);
     expect(
       violations((await rejected(400, { name: 'x', ...g.body() })).body).some((v) =>
         v.message.includes('variable_name text'),

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { graphLimits } from '../../src/domain/graph-validation.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph } from '../cases/support.js';
+import { Graph } from '../support/graphs.js';
 
 let svc: TestService;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { graphLimits, validateGraph } from '../../src/domain/graph-validation.js';
-import { Graph, py } from '../cases/support.js';
+import { Graph, py } from '../support/graphs.js';
 
 /** A code node with one input and one output variable that passes its input on. */
 function passNode(g: Graph, name: string): string {

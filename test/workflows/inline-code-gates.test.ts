@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Grant } from '../../src/domain/grants.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph, py } from '../cases/support.js';
+import { Graph, py } from '../support/graphs.js';
+import { newCaller } from '../support/keys.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -10,31 +10,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await svc?.stop();
 });
-
-let counter = 0;
-/** A key of a fresh organization with one workspace. */
-async function caller(options: { verified: boolean; grants: Grant[] }): Promise<{ key: string; workspaceId: string }> {
-  counter += 1;
-  const org = await svc.admin('POST', '/admin/organizations', {
-    name: `inline ${counter}`,
-    verified: options.verified,
-  });
-  const organizationId = String(org.body.id);
-  const workspace = await svc.admin('POST', `/admin/organizations/${organizationId}/workspaces`, { name: 'ws' });
-  const user = await svc.admin('POST', '/admin/users', {
-    email: `inline${counter}-${Date.now()}@example.com`,
-    name: 'Author',
-    organizationId,
-  });
-  const key = await svc.admin('POST', '/admin/keys', {
-    organizationId,
-    userId: String(user.body.id),
-    name: 'k',
-    grants: options.grants,
-  });
-  expect(key.status, key.text).toBe(201);
-  return { key: String(key.body.key), workspaceId: String(workspace.body.id) };
-}
 
 function inlineGraph(source: string): Graph {
   const g = new Graph();
@@ -59,7 +34,7 @@ async function create(who: { key: string; workspaceId: string }, g: Graph) {
 
 describe('inline process.source passes the catalog code gates at save', () => {
   it('refuses a key without Code: Full (403), also on update', async () => {
-    const who = await caller({ verified: true, grants: ['workflow:full'] });
+    const who = await newCaller(svc, ['workflow:full']);
     const res = await create(who, inlineGraph(clean));
     expect(res.status, res.text).toBe(403);
     expect(res.text).toContain('Code: Full');
@@ -77,14 +52,14 @@ describe('inline process.source passes the catalog code gates at save', () => {
   });
 
   it('refuses an unverified organization (403)', async () => {
-    const who = await caller({ verified: false, grants: ['workflow:full', 'code:full'] });
+    const who = await newCaller(svc, ['workflow:full', 'code:full'], { verified: false });
     const res = await create(who, inlineGraph(clean));
     expect(res.status, res.text).toBe(403);
     expect(res.text).toContain('verified');
   });
 
   it('refuses source failing the security scan with 400 and metadata.violations, and saves clean source', async () => {
-    const who = await caller({ verified: true, grants: ['workflow:full', 'code:full'] });
+    const who = await newCaller(svc, ['workflow:full', 'code:full']);
     const bad = await create(who, inlineGraph(hostile));
     expect(bad.status, bad.text).toBe(400);
     const violations = (bad.body.metadata as { violations?: Array<{ line: number; message: string }> }).violations;

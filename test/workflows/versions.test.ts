@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { countVersions, createKey, otherOrganization, routedGraph, variables, violations } from './support.js';
+import { countVersions, violations } from './support.js';
+import { vars } from '../support/graphs.js';
+import { routedGraph } from '../support/branch-kind.js';
+import { newCaller, newKey, newWorkspace } from '../support/keys.js';
 
 interface Created {
   workflowId: string;
@@ -45,7 +48,7 @@ describe('workflow versions, details, update and the deprecated read', () => {
     if (!inputNode?.output_schema) throw new Error('no input node');
     Object.assign(
       inputNode.output_schema.schema,
-      variables([{ name: 'attachment', type: 'file', tags: [{ variable_name: 'allowed_file_types', value: ['PDF'] }] }])
+      vars([{ name: 'attachment', type: 'file', tags: [{ variable_name: 'allowed_file_types', value: ['PDF'] }] }])
         .schema,
     );
     const v3 = await patch(wf.workflowId, { nodes: g.nodes, description: 'third' });
@@ -191,7 +194,7 @@ describe('workflow versions, details, update and the deprecated read', () => {
 
   it('reads with Workflow: Read, writes with Workflow: Full, only in the workflow’s workspace and organization', async () => {
     const wf = await createRouted('active');
-    const reader = await createKey(svc, ['workflow:read']);
+    const reader = (await newKey(svc, ['workflow:read'])).key;
     expect((await svc.request('GET', `/api/v1/workflow/${wf.workflowId}`, { key: reader })).status).toBe(200);
     expect((await svc.request('GET', `/workflow/${wf.workflowId}`, { key: reader })).status).toBe(200);
     expect((await patch(wf.workflowId, { name: 'x' }, reader)).status).toBe(403);
@@ -199,16 +202,13 @@ describe('workflow versions, details, update and the deprecated read', () => {
       403,
     );
 
-    const caseOnly = await createKey(svc, ['case:full']);
+    const caseOnly = (await newKey(svc, ['case:full'])).key;
     expect((await svc.request('GET', `/api/v1/workflow/${wf.workflowId}`, { key: caseOnly })).status).toBe(403);
 
-    const elsewhere = await svc.admin('POST', `/admin/organizations/${svc.organizationId}/workspaces`, {
-      name: 'elsewhere',
-    });
-    const scoped = await createKey(svc, ['workflow:full'], [String(elsewhere.body.id)]);
+    const scoped = (await newKey(svc, ['workflow:full'], { workspaceIds: [await newWorkspace(svc)] })).key;
     expect((await svc.request('GET', `/api/v1/workflow/${wf.workflowId}`, { key: scoped })).status).toBe(403);
 
-    const other = await otherOrganization(svc);
+    const other = await newCaller(svc, ['workflow:full'], { verified: false });
     const foreign = await svc.request('GET', `/api/v1/workflow/${wf.workflowId}`, { key: other.key });
     expect(foreign.status).toBe(403);
     expect(foreign.text).not.toContain('Versioned');
