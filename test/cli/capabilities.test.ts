@@ -3,7 +3,7 @@ import { startTestService, type TestService } from '../support/harness.js';
 import { otherOrganization } from '../workflows/support.js';
 import { cli, cliEnv, type CliRun } from './support.js';
 
-const json = <T>(run: CliRun): T => JSON.parse(run.stdout) as T;
+const json = (run: CliRun): unknown => JSON.parse(run.stdout);
 const noStack = (run: CliRun) => expect(run.stdout + run.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
 
 /** Asks until `found` returns a value (the service acts on its own: a task opening, a schedule firing). */
@@ -46,11 +46,11 @@ describe('CLI commands for tasks, schedules, hooks and reruns (with their exampl
     await apply('human-task.yaml');
     const started = await cli(['case', 'run', 'Approve a payment', '--input', 'amount=420', '--json'], env);
     expect(started.code, started.stderr).toBe(0);
-    const { caseId } = json<{ caseId: string }>(started);
+    const { caseId } = json(started) as { caseId: string };
     const task = await until(async () => {
       const listed = await cli(['task', 'list', '--case', caseId, '--status', 'open', '--json'], env);
       expect(listed.code, listed.stderr).toBe(0);
-      return json<Array<{ taskId: string; title: string }>>(listed)[0];
+      return (json(listed) as Array<{ taskId: string; title: string }>)[0];
     }, 'the task to open');
     expect(task.title).toMatch(/^Approve 420(\.0)? EUR$/);
     const shown = await cli(['task', 'show', task.taskId], env);
@@ -68,11 +68,11 @@ describe('CLI commands for tasks, schedules, hooks and reruns (with their exampl
     expect(done.code, done.stderr).toBe(0);
     const finished = await cli(['case', 'watch', caseId, '--json'], env);
     expect(finished.code, finished.stderr).toBe(0);
-    expect(values(json<Finished>(finished))).toEqual({ approved: true, note: 'ok by me' });
+    expect(values(json(finished) as Finished)).toEqual({ approved: true, note: 'ok by me' });
     const again = await cli(['task', 'complete', task.taskId, '-o', 'approved=false'], env);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('(HTTP 409)');
-    expect(json<unknown[]>(await cli(['task', 'list', '--status', 'open', '--json'], env))).toEqual([]);
+    expect(json(await cli(['task', 'list', '--status', 'open', '--json'], env)) as unknown[]).toEqual([]);
   }, 120_000);
 
   it('schedule.yaml: an interval schedule starts a case, is paused, listed and deleted', async () => {
@@ -84,15 +84,15 @@ describe('CLI commands for tasks, schedules, hooks and reruns (with their exampl
       env,
     );
     expect(created.code, created.stderr).toBe(0);
-    const { scheduleId } = json<{ scheduleId: string; intervalSeconds: number }>(created);
+    const { scheduleId } = json(created) as { scheduleId: string; intervalSeconds: number };
     const caseId = await until(async () => {
-      const shown = json<{ recentFirings: Array<{ caseId: string | null }> }>(
-        await cli(['schedule', 'show', scheduleId, '--json'], env),
-      );
+      const shown = json(await cli(['schedule', 'show', scheduleId, '--json'], env)) as {
+        recentFirings: Array<{ caseId: string | null }>;
+      };
       return shown.recentFirings.find((f) => f.caseId)?.caseId ?? undefined;
     }, 'a firing');
     const watched = await cli(['case', 'watch', caseId, '--json'], env);
-    expect(values(json<Finished>(watched))).toEqual({ message: 'beat from timer' });
+    expect(values(json(watched) as Finished)).toEqual({ message: 'beat from timer' });
     expect((await cli(['schedule', 'pause', scheduleId], env)).stdout).toMatch(/paused\s+every 1 s/);
     expect((await cli(['schedule', 'list', '--workflow', 'Heartbeat'], env)).stdout).toContain(scheduleId);
     const deleted = await cli(['schedule', 'delete', scheduleId], env);
@@ -112,22 +112,24 @@ describe('CLI commands for tasks, schedules, hooks and reruns (with their exampl
     expect(shown.stdout).toMatch(/^url: {4}http:\/\/.+\/hooks\/[0-9a-f-]{36}$/m);
     expect(shown.stdout).toMatch(/^secret: whsec_/m);
     expect(shown.stdout).toContain('caseflow hook send');
-    const hook = json<{ hookId: string; url: string; secret: string }>(
+    const hook = json(
       await cli(
         ['hook', 'create', 'Greet a new user', '--name', 'signups 2', '--map', 'name=/user/name', '--json'],
         env,
       ),
-    );
+    ) as { hookId: string; url: string; secret: string };
     const sent = await cli(
       ['hook', 'send', hook.url, '--secret', hook.secret, '--data', '{"user": {"name": "Ada"}}', '--json'],
       env,
     );
     expect(sent.code, sent.stderr).toBe(0);
-    const { caseId } = json<{ caseId: string }>(sent);
-    expect(values(json<Finished>(await cli(['case', 'watch', caseId, '--json'], env)))).toEqual({
+    const { caseId } = json(sent) as { caseId: string };
+    expect(values(json(await cli(['case', 'watch', caseId, '--json'], env)) as Finished)).toEqual({
       greeting: 'Welcome, Ada!',
     });
-    const rotated = json<{ secret: string }>(await cli(['hook', 'rotate', hook.hookId, '--grace', '0', '--json'], env));
+    const rotated = json(await cli(['hook', 'rotate', hook.hookId, '--grace', '0', '--json'], env)) as {
+      secret: string;
+    };
     expect(rotated.secret).not.toBe(hook.secret);
     const stale = await cli(
       ['hook', 'send', hook.url, '--secret', hook.secret, '--data', '{"user": {"name": "Eve"}}'],
@@ -143,12 +145,12 @@ describe('CLI commands for tasks, schedules, hooks and reruns (with their exampl
   }, 120_000);
 
   it('reruns one case with other inputs, then every completed case of a workflow as a batch', async () => {
-    const first = json<Finished>(
+    const first = json(
       await cli(['case', 'run', 'Heartbeat', '-i', 'source=first', '--wait', '--json'], env),
-    );
+    ) as Finished;
     const rerun = await cli(['case', 'rerun', first.caseId, '-i', 'source=again', '--wait', '--json'], env);
     expect(rerun.code, rerun.stderr).toBe(0);
-    const body = json<Finished & { rerunOf?: string }>(rerun);
+    const body = json(rerun) as Finished & { rerunOf?: string };
     expect(body.caseId).not.toBe(first.caseId);
     expect(values(body)).toEqual({ message: 'beat from again' });
     const notFailed = await cli(['case', 'rerun', first.caseId, '--from', 'failed'], env);
@@ -162,9 +164,13 @@ describe('CLI commands for tasks, schedules, hooks and reruns (with their exampl
       env,
     );
     expect(batch.code, batch.stderr + batch.stdout).toBe(0);
-    const progress = json<{ batchId: string; status: string; matched: number; started: number; pending: number }>(
-      batch,
-    );
+    const progress = json(batch) as {
+      batchId: string;
+      status: string;
+      matched: number;
+      started: number;
+      pending: number;
+    };
     expect(progress).toMatchObject({ status: 'COMPLETED', pending: 0 });
     expect(progress.started).toBe(progress.matched);
     expect(progress.matched).toBeGreaterThanOrEqual(2);
@@ -175,8 +181,8 @@ describe('CLI commands for tasks, schedules, hooks and reruns (with their exampl
   it('another organization’s key reaches none of these tasks, schedules or hooks', async () => {
     const other = await otherOrganization(svc, ['workflow:full', 'case:full']);
     const theirs = { ...env, CASEFLOW_API_KEY: other.key };
-    expect(json<unknown[]>(await cli(['task', 'list', '--json'], theirs))).toEqual([]);
-    expect(json<unknown[]>(await cli(['schedule', 'list', '--json'], theirs))).toEqual([]);
+    expect(json(await cli(['task', 'list', '--json'], theirs)) as unknown[]).toEqual([]);
+    expect(json(await cli(['schedule', 'list', '--json'], theirs)) as unknown[]).toEqual([]);
     const hooks = await cli(['hook', 'list', 'Greet a new user'], theirs);
     expect(hooks.stderr).toContain('no workflow named "Greet a new user"');
   });

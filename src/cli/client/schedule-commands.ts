@@ -19,7 +19,7 @@ const details = (session: Session, scheduleId: string) =>
 const units: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
 /** `90`, `90s`, `5m`, `2h`, `1d` as seconds. */
-export function intervalSeconds(text: string): number {
+function intervalSeconds(text: string): number {
   const match = /^(\d+)\s*([smhd]?)$/.exec(text.trim());
   const seconds = match ? Number(match[1]) * (units[match[2] || 's'] ?? 1) : 0;
   if (!(seconds > 0)) throw new InvalidArgumentError(`"${text}": write seconds, or a number with s, m, h or d (5m)`);
