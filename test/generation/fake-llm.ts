@@ -170,6 +170,19 @@ export const goodBuilds: Record<string, unknown> = {
   },
 };
 
+/** A plan step as an architect answers it: a code step named `name`, unless `rest` says otherwise. */
+export const planStep = (id: string, name: string, rest: Record<string, unknown>) => ({
+  id,
+  name,
+  description: name,
+  kind: 'code',
+  inputs: [],
+  outputs: [],
+  branch_of: null,
+  integration: null,
+  ...rest,
+});
+
 /** The step a builder request is for. */
 export function stepOf(request: ChatRequest): string {
   const user = JSON.parse(request.messages[1]?.content ?? '{}') as { step?: { id?: string } };

@@ -1,20 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { Graph, createWorkflow, py } from '../cases/support.js';
-import { FakeLlm, stepOf, type ChatRequest, type Reply } from './fake-llm.js';
+import { FakeLlm, planStep as step, stepOf, type ChatRequest, type Reply } from './fake-llm.js';
 import { generate, nodesOf } from './process-support.js';
-
-const step = (id: string, name: string, rest: Record<string, unknown>) => ({
-  id,
-  name,
-  description: name,
-  kind: 'code',
-  inputs: [],
-  outputs: [],
-  branch_of: null,
-  integration: null,
-  ...rest,
-});
 
 /** The architect's plan: the credit check as a call, a manager's approval, a step on each side of the decision. */
 const plan = {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { FakeLlm, stepOf, unused, type Reply } from './fake-llm.js';
+import { FakeLlm, planStep as step, stepOf, unused, type Reply } from './fake-llm.js';
 import {
   connectErp,
   importInvoiceProcess,
@@ -9,18 +9,6 @@ import {
   integrationNodes,
   type ConnectedErp,
 } from './process-support.js';
-
-const step = (id: string, name: string, rest: Record<string, unknown>) => ({
-  id,
-  name,
-  description: name,
-  kind: 'code',
-  inputs: [],
-  outputs: [],
-  branch_of: null,
-  integration: null,
-  ...rest,
-});
 
 /** What an architect makes of the invoice process: its steps, the decision, the ERP steps on the connection. */
 const invoicePlan = (integration: string) => ({
