@@ -76,12 +76,12 @@ describe('traces on with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   let svc: TestService;
   const otlp = new OtlpReceiver();
   const callback = new Receiver();
+  const subscriber = new Receiver();
   let workflowId: string;
   let nodeIds: string[];
 
   beforeAll(async () => {
-    await otlp.listen();
-    await callback.listen();
+    await Promise.all([otlp.listen(), callback.listen(), subscriber.listen()]);
     svc = await startTestService({
       tracing: tracingSettings({
         OTEL_EXPORTER_OTLP_ENDPOINT: otlp.base,
@@ -95,10 +95,14 @@ describe('traces on with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   });
   afterAll(async () => {
     await svc?.stop();
-    await Promise.all([otlp.close(), callback.close()]);
+    await Promise.all([otlp.close(), callback.close(), subscriber.close()]);
   });
 
   it('request → case run → nodes → callback share the caller trace, which the callback receiver continues', async () => {
+    const subscribed = await svc.request('POST', '/api/v1/subscriptions', {
+      body: { workspaceId: svc.workspaceId, url: subscriber.url, eventTypes: ['case.completed'] },
+    });
+    expect(subscribed.status, subscribed.text).toBe(201);
     const caller = callerTrace();
     const caseId = await executeTraced(svc, workflowId, caller.traceparent, callback.url);
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
@@ -109,7 +113,15 @@ describe('traces on with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     const complete = (spans: ReceivedSpan[]) =>
       spans.filter((span) => span.name.startsWith('node ')).length === nodeIds.length &&
       spans.some((span) => span.name === 'RunWorkflow:caseRun');
-    await expect.poll(() => complete(otlp.inTrace(caller.traceId)), { timeout: 20_000 }).toBe(true);
+    // The subscriber's event is delivered by a workflow of its own, in the same trace.
+    await expect.poll(() => subscriber.received.length, { timeout: 15_000 }).toBe(1);
+    expect(subscriber.received[0]!.headers.traceparent).toMatch(new RegExp(`^00-${caller.traceId}-[0-9a-f]{16}-01$`));
+    // Spans arrive in batches, a child's before its parent's: complete once it is one tree again.
+    await expect
+      .poll(() => complete(otlp.inTrace(caller.traceId)) && rootsOf(otlp.inTrace(caller.traceId)).length === 1, {
+        timeout: 20_000,
+      })
+      .toBe(true);
     const spans = otlp.inTrace(caller.traceId);
 
     // One tree, rooted at the request's span, whose parent is the caller's.
@@ -135,8 +147,9 @@ describe('traces on with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     });
 
     // The callback's traceparent names a span of this trace as its parent.
-    const callbackParent = String(sent).split('-')[2];
-    expect(spans.map((span) => span.spanId)).toContain(callbackParent);
+    // The callback's and the subscriber's traceparent name spans of this trace as their parents.
+    const parents = [sent, subscriber.received[0]!.headers.traceparent].map((header) => String(header).split('-')[2]);
+    expect(spans.map((span) => span.spanId)).toEqual(expect.arrayContaining(parents));
     expect(spans.every((span) => span.serviceName === 'caseflow-test')).toBe(true);
   });
 
