@@ -40,6 +40,8 @@ export const openApiLinks: LinkSpec[] = [
     'GET /api/v1/workflow/{workflowId}/run',
     'POST /api/v1/workflow/{workflowId}/run/cancel',
     'GET /workflow/{workflowId}',
+    'POST /api/v1/workflow/{workflowId}/schedules',
+    'POST /api/v1/workflow/{workflowId}/hooks',
   ]),
   ...fanOut('POST /api/v1/workflow', 201, { requestBody: { workflowId: '$response.body#/workflowId' } }, [
     'POST /api/v1/case',
@@ -119,5 +121,23 @@ export const openApiLinks: LinkSpec[] = [
     'GET /api/v1/discovery/process/{processId}',
     'PATCH /api/v1/discovery/process/{processId}',
     'POST /api/v1/discovery/process/{processId}/version',
+  ]),
+  ...fanOut(
+    'POST /api/v1/workflow/{workflowId}/schedules',
+    201,
+    { parameters: { scheduleId: '$response.body#/scheduleId' } },
+    [
+      'GET /api/v1/schedules/{scheduleId}',
+      'PATCH /api/v1/schedules/{scheduleId}',
+      'DELETE /api/v1/schedules/{scheduleId}',
+      'POST /api/v1/schedules/{scheduleId}/pause',
+      'POST /api/v1/schedules/{scheduleId}/resume',
+    ],
+  ),
+  ...fanOut('POST /api/v1/workflow/{workflowId}/hooks', 201, { parameters: { hookId: '$response.body#/hookId' } }, [
+    'GET /api/v1/hooks/{hookId}',
+    'PATCH /api/v1/hooks/{hookId}',
+    'DELETE /api/v1/hooks/{hookId}',
+    'POST /api/v1/hooks/{hookId}/rotate-secret',
   ]),
 ];

@@ -9784,7 +9784,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: {
+    requestBody: {
       content: {
         'application/json': {
           /** @description Five-field cron expression (minute hour day-of-month month day-of-week) in timeZone; or intervalSeconds */
@@ -9837,7 +9837,15 @@ export interface operations {
            * @default false
            */
           paused?: boolean;
-        };
+        } & (
+          | {
+              intervalSeconds?: never;
+              offsetSeconds?: never;
+            }
+          | {
+              cron?: never;
+            }
+        );
       };
     };
     responses: {
@@ -10490,33 +10498,40 @@ export interface operations {
     };
     requestBody?: {
       content: {
-        'application/json': {
-          /** @description Five-field cron expression (minute hour day-of-month month day-of-week) in timeZone; or intervalSeconds */
-          cron?: string;
-          /** @description Fires every so many seconds (at least schedules.minIntervalSeconds); or cron */
-          intervalSeconds?: number;
-          offsetSeconds?: number | null;
-          /** @description IANA time zone of the cron expression, such as Europe/Paris */
-          timeZone?: string;
-          startAt?: (string & (unknown & unknown)) | null;
-          endAt?: (string & (unknown & unknown)) | null;
-          title?: string | null;
-          workflowVersionId?: string | null;
-          /** @description The cases' inputs keyed by variable_name, checked as execute checks them */
-          inputs?: {
-            [key: string]: unknown;
-          };
-          callbackUrl?: string | null;
-          /**
-           * @description When a firing finds the previous case still running: skip it, buffer_one (run it after), allow_all, cancel_previous
-           * @enum {string}
-           */
-          overlap?: 'skip' | 'buffer_one' | 'allow_all' | 'cancel_previous';
-          /** @description A firing missed while the engine was down still runs when at most this late (default 3600) */
-          catchupWindowSeconds?: number;
-          /** @description Created or left paused */
-          paused?: boolean;
-        };
+        'application/json':
+          | {
+              /** @description Five-field cron expression (minute hour day-of-month month day-of-week) in timeZone; or intervalSeconds */
+              cron?: string;
+              /** @description Fires every so many seconds (at least schedules.minIntervalSeconds); or cron */
+              intervalSeconds?: number;
+              offsetSeconds?: number | null;
+              /** @description IANA time zone of the cron expression, such as Europe/Paris */
+              timeZone?: string;
+              startAt?: (string & (unknown & unknown)) | null;
+              endAt?: (string & (unknown & unknown)) | null;
+              title?: string | null;
+              workflowVersionId?: string | null;
+              /** @description The cases' inputs keyed by variable_name, checked as execute checks them */
+              inputs?: {
+                [key: string]: unknown;
+              };
+              callbackUrl?: string | null;
+              /**
+               * @description When a firing finds the previous case still running: skip it, buffer_one (run it after), allow_all, cancel_previous
+               * @enum {string}
+               */
+              overlap?: 'skip' | 'buffer_one' | 'allow_all' | 'cancel_previous';
+              /** @description A firing missed while the engine was down still runs when at most this late (default 3600) */
+              catchupWindowSeconds?: number;
+              /** @description Created or left paused */
+              paused?: boolean;
+            }
+          | {
+              intervalSeconds?: never;
+            }
+          | {
+              cron?: never;
+            };
       };
     };
     responses: {

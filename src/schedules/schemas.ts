@@ -45,39 +45,80 @@ const fireFields = {
   paused: z.boolean().describe('Created or left paused'),
 };
 
-export const createScheduleBodySchema = z.strictObject({
-  cron: timingFields.cron.optional(),
-  intervalSeconds: timingFields.intervalSeconds.optional(),
-  offsetSeconds: timingFields.offsetSeconds.optional(),
-  timeZone: timingFields.timeZone.default('UTC'),
-  startAt: timingFields.startAt.optional(),
-  endAt: timingFields.endAt.optional(),
-  title: fireFields.title.optional(),
-  workflowVersionId: fireFields.workflowVersionId.optional(),
-  inputs: fireFields.inputs.default({}),
-  callbackUrl: fireFields.callbackUrl.optional(),
-  overlap: fireFields.overlap.default('skip'),
-  catchupWindowSeconds: fireFields.catchupWindowSeconds.default(3600),
-  paused: fireFields.paused.default(false),
-});
+type TimingChoice = { cron?: string; intervalSeconds?: number; offsetSeconds?: number | null };
+
+const eitherCronOrInterval = 'send either cron or intervalSeconds';
+
+/**
+ * A schedule fires by cron or every intervalSeconds (which offsetSeconds shifts), never both. The parse
+ * refuses a body breaking it, naming the field, and the document states it beside (`oneOf`, `anyOf`), so
+ * clients and generated requests see the rule the route applies.
+ */
+const createTiming = {
+  check: (body: TimingChoice, ctx: z.RefinementCtx): void => {
+    if ((body.cron === undefined) === (body.intervalSeconds === undefined))
+      ctx.addIssue({ code: 'custom', path: ['cron'], message: eitherCronOrInterval });
+    else if (body.cron !== undefined && body.offsetSeconds !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['offsetSeconds'], message: 'goes with intervalSeconds only' });
+  },
+  document: {
+    oneOf: [
+      { required: ['cron'], properties: { intervalSeconds: false, offsetSeconds: false } },
+      { required: ['intervalSeconds'], properties: { cron: false } },
+    ],
+  },
+};
+
+/** A PATCH sends one of them (replacing the other) or neither. */
+const updateTiming = {
+  check: (body: TimingChoice, ctx: z.RefinementCtx): void => {
+    if (body.cron !== undefined && body.intervalSeconds !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['cron'], message: eitherCronOrInterval });
+  },
+  document: {
+    anyOf: [{ properties: { intervalSeconds: false } }, { properties: { cron: false } }],
+  },
+};
+
+export const createScheduleBodySchema = z
+  .strictObject({
+    cron: timingFields.cron.optional(),
+    intervalSeconds: timingFields.intervalSeconds.optional(),
+    offsetSeconds: timingFields.offsetSeconds.optional(),
+    timeZone: timingFields.timeZone.default('UTC'),
+    startAt: timingFields.startAt.optional(),
+    endAt: timingFields.endAt.optional(),
+    title: fireFields.title.optional(),
+    workflowVersionId: fireFields.workflowVersionId.optional(),
+    inputs: fireFields.inputs.default({}),
+    callbackUrl: fireFields.callbackUrl.optional(),
+    overlap: fireFields.overlap.default('skip'),
+    catchupWindowSeconds: fireFields.catchupWindowSeconds.default(3600),
+    paused: fireFields.paused.default(false),
+  })
+  .superRefine(createTiming.check)
+  .meta(createTiming.document);
 export type CreateScheduleBody = z.infer<typeof createScheduleBodySchema>;
 
 /** Every field optional; null clears an optional one. Sending cron or intervalSeconds replaces the other. */
-export const updateScheduleBodySchema = z.strictObject({
-  cron: timingFields.cron.optional(),
-  intervalSeconds: timingFields.intervalSeconds.optional(),
-  offsetSeconds: timingFields.offsetSeconds.nullable().optional(),
-  timeZone: timingFields.timeZone.optional(),
-  startAt: timingFields.startAt.nullable().optional(),
-  endAt: timingFields.endAt.nullable().optional(),
-  title: fireFields.title.nullable().optional(),
-  workflowVersionId: fireFields.workflowVersionId.nullable().optional(),
-  inputs: fireFields.inputs.optional(),
-  callbackUrl: fireFields.callbackUrl.nullable().optional(),
-  overlap: fireFields.overlap.optional(),
-  catchupWindowSeconds: fireFields.catchupWindowSeconds.optional(),
-  paused: fireFields.paused.optional(),
-});
+export const updateScheduleBodySchema = z
+  .strictObject({
+    cron: timingFields.cron.optional(),
+    intervalSeconds: timingFields.intervalSeconds.optional(),
+    offsetSeconds: timingFields.offsetSeconds.nullable().optional(),
+    timeZone: timingFields.timeZone.optional(),
+    startAt: timingFields.startAt.nullable().optional(),
+    endAt: timingFields.endAt.nullable().optional(),
+    title: fireFields.title.nullable().optional(),
+    workflowVersionId: fireFields.workflowVersionId.nullable().optional(),
+    inputs: fireFields.inputs.optional(),
+    callbackUrl: fireFields.callbackUrl.nullable().optional(),
+    overlap: fireFields.overlap.optional(),
+    catchupWindowSeconds: fireFields.catchupWindowSeconds.optional(),
+    paused: fireFields.paused.optional(),
+  })
+  .superRefine(updateTiming.check)
+  .meta(updateTiming.document);
 export type UpdateScheduleBody = z.infer<typeof updateScheduleBodySchema>;
 
 export const backfillBodySchema = z.strictObject({

@@ -37,6 +37,7 @@ describe('schedule management', () => {
       [{ inputs: { text: 'x' }, intervalSeconds: 5 }, 'body.intervalSeconds'],
       [{ inputs: { text: 'x' } }, 'body.cron'],
       [{ ...hourly, intervalSeconds: 60 }, 'body.cron'],
+      [{ ...hourly, offsetSeconds: 30 }, 'body.offsetSeconds'],
       [{ ...hourly, startAt: '2030-01-02T00:00:00Z', endAt: '2030-01-01T00:00:00Z' }, 'body.endAt'],
       [{ ...hourly, inputs: {} }, 'body.inputs.text'],
       [{ ...hourly, inputs: { text: 5 } }, 'body.inputs.text'],
