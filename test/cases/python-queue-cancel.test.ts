@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, Graph, py, startCase, waitForEnd } from './support.js';
+import { createWorkflow, startCase, waitForEnd } from './support.js';
+import { Graph, py } from '../support/graphs.js';
 
 /**
  * A Python call whose case gave up while the call waited for a runner never runs: on the real

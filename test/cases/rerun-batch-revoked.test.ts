@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, Graph, py, startCase, waitForEnd } from './support.js';
+import { createWorkflow, startCase, waitForEnd } from './support.js';
+import { Graph, py } from '../support/graphs.js';
 
 /**
  * The API key that started a bulk rerun is revoked while the batch runs: as docs/cases.md says, the key is

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { otherOrganization } from '../workflows/support.js';
+import { newCaller } from '../support/keys.js';
 import { cli, cliEnv, type CliRun } from './support.js';
 
 const json = (run: CliRun): unknown => JSON.parse(run.stdout);
@@ -179,7 +179,7 @@ describe('CLI commands for tasks, schedules, hooks and reruns (with their exampl
   }, 180_000);
 
   it('another organization’s key reaches none of these tasks, schedules or hooks', async () => {
-    const other = await otherOrganization(svc, ['workflow:full', 'case:full']);
+    const other = await newCaller(svc, ['workflow:full', 'case:full'], { verified: false });
     const theirs = { ...env, CASEFLOW_API_KEY: other.key };
     expect(json(await cli(['task', 'list', '--json'], theirs)) as unknown[]).toEqual([]);
     expect(json(await cli(['schedule', 'list', '--json'], theirs)) as unknown[]).toEqual([]);

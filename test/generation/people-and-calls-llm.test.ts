@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph, createWorkflow, py } from '../cases/support.js';
+import { createWorkflow } from '../cases/support.js';
+import { Graph, py } from '../support/graphs.js';
 import { FakeLlm, planStep as step, stepOf, type ChatRequest, type Reply } from './fake-llm.js';
 import { generate, nodesOf } from './process-support.js';
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { Graph, createWorkflow, py, results, startCase, waitForEnd } from '../cases/support.js';
+import { createWorkflow, results, startCase, waitForEnd } from '../cases/support.js';
+import { Graph, py } from '../support/graphs.js';
 import { generate, nodesOf } from './process-support.js';
 
 describe('generation with the offline planner: a person’s decision and a call of a workspace workflow, end to end', () => {
