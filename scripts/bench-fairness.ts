@@ -41,7 +41,7 @@ function parseVariant(spec: string): Variant {
     if (!env) throw new Error(`BENCH_FAIRNESS_VARIANTS: unknown variant "${spec}" (fair, fifo, name:KEY=VALUE+…)`);
     return { name, env };
   }
-  const pairs = assignments.split('+').map((a) => {
+  const pairs = assignments.split('+').map((a): [string, string] => {
     const at = a.indexOf('=');
     if (at <= 0) throw new Error(`BENCH_FAIRNESS_VARIANTS: "${a}" is not KEY=VALUE`);
     return [a.slice(0, at), a.slice(at + 1)];
