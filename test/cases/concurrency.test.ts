@@ -2,7 +2,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKey } from '../files/support.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, sleeper, startCase, waitForEnd } from './support.js';
+import { createWorkflow, peakOverlap, sleeper, startCase, waitForEnd } from './support.js';
 
 /**
  * Concurrency caps through the real service (docs/concurrency.md): the configured default (1 here),
@@ -30,23 +30,6 @@ async function statusOf(caseId: string, key?: string) {
   return r.body;
 }
 
-/** The most cases that ran at the same time, from their start and end times. */
-function mostAtOnce(spans: Array<Record<string, unknown>>): number {
-  const events = spans.flatMap((s) => [
-    { at: Date.parse(String(s.startedAt)), delta: 1 },
-    { at: Date.parse(String(s.finishedAt)), delta: -1 },
-  ]);
-  // An end and a start at the same instant: the slot was handed over, not shared.
-  events.sort((a, b) => a.at - b.at || a.delta - b.delta);
-  let now = 0;
-  let most = 0;
-  for (const e of events) {
-    now += e.delta;
-    most = Math.max(most, now);
-  }
-  return most;
-}
-
 describe('concurrency caps', () => {
   it('a cap of 2 with 5 cases: 2 run, 3 wait FIFO, each starts as a slot frees, never more than 2 at once', async () => {
     const before = await svc.admin('GET', `/admin/organizations/${svc.organizationId}/concurrency`);
@@ -68,7 +51,7 @@ describe('concurrency caps', () => {
 
     const ends = await Promise.all(ids.map((id) => waitForEnd(svc, id, 120_000)));
     expect(ends.map((e) => e.status)).toEqual(Array(5).fill('COMPLETED'));
-    expect(mostAtOnce(ends)).toBe(2);
+    expect(peakOverlap(ends.map((e) => ({ start: String(e.startedAt), end: String(e.finishedAt) })))).toBe(2);
     // FIFO: the queued cases started in the order they were queued, each after it joined the queue.
     const starts = ends.slice(2).map((e) => Date.parse(String(e.startedAt)));
     expect([...starts].sort((a, b) => a - b)).toEqual(starts);

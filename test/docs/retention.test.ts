@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { Graph, createWorkflow, startCase, waitForEnd } from '../cases/support.js';
-import { fill, walkThrough } from './doc-requests.js';
+import { sendSteps, walkThrough } from './doc-requests.js';
 
 let svc: TestService;
 
@@ -28,15 +28,7 @@ it('runs the walk-through of docs/retention.md as written', async () => {
   await waitForEnd(svc, caseId);
   const values = { organizationId: svc.organizationId, caseId };
 
-  const answers = [];
-  for (const step of steps) {
-    const path = fill(step.path, values);
-    const answer = path.startsWith('/admin/')
-      ? await svc.admin(step.method, path, step.body)
-      : await svc.request(step.method, path, step.body === undefined ? {} : { body: step.body });
-    if (step.documented) expect(Object.keys(answer.body).sort()).toEqual(Object.keys(step.documented).sort());
-    answers.push(answer);
-  }
+  const answers = await sendSteps(svc, steps, values);
   expect(answers.map((a) => a.status)).toEqual([200, 200, 204, 404]);
   expect(answers[1]?.body).toMatchObject({ keepDays: 90, keepFailedDays: 365, source: 'organization' });
 });
