@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { audit, createWorkflow, startCase, waitForEnd } from './support.js';
+import { audit, createWorkflow, peakOverlap, startCase, waitForEnd } from './support.js';
 import { Graph, py } from '../support/graphs.js';
 
 /**
@@ -37,23 +37,6 @@ function fanOut(): { graph: Graph; nodes: string[] } {
     return id;
   });
   return { graph, nodes };
-}
-
-/** The most nodes whose [started_at, finished_at] overlap at one moment. */
-function peakOverlap(spans: Array<{ start: string; end: string }>): number {
-  const events = spans.flatMap((s) => [
-    { at: s.start, delta: 1 },
-    { at: s.end, delta: -1 },
-  ]);
-  // An end and a start at the same instant do not overlap.
-  events.sort((x, y) => x.at.localeCompare(y.at) || x.delta - y.delta);
-  let open = 0;
-  let peak = 0;
-  for (const e of events) {
-    open += e.delta;
-    peak = Math.max(peak, open);
-  }
-  return peak;
 }
 
 describe('bounded parallelism of one tenant', () => {

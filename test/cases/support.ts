@@ -85,3 +85,20 @@ export async function results(svc: TestService, caseId: string) {
   if (!('results' in body)) throw new Error(`case ${caseId} has not finished`);
   return body.results;
 }
+
+/** The most spans (nodes, cases) whose [start, end] overlap at one moment (ISO times). */
+export function peakOverlap(spans: Array<{ start: string; end: string }>): number {
+  const events = spans.flatMap((s) => [
+    { at: s.start, delta: 1 },
+    { at: s.end, delta: -1 },
+  ]);
+  // An end and a start at the same instant do not overlap: the slot was handed over.
+  events.sort((x, y) => x.at.localeCompare(y.at) || x.delta - y.delta);
+  let open = 0;
+  let peak = 0;
+  for (const e of events) {
+    open += e.delta;
+    peak = Math.max(peak, open);
+  }
+  return peak;
+}

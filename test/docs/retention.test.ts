@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { Graph } from '../support/graphs.js';
-import { documentedFields, fill, walkthrough } from './walkthrough.js';
+import { sendSteps, walkthrough } from './walkthrough.js';
 
 let svc: TestService;
 
@@ -29,16 +29,7 @@ it('runs the walk-through of docs/retention.md as written', async () => {
   await waitForEnd(svc, caseId);
   const values = { organizationId: svc.organizationId, caseId };
 
-  const answers = [];
-  for (const step of steps) {
-    const path = fill(step.path, values);
-    const body = step.body === undefined ? undefined : (JSON.parse(step.body) as unknown);
-    const answer = path.startsWith('/admin/')
-      ? await svc.admin(step.method, path, body)
-      : await svc.request(step.method, path, body === undefined ? {} : { body });
-    if (step.expected) expect(Object.keys(answer.body).sort()).toEqual(documentedFields(step));
-    answers.push(answer);
-  }
+  const answers = await sendSteps(svc, steps, values);
   expect(answers.map((a) => a.status)).toEqual([200, 200, 204, 404]);
   expect(answers[1]?.body).toMatchObject({ keepDays: 90, keepFailedDays: 365, source: 'organization' });
 });

@@ -1,0 +1,155 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeKey } from '../files/support.js';
+import { startTestService, type TestService } from '../support/harness.js';
+import { createWorkflow, peakOverlap, sleeper, startCase, waitForEnd } from './support.js';
+
+/**
+ * Concurrency caps through the real service (docs/concurrency.md): the configured default (1 here),
+ * the operator's override per organization, a workflow's own cap, cancel while queued, and another
+ * organization running beside a full one. Slots are held by a Python step that sleeps.
+ */
+let svc: TestService;
+
+beforeAll(async () => {
+  svc = await startTestService({ config: { cases: { maxConcurrentPerOrganization: 1, admissionIntervalMs: 300 } } });
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+async function setCap(organizationId: string, maxConcurrentCases: number | null) {
+  const r = await svc.admin('PUT', `/admin/organizations/${organizationId}/concurrency`, { maxConcurrentCases });
+  expect(r.status, r.text).toBe(200);
+  return r.body;
+}
+
+async function statusOf(caseId: string, key?: string) {
+  const r = await svc.request('GET', `/api/v1/case/${caseId}/status`, key ? { key } : {});
+  expect(r.status, r.text).toBe(200);
+  return r.body;
+}
+
+describe('concurrency caps', () => {
+  it('a cap of 2 with 5 cases: 2 run, 3 wait FIFO, each starts as a slot frees, never more than 2 at once', async () => {
+    const before = await svc.admin('GET', `/admin/organizations/${svc.organizationId}/concurrency`);
+    expect(before.body).toMatchObject({ maxConcurrentCases: 1, source: 'default', updatedAt: null });
+    expect(await setCap(svc.organizationId, 2)).toMatchObject({ maxConcurrentCases: 2, source: 'organization' });
+
+    const wf = await createWorkflow(svc, sleeper(2));
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await startCase(svc, wf.workflowId, { text: `case ${i}` }));
+    const first = await Promise.all(ids.map((id) => statusOf(id)));
+    expect(first.map((s) => s.status)).toEqual(['RUNNING', 'RUNNING', 'QUEUED', 'QUEUED', 'QUEUED']);
+    for (const s of first.slice(0, 2)) expect(s.queuedAt).toBeNull();
+    for (const s of first.slice(2)) {
+      expect(typeof s.queuedAt).toBe('string');
+      expect(s.startedAt).toBeNull();
+    }
+    const usage = await svc.admin('GET', `/admin/organizations/${svc.organizationId}/concurrency`);
+    expect(usage.body).toMatchObject({ running: 2, queued: 3 });
+
+    const ends = await Promise.all(ids.map((id) => waitForEnd(svc, id, 120_000)));
+    expect(ends.map((e) => e.status)).toEqual(Array(5).fill('COMPLETED'));
+    expect(peakOverlap(ends.map((e) => ({ start: String(e.startedAt), end: String(e.finishedAt) })))).toBe(2);
+    // FIFO: the queued cases started in the order they were queued, each after it joined the queue.
+    const starts = ends.slice(2).map((e) => Date.parse(String(e.startedAt)));
+    expect([...starts].sort((a, b) => a - b)).toEqual(starts);
+    for (const e of ends.slice(2))
+      expect(Date.parse(String(e.startedAt))).toBeGreaterThan(Date.parse(String(e.queuedAt)));
+    // The third case took the first slot freed.
+    const firstEnd = Math.min(...ends.slice(0, 2).map((e) => Date.parse(String(e.finishedAt))));
+    expect(starts[0]).toBeGreaterThanOrEqual(firstEnd);
+
+    const registry = svc.service.context.metrics.registry;
+    const histogram = await registry.getSingleMetricAsString('caseflow_case_queued_seconds');
+    expect(histogram).toMatch(/caseflow_case_queued_seconds_count 5/);
+    expect(await registry.getSingleMetricAsString('caseflow_cases_queued')).toMatch(/caseflow_cases_queued 0/);
+  }, 180_000);
+
+  it('cancels a queued case at once, with no Temporal run; the running one is untouched', async () => {
+    await setCap(svc.organizationId, 1);
+    const wf = await createWorkflow(svc, sleeper(2));
+    const running = await startCase(svc, wf.workflowId, { text: 'runs' });
+    const queued = await startCase(svc, wf.workflowId, { text: 'waits' });
+    expect((await statusOf(queued)).status).toBe('QUEUED');
+
+    const r = await svc.request('POST', `/api/v1/case/${queued}/cancel`);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.status).toBe('CANCELLED');
+    const handle = svc.service.context.temporal.client.workflow.getHandle(`case-${queued}`);
+    await expect(handle.describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    const again = await svc.request('POST', `/api/v1/case/${queued}/cancel`);
+    expect(again.status).toBe(409);
+
+    expect((await waitForEnd(svc, running, 60_000)).status).toBe('COMPLETED');
+    const after = await statusOf(queued);
+    expect(after).toMatchObject({ status: 'CANCELLED', startedAt: null });
+  }, 120_000);
+
+  it("a workflow's own cap queues its cases while the organization's other workflows run", async () => {
+    // null: no cap for this organization, whatever the configured default.
+    expect(await setCap(svc.organizationId, null)).toMatchObject({ maxConcurrentCases: null, source: 'organization' });
+    const capped = await createWorkflow(svc, sleeper(2));
+    const bad = await svc.request('PATCH', `/api/v1/workflow/${capped.workflowId}`, {
+      body: { maxConcurrentCases: 0 },
+    });
+    expect(bad.status, bad.text).toBe(400);
+    const set = await svc.request('PATCH', `/api/v1/workflow/${capped.workflowId}`, {
+      body: { maxConcurrentCases: 1 },
+    });
+    expect(set.status, set.text).toBe(200);
+    const details = await svc.request('GET', `/api/v1/workflow/${capped.workflowId}`);
+    expect(details.body.maxConcurrentCases).toBe(1);
+    const free = await createWorkflow(svc, sleeper(2));
+
+    const a = await startCase(svc, capped.workflowId, { text: 'a' });
+    const b = await startCase(svc, capped.workflowId, { text: 'b' });
+    const c = await startCase(svc, free.workflowId, { text: 'c' });
+    expect([(await statusOf(a)).status, (await statusOf(b)).status, (await statusOf(c)).status]).toEqual([
+      'RUNNING',
+      'QUEUED',
+      'RUNNING',
+    ]);
+    const [endA, endB] = await Promise.all([waitForEnd(svc, a, 60_000), waitForEnd(svc, b, 60_000)]);
+    expect(endB.status).toBe('COMPLETED');
+    expect(Date.parse(String(endB.startedAt))).toBeGreaterThanOrEqual(Date.parse(String(endA.finishedAt)));
+    expect((await waitForEnd(svc, c, 60_000)).status).toBe('COMPLETED');
+  }, 120_000);
+
+  it("another organization is not held back by a full organization's queue", async () => {
+    await setCap(svc.organizationId, 1);
+    const org = await svc.admin('POST', '/admin/organizations', { name: 'Org B', verified: true });
+    expect(org.status, org.text).toBe(201);
+    const orgB = String(org.body.id);
+    const workspace = await svc.admin('POST', `/admin/organizations/${orgB}/workspaces`, { name: 'B' });
+    const keyB = (await makeKey(svc, orgB, ['case:full', 'workflow:full', 'code:full'])).key;
+    const graphB = sleeper(1);
+    const wfB = await svc.request('POST', '/api/v1/workflow', {
+      key: keyB,
+      headers: { 'x-workspace-id': String(workspace.body.id) },
+      body: { name: 'B sleeper', activeStatus: 'active', nodes: graphB.nodes, edges: graphB.edges },
+    });
+    expect(wfB.status, wfB.text).toBe(201);
+
+    const wfA = await createWorkflow(svc, sleeper(3));
+    const a1 = await startCase(svc, wfA.workflowId, { text: 'a1' });
+    const a2 = await startCase(svc, wfA.workflowId, { text: 'a2' });
+    expect((await statusOf(a2)).status).toBe('QUEUED');
+
+    const b = (await svc.request('POST', '/api/v1/case', { key: keyB, body: { workflowId: wfB.body.workflowId } })).body
+      .caseId as string;
+    const run = await svc.request('POST', `/api/v1/case/${b}/execute`, { key: keyB, body: { inputs: { text: 'b' } } });
+    expect(run.status, run.text).toBe(202);
+    expect(run.body.status ?? (await statusOf(b, keyB)).status).toBe('RUNNING');
+    // Org B's cap (the default, 1) is its own: it runs while org A's case still waits.
+    const other = await svc.admin('GET', `/admin/organizations/${orgB}/concurrency`);
+    expect(other.body).toMatchObject({ maxConcurrentCases: 1, source: 'default', queued: 0 });
+    expect((await statusOf(a2)).status).toBe('QUEUED');
+    // Another organization's case reads as unknown.
+    expect((await svc.request('GET', `/api/v1/case/${a2}/status`, { key: keyB })).status).toBe(404);
+    expect((await svc.admin('GET', `/admin/organizations/${crypto.randomUUID()}/concurrency`)).status).toBe(404);
+
+    for (const id of [a1, a2]) expect((await waitForEnd(svc, id, 60_000)).status).toBe('COMPLETED');
+  }, 120_000);
+});
