@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import { createWorkflow, execute, initiate, peakOverlap, sleeper, waitForEnd } from './support.js';
+import { createWorkflow, execute, initiate, peakOverlap, waitForEnd } from './support.js';
+import { sleeper } from '../support/graphs.js';
 
 /**
  * On Postgres, with executes sent all at once: the organization's lock row makes concurrent

@@ -1,7 +1,8 @@
 import { afterAll, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { exited, WorkerProcesses } from '../support/worker-process.js';
-import { createWorkflow, sleeper, startCase, waitForEnd } from './support.js';
+import { createWorkflow, startCase, waitForEnd } from './support.js';
+import { sleeper } from '../support/graphs.js';
 
 /**
  * A cap across a killed worker (SIGKILL mid-case) and a restarted API: the queue lives in the store,

@@ -1,8 +1,9 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeKey } from '../files/support.js';
+import { newKey } from '../support/keys.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, peakOverlap, sleeper, startCase, waitForEnd } from './support.js';
+import { createWorkflow, peakOverlap, startCase, waitForEnd } from './support.js';
+import { sleeper } from '../support/graphs.js';
 
 /**
  * Concurrency caps through the real service (docs/concurrency.md): the configured default (1 here),
@@ -123,7 +124,7 @@ describe('concurrency caps', () => {
     expect(org.status, org.text).toBe(201);
     const orgB = String(org.body.id);
     const workspace = await svc.admin('POST', `/admin/organizations/${orgB}/workspaces`, { name: 'B' });
-    const keyB = (await makeKey(svc, orgB, ['case:full', 'workflow:full', 'code:full'])).key;
+    const keyB = (await newKey(svc, ['case:full', 'workflow:full', 'code:full'], { organizationId: orgB })).key;
     const graphB = sleeper(1);
     const wfB = await svc.request('POST', '/api/v1/workflow', {
       key: keyB,

@@ -5,7 +5,7 @@ import { projectRoot } from '../../src/config/paths.js';
 import { startTestService, type TestService } from './harness.js';
 
 /** Resolves once the child has exited (at once when it has already). */
-function exited(child: ChildProcess): Promise<void> {
+export function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) =>
     child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
   );
@@ -15,7 +15,7 @@ function exited(child: ChildProcess): Promise<void> {
  * Workers in their own processes (the built CLI), sharing the SQLite file and
  * the task queue of an API-only test service: tests kill them with SIGKILL.
  */
-class WorkerProcesses {
+export class WorkerProcesses {
   private readonly workers: ChildProcess[] = [];
 
   constructor(private readonly svc: () => TestService) {}
