@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, execute, initiate, waitForEnd } from './support.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
+import { audit, caseStatus, createWorkflow, execute, initiate, results, waitForEnd } from './support.js';
 import { py, textChain } from '../support/graphs.js';
 
 let svc: TestService;
@@ -19,17 +19,20 @@ describe('delayed start (startAt)', () => {
     const wf = await createWorkflow(svc, echo());
     const caseId = await initiate(svc, { workflowId: wf.workflowId });
     const startAt = inSeconds(3);
-    const r = await execute(svc, caseId, { inputs: { text: 'x' }, startAt });
-    expect(r.status, r.text).toBe(202);
-    expect(r.body.startAt).toBe(startAt);
-    const waiting = await svc.request('GET', `/api/v1/case/${caseId}/status`);
-    expect(waiting.body).toMatchObject({ status: 'RUNNING', startAt, runningNodes: [] });
+    const r = await answered(
+      svc.client.POST('/api/v1/case/{caseId}/execute', {
+        params: { path: { caseId } },
+        body: { inputs: { text: 'x' }, startAt },
+      }),
+      202,
+    );
+    expect(r.startAt).toBe(startAt);
+    expect(await caseStatus(svc, caseId)).toMatchObject({ status: 'RUNNING', startAt, runningNodes: [] });
     const end = await waitForEnd(svc, caseId);
     expect(end.status).toBe('COMPLETED');
     // Nothing ran before startAt.
     expect(Date.parse(String(end.finishedAt))).toBeGreaterThanOrEqual(Date.parse(startAt));
-    const results = await svc.request('GET', `/api/v1/case/${caseId}/results`);
-    expect(results.body).toMatchObject({ results: { text: { value: 'later:x' } } });
+    expect(await results(svc, caseId)).toMatchObject({ text: { value: 'later:x' } });
   });
 
   it('cancels a case before its start: it ends CANCELLED and never runs', async () => {
@@ -37,12 +40,10 @@ describe('delayed start (startAt)', () => {
     const caseId = await initiate(svc, { workflowId: wf.workflowId });
     expect((await execute(svc, caseId, { inputs: { text: 'x' }, startAt: inSeconds(600) })).status).toBe(202);
     const started = Date.now();
-    const cancelled = await svc.request('POST', `/api/v1/case/${caseId}/cancel`);
-    expect(cancelled.status, cancelled.text).toBe(200);
+    await answered(svc.client.POST('/api/v1/case/{caseId}/cancel', { params: { path: { caseId } } }), 200);
     expect((await waitForEnd(svc, caseId, 15_000)).status).toBe('CANCELLED');
     expect(Date.now() - started).toBeLessThan(15_000);
-    const audit = await svc.request('GET', `/api/v1/case/${caseId}/audit`);
-    expect(audit.body.executed_nodes).toEqual([]);
+    expect((await audit(svc, caseId)).executed_nodes).toEqual([]);
   });
 
   it('refuses a startAt in the past or beyond cases.maxStartDelayMs (400 naming it), changing nothing', async () => {
@@ -53,7 +54,6 @@ describe('delayed start (startAt)', () => {
       expect(r.status, r.text).toBe(400);
       expect((r.body.metadata as { fields: Array<{ field: string }> }).fields[0]?.field).toBe('body.startAt');
     }
-    const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
-    expect(status.body).toMatchObject({ status: 'PENDING', startAt: null });
+    expect(await caseStatus(svc, caseId)).toMatchObject({ status: 'PENDING', startAt: null });
   });
 });

@@ -3,7 +3,7 @@ import { PythonRunnerPool } from '../../src/python/pool.js';
 import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
 import { newCaller, newKey } from '../support/keys.js';
 import { answered, startTestService, type TestService } from '../support/harness.js';
-import { audit, createWorkflow, execute, initiate, startCase, waitForEnd } from './support.js';
+import { audit, caseStatus, createWorkflow, execute, initiate, results, startCase, waitForEnd } from './support.js';
 import { Graph, py, vars } from '../support/graphs.js';
 
 let svc: TestService;
@@ -139,9 +139,8 @@ describe('rerun', () => {
       return String(r.body.caseId);
     });
     expect(calls).toBe(2);
-    const results = await svc.request('GET', `/api/v1/case/${rerunId}/results`);
     // 5 → 6 → 12 (reused) → 15 → 19
-    expect(results.body).toMatchObject({ status: 'COMPLETED', results: { n: { value: 19 } } });
+    expect(await results(svc, rerunId)).toMatchObject({ n: { value: 19 } });
     const record = await audit(svc, rerunId);
     expect(record.executed_nodes).toEqual([ids.input, ids.step3, ids.step4, ids.output]);
   });
@@ -170,8 +169,7 @@ describe('rerun', () => {
     const r = await rerun(jobId, { from: 'failed' });
     expect(r.status, r.text).toBe(201);
     expect((await waitForEnd(svc, String(r.body.caseId))).status).toBe('FAILED');
-    const job = await svc.request('GET', `/job/${jobId}/status`);
-    expect(job.body.reruns).toEqual([r.body.caseId]);
+    expect((await caseStatus(svc, jobId, '/job')).reruns).toEqual([r.body.caseId]);
   });
 
   it('refuses what it cannot do honestly, changing nothing', async () => {
@@ -218,8 +216,7 @@ describe('rerun', () => {
     expect((await rerun(caseId, { from: 'failed', version: 'original' })).status).toBe(201);
 
     // Nothing of the refusals became a case: only the last rerun is listed.
-    const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
-    expect(status.body.reruns).toHaveLength(1);
+    expect((await caseStatus(svc, caseId)).reruns).toHaveLength(1);
   });
 
   it('needs Case: Full, and another organization gets 404', async () => {
@@ -228,8 +225,7 @@ describe('rerun', () => {
     expect(attacker.status).toBe(404);
     const readOnly = await rerun(caseId, { from: 'failed' }, readOnlyKey);
     expect(readOnly.status).toBe(403);
-    const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
-    expect(status.body.reruns).toEqual([]);
+    expect((await caseStatus(svc, caseId)).reruns).toEqual([]);
     expect((await execute(svc, caseId, { inputs: { n: 1 } })).status).toBe(409);
   });
 });

@@ -5,6 +5,21 @@ import { Graph } from '../support/graphs.js';
 const at = '2026-01-01T00:00:00.000Z';
 const ending = { deadlinePassed: false, cancelled: false, deadlineMs: 60_000 };
 
+/**
+ * Nodes named as given (`in` the input, `out` the output, `name?` a condition `name` with one route, any
+ * other name a code node) and chains of edges between them by name.
+ */
+function bareGraph(names: string[], ...chains: string[][]): Graph {
+  const g = new Graph();
+  for (const name of names) {
+    if (name.endsWith('?'))
+      g.condition(name.slice(0, -1), [], `${name}route`, { all: [{ left: { var: 'x' }, op: 'exists' }] });
+    else g.bare(name, name === 'in' ? 'input' : name === 'out' ? 'output' : 'code');
+  }
+  for (const chain of chains) g.chain(...chain);
+  return g;
+}
+
 function scheduler(g: Graph, inputs: Record<string, unknown> = {}): CaseScheduler {
   return new CaseScheduler({ caseId: 'case-1', graph: g, inputs });
 }
@@ -28,12 +43,7 @@ function statusOf(s: CaseScheduler, g: Graph, name: string): string | undefined 
 
 describe('case scheduler', () => {
   it('runs a chain in order, passing outputs on and collecting the output node results', () => {
-    const g = new Graph();
-    g.bare('in', 'input');
-    g.bare('a');
-    g.bare('out', 'output');
-    g.edge('in', 'a');
-    g.edge('a', 'out');
+    const g = bareGraph(['in', 'a', 'out'], ['in', 'a', 'out']);
     const s = scheduler(g, { text: 'hi' });
     expect(names(g, s.start())).toEqual(['in']);
     const input = g.id('in');
@@ -70,25 +80,14 @@ describe('case scheduler', () => {
   });
 
   it('records each node under its handler class, falling back to the node type', () => {
-    const g = new Graph();
-    g.bare('in', 'input');
-    g.bare('a');
-    g.edge('in', 'a');
+    const g = bareGraph(['in', 'a'], ['in', 'a']);
     const nodes = scheduler(g).progress().nodes;
     expect(nodes[g.id('in')]?.handlerClass).toBe('input');
     expect(nodes[g.id('a')]?.handlerClass).toBe('python_code');
   });
 
   it('runs a join only once every parent has settled', () => {
-    const g = new Graph();
-    g.bare('in', 'input');
-    g.bare('a');
-    g.bare('b');
-    g.bare('join');
-    g.edge('in', 'a');
-    g.edge('in', 'b');
-    g.edge('a', 'join');
-    g.edge('b', 'join');
+    const g = bareGraph(['in', 'a', 'b', 'join'], ['in', 'a'], ['in', 'b'], ['a', 'join'], ['b', 'join']);
     const s = scheduler(g);
     s.start();
     expect(completes(s, g, 'in')).toEqual(['a', 'b']);
@@ -97,13 +96,7 @@ describe('case scheduler', () => {
   });
 
   it('takes the true side of a route and skips the other, which then counts as settled', () => {
-    const g = new Graph();
-    g.bare('in', 'input');
-    g.condition('c', [], 'c-route', { all: [{ left: { var: 'x' }, op: 'exists' }] });
-    g.bare('yes');
-    g.bare('no');
-    g.bare('out', 'output');
-    g.edge('in', 'c');
+    const g = bareGraph(['in', 'c?', 'yes', 'no', 'out'], ['in', 'c']);
     g.route('c', 'yes');
     g.route('c', 'no', true);
     g.edge('yes', 'out');
@@ -117,12 +110,7 @@ describe('case scheduler', () => {
   });
 
   it('takes the complement edge when the route is false', () => {
-    const g = new Graph();
-    g.bare('in', 'input');
-    g.condition('c', [], 'c-route', { all: [{ left: { var: 'x' }, op: 'exists' }] });
-    g.bare('yes');
-    g.bare('no');
-    g.edge('in', 'c');
+    const g = bareGraph(['in', 'c?', 'yes', 'no'], ['in', 'c']);
     g.route('c', 'yes');
     g.route('c', 'no', true);
     const s = scheduler(g);
@@ -133,13 +121,7 @@ describe('case scheduler', () => {
   });
 
   it('propagates skipping down a branch until a node with a taken edge', () => {
-    const g = new Graph();
-    g.bare('in', 'input');
-    g.condition('c', [], 'c-route', { all: [{ left: { var: 'x' }, op: 'exists' }] });
-    g.bare('yes');
-    g.bare('after');
-    g.bare('other');
-    g.edge('in', 'c');
+    const g = bareGraph(['in', 'c?', 'yes', 'after', 'other'], ['in', 'c']);
     g.route('c', 'yes');
     g.edge('yes', 'after');
     g.edge('in', 'other');
@@ -155,12 +137,7 @@ describe('case scheduler', () => {
   });
 
   it('skips a node whose every incoming edge was not taken, and ends COMPLETED without results', () => {
-    const g = new Graph();
-    g.bare('in', 'input');
-    g.condition('c', [], 'c-route', { all: [{ left: { var: 'x' }, op: 'exists' }] });
-    g.bare('yes');
-    g.bare('out', 'output');
-    g.edge('in', 'c');
+    const g = bareGraph(['in', 'c?', 'yes', 'out'], ['in', 'c']);
     g.route('c', 'yes');
     g.edge('yes', 'out');
     const s = scheduler(g);
@@ -174,12 +151,7 @@ describe('case scheduler', () => {
   });
 
   it('skips a node no edge leads to at the start, and its children follow the other parents', () => {
-    const g = new Graph();
-    g.bare('in', 'input');
-    g.bare('orphan');
-    g.bare('a');
-    g.edge('orphan', 'a');
-    g.edge('in', 'a');
+    const g = bareGraph(['in', 'orphan', 'a'], ['orphan', 'a'], ['in', 'a']);
     const s = scheduler(g);
     expect(names(g, s.start())).toEqual(['in']);
     expect(statusOf(s, g, 'orphan')).toBe('skipped');
@@ -187,14 +159,7 @@ describe('case scheduler', () => {
   });
 
   it('hands out nothing after a failure, reports the first failure and marks the rest not_executed', () => {
-    const g = new Graph();
-    g.bare('in', 'input');
-    g.bare('a');
-    g.bare('b');
-    g.bare('c');
-    g.edge('in', 'a');
-    g.edge('in', 'b');
-    g.edge('a', 'c');
+    const g = bareGraph(['in', 'a', 'b', 'c'], ['in', 'a'], ['in', 'b'], ['a', 'c']);
     const s = scheduler(g);
     s.start();
     completes(s, g, 'in');
@@ -215,12 +180,7 @@ describe('case scheduler', () => {
   });
 
   it('records a node stopped by the end of the case as cancelled, and the case as CANCELLED', () => {
-    const g = new Graph();
-    g.bare('in', 'input');
-    g.bare('a');
-    g.bare('b');
-    g.edge('in', 'a');
-    g.edge('a', 'b');
+    const g = bareGraph(['in', 'a', 'b'], ['in', 'a', 'b']);
     const s = scheduler(g);
     s.start();
     completes(s, g, 'in');
@@ -237,10 +197,7 @@ describe('case scheduler', () => {
   });
 
   it('ends TIMED_OUT when the deadline passed, over a cancellation', () => {
-    const g = new Graph();
-    g.bare('in', 'input');
-    g.bare('a');
-    g.edge('in', 'a');
+    const g = bareGraph(['in', 'a'], ['in', 'a']);
     const s = scheduler(g);
     s.start();
     completes(s, g, 'in');
@@ -249,8 +206,7 @@ describe('case scheduler', () => {
   });
 
   it('fails a case without an input node and hands out nothing', () => {
-    const g = new Graph();
-    g.bare('a');
+    const g = bareGraph(['a']);
     const s = scheduler(g);
     expect(s.start()).toEqual([]);
     expect(s.finish(ending)).toBe('FAILED');
@@ -259,13 +215,7 @@ describe('case scheduler', () => {
   });
 
   it('fails a case whose remaining nodes wait on each other', () => {
-    const g = new Graph();
-    g.bare('in', 'input');
-    g.bare('a');
-    g.bare('b');
-    g.edge('in', 'a');
-    g.edge('b', 'a');
-    g.edge('a', 'b');
+    const g = bareGraph(['in', 'a', 'b'], ['in', 'a'], ['b', 'a', 'b']);
     const s = scheduler(g);
     expect(names(g, s.start())).toEqual(['in']);
     expect(completes(s, g, 'in')).toEqual([]);
@@ -274,8 +224,7 @@ describe('case scheduler', () => {
   });
 
   it('counts attempts as the caller reports them', () => {
-    const g = new Graph();
-    g.bare('in', 'input');
+    const g = bareGraph(['in']);
     const s = scheduler(g);
     s.attempt(g.id('in'), 3);
     expect(s.progress().nodes[g.id('in')]?.attempts).toBe(3);
@@ -289,12 +238,7 @@ describe('case scheduler', () => {
       string,
       string,
     ];
-    const g = new Graph();
-    g.bare('in', 'input');
-    g.bare('a');
-    g.bare('out', 'output');
-    g.edge('in', 'a');
-    g.edge('a', 'out');
+    const g = bareGraph(['in', 'a', 'out'], ['in', 'a', 'out']);
     const [input, a, out] = [g.id('in'), g.id('a'), g.id('out')];
     /** in (inline) and a (activity from t1 to t2), the workflow clock reading `clock` when a settles. */
     const upToOutput = (clock: string): CaseScheduler => {
@@ -325,16 +269,7 @@ describe('case scheduler', () => {
 
 describe('case scheduler: a rerun reusing recorded outputs', () => {
   it('completes reused nodes without handing them out and runs what follows them', () => {
-    const g = new Graph();
-    g.bare('in', 'input');
-    g.bare('a');
-    g.bare('b');
-    g.bare('c');
-    g.bare('out', 'output');
-    g.edge('in', 'a');
-    g.edge('a', 'b');
-    g.edge('b', 'c');
-    g.edge('c', 'out');
+    const g = bareGraph(['in', 'a', 'b', 'c', 'out'], ['in', 'a', 'b', 'c', 'out']);
     const reused = {
       [g.id('a')]: { from: { caseId: 'original', nodeId: g.id('a') }, outputs: { text: 'A' } },
       [g.id('b')]: { from: { caseId: 'original', nodeId: g.id('b') }, outputs: { text: 'B' } },
