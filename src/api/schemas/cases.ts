@@ -152,9 +152,6 @@ export const jobInitiatedSchema = z.object({ jobExecutionId: z.string() });
 export const jobExecutedSchema = executedSchema.extend({ jobExecutionId: z.string() });
 export const jobStatusSchema = statusSchema.extend({ jobExecutionId: z.string() });
 
-/** The audit record of the deprecated job API, which the case API serves too. */
-export type JobAudit = z.infer<typeof auditSchema>;
-
 /** The case list's filters: what GET /api/v1/case takes and what a bulk rerun matches cases by. */
 const caseFilterFields = {
   workspaceId: uuid.optional().meta({ description: 'Only this workspace' }),
