@@ -1,4 +1,5 @@
 import { afterAll, expect, it } from 'vitest';
+import { createClient } from '../../src/client/index.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { exited, WorkerProcesses } from '../support/worker-process.js';
 import { createWorkflow, startCase, waitForEnd } from './support.js';
@@ -45,8 +46,11 @@ it('keeps the queue over a kill -9 and a restart; the queued case starts after t
   await first.stop({ keepData: true });
 
   second = await startTestService({ dataDir: first.dataDir, taskQueue: first.taskQueue });
+  // The restart made no key of its own: keep using the first start's, typed client included.
   const restarted: TestService = {
     ...second,
+    key,
+    client: createClient({ baseUrl: second.url, key }),
     request: (method, urlPath, options = {}) => (second as TestService).request(method, urlPath, { key, ...options }),
   };
   expect((await restarted.request('GET', `/api/v1/case/${queued}/status`)).body.status).toBe('QUEUED');
