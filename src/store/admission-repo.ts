@@ -156,13 +156,28 @@ export class AdmissionRepo {
   }
 
   /** The workflow's own cap; null when it has none (or does not exist). */
-  async workflowCap(workflowId: string): Promise<number | null> {
+  /**
+   * The organization's own limit (undefined: none set) and the workflow's cap, in one statement:
+   * every execute reads them.
+   */
+  async caps(
+    organizationId: string,
+    workflowId: string,
+  ): Promise<{ own: { maxConcurrentCases: number | null } | undefined; workflowCap: number | null }> {
     const r = await this.db
       .selectFrom('workflows')
-      .select('max_concurrent_cases')
-      .where('id', '=', workflowId)
+      .leftJoin('concurrency_limits', (join) => join.on('concurrency_limits.organization_id', '=', organizationId))
+      .select([
+        'workflows.max_concurrent_cases as workflow_cap',
+        'concurrency_limits.organization_id as own_organization',
+        'concurrency_limits.max_concurrent_cases as own_cap',
+      ])
+      .where('workflows.id', '=', workflowId)
       .executeTakeFirst();
-    return r?.max_concurrent_cases ?? null;
+    return {
+      own: r?.own_organization ? { maxConcurrentCases: r.own_cap ?? null } : undefined,
+      workflowCap: r?.workflow_cap ?? null,
+    };
   }
 
   /** Runs `fn` holding the organization's admission lock (one transaction). */

@@ -40,11 +40,13 @@ async function runCase(): Promise<{ initiate: string[]; rest: string[] }> {
 
 /**
  * Initiate: the key, the workflow with its active version's id, the case. Execute: the key, the
- * case, RUNNING, the run's id (returning the case). The end: the final write in a transaction
- * (4), then the callback's delivery, signing secret and first attempt (6, src/callbacks).
+ * case, the concurrency caps in force (one statement, src/cases/admission), RUNNING, the run's id
+ * (returning the case). The end: the final write in a transaction (4), whether its organization
+ * has queued cases to admit, then the callback's delivery, signing secret and first attempt (6,
+ * src/callbacks).
  */
 const initiateStatements = 3;
-const caseStatements = 17;
+const caseStatements = 18;
 
 describe('store statements per case', () => {
   it('stay within the counted number, and the graph is not read again once this process has it', async () => {

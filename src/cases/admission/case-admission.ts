@@ -80,8 +80,9 @@ export class CaseAdmission {
    * waits before it for that slot, QUEUED otherwise. Without any cap it is RUNNING at once (no lock).
    */
   async admit(record: CaseRecord, start: StartCaseInput): Promise<Admission> {
-    const organizationCap = await this.organizationCap(record.organizationId);
-    if (organizationCap === null && (await this.deps.repo.workflowCap(record.workflowId)) === null) {
+    const { own, workflowCap } = await this.deps.repo.caps(record.organizationId, record.workflowId);
+    const organizationCap = own ? own.maxConcurrentCases : this.deps.defaultCap;
+    if (organizationCap === null && workflowCap === null) {
       const accepted = await this.deps.cases.markRunning(record.id, start);
       return accepted ? { status: 'RUNNING', others: [] } : { status: 'NOT_PENDING' };
     }
