@@ -4,6 +4,7 @@ import { newKey } from '../support/keys.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createWorkflow, peakOverlap, startCase, waitForEnd } from './support.js';
 import { sleeper } from '../support/graphs.js';
+import { approvalGraph } from '../tasks/graphs.js';
 
 /**
  * Concurrency caps through the real service (docs/concurrency.md): the configured default (1 here),
@@ -152,5 +153,40 @@ describe('concurrency caps', () => {
     expect((await svc.admin('GET', `/admin/organizations/${crypto.randomUUID()}/concurrency`)).status).toBe(404);
 
     for (const id of [a1, a2]) expect((await waitForEnd(svc, id, 60_000)).status).toBe('COMPLETED');
+  }, 120_000);
+
+  it('a case waiting on a person holds no slot; the decision takes it back, even above the cap', async () => {
+    await setCap(svc.organizationId, 1);
+    const approval = approvalGraph({ title: 'Approve {{ amount }}', assignee: { type: 'workspace' } });
+    const waiting = await createWorkflow(svc, approval.graph, 'approval under a cap');
+    const slow = await createWorkflow(svc, sleeper(3), 'slow under a cap');
+
+    const a = await startCase(svc, waiting.workflowId, { amount: 5 });
+    let taskId: string | undefined;
+    for (const until = Date.now() + 60_000; !taskId && Date.now() < until;) {
+      const list = await svc.request('GET', `/api/v1/tasks?caseId=${a}&status=open`);
+      taskId = (list.body.items as Array<{ taskId: string }>)[0]?.taskId;
+      if (!taskId) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(taskId, 'the task opened').toBeDefined();
+    const usage = await svc.admin('GET', `/admin/organizations/${svc.organizationId}/concurrency`);
+    expect(usage.body).toMatchObject({ running: 0, queued: 0 });
+
+    // The waiting case holds nothing: the next case runs at once, the one after it waits for that one.
+    const b = await startCase(svc, slow.workflowId, { text: 'b' });
+    const c = await startCase(svc, slow.workflowId, { text: 'c' });
+    expect((await statusOf(b)).status).toBe('RUNNING');
+    expect((await statusOf(c)).status).toBe('QUEUED');
+
+    const done = await svc.request('POST', `/api/v1/tasks/${String(taskId)}/complete`, {
+      body: { outputs: { approved: true, note: 'go' } },
+    });
+    expect(done.status, done.text).toBe(200);
+    const [endA, endB, endC] = await Promise.all([a, b, c].map((id) => waitForEnd(svc, id, 120_000)));
+    expect([endA, endB, endC].map((e) => e?.status)).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED']);
+    // The decided case ran on beside b (above the cap of 1); c waited until both had ended.
+    const startedC = Date.parse(String(endC?.startedAt));
+    expect(startedC).toBeGreaterThanOrEqual(Date.parse(String(endA?.finishedAt)));
+    expect(startedC).toBeGreaterThanOrEqual(Date.parse(String(endB?.finishedAt)));
   }, 120_000);
 });
