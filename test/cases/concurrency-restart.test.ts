@@ -1,5 +1,4 @@
 import { afterAll, expect, it } from 'vitest';
-import { createClient } from '../../src/client/index.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { exited, WorkerProcesses } from '../support/worker-process.js';
 import { createWorkflow, startCase, waitForEnd } from './support.js';
@@ -45,17 +44,10 @@ it('keeps the queue over a kill -9 and a restart; the queued case starts after t
   const key = first.key;
   await first.stop({ keepData: true });
 
-  second = await startTestService({ dataDir: first.dataDir, taskQueue: first.taskQueue });
-  // The restart made no key of its own: keep using the first start's, typed client included.
-  const restarted: TestService = {
-    ...second,
-    key,
-    client: createClient({ baseUrl: second.url, key }),
-    request: (method, urlPath, options = {}) => (second as TestService).request(method, urlPath, { key, ...options }),
-  };
-  expect((await restarted.request('GET', `/api/v1/case/${queued}/status`)).body.status).toBe('QUEUED');
-  const endRunning = await waitForEnd(restarted, running, 120_000);
-  const endQueued = await waitForEnd(restarted, queued, 120_000);
+  second = await startTestService({ dataDir: first.dataDir, taskQueue: first.taskQueue, key });
+  expect((await second.request('GET', `/api/v1/case/${queued}/status`)).body.status).toBe('QUEUED');
+  const endRunning = await waitForEnd(second, running, 120_000);
+  const endQueued = await waitForEnd(second, queued, 120_000);
   // The killed node's attempt may fail the first case (its Python call died with the worker): it ends either way.
   expect(['COMPLETED', 'FAILED']).toContain(endRunning.status);
   expect(endQueued.status).toBe('COMPLETED');

@@ -28,6 +28,8 @@ export interface TestServiceOptions {
   logger?: Logger;
   /** Where spans go (test/tracing); read from the OTEL_* environment variables otherwise. */
   tracing?: TracingSettings;
+  /** The key requests and the typed client send when this start makes none (a restart over an earlier start's data). */
+  key?: string;
 }
 
 export interface TestService {
@@ -144,6 +146,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     },
   });
   const url = service.url ?? '';
+  const key = bootstrap?.key.key ?? options.key;
   const admin = (method: string, urlPath: string, body?: unknown) =>
     http(url + urlPath, method, { body, key: null, headers: { authorization: `Bearer ${adminToken}` } });
   return {
@@ -153,13 +156,13 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     config,
     service,
     bootstrap,
-    key: bootstrap?.key.key ?? '',
+    key: key ?? '',
     organizationId: bootstrap?.organization.id ?? '',
     workspaceId: bootstrap?.workspace.id ?? '',
     userId: bootstrap?.user.id ?? '',
     request: (method, urlPath, requestOptions = {}) =>
-      http(url + urlPath, method, { ...requestOptions, defaultKey: bootstrap?.key.key }),
-    client: createClient({ baseUrl: url, key: bootstrap?.key.key }),
+      http(url + urlPath, method, { ...requestOptions, defaultKey: key }),
+    client: createClient({ baseUrl: url, key }),
     admin,
     stop: async ({ keepData = false } = {}) => {
       await service.stop();
