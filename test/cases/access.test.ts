@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newCaller, newKey, newWorkspace } from '../support/keys.js';
-import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
+import { createClient, type CaseflowClient } from '../../src/client/index.js';
+import { clientFor, newCaller, newKey, newWorkspace } from '../support/keys.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import { createWorkflow, initiate, startCase, waitForEnd } from './support.js';
 import { Graph } from '../support/graphs.js';
 
@@ -12,7 +13,8 @@ let workflowVersionId: string;
 /** A finished case (reads) and a PENDING one (execute, cancel) of the bootstrap workspace. */
 let done: string;
 let pending: string;
-let keys: Record<'otherOrg' | 'otherWorkspace' | 'readOnly' | 'noCaseGrant', string>;
+/** Clients calling with keys that may not do everything. */
+let keys: Record<'otherOrg' | 'otherWorkspace' | 'readOnly' | 'noCaseGrant', CaseflowClient>;
 
 beforeAll(async () => {
   svc = await startTestService();
@@ -26,54 +28,62 @@ beforeAll(async () => {
   pending = await initiate(svc, { workflowId });
 
   keys = {
-    otherOrg: (await newCaller(svc, ['case:full', 'workflow:full'])).key,
-    otherWorkspace: (await newKey(svc, ['case:full', 'workflow:full'], { workspaceIds: [await newWorkspace(svc)] }))
-      .key,
-    readOnly: (await newKey(svc, ['case:read', 'workflow:read'])).key,
-    noCaseGrant: (await newKey(svc, ['workflow:full', 'file:full'])).key,
+    otherOrg: clientFor(svc, (await newCaller(svc, ['case:full', 'workflow:full'])).key),
+    otherWorkspace: clientFor(
+      svc,
+      (await newKey(svc, ['case:full', 'workflow:full'], { workspaceIds: [await newWorkspace(svc)] })).key,
+    ),
+    readOnly: clientFor(svc, (await newKey(svc, ['case:read', 'workflow:read'])).key),
+    noCaseGrant: clientFor(svc, (await newKey(svc, ['workflow:full', 'file:full'])).key),
   };
 });
 afterAll(async () => {
   await svc?.stop();
 });
 
+/** A case or job route called as one client on one case: its refusal's status and body. */
 type Call = [
   name: string,
-  method: string,
-  path: (caseId: string) => string,
-  body?: (caseId: string) => Record<string, unknown>,
+  send: (client: CaseflowClient, caseId: string) => Promise<{ error?: { statusCode: number }; response: Response }>,
 ];
+
+const onCase = (caseId: string) => ({ params: { path: { caseId } } });
+const onJob = (jobExecutionId: string) => ({ params: { path: { jobExecutionId } } });
 
 const reads: Call[] = [
-  ['case status', 'GET', (id) => `/api/v1/case/${id}/status`],
-  ['case results', 'GET', (id) => `/api/v1/case/${id}/results`],
-  ['case audit', 'GET', (id) => `/api/v1/case/${id}/audit`],
-  ['job status', 'GET', (id) => `/job/${id}/status`],
-  ['job results', 'GET', (id) => `/job/${id}/results`],
-  ['job audit', 'GET', (id) => `/job/${id}/audit`],
+  ['case status', (c, id) => c.GET('/api/v1/case/{caseId}/status', onCase(id))],
+  ['case results', (c, id) => c.GET('/api/v1/case/{caseId}/results', onCase(id))],
+  ['case audit', (c, id) => c.GET('/api/v1/case/{caseId}/audit', onCase(id))],
+  ['job status', (c, id) => c.GET('/job/{jobExecutionId}/status', onJob(id))],
+  ['job results', (c, id) => c.GET('/job/{jobExecutionId}/results', onJob(id))],
+  ['job audit', (c, id) => c.GET('/job/{jobExecutionId}/audit', onJob(id))],
 ];
 const writes: Call[] = [
-  ['case execute', 'POST', (id) => `/api/v1/case/${id}/execute`, () => ({ inputs: { text: 'x' } })],
-  ['case cancel', 'POST', (id) => `/api/v1/case/${id}/cancel`],
-  ['job execute', 'POST', () => '/job/execute', (id) => ({ jobExecutionId: id, inputs: { text: 'x' } })],
+  [
+    'case execute',
+    (c, id) => c.POST('/api/v1/case/{caseId}/execute', { ...onCase(id), body: { inputs: { text: 'x' } } }),
+  ],
+  ['case cancel', (c, id) => c.POST('/api/v1/case/{caseId}/cancel', onCase(id))],
+  ['job execute', (c, id) => c.POST('/job/execute', { body: { jobExecutionId: id, inputs: { text: 'x' } } })],
 ];
 
-async function call(key: string, [, method, path, body]: Call, caseId: string): Promise<TestResponse> {
-  return svc.request(method, path(caseId), { key, ...(body ? { body: body(caseId) } : {}) });
-}
-
-async function expectAll(key: string, calls: Call[], caseId: string, status: number, text?: string): Promise<void> {
-  for (const c of calls) {
-    const r = await call(key, c, caseId);
-    expect(r.status, `${c[0]}: ${r.text}`).toBe(status);
-    expect(r.body.statusCode, c[0]).toBe(status);
-    if (text) expect(r.text, c[0]).toContain(text);
+async function expectAll(
+  client: CaseflowClient,
+  calls: Call[],
+  caseId: string,
+  status: number,
+  text?: string,
+): Promise<void> {
+  for (const [name, send] of calls) {
+    const error = await refused(send(client, caseId), status);
+    expect(error.statusCode, name).toBe(status);
+    if (text) expect(JSON.stringify(error), name).toContain(text);
   }
 }
 
 async function expectUnchanged(): Promise<void> {
-  const r = await svc.request('GET', `/api/v1/case/${pending}/status`);
-  expect(r.body.status).toBe('PENDING');
+  const r = await answered(svc.client.GET('/api/v1/case/{caseId}/status', onCase(pending)), 200);
+  expect(r.status).toBe('PENDING');
 }
 
 describe('case access', () => {
@@ -86,8 +96,7 @@ describe('case access', () => {
       { workflowId: entityId },
       { workflowId, workflowVersionId },
     ]) {
-      const init = await svc.request('POST', '/api/v1/case', { key: keys.otherOrg, body });
-      expect(init.status, `${JSON.stringify(body)}: ${init.text}`).toBe(404);
+      await refused(keys.otherOrg.POST('/api/v1/case', { body }), 404);
     }
     await expectUnchanged();
   });
@@ -95,31 +104,27 @@ describe('case access', () => {
   it('refuses a key scoped to another workspace of the organization with 403', async () => {
     await expectAll(keys.otherWorkspace, reads, done, 403, 'no access to the workspace');
     await expectAll(keys.otherWorkspace, writes, pending, 403, 'no access to the workspace');
-    const init = await svc.request('POST', '/api/v1/case', { key: keys.otherWorkspace, body: { workflowId } });
-    expect(init.status, init.text).toBe(403);
+    await refused(keys.otherWorkspace.POST('/api/v1/case', { body: { workflowId } }), 403);
     await expectUnchanged();
   });
 
   it('lets Case: Read read but not initiate, execute or cancel', async () => {
-    for (const c of reads) expect((await call(keys.readOnly, c, done)).status, c[0]).toBe(200);
+    for (const [name, send] of reads) expect((await send(keys.readOnly, done)).response.status, name).toBe(200);
     await expectAll(keys.readOnly, writes, pending, 403, 'Case: Full');
-    const init = await svc.request('POST', '/api/v1/case', { key: keys.readOnly, body: { workflowId } });
-    expect(init.status, init.text).toBe(403);
-    const jobInit = await svc.request('POST', '/job/initiate', { key: keys.readOnly, body: { workflowId } });
-    expect(jobInit.status, jobInit.text).toBe(403);
+    await refused(keys.readOnly.POST('/api/v1/case', { body: { workflowId } }), 403);
+    await refused(keys.readOnly.POST('/job/initiate', { body: { workflowId } }), 403);
     await expectUnchanged();
   });
 
   it('refuses a key without case grants everywhere with 403', async () => {
     await expectAll(keys.noCaseGrant, reads, done, 403, 'Case: Read');
     await expectAll(keys.noCaseGrant, writes, pending, 403, 'Case: Full');
-    const init = await svc.request('POST', '/api/v1/case', { key: keys.noCaseGrant, body: { workflowId } });
-    expect(init.status, init.text).toBe(403);
+    await refused(keys.noCaseGrant.POST('/api/v1/case', { body: { workflowId } }), 403);
     await expectUnchanged();
   });
 
   it('answers 401 without a key and 404 for an unknown case', async () => {
-    expect((await svc.request('GET', `/api/v1/case/${done}/status`, { key: null })).status).toBe(401);
-    await expectAll(svc.key, reads, crypto.randomUUID(), 404);
+    await refused(createClient({ baseUrl: svc.url }).GET('/api/v1/case/{caseId}/status', onCase(done)), 401);
+    await expectAll(svc.client, reads, crypto.randomUUID(), 404);
   });
 });

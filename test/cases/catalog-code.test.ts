@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkflowNode } from '../../src/domain/graph.js';
 import { codeBody, field } from '../code/support.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { audit, createWorkflow, execute, initiate, results, startCase, waitForEnd } from './support.js';
 import { Graph, vars, type Var } from '../support/graphs.js';
 
@@ -60,25 +60,30 @@ describe('catalog code nodes in cases', () => {
     expect((await waitForEnd(svc, first)).status).toBe('COMPLETED');
     expect(await results(svc, first)).toEqual({ total: { value: 42, type: 'int', displayName: 'total' } });
 
-    const patched = await svc.request('PATCH', `/api/v1/code/${v1.codeId}`, {
-      body: { sourceCode: "def main(inputs):\n    return {'total': inputs['count'] * 3}\n" },
-    });
-    expect(patched.status, patched.text).toBe(200);
-    expect(patched.body.versionNumber).toBe(2);
-    const v2: CodeVersionRef = { codeId: v1.codeId, versionId: String(patched.body.versionId) };
+    const patched = await answered(
+      svc.client.PATCH('/api/v1/code/{codeId}', {
+        params: { path: { codeId: v1.codeId } },
+        body: { sourceCode: "def main(inputs):\n    return {'total': inputs['count'] * 3}\n" },
+      }),
+      200,
+    );
+    expect(patched.versionNumber).toBe(2);
+    const v2: CodeVersionRef = { codeId: v1.codeId, versionId: patched.versionId };
     expect(v2.versionId).not.toBe(v1.versionId);
 
     const g2 = catalogGraph(v2).graph;
-    const update = await svc.request('PATCH', `/api/v1/workflow/${wf.workflowId}`, {
-      body: { nodes: g2.nodes, edges: g2.edges, activeStatus: 'active' },
-    });
-    expect(update.status, update.text).toBe(200);
+    await answered(
+      svc.client.PATCH('/api/v1/workflow/{workflowId}', {
+        params: { path: { workflowId: wf.workflowId } },
+        body: { nodes: g2.nodes, edges: g2.edges, activeStatus: 'active' },
+      }),
+      200,
+    );
 
-    const latest = await svc.request('POST', '/api/v1/case', { body: { workflowId: wf.workflowId } });
-    expect(latest.status, latest.text).toBe(201);
-    expect(latest.body.workflowVersionNumber).toBe(2);
+    const latest = await answered(svc.client.POST('/api/v1/case', { body: { workflowId: wf.workflowId } }), 201);
+    expect(latest.workflowVersionNumber).toBe(2);
     const pinned = await initiate(svc, { workflowId: wf.workflowId, workflowVersionNumber: 1 });
-    const latestId = String(latest.body.caseId);
+    const latestId = latest.caseId;
     expect((await execute(svc, latestId, { inputs: { count: 10 } })).status).toBe(202);
     expect((await execute(svc, pinned, { inputs: { count: 10 } })).status).toBe(202);
     expect((await waitForEnd(svc, latestId)).status).toBe('COMPLETED');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import { createWorkflow, execute, initiate, peakOverlap, waitForEnd } from './support.js';
+import { caseStatus, createWorkflow, execute, initiate, peakOverlap, waitForEnd } from './support.js';
 import { sleeper } from '../support/graphs.js';
 
 /**
@@ -29,9 +29,7 @@ it('admits exactly the cap out of concurrent executes, the rest as slots free', 
   const ids = await Promise.all([0, 1, 2, 3, 4, 5].map(() => initiate(svc, { workflowId })));
   const answers = await Promise.all(ids.map((id) => execute(svc, id, { inputs: { text: id } })));
   expect(answers.map((a) => a.status)).toEqual(Array(6).fill(202));
-  const statuses = await Promise.all(
-    ids.map(async (id) => (await svc.request('GET', `/api/v1/case/${id}/status`)).body.status),
-  );
+  const statuses = await Promise.all(ids.map(async (id) => (await caseStatus(svc, id)).status));
   expect(statuses.filter((s) => s === 'RUNNING')).toHaveLength(2);
   expect(statuses.filter((s) => s === 'QUEUED')).toHaveLength(4);
   const ends = await Promise.all(ids.map((id) => waitForEnd(svc, id, 120_000)));

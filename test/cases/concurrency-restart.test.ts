@@ -1,7 +1,7 @@
 import { afterAll, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { exited, WorkerProcesses } from '../support/worker-process.js';
-import { createWorkflow, startCase, waitForEnd } from './support.js';
+import { caseStatus, createWorkflow, startCase, waitForEnd } from './support.js';
 import { sleeper } from '../support/graphs.js';
 
 /**
@@ -32,10 +32,10 @@ it('keeps the queue over a kill -9 and a restart; the queued case starts after t
   const wf = await createWorkflow(first, sleeper(3));
   const running = await startCase(first, wf.workflowId, { text: 'running' });
   const queued = await startCase(first, wf.workflowId, { text: 'queued' });
-  expect((await first.request('GET', `/api/v1/case/${queued}/status`)).body.status).toBe('QUEUED');
+  expect((await caseStatus(first, queued)).status).toBe('QUEUED');
   // The first case's run has started on the worker process: kill it there, then stop the API.
   const until = Date.now() + 60_000;
-  while ((await first.request('GET', `/api/v1/case/${running}/status`)).body.currentNode === null) {
+  while ((await caseStatus(first, running)).currentNode === null) {
     if (Date.now() > until) throw new Error('the first case never started its node');
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -45,7 +45,7 @@ it('keeps the queue over a kill -9 and a restart; the queued case starts after t
   await first.stop({ keepData: true });
 
   second = await startTestService({ dataDir: first.dataDir, taskQueue: first.taskQueue, key });
-  expect((await second.request('GET', `/api/v1/case/${queued}/status`)).body.status).toBe('QUEUED');
+  expect((await caseStatus(second, queued)).status).toBe('QUEUED');
   const endRunning = await waitForEnd(second, running, 120_000);
   const endQueued = await waitForEnd(second, queued, 120_000);
   // The killed node's attempt may fail the first case (its Python call died with the worker): it ends either way.

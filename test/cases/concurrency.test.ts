@@ -1,8 +1,8 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newKey } from '../support/keys.js';
-import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, peakOverlap, startCase, waitForEnd } from './support.js';
+import { clientFor, newKey } from '../support/keys.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
+import { caseStatus, createWorkflow, peakOverlap, startCase, waitForEnd } from './support.js';
 import { sleeper } from '../support/graphs.js';
 import { approvalGraph } from '../tasks/graphs.js';
 
@@ -26,12 +26,6 @@ async function setCap(organizationId: string, maxConcurrentCases: number | null)
   return r.body;
 }
 
-async function statusOf(caseId: string, key?: string) {
-  const r = await svc.request('GET', `/api/v1/case/${caseId}/status`, key ? { key } : {});
-  expect(r.status, r.text).toBe(200);
-  return r.body;
-}
-
 describe('concurrency caps', () => {
   it('a cap of 2 with 5 cases: 2 run, 3 wait FIFO, each starts as a slot frees, never more than 2 at once', async () => {
     const before = await svc.admin('GET', `/admin/organizations/${svc.organizationId}/concurrency`);
@@ -41,7 +35,7 @@ describe('concurrency caps', () => {
     const wf = await createWorkflow(svc, sleeper(2));
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await startCase(svc, wf.workflowId, { text: `case ${i}` }));
-    const first = await Promise.all(ids.map((id) => statusOf(id)));
+    const first = await Promise.all(ids.map((id) => caseStatus(svc, id)));
     expect(first.map((s) => s.status)).toEqual(['RUNNING', 'RUNNING', 'QUEUED', 'QUEUED', 'QUEUED']);
     for (const s of first.slice(0, 2)) expect(s.queuedAt).toBeNull();
     for (const s of first.slice(2)) {
@@ -74,18 +68,16 @@ describe('concurrency caps', () => {
     const wf = await createWorkflow(svc, sleeper(2));
     const running = await startCase(svc, wf.workflowId, { text: 'runs' });
     const queued = await startCase(svc, wf.workflowId, { text: 'waits' });
-    expect((await statusOf(queued)).status).toBe('QUEUED');
+    expect((await caseStatus(svc, queued)).status).toBe('QUEUED');
 
-    const r = await svc.request('POST', `/api/v1/case/${queued}/cancel`);
-    expect(r.status, r.text).toBe(200);
-    expect(r.body.status).toBe('CANCELLED');
+    const cancel = () => svc.client.POST('/api/v1/case/{caseId}/cancel', { params: { path: { caseId: queued } } });
+    expect((await answered(cancel(), 200)).status).toBe('CANCELLED');
     const handle = svc.service.context.temporal.client.workflow.getHandle(`case-${queued}`);
     await expect(handle.describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
-    const again = await svc.request('POST', `/api/v1/case/${queued}/cancel`);
-    expect(again.status).toBe(409);
+    await refused(cancel(), 409);
 
     expect((await waitForEnd(svc, running, 60_000)).status).toBe('COMPLETED');
-    const after = await statusOf(queued);
+    const after = await caseStatus(svc, queued);
     expect(after).toMatchObject({ status: 'CANCELLED', startedAt: null });
   }, 120_000);
 
@@ -93,26 +85,28 @@ describe('concurrency caps', () => {
     // null: no cap for this organization, whatever the configured default.
     expect(await setCap(svc.organizationId, null)).toMatchObject({ maxConcurrentCases: null, source: 'organization' });
     const capped = await createWorkflow(svc, sleeper(2));
-    const bad = await svc.request('PATCH', `/api/v1/workflow/${capped.workflowId}`, {
-      body: { maxConcurrentCases: 0 },
-    });
-    expect(bad.status, bad.text).toBe(400);
-    const set = await svc.request('PATCH', `/api/v1/workflow/${capped.workflowId}`, {
-      body: { maxConcurrentCases: 1 },
-    });
-    expect(set.status, set.text).toBe(200);
-    const details = await svc.request('GET', `/api/v1/workflow/${capped.workflowId}`);
-    expect(details.body.maxConcurrentCases).toBe(1);
+    const cap = (maxConcurrentCases: number) =>
+      svc.client.PATCH('/api/v1/workflow/{workflowId}', {
+        params: { path: { workflowId: capped.workflowId } },
+        body: { maxConcurrentCases },
+      });
+    await refused(cap(0), 400);
+    await answered(cap(1), 200);
+    const details = await answered(
+      svc.client.GET('/api/v1/workflow/{workflowId}', { params: { path: { workflowId: capped.workflowId } } }),
+      200,
+    );
+    expect(details.maxConcurrentCases).toBe(1);
     const free = await createWorkflow(svc, sleeper(2));
 
     const a = await startCase(svc, capped.workflowId, { text: 'a' });
     const b = await startCase(svc, capped.workflowId, { text: 'b' });
     const c = await startCase(svc, free.workflowId, { text: 'c' });
-    expect([(await statusOf(a)).status, (await statusOf(b)).status, (await statusOf(c)).status]).toEqual([
-      'RUNNING',
-      'QUEUED',
-      'RUNNING',
-    ]);
+    expect([
+      (await caseStatus(svc, a)).status,
+      (await caseStatus(svc, b)).status,
+      (await caseStatus(svc, c)).status,
+    ]).toEqual(['RUNNING', 'QUEUED', 'RUNNING']);
     const [endA, endB] = await Promise.all([waitForEnd(svc, a, 60_000), waitForEnd(svc, b, 60_000)]);
     expect(endB.status).toBe('COMPLETED');
     expect(Date.parse(String(endB.startedAt))).toBeGreaterThanOrEqual(Date.parse(String(endA.finishedAt)));
@@ -125,31 +119,36 @@ describe('concurrency caps', () => {
     expect(org.status, org.text).toBe(201);
     const orgB = String(org.body.id);
     const workspace = await svc.admin('POST', `/admin/organizations/${orgB}/workspaces`, { name: 'B' });
-    const keyB = (await newKey(svc, ['case:full', 'workflow:full', 'code:full'], { organizationId: orgB })).key;
+    const asB = clientFor(
+      svc,
+      (await newKey(svc, ['case:full', 'workflow:full', 'code:full'], { organizationId: orgB })).key,
+    );
     const graphB = sleeper(1);
-    const wfB = await svc.request('POST', '/api/v1/workflow', {
-      key: keyB,
-      headers: { 'x-workspace-id': String(workspace.body.id) },
-      body: { name: 'B sleeper', activeStatus: 'active', nodes: graphB.nodes, edges: graphB.edges },
-    });
-    expect(wfB.status, wfB.text).toBe(201);
+    const wfB = await answered(
+      asB.POST('/api/v1/workflow', {
+        params: { header: { 'x-workspace-id': String(workspace.body.id) } },
+        body: { name: 'B sleeper', activeStatus: 'active', nodes: graphB.nodes, edges: graphB.edges },
+      }),
+      201,
+    );
 
     const wfA = await createWorkflow(svc, sleeper(3));
     const a1 = await startCase(svc, wfA.workflowId, { text: 'a1' });
     const a2 = await startCase(svc, wfA.workflowId, { text: 'a2' });
-    expect((await statusOf(a2)).status).toBe('QUEUED');
+    expect((await caseStatus(svc, a2)).status).toBe('QUEUED');
 
-    const b = (await svc.request('POST', '/api/v1/case', { key: keyB, body: { workflowId: wfB.body.workflowId } })).body
-      .caseId as string;
-    const run = await svc.request('POST', `/api/v1/case/${b}/execute`, { key: keyB, body: { inputs: { text: 'b' } } });
-    expect(run.status, run.text).toBe(202);
-    expect(run.body.status ?? (await statusOf(b, keyB)).status).toBe('RUNNING');
+    const { caseId: b } = await answered(asB.POST('/api/v1/case', { body: { workflowId: wfB.workflowId } }), 201);
+    const run = await answered(
+      asB.POST('/api/v1/case/{caseId}/execute', { params: { path: { caseId: b } }, body: { inputs: { text: 'b' } } }),
+      202,
+    );
+    expect(run.status).toBe('RUNNING');
     // Org B's cap (the default, 1) is its own: it runs while org A's case still waits.
     const other = await svc.admin('GET', `/admin/organizations/${orgB}/concurrency`);
     expect(other.body).toMatchObject({ maxConcurrentCases: 1, source: 'default', queued: 0 });
-    expect((await statusOf(a2)).status).toBe('QUEUED');
+    expect((await caseStatus(svc, a2)).status).toBe('QUEUED');
     // Another organization's case reads as unknown.
-    expect((await svc.request('GET', `/api/v1/case/${a2}/status`, { key: keyB })).status).toBe(404);
+    await refused(asB.GET('/api/v1/case/{caseId}/status', { params: { path: { caseId: a2 } } }), 404);
     expect((await svc.admin('GET', `/admin/organizations/${crypto.randomUUID()}/concurrency`)).status).toBe(404);
 
     for (const id of [a1, a2]) expect((await waitForEnd(svc, id, 60_000)).status).toBe('COMPLETED');
@@ -164,8 +163,11 @@ describe('concurrency caps', () => {
     const a = await startCase(svc, waiting.workflowId, { amount: 5 });
     let taskId: string | undefined;
     for (const until = Date.now() + 60_000; !taskId && Date.now() < until;) {
-      const list = await svc.request('GET', `/api/v1/tasks?caseId=${a}&status=open`);
-      taskId = (list.body.items as Array<{ taskId: string }>)[0]?.taskId;
+      const list = await answered(
+        svc.client.GET('/api/v1/tasks', { params: { query: { caseId: a, status: 'open' } } }),
+        200,
+      );
+      taskId = list.items[0]?.taskId;
       if (!taskId) await new Promise((r) => setTimeout(r, 100));
     }
     expect(taskId, 'the task opened').toBeDefined();
@@ -175,13 +177,16 @@ describe('concurrency caps', () => {
     // The waiting case holds nothing: the next case runs at once, the one after it waits for that one.
     const b = await startCase(svc, slow.workflowId, { text: 'b' });
     const c = await startCase(svc, slow.workflowId, { text: 'c' });
-    expect((await statusOf(b)).status).toBe('RUNNING');
-    expect((await statusOf(c)).status).toBe('QUEUED');
+    expect((await caseStatus(svc, b)).status).toBe('RUNNING');
+    expect((await caseStatus(svc, c)).status).toBe('QUEUED');
 
-    const done = await svc.request('POST', `/api/v1/tasks/${String(taskId)}/complete`, {
-      body: { outputs: { approved: true, note: 'go' } },
-    });
-    expect(done.status, done.text).toBe(200);
+    await answered(
+      svc.client.POST('/api/v1/tasks/{taskId}/complete', {
+        params: { path: { taskId: String(taskId) } },
+        body: { outputs: { approved: true, note: 'go' } },
+      }),
+      200,
+    );
     const [endA, endB, endC] = await Promise.all([a, b, c].map((id) => waitForEnd(svc, id, 120_000)));
     expect([endA, endB, endC].map((e) => e?.status)).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED']);
     // The decided case ran on beside b (above the cap of 1); c waited until both had ended.

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 import { audit, createWorkflow, results, startCase, waitForEnd } from './support.js';
 import { Graph, floatChain, py } from '../support/graphs.js';
@@ -176,8 +176,7 @@ describe.each(['sqlite', 'postgres'] as const)('case engine on %s', (dialect) =>
     expect(a.audit.nodes_execution_data[boom]).toMatchObject({ status: 'failed', attempts: 2 });
     expect(a.audit.nodes_execution_data[boom]?.error?.message).toContain('no good');
     expect(a.audit.nodes_execution_data[after]?.status).toBe('not_executed');
-    const r = await svc.request('GET', `/api/v1/case/${caseId}/results`);
-    expect(r.status).toBe(200);
-    expect(r.body.status).toBe('FAILED');
+    const r = await answered(svc.client.GET('/api/v1/case/{caseId}/results', { params: { path: { caseId } } }), 200);
+    expect(r).toMatchObject({ status: 'FAILED' });
   });
 });

@@ -4,7 +4,7 @@ import { IdempotentRequests } from '../../src/idempotency/idempotent-requests.js
 import { openStore } from '../../src/store/database.js';
 import { IdempotencyRepo } from '../../src/store/idempotency-repo.js';
 import { newCaller } from '../support/keys.js';
-import { http, startTestService, type TestResponse, type TestService } from '../support/harness.js';
+import { answered, http, startTestService, type TestResponse, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 import { createWorkflow, waitForEnd } from './support.js';
 import { Graph } from '../support/graphs.js';
@@ -44,7 +44,7 @@ describe.each([
     await schema?.drop();
   });
 
-  /** A request with the bootstrap key (or `key`) to `first` or `second` in turn. */
+  /** A request with the bootstrap key (or `key`) to `first` or `second` in turn; raw, as the tests read its replay headers. */
   const call = (
     i: number,
     path: string,
@@ -59,11 +59,11 @@ describe.each([
     });
 
   const casesOf = async (title: string): Promise<string[]> => {
-    const list = await first.request('GET', `/api/v1/case?workflowId=${workflowId}&limit=100`);
-    expect(list.status, list.text).toBe(200);
-    return (list.body.cases as Array<{ caseId: string; title: string | null }>)
-      .filter((c) => c.title === title)
-      .map((c) => c.caseId);
+    const list = await answered(
+      first.client.GET('/api/v1/case', { params: { query: { workflowId, limit: 100 } } }),
+      200,
+    );
+    return list.cases.filter((c) => c.title === title).map((c) => c.caseId);
   };
 
   it('answers a retry of an initiation with the first answer and creates nothing', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { apiServiceWithWorkerProcesses } from '../support/worker-process.js';
-import { audit, createWorkflow, results, startCase, waitForEnd } from './support.js';
+import { audit, caseStatus, createWorkflow, results, startCase, waitForEnd } from './support.js';
 import { Graph } from '../support/graphs.js';
 
 /**
@@ -38,8 +38,7 @@ describe('worker killed mid-case', () => {
 
     const caseId = await startCase(svc, wf.workflowId, { text: 'survive' });
     await new Promise((r) => setTimeout(r, 1500));
-    const before = await svc.request('GET', `/api/v1/case/${caseId}/status`);
-    expect(before.body.status).toBe('RUNNING');
+    expect((await caseStatus(svc, caseId)).status).toBe('RUNNING');
     await workers.crashAndReplace(first);
     const end = await waitForEnd(svc, caseId, 90_000);
     expect(end.status).toBe('COMPLETED');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answered, startTestService, type TestService } from '../support/harness.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import { audit, caseStatus, createWorkflow, execute, initiate, results, startCase, waitForEnd } from './support.js';
 import { Graph, py, sleeper, textChain } from '../support/graphs.js';
 
@@ -24,13 +24,12 @@ describe('case lifecycle', () => {
   it('answers 202 with the exact body before the end, then 200', async () => {
     const wf = await createWorkflow(svc, sleeper(1));
     const caseId = await initiate(svc, { workflowId: wf.workflowId });
-    const pending = await svc.request('GET', `/api/v1/case/${caseId}/results`);
-    expect(pending.status).toBe(202);
-    expect(Object.keys(pending.body).sort()).toEqual(['errorCode', 'message', 'path', 'statusCode', 'timestamp']);
-    expect(pending.body).toMatchObject({ statusCode: 202, errorCode: '', path: `/api/v1/case/${caseId}/results` });
+    const resultsOf = () => svc.client.GET('/api/v1/case/{caseId}/results', { params: { path: { caseId } } });
+    const pending = await answered(resultsOf(), 202);
+    expect(Object.keys(pending).sort()).toEqual(['errorCode', 'message', 'path', 'statusCode', 'timestamp']);
+    expect(pending).toMatchObject({ statusCode: 202, errorCode: '', path: `/api/v1/case/${caseId}/results` });
     expect((await execute(svc, caseId, { inputs: { text: 'hi' } })).status).toBe(202);
-    const running = await svc.request('GET', `/api/v1/case/${caseId}/results`);
-    expect(running.status).toBe(202);
+    await answered(resultsOf(), 202);
     const status = await caseStatus(svc, caseId);
     expect(status.status).toBe('RUNNING');
     expect(status.temporalUiUrl).toMatch(
@@ -89,8 +88,12 @@ describe('case lifecycle', () => {
     });
     expect(ok.status, ok.text).toBe(202);
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    // Not a uuid, which the document forbids.
     expect((await svc.request('GET', '/api/v1/case/not-a-uuid/status')).status).toBe(400);
-    expect((await svc.request('GET', `/api/v1/case/${crypto.randomUUID()}/status`)).status).toBe(404);
+    await refused(
+      svc.client.GET('/api/v1/case/{caseId}/status', { params: { path: { caseId: crypto.randomUUID() } } }),
+      404,
+    );
   });
 
   it('cancels a running case (CANCELLED, node cancelled) and a pending one', async () => {
@@ -106,7 +109,7 @@ describe('case lifecycle', () => {
     const a = await audit(svc, caseId);
     expect(a.status).toBe('CANCELLED');
     expect(a.audit.nodes_execution_data[live.running_node]?.status).toBe('cancelled');
-    expect((await svc.request('POST', `/api/v1/case/${caseId}/cancel`)).status).toBe(409);
+    await refused(svc.client.POST('/api/v1/case/{caseId}/cancel', { params: { path: { caseId } } }), 409);
 
     const pendingId = await initiate(svc, { workflowId: wf.workflowId });
     expect((await cancel(pendingId)).status).toBe('CANCELLED');
@@ -119,7 +122,7 @@ describe('case lifecycle', () => {
     const status = await waitForEnd(svc, caseId);
     expect(status.status).toBe('TIMED_OUT');
     expect((status.error as { message: string }).message).toContain('deadline');
-    expect((await svc.request('GET', `/api/v1/case/${caseId}/results`)).status).toBe(200);
+    await answered(svc.client.GET('/api/v1/case/{caseId}/results', { params: { path: { caseId } } }), 200);
   });
 
   it('runs the pinned version after an update, the latest active one otherwise', async () => {
@@ -196,6 +199,7 @@ describe('case lifecycle', () => {
       nb_failed_nodes: 0,
     });
     expect(Object.keys(a.audit.nodes_execution_data)).toHaveLength(3);
+    // Bodies the document refuses: an unknown source, no workflow.
     expect(
       (await svc.request('POST', '/job/initiate', { body: { workflowId: wf.workflowId, source: 'fax' } })).status,
     ).toBe(400);

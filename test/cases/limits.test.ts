@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { audit, createWorkflow, execute, initiate, results, startCase, waitForEnd } from './support.js';
+import { audit, caseStatus, createWorkflow, execute, initiate, results, startCase, waitForEnd } from './support.js';
 import { Graph, py } from '../support/graphs.js';
 
 /** Small limits so the engine's own check (not the Python runner's 1 MB output cap) is what trips. */
@@ -62,8 +62,7 @@ describe('payload limits', () => {
       metadata: { field: 'body.inputs', limitBytes: limit },
     });
     expect(String(r.body.message)).toContain(`at most ${limit}`);
-    const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
-    expect(status.body.status).toBe('PENDING');
+    expect((await caseStatus(svc, caseId)).status).toBe('PENDING');
 
     const viaJob = await svc.request('POST', '/job/execute', {
       body: { jobExecutionId: caseId, jobPayloadSchema: { text: { value: big } } },

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
+import { clientFor } from '../support/keys.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { createWorkflow, startCase, waitForEnd } from './support.js';
 import { Graph, py } from '../support/graphs.js';
 
@@ -16,16 +17,13 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-async function progress(batchId: string): Promise<Record<string, unknown>> {
-  const r = await svc.request('GET', `/api/v1/case/rerun/${batchId}`);
-  expect(r.status, r.text).toBe(200);
-  return r.body;
+async function progress(batchId: string) {
+  return answered(svc.client.GET('/api/v1/case/rerun/{batchId}', { params: { path: { batchId } } }), 200);
 }
 
 async function caseCount(workflowId: string): Promise<number> {
-  const r = await svc.request('GET', `/api/v1/case?workflowId=${workflowId}&limit=100`);
-  expect(r.status, r.text).toBe(200);
-  return (r.body.cases as unknown[]).length;
+  const r = await answered(svc.client.GET('/api/v1/case', { params: { query: { workflowId, limit: 100 } } }), 200);
+  return r.cases.length;
 }
 
 describe('bulk rerun whose key is revoked mid-batch', () => {
@@ -57,20 +55,21 @@ describe('bulk rerun whose key is revoked mid-batch', () => {
     const key = String(created.body.key);
     const keyId = (created.body.apiKey as { id: string }).id;
 
-    const batch = await svc.request('POST', '/api/v1/case/rerun', {
-      key,
-      body: { filter: { workflowId, status: 'FAILED' }, from: 'start' },
-    });
-    expect(batch.status, batch.text).toBe(202);
-    expect(batch.body.matched).toBe(6);
-    const batchId = String(batch.body.batchId);
-    for (const until = Date.now() + 30_000; Number((await progress(batchId)).started) < 1;) {
+    const batch = await answered(
+      clientFor(svc, key).POST('/api/v1/case/rerun', {
+        body: { filter: { workflowId, status: 'FAILED' }, from: 'start' },
+      }),
+      202,
+    );
+    expect(batch.matched).toBe(6);
+    const { batchId } = batch;
+    for (const until = Date.now() + 30_000; (await progress(batchId)).started < 1;) {
       expect(Date.now()).toBeLessThan(until);
       await new Promise((r) => setTimeout(r, 50));
     }
     const revoked = await svc.admin('POST', `/admin/keys/${keyId}/revoke`);
     expect(revoked.status, revoked.text).toBeLessThan(300);
-    const startedWhenRevoked = Number((await progress(batchId)).started);
+    const startedWhenRevoked = (await progress(batchId)).started;
 
     let ended = await progress(batchId);
     for (const until = Date.now() + 30_000; ended.status === 'RUNNING' && Date.now() < until;) {
@@ -80,11 +79,11 @@ describe('bulk rerun whose key is revoked mid-batch', () => {
     expect(ended).toMatchObject({ status: 'FAILED', matched: 6, failed: 0 });
     expect(String(ended.error)).toContain('The key that started the batch can no longer be used');
     // At most the step already under way when the key was revoked (one case a step) finished after it.
-    expect(Number(ended.started)).toBeLessThanOrEqual(startedWhenRevoked + 1);
-    expect(Number(ended.started)).toBeLessThan(6);
+    expect(ended.started).toBeLessThanOrEqual(startedWhenRevoked + 1);
+    expect(ended.started).toBeLessThan(6);
     // Nothing starts later either: the cases of the workflow are the originals and the reruns recorded.
     await new Promise((r) => setTimeout(r, 3000));
-    expect(await caseCount(workflowId)).toBe(6 + Number(ended.started));
-    expect(Number((await progress(batchId)).started)).toBe(Number(ended.started));
+    expect(await caseCount(workflowId)).toBe(6 + ended.started);
+    expect((await progress(batchId)).started).toBe(ended.started);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import { audit, createWorkflow, startCase, waitForEnd } from './support.js';
+import { audit, caseStatus, createWorkflow, startCase, waitForEnd } from './support.js';
 import { Graph, py } from '../support/graphs.js';
 
 /** input(n) → Double → Check (raises over 10) → output(n). */
@@ -46,22 +46,28 @@ describe('rerun on Postgres, across a restart', () => {
     for (const n of [6, 7, 8, 9]) failed.push(await startCase(svc, workflowId, { n }));
     for (const id of failed) expect((await waitForEnd(svc, id)).status).toBe('FAILED');
 
-    const one = await svc.request('POST', `/api/v1/case/${failed[0]}/rerun`, { body: { from: 'failed' } });
-    expect(one.status, one.text).toBe(201);
-    await waitForEnd(svc, String(one.body.caseId));
-    const reused = (await audit(svc, String(one.body.caseId))).audit.nodes_execution_data[double];
+    const one = await answered(
+      svc.client.POST('/api/v1/case/{caseId}/rerun', {
+        params: { path: { caseId: String(failed[0]) } },
+        body: { from: 'failed' },
+      }),
+      201,
+    );
+    await waitForEnd(svc, one.caseId);
+    const reused = (await audit(svc, one.caseId)).audit.nodes_execution_data[double];
     expect(reused).toMatchObject({ outputs: { n: 12 }, reused: { case_id: failed[0], node_id: double } });
 
     // One case a second: stop the service once the first has been rerun, start another on the same store and queue.
-    const batch = await svc.request('POST', '/api/v1/case/rerun', {
-      body: { filter: { workflowId, status: 'FAILED' }, from: 'failed' },
-    });
-    expect(batch.status, batch.text).toBe(202);
-    expect(batch.body.matched).toBe(5);
-    const batchId = String(batch.body.batchId);
+    const batch = await answered(
+      svc.client.POST('/api/v1/case/rerun', { body: { filter: { workflowId, status: 'FAILED' }, from: 'failed' } }),
+      202,
+    );
+    expect(batch.matched).toBe(5);
+    const progress = () =>
+      answered(svc.client.GET('/api/v1/case/rerun/{batchId}', { params: { path: { batchId: batch.batchId } } }), 200);
     for (let started = 0; started < 1;) {
       await new Promise((r) => setTimeout(r, 100));
-      started = Number((await svc.request('GET', `/api/v1/case/rerun/${batchId}`)).body.started);
+      started = (await progress()).started;
     }
     // The store's key: a restart on existing data bootstraps none.
     const { dataDir, taskQueue, key } = svc;
@@ -70,20 +76,19 @@ describe('rerun on Postgres, across a restart', () => {
       databaseUrl: schema.url,
       dataDir,
       taskQueue,
+      key,
       config: { cases: { rerunBatchPerSecond: 1 } },
     });
 
-    let progress: Record<string, unknown> = {};
-    for (const until = Date.now() + 90_000; Date.now() < until;) {
-      progress = (await svc.request('GET', `/api/v1/case/rerun/${batchId}`, { key })).body;
-      if (progress.status !== 'RUNNING') break;
+    let ended = await progress();
+    for (const until = Date.now() + 90_000; ended.status === 'RUNNING' && Date.now() < until;) {
       await new Promise((r) => setTimeout(r, 250));
+      ended = await progress();
     }
-    expect(progress).toMatchObject({ status: 'COMPLETED', matched: 5, started: 5, skipped: 0, failed: 0 });
+    expect(ended).toMatchObject({ status: 'COMPLETED', matched: 5, started: 5, skipped: 0, failed: 0 });
     // Each original once in the batch: the first failed case has its single rerun plus the batch's.
     for (const id of failed) {
-      const status = await svc.request('GET', `/api/v1/case/${id}/status`, { key });
-      expect(status.body.reruns).toHaveLength(id === failed[0] ? 2 : 1);
+      expect((await caseStatus(svc, id)).reruns).toHaveLength(id === failed[0] ? 2 : 1);
     }
   });
 });

@@ -1,18 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PythonRunnerPool } from '../../src/python/pool.js';
 import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
-import { newCaller, newKey } from '../support/keys.js';
-import { answered, startTestService, type TestService } from '../support/harness.js';
+import type { CaseflowClient, paths } from '../../src/client/index.js';
+import { clientFor, newCaller, newKey } from '../support/keys.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import { audit, caseStatus, createWorkflow, execute, initiate, results, startCase, waitForEnd } from './support.js';
 import { Graph, py, vars } from '../support/graphs.js';
 
 let svc: TestService;
-let otherOrgKey: string;
-let readOnlyKey: string;
+/** Clients of another organization and of a member who may only read. */
+let otherOrg: CaseflowClient;
+let readOnly: CaseflowClient;
 beforeAll(async () => {
   svc = await startTestService();
-  otherOrgKey = (await newCaller(svc, ['case:full', 'workflow:full'])).key;
-  readOnlyKey = (await newKey(svc, ['case:read', 'workflow:read'])).key;
+  otherOrg = clientFor(svc, (await newCaller(svc, ['case:full', 'workflow:full'])).key);
+  readOnly = clientFor(svc, (await newKey(svc, ['case:read', 'workflow:read'])).key);
 });
 afterAll(async () => {
   await svc?.stop();
@@ -67,14 +69,21 @@ async function failedCase(): Promise<{
 
 /** Saves a new active version of the workflow with these nodes and edges. */
 async function newVersion(workflowId: string, graph: Pick<Graph, 'nodes' | 'edges'>): Promise<void> {
-  const r = await svc.request('PATCH', `/api/v1/workflow/${workflowId}`, {
-    body: { nodes: graph.nodes, edges: graph.edges, activeStatus: 'active' },
-  });
-  expect(r.status, r.text).toBe(200);
+  await answered(
+    svc.client.PATCH('/api/v1/workflow/{workflowId}', {
+      params: { path: { workflowId } },
+      body: { nodes: graph.nodes, edges: graph.edges, activeStatus: 'active' },
+    }),
+    200,
+  );
 }
 
-function rerun(caseId: string, body: Record<string, unknown>, key?: string) {
-  return svc.request('POST', `/api/v1/case/${caseId}/rerun`, { body, ...(key ? { key } : {}) });
+type RerunBody = NonNullable<
+  paths['/api/v1/case/{caseId}/rerun']['post']['requestBody']
+>['content']['application/json'];
+
+function rerun(caseId: string, body: RerunBody, client = svc.client) {
+  return client.POST('/api/v1/case/{caseId}/rerun', { params: { path: { caseId } }, body });
 }
 
 describe('rerun', () => {
@@ -132,11 +141,10 @@ describe('rerun', () => {
       edges: graph.edges,
     });
     const { result: rerunId, calls } = await pythonCalls(async () => {
-      const r = await rerun(caseId, { from: 'failed', version: 'latest' });
-      expect(r.status, r.text).toBe(201);
-      expect(r.body.workflowVersionNumber).toBe(2);
-      expect((await waitForEnd(svc, String(r.body.caseId))).status).toBe('COMPLETED');
-      return String(r.body.caseId);
+      const r = await answered(rerun(caseId, { from: 'failed', version: 'latest' }), 201);
+      expect(r.workflowVersionNumber).toBe(2);
+      expect((await waitForEnd(svc, r.caseId)).status).toBe('COMPLETED');
+      return r.caseId;
     });
     expect(calls).toBe(2);
     // 5 → 6 → 12 (reused) → 15 → 19
@@ -148,9 +156,8 @@ describe('rerun', () => {
   it('reruns from the start: every node runs again, with the overrides', async () => {
     const { caseId } = await failedCase();
     const { result: status, calls } = await pythonCalls(async () => {
-      const r = await rerun(caseId, { from: 'start', inputs: { n: 1 } });
-      expect(r.status, r.text).toBe(201);
-      return waitForEnd(svc, String(r.body.caseId));
+      const r = await answered(rerun(caseId, { from: 'start', inputs: { n: 1 } }), 201);
+      return waitForEnd(svc, r.caseId);
     });
     // 1 → 2 → 4 → 7 → 11: all four steps ran.
     expect(status.status).toBe('COMPLETED');
@@ -160,16 +167,13 @@ describe('rerun', () => {
   it('reruns a case initiated and executed as a job', async () => {
     const { graph } = fourSteps(buggyStep3);
     const { workflowId } = await createWorkflow(svc, graph, 'rerun job');
-    const init = await svc.request('POST', '/job/initiate', { body: { workflowId } });
-    expect(init.status, init.text).toBe(201);
-    const jobId = String(init.body.jobExecutionId);
-    const exec = await svc.request('POST', '/job/execute', { body: { jobExecutionId: jobId, inputs: { n: 5 } } });
-    expect(exec.status, exec.text).toBe(202);
+    const init = await answered(svc.client.POST('/job/initiate', { body: { workflowId } }), 201);
+    const jobId = init.jobExecutionId;
+    await answered(svc.client.POST('/job/execute', { body: { jobExecutionId: jobId, inputs: { n: 5 } } }), 202);
     expect((await waitForEnd(svc, jobId, 45_000, '/job')).status).toBe('FAILED');
-    const r = await rerun(jobId, { from: 'failed' });
-    expect(r.status, r.text).toBe(201);
-    expect((await waitForEnd(svc, String(r.body.caseId))).status).toBe('FAILED');
-    expect((await caseStatus(svc, jobId, '/job')).reruns).toEqual([r.body.caseId]);
+    const r = await answered(rerun(jobId, { from: 'failed' }), 201);
+    expect((await waitForEnd(svc, r.caseId)).status).toBe('FAILED');
+    expect((await caseStatus(svc, jobId, '/job')).reruns).toEqual([r.caseId]);
   });
 
   it('refuses what it cannot do honestly, changing nothing', async () => {
@@ -179,20 +183,17 @@ describe('rerun', () => {
     const completed = await startCase(svc, workflowId, { n: 1 });
     expect((await waitForEnd(svc, completed)).status).toBe('COMPLETED');
 
-    const notEnded = await rerun(pending, { from: 'start' });
-    expect(notEnded.status, notEnded.text).toBe(409);
-    expect(notEnded.body.message).toContain('has not ended');
-    const didNotFail = await rerun(completed, { from: 'failed' });
-    expect(didNotFail.status).toBe(409);
-    expect(didNotFail.body.message).toContain('did not fail');
+    const notEnded = await refused(rerun(pending, { from: 'start' }), 409);
+    expect(notEnded.message).toContain('has not ended');
+    const didNotFail = await refused(rerun(completed, { from: 'failed' }), 409);
+    expect(didNotFail.message).toContain('did not fail');
     expect((await waitForEnd(svc, running)).status).toBe('COMPLETED');
 
-    const badInput = await rerun(caseId, { from: 'failed', inputs: { n: 'five' } });
-    expect(badInput.status).toBe(400);
-    expect(badInput.body.metadata).toMatchObject({ fields: [{ field: 'body.inputs.n' }] });
-    const unknownInput = await rerun(caseId, { from: 'start', inputs: { m: 1 } });
-    expect(unknownInput.status).toBe(400);
-    const badBody = await rerun(caseId, { from: 'middle' });
+    const badInput = await refused(rerun(caseId, { from: 'failed', inputs: { n: 'five' } }), 400);
+    expect(badInput.metadata).toMatchObject({ fields: [{ field: 'body.inputs.n' }] });
+    await refused(rerun(caseId, { from: 'start', inputs: { m: 1 } }), 400);
+    // A from the document does not have.
+    const badBody = await svc.request('POST', `/api/v1/case/${caseId}/rerun`, { body: { from: 'middle' } });
     expect(badBody.status).toBe(400);
 
     // The latest version lost step 2 and changed step 1's output type: both named.
@@ -208,12 +209,11 @@ describe('rerun', () => {
       if (edge.from_node_id !== step2 && edge.to_node_id !== step2) changed.edge(edge.from_node_id, edge.to_node_id);
     changed.edge(step1, ids.step3 as string);
     await newVersion(workflowId, changed);
-    const conflict = await rerun(caseId, { from: 'failed', version: 'latest' });
-    expect(conflict.status, conflict.text).toBe(409);
-    const names = (conflict.body.metadata as { nodes: Array<{ name: string }> }).nodes.map((n) => n.name);
+    const conflict = await refused(rerun(caseId, { from: 'failed', version: 'latest' }), 409);
+    const names = (conflict.metadata as { nodes: Array<{ name: string }> }).nodes.map((n) => n.name);
     expect(names.sort()).toEqual(['Step 1', 'Step 2']);
     // The original version still has both: a rerun there goes on.
-    expect((await rerun(caseId, { from: 'failed', version: 'original' })).status).toBe(201);
+    await answered(rerun(caseId, { from: 'failed', version: 'original' }), 201);
 
     // Nothing of the refusals became a case: only the last rerun is listed.
     expect((await caseStatus(svc, caseId)).reruns).toHaveLength(1);
@@ -221,10 +221,8 @@ describe('rerun', () => {
 
   it('needs Case: Full, and another organization gets 404', async () => {
     const { caseId } = await failedCase();
-    const attacker = await rerun(caseId, { from: 'failed' }, otherOrgKey);
-    expect(attacker.status).toBe(404);
-    const readOnly = await rerun(caseId, { from: 'failed' }, readOnlyKey);
-    expect(readOnly.status).toBe(403);
+    await refused(rerun(caseId, { from: 'failed' }, otherOrg), 404);
+    await refused(rerun(caseId, { from: 'failed' }, readOnly), 403);
     expect((await caseStatus(svc, caseId)).reruns).toEqual([]);
     expect((await execute(svc, caseId, { inputs: { n: 1 } })).status).toBe(409);
   });

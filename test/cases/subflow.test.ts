@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newCaller } from '../support/keys.js';
-import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
+import { clientFor, newCaller } from '../support/keys.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import { audit, createWorkflow, results, startCase, waitForEnd } from './support.js';
+import { audit, caseStatus, createWorkflow, results, startCase, waitForEnd } from './support.js';
 import { Graph, py, sleeper, textChain, vars, type Var } from '../support/graphs.js';
 
 /** Sub-workflows: the call_workflow node kind (src/domain/node-kinds/call-workflow.ts, workflows/child-case.ts). */
@@ -45,16 +45,19 @@ function callNodeId(g: Graph): string {
   return id;
 }
 
-async function save(g: Graph, name: string, key?: string, workspaceId = svc.workspaceId): Promise<TestResponse> {
-  return svc.request('POST', '/api/v1/workflow', {
+/** Saves a workflow; the answer is read by the test (the saves here are refused). */
+function save(g: Graph, name: string, client = svc.client, workspaceId = svc.workspaceId) {
+  return client.POST('/api/v1/workflow', {
+    params: { header: { 'x-workspace-id': workspaceId } },
     body: { name, activeStatus: 'active', nodes: g.nodes, edges: g.edges },
-    headers: { 'x-workspace-id': workspaceId },
-    ...(key ? { key } : {}),
   });
 }
 
-async function update(workflowId: string, g: Graph): Promise<TestResponse> {
-  return svc.request('PATCH', `/api/v1/workflow/${workflowId}`, { body: { nodes: g.nodes, edges: g.edges } });
+function update(workflowId: string, g: Graph) {
+  return svc.client.PATCH('/api/v1/workflow/{workflowId}', {
+    params: { path: { workflowId } },
+    body: { nodes: g.nodes, edges: g.edges },
+  });
 }
 
 /** The child case a parent's call node started, once the audit shows it (live from the run, or recorded). */
@@ -66,12 +69,6 @@ async function childOf(parentCaseId: string, nodeId: string, on = svc): Promise<
     if (Date.now() > until) throw new Error(`case ${parentCaseId} started no child`);
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-async function status(caseId: string, on = svc): Promise<Record<string, unknown>> {
-  const r = await on.request('GET', `/api/v1/case/${caseId}/status`);
-  expect(r.status, r.text).toBe(200);
-  return r.body;
 }
 
 /** A parent case whose call node runs a child that sleeps 20 s, once the child has started. */
@@ -98,14 +95,14 @@ describe('call_workflow: running a child case', () => {
     const node = (await audit(svc, caseId)).audit.nodes_execution_data[callNodeId(g)];
     expect(node).toMatchObject({ status: 'completed', handler_class: 'call_workflow', outputs: { text: 'HELLO!' } });
     const childId = String(node?.child_case_id);
-    const child = await status(childId);
+    const child = await caseStatus(svc, childId);
     expect(child).toMatchObject({
       status: 'COMPLETED',
       workflowId: callee.workflowId,
       parentCase: { caseId, nodeId: callNodeId(g) },
     });
     expect((await results(svc, childId)).text?.value).toBe('HELLO!');
-    expect((await status(caseId)).parentCase).toBeNull();
+    expect((await caseStatus(svc, caseId)).parentCase).toBeNull();
 
     // Temporal: the child run is the parent run's child, with the parent case in its memo.
     const described = await svc.service.context.temporal.client.workflow.getHandle(`case-${childId}`).describe();
@@ -134,13 +131,12 @@ describe('call_workflow: running a child case', () => {
     expect(node?.status).toBe('failed');
     expect(node?.error?.kind).toBe('child_failed');
     expect(node?.error?.message).toContain(`Sub-workflow case ${String(node?.child_case_id)} failed`);
-    expect((await status(String(node?.child_case_id))).status).toBe('FAILED');
+    expect((await caseStatus(svc, String(node?.child_case_id))).status).toBe('FAILED');
   });
 
   it('cancels the child when the parent is cancelled', async () => {
     const { caseId, childId, nodeId } = await parentOfSleeper();
-    const cancelled = await svc.request('POST', `/api/v1/case/${caseId}/cancel`);
-    expect(cancelled.status, cancelled.text).toBe(200);
+    await answered(svc.client.POST('/api/v1/case/{caseId}/cancel', { params: { path: { caseId } } }), 200);
     expect((await waitForEnd(svc, caseId)).status).toBe('CANCELLED');
     expect((await waitForEnd(svc, childId)).status).toBe('CANCELLED');
     const node = (await audit(svc, caseId)).audit.nodes_execution_data[nodeId];
@@ -149,8 +145,7 @@ describe('call_workflow: running a child case', () => {
 
   it('fails the node when the child is cancelled on its own', async () => {
     const { caseId, childId, nodeId } = await parentOfSleeper();
-    const cancelled = await svc.request('POST', `/api/v1/case/${childId}/cancel`);
-    expect(cancelled.status, cancelled.text).toBe(200);
+    await answered(svc.client.POST('/api/v1/case/{caseId}/cancel', { params: { path: { caseId: childId } } }), 200);
     expect((await waitForEnd(svc, childId)).status).toBe('CANCELLED');
     expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
     const node = (await audit(svc, caseId)).audit.nodes_execution_data[nodeId];
@@ -164,10 +159,10 @@ describe('call_workflow: running a child case', () => {
     const node = (await audit(svc, caseId)).audit.nodes_execution_data[nodeId];
     expect(node?.error).toEqual({ message: `Sub-workflow case ${childId} was terminated`, kind: 'child_terminated' });
     // The terminated run never wrote its row (nor linked its run): the reconciler closes it once past the grace.
-    expect((await status(childId)).status).toBe('RUNNING');
+    expect((await caseStatus(svc, childId)).status).toBe('RUNNING');
     await new Promise((r) => setTimeout(r, 1000));
     await svc.service.context.services.caseReconciler.reconcile();
-    expect(await status(childId)).toMatchObject({
+    expect(await caseStatus(svc, childId)).toMatchObject({
       status: 'FAILED',
       error: { message: 'The case run was terminated in Temporal' },
     });
@@ -190,8 +185,12 @@ describe('call_workflow: running a child case', () => {
     const callee = await createWorkflow(svc, textChain('Echo', py('return {"text": inputs["text"]}')));
     const g = caller({ workflow_id: callee.workflowId });
     const parent = await createWorkflow(svc, g, 'parent of deactivated');
-    const off = await svc.request('POST', `/api/v1/workflow/${callee.workflowId}/deactivate`);
-    expect(off.status, off.text).toBe(200);
+    await answered(
+      svc.client.POST('/api/v1/workflow/{workflowId}/deactivate', {
+        params: { path: { workflowId: callee.workflowId } },
+      }),
+      200,
+    );
     const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
     const end = await waitForEnd(svc, caseId);
     expect(end.status).toBe('FAILED');
@@ -203,7 +202,7 @@ describe('call_workflow: running a child case', () => {
 
   it('runs a pinned version whatever is active', async () => {
     const callee = await createWorkflow(svc, textChain('V1', py('return {"text": "v1"}')));
-    expect((await update(callee.workflowId, textChain('V2', py('return {"text": "v2"}')))).status).toBe(200);
+    await answered(update(callee.workflowId, textChain('V2', py('return {"text": "v2"}'))), 200);
     const parent = await createWorkflow(svc, caller({ workflow_id: callee.workflowId, version_number: 1 }), 'pinned');
     const caseId = await startCase(svc, parent.workflowId, { text: 'x' });
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
@@ -215,23 +214,21 @@ describe('call_workflow: checks at save', () => {
   it('refuses an unknown callee, and another organization’s workflow reads as unknown', async () => {
     const ours = await createWorkflow(svc, textChain('Echo', py('return {"text": inputs["text"]}')));
     const g = caller({ workflow_id: ours.workflowId });
-    const foreign = await save(g, 'attacker', otherOrg.key, otherOrg.workspaceId);
-    const unknown = await save(caller({ workflow_id: crypto.randomUUID() }), 'unknown');
+    const foreign = await refused(save(g, 'attacker', clientFor(svc, otherOrg.key), otherOrg.workspaceId), 400);
+    const unknown = await refused(save(caller({ workflow_id: crypto.randomUUID() }), 'unknown'), 400);
     for (const r of [foreign, unknown]) {
-      expect(r.status, r.text).toBe(400);
-      expect(r.body.errorCode).toBe('VALIDATION_ERROR');
-      expect(String(r.body.message)).toMatch(/process\.workflow_id: workflow .+ does not exist in this workspace/);
+      expect(r.errorCode).toBe('VALIDATION_ERROR');
+      expect(r.message).toMatch(/process\.workflow_id: workflow .+ does not exist in this workspace/);
     }
-    expect(foreign.text).not.toContain('Echo');
+    expect(JSON.stringify(foreign)).not.toContain('Echo');
   });
 
   it("refuses node outputs the callee's results do not have", async () => {
     const callee = await createWorkflow(svc, textChain('Echo', py('return {"text": inputs["text"]}')), 'Echo');
     const g = caller({ workflow_id: callee.workflowId }, [{ name: 'text' }, { id: 'n', name: 'count', type: 'int' }]);
     const call = callNodeId(g);
-    const r = await save(g, 'wrong outputs');
-    expect(r.status, r.text).toBe(400);
-    expect(r.body.message).toBe(
+    const r = await refused(save(g, 'wrong outputs'), 400);
+    expect(r.message).toBe(
       `Invalid workflow graph: nodes.${call}.output_schema.schema.n: workflow Echo has no result count`,
     );
   });
@@ -239,22 +236,19 @@ describe('call_workflow: checks at save', () => {
   it('refuses a cycle, naming its path', async () => {
     const a = await createWorkflow(svc, textChain('Echo', py('return {"text": inputs["text"]}')), 'A');
     const b = await createWorkflow(svc, caller({ workflow_id: a.workflowId }), 'B');
-    const back = await update(a.workflowId, caller({ workflow_id: b.workflowId }));
-    expect(back.status, back.text).toBe(400);
-    expect(String(back.body.message)).toContain('Calls recurse: A -> B -> A');
-    const self = await update(a.workflowId, caller({ workflow_id: a.workflowId }));
-    expect(self.status, self.text).toBe(400);
-    expect(String(self.body.message)).toContain('Calls recurse: A -> A');
+    const back = await refused(update(a.workflowId, caller({ workflow_id: b.workflowId })), 400);
+    expect(back.message).toContain('Calls recurse: A -> B -> A');
+    const self = await refused(update(a.workflowId, caller({ workflow_id: a.workflowId })), 400);
+    expect(self.message).toContain('Calls recurse: A -> A');
   });
 
   it(`refuses calls nesting deeper than cases.maxCallDepth (${MAX_DEPTH})`, async () => {
     const leaf = await createWorkflow(svc, textChain('Echo', py('return {"text": inputs["text"]}')), 'L0');
     const one = await createWorkflow(svc, caller({ workflow_id: leaf.workflowId }), 'L1');
     const two = await createWorkflow(svc, caller({ workflow_id: one.workflowId }), 'L2');
-    const three = await save(caller({ workflow_id: two.workflowId }), 'L3');
-    expect(three.status, three.text).toBe(400);
-    expect(String(three.body.message)).toContain(`Calls nest 3 cases deep, over the limit of ${MAX_DEPTH}`);
-    expect(String(three.body.message)).toContain('L3 -> L2 -> L1 -> L0');
+    const three = await refused(save(caller({ workflow_id: two.workflowId }), 'L3'), 400);
+    expect(three.message).toContain(`Calls nest 3 cases deep, over the limit of ${MAX_DEPTH}`);
+    expect(three.message).toContain('L3 -> L2 -> L1 -> L0');
     // Two deep is allowed, and runs.
     const caseId = await startCase(svc, two.workflowId, { text: 'deep' });
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
@@ -282,7 +276,7 @@ describe('call_workflow on Postgres', () => {
     const caseId = await startCase(pg, parent.workflowId, { text: 'pg' });
     expect((await waitForEnd(pg, caseId)).status).toBe('COMPLETED');
     const childId = String((await audit(pg, caseId)).audit.nodes_execution_data[callNodeId(g)]?.child_case_id);
-    expect(await status(childId, pg)).toMatchObject({
+    expect(await caseStatus(pg, childId)).toMatchObject({
       status: 'COMPLETED',
       parentCase: { caseId, nodeId: callNodeId(g) },
     });
@@ -292,6 +286,6 @@ describe('call_workflow on Postgres', () => {
     expect((await waitForEnd(pg, waiting)).status).toBe('FAILED');
     await new Promise((r) => setTimeout(r, 1000));
     await pg.service.context.services.caseReconciler.reconcile();
-    expect((await status(stuck, pg)).status).toBe('FAILED');
+    expect((await caseStatus(pg, stuck)).status).toBe('FAILED');
   });
 });

@@ -7,8 +7,8 @@ import { createLogger } from '../../src/logging/logger.js';
 import { freePort } from '../../src/net/free-port.js';
 import { temporalCliPath } from '../../src/temporal/binaries.js';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
-import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow, execute, initiate, startCase, waitForEnd } from './support.js';
+import { refused, startTestService, type TestService } from '../support/harness.js';
+import { caseStatus, createWorkflow, execute, initiate, startCase, waitForEnd } from './support.js';
 import { sleeper } from '../support/graphs.js';
 
 describe('cancel of a run Temporal no longer has', () => {
@@ -26,9 +26,8 @@ describe('cancel of a run Temporal no longer has', () => {
     await svc.service.context.temporal.client.workflow
       .getHandle(`case-${caseId}`)
       .terminate('test: closed behind the service');
-    const res = await svc.request('POST', `/api/v1/case/${caseId}/cancel`);
-    expect(res.status, res.text).toBe(409);
-    expect(res.body).toMatchObject({ statusCode: 409, errorCode: 'CONFLICT' });
+    const res = await refused(svc.client.POST('/api/v1/case/{caseId}/cancel', { params: { path: { caseId } } }), 409);
+    expect(res).toMatchObject({ statusCode: 409, errorCode: 'CONFLICT' });
   });
 
   it('answers 409 when the run does not exist at all', async () => {
@@ -41,9 +40,8 @@ describe('cancel of a run Temporal no longer has', () => {
       .set({ temporal_workflow_id: `gone-${randomUUID()}` })
       .where('id', '=', caseId)
       .execute();
-    const res = await svc.request('POST', `/api/v1/case/${caseId}/cancel`);
-    expect(res.status, res.text).toBe(409);
-    expect(res.body).toMatchObject({ statusCode: 409, errorCode: 'CONFLICT' });
+    const res = await refused(svc.client.POST('/api/v1/case/{caseId}/cancel', { params: { path: { caseId } } }), 409);
+    expect(res).toMatchObject({ statusCode: 409, errorCode: 'CONFLICT' });
   });
 });
 
@@ -67,12 +65,11 @@ describe('reconciling cases whose run ended unrecorded', () => {
     let status: Record<string, unknown> = {};
     for (let i = 0; i < 100 && status.status !== 'FAILED'; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      status = (await svc.request('GET', `/api/v1/case/${caseId}/status`)).body;
+      status = await caseStatus(svc, caseId);
     }
     expect(status.status).toBe('FAILED');
     expect(JSON.stringify(status)).toContain('terminated');
-    const finished = await svc.request('GET', `/api/v1/case/${done}/status`);
-    expect(finished.body.status).toBe('COMPLETED');
+    expect((await caseStatus(svc, done)).status).toBe('COMPLETED');
   }, 30_000);
 });
 
@@ -133,8 +130,7 @@ describe('execute while Temporal is unreachable', () => {
     expect(res.status, res.text).toBe(503);
     expect(res.body).toMatchObject({ statusCode: 503, errorCode: 'SERVICE_UNAVAILABLE' });
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
-    const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
-    expect(status.body.status).toBe('PENDING');
+    expect((await caseStatus(svc, caseId)).status).toBe('PENDING');
   }, 60_000);
 });
 
