@@ -4,8 +4,8 @@ import type { AuthContext } from '../../src/domain/auth-context.js';
 import { httpStatus } from '../../src/api/errors.js';
 import { DomainError } from '../../src/errors.js';
 import { TenancyRepo } from '../../src/store/tenancy-repo.js';
-import { startTestService, type TestService } from '../support/harness.js';
-import { secretOf } from '../support/keys.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
+import { clientFor, secretOf } from '../support/keys.js';
 
 interface KeyResponse {
   key: string;
@@ -47,10 +47,12 @@ describe('authentication and permissions', () => {
     await svc.stop();
   });
 
+  /** Who the service takes `key` for. */
+  const me = (key: string) => clientFor(svc, key).GET('/api/v1/me');
+
   it('accepts the key as x-service-key and as a bearer token', async () => {
-    const viaHeader = await svc.request('GET', '/api/v1/me');
-    expect(viaHeader.status).toBe(200);
-    expect(viaHeader.body).toMatchObject({
+    const viaHeader = await answered(svc.client.GET('/api/v1/me'), 200);
+    expect(viaHeader).toMatchObject({
       organizationId: svc.organizationId,
       organizationVerified: true,
       scope: { type: 'organization' },
@@ -67,6 +69,7 @@ describe('authentication and permissions', () => {
     ['malformed', 'not-a-key'],
     ['unknown', 'cf_00000000000000000000000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'],
   ])('answers 401 for a %s key', async (_label, key) => {
+    // Raw: a missing or malformed key header is what the test sends.
     const res = await svc.request('GET', '/api/v1/me', { key });
     expect(res.status).toBe(401);
     expect(res.body).toMatchObject({ statusCode: 401, errorCode: 'UNAUTHORIZED', path: '/api/v1/me' });
@@ -74,36 +77,34 @@ describe('authentication and permissions', () => {
 
   it('answers 401 for a right id with a wrong secret', async () => {
     const tampered = svc.key.slice(0, -4) + (svc.key.endsWith('AAAA') ? 'BBBB' : 'AAAA');
-    expect((await svc.request('GET', '/api/v1/me', { key: tampered })).status).toBe(401);
+    await refused(me(tampered), 401);
   });
 
   it('answers 401 once a key has expired', async () => {
     const { key } = await makeKey({ grants: ['workflow:read'], expiresAt: new Date(Date.now() + 3000).toISOString() });
-    expect((await svc.request('GET', '/api/v1/me', { key })).status).toBe(200);
+    await answered(me(key), 200);
     await new Promise((r) => setTimeout(r, 3100));
-    const res = await svc.request('GET', '/api/v1/me', { key });
-    expect(res.status).toBe(401);
-    expect(res.body.message).toMatch(/expired/);
+    expect((await refused(me(key), 401)).message).toMatch(/expired/);
   });
 
   it('answers 401 after revocation', async () => {
     const { key, apiKey } = await makeKey({ grants: ['workflow:read'] });
-    expect((await svc.request('GET', '/api/v1/me', { key })).status).toBe(200);
+    await answered(me(key), 200);
     expect((await svc.admin('POST', `/admin/keys/${apiKey.id}/revoke`)).status).toBe(204);
-    expect((await svc.request('GET', '/api/v1/me', { key })).status).toBe(401);
+    await refused(me(key), 401);
     expect((await svc.admin('POST', `/admin/keys/${apiKey.id}/revoke`)).status).toBe(409);
   });
 
   it('refuses a key revoked by another process once its cached lookup (keyCacheMs, at most 1 s) expires', async () => {
     const { key, apiKey } = await makeKey({ grants: ['workflow:read'] });
-    expect((await svc.request('GET', '/api/v1/me', { key })).status).toBe(200);
+    await answered(me(key), 200);
     // Straight to the store, as another API process would: this process is not told.
     expect(await new TenancyRepo(svc.service.context.store.db).revokeKey(apiKey.id)).toBe(true);
     // Fails only if the cached lookup never expires: the bound is 1 s, the wait up to 10 s.
     let status = 200;
     for (let i = 0; i < 100 && status === 200; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      status = (await svc.request('GET', '/api/v1/me', { key })).status;
+      status = (await me(key)).response.status;
     }
     expect(status).toBe(401);
   });
@@ -119,19 +120,17 @@ describe('authentication and permissions', () => {
       id: string;
     };
     const { key } = await makeKey({ userId: user.id, grants: ['workflow:read'] });
-    expect((await svc.request('GET', '/api/v1/me', { key })).status).toBe(200);
+    await answered(me(key), 200);
     expect((await svc.admin('DELETE', `/admin/organizations/${svc.organizationId}/members/${user.id}`)).status).toBe(
       204,
     );
-    const res = await svc.request('GET', '/api/v1/me', { key });
-    expect(res.status).toBe(401);
-    expect(res.body.message).toMatch(/no longer a member/);
+    expect((await refused(me(key), 401)).message).toMatch(/no longer a member/);
   });
 
   it('refuses keys for non-members, foreign workspaces and past expiry', async () => {
     const outsider = (await svc.admin('POST', '/admin/users', { email: 'outsider@example.com', name: 'Outsider' }))
       .body as { id: string };
-    const refused = (extra: Record<string, unknown>) =>
+    const refusedKey = (extra: Record<string, unknown>) =>
       svc.admin('POST', '/admin/keys', {
         organizationId: svc.organizationId,
         userId: svc.userId,
@@ -139,15 +138,16 @@ describe('authentication and permissions', () => {
         grants: ['case:read'],
         ...extra,
       });
-    const notMember = await refused({ userId: outsider.id });
+    const notMember = await refusedKey({ userId: outsider.id });
     expect(notMember.status).toBe(400);
-    const foreign = await refused({ workspaceIds: [otherWorkspaceId] });
+    const foreign = await refusedKey({ workspaceIds: [otherWorkspaceId] });
     expect(foreign.status).toBe(400);
-    const past = await refused({ expiresAt: '2001-01-01T00:00:00Z' });
+    const past = await refusedKey({ expiresAt: '2001-01-01T00:00:00Z' });
     expect(past.status).toBe(400);
   });
 
   it('keeps the operator area behind the admin token', async () => {
+    // Raw: no token, then a wrong one.
     expect((await svc.request('GET', '/admin/organizations', { key: null })).status).toBe(401);
     expect(
       (
@@ -165,15 +165,8 @@ describe('authentication and permissions', () => {
 
   describe('grants and scope', () => {
     async function contextFor(key: string): Promise<AuthContext> {
-      const me = (await svc.request('GET', '/api/v1/me', { key })).body as {
-        keyId: string;
-        userId: string;
-        organizationId: string;
-        organizationVerified: boolean;
-        scope: AuthContext['scope'];
-        grants: AuthContext['grants'] extends ReadonlySet<infer G> ? G[] : never;
-      };
-      return { ...me, grants: new Set(me.grants) };
+      const context = await answered(me(key), 200);
+      return { ...context, grants: new Set(context.grants) };
     }
     const tenancy = () => new TenancyRepo(svc.service.context.store.db);
     const status = async (fn: () => unknown) => {

@@ -1,13 +1,15 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { startTestService } from '../support/harness.js';
+import { answered, startTestService } from '../support/harness.js';
 
 describe('graceful shutdown', () => {
   it('stops accepting connections but lets an in-flight request finish', async () => {
     const svc = await startTestService();
-    const presign = await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.txt' } });
-    expect(presign.status).toBe(201);
-    const target = new URL(String(presign.body.presignedUrl));
+    const presign = await answered(
+      svc.client.POST('/api/v1/file/upload/presigned', { body: { fileExtension: '.txt' } }),
+      201,
+    );
+    const target = new URL(presign.presignedUrl);
     const body = Buffer.from('half of it, then the rest after shutdown began\n');
 
     // An upload whose body arrives in two parts, with the shutdown starting in between.

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/config/paths.js';
 import { freePort } from '../../src/net/free-port.js';
-import { http } from '../support/harness.js';
+import { createClient } from '../../src/client/index.js';
+import { answered, http } from '../support/harness.js';
 
 interface Started {
   child: ChildProcess;
@@ -94,20 +95,15 @@ describe('npm start on an empty data directory', () => {
       async () => /CASEFLOW_API_KEY=(\S+)/.exec(first.output())?.[1],
       120_000,
     );
-    const ready = await waitFor(
-      'readiness',
-      async () => {
-        const res = await http(`${base}/readyz`, 'GET');
-        return res.status === 200 ? res : undefined;
-      },
-      60_000,
-    );
-    expect(ready.body).toMatchObject({ checks: { store: { ok: true }, temporal: { ok: true } } });
-    expect((await http(`${base}/api/v1/me`, 'GET', { key })).status).toBe(200);
+    const anonymous = createClient({ baseUrl: base });
+    const ready = await waitFor('readiness', async () => (await anonymous.GET('/readyz')).data, 60_000);
+    expect(ready).toMatchObject({ checks: { store: { ok: true }, temporal: { ok: true } } });
+    await answered(createClient({ baseUrl: base, key }).GET('/api/v1/me'), 200);
     expect(existsSync(path.join(dataDir, 'temporal.db'))).toBe(true);
     expect(existsSync(path.join(dataDir, 'caseflow.db'))).toBe(true);
     const ui = await fetch(`http://127.0.0.1:${ports.ui}/`);
     expect(ui.status).toBe(200);
+    // /metrics is not a route of the document: a raw request.
     const metrics = await http(`${base}/metrics`, 'GET');
     expect(metrics.text).toContain('caseflow_http_requests_total');
     expect(metrics.text).toMatch(/^temporal_\w+/m);
@@ -123,12 +119,8 @@ describe('npm start on an empty data directory', () => {
 
     const second = npmStart(env);
     running.push(second.child);
-    await waitFor(
-      'readiness after restart',
-      async () => ((await http(`${base}/readyz`, 'GET')).status === 200 ? true : undefined),
-      120_000,
-    );
-    expect((await http(`${base}/api/v1/me`, 'GET', { key })).status).toBe(200);
+    await waitFor('readiness after restart', async () => (await anonymous.GET('/readyz')).data, 120_000);
+    await answered(createClient({ baseUrl: base, key }).GET('/api/v1/me'), 200);
     expect(second.output()).not.toContain('CASEFLOW_API_KEY=');
     await stop(second, dataDir);
   }, 300_000);

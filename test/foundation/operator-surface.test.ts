@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminToken, startTestService, type TestService } from '../support/harness.js';
+import { createClient } from '../../src/client/index.js';
+import { adminToken, refused, startTestService, type TestService } from '../support/harness.js';
 
 describe('operator surface: admin gate before the body, generic readiness errors', () => {
   let svc: TestService;
@@ -32,12 +33,11 @@ describe('operator surface: admin gate before the body, generic readiness errors
 
   it('answers readiness failures with generic text, never the raw error', async () => {
     await svc.service.context.store.db.destroy();
-    const res = await svc.request('GET', '/readyz', { key: null });
-    expect(res.status).toBe(503);
-    expect(res.body).toMatchObject({
+    const res = await refused(createClient({ baseUrl: svc.url }).GET('/readyz'), 503);
+    expect(res).toMatchObject({
       status: 'not_ready',
       checks: { store: { ok: false, error: 'store unavailable' }, temporal: { ok: true } },
     });
-    expect(JSON.stringify(res.body)).not.toMatch(/destroy|driver|sqlite|\//i);
+    expect(JSON.stringify(res)).not.toMatch(/destroy|driver|sqlite|\//i);
   });
 });

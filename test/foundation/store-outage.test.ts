@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresSchema, postgresBaseUrl, type PostgresSchema } from '../support/postgres.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { createClient } from '../../src/client/index.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { sleeper } from '../support/graphs.js';
 
@@ -27,26 +28,23 @@ describe('the Postgres store going away and coming back', () => {
   it('answers 503 in the error shape while it is gone, never hangs, and works again with no restart', async () => {
     const wf = await createWorkflow(svc, sleeper(0));
     await proxy.cut();
-    for (const [method, urlPath] of [
-      ['GET', '/api/v1/me'],
-      ['POST', '/api/v1/case'],
+    for (const [urlPath, send] of [
+      ['/api/v1/me', () => svc.client.GET('/api/v1/me')],
+      ['/api/v1/case', () => svc.client.POST('/api/v1/case', { body: { workflowId: wf.workflowId } })],
     ] as const) {
       const started = performance.now();
-      const res = await svc.request(method, urlPath, {
-        body: method === 'POST' ? { workflowId: wf.workflowId } : undefined,
-      });
+      const sent = send();
+      const error = await refused(sent, 503);
       expect(performance.now() - started).toBeLessThan(8000);
-      expect(res.status, res.text).toBe(503);
-      expect(res.body).toMatchObject({ statusCode: 503, errorCode: 'SERVICE_UNAVAILABLE', path: urlPath });
-      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(error).toMatchObject({ statusCode: 503, errorCode: 'SERVICE_UNAVAILABLE', path: urlPath });
+      expect(Number((await sent).response.headers.get('retry-after'))).toBeGreaterThan(0);
     }
-    const ready = await svc.request('GET', '/readyz', { key: null });
-    expect(ready.status).toBe(503);
-    expect(ready.body).toMatchObject({ checks: { store: { ok: false } } });
+    const anonymous = createClient({ baseUrl: svc.url });
+    expect(await refused(anonymous.GET('/readyz'), 503)).toMatchObject({ checks: { store: { ok: false } } });
 
     await proxy.restore();
     const caseId = await startCase(svc, wf.workflowId, { text: 'back' });
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
-    expect((await svc.request('GET', '/readyz', { key: null })).status).toBe(200);
+    await answered(anonymous.GET('/readyz'), 200);
   }, 120_000);
 });

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ZodType } from 'zod';
+import type { paths } from '../../src/client/index.js';
 import { deliveriesSchema, redeliveryStartedSchema, webhookSecretSchema } from '../../src/api/schemas/callbacks.js';
 import {
   auditSchema,
@@ -26,11 +27,11 @@ import {
   workflowListSchema,
 } from '../../src/api/schemas/workflows.js';
 import { Receiver } from '../callbacks/receiver.js';
-import { waitForEnd } from '../cases/support.js';
+import { caseStatus, createWorkflow, initiate, waitForEnd } from '../cases/support.js';
 import { Graph, py } from '../support/graphs.js';
 import { codeBody } from '../code/support.js';
-import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
-import { newCaller } from '../support/keys.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
+import { clientFor, newCaller } from '../support/keys.js';
 
 interface JsonSchema {
   $ref?: string;
@@ -49,6 +50,7 @@ const receivers: Receiver[] = [];
 
 beforeAll(async () => {
   svc = await startTestService();
+  // The served document itself is not a route of the document.
   doc = (await svc.request('GET', '/openapi.json')).body as unknown as OpenApiDocument;
 });
 afterAll(async () => {
@@ -67,18 +69,24 @@ function documented(method: string, path: string, status: number): JsonSchema {
  * What was sent is what is documented: the status, the body parsing with the route's response
  * schema, and exactly the top-level fields the served OpenAPI document lists for it.
  */
-function expectDocumented(
-  res: TestResponse,
+async function expectDocumented<T>(
+  call: Promise<{ data?: T; error?: unknown; response: Response }>,
   op: { method: string; path: string; status: number },
   schema: ZodType,
-): void {
-  expect(res.status, res.text).toBe(op.status);
-  const parsed = schema.safeParse(res.body);
+): Promise<{ body: T; headers: Headers }> {
+  const { response } = await call;
+  const body = await answered(call, op.status);
+  const parsed = schema.safeParse(body);
   expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
-  expect(Object.keys(res.body).sort()).toEqual(
+  expect(Object.keys(body as object).sort()).toEqual(
     Object.keys(documented(op.method, op.path, op.status).properties ?? {}).sort(),
   );
+  return { body, headers: response.headers };
 }
+
+type CodeNodeBody = paths['/api/v1/code']['post']['requestBody']['content']['application/json'];
+/** The code area's valid body (typed loosely there, as its tests also send bodies the contract refuses). */
+const codeNode = () => codeBody() as CodeNodeBody;
 
 /** input(text) → python → output(text) */
 function echo(): Graph {
@@ -94,38 +102,40 @@ function echo(): Graph {
 describe('services behind the routes answer in their documented shapes', () => {
   it('workflows: create, details, update, activate, deactivate, the deprecated details', async () => {
     const g = echo();
-    const created = await svc.request('POST', '/api/v1/workflow', {
-      headers: { 'x-workspace-id': svc.workspaceId },
-      body: { name: 'shapes', activeStatus: 'inactive', nodes: g.nodes, edges: g.edges },
-    });
-    expectDocumented(created, { method: 'post', path: '/api/v1/workflow', status: 201 }, createdSchema);
-    const id = String(created.body.workflowId);
-    const one = '/api/v1/workflow/{workflowId}';
-    expectDocumented(
-      await svc.request('GET', `/api/v1/workflow/${id}`),
-      { method: 'get', path: one, status: 200 },
-      detailsSchema,
+    const { body: created } = await expectDocumented(
+      svc.client.POST('/api/v1/workflow', {
+        params: { header: { 'x-workspace-id': svc.workspaceId } },
+        body: { name: 'shapes', activeStatus: 'inactive', nodes: g.nodes, edges: g.edges },
+      }),
+      { method: 'post', path: '/api/v1/workflow', status: 201 },
+      createdSchema,
     );
-    expectDocumented(
-      await svc.request('PATCH', `/api/v1/workflow/${id}`, { body: { name: 'shapes v2' } }),
+    const one = '/api/v1/workflow/{workflowId}';
+    const onWorkflow = { params: { path: { workflowId: created.workflowId } } };
+    await expectDocumented(svc.client.GET(one, onWorkflow), { method: 'get', path: one, status: 200 }, detailsSchema);
+    await expectDocumented(
+      svc.client.PATCH(one, { ...onWorkflow, body: { name: 'shapes v2' } }),
       { method: 'patch', path: one, status: 200 },
       updatedSchema,
     );
-    const activated = await svc.request('POST', `/api/v1/workflow/${id}/activate`, {
-      body: { workflowVersionNumber: 1 },
-    });
-    expectDocumented(activated, { method: 'post', path: `${one}/activate`, status: 200 }, statusResultSchema);
-    expect(activated.body).toMatchObject({ activeStatus: 'active', activeVersionNumber: 1 });
-    const deprecated = await svc.request('GET', `/workflow/${id}`);
-    expectDocumented(
-      deprecated,
+    const { body: activated } = await expectDocumented(
+      svc.client.POST('/api/v1/workflow/{workflowId}/activate', { ...onWorkflow, body: { workflowVersionNumber: 1 } }),
+      { method: 'post', path: `${one}/activate`, status: 200 },
+      statusResultSchema,
+    );
+    expect(activated).toMatchObject({ activeStatus: 'active', activeVersionNumber: 1 });
+    const { body: deprecated } = await expectDocumented(
+      svc.client.GET('/workflow/{workflowId}', onWorkflow),
       { method: 'get', path: '/workflow/{workflowId}', status: 200 },
       deprecatedDetailsSchema,
     );
-    expect(deprecated.body.versionNumber).toBe(1);
-    const deactivated = await svc.request('POST', `/api/v1/workflow/${id}/deactivate`, { body: {} });
-    expectDocumented(deactivated, { method: 'post', path: `${one}/deactivate`, status: 200 }, statusResultSchema);
-    expect(deactivated.body).toMatchObject({
+    expect(deprecated.versionNumber).toBe(1);
+    const { body: deactivated } = await expectDocumented(
+      svc.client.POST('/api/v1/workflow/{workflowId}/deactivate', { ...onWorkflow, body: {} }),
+      { method: 'post', path: `${one}/deactivate`, status: 200 },
+      statusResultSchema,
+    );
+    expect(deactivated).toMatchObject({
       activeStatus: 'inactive',
       activeVersionId: null,
       activeVersionNumber: null,
@@ -136,150 +146,186 @@ describe('services behind the routes answer in their documented shapes', () => {
     const hook = new Receiver();
     receivers.push(hook);
     const port = await hook.listen();
-    const g = echo();
-    const created = await svc.request('POST', '/api/v1/workflow', {
-      headers: { 'x-workspace-id': svc.workspaceId },
-      body: { name: 'case shapes', activeStatus: 'active', nodes: g.nodes, edges: g.edges },
-    });
-    const workflowId = String(created.body.workflowId);
+    const { workflowId } = await createWorkflow(svc, echo(), 'case shapes');
 
-    const initiated = await svc.request('POST', '/api/v1/case', { body: { workflowId } });
-    expectDocumented(initiated, { method: 'post', path: '/api/v1/case', status: 201 }, initiatedSchema);
-    const caseId = String(initiated.body.caseId);
-    const executed = await svc.request('POST', `/api/v1/case/${caseId}/execute`, {
-      body: { inputs: { text: 'hi' }, callbackUrl: `http://127.0.0.1:${port}/hook` },
-    });
-    expectDocumented(executed, { method: 'post', path: '/api/v1/case/{caseId}/execute', status: 202 }, executedSchema);
+    const { body: initiated } = await expectDocumented(
+      svc.client.POST('/api/v1/case', { body: { workflowId } }),
+      { method: 'post', path: '/api/v1/case', status: 201 },
+      initiatedSchema,
+    );
+    const { caseId } = initiated;
+    const onCase = { params: { path: { caseId } } };
+    await expectDocumented(
+      svc.client.POST('/api/v1/case/{caseId}/execute', {
+        ...onCase,
+        body: { inputs: { text: 'hi' }, callbackUrl: `http://127.0.0.1:${port}/hook` },
+      }),
+      { method: 'post', path: '/api/v1/case/{caseId}/execute', status: 202 },
+      executedSchema,
+    );
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
 
     const base = '/api/v1/case/{caseId}';
-    expectDocumented(
-      await svc.request('GET', `/api/v1/case/${caseId}/status`),
+    await expectDocumented(
+      svc.client.GET('/api/v1/case/{caseId}/status', onCase),
       { method: 'get', path: `${base}/status`, status: 200 },
       statusSchema,
     );
-    const results = await svc.request('GET', `/api/v1/case/${caseId}/results`);
-    expectDocumented(results, { method: 'get', path: `${base}/results`, status: 200 }, resultsBodySchema);
-    expect(results.body).toMatchObject({ status: 'COMPLETED', results: { text: { value: 'hi' } } });
-    expectDocumented(
-      await svc.request('GET', `/api/v1/case/${caseId}/audit`),
+    const { body: results } = await expectDocumented(
+      svc.client.GET('/api/v1/case/{caseId}/results', onCase),
+      { method: 'get', path: `${base}/results`, status: 200 },
+      resultsBodySchema,
+    );
+    expect(results).toMatchObject({ status: 'COMPLETED', results: { text: { value: 'hi' } } });
+    await expectDocumented(
+      svc.client.GET('/api/v1/case/{caseId}/audit', onCase),
       { method: 'get', path: `${base}/audit`, status: 200 },
       auditSchema,
     );
-    const job = await svc.request('GET', `/job/${caseId}/status`);
-    expectDocumented(job, { method: 'get', path: '/job/{jobExecutionId}/status', status: 200 }, jobStatusSchema);
-    expect(job.body.jobExecutionId).toBe(caseId);
-    const jobInitiated = await svc.request('POST', '/job/initiate', { body: { workflowId } });
-    expectDocumented(jobInitiated, { method: 'post', path: '/job/initiate', status: 201 }, jobInitiatedSchema);
-    const jobExecuted = await svc.request('POST', '/job/execute', {
-      body: { jobExecutionId: jobInitiated.body.jobExecutionId, inputs: { text: 'job' } },
-    });
-    expectDocumented(jobExecuted, { method: 'post', path: '/job/execute', status: 202 }, jobExecutedSchema);
-    expect(jobExecuted.body.jobExecutionId).toBe(jobInitiated.body.jobExecutionId);
-    expect((await waitForEnd(svc, String(jobExecuted.body.jobExecutionId))).status).toBe('COMPLETED');
+    const { body: job } = await expectDocumented(
+      svc.client.GET('/job/{jobExecutionId}/status', { params: { path: { jobExecutionId: caseId } } }),
+      { method: 'get', path: '/job/{jobExecutionId}/status', status: 200 },
+      jobStatusSchema,
+    );
+    expect(job.jobExecutionId).toBe(caseId);
+    const { body: jobInitiated } = await expectDocumented(
+      svc.client.POST('/job/initiate', { body: { workflowId } }),
+      { method: 'post', path: '/job/initiate', status: 201 },
+      jobInitiatedSchema,
+    );
+    const { body: jobExecuted } = await expectDocumented(
+      svc.client.POST('/job/execute', {
+        body: { jobExecutionId: jobInitiated.jobExecutionId, inputs: { text: 'job' } },
+      }),
+      { method: 'post', path: '/job/execute', status: 202 },
+      jobExecutedSchema,
+    );
+    expect(jobExecuted.jobExecutionId).toBe(jobInitiated.jobExecutionId);
+    expect((await waitForEnd(svc, jobExecuted.jobExecutionId)).status).toBe('COMPLETED');
 
+    const deliveriesOf = () => svc.client.GET('/api/v1/case/{caseId}/callbacks', onCase);
     const until = Date.now() + 20_000;
-    let deliveries = await svc.request('GET', `/api/v1/case/${caseId}/callbacks`);
-    while (
-      (deliveries.body.deliveries as Array<{ status: string }> | undefined)?.[0]?.status !== 'delivered' &&
-      Date.now() < until
-    ) {
+    while ((await answered(deliveriesOf(), 200)).deliveries[0]?.status !== 'delivered' && Date.now() < until)
       await new Promise((resolve) => setTimeout(resolve, 100));
-      deliveries = await svc.request('GET', `/api/v1/case/${caseId}/callbacks`);
-    }
-    expectDocumented(deliveries, { method: 'get', path: `${base}/callbacks`, status: 200 }, deliveriesSchema);
-    expect((deliveries.body.deliveries as Array<{ attempts: unknown[] }>)[0]?.attempts).toHaveLength(1);
-    const redelivered = await svc.request('POST', `/api/v1/case/${caseId}/callbacks/redeliver`);
-    expectDocumented(
-      redelivered,
+    const { body: deliveries } = await expectDocumented(
+      deliveriesOf(),
+      { method: 'get', path: `${base}/callbacks`, status: 200 },
+      deliveriesSchema,
+    );
+    expect(deliveries.deliveries[0]?.attempts).toHaveLength(1);
+    const redelivered = await expectDocumented(
+      svc.client.POST('/api/v1/case/{caseId}/callbacks/redeliver', onCase),
       { method: 'post', path: `${base}/callbacks/redeliver`, status: 202 },
       redeliveryStartedSchema,
     );
     expect(redelivered.headers.get('ratelimit')).toBeTruthy();
 
     const secretPath = '/api/v1/workspace/{workspaceId}/webhook-secret';
-    const secret = await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`);
-    expectDocumented(secret, { method: 'get', path: secretPath, status: 200 }, webhookSecretSchema);
+    const onWorkspace = { params: { path: { workspaceId: svc.workspaceId } } };
+    const secret = await expectDocumented(
+      svc.client.GET(secretPath, onWorkspace),
+      { method: 'get', path: secretPath, status: 200 },
+      webhookSecretSchema,
+    );
     expect(secret.headers.get('cache-control')).toBe('no-store');
-    const rotated = await svc.request('POST', `/api/v1/workspace/${svc.workspaceId}/webhook-secret/rotate`);
-    expectDocumented(rotated, { method: 'post', path: `${secretPath}/rotate`, status: 200 }, webhookSecretSchema);
-    expect(rotated.body.secret).not.toBe(secret.body.secret);
+    const { body: rotated } = await expectDocumented(
+      svc.client.POST('/api/v1/workspace/{workspaceId}/webhook-secret/rotate', onWorkspace),
+      { method: 'post', path: `${secretPath}/rotate`, status: 200 },
+      webhookSecretSchema,
+    );
+    expect(rotated.secret).not.toBe(secret.body.secret);
 
-    const pending = String((await svc.request('POST', '/api/v1/case', { body: { workflowId } })).body.caseId);
-    const cancelled = await svc.request('POST', `/api/v1/case/${pending}/cancel`);
-    expectDocumented(cancelled, { method: 'post', path: `${base}/cancel`, status: 200 }, cancelledSchema);
-    expect(cancelled.body.status).toBe('CANCELLED');
+    const pending = await initiate(svc, { workflowId });
+    const { body: cancelled } = await expectDocumented(
+      svc.client.POST('/api/v1/case/{caseId}/cancel', { params: { path: { caseId: pending } } }),
+      { method: 'post', path: `${base}/cancel`, status: 200 },
+      cancelledSchema,
+    );
+    expect(cancelled.status).toBe('CANCELLED');
   });
 
   it('lists: workflows and cases, each item in its documented shape', async () => {
-    const workflows = await svc.request('GET', '/api/v1/workflow?limit=2');
-    expectDocumented(workflows, { method: 'get', path: '/api/v1/workflow', status: 200 }, workflowListSchema.strict());
-    expect((workflows.body.workflows as unknown[]).length).toBeGreaterThan(0);
-    const cases = await svc.request('GET', '/api/v1/case?limit=2');
-    expectDocumented(cases, { method: 'get', path: '/api/v1/case', status: 200 }, caseListSchema.strict());
-    expect((cases.body.cases as unknown[]).length).toBeGreaterThan(0);
+    const { body: workflows } = await expectDocumented(
+      svc.client.GET('/api/v1/workflow', { params: { query: { limit: 2 } } }),
+      { method: 'get', path: '/api/v1/workflow', status: 200 },
+      workflowListSchema.strict(),
+    );
+    expect(workflows.workflows.length).toBeGreaterThan(0);
+    const { body: cases } = await expectDocumented(
+      svc.client.GET('/api/v1/case', { params: { query: { limit: 2 } } }),
+      { method: 'get', path: '/api/v1/case', status: 200 },
+      caseListSchema.strict(),
+    );
+    expect(cases.cases.length).toBeGreaterThan(0);
   });
 
   it('code nodes: register and update', async () => {
-    const author = await newCaller(svc, ['code:full']);
-    const created = await svc.request('POST', '/api/v1/code', { key: author.key, body: codeBody() });
-    expectDocumented(created, { method: 'post', path: '/api/v1/code', status: 201 }, codeNodeResponse);
-    const updated = await svc.request('PATCH', `/api/v1/code/${String(created.body.id)}`, {
-      key: author.key,
-      body: { name: 'renamed' },
-    });
-    expectDocumented(updated, { method: 'patch', path: '/api/v1/code/{codeId}', status: 200 }, codeNodeResponse);
-    expect(updated.body).toMatchObject({ name: 'renamed', versionNumber: 2, sourceCode: created.body.sourceCode });
+    const author = clientFor(svc, (await newCaller(svc, ['code:full'])).key);
+    const { body: created } = await expectDocumented(
+      author.POST('/api/v1/code', { body: codeNode() }),
+      { method: 'post', path: '/api/v1/code', status: 201 },
+      codeNodeResponse,
+    );
+    const { body: updated } = await expectDocumented(
+      author.PATCH('/api/v1/code/{codeId}', { params: { path: { codeId: created.id } }, body: { name: 'renamed' } }),
+      { method: 'patch', path: '/api/v1/code/{codeId}', status: 200 },
+      codeNodeResponse,
+    );
+    expect(updated).toMatchObject({ name: 'renamed', versionNumber: 2, sourceCode: created.sourceCode });
   });
 });
 
 describe('the services refuse another organization', () => {
   it('hides or refuses every workflow, case, callback, secret and code node of this organization', async () => {
-    const g = echo();
-    const created = await svc.request('POST', '/api/v1/workflow', {
-      headers: { 'x-workspace-id': svc.workspaceId },
-      body: { name: 'not theirs', activeStatus: 'active', nodes: g.nodes, edges: g.edges },
-    });
-    const workflowId = String(created.body.workflowId);
-    const caseId = String((await svc.request('POST', '/api/v1/case', { body: { workflowId } })).body.caseId);
-    const author = await newCaller(svc, ['code:full']);
-    const codeId = String((await svc.request('POST', '/api/v1/code', { key: author.key, body: codeBody() })).body.id);
+    const { workflowId } = await createWorkflow(svc, echo(), 'not theirs');
+    const caseId = await initiate(svc, { workflowId });
+    const author = clientFor(svc, (await newCaller(svc, ['code:full'])).key);
+    const { id: codeId } = await answered(author.POST('/api/v1/code', { body: codeNode() }), 201);
 
     // Every grant, organization-wide, verified: only the organization differs.
-    const attacker = await newCaller(svc, [
-      'workflow:full',
-      'case:full',
-      'file:full',
-      'code:full',
-      'integration:full',
-      'discovery:read',
-    ]);
-    const as = (method: string, path: string, body?: unknown) => svc.request(method, path, { key: attacker.key, body });
-    const refused = async (res: Promise<TestResponse>, status: number) => {
-      const r = await res;
-      expect(r.status, r.text).toBe(status);
-    };
-    await refused(as('GET', `/api/v1/workflow/${workflowId}`), 403);
-    await refused(as('PATCH', `/api/v1/workflow/${workflowId}`, { name: 'hijacked' }), 403);
-    await refused(as('POST', `/api/v1/workflow/${workflowId}/deactivate`, {}), 403);
-    await refused(as('GET', `/workflow/${workflowId}`), 403);
+    const attacker = clientFor(
+      svc,
+      (
+        await newCaller(svc, [
+          'workflow:full',
+          'case:full',
+          'file:full',
+          'code:full',
+          'integration:full',
+          'discovery:read',
+        ])
+      ).key,
+    );
+    const onWorkflow = { params: { path: { workflowId } } };
+    const onCase = { params: { path: { caseId } } };
+    const onWorkspace = { params: { path: { workspaceId: svc.workspaceId } } };
+    await refused(attacker.GET('/api/v1/workflow/{workflowId}', onWorkflow), 403);
+    await refused(attacker.PATCH('/api/v1/workflow/{workflowId}', { ...onWorkflow, body: { name: 'hijacked' } }), 403);
+    await refused(attacker.POST('/api/v1/workflow/{workflowId}/deactivate', { ...onWorkflow, body: {} }), 403);
+    await refused(attacker.GET('/workflow/{workflowId}', onWorkflow), 403);
     // Naming the other organization's workflow to run it: it does not exist for this caller.
-    await refused(as('POST', '/api/v1/case', { workflowId }), 404);
-    await refused(as('GET', `/api/v1/case/${caseId}/status`), 404);
-    await refused(as('POST', `/api/v1/case/${caseId}/execute`, { inputs: { text: 'x' } }), 404);
-    await refused(as('POST', `/api/v1/case/${caseId}/cancel`), 404);
-    await refused(as('GET', `/api/v1/case/${caseId}/callbacks`), 404);
-    await refused(as('POST', `/api/v1/case/${caseId}/callbacks/redeliver`), 404);
-    await refused(as('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`), 403);
-    await refused(as('POST', `/api/v1/workspace/${svc.workspaceId}/webhook-secret/rotate`), 403);
-    await refused(as('PATCH', `/api/v1/code/${codeId}`, { name: 'hijacked' }), 404);
+    await refused(attacker.POST('/api/v1/case', { body: { workflowId } }), 404);
+    await refused(attacker.GET('/api/v1/case/{caseId}/status', onCase), 404);
+    await refused(attacker.POST('/api/v1/case/{caseId}/execute', { ...onCase, body: { inputs: { text: 'x' } } }), 404);
+    await refused(attacker.POST('/api/v1/case/{caseId}/cancel', onCase), 404);
+    await refused(attacker.GET('/api/v1/case/{caseId}/callbacks', onCase), 404);
+    await refused(attacker.POST('/api/v1/case/{caseId}/callbacks/redeliver', onCase), 404);
+    await refused(attacker.GET('/api/v1/workspace/{workspaceId}/webhook-secret', onWorkspace), 403);
+    await refused(attacker.POST('/api/v1/workspace/{workspaceId}/webhook-secret/rotate', onWorkspace), 403);
+    await refused(
+      attacker.PATCH('/api/v1/code/{codeId}', { params: { path: { codeId } }, body: { name: 'hijacked' } }),
+      404,
+    );
 
     // Nothing changed behind the refusals.
-    const workflow = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
-    expect(workflow.body).toMatchObject({ name: 'not theirs', activeStatus: 'active' });
-    expect((await svc.request('GET', `/api/v1/case/${caseId}/status`)).body.status).toBe('PENDING');
-    const code = await svc.request('PATCH', `/api/v1/code/${codeId}`, { key: author.key, body: { tags: ['mine'] } });
-    expect(code.body).toMatchObject({ name: codeBody().name, versionNumber: 2 });
+    const workflow = await answered(svc.client.GET('/api/v1/workflow/{workflowId}', onWorkflow), 200);
+    expect(workflow).toMatchObject({ name: 'not theirs', activeStatus: 'active' });
+    expect((await caseStatus(svc, caseId)).status).toBe('PENDING');
+    const code = await answered(
+      author.PATCH('/api/v1/code/{codeId}', { params: { path: { codeId } }, body: { tags: ['mine'] } }),
+      200,
+    );
+    expect(code).toMatchObject({ name: codeBody().name, versionNumber: 2 });
   });
 });
 
