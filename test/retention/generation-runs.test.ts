@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import { generate } from '../generation/process-support.js';
 
 const DAY_MS = 86_400_000;
@@ -38,8 +38,11 @@ describe('retention purges generation runs', () => {
     for (const made of [old, oldFailed, recent]) expect(made.run.status).toBe('completed');
     const [oldId, failedId, recentId] = await Promise.all(
       [old, oldFailed, recent].map(async ({ workflowId }) => {
-        const res = await svc.request('GET', `/api/v1/workflow/${workflowId}/run`);
-        return String(res.body.run_id);
+        const res = await answered(
+          svc.client.GET('/api/v1/workflow/{workflowId}/run', { params: { path: { workflowId } } }),
+          200,
+        );
+        return res.run_id;
       }),
     );
     await age(oldId!, 40);
@@ -62,8 +65,10 @@ describe('retention purges generation runs', () => {
     expect(set.status, set.text).toBe(200);
     expect(await retention.purgeBatch()).toMatchObject({ generationRuns: 1, rows: 1, more: false });
     expect(await runIds()).toEqual([failedId, recentId].sort());
-    expect((await svc.request('GET', `/api/v1/workflow/${old.workflowId}/run?runId=${oldId}`)).status).toBe(404);
-    expect((await svc.request('GET', `/api/v1/workflow/${recent.workflowId}/run?runId=${recentId}`)).status).toBe(200);
+    const run = (workflowId: string, runId: string) =>
+      svc.client.GET('/api/v1/workflow/{workflowId}/run', { params: { path: { workflowId }, query: { runId } } });
+    await refused(run(old.workflowId, String(oldId)), 404);
+    await answered(run(recent.workflowId, String(recentId)), 200);
 
     // Past the failed period too: the failed run goes, the recent one stays.
     await age(failedId!, 70);

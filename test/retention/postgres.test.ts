@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
+import { refused, startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 import { Receiver } from '../callbacks/receiver.js';
-import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { caseStatus, createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { Graph } from '../support/graphs.js';
 
 describe('retention and erasure on Postgres', () => {
@@ -31,7 +31,8 @@ describe('retention and erasure on Postgres', () => {
     await waitForEnd(svc, erased);
     await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(1);
     await hook.close();
-    expect((await svc.request('DELETE', `/api/v1/case/${erased}`)).status).toBe(204);
+    const erase = await svc.client.DELETE('/api/v1/case/{caseId}', { params: { path: { caseId: erased } } });
+    expect(erase.response.status).toBe(204);
     const { db } = svc.service.context.store;
     expect(await db.selectFrom('callback_deliveries').select('id').where('case_id', '=', erased).execute()).toEqual([]);
 
@@ -51,7 +52,7 @@ describe('retention and erasure on Postgres', () => {
     const { retention } = svc.service.context.services;
     expect(await retention.purgeBatch()).toMatchObject({ cases: 1, more: false });
     expect(await retention.reclaimSpace()).toEqual({ bytesReclaimed: 0 });
-    expect((await svc.request('GET', `/api/v1/case/${old}/status`)).status).toBe(404);
-    expect((await svc.request('GET', `/api/v1/case/${kept}/status`)).status).toBe(200);
+    await refused(svc.client.GET('/api/v1/case/{caseId}/status', { params: { path: { caseId: old } } }), 404);
+    expect((await caseStatus(svc, kept)).status).toBe('COMPLETED');
   }, 120_000);
 });

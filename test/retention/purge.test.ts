@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { retentionScheduleId, type RetentionRunResult } from '../../src/temporal/contracts/retention-purge.js';
-import { startTestService, type TestService } from '../support/harness.js';
-import { newCaller, newKey } from '../support/keys.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
+import { clientFor, newCaller, newKey } from '../support/keys.js';
 import { Receiver } from '../callbacks/receiver.js';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { Graph, sleeper } from '../support/graphs.js';
@@ -128,10 +128,10 @@ describe('erasing a case', () => {
   it('refuses a running case (409), hides it from another organization (404), erases an ended one', async () => {
     const slow = (await createWorkflow(svc, sleeper(20), 'slow')).workflowId;
     const running = await startCase(svc, slow, { text: 'x' });
-    const refused = await svc.request('DELETE', `/api/v1/case/${running}`);
-    expect(refused.status).toBe(409);
-    expect(refused.body).toMatchObject({ errorCode: 'CONFLICT', statusCode: 409 });
-    await svc.request('POST', `/api/v1/case/${running}/cancel`);
+    const onCase = (caseId: string) => ({ params: { path: { caseId } } });
+    const erase = (caseId: string, client = svc.client) => client.DELETE('/api/v1/case/{caseId}', onCase(caseId));
+    expect(await refused(erase(running), 409)).toMatchObject({ errorCode: 'CONFLICT', statusCode: 409 });
+    await answered(svc.client.POST('/api/v1/case/{caseId}/cancel', onCase(running)), 200);
 
     const hook = new Receiver();
     await hook.listen();
@@ -140,19 +140,19 @@ describe('erasing a case', () => {
     await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(1);
     await hook.close();
 
-    const attacker = (await newCaller(svc, ['case:full'])).key;
-    expect((await svc.request('DELETE', `/api/v1/case/${ended}`, { key: attacker })).status).toBe(404);
-    const reader = (await newKey(svc, ['case:read'])).key;
-    expect((await svc.request('DELETE', `/api/v1/case/${ended}`, { key: reader })).status).toBe(403);
-    expect((await svc.request('GET', `/api/v1/case/${ended}/status`)).status).toBe(200);
+    const attacker = clientFor(svc, (await newCaller(svc, ['case:full'])).key);
+    await refused(erase(ended, attacker), 404);
+    const reader = clientFor(svc, (await newKey(svc, ['case:read'])).key);
+    await refused(erase(ended, reader), 403);
+    await answered(svc.client.GET('/api/v1/case/{caseId}/status', onCase(ended)), 200);
 
-    expect((await svc.request('DELETE', `/api/v1/case/${ended}`)).status).toBe(204);
-    expect((await svc.request('GET', `/api/v1/case/${ended}/status`)).status).toBe(404);
-    expect((await svc.request('GET', `/api/v1/case/${ended}/callbacks`)).status).toBe(404);
+    expect((await erase(ended)).response.status).toBe(204);
+    await refused(svc.client.GET('/api/v1/case/{caseId}/status', onCase(ended)), 404);
+    await refused(svc.client.GET('/api/v1/case/{caseId}/callbacks', onCase(ended)), 404);
     const { db } = svc.service.context.store;
     expect(await db.selectFrom('case_nodes').select('case_id').where('case_id', '=', ended).execute()).toEqual([]);
     expect(await db.selectFrom('callback_deliveries').select('id').where('case_id', '=', ended).execute()).toEqual([]);
-    expect((await svc.request('DELETE', `/api/v1/case/${ended}`)).status).toBe(404);
+    await refused(erase(ended), 404);
   }, 60_000);
 });
 
