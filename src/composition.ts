@@ -218,6 +218,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       repo: repos.schedules,
       workflows: repos.workflows,
       cases,
+      authentication,
       engine: new TemporalSchedules(temporal),
       searchAttributes: temporal.searchAttributes,
     }),
@@ -327,6 +328,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       definitions: workflows,
       cases,
       secrets: new HookSecrets(box),
+      authentication,
       idempotency,
     }),
   };

@@ -165,6 +165,10 @@ export function registerHookRoutes(api: ApiRoutes, ctx: AppContext): void {
         description: 'Missing or wrong signature, or a signed timestamp outside the tolerance',
         schema: errorBodySchema,
       },
+      403: {
+        description: 'The key that created the hook was revoked or expired, or its user left the organization',
+        schema: errorBodySchema,
+      },
       404: { description: 'No such hook, or it is disabled', schema: errorBodySchema },
       409: {
         description: 'The delivery id was used with another body, or its first delivery is still running',

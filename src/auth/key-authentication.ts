@@ -4,6 +4,7 @@ import { DomainError } from '../errors.js';
 import type { KeyForAuthentication, TenancyRepo } from '../store/tenancy-repo.js';
 import { parseKey, secretMatches } from './api-keys.js';
 import type { AuthContext } from '../domain/auth-context.js';
+import { grantSatisfied, type Grant } from '../domain/grants.js';
 
 /** How often last_used_at is written for a busy key: often enough to audit, rarely enough to stay off the hot path. */
 const touchIntervalMs = 60_000;
@@ -60,6 +61,25 @@ export class KeyAuthentication {
     const key = await this.repo.findKeyForAuthentication(keyId);
     if (!key) throw DomainError.unauthorized('API key no longer exists');
     return contextOf(key, new Date());
+  }
+
+  /**
+   * Who a schedule's firing or a hook's delivery acts as: the key that created it, as it stands
+   * now (403 naming why when it was revoked, expired or its user left), reaching `workspaceId`
+   * only and holding only those of `grants` the key itself holds (or holds stronger).
+   */
+  async actingFor(keyId: string, what: string, workspaceId: string, grants: Grant[]): Promise<AuthContext> {
+    const key = await this.resume(keyId).catch((err: unknown) => {
+      if (err instanceof DomainError)
+        throw DomainError.forbidden(`The API key that created ${what} can no longer be used: ${err.message}`);
+      throw err;
+    });
+    const reaches = key.scope.type === 'organization' || key.scope.workspaceIds.includes(workspaceId);
+    return {
+      ...key,
+      scope: { type: 'workspaces', workspaceIds: reaches ? [workspaceId] : [] },
+      grants: new Set(grants.filter((grant) => grantSatisfied(key.grants, grant))),
+    };
   }
 
   /** Drops a key's cached lookups (every key's without an id): its access changed through this process. */

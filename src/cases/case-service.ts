@@ -371,7 +371,8 @@ export class CaseService {
     assertCaseInputsWithinLimit(checked.inputs, this.deps.config.cases.maxInputBytes, 'inputs');
     const from = await this.repo.find(parent.caseId);
     if (!from) throw new Error(`parent case ${parent.caseId} is missing`);
-    await this.repo.createChild(
+    const { maxCallCases } = this.deps.config.cases;
+    const written = await this.repo.createChild(
       request.childCaseId,
       {
         organizationId: callee.organizationId,
@@ -392,7 +393,13 @@ export class CaseService {
         deadlineMs: Math.max(1, request.remainingMs),
         temporalWorkflowId: caseWorkflowId(request.childCaseId),
       },
+      maxCallCases,
     );
+    // Calls fan out (n nodes calling n more start n + n² cases) and never wait for a slot: the tree is bounded.
+    if (written === 'full')
+      throw DomainError.badRequest(
+        `A case may start at most ${maxCallCases} sub-workflow cases through its calls, at any depth (cases.maxCallCases); this call would start one more`,
+      );
     const created = await this.repo.find(request.childCaseId);
     if (!created) throw new Error(`child case ${request.childCaseId} was not written`);
     // Counted like any started case (its end is counted by finalize); a retried write finds the row and ends earlier.

@@ -20351,6 +20351,25 @@ export interface operations {
           };
         };
       };
+      /** @description The key that created the hook was revoked or expired, or its user left the organization */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
       /** @description No such hook, or it is disabled */
       404: {
         headers: {

@@ -128,6 +128,8 @@ export const configSchema = z.object({
     maxParallelNodes: z.coerce.number().int().min(1).max(100),
     /** How deep call_workflow nodes may nest cases (a case calling a case … ); checked at save and at run time. */
     maxCallDepth: z.coerce.number().int().min(1).max(50),
+    /** Sub-workflow cases one top-level case may start through its calls, at any depth; checked as each starts. */
+    maxCallCases: z.coerce.number().int().min(1),
     /** Reruns a bulk rerun starts per second at most (each batch on its own). */
     rerunBatchPerSecond: z.coerce.number().int().min(1).max(1000),
     /** Cases one bulk rerun may match; a wider filter is refused. */
@@ -329,6 +331,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_CASE_RECONCILE_INTERVAL_MS: 'cases.reconcileIntervalMs',
   CASEFLOW_CASE_MAX_PARALLEL_NODES: 'cases.maxParallelNodes',
   CASEFLOW_CASE_MAX_CALL_DEPTH: 'cases.maxCallDepth',
+  CASEFLOW_CASE_MAX_CALL_CASES: 'cases.maxCallCases',
   CASEFLOW_RERUN_BATCH_PER_SECOND: 'cases.rerunBatchPerSecond',
   CASEFLOW_RERUN_BATCH_MAX_CASES: 'cases.rerunBatchMaxCases',
   CASEFLOW_CASE_MAX_WAIT_MS: 'cases.maxWaitMs',

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { assertWorkspaceGrant } from '../auth/access.js';
 import type { AuthContext } from '../domain/auth-context.js';
+import type { KeyAuthentication } from '../auth/key-authentication.js';
 import type { Grant } from '../domain/grants.js';
 import { generateWebhookSecret } from '../callbacks/signing.js';
 import { inputVariables, validateCaseInputs } from '../cases/case-inputs.js';
@@ -51,6 +52,7 @@ export interface HookServiceDeps {
   definitions: Pick<WorkflowService, 'resolveForRun'>;
   cases: Pick<CaseService, 'initiate' | 'execute' | 'results' | 'cancel'>;
   secrets: HookSecrets;
+  authentication: Pick<KeyAuthentication, 'actingFor'>;
   idempotency: IdempotentRequests;
   now?: () => number;
 }
@@ -201,7 +203,11 @@ export class HookService {
     // Checked before the case exists, so a delivery that does not map leaves nothing behind.
     const { problems } = validateCaseInputs(version.graph, mapped.inputs, { partial: false, prefix: 'inputs' });
     if (problems.length > 0) throw DomainError.invalidFields(problems.map((p) => withSource(p, mapped.sources)));
-    const caller = hookCaller(hook);
+    // The signature stands in for a key: the delivery acts as the hook's creator, whose key must still
+    // be good (403 otherwise), reaching only the hook's workspace with Case: Full.
+    const caller = await this.deps.authentication.actingFor(hook.createdByKeyId, `hook ${hook.id}`, hook.workspaceId, [
+      'case:full',
+    ]);
     const pending = await this.deps.cases.initiate(
       caller,
       {
@@ -284,19 +290,4 @@ function withSource(problem: FieldProblem, sources: HookMapping | undefined): Fi
   const name = problem.field.slice('inputs.'.length);
   const source = sources?.[name];
   return source ? { ...problem, message: `${problem.message} (mapped from ${describeSource(source)})` } : problem;
-}
-
-/**
- * Who a delivery acts as: the hook's creator, reaching only the hook's workspace with Case: Full. The
- * signature stands in for a key; the case records the creating key and the hook id.
- */
-function hookCaller(hook: HookRecord): AuthContext {
-  return {
-    keyId: hook.createdByKeyId,
-    userId: hook.createdByUserId,
-    organizationId: hook.organizationId,
-    organizationVerified: true,
-    scope: { type: 'workspaces', workspaceIds: [hook.workspaceId] },
-    grants: new Set<Grant>(['case:full']),
-  };
 }

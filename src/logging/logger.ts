@@ -37,8 +37,8 @@ export const redactedPaths = [
 const secretQueryParams = /([?&](?:signature|sig|token|access_token|code|state|key)=)[^&#]*/gi;
 
 /** A URL as it may be logged: the values of credential-carrying query parameters replaced. */
-/** Path segments that are bearer secrets: the OAuth connection token of the connect check. */
-const secretPathSegments = /(\/integration\/connect\/)[^/?#]+/gi;
+/** Path segments that are bearer secrets: the OAuth connection token of the connect check, a task's completion link. */
+const secretPathSegments = /(\/integration\/connect\/|\/task-links\/)[^/?#]+/gi;
 
 export function redactUrl(url: string): string {
   return url.replace(secretQueryParams, '$1[redacted]').replace(secretPathSegments, '$1[redacted]');

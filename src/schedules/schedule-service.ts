@@ -2,6 +2,7 @@ import { assertWorkspaceGrant, listScope, type ListRequest } from '../auth/acces
 import type { AuthContext } from '../domain/auth-context.js';
 import type { Grant } from '../domain/grants.js';
 import type { CaseService, ScheduledCaseRequest } from '../cases/case-service.js';
+import type { KeyAuthentication } from '../auth/key-authentication.js';
 import type { Config } from '../config/config.js';
 import { DomainError, type FieldProblem } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
@@ -22,6 +23,8 @@ export interface ScheduleServiceDeps {
   repo: ScheduleRepo;
   workflows: Pick<WorkflowRepo, 'findWorkflowByIdOrEntityId'>;
   cases: CaseService;
+  /** Who a firing acts as: the schedule's creating key, checked again at each firing. */
+  authentication: Pick<KeyAuthentication, 'actingFor'>;
   /** The schedules in Temporal. */
   engine: ScheduleGateway;
   /** Runs are tagged with our search attributes (temporal.searchAttributes). */
@@ -48,22 +51,6 @@ function refusal(err: DomainError): string {
   return fields.length > 1
     ? `${err.message} (${fields.map((f) => `${f.field}: ${f.message}`).join('; ')})`
     : err.message;
-}
-
-/**
- * Who a firing acts as: the schedule's creator, in the schedule's workspace only, with what
- * creating the case there needs (Case: Full, checked when the schedule was created or changed,
- * and File: Read for the files its inputs name).
- */
-function firingAuth(schedule: ScheduleRecord): AuthContext {
-  return {
-    keyId: schedule.createdByKeyId,
-    userId: schedule.createdByUserId,
-    organizationId: schedule.organizationId,
-    organizationVerified: true,
-    scope: { type: 'workspaces', workspaceIds: [schedule.workspaceId] },
-    grants: new Set<Grant>(['case:full', 'file:read']),
-  };
 }
 
 /** What the case service checks of a schedule's cases, from the schedule as it stands. */
@@ -260,7 +247,10 @@ export class ScheduleService {
     if (!caseId) {
       try {
         caseId = (
-          await cases.createScheduled(firingAuth(schedule), { ...caseRequest(schedule), scheduleId: schedule.id })
+          await cases.createScheduled(await this.firingAuth(schedule), {
+            ...caseRequest(schedule),
+            scheduleId: schedule.id,
+          })
         ).id;
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
@@ -283,6 +273,20 @@ export class ScheduleService {
         searchAttributes: runTags(this.deps.searchAttributes, started.labels.tags).typedSearchAttributes ?? [],
       },
     };
+  }
+
+  /**
+   * Who a firing acts as: the schedule's creator's key as it stands now (a key revoked or expired
+   * since, or whose user left, creates nothing), in the schedule's workspace only, with what
+   * creating the case there needs: Case: Full, and File: Read for the files its inputs name.
+   */
+  private firingAuth(schedule: ScheduleRecord): Promise<AuthContext> {
+    return this.deps.authentication.actingFor(
+      schedule.createdByKeyId,
+      `schedule ${schedule.id}`,
+      schedule.workspaceId,
+      ['case:full', 'file:read'],
+    );
   }
 
   /** A schedule of the caller's organization (404 otherwise, another organization's too) with the grant (403). */

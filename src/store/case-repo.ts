@@ -228,6 +228,7 @@ function newRow(id: string, input: CreateCaseInput): Insertable<CaseTable> {
     rerun_from: input.rerunFrom ?? null,
     parent_case_id: null,
     parent_node_id: null,
+    root_case_id: null,
   };
 }
 
@@ -250,22 +251,54 @@ export class CaseRepo {
    * workflow right after, as a Temporal child). The id comes from the parent's run, so a retried
    * write leaves the row the first one wrote.
    */
-  async createChild(id: string, input: CreateCaseInput, parent: CaseParent, start: StartCaseInput): Promise<void> {
-    const row: Insertable<CaseTable> = {
-      ...newRow(id, input),
-      status: 'RUNNING',
-      inputs: json(start.inputs),
-      deadline_ms: start.deadlineMs,
-      temporal_workflow_id: start.temporalWorkflowId,
-      started_at: now(),
-      parent_case_id: parent.caseId,
-      parent_node_id: parent.nodeId,
-    };
-    await this.db
-      .insertInto('cases')
-      .values(row)
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
+  /**
+   * Writes a sub-workflow case under its parent, unless the parent's top-level case has `maxCallCases`
+   * sub-workflow cases already ('full': nothing written); one written before (a retried activity) stays.
+   * The top-level case's row is written to first, so children of one tree count one after another (a row
+   * lock on Postgres, the write lock on SQLite) and the bound holds exactly.
+   */
+  async createChild(
+    id: string,
+    input: CreateCaseInput,
+    parent: CaseParent,
+    start: StartCaseInput,
+    maxCallCases: number,
+  ): Promise<'created' | 'full'> {
+    return this.db.transaction().execute(async (trx) => {
+      const above = await trx
+        .selectFrom('cases')
+        .select('root_case_id')
+        .where('id', '=', parent.caseId)
+        .executeTakeFirstOrThrow();
+      const root = above.root_case_id ?? parent.caseId;
+      await trx
+        .updateTable('cases')
+        .set((eb) => ({ root_case_id: eb.ref('root_case_id') }))
+        .where('id', '=', root)
+        .execute();
+      if (await trx.selectFrom('cases').select('id').where('id', '=', id).executeTakeFirst()) return 'created';
+      const { count } = await trx
+        .selectFrom('cases')
+        .select((eb) => eb.fn.countAll<number | string | bigint>().as('count'))
+        .where('root_case_id', '=', root)
+        .executeTakeFirstOrThrow();
+      if (Number(count) >= maxCallCases) return 'full';
+      await trx
+        .insertInto('cases')
+        .values({
+          ...newRow(id, input),
+          status: 'RUNNING',
+          inputs: json(start.inputs),
+          deadline_ms: start.deadlineMs,
+          temporal_workflow_id: start.temporalWorkflowId,
+          started_at: now(),
+          parent_case_id: parent.caseId,
+          parent_node_id: parent.nodeId,
+          root_case_id: root,
+        })
+        .execute();
+      return 'created';
+    });
   }
 
   /** A sub-workflow case whose run never started (its parent ended first): RUNNING → `status`. */

@@ -108,14 +108,19 @@ export class RetentionRepo {
   /**
    * Erases the cases and what belongs only to them, in one transaction: node
    * records, callback and event deliveries with their attempts, file read
-   * counters, files their nodes wrote. Uploaded files stay (others may use them).
+   * counters, files their nodes wrote, human tasks with their history (their
+   * instructions and decisions are the case's data). Uploaded files stay
+   * (others may use them).
    */
   async eraseCases(caseIds: string[]): Promise<Erased> {
     if (caseIds.length === 0) return { rows: 0, storageKeys: [] };
     return this.db.transaction().execute(async (trx) => {
       const files = await trx.selectFrom('files').select('storage_key').where('case_id', 'in', caseIds).execute();
       const deliveries = trx.selectFrom('callback_deliveries').select('id').where('case_id', 'in', caseIds);
+      const tasks = trx.selectFrom('human_tasks').select('id').where('case_id', 'in', caseIds);
       const counts = [
+        await trx.deleteFrom('human_task_events').where('task_id', 'in', tasks).executeTakeFirst(),
+        await trx.deleteFrom('human_tasks').where('case_id', 'in', caseIds).executeTakeFirst(),
         await trx.deleteFrom('callback_attempts').where('delivery_id', 'in', deliveries).executeTakeFirst(),
         await trx.deleteFrom('callback_deliveries').where('case_id', 'in', caseIds).executeTakeFirst(),
         await trx.deleteFrom('case_nodes').where('case_id', 'in', caseIds).executeTakeFirst(),

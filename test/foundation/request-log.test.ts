@@ -28,9 +28,10 @@ async function serve(
   app.get('/things/:id', (_req, res) => {
     res.json({ ok: true });
   });
-  app.get('/api/v1/integration/connect/:connectionToken', (_req, res) => {
-    res.json({ ok: true });
-  });
+  for (const path of ['/api/v1/integration/connect/:connectionToken', '/api/v1/task-links/:token'])
+    app.get(path, (_req, res) => {
+      res.json({ ok: true });
+    });
   app.get('/missing', () => {
     throw DomainError.notFound('nothing here');
   });
@@ -90,14 +91,17 @@ describe('request log', () => {
     expect(JSON.stringify(line)).not.toMatch(/s3cret|secret9/);
   });
 
-  it('never logs the bearer token of the OAuth connect check, in the url or as a route param', async () => {
-    info.lines.length = 0;
-    await fetch(`${info.url}/api/v1/integration/connect/tok-s3cret`);
-    await settled(info.lines, 1);
-    expect(info.lines).toHaveLength(1);
-    expect((info.lines[0]?.req as { url?: string }).url).toBe('/api/v1/integration/connect/[redacted]');
-    expect(JSON.stringify(info.lines)).not.toContain('s3cret');
-  });
+  it.each(['/api/v1/integration/connect/', '/api/v1/task-links/'])(
+    'never logs the bearer token in %s (OAuth connect check, task completion link), in the url or as a route param',
+    async (prefix) => {
+      info.lines.length = 0;
+      await fetch(`${info.url}${prefix}tok-s3cret`);
+      await settled(info.lines, 1);
+      expect(info.lines).toHaveLength(1);
+      expect((info.lines[0]?.req as { url?: string }).url).toBe(`${prefix}[redacted]`);
+      expect(JSON.stringify(info.lines)).not.toContain('s3cret');
+    },
+  );
 
   it('generates an id when the caller sends none or one it would not echo', async () => {
     const plain = await fetch(`${info.url}/things/1`);

@@ -56,6 +56,8 @@ export interface CaseTable {
   /** A sub-workflow case: the case whose call_workflow node started it, and that node; null otherwise. */
   parent_case_id: string | null;
   parent_node_id: string | null;
+  /** A sub-workflow case: the top-level case whose calls started it, at any depth; null otherwise. */
+  root_case_id: string | null;
 }
 
 export interface CaseNodeTable {

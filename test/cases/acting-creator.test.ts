@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseKey } from '../../src/auth/api-keys.js';
+import { startTestService, type TestService } from '../support/harness.js';
+import { newKey } from '../support/keys.js';
+import { Graph } from '../support/graphs.js';
+import { createWorkflow } from './support.js';
+import { createSchedule, waitForSchedule } from '../schedules/support.js';
+import { caseIdsOf, deliver, sign } from '../hooks/support.js';
+
+/**
+ * Schedules and hooks start cases later, without a request: as their creator's key. A key revoked
+ * since, or whose user left the organization, no longer starts anything through them (as a bulk
+ * rerun stops, docs/cases.md), or a revoked member would keep the organization's compute running.
+ */
+let svc: TestService;
+let workflowId: string;
+beforeAll(async () => {
+  svc = await startTestService();
+  const g = new Graph();
+  const fields = [{ name: 'text' }];
+  g.edge(g.input(fields), g.output(fields));
+  workflowId = (await createWorkflow(svc, g, 'acting creator')).workflowId;
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+/** A member's key that may create schedules and hooks, and how to take it away. */
+async function creator(): Promise<{ key: string; revoke: () => Promise<void>; leave: () => Promise<void> }> {
+  const { key, userId } = await newKey(svc, ['workflow:full', 'case:full']);
+  const keyId = parseKey(key)?.id;
+  return {
+    key,
+    revoke: async () => expect((await svc.admin('POST', `/admin/keys/${keyId}/revoke`)).status).toBeLessThan(300),
+    leave: async () =>
+      expect((await svc.admin('DELETE', `/admin/organizations/${svc.organizationId}/members/${userId}`)).status).toBe(
+        204,
+      ),
+  };
+}
+
+async function firingAfter(takeAway: 'revoke' | 'leave'): Promise<void> {
+  const who = await creator();
+  const created = await createSchedule(svc, workflowId, { cron: '0 0 1 1 *', inputs: { text: 'x' } });
+  const mine = await svc.request('POST', `/api/v1/workflow/${workflowId}/schedules`, {
+    key: who.key,
+    body: { cron: '0 0 1 1 *', inputs: { text: 'x' } },
+  });
+  expect(mine.status, mine.text).toBe(201);
+  await who[takeAway]();
+  // Fired by the organization's own key: the firing still acts as the schedule's creator.
+  for (const id of [created.scheduleId, String(mine.body.scheduleId)])
+    expect((await svc.request('POST', `/api/v1/schedules/${id}/trigger`)).status).toBe(202);
+  const control = await waitForSchedule(svc, created.scheduleId, (s) => s.recentFirings.length === 1);
+  expect(control.recentFirings[0]).toMatchObject({ status: 'started' });
+  const s = await waitForSchedule(svc, String(mine.body.scheduleId), (x) => x.recentFirings.length === 1);
+  expect(s.recentFirings[0]).toMatchObject({ status: 'failed', caseId: null });
+  expect(s.recentFirings[0]?.error).toMatch(takeAway === 'revoke' ? /revoked/ : /no longer a member/);
+}
+
+describe("a schedule whose creator's key can no longer be used", () => {
+  it('creates no case when the key was revoked', { timeout: 60_000 }, () => firingAfter('revoke'));
+  it('creates no case when its user left the organization', { timeout: 60_000 }, () => firingAfter('leave'));
+});
+
+describe("a hook whose creator's key can no longer be used", () => {
+  it('refuses deliveries with 403 once the key is revoked, and starts nothing', async () => {
+    const who = await creator();
+    const hook = await svc.request('POST', `/api/v1/workflow/${workflowId}/hooks`, {
+      key: who.key,
+      body: { name: 'revoked creator', scheme: 'standard-webhooks' },
+    });
+    expect(hook.status, hook.text).toBe(201);
+    const { hookId, secret } = hook.body as { hookId: string; secret: string };
+    const body = JSON.stringify({ text: 'hello' });
+    expect((await deliver(svc, hookId, body, sign.standardWebhooks(secret, body))).status).toBe(202);
+    const before = await caseIdsOf(svc, workflowId);
+    await who.revoke();
+    const refused = await deliver(svc, hookId, body, sign.standardWebhooks(secret, body));
+    expect(refused.status, refused.text).toBe(403);
+    expect(refused.body.message).toMatch(/revoked/);
+    expect(await caseIdsOf(svc, workflowId)).toEqual(before);
+  });
+});
