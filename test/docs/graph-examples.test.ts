@@ -10,10 +10,15 @@ const noCatalog = {
   catalog: {
     code: () => Promise.resolve({ missing: 'no catalog here' }),
     action: () => Promise.resolve({ missing: 'no catalog here' }),
+    workflow: () => Promise.resolve({ missing: 'no catalog here' }),
   },
   readFile: () => Promise.reject(new Error('no files here')),
 };
-const noNames = { code: () => Promise.resolve(undefined), action: () => Promise.resolve(undefined) };
+const noNames = {
+  code: () => Promise.resolve(undefined),
+  action: () => Promise.resolve(undefined),
+  workflow: () => Promise.resolve(undefined),
+};
 
 describe('graph examples in the docs are valid as written', () => {
   it('docs/workflows.md: every JSON graph passes the save checks', () => {
