@@ -123,7 +123,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     ttlMs: config.callbacks.secretCacheMs,
     maxEntries: 10_000,
   });
-  const outbound = new Outbound({ allowCidrs: config.outbound.allowCidrs });
+  const outbound = new Outbound(config.outbound);
   const smokeTestTimeoutMs = config.connections.smokeTestTimeoutMs;
   const discovery = new DiscoveryService({ repo: repos.discovery, tenancy: repos.tenancy });
   /** What connected systems a workspace offers generation: prompt runs' tools and process runs' bindings alike. */

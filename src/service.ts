@@ -174,7 +174,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       maxQueued: config.python.maxQueued,
       scratchMb: config.python.scratchMb,
       // Python egress obeys the same operator allowlist as every other tenant-supplied destination.
-      egress: { allowCidrs: config.outbound.allowCidrs },
+      egress: config.outbound,
       metricsRegistry: metrics.registry,
       logger: logger.child({ component: 'python' }),
     });

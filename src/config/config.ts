@@ -2,6 +2,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { CidrList } from '../net/address-ranges.js';
+import { TargetList } from '../net/allowed-targets.js';
 import { projectRoot } from './paths.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -31,6 +32,17 @@ function keyValues(value: unknown): unknown {
     });
   return Object.fromEntries(pairs);
 }
+
+/** A comma-separated list that `parse` reads (and throws on when malformed). */
+const listOf = (parse: (value: string) => unknown, message: string) =>
+  z.string().refine((v) => {
+    try {
+      parse(v);
+      return true;
+    } catch {
+      return false;
+    }
+  }, message);
 
 export const configSchema = z.object({
   dataDir: z.string().min(1),
@@ -244,14 +256,12 @@ export const configSchema = z.object({
   }),
   outbound: z.object({
     /** CIDRs tenant-supplied URLs may reach although private, special-purpose or this host's own; metadata and link-local stay refused. */
-    allowCidrs: z.string().refine((v) => {
-      try {
-        new CidrList(v);
-        return true;
-      } catch {
-        return false;
-      }
-    }, 'a comma-separated list of CIDRs such as 10.0.0.0/8,127.0.0.1/32'),
+    allowCidrs: listOf((v) => new CidrList(v), 'a comma-separated list of CIDRs such as 10.0.0.0/8,127.0.0.1/32'),
+    /** host:port destinations reachable although private or this host's own: one service each, not a range. */
+    allowTargets: listOf(
+      (v) => new TargetList(v),
+      'a comma-separated list of host:port such as 127.0.0.1:8787,echo.internal:8080,[::1]:9000',
+    ),
   }),
   connections: z.object({
     /** How long a connection's smoke test waits for the action's endpoint. */
@@ -369,6 +379,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_REDELIVER_PER_CASE: 'callbacks.redeliverPerCase',
   CASEFLOW_REDELIVER_PER_WORKSPACE: 'callbacks.redeliverPerWorkspace',
   CASEFLOW_OUTBOUND_ALLOW_CIDRS: 'outbound.allowCidrs',
+  CASEFLOW_OUTBOUND_ALLOW_TARGETS: 'outbound.allowTargets',
   CASEFLOW_EVENT_SUBSCRIBER_CACHE_MS: 'events.subscriberCacheMs',
   CASEFLOW_RETENTION_KEEP_DAYS: 'retention.keepDays',
   CASEFLOW_RETENTION_KEEP_FAILED_DAYS: 'retention.keepFailedDays',

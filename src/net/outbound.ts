@@ -2,6 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { connect as netConnect, type Socket } from 'node:net';
 import got, { RequestError, type Got } from 'got';
 import { CidrList, alwaysRefused, privateRanges, specialPurposeRanges } from './address-ranges.js';
+import { TargetList } from './allowed-targets.js';
 import { HostAddresses } from './host-addresses.js';
 import { canonicalIp, checkedAs, type IpAddress } from './ip-address.js';
 import { pinnedAgents, pinnedLookup, type KeepAliveOptions } from './pinned-agents.js';
@@ -31,6 +32,8 @@ export class OutboundRefusedError extends Error {
 export interface OutboundOptions {
   /** Private, special-purpose and host addresses the operator allows (never widens the always-refused ones). */
   allowCidrs?: string;
+  /** `host:port` destinations the operator names one by one, reachable although private or this host's own. */
+  allowTargets?: string;
   resolve?: Resolver;
   /** This machine's own addresses (tests pass a reader of their own). */
   hostAddresses?: HostAddresses;
@@ -103,6 +106,7 @@ const defaultResolve: Resolver = (hostname) =>
  */
 export class Outbound {
   private readonly allowed: CidrList;
+  private readonly targets: TargetList;
   private readonly resolve: Resolver;
   private readonly hostAddresses: HostAddresses;
   private readonly verdicts = new Map<string, Verdict>();
@@ -111,6 +115,7 @@ export class Outbound {
 
   constructor(options: OutboundOptions = {}) {
     this.allowed = new CidrList(options.allowCidrs ?? '');
+    this.targets = new TargetList(options.allowTargets ?? '');
     this.resolve = options.resolve ?? defaultResolve;
     this.hostAddresses = options.hostAddresses ?? new HostAddresses();
     this.client = got.extend({
@@ -123,14 +128,15 @@ export class Outbound {
 
   /**
    * Why the address is refused, or null when it may be reached. In order: a range never
-   * reachable; an address of this host; a private or special-purpose range the operator has
-   * not allowed. The host's addresses change, so they are looked up at each decision; the rest
+   * reachable; with a port, an address and port the operator named (allowed); an address of
+   * this host; a private or special-purpose range the operator has not allowed. The host's addresses change, so they are looked up at each decision; the rest
    * depends on the address and this policy alone and is remembered (BlockList checks cost a
    * SocketAddress each).
    */
-  refusal(ip: string): Refusal | null {
+  refusal(ip: string, port?: number): Refusal | null {
     const verdict = this.verdict(ip);
     if (verdict.fixed) return verdict.fixed;
+    if (port !== undefined && this.targets.has(verdict.self.address, port)) return null;
     for (const candidate of verdict.checkedAs) {
       const owner = this.hostAddresses.interfaceOf(candidate);
       if (owner && !this.allowed.has(candidate))
@@ -176,8 +182,11 @@ export class Outbound {
     return { fixed: null, self: canonical, checkedAs: candidates, ranges };
   }
 
-  /** Resolves the host (an IP literal as is, in any spelling) and checks every address; the one to connect to. Throws OutboundRefusedError. */
-  async checkHost(host: string): Promise<LookupAddress> {
+  /**
+   * Resolves the host (an IP literal as is, in any spelling) and checks every address with the port; the one to
+   * connect to. Throws OutboundRefusedError.
+   */
+  async checkHost(host: string, port: number): Promise<LookupAddress> {
     const literal = canonicalIp(host);
     let addresses: LookupAddress[];
     if (literal) addresses = [{ address: literal.address, family: literal.family === 'ipv6' ? 6 : 4 }];
@@ -189,8 +198,10 @@ export class Outbound {
       }
     }
     if (addresses.length === 0) throw new OutboundRefusedError(`host ${host} does not resolve`, 'unresolvable');
+    // A host name the operator named with this port: whatever it resolves to passes but the never-reachable ranges.
+    const named = !literal && this.targets.has(host, port);
     for (const a of addresses) {
-      const why = this.refusal(a.address);
+      const why = named ? this.verdict(a.address).fixed : this.refusal(a.address, port);
       if (why) throw new OutboundRefusedError(literal ? why.message : `${host} resolves to ${why.message}`, why.reason);
     }
     return addresses[0] as LookupAddress;
@@ -203,7 +214,7 @@ export class Outbound {
    */
   async connect(host: string, port: number, timeoutMs: number): Promise<{ socket: Socket; address: string }> {
     if (!Number.isInteger(port) || port < 1 || port > 65535) throw new OutboundRefusedError(`not a TCP port: ${port}`);
-    const checked = await this.checkHost(host.replace(/^\[|\]$/g, ''));
+    const checked = await this.checkHost(host.replace(/^\[|\]$/g, ''), port);
     const socket = netConnect({ host: checked.address, port, family: checked.family });
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -237,7 +248,8 @@ export class Outbound {
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
       throw new OutboundRefusedError('only http and https URLs are allowed');
     if (parsed.username || parsed.password) throw new OutboundRefusedError('credentials in the URL are not allowed');
-    return { url: parsed, address: await this.checkHost(parsed.hostname.replace(/^\[|\]$/g, '')) };
+    const port = parsed.port ? Number(parsed.port) : parsed.protocol === 'https:' ? 443 : 80;
+    return { url: parsed, address: await this.checkHost(parsed.hostname.replace(/^\[|\]$/g, ''), port) };
   }
 
   /** One request; a 3xx is returned as is. Throws OutboundRefusedError before connecting, or got's RequestError. */

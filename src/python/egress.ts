@@ -22,6 +22,8 @@ export interface EgressLimits {
 export interface EgressOptions extends Partial<EgressLimits> {
   /** Private/loopback CIDRs Python may reach (CASEFLOW_OUTBOUND_ALLOW_CIDRS); metadata and link-local never. */
   allowCidrs?: string;
+  /** host:port destinations Python may reach although private (CASEFLOW_OUTBOUND_ALLOW_TARGETS). */
+  allowTargets?: string;
   /** Tests only: a resolver returning chosen addresses. */
   resolve?: Resolver;
 }
@@ -125,7 +127,11 @@ export class EgressProxy {
       maxTunnelsPerCall: options.maxTunnelsPerCall ?? defaults.maxTunnelsPerCall,
       maxBytesPerCall: options.maxBytesPerCall ?? defaults.maxBytesPerCall,
     };
-    const outbound = new Outbound({ allowCidrs: options.allowCidrs, resolve: options.resolve });
+    const outbound = new Outbound({
+      allowCidrs: options.allowCidrs,
+      allowTargets: options.allowTargets,
+      resolve: options.resolve,
+    });
     const proxy = new EgressProxy(dir, server, outbound, limits, logger, registry);
     server.on('connection', (socket) => proxy.accept(socket));
     return proxy;

@@ -17,10 +17,13 @@ export interface ActionRef {
 export interface CatalogIds {
   code(name: string, version: number | undefined): Promise<Lookup<CodeRef>>;
   action(connection: string, action: string): Promise<Lookup<ActionRef>>;
+  /** A workflow of the target workspace by its exact name: its id. */
+  workflow(name: string): Promise<Lookup<string>>;
 }
 
 /** Ids → names, for decompile; undefined where the id is not known (the node is then written the graph's way). */
 export interface CatalogNames {
   code(ref: CodeRef): Promise<{ name: string; version: number; latest: boolean } | undefined>;
   action(ref: ActionRef): Promise<{ connection: string; action: string } | undefined>;
+  workflow(id: string): Promise<string | undefined>;
 }

@@ -157,6 +157,15 @@ async function runs(
     );
   }
   if (spec.agent !== undefined) return typed('llm_agent', spec.agent);
+  if (spec.call !== undefined) {
+    const ref = typeof spec.call === 'string' ? { workflow: spec.call, version: undefined } : spec.call;
+    const found = await options.catalog.workflow(ref.workflow);
+    if ('missing' in found) problems.push(`${path}.call: ${found.missing}`);
+    return typed('call_workflow', {
+      ...('found' in found ? { workflow_id: found.found } : {}),
+      ...(ref.version !== undefined ? { version_number: ref.version } : {}),
+    });
+  }
   if (spec.condition !== undefined) {
     const routes: Record<string, unknown> = {};
     for (const [route, rules] of Object.entries(spec.condition)) {

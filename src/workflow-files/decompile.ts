@@ -212,6 +212,12 @@ async function runs(node: WorkflowNode, catalog: CatalogNames): Promise<NodeSpec
     if (action) return { action };
   }
   if (handler === 'llm_agent') return { agent: process };
+  if (handler === 'call_workflow' && typeof process.workflow_id === 'string') {
+    const workflow = await catalog.workflow(process.workflow_id);
+    const version = process.version_number;
+    if (workflow && version === undefined) return { call: workflow };
+    if (workflow && typeof version === 'number') return { call: { workflow, version } };
+  }
   if (handler === 'condition' && isRoutes(process.routes)) {
     const condition: NonNullable<NodeSpec['condition']> = {};
     for (const [id, rules] of Object.entries(process.routes))

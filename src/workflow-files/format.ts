@@ -64,6 +64,9 @@ const codeRef = z.union([
   z.object({ id: z.uuid(), version_id: z.uuid() }).strict(),
 ]);
 
+/** A sub-workflow's callee by name in the target workspace; `version` pins one (default: its latest active version). */
+const callRef = z.union([name, z.object({ workflow: name, version: z.number().int().min(1).optional() }).strict()]);
+
 const nodeSpec = z
   .object({
     /** Keeps a node id that is not the one derived from the name (a graph authored elsewhere, then exported). */
@@ -79,6 +82,7 @@ const nodeSpec = z
       .strict()
       .optional(),
     agent: z.record(z.string(), z.unknown()).optional(),
+    call: callRef.optional(),
     /** Any other handler class, written the graph's way (kinds this format has no short key for). */
     kind: z.string().min(1).optional(),
     type: z.string().min(1).optional(),

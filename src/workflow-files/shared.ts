@@ -2,7 +2,7 @@ import { variableTypes, type VariableType } from '../domain/vocabulary.js';
 import type { AfterEntry } from './format.js';
 
 /** The keys that say what a node runs; exactly one per node. */
-export const kindKeys = ['python', 'python_file', 'code', 'condition', 'action', 'agent', 'kind'] as const;
+export const kindKeys = ['python', 'python_file', 'code', 'condition', 'action', 'agent', 'call', 'kind'] as const;
 
 /** The node type of each handler class the format writes the short way. */
 export const nodeTypes = {
@@ -10,6 +10,7 @@ export const nodeTypes = {
   condition: 'condition',
   integration_action: 'action',
   llm_agent: 'agent',
+  call_workflow: 'subworkflow',
 } as const;
 
 const typeNames: ReadonlySet<string> = new Set(variableTypes);

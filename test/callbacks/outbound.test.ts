@@ -155,7 +155,50 @@ describe('outbound policy', () => {
     }
   });
 
+  it('reaches an operator-named host:port on loopback, and nothing else there', async () => {
+    const echo = new Receiver();
+    const port = await echo.listen();
+    const other = new Receiver();
+    const otherPort = await other.listen();
+    try {
+      const send = (outbound: Outbound, url: string) =>
+        outbound.request(url, { method: 'POST', body: '{}', timeoutMs: 2000, maxResponseBytes: 100 });
+      const url = `http://127.0.0.1:${port}/echo`;
+      await expect(send(new Outbound(), url)).rejects.toMatchObject({ reason: 'private' });
+      const named = new Outbound({ allowTargets: `127.0.0.1:${port}` });
+      expect((await send(named, url)).status).toBe(200);
+      expect(echo.received).toHaveLength(1);
+      // Any spelling of the same address is the same target; another port, or the host's other addresses, are not.
+      await expect(named.checkUrl(`http://0x7f.1:${port}/`)).resolves.toBeDefined();
+      await expect(send(named, `http://127.0.0.1:${otherPort}/`)).rejects.toMatchObject({ reason: 'private' });
+      await expect(named.checkUrl(`http://[::1]:${port}/`)).rejects.toMatchObject({ reason: 'private' });
+      await expect(named.checkUrl('http://127.0.0.1/')).rejects.toBeInstanceOf(OutboundRefusedError);
+      expect(other.received).toHaveLength(0);
+      const tunnel = await named.connect('127.0.0.1', port, 1000);
+      tunnel.socket.destroy();
+      await expect(named.connect('127.0.0.1', otherPort, 1000)).rejects.toMatchObject({ reason: 'private' });
+      // A named host name passes whatever it resolves to, but never the metadata or link-local ranges.
+      const names: Record<string, string> = { 'echo.test': '127.0.0.1', 'meta.test': '169.254.169.254' };
+      const resolve: Resolver = async (host) => [{ address: names[host] ?? '192.0.2.1', family: 4 }];
+      const byName = new Outbound({ allowTargets: `ECHO.test:${port},meta.test:80`, resolve });
+      expect((await send(byName, `http://echo.test:${port}/`)).status).toBe(200);
+      await expect(byName.checkUrl(`http://echo.test:${otherPort}/`)).rejects.toMatchObject({ reason: 'private' });
+      await expect(byName.checkUrl('http://meta.test/')).rejects.toMatchObject({ reason: 'reserved' });
+      await expect(byName.checkUrl(`http://127.0.0.1:${port}/`)).rejects.toMatchObject({ reason: 'private' });
+    } finally {
+      await Promise.all([echo.close(), other.close()]);
+    }
+  });
+
   it('refuses a malformed allowlist at start, naming the setting', () => {
+    for (const targets of ['127.0.0.1', '127.0.0.1:0', 'host:99999', '::1:80', 'a b:80', '10.0.0.0/8:80'])
+      expect(() => loadConfig({ CASEFLOW_OUTBOUND_ALLOW_TARGETS: targets }), targets).toThrow(
+        /CASEFLOW_OUTBOUND_ALLOW_TARGETS/,
+      );
+    expect(loadConfig({}).outbound.allowTargets).toBe('');
+    expect(loadConfig({ CASEFLOW_OUTBOUND_ALLOW_TARGETS: '127.0.0.1:8787, [::1]:9000' }).outbound.allowTargets).toBe(
+      '127.0.0.1:8787, [::1]:9000',
+    );
     expect(() => loadConfig({ CASEFLOW_OUTBOUND_ALLOW_CIDRS: '10.0.0.0/8,not-a-cidr' })).toThrow(ConfigError);
     expect(() => loadConfig({ CASEFLOW_OUTBOUND_ALLOW_CIDRS: '10.0.0.0/33' })).toThrow(/CASEFLOW_OUTBOUND_ALLOW_CIDRS/);
     expect(loadConfig({ CASEFLOW_OUTBOUND_ALLOW_CIDRS: '10.0.0.0/8, fd00::/8' }).outbound.allowCidrs).toBe(

@@ -154,7 +154,7 @@ describe('special-purpose addresses (IANA IPv4 and IPv6 Special-Purpose Address 
       await expect(strict.connect(host, 80, 1000), host).rejects.toBeInstanceOf(OutboundRefusedError);
     // A resolver is never asked about a literal, however it is spelled.
     const resolve = vi.fn<Resolver>(async () => [{ address: '93.184.215.14', family: 4 }]);
-    await expect(new Outbound({ resolve, hostAddresses: noInterfaces }).checkHost('0x7f.1')).rejects.toMatchObject({
+    await expect(new Outbound({ resolve, hostAddresses: noInterfaces }).checkHost('0x7f.1', 80)).rejects.toMatchObject({
       message: '127.0.0.1 is a private or loopback address',
     });
     expect(resolve).not.toHaveBeenCalled();

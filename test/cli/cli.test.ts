@@ -34,6 +34,12 @@ const examples: Record<string, { name: string; runs: Array<{ args: string[]; res
     name: 'Sum a CSV',
     runs: [{ args: ['--file', 'orders=examples/data/orders.csv'], results: { rows: 3, total: 242.75 } }],
   },
+  // The callee first: sub-workflow.yaml names it, and applying resolves the name.
+  'shout.yaml': { name: 'Shout', runs: [{ args: ['--input', 'text=hi'], results: { loud: 'HI!' } }] },
+  'sub-workflow.yaml': {
+    name: 'Greet loudly',
+    runs: [{ args: ['--input', 'name=Ada'], results: { greeting: 'HELLO, ADA!' } }],
+  },
   'llm-agent.yaml': {
     name: 'Classify a ticket',
     runs: [{ args: ['--input', 'ticket=My invoice is late'], results: classified }],
@@ -99,6 +105,9 @@ describe('the caseflow CLI', () => {
     });
     const listed = await cli(['workflow', 'list'], env);
     expect(listed.stdout).toMatch(/v2\s+active\s+Word count/);
+    // A sub-workflow's callee is written by name, so the file applies in another workspace where that name exists.
+    const caller = await cli(['workflow', 'export', 'Greet loudly'], env);
+    expect(caller.stdout).toContain('    call: Shout\n');
   }, 120_000);
 
   it('shows each node as it runs and the results on a terminal (case run --wait)', async () => {
@@ -178,6 +187,10 @@ describe('the caseflow CLI', () => {
     const theirs = { ...env, CASEFLOW_API_KEY: other.key };
     const byName = await cli(['case', 'run', 'Hello Python', '--input', 'name=Eve'], theirs);
     expect(byName.stderr).toContain('no workflow named "Hello Python"');
+    // A file naming this organization's workflow as its callee does not resolve it in theirs.
+    const callee = await cli(['workflow', 'apply', '-f', 'examples/sub-workflow.yaml'], theirs);
+    expect(callee).toMatchObject({ code: 1, stdout: '' });
+    expect(callee.stderr).toContain('nodes.shout.call: no workflow named "Shout" in the workspace');
     for (const args of [
       ['case', 'status', caseId],
       ['case', 'results', caseId],

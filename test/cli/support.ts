@@ -5,8 +5,11 @@ import path from 'node:path';
 import { projectRoot } from '../../src/config/paths.js';
 import type { TestService } from '../support/harness.js';
 
-/** Examples that need more than `case run --wait` (a person, a schedule, a sender): capabilities.test.ts drives them. */
-export const commandExamples = ['human-task.yaml', 'schedule.yaml', 'webhook.yaml'];
+/**
+ * Examples that need more than `case run --wait` (a person, a schedule, a sender: capabilities.test.ts drives them; a
+ * connection to a local service: integration-example.test.ts).
+ */
+export const commandExamples = ['human-task.yaml', 'schedule.yaml', 'webhook.yaml', 'integration-action.yaml'];
 
 export const cliPath = path.join(projectRoot, 'dist/src/cli/main.js');
 

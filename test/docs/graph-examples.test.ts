@@ -1,6 +1,11 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { projectRoot } from '../../src/config/paths.js';
 import { graphSchema } from '../../src/domain/graph.js';
 import { validateGraph } from '../../src/domain/graph-validation.js';
+import { processSchemaOf } from '../../src/domain/node-kinds/process-schema.js';
+import { nodeKinds } from '../../src/domain/node-kinds/registry.js';
 import { compileWorkflow } from '../../src/workflow-files/compile.js';
 import { decompileWorkflow } from '../../src/workflow-files/decompile.js';
 import { parseWorkflowFile } from '../../src/workflow-files/text.js';
@@ -10,10 +15,15 @@ const noCatalog = {
   catalog: {
     code: () => Promise.resolve({ missing: 'no catalog here' }),
     action: () => Promise.resolve({ missing: 'no catalog here' }),
+    workflow: () => Promise.resolve({ missing: 'no catalog here' }),
   },
   readFile: () => Promise.reject(new Error('no files here')),
 };
-const noNames = { code: () => Promise.resolve(undefined), action: () => Promise.resolve(undefined) };
+const noNames = {
+  code: () => Promise.resolve(undefined),
+  action: () => Promise.resolve(undefined),
+  workflow: () => Promise.resolve(undefined),
+};
 
 describe('graph examples in the docs are valid as written', () => {
   it('docs/workflows.md: every JSON graph passes the save checks', () => {
@@ -23,6 +33,20 @@ describe('graph examples in the docs are valid as written', () => {
       const parsed = graphSchema.safeParse(JSON.parse(text));
       expect(parsed.error?.issues ?? []).toEqual([]);
       if (parsed.success) expect(validateGraph(parsed.data)).toEqual([]);
+    }
+  });
+
+  it('docs/*.md: every JSON node shown on its own has a process its kind accepts', () => {
+    const nodes = readdirSync(path.join(projectRoot, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .flatMap((f) => fencedBlocks(`docs/${f}`, 'json').map((text) => ({ f, text })))
+      .filter(({ text }) => /^\{\s*"type"/.test(text));
+    expect(nodes.map(({ f }) => f).sort()).toEqual(['connections.md', 'human-tasks.md']);
+    for (const { f, text } of nodes) {
+      const node = JSON.parse(text) as { type: string; handler_class: string; process: unknown };
+      const kind = nodeKinds.of(node);
+      expect(kind, f).toBeDefined();
+      if (kind) expect(processSchemaOf(kind).safeParse(node.process).error?.issues ?? [], f).toEqual([]);
     }
   });
 

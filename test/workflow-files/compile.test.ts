@@ -12,8 +12,9 @@ const codeId = randomUUID();
 const codeVersions = [randomUUID(), randomUUID()];
 const connectionId = randomUUID();
 const actionVersionId = randomUUID();
+const shoutId = randomUUID();
 
-/** A catalog of one code node (two versions) and one connection with one action. */
+/** A catalog of one code node (two versions), one connection with one action and one workflow. */
 const ids: CatalogIds = {
   code: (name, version) =>
     Promise.resolve(
@@ -29,6 +30,10 @@ const ids: CatalogIds = {
           ? { missing: `connection "echo" has no action "${action}"` }
           : { found: { connectionId, actionVersionId } },
     ),
+  workflow: (name) =>
+    Promise.resolve(
+      name === 'Shout' ? { found: shoutId } : { missing: `no workflow named "${name}" in the workspace` },
+    ),
 };
 const names: CatalogNames = {
   code: (ref) => {
@@ -43,6 +48,7 @@ const names: CatalogNames = {
         ? { connection: 'echo', action: 'Echo' }
         : undefined,
     ),
+  workflow: (id) => Promise.resolve(id === shoutId ? 'Shout' : undefined),
 };
 const files: Record<string, string> = {
   'greet.py': 'def main(inputs):\n    return {"text": "hi " + inputs["name"]}\n',
@@ -203,6 +209,39 @@ describe('workflow files', () => {
     expect((await compileWorkflow(rewritten, options)).graph).toEqual(compiled.graph);
   });
 
+  it('compiles a sub-workflow call by the callee’s name, latest or pinned, and writes the name back', async () => {
+    const calls = `
+name: Calls
+inputs: { text: str }
+nodes:
+  latest:
+    call: Shout
+    inputs: { text: input.text }
+    outputs: { loud: str }
+  pinned:
+    call: { workflow: Shout, version: 2 }
+    inputs: { text: latest.loud }
+    outputs: { loud: str }
+results: { loud: pinned.loud }
+`;
+    const { compiled, file, again } = await roundTrip(calls);
+    expectValid(compiled.graph);
+    const byName = (n: string) => Object.values(compiled.graph.nodes).find((x) => x.name === n)!;
+    expect(byName('latest')).toMatchObject({
+      type: 'subworkflow',
+      handler_class: 'call_workflow',
+      process: { workflow_id: shoutId },
+    });
+    expect(byName('pinned').process).toEqual({ workflow_id: shoutId, version_number: 2 });
+    expect(file.nodes?.latest?.call).toBe('Shout');
+    expect(file.nodes?.pinned?.call).toEqual({ workflow: 'Shout', version: 2 });
+    expect(again.graph).toEqual(compiled.graph);
+    const missing = await compileText(calls.replace('call: Shout', 'call: Whisper')).catch((e: unknown) => e);
+    expect((missing as WorkflowFileError).problems).toEqual([
+      'nodes.latest.call: no workflow named "Whisper" in the workspace',
+    ]);
+  });
+
   it('names everything that is missing or wrong at once', async () => {
     const text = `
 name: Broken
@@ -225,7 +264,7 @@ results: { r: one.r }
     expect((err as WorkflowFileError).problems).toEqual([
       'nodes.one.code: no code node named "Triple"',
       'nodes.two.action: no connection named "mail" in the workspace',
-      'nodes.three: say what the node runs with exactly one of python, python_file, code, condition, action, agent, kind',
+      'nodes.three: say what the node runs with exactly one of python, python_file, code, condition, action, agent, call, kind',
       'nodes.one.inputs.x: "input.b": node "input" has no output "b"',
       'nodes.one.inputs.y: "nowhere.z": no node named "nowhere"',
       'nodes.two.after: node "one" has no route "approved"',

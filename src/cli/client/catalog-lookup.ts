@@ -57,6 +57,12 @@ export function apiCatalog(session: Session): { ids: CatalogIds; names: CatalogN
       }
       return { found: { connectionId: found.id, actionVersionId: match.versionId } };
     },
+    async workflow(name) {
+      const [only, ...others] = await session.workflowsNamed(name);
+      if (!only) return { missing: `no workflow named "${name}" in the workspace (apply its file first)` };
+      if (others.length > 0) return { missing: `${others.length + 1} workflows are named "${name}" in the workspace` };
+      return { found: only.workflowId };
+    },
   };
 
   const names: CatalogNames = {
@@ -68,6 +74,12 @@ export function apiCatalog(session: Session): { ids: CatalogIds; names: CatalogN
         (a) => a.versionId === ref.actionVersionId,
       );
       return action ? { connection: connection.name, action: action.name } : undefined;
+    },
+    async workflow(id) {
+      const callee = await session.call(
+        session.client.GET('/api/v1/workflow/{workflowId}', { params: { path: { workflowId: id } } }),
+      );
+      return callee.name;
     },
   };
   return { ids, names };

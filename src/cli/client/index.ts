@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { registerCaseCommands } from './case-commands.js';
 import { registerGenerateCommand } from './generate-command.js';
 import { registerHookCommands } from './hook-commands.js';
+import { registerIntegrationCommands } from './integration-commands.js';
 import { registerLoginCommand } from './login-command.js';
 import { registerScheduleCommands } from './schedule-commands.js';
 import { registerTaskCommands } from './task-commands.js';
@@ -20,6 +21,7 @@ const registrars: Array<(program: Command) => void> = [
   registerTaskCommands,
   registerScheduleCommands,
   registerHookCommands,
+  registerIntegrationCommands,
 ];
 
 export function registerClientCommands(program: Command): void {

@@ -93,16 +93,7 @@ export class Session {
       );
       return { workflowId: found.workflowId, name: found.name };
     }
-    const workspaceId = await this.workspaceId();
-    const matches: { workflowId: string; name: string }[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.call(
-        this.client.GET('/api/v1/workflow', { params: { query: { name: ref, workspaceId, limit: 100, cursor } } }),
-      );
-      matches.push(...page.workflows.filter((w) => w.name === ref));
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
+    const matches = await this.workflowsNamed(ref);
     if (matches.length > 1)
       throw new CliError(
         `${matches.length} workflows are named "${ref}": give its id`,
@@ -110,6 +101,21 @@ export class Session {
         matches.map((m) => m.workflowId),
       );
     return matches[0];
+  }
+
+  /** The workflows of the workspace with exactly this name (the listing reads only the key's own organization). */
+  async workflowsNamed(name: string): Promise<{ workflowId: string; name: string }[]> {
+    const workspaceId = await this.workspaceId();
+    const matches: { workflowId: string; name: string }[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.call(
+        this.client.GET('/api/v1/workflow', { params: { query: { name, workspaceId, limit: 100, cursor } } }),
+      );
+      matches.push(...page.workflows.filter((w) => w.name === name));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    return matches;
   }
 
   async requireWorkflow(ref: string): Promise<{ workflowId: string; name: string }> {
