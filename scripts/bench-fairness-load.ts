@@ -32,7 +32,18 @@ export interface Latencies {
   p95: number;
   /** Of that, initiate → execute answered (the API's share; the rest is the run and its callback). */
   submitP50: number;
+  /** p50 ms of each stage of a case (read from its audit and delivery log after it ended). */
+  stages: Record<Stage, number>;
 }
+
+/**
+ * Where one of B's cases spent its time, one stage after the other: `submit` initiate → execute answered;
+ * `toNode` → the Python node's code began (the run's start, its workflow task, the local activity's turn);
+ * `node` the Python node (the pool's queue and the call); `toCallback` → the callback's first attempt began
+ * (the end's write); `delivery` → the signed callback arrived.
+ */
+const stageNames = ['submit', 'toNode', 'node', 'toCallback', 'delivery'] as const;
+export type Stage = (typeof stageNames)[number];
 
 export interface FairnessResult {
   /** B alone on an idle service. */
@@ -46,8 +57,11 @@ export interface FairnessResult {
   unavailable: number;
 }
 
-/** A case whose callback never comes fails the bench instead of hanging it (A's last ones wait for the whole burst). */
-const CASE_TIMEOUT_MS = 900_000;
+/**
+ * A case whose callback never comes counts as not completed (its status is printed) instead of hanging the
+ * bench; A's last ones wait for the whole burst, so this is long.
+ */
+const CASE_TIMEOUT_MS = 600_000;
 const WARM_UP_CASES = 5;
 const MAX_EXECUTE_ATTEMPTS = 10;
 
@@ -78,20 +92,30 @@ const callbackUrls = new Map<TenantJob, string>([
 async function submit(
   tenant: TenantJob,
   i: number,
-): Promise<{ submitMs: number; delivered: Promise<{ ms: number; completed: boolean }> }> {
+): Promise<{
+  caseId: string;
+  /** performance.now() at the initiate. */
+  started: number;
+  submitMs: number;
+  delivered: Promise<{ ms: number; completed: boolean; arrivedAt: number }>;
+}> {
   const headers = { 'x-service-key': tenant.key };
   const started = performance.now();
   const { caseId } = (await post(`${tenant.baseUrl}/api/v1/case`, { workflowId: tenant.workflowId }, headers)) as {
     caseId: string;
   };
-  const delivered = new Promise<{ ms: number; completed: boolean }>((resolve, reject) => {
-    const timeout = setTimeout(
-      () => reject(new Error(`case ${caseId}: no callback in ${CASE_TIMEOUT_MS} ms`)),
-      CASE_TIMEOUT_MS,
-    );
+  const delivered = new Promise<{ ms: number; completed: boolean; arrivedAt: number }>((resolve) => {
+    const timeout = setTimeout(() => {
+      waiting.delete(caseId);
+      void getJson(tenant, `/api/v1/case/${caseId}/status`).then(
+        (status) => console.error(`case ${caseId}: no callback in ${CASE_TIMEOUT_MS} ms: ${JSON.stringify(status)}`),
+        (err: unknown) => console.error(`case ${caseId}: no callback in ${CASE_TIMEOUT_MS} ms (${String(err)})`),
+      );
+      resolve({ ms: CASE_TIMEOUT_MS, completed: false, arrivedAt: Number.NaN });
+    }, CASE_TIMEOUT_MS);
     waiting.set(caseId, ({ at, status }) => {
       clearTimeout(timeout);
-      resolve({ ms: at - started, completed: status === 'COMPLETED' });
+      resolve({ ms: at - started, completed: status === 'COMPLETED', arrivedAt: at });
     });
   });
   const callbackUrl = callbackUrls.get(tenant) ?? '';
@@ -100,7 +124,47 @@ async function submit(
     { inputs: { a: i, b: 1 }, callbackUrl },
     headers,
   );
-  return { submitMs: performance.now() - started, delivered };
+  return { caseId, started, submitMs: performance.now() - started, delivered };
+}
+
+async function getJson(tenant: TenantJob, urlPath: string): Promise<unknown> {
+  const r = await fetch(`${tenant.baseUrl}${urlPath}`, { headers: { 'x-service-key': tenant.key } });
+  if (!r.ok) throw new Error(`GET ${urlPath} → ${r.status}`);
+  return r.json();
+}
+
+interface Audit {
+  audit: {
+    nodes_execution_data: Record<
+      string,
+      { clock: string | null; started_at: string | null; finished_at: string | null }
+    >;
+  };
+}
+interface Deliveries {
+  deliveries: Array<{ attempts: Array<{ startedAt: string }> }>;
+}
+
+/** A case's stages (ms), from its audit and delivery log; times of this process are performance.now(). */
+async function stagesOf(
+  tenant: TenantJob,
+  caseId: string,
+  times: { started: number; submitMs: number; arrivedAt: number },
+): Promise<Record<Stage, number>> {
+  const audit = (await getJson(tenant, `/api/v1/case/${caseId}/audit`)) as Audit;
+  const deliveries = (await getJson(tenant, `/api/v1/case/${caseId}/callbacks`)) as Deliveries;
+  const code = Object.values(audit.audit.nodes_execution_data).find((n) => n.clock === 'activity');
+  const epoch = (iso: string | null | undefined) => Date.parse(iso ?? '') - performance.timeOrigin;
+  const [nodeStart, nodeEnd] = [epoch(code?.started_at), epoch(code?.finished_at)];
+  const attempt = epoch(deliveries.deliveries[0]?.attempts[0]?.startedAt);
+  const executed = times.started + times.submitMs;
+  return {
+    submit: times.submitMs,
+    toNode: nodeStart - executed,
+    node: nodeEnd - nodeStart,
+    toCallback: attempt - nodeEnd,
+    delivery: times.arrivedAt - attempt,
+  };
 }
 
 /**
@@ -124,19 +188,32 @@ async function executeRetrying(url: string, body: unknown, headers: Record<strin
 async function oneAtATime(min: number, more: () => boolean): Promise<Latencies> {
   const latencies: number[] = [];
   const submits: number[] = [];
+  const stages: Array<Record<Stage, number>> = [];
   while (latencies.length < min || more()) {
-    const { submitMs, delivered } = await submit(job.b, latencies.length);
-    const { ms, completed } = await delivered;
+    const { caseId, started, submitMs, delivered } = await submit(job.b, latencies.length);
+    const { ms, completed, arrivedAt } = await delivered;
     if (!completed) throw new Error('a case of organization B did not complete');
     latencies.push(ms);
     submits.push(submitMs);
+    stages.push(await stagesOf(job.b, caseId, { started, submitMs, arrivedAt }));
   }
-  const sorted = (values: number[]) => [...values].sort((x, y) => x - y);
+  const p50 = (values: number[]) =>
+    percentile(
+      [...values].sort((x, y) => x - y),
+      50,
+    );
   return {
     cases: latencies.length,
-    p50: percentile(sorted(latencies), 50),
-    p95: percentile(sorted(latencies), 95),
-    submitP50: percentile(sorted(submits), 50),
+    p50: p50(latencies),
+    p95: percentile(
+      [...latencies].sort((x, y) => x - y),
+      95,
+    ),
+    submitP50: p50(submits),
+    stages: Object.fromEntries(stageNames.map((name) => [name, p50(stages.map((s) => s[name]))])) as Record<
+      Stage,
+      number
+    >,
   };
 }
 

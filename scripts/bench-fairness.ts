@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { post } from './bench-http.js';
-import type { FairnessJob, FairnessResult, TenantJob } from './bench-fairness-load.js';
+import type { FairnessJob, FairnessResult, Latencies, TenantJob } from './bench-fairness-load.js';
 import { benchTenantOf, distRoot, startCaseflow } from './bench-subjects.js';
 
 /**
@@ -101,6 +101,8 @@ async function measure(variant: Variant): Promise<FairnessResult> {
 }
 
 const ms = (n: number) => n.toFixed(0);
+/** A run's stage p50s, `submit/toNode/node/toCallback/delivery` ms (see Stage). */
+const stages = (l: Latencies) => Object.values(l.stages).map(ms).join('/');
 
 function tableRow(round: number, variant: string, r: FairnessResult, load: string): string {
   const { idle, during, burst } = r;
@@ -111,6 +113,7 @@ function tableRow(round: number, variant: string, r: FairnessResult, load: strin
     `${ms(during.p50)} / ${ms(during.p95)} (${ms(during.submitP50)}; ${during.cases})`,
     `${(during.p50 / idle.p50).toFixed(2)}×`,
     `${(during.p95 / idle.p95).toFixed(2)}×`,
+    `${stages(idle)} → ${stages(during)}`,
     `${burst.cases} in ${burst.seconds.toFixed(0)} s (submitted in ${burst.submitSeconds.toFixed(0)} s, ${burst.notCompleted} not completed, ${r.unavailable} executes retried after 503)`,
     load,
   ].reduce((line: string, cell) => `${line} ${cell} |`, '|');
@@ -134,8 +137,8 @@ export async function benchFairness(): Promise<void> {
   }
   console.log('\nfairness: organization B, initiate → signed callback, alone and during A’s burst');
   console.log(
-    '| round | variant | B alone p50 / p95 ms (submit p50) | B during burst p50 / p95 ms (submit p50; cases) | ratio p50 | ratio p95 | A’s burst | load avg |',
+    '| round | variant | B alone p50 / p95 ms (submit p50) | B during burst p50 / p95 ms (submit p50; cases) | ratio p50 | ratio p95 | stage p50s ms alone → during (submit/toNode/node/toCallback/delivery) | A’s burst | load avg |',
   );
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);
 }

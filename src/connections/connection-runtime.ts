@@ -13,6 +13,7 @@ import { OAuthNeedsReauthorization, OAuthRefreshUnavailable } from './oauth-temp
 import type { OAuthTokens } from './oauth-tokens.js';
 import { redactValue, secretStrings } from './redact.js';
 import { smokeTest } from './smoke-test.js';
+import { withTraceContext } from '../tracing/propagation.js';
 import type { SmokeTestOutcome } from '../domain/connections.js';
 import type { Connection, StoredCredential } from '../domain/connections.js';
 
@@ -140,6 +141,8 @@ export class ConnectionRuntime {
       credentialValue: credential.authType === 'oauth' ? actionCredentialValue(data) : data,
       declaredOutputs: catalogOutputs(action),
       network: true,
+      // The activity's span: the API the action calls continues the case's trace (nothing when tracing is off).
+      traceContext: withTraceContext(undefined),
       timeoutMs: request.timeoutMs,
       organizationId: scope.organizationId,
       deadline: request.deadline,

@@ -93,6 +93,39 @@ def install(path, token):
     socket.getaddrinfo = getaddrinfo
 
 
+def carry_trace_context(headers):
+    """Adds the case's W3C trace context (`traceparent`, `tracestate`) to every
+    HTTP request made through http.client, so urllib and requests/urllib3 too.
+    The header is written before TLS, so HTTPS requests carry it as plain HTTP
+    ones do (the proxy only sees encrypted bytes, it could not add it there).
+    A header of that name the code sets itself wins. Called once per network
+    call, in its child, before user code."""
+    import http.client
+
+    conn = http.client.HTTPConnection
+    put_request, put_header, end_headers = conn.putrequest, conn.putheader, conn.endheaders
+    context = {str(k).lower(): str(v) for k, v in headers.items()}
+
+    def putrequest(self, *args, **kwargs):
+        self._caseflow_trace = dict(context)
+        return put_request(self, *args, **kwargs)
+
+    def putheader(self, header, *values):
+        name = header.decode("latin-1") if isinstance(header, bytes) else str(header)
+        getattr(self, "_caseflow_trace", {}).pop(name.lower(), None)
+        return put_header(self, header, *values)
+
+    def endheaders(self, *args, **kwargs):
+        for name, value in getattr(self, "_caseflow_trace", {}).items():
+            put_header(self, name, value)
+        self._caseflow_trace = {}
+        return end_headers(self, *args, **kwargs)
+
+    conn.putrequest = putrequest
+    conn.putheader = putheader
+    conn.endheaders = endheaders
+
+
 def _read_line(sock):
     """The proxy's one-line answer, read byte by byte so no relayed byte is consumed."""
     data = bytearray()

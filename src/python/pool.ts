@@ -223,6 +223,7 @@ export class PythonRunnerPool {
       files: files.map(([url, f]) => ({ url, name: f.name, contentType: f.contentType, size: f.data.length })),
       network,
       egressToken,
+      traceContext: network ? (request.traceContext ?? null) : null,
       timeoutMs,
       memoryMb: request.memoryMb ?? 256,
     };

@@ -574,6 +574,9 @@ class Child:
         sys.stdout, sys.stderr = out, err
         if network and self.s.egress_socket:
             egress.install(self.s.egress_socket, str(self.req.get("egressToken") or ""))
+            trace = self.req.get("traceContext")
+            if isinstance(trace, dict) and trace:
+                egress.carry_trace_context(trace)
         if self.s.audit_hook:
             policy_mod.install_audit_hook(network, harness.PRIVILEGED, STDLIB_DIR)
         try:

@@ -42,6 +42,11 @@ export interface PythonRunRequest {
   deadline?: number;
   /** The caller gave up (the activity was cancelled): a call still waiting leaves the queue. */
   signal?: AbortSignal;
+  /**
+   * A network call's W3C trace context (`traceparent`, `tracestate`): every HTTP request the code makes
+   * through http.client (urllib, requests) carries it, so the API called continues the case's trace.
+   */
+  traceContext?: Record<string, string>;
 }
 
 export interface PythonLogEntry {

@@ -5,6 +5,8 @@ import { answered, refused, startTestService, type TestService } from '../suppor
 import { caseStatus, createWorkflow, peakOverlap, startCase, waitForEnd } from './support.js';
 import { sleeper } from '../support/graphs.js';
 import { approvalGraph } from '../tasks/graphs.js';
+import { createSchedule, waitForSchedule } from '../schedules/support.js';
+import { temporalScheduleId } from '../../src/temporal/contracts/scheduled-case.js';
 
 /**
  * Concurrency caps through the real service (docs/concurrency.md): the configured default (1 here),
@@ -193,5 +195,35 @@ describe('concurrency caps', () => {
     const startedC = Date.parse(String(endC?.startedAt));
     expect(startedC).toBeGreaterThanOrEqual(Date.parse(String(endA?.finishedAt)));
     expect(startedC).toBeGreaterThanOrEqual(Date.parse(String(endB?.finishedAt)));
+  }, 120_000);
+
+  it('a schedule firing over the cap queues its case (outcome queued); the case runs when the slot frees', async () => {
+    await setCap(svc.organizationId, 1);
+    const wf = await createWorkflow(svc, sleeper(3), 'scheduled under a cap');
+    const blocker = await startCase(svc, wf.workflowId, { text: 'holds the slot' });
+    // A firing only when triggered: the cron's next time is a year away at most, never during the test.
+    const schedule = await createSchedule(svc, wf.workflowId, { cron: '0 0 1 1 *', inputs: { text: 'fired' } });
+    expect((await svc.request('POST', `/api/v1/schedules/${schedule.scheduleId}/trigger`)).status).toBe(202);
+
+    const fired = await waitForSchedule(svc, schedule.scheduleId, (s) => s.recentFirings[0]?.caseStatus === 'QUEUED');
+    const caseId = String(fired.recentFirings[0]?.caseId);
+    expect((await statusOf(blocker)).status).toBe('RUNNING');
+    // The firing workflow ended at once with outcome queued: it does not wait for (or own) the queued case.
+    const temporal = svc.service.context.temporal.client;
+    const actions = (await temporal.schedule.getHandle(temporalScheduleId(schedule.scheduleId)).describe()).info
+      .recentActions;
+    const firingRun = temporal.workflow.getHandle(String(actions[0]?.action.workflow.workflowId));
+    expect(await firingRun.result()).toEqual({ firing: 'queued', caseId });
+
+    const [endBlocker, endScheduled] = await Promise.all([blocker, caseId].map((id) => waitForEnd(svc, id, 120_000)));
+    expect(endScheduled).toMatchObject({ status: 'COMPLETED', source: 'scheduled', scheduleId: schedule.scheduleId });
+    expect(typeof endScheduled?.queuedAt).toBe('string');
+    // It took the slot the blocker freed, not one beside it.
+    expect(Date.parse(String(endScheduled?.startedAt))).toBeGreaterThanOrEqual(
+      Date.parse(String(endBlocker?.finishedAt)),
+    );
+    const results = await svc.request('GET', `/api/v1/case/${caseId}/results`);
+    expect(results.body).toMatchObject({ results: { text: { value: 'fired' } } });
+    await svc.request('DELETE', `/api/v1/schedules/${schedule.scheduleId}`);
   }, 120_000);
 });
