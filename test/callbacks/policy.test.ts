@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
+import { startTestService, unendingRateWindowMs, type TestService } from '../support/harness.js';
 import { createWorkflow, execute, initiate, startCase, waitForEnd } from '../cases/support.js';
 import { Graph } from '../support/graphs.js';
 import { newCaller } from '../support/keys.js';
@@ -64,7 +64,12 @@ describe('callbacks with loopback allowed by the operator', () => {
     svc = await startTestService({
       config: {
         outbound: { allowCidrs: '0.0.0.0/0' },
-        callbacks: { redeliverPerCase: 2, redeliverPerWorkspace: 3, redeliverWindowMs: 60_000, maxElapsedMs: 0 },
+        callbacks: {
+          redeliverPerCase: 2,
+          redeliverPerWorkspace: 3,
+          redeliverWindowMs: unendingRateWindowMs,
+          maxElapsedMs: 0,
+        },
       },
     });
     workflowId = await echoWorkflow(svc);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, startTestService, type TestService } from '../support/harness.js';
+import { http, startTestService, unendingRateWindowMs, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 
 /** Two API processes over one Postgres database: run records and the key's rate limit are shared. */
@@ -10,7 +10,7 @@ describe('generation on Postgres, across API processes', () => {
   let second: TestService;
   beforeAll(async () => {
     schema = await createPostgresSchema();
-    const config = { generation: { rateLimitMax: 12, rateLimitWindowMs: 60_000 } };
+    const config = { generation: { rateLimitMax: 12, rateLimitWindowMs: unendingRateWindowMs } };
     first = await startTestService({ databaseUrl: schema.url, config });
     // One data directory, as processes of one deployment share their master key (it seals Temporal payloads too).
     second = await startTestService({

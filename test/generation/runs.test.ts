@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService, type TestResponse } from '../support/harness.js';
+import { startTestService, unendingRateWindowMs, type TestService, type TestResponse } from '../support/harness.js';
 import { newCaller, newKey } from '../support/keys.js';
 import { presign, upload } from '../files/support.js';
 import { authorIntegration, connect, connection, historyText } from '../connections/support.js';
@@ -41,7 +41,10 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
   beforeAll(async () => {
     await llm.start();
     svc = await startTestService({
-      config: { llm: { baseUrl: llm.url, apiKey: llmKey, timeoutMs: 3000 }, generation: { rateLimitMax: rateLimit } },
+      config: {
+        llm: { baseUrl: llm.url, apiKey: llmKey, timeoutMs: 3000 },
+        generation: { rateLimitMax: rateLimit, rateLimitWindowMs: unendingRateWindowMs },
+      },
     });
   });
   afterAll(async () => {

@@ -6,12 +6,23 @@ import { RateLimitRepo } from '../../src/store/rate-limit-repo.js';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { Graph } from '../support/graphs.js';
 import { Receiver } from '../callbacks/receiver.js';
-import { http, startTestService, type TestResponse, type TestService } from '../support/harness.js';
+import {
+  http,
+  startTestService,
+  unendingRateWindowMs,
+  type TestResponse,
+  type TestService,
+} from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 
 const config = {
-  callbacks: { redeliverPerCase: 3, redeliverPerWorkspace: 4, redeliverWindowMs: 60_000, maxElapsedMs: 0 },
-  generation: { rateLimitMax: 4, rateLimitWindowMs: 60_000 },
+  callbacks: {
+    redeliverPerCase: 3,
+    redeliverPerWorkspace: 4,
+    redeliverWindowMs: unendingRateWindowMs,
+    maxElapsedMs: 0,
+  },
+  generation: { rateLimitMax: 4, rateLimitWindowMs: unendingRateWindowMs },
 };
 
 describe.each([
@@ -75,7 +86,9 @@ describe.each([
     expect(caseLimited.body).toMatchObject({ statusCode: 429, errorCode: 'RATE_LIMITED' });
     expect(caseLimited.body.message).toContain('over the case limit');
     expect(Number(caseLimited.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(caseLimited.headers.get('ratelimit-policy')).toBe('"case";q=3;w=60, "workspace";q=4;w=60');
+    expect(caseLimited.headers.get('ratelimit-policy')).toBe(
+      `"case";q=3;w=${unendingRateWindowMs / 1000}, "workspace";q=4;w=${unendingRateWindowMs / 1000}`,
+    );
 
     // The refused redelivery left the workspace's last unit for another case, on either instance.
     expect((await redeliver(4, b)).status).toBe(202);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
+import { startTestService, unendingRateWindowMs, type TestResponse, type TestService } from '../support/harness.js';
 import { newKey } from '../support/keys.js';
 import { expectError, failedFields } from '../code/support.js';
 
@@ -9,7 +9,9 @@ const limit = 3;
 describe('generation endpoints validate before they count (issue 26, item 3)', () => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await startTestService({ config: { generation: { rateLimitMax: limit, rateLimitWindowMs: 60_000 } } });
+    svc = await startTestService({
+      config: { generation: { rateLimitMax: limit, rateLimitWindowMs: unendingRateWindowMs } },
+    });
   });
   afterAll(async () => {
     await svc?.stop();

@@ -39,13 +39,16 @@ describe('a schedule firing', () => {
   });
 
   it('skips firings while the previous case still runs (overlap skip)', async () => {
-    const wf = await createWorkflow(svc, sleeper(5));
+    // The case outlasts the two skips however slowly the schedule's firings come, then is cancelled.
+    const wf = await createWorkflow(svc, sleeper(20));
     const created = await createSchedule(svc, wf.workflowId, { intervalSeconds: 1, inputs: { text: 'slow' } });
     const s = await waitForSchedule(svc, created.scheduleId, (x) => x.skippedOverlap >= 2);
     // One case at a time: every firing but the running one was skipped.
     expect(s.recentFirings).toHaveLength(1);
     expect(s.recentFirings[0]).toMatchObject({ status: 'started', caseStatus: 'RUNNING' });
     await svc.request('DELETE', `/api/v1/schedules/${created.scheduleId}`);
+    const cancelled = await svc.request('POST', `/api/v1/case/${s.recentFirings[0]?.caseId}/cancel`);
+    expect(cancelled.status, cancelled.text).toBe(200);
   });
 
   it('cancels the running case when the next firing comes (overlap cancel_previous)', async () => {
@@ -108,7 +111,8 @@ describe('a schedule firing', () => {
     const paused = await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/pause`);
     expect(paused.body).toMatchObject({ paused: true });
     expect(String(paused.body.note)).toContain('paused through the API');
-    await sleep(1000);
+    // A firing started just before the pause records itself when its workflow runs: count once none runs.
+    await waitForSchedule(svc, created.scheduleId, (x) => x.paused && x.inEngine && x.runningFirings === 0);
     const count = (await getSchedule(svc, created.scheduleId)).recentFirings.length;
     await sleep(3000);
     expect((await getSchedule(svc, created.scheduleId)).recentFirings).toHaveLength(count);

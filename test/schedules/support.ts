@@ -15,6 +15,7 @@ export interface ScheduleBody {
   scheduleId: string;
   paused: boolean;
   inEngine: boolean;
+  runningFirings: number;
   nextRunTimes: string[];
   recentFirings: Firing[];
   skippedOverlap: number;

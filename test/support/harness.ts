@@ -12,6 +12,14 @@ import { createClient, type CaseflowClient } from '../../src/client/index.js';
 
 export const adminToken = 'test-admin-token-0123456789';
 
+/**
+ * A rate-limit window (generation.rateLimitWindowMs, callbacks.redeliverWindowMs) that no test run
+ * crosses. Fixed windows start at multiples of their length since the epoch, so a minute's ends at the
+ * top of every minute, and a test counting up to a limit across that instant sees the count start
+ * again (a 404 where it expected the 429). This one ends in December 2069.
+ */
+export const unendingRateWindowMs = 100 * 365 * 24 * 3_600_000;
+
 export interface TestServiceOptions {
   role?: Role;
   /** Reuse a data directory (restart tests); a fresh temporary one otherwise. */

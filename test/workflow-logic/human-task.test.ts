@@ -22,7 +22,7 @@ import {
 import type { WorkflowOf } from '../../src/temporal/contracts/contract.js';
 import { startWorkflow } from '../../src/temporal/contracts/start.js';
 import { approvalGraph } from '../tasks/graphs.js';
-import { until, WorkflowLogic } from './support.js';
+import { until, untilActivitiesTaken, WorkflowLogic } from './support.js';
 
 /**
  * The case run's wait on a person, over mocked task rows: input → human_task
@@ -222,6 +222,8 @@ describe('case run: waiting on a person', () => {
     const { seen } = await runApproval(approval, {
       whileRunning: async (handle, seen) => {
         await until(() => seen.opened.length === 1);
+        // The cancel comes while the task waits, not while its row is being opened (see untilActivitiesTaken).
+        await untilActivitiesTaken(handle);
         await handle.cancel();
       },
     });

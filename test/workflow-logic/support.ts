@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Workflow, WorkflowResultType } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { temporalTestServerPath } from '../../src/temporal/binaries.js';
@@ -145,4 +146,32 @@ export async function hangUntilCancelled(): Promise<never> {
 /** Polls (every 10 ms, real time) until `condition` holds. */
 export async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+const { EventType } = temporal.api.enums.v1;
+type EventKind = temporal.api.enums.v1.EventType | null | undefined;
+const activityClosed = new Set<EventKind>([
+  EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+  EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED,
+  EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT,
+  EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED,
+]);
+
+/**
+ * Polls the history (every 10 ms, real time) until the workflow has taken the result of every
+ * activity it scheduled: each one closed, and a workflow task completed after the last close. A
+ * cancel sent before then can reach the workflow in the same task as an activity's completion; its
+ * request to cancel that activity is one the time-skipping server refuses (ACTIVITY_UNKNOWN) and
+ * never hands back, so the run hangs (sdk-typescript#1058; the real server takes it).
+ */
+export async function untilActivitiesTaken(handle: WorkflowHandle): Promise<void> {
+  for (;;) {
+    const kinds: EventKind[] = ((await handle.fetchHistory()).events ?? []).map((e) => e.eventType);
+    const scheduled = kinds.filter((k) => k === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED).length;
+    const closed = kinds.filter((k) => activityClosed.has(k)).length;
+    const lastClose = kinds.findLastIndex((k) => activityClosed.has(k));
+    const taken = kinds.indexOf(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, lastClose) > lastClose;
+    if (scheduled > 0 && closed === scheduled && taken) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
