@@ -10,6 +10,7 @@ import { freePort } from '../src/net/free-port.js';
 import { temporalCliPath } from '../src/temporal/binaries.js';
 import { startDevServer, stopChild, type DevServer } from '../src/temporal/dev-server.js';
 import type { Level, LoadJob } from './bench-e2e-load.js';
+import { fillStores } from './bench-fill.js';
 import type { TenantJob } from './bench-fairness-load.js';
 import { pythonAddGraph } from './bench-graph.js';
 import type { Root } from './bench-proc.js';
@@ -21,7 +22,8 @@ import type { Root } from './bench-proc.js';
  * - `split`: a Temporal dev server of its own, `serve --role api` and two
  *   `serve --role worker` on Postgres (a fresh schema in BENCH_POSTGRES_URL);
  * - either of those `@<dir>`: the service built in another checkout (A/B in the same minutes);
- * - `n8n`: n8n (N8N_HOME, default /opt/n8n) with SQLite, webhook → JS Code → Respond.
+ * - `n8n`: n8n (N8N_HOME, default /opt/n8n) with SQLite, webhook → JS Code → Respond;
+ * - `n8n-queue`: the same in n8n's queue mode (one main, one worker, Postgres and Redis).
  */
 export interface Subject {
   name: string;
@@ -41,8 +43,9 @@ const n8nHome = process.env.N8N_HOME ?? '/opt/n8n';
 const n8nBin = path.join(n8nHome, 'node_modules', '.bin', 'n8n');
 
 export const n8nInstallHint = `n8n not found at ${n8nBin}: install it outside the repository with
-  mkdir -p /opt/n8n && cd /opt/n8n && npm init -y && npm pkg set overrides.xlsx=0.18.5 && npm install n8n@2.8.4
-(about 6 minutes, 2.3 GB), or set N8N_HOME to the directory holding node_modules/.bin/n8n.`;
+  mkdir -p /opt/n8n && cd /opt/n8n && npm init -y && npm pkg set overrides.xlsx=0.18.5 &&
+  npm_config_nodedir=/usr npm install n8n@2.8.4
+(several minutes, 2.3 GB), or set N8N_HOME to the directory holding node_modules/.bin/n8n.`;
 
 export function n8nInstalled(): boolean {
   return existsSync(n8nBin);
@@ -180,18 +183,42 @@ export async function embeddedLaunch(dataDir: string): Promise<EmbeddedLaunch> {
   };
 }
 
-/** `npm start` from the build in `root` (this checkout's dist by default), with `env` added to its environment. */
-export async function startCaseflow(root = distRoot, env: Record<string, string> = {}): Promise<Subject> {
+/** Cases of `job` run to their callbacks by the load process, not measured (the fill's templates). */
+async function runCases(job: LoadJob): Promise<void> {
+  const load = spawn(process.execPath, [path.join(distRoot, 'scripts', 'bench-e2e-load.js')], {
+    env: { ...process.env, BENCH_E2E_JOB: JSON.stringify(job) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const code = await new Promise<number | null>((resolve) => load.once('exit', resolve));
+  if (code !== 0) throw new Error(`the fill's template cases: the load process exited with ${code}`);
+}
+
+/**
+ * `npm start` from the build in `root` (this checkout's dist by default), with `env` added to its
+ * environment; with `fill`, on stores that already hold that many cases of the last 24 h
+ * (bench-fill.ts: 100 real cases, then copies), started again on them.
+ */
+export async function startCaseflow(root = distRoot, env: Record<string, string> = {}, fill = 0): Promise<Subject> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-bench-e2e-'));
   const launch = await embeddedLaunch(dataDir);
-  const { child, key } = startServe(root, 'all', { ...launch.env, ...env });
+  const environment = { ...launch.env, ...env };
+  const first = startServe(root, 'all', environment);
+  let child = first.child;
   const stop = async () => {
     await stopChild(child);
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
     await waitFor('the service', child, answers(`${launch.baseUrl}/readyz`));
-    const job = await caseJobOf(launch.baseUrl, await key);
+    const job = await caseJobOf(launch.baseUrl, await first.key);
+    if (fill > 0) {
+      await runCases(job([{ concurrency: 8, cases: 100 }]));
+      await stopChild(child);
+      const filled = fillStores(dataDir, fill);
+      console.log(`e2e: filled the stores with ${filled.cases} cases in ${filled.seconds.toFixed(0)} s`);
+      child = startServe(root, 'all', environment).child;
+      await waitFor('the service', child, answers(`${launch.baseUrl}/readyz`));
+    }
     return {
       name: 'caseflow',
       roots: [{ pid: child.pid ?? 0, label: 'caseflow', kind: 'caseflow' }],
@@ -206,16 +233,22 @@ export async function startCaseflow(root = distRoot, env: Record<string, string>
   }
 }
 
+/** One statement on its own connection (schemas and databases the bench makes and drops). */
+async function postgresAdmin(url: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
 /** One Temporal server, `--role api` and two `--role worker` processes on a fresh Postgres schema. */
 export async function startSplit(root = distRoot, adminUrl = postgresUrl): Promise<Subject> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-bench-split-'));
   const schema = `bench_${process.pid}_${Date.now()}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    await client.query(statement);
-    await client.end();
-  };
+  const admin = (statement: string) => postgresAdmin(adminUrl, statement);
   await admin(`create schema ${schema}`);
   const databaseUrl = `${adminUrl}${adminUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   const temporal = await startBenchDevServer(dataDir, createLogger('warn'));
@@ -300,42 +333,101 @@ function n8nWorkflow() {
   ];
 }
 
-/** n8n with its defaults (SQLite, every execution saved) in a temporary user folder. */
-export async function startN8n(): Promise<Subject> {
-  if (!n8nInstalled()) throw new Error(n8nInstallHint);
-  const home = mkdtempSync(path.join(os.tmpdir(), 'caseflow-bench-n8n-'));
-  const port = await freePort();
-  const env = {
+/** The environment of an n8n process of the bench: its own user folder, ports on loopback, no telemetry. */
+async function n8nEnv(home: string, extra: Record<string, string>): Promise<NodeJS.ProcessEnv> {
+  return {
     ...process.env,
     N8N_USER_FOLDER: home,
-    N8N_PORT: String(port),
     N8N_LISTEN_ADDRESS: '127.0.0.1',
     // Its task broker defaults to 5679, which another n8n (or a previous run) may hold.
     N8N_RUNNERS_BROKER_PORT: String(await freePort()),
     N8N_DIAGNOSTICS_ENABLED: 'false',
     N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
     N8N_LOG_LEVEL: 'warn',
+    ...extra,
   };
+}
+
+/** A fresh Postgres database for n8n's queue mode, and how to drop it. */
+async function n8nDatabase(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
+  const name = `n8n_bench_${process.pid}_${Date.now()}`;
+  const admin = (statement: string) => postgresAdmin(postgresUrl, statement);
+  await admin(`create database ${name}`);
+  const url = new URL(postgresUrl);
+  return {
+    env: {
+      DB_TYPE: 'postgresdb',
+      DB_POSTGRESDB_HOST: url.hostname,
+      DB_POSTGRESDB_PORT: url.port || '5432',
+      DB_POSTGRESDB_USER: decodeURIComponent(url.username),
+      DB_POSTGRESDB_PASSWORD: decodeURIComponent(url.password),
+      DB_POSTGRESDB_DATABASE: name,
+    },
+    drop: () => admin(`drop database ${name} with (force)`),
+  };
+}
+
+/**
+ * n8n with its defaults (SQLite, every execution saved) in a temporary user
+ * folder, or (`queue`) as its docs recommend for production: one main and
+ * one worker sharing Postgres (a fresh database in BENCH_POSTGRES_URL's
+ * server) and Redis (BENCH_REDIS_HOST, default 127.0.0.1:6379, a queue
+ * prefix of its own). Redis's and Postgres's own CPU is not in its figures:
+ * they are the machine's shared services.
+ */
+export async function startN8n(mode: 'regular' | 'queue' = 'regular'): Promise<Subject> {
+  if (!n8nInstalled()) throw new Error(n8nInstallHint);
+  const home = mkdtempSync(path.join(os.tmpdir(), 'caseflow-bench-n8n-'));
+  const port = await freePort();
+  const database = mode === 'queue' ? await n8nDatabase() : undefined;
+  const [redisHost, redisPort] = (process.env.BENCH_REDIS_HOST ?? '127.0.0.1:6379').split(':');
+  const queue = database
+    ? {
+        ...database.env,
+        EXECUTIONS_MODE: 'queue',
+        QUEUE_BULL_REDIS_HOST: redisHost ?? '127.0.0.1',
+        QUEUE_BULL_REDIS_PORT: redisPort ?? '6379',
+        QUEUE_BULL_PREFIX: `n8n-bench-${process.pid}-${Date.now()}`,
+      }
+    : {};
+  const env = await n8nEnv(home, { N8N_PORT: String(port), ...queue });
   const cli = (...args: string[]) => {
     const r = spawnSync(process.execPath, [n8nBin, ...args], { env, encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`n8n ${args.join(' ')} failed: ${r.stderr || r.stdout}`);
   };
-  const workflowFile = path.join(home, 'workflow.json');
-  writeFileSync(workflowFile, JSON.stringify(n8nWorkflow()));
-  cli('import:workflow', `--input=${workflowFile}`);
-  cli('publish:workflow', '--id=benchAddWorkflow1');
-  const child = spawn(process.execPath, [n8nBin, 'start'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const children: ChildProcess[] = [];
   const stop = async () => {
-    await stopChild(child);
+    for (const child of children.reverse()) await stopChild(child);
+    await database?.drop();
     rmSync(home, { recursive: true, force: true });
   };
   const url = `http://127.0.0.1:${port}/webhook/add`;
   try {
+    const workflowFile = path.join(home, 'workflow.json');
+    writeFileSync(workflowFile, JSON.stringify(n8nWorkflow()));
+    cli('import:workflow', `--input=${workflowFile}`);
+    cli('publish:workflow', '--id=benchAddWorkflow1');
+    const spawnN8n = (args: string[], extra: Record<string, string>) => {
+      const child = spawn(process.execPath, [n8nBin, ...args], {
+        env: { ...env, ...extra },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      children.push(child);
+      return child;
+    };
+    const main = spawnN8n(['start'], {});
+    if (database) {
+      // Its own broker and health ports: the main holds the ones in `env`.
+      spawnN8n(['worker'], {
+        N8N_RUNNERS_BROKER_PORT: String(await freePort()),
+        QUEUE_HEALTH_CHECK_PORT: String(await freePort()),
+      });
+    }
     const probe = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1,"b":1}' };
-    await waitFor('n8n', child, answers(url, probe));
+    await waitFor('n8n', main, answers(url, probe));
     return {
-      name: 'n8n',
-      roots: [{ pid: child.pid ?? 0, label: 'n8n', kind: 'other' }],
+      name: database ? 'n8n-queue' : 'n8n',
+      roots: children.map((c, i) => ({ pid: c.pid ?? 0, label: i === 0 ? 'n8n' : 'n8n worker', kind: 'other' })),
       job: (levels) => ({ kind: 'webhook', url, levels }),
       stop,
     };
