@@ -2032,7 +2032,7 @@ export interface components {
        * @description When true the workflow may omit the field at execute time
        * @default false
        */
-      isOptional: boolean;
+      isOptional?: boolean;
       tags?: string[];
       /** @description Enum-style choices; non-empty renders a dropdown */
       options?: {
@@ -2056,7 +2056,7 @@ export interface components {
        * @description When false the builder hides the remove affordance
        * @default true
        */
-      isRemovable: boolean;
+      isRemovable?: boolean;
       /** @description Not here: typeDefinition goes inside an allowedTypes entry */
       typeDefinition?: unknown;
       /** @description Not here: typeDefinitionEnforced goes inside an allowedTypes entry */
@@ -2083,19 +2083,19 @@ export interface components {
        * @description UI order
        * @default 1
        */
-      order: number;
+      order?: number;
       placeholder?: string;
       /**
        * @description Masked in UI, encrypted at rest
        * @default true
        */
-      isSecret: boolean;
+      isSecret?: boolean;
       /** @default true */
-      isNullable: boolean;
+      isNullable?: boolean;
       /** @default true */
-      isEditable: boolean;
+      isEditable?: boolean;
       /** @default true */
-      isVisible: boolean;
+      isVisible?: boolean;
       /** @description Pre-filled value; must match `type` */
       default?: unknown;
     };
