@@ -1,10 +1,10 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/net/free-port.js';
-import { http, startTestService, type TestService } from '../support/harness.js';
+import { startTestService, type TestService } from '../support/harness.js';
 import { createWorkflow } from '../cases/support.js';
 import { py, textChain } from '../support/graphs.js';
-import { createSchedule, ended, type ScheduleBody } from './support.js';
+import { createSchedule, deleteSchedule, ended, getSchedule, type ScheduleBody } from './support.js';
 
 let svc: TestService | undefined;
 let dataDir: string | undefined;
@@ -35,11 +35,14 @@ describe('a schedule across a restart of the service and its embedded Temporal s
     // Down across at least one firing time.
     await new Promise((resolve) => setTimeout(resolve, 12_000));
     const restartedAt = Date.now();
-    const second = await startTestService({ ...options, dataDir: first.dataDir, taskQueue: first.taskQueue });
+    const second = await startTestService({
+      ...options,
+      dataDir: first.dataDir,
+      taskQueue: first.taskQueue,
+      key: first.key,
+    });
     svc = second;
-    const get = async () =>
-      (await http(`${second.url}/api/v1/schedules/${schedule.scheduleId}`, 'GET', { key: first.key }))
-        .body as ScheduleBody;
+    const get = () => getSchedule(second, schedule.scheduleId);
     const until = Date.now() + 60_000;
     let s = await get();
     // A firing due while everything was down, taken only once Temporal came back.
@@ -54,6 +57,6 @@ describe('a schedule across a restart of the service and its embedded Temporal s
     }
     expect(missed(s), JSON.stringify(s.recentFirings)).toMatchObject({ status: 'started', caseStatus: 'COMPLETED' });
     expect(s.inEngine).toBe(true);
-    await http(`${second.url}/api/v1/schedules/${schedule.scheduleId}`, 'DELETE', { key: first.key });
+    await deleteSchedule(second, schedule.scheduleId);
   }, 180_000);
 });

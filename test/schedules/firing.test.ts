@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
-import { createWorkflow } from '../cases/support.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
+import { caseStatus, createWorkflow, results } from '../cases/support.js';
 import { Graph, py, sleeper, textChain } from '../support/graphs.js';
-import { createSchedule, ended, getSchedule, waitForSchedule } from './support.js';
+import { createSchedule, deleteSchedule, ended, getSchedule, trigger, waitForSchedule } from './support.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -14,6 +14,8 @@ afterAll(async () => {
 
 const echo = () => textChain('Echo', py('return {"text": "echo:" + inputs["text"]}'));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const act = (scheduleId: string, action: 'pause' | 'resume') =>
+  answered(svc.client.POST(`/api/v1/schedules/{scheduleId}/${action}`, { params: { path: { scheduleId } } }), 200);
 
 describe('a schedule firing', () => {
   it('creates and runs a case per firing, with source scheduled and the schedule id', async () => {
@@ -24,18 +26,24 @@ describe('a schedule firing', () => {
     expect(created.temporalScheduleId).toBe(`schedule-${created.scheduleId}`);
     // What the Temporal UI's Schedules page shows.
     const inTemporal = await svc.service.context.temporal.client.schedule
-      .getHandle(String(created.temporalScheduleId))
+      .getHandle(created.temporalScheduleId)
       .describe();
     expect(inTemporal.action).toMatchObject({ type: 'startWorkflow', workflowType: 'scheduledCase' });
     const s = await waitForSchedule(svc, created.scheduleId, (x) => x.recentFirings.some(ended));
     const firing = s.recentFirings.find(ended);
     expect(firing).toMatchObject({ status: 'started', caseStatus: 'COMPLETED', error: null });
-    const status = await svc.request('GET', `/api/v1/case/${firing?.caseId}/status`);
-    expect(status.body).toMatchObject({ source: 'scheduled', scheduleId: created.scheduleId, status: 'COMPLETED' });
-    const results = await svc.request('GET', `/api/v1/case/${firing?.caseId}/results`);
-    expect(results.body).toMatchObject({ results: { text: { value: 'echo:tick' } } });
-    expect((await svc.request('DELETE', `/api/v1/schedules/${created.scheduleId}`)).status).toBe(204);
-    expect((await svc.request('GET', `/api/v1/schedules/${created.scheduleId}`)).status).toBe(404);
+    const caseId = String(firing?.caseId);
+    expect(await caseStatus(svc, caseId)).toMatchObject({
+      source: 'scheduled',
+      scheduleId: created.scheduleId,
+      status: 'COMPLETED',
+    });
+    expect(await results(svc, caseId)).toMatchObject({ text: { value: 'echo:tick' } });
+    expect(await deleteSchedule(svc, created.scheduleId)).toBe(204);
+    const gone = await svc.client.GET('/api/v1/schedules/{scheduleId}', {
+      params: { path: { scheduleId: created.scheduleId } },
+    });
+    expect(gone.response.status).toBe(404);
   });
 
   it('skips firings while the previous case still runs (overlap skip)', async () => {
@@ -46,7 +54,7 @@ describe('a schedule firing', () => {
     // One case at a time: every firing but the running one was skipped.
     expect(s.recentFirings).toHaveLength(1);
     expect(s.recentFirings[0]).toMatchObject({ status: 'started', caseStatus: 'RUNNING' });
-    await svc.request('DELETE', `/api/v1/schedules/${created.scheduleId}`);
+    await deleteSchedule(svc, created.scheduleId);
     const cancelled = await svc.request('POST', `/api/v1/case/${s.recentFirings[0]?.caseId}/cancel`);
     expect(cancelled.status, cancelled.text).toBe(200);
   });
@@ -61,7 +69,7 @@ describe('a schedule firing', () => {
     const s = await waitForSchedule(svc, created.scheduleId, (x) =>
       x.recentFirings.some((f) => f.caseStatus === 'CANCELLED'),
     );
-    await svc.request('DELETE', `/api/v1/schedules/${created.scheduleId}`);
+    await deleteSchedule(svc, created.scheduleId);
     expect(s.recentFirings.filter((f) => f.caseStatus === 'RUNNING').length).toBeLessThanOrEqual(1);
   });
 
@@ -73,22 +81,31 @@ describe('a schedule firing', () => {
     const input = g.input([{ name: 'text' }, { name: 'n', type: 'int' }]);
     const output = g.output([{ name: 'text' }]);
     g.edge(input, output);
-    const patched = await svc.request('PATCH', `/api/v1/workflow/${wf.workflowId}`, {
-      body: { nodes: g.nodes, edges: g.edges },
-    });
-    expect(patched.status, patched.text).toBe(200);
-    expect((await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/trigger`)).status).toBe(202);
+    await answered(
+      svc.client.PATCH('/api/v1/workflow/{workflowId}', {
+        params: { path: { workflowId: wf.workflowId } },
+        body: { nodes: g.nodes, edges: g.edges },
+      }),
+      200,
+    );
+    await trigger(svc, created.scheduleId);
     let s = await waitForSchedule(svc, created.scheduleId, (x) => x.recentFirings.length === 1);
     expect(s.recentFirings[0]).toMatchObject({ status: 'failed', caseId: null });
     expect(s.recentFirings[0]?.error).toContain('body.inputs.n');
     // No active version at all. (Firings are named by their time to the second: a second trigger waits for the next.)
     await sleep(1100);
-    expect((await svc.request('POST', `/api/v1/workflow/${wf.workflowId}/deactivate`, { body: {} })).status).toBe(200);
-    expect((await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/trigger`)).status).toBe(202);
+    await answered(
+      svc.client.POST('/api/v1/workflow/{workflowId}/deactivate', {
+        params: { path: { workflowId: wf.workflowId } },
+        body: {},
+      }),
+      200,
+    );
+    await trigger(svc, created.scheduleId);
     s = await waitForSchedule(svc, created.scheduleId, (x) => x.recentFirings.length === 2);
     expect(s.recentFirings[0]).toMatchObject({ status: 'failed', caseId: null });
     expect(s.recentFirings[0]?.error).toContain('no active version');
-    await svc.request('DELETE', `/api/v1/schedules/${created.scheduleId}`);
+    await deleteSchedule(svc, created.scheduleId);
   });
 
   it('pauses, resumes, and fires on demand', async () => {
@@ -102,21 +119,20 @@ describe('a schedule firing', () => {
     await sleep(3000);
     expect((await getSchedule(svc, created.scheduleId)).recentFirings).toHaveLength(0);
     // A trigger fires even while paused.
-    expect((await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/trigger`)).status).toBe(202);
+    await trigger(svc, created.scheduleId);
     const triggered = await waitForSchedule(svc, created.scheduleId, (x) => x.recentFirings.some(ended));
     expect(triggered.recentFirings).toHaveLength(1);
-    const resumed = await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/resume`);
-    expect(resumed.body).toMatchObject({ paused: false });
+    expect(await act(created.scheduleId, 'resume')).toMatchObject({ paused: false });
     await waitForSchedule(svc, created.scheduleId, (x) => x.recentFirings.filter(ended).length >= 2);
-    const paused = await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/pause`);
-    expect(paused.body).toMatchObject({ paused: true });
-    expect(String(paused.body.note)).toContain('paused through the API');
+    const paused = await act(created.scheduleId, 'pause');
+    expect(paused).toMatchObject({ paused: true });
+    expect(paused.note).toContain('paused through the API');
     // A firing started just before the pause records itself when its workflow runs: count once none runs.
     await waitForSchedule(svc, created.scheduleId, (x) => x.paused && x.inEngine && x.runningFirings === 0);
     const count = (await getSchedule(svc, created.scheduleId)).recentFirings.length;
     await sleep(3000);
     expect((await getSchedule(svc, created.scheduleId)).recentFirings).toHaveLength(count);
-    await svc.request('DELETE', `/api/v1/schedules/${created.scheduleId}`);
+    await deleteSchedule(svc, created.scheduleId);
   });
 
   it('backfills the times of a past range, each case with the time it was for', async () => {
@@ -126,11 +142,14 @@ describe('a schedule firing', () => {
       inputs: { text: 'b' },
       paused: true,
     });
-    const r = await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/backfill`, {
-      body: { startAt: '2026-01-01T00:00:00Z', endAt: '2026-01-01T02:00:00Z' },
-    });
-    expect(r.status, r.text).toBe(202);
-    expect(r.body).toEqual({ scheduleId: created.scheduleId, firings: 3 });
+    const r = await answered(
+      svc.client.POST('/api/v1/schedules/{scheduleId}/backfill', {
+        params: { path: { scheduleId: created.scheduleId } },
+        body: { startAt: '2026-01-01T00:00:00Z', endAt: '2026-01-01T02:00:00Z' },
+      }),
+      202,
+    );
+    expect(r).toEqual({ scheduleId: created.scheduleId, firings: 3 });
     const s = await waitForSchedule(svc, created.scheduleId, (x) => x.recentFirings.filter(ended).length === 3);
     expect(s.recentFirings.map((f) => f.scheduledAt).sort()).toEqual([
       '2026-01-01T00:00:00.000Z',
@@ -138,6 +157,6 @@ describe('a schedule firing', () => {
       '2026-01-01T02:00:00.000Z',
     ]);
     expect(s.recentFirings.every((f) => f.caseStatus === 'COMPLETED')).toBe(true);
-    await svc.request('DELETE', `/api/v1/schedules/${created.scheduleId}`);
+    await deleteSchedule(svc, created.scheduleId);
   });
 });

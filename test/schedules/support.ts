@@ -1,41 +1,36 @@
 import { expect } from 'vitest';
-import type { TestResponse, TestService } from '../support/harness.js';
+import type { paths } from '../../src/client/index.js';
+import { answered, type TestResponse, type TestService } from '../support/harness.js';
 
-export interface Firing {
-  firingId: string;
-  scheduledAt: string;
-  firedAt: string;
-  status: 'started' | 'failed';
-  caseId: string | null;
-  caseStatus: string | null;
-  error: string | null;
-}
+export type ScheduleBody =
+  paths['/api/v1/schedules/{scheduleId}']['get']['responses'][200]['content']['application/json'];
+export type Firing = ScheduleBody['recentFirings'][number];
+type CreateBody =
+  paths['/api/v1/workflow/{workflowId}/schedules']['post']['requestBody']['content']['application/json'];
 
-export interface ScheduleBody {
-  scheduleId: string;
-  paused: boolean;
-  inEngine: boolean;
-  runningFirings: number;
-  nextRunTimes: string[];
-  recentFirings: Firing[];
-  skippedOverlap: number;
-  [field: string]: unknown;
-}
-
-export async function createSchedule(
-  svc: TestService,
-  workflowId: string,
-  body: Record<string, unknown>,
-): Promise<ScheduleBody> {
-  const r = await svc.request('POST', `/api/v1/workflow/${workflowId}/schedules`, { body });
-  expect(r.status, r.text).toBe(201);
-  return r.body as ScheduleBody;
+export async function createSchedule(svc: TestService, workflowId: string, body: CreateBody): Promise<ScheduleBody> {
+  return answered(
+    svc.client.POST('/api/v1/workflow/{workflowId}/schedules', { params: { path: { workflowId } }, body }),
+    201,
+  );
 }
 
 export async function getSchedule(svc: TestService, scheduleId: string): Promise<ScheduleBody> {
-  const r = await svc.request('GET', `/api/v1/schedules/${scheduleId}`);
-  expect(r.status, r.text).toBe(200);
-  return r.body as ScheduleBody;
+  return answered(svc.client.GET('/api/v1/schedules/{scheduleId}', { params: { path: { scheduleId } } }), 200);
+}
+
+/** The status DELETE answered (204, or 404 once gone). */
+export async function deleteSchedule(svc: TestService, scheduleId: string): Promise<number> {
+  return (await svc.client.DELETE('/api/v1/schedules/{scheduleId}', { params: { path: { scheduleId } } })).response
+    .status;
+}
+
+/** Fires the schedule now (202, no body). */
+export async function trigger(svc: TestService, scheduleId: string): Promise<void> {
+  const { response, error } = await svc.client.POST('/api/v1/schedules/{scheduleId}/trigger', {
+    params: { path: { scheduleId } },
+  });
+  expect(response.status, JSON.stringify(error)).toBe(202);
 }
 
 /** Polls the schedule until `done` holds of it; fails after `timeoutMs`. */
@@ -57,9 +52,11 @@ export async function waitForSchedule(
 
 export const ended = (f: Firing) => ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(f.caseStatus ?? '');
 
-/** The field names of a 400's metadata.fields. */
-export function badFields(r: TestResponse): string[] {
-  expect(r.status, r.text).toBe(400);
-  const fields = (r.body.metadata as { fields: Array<{ field: string }> }).fields;
-  return fields.map((f) => f.field);
+/** The field names of a 400's metadata.fields, from a raw request or a typed client call. */
+export function badFields(
+  r: TestResponse | { response: Response; error?: { metadata?: Record<string, unknown> } },
+): string[] {
+  const [status, metadata] = 'response' in r ? [r.response.status, r.error?.metadata] : [r.status, r.body.metadata];
+  expect(status, JSON.stringify(metadata)).toBe(400);
+  return (metadata as { fields: Array<{ field: string }> }).fields.map((f) => f.field);
 }

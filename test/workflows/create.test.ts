@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
+import { createClient, type CaseflowClient, type paths } from '../../src/client/index.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { countVersions, countWorkflows, violations } from './support.js';
 import { Graph, vars } from '../support/graphs.js';
 import { routedGraph } from '../support/branch-kind.js';
 import { newCaller, newKey, newWorkspace } from '../support/keys.js';
+
+type CreateBody = paths['/api/v1/workflow']['post']['requestBody']['content']['application/json'];
 
 describe('POST /api/v1/workflow', () => {
   let svc: TestService;
@@ -15,6 +18,13 @@ describe('POST /api/v1/workflow', () => {
     await svc.stop();
   });
 
+  /** Created (201) through the typed client, as `client` in `workspaceId`. */
+  const created = (body: CreateBody, client: CaseflowClient = svc.client, workspaceId = svc.workspaceId) =>
+    answered(client.POST('/api/v1/workflow', { params: { header: { 'x-workspace-id': workspaceId } }, body }), 201);
+  const details = (workflowId: string) =>
+    answered(svc.client.GET('/api/v1/workflow/{workflowId}', { params: { path: { workflowId } } }), 200);
+
+  /** Untyped: the refusals send no key, no or a bad x-workspace-id, and bodies the contract refuses. */
   const create = (body: unknown, options: { key?: string | null; workspaceId?: string | null } = {}) =>
     svc.request('POST', '/api/v1/workflow', {
       body,
@@ -37,35 +47,33 @@ describe('POST /api/v1/workflow', () => {
   }
 
   it('creates a workflow with the default input and output nodes joined by one edge', async () => {
-    const res = await create({ name: 'Default', description: 'd', orgUnitIds: ['unit-a', 'unit-a', 'unit-b'] });
-    expect(res.status, res.text).toBe(201);
-    expect(res.body).toEqual({
+    const res = await created({ name: 'Default', description: 'd', orgUnitIds: ['unit-a', 'unit-a', 'unit-b'] });
+    expect(res).toEqual({
       workflowId: expect.any(String),
       entityId: expect.any(String),
       workflowVersionId: expect.any(String),
       builderType: 'SERVICE_V2',
     });
-    expect(res.body.entityId).not.toBe(res.body.workflowId);
-    const details = await svc.request('GET', `/api/v1/workflow/${String(res.body.workflowId)}`);
-    expect(details.status).toBe(200);
-    expect(details.body).toMatchObject({
+    expect(res.entityId).not.toBe(res.workflowId);
+    const read = await details(res.workflowId);
+    expect(read).toMatchObject({
       name: 'Default',
       description: 'd',
       activeStatus: 'inactive',
       orgUnitIds: ['unit-a', 'unit-b'],
       workspaceId: svc.workspaceId,
     });
-    expect(details.body.version).toMatchObject({
-      workflowVersionId: res.body.workflowVersionId,
+    expect(read.version).toMatchObject({
+      workflowVersionId: res.workflowVersionId,
       workflowVersionNumber: 1,
       status: 'inactive',
     });
-    const nodes = Object.values(details.body.nodes as Record<string, { id: string; name: string; type: string }>);
+    const nodes = Object.values(read.nodes);
     expect(nodes.map((n) => [n.name, n.type]).sort()).toEqual([
       ['Workflow Input', 'input'],
       ['Workflow Output', 'output'],
     ]);
-    const edges = Object.values(details.body.edges as Record<string, { from_node_id: string; to_node_id: string }>);
+    const edges = Object.values(read.edges);
     expect(edges).toHaveLength(1);
     const byType = Object.fromEntries(nodes.map((n) => [n.type, n.id]));
     expect(edges[0]).toMatchObject({ from_node_id: byType.input, to_node_id: byType.output });
@@ -73,14 +81,13 @@ describe('POST /api/v1/workflow', () => {
 
   it('creates an active workflow from a routed graph', async () => {
     const { g } = routedGraph();
-    const res = await create({ name: 'Routed', activeStatus: 'active', ...g.body() });
-    expect(res.status, res.text).toBe(201);
-    const details = await svc.request('GET', `/api/v1/workflow/${String(res.body.workflowId)}`);
-    expect(details.body).toMatchObject({ activeStatus: 'active', nodes: g.nodes, edges: g.edges });
-    expect(details.body.jobPayloadSchema).toMatchObject({
+    const res = await created({ name: 'Routed', activeStatus: 'active', ...g.body() });
+    const read = await details(res.workflowId);
+    expect(read).toMatchObject({ activeStatus: 'active', nodes: g.nodes, edges: g.edges });
+    expect(read.jobPayloadSchema).toMatchObject({
       text: { variable_name: 'text', type: 'str', is_nullable: false, tags: [] },
     });
-    expect(details.body.resultsSchema).toMatchObject({ result: { variable_name: 'result', type: 'str' } });
+    expect(read.resultsSchema).toMatchObject({ result: { variable_name: 'result', type: 'str' } });
   });
 
   it('requires a key (401) and a UUID x-workspace-id (400)', async () => {
@@ -105,7 +112,7 @@ describe('POST /api/v1/workflow', () => {
     const readOnly = (await newKey(svc, ['workflow:read', 'case:full'])).key;
     await rejected(403, { name: '' }, { key: readOnly });
     // The scoped key does work in its own workspace.
-    expect((await create({ name: 'mine' }, { key: scoped, workspaceId: otherWorkspace })).status).toBe(201);
+    await created({ name: 'mine' }, createClient({ baseUrl: svc.url, key: scoped }), otherWorkspace);
   });
 
   it('validates the body: name, activeStatus, orgUnitIds limit, node shape', async () => {
@@ -117,9 +124,7 @@ describe('POST /api/v1/workflow', () => {
     await rejected(400, { name: '   ' });
     await rejected(400, { name: 'x', activeStatus: 'on' });
     await rejected(400, { name: 'x', orgUnitIds: Array.from({ length: 101 }, (_, i) => `u${i}`) });
-    expect((await create({ name: 'hundred', orgUnitIds: Array.from({ length: 100 }, (_, i) => `u${i}`) })).status).toBe(
-      201,
-    );
+    await created({ name: 'hundred', orgUnitIds: Array.from({ length: 100 }, (_, i) => `u${i}`) });
     await rejected(400, { name: 'x', nodes: { a: { id: 'not-a-uuid', name: 'n', type: 'input' } }, edges: {} });
     await rejected(400, { name: 'x', nodes: [], edges: {} });
   });

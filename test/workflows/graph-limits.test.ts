@@ -24,11 +24,13 @@ function chain(middle: number): Graph {
   return g;
 }
 
-async function save(g: Graph) {
-  return svc.request('POST', '/api/v1/workflow', {
-    headers: { 'x-workspace-id': svc.workspaceId },
+/** The status and error body of saving the graph. */
+async function save(g: Graph): Promise<{ status: number; text: string }> {
+  const { response, error } = await svc.client.POST('/api/v1/workflow', {
+    params: { header: { 'x-workspace-id': svc.workspaceId } },
     body: { name: 'big', nodes: g.nodes, edges: g.edges },
   });
+  return { status: response.status, text: JSON.stringify(error) };
 }
 
 describe('graph size limits at save', () => {

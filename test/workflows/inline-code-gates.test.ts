@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
+import { createClient } from '../../src/client/index.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { Graph, py } from '../support/graphs.js';
 import { newCaller } from '../support/keys.js';
+import { violations } from './support.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -24,10 +26,11 @@ function inlineGraph(source: string): Graph {
 const clean = py('return {"text": inputs["text"]}');
 const hostile = 'import os\ndef main(inputs):\n    return {"text": os.environ.get("HOME", "")}\n';
 
+const as = (who: { key: string }) => createClient({ baseUrl: svc.url, key: who.key });
+
 async function create(who: { key: string; workspaceId: string }, g: Graph) {
-  return svc.request('POST', '/api/v1/workflow', {
-    key: who.key,
-    headers: { 'x-workspace-id': who.workspaceId },
+  return as(who).POST('/api/v1/workflow', {
+    params: { header: { 'x-workspace-id': who.workspaceId } },
     body: { name: 'inline', nodes: g.nodes, edges: g.edges },
   });
 }
@@ -36,35 +39,32 @@ describe('inline process.source passes the catalog code gates at save', () => {
   it('refuses a key without Code: Full (403), also on update', async () => {
     const who = await newCaller(svc, ['workflow:full']);
     const res = await create(who, inlineGraph(clean));
-    expect(res.status, res.text).toBe(403);
-    expect(res.text).toContain('Code: Full');
+    expect(res.response.status).toBe(403);
+    expect(res.error?.message).toContain('Code: Full');
     // Without inline source the same key saves a workflow, and cannot add inline source by update.
     const plain = new Graph();
     plain.edge(plain.input([{ name: 'text' }]), plain.output([{ name: 'text' }]));
-    const ok = await create(who, plain);
-    expect(ok.status, ok.text).toBe(201);
+    const ok = await answered(create(who, plain), 201);
     const g = inlineGraph(clean);
-    const upd = await svc.request('PATCH', `/api/v1/workflow/${String(ok.body.workflowId)}`, {
-      key: who.key,
+    const upd = await as(who).PATCH('/api/v1/workflow/{workflowId}', {
+      params: { path: { workflowId: ok.workflowId } },
       body: { nodes: g.nodes, edges: g.edges },
     });
-    expect(upd.status, upd.text).toBe(403);
+    expect(upd.response.status, JSON.stringify(upd.error)).toBe(403);
   });
 
   it('refuses an unverified organization (403)', async () => {
     const who = await newCaller(svc, ['workflow:full', 'code:full'], { verified: false });
     const res = await create(who, inlineGraph(clean));
-    expect(res.status, res.text).toBe(403);
-    expect(res.text).toContain('verified');
+    expect(res.response.status).toBe(403);
+    expect(res.error?.message).toContain('verified');
   });
 
   it('refuses source failing the security scan with 400 and metadata.violations, and saves clean source', async () => {
     const who = await newCaller(svc, ['workflow:full', 'code:full']);
     const bad = await create(who, inlineGraph(hostile));
-    expect(bad.status, bad.text).toBe(400);
-    const violations = (bad.body.metadata as { violations?: Array<{ line: number; message: string }> }).violations;
-    expect(violations?.[0]).toMatchObject({ line: 1, message: expect.stringContaining("'os'") });
-    const good = await create(who, inlineGraph(clean));
-    expect(good.status, good.text).toBe(201);
+    expect(bad.response.status, JSON.stringify(bad.error)).toBe(400);
+    expect(violations(bad.error)[0]).toMatchObject({ line: 1, message: expect.stringContaining("'os'") });
+    await answered(create(who, inlineGraph(clean)), 201);
   });
 });

@@ -5,8 +5,9 @@ export interface Violation {
   message: string;
 }
 
-export function violations(body: Record<string, unknown>): Violation[] {
-  return (body.metadata as { violations?: Violation[] } | undefined)?.violations ?? [];
+/** The violations a 400 names, from a raw response's body or a typed client call's error. */
+export function violations(body: { metadata?: unknown } | undefined): Violation[] {
+  return (body?.metadata as { violations?: Violation[] } | undefined)?.violations ?? [];
 }
 
 export async function countWorkflows(svc: TestService): Promise<number> {
