@@ -207,7 +207,7 @@ describe('concurrency caps', () => {
 
     const fired = await waitForSchedule(svc, schedule.scheduleId, (s) => s.recentFirings[0]?.caseStatus === 'QUEUED');
     const caseId = String(fired.recentFirings[0]?.caseId);
-    expect((await statusOf(blocker)).status).toBe('RUNNING');
+    expect((await caseStatus(svc, blocker)).status).toBe('RUNNING');
     // The firing workflow ended at once with outcome queued: it does not wait for (or own) the queued case.
     const temporal = svc.service.context.temporal.client;
     const actions = (await temporal.schedule.getHandle(temporalScheduleId(schedule.scheduleId)).describe()).info
