@@ -2354,9 +2354,9 @@ export interface components {
         /** @default null */
         industry: string | null;
       } | null;
-      createdAt: string | null;
+      createdAt: string;
       /** @description For a snapshot: when the process had last changed before it was taken */
-      updatedAt: string | null;
+      updatedAt: string;
       /** @description The snapshot read; null for the current state */
       processVersionId: string | null;
       /** @description The snapshot’s number (1, 2, …); null for the current state */
@@ -15603,9 +15603,9 @@ export interface operations {
               /** @default null */
               industry: string | null;
             } | null;
-            createdAt: string | null;
+            createdAt: string;
             /** @description For a snapshot: when the process had last changed before it was taken */
-            updatedAt: string | null;
+            updatedAt: string;
             /** @description The snapshot read; null for the current state */
             processVersionId: string | null;
             /** @description The snapshot’s number (1, 2, …); null for the current state */
@@ -16041,9 +16041,9 @@ export interface operations {
               /** @default null */
               industry: string | null;
             } | null;
-            createdAt: string | null;
+            createdAt: string;
             /** @description For a snapshot: when the process had last changed before it was taken */
-            updatedAt: string | null;
+            updatedAt: string;
             /** @description The snapshot read; null for the current state */
             processVersionId: string | null;
             /** @description The snapshot’s number (1, 2, …); null for the current state */
@@ -16475,9 +16475,9 @@ export interface operations {
               /** @default null */
               industry: string | null;
             } | null;
-            createdAt: string | null;
+            createdAt: string;
             /** @description For a snapshot: when the process had last changed before it was taken */
-            updatedAt: string | null;
+            updatedAt: string;
             /** @description The snapshot read; null for the current state */
             processVersionId: string | null;
             /** @description The snapshot’s number (1, 2, …); null for the current state */

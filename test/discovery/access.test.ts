@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
-import { createProcess, expectError, processBody } from './support.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
+import {
+  createProcess,
+  expectError,
+  patchProcess,
+  postProcess,
+  processBody,
+  readProcess,
+  snapshotProcess,
+} from './support.js';
 import { type Caller, newCaller, newKey, newWorkspace } from '../support/keys.js';
 
 describe('discovered processes: who may read and author', () => {
@@ -12,20 +20,20 @@ describe('discovered processes: who may read and author', () => {
   beforeAll(async () => {
     svc = await startTestService();
     processId = await createProcess(svc);
-    const snap = await svc.request('POST', `/api/v1/discovery/process/${processId}/version`);
-    expect(snap.status, snap.text).toBe(201);
-    versionId = String(snap.body.processVersionId);
+    versionId = (await answered(snapshotProcess(svc, processId), 201)).processVersionId;
     otherOrg = await newCaller(svc, ['discovery:full', 'workflow:full']);
   });
   afterAll(async () => {
     await svc?.stop();
   });
 
-  const get = (path: string, key?: string | null) => svc.request('GET', path, { key });
+  const read = (id: string, options: { versionId?: string; key?: string } = {}) =>
+    readProcess(svc, id, options.versionId, options.key);
 
   it('answers 401 without a key or with a wrong one', async () => {
-    expectError(await get(`/api/v1/discovery/process/${processId}`, null), 401);
-    expectError(await get(`/api/v1/discovery/process/${processId}`, 'cf_nope'), 401);
+    // Untyped: no key at all.
+    expectError(await svc.request('GET', `/api/v1/discovery/process/${processId}`, { key: null }), 401);
+    expectError(await read(processId, { key: 'cf_nope' }), 401);
     expectError(
       await svc.request('POST', '/api/v1/discovery/process', {
         key: null,
@@ -37,72 +45,57 @@ describe('discovered processes: who may read and author', () => {
   });
 
   it('answers 400 for a processId or processVersionId that is not a UUID', async () => {
-    expectError(await get('/api/v1/discovery/process/not-a-uuid'), 400, 'processId');
-    expectError(await get(`/api/v1/discovery/process/${processId}?processVersionId=v1`), 400, 'processVersionId');
-    expectError(await svc.request('PATCH', '/api/v1/discovery/process/123', { body: { name: 'x' } }), 400, 'processId');
-    expectError(await svc.request('POST', '/api/v1/discovery/process/123/version'), 400, 'processId');
+    expectError(await read('not-a-uuid'), 400, 'processId');
+    expectError(await read(processId, { versionId: 'v1' }), 400, 'processVersionId');
+    expectError(await patchProcess(svc, '123', { name: 'x' }), 400, 'processId');
+    expectError(await snapshotProcess(svc, '123'), 400, 'processId');
   });
 
   it('answers 404 for an unknown process and for a version of another process', async () => {
-    expectError(await get(`/api/v1/discovery/process/${randomUUID()}`), 404);
-    expectError(await get(`/api/v1/discovery/process/${processId}?processVersionId=${randomUUID()}`), 404);
+    expectError(await read(randomUUID()), 404);
+    expectError(await read(processId, { versionId: randomUUID() }), 404);
     const second = await createProcess(svc);
-    expectError(await get(`/api/v1/discovery/process/${second}?processVersionId=${versionId}`), 404, 'has no version');
-    expect((await get(`/api/v1/discovery/process/${processId}?processVersionId=${versionId}`)).status).toBe(200);
-    expectError(await svc.request('PATCH', `/api/v1/discovery/process/${randomUUID()}`, { body: { name: 'x' } }), 404);
-    expectError(await svc.request('POST', `/api/v1/discovery/process/${randomUUID()}/version`), 404);
+    expectError(await read(second, { versionId }), 404, 'has no version');
+    await answered(read(processId, { versionId }), 200);
+    expectError(await patchProcess(svc, randomUUID(), { name: 'x' }), 404);
+    expectError(await snapshotProcess(svc, randomUUID()), 404);
   });
 
   it('refuses another organization’s key with 403 everywhere, snapshots included, and changes nothing', async () => {
-    expectError(await get(`/api/v1/discovery/process/${processId}`, otherOrg.key), 403, 'another organization');
-    expectError(await get(`/api/v1/discovery/process/${processId}?processVersionId=${versionId}`, otherOrg.key), 403);
-    expectError(
-      await svc.request('PATCH', `/api/v1/discovery/process/${processId}`, {
-        key: otherOrg.key,
-        body: { name: 'pwned' },
-      }),
-      403,
-    );
-    expectError(
-      await svc.request('POST', `/api/v1/discovery/process/${processId}/version`, { key: otherOrg.key }),
-      403,
-    );
+    expectError(await read(processId, { key: otherOrg.key }), 403, 'another organization');
+    expectError(await read(processId, { versionId, key: otherOrg.key }), 403);
+    expectError(await patchProcess(svc, processId, { name: 'pwned' }, otherOrg.key), 403);
+    expectError(await snapshotProcess(svc, processId, otherOrg.key), 403);
     // Its own workspace id does not help it reach ours, nor ours it.
-    const intoOurs = await svc.request('POST', '/api/v1/discovery/process', {
-      key: otherOrg.key,
-      body: processBody(),
-      headers: { 'x-workspace-id': svc.workspaceId },
-    });
+    const intoOurs = await postProcess(svc, processBody(), { key: otherOrg.key, workspaceId: svc.workspaceId });
     expectError(intoOurs, 403, 'another organization');
-    const read = await get(`/api/v1/discovery/process/${processId}`);
-    expect(read.body.name).toBe('Customer onboarding');
+    expect((await answered(read(processId), 200)).name).toBe('Customer onboarding');
   });
 
   it('keeps the organization and workspace of the key, whatever the body says', async () => {
-    const theirs = await createProcess(
-      svc,
-      processBody({ organizationId: svc.organizationId, workspaceId: svc.workspaceId }),
-      otherOrg,
-    );
-    const res = await get(`/api/v1/discovery/process/${theirs}`, otherOrg.key);
-    expect(res.body).toMatchObject({ organizationId: otherOrg.organizationId, workspaceId: otherOrg.workspaceId });
-    expectError(await get(`/api/v1/discovery/process/${theirs}`), 403);
+    // Untyped: fields the contract does not name.
+    const created = await svc.request('POST', '/api/v1/discovery/process', {
+      key: otherOrg.key,
+      body: { ...processBody(), organizationId: svc.organizationId, workspaceId: svc.workspaceId },
+      headers: { 'x-workspace-id': otherOrg.workspaceId },
+    });
+    expect(created.status, created.text).toBe(201);
+    const theirs = String(created.body.id);
+    const res = await answered(read(theirs, { key: otherOrg.key }), 200);
+    expect(res).toMatchObject({ organizationId: otherOrg.organizationId, workspaceId: otherOrg.workspaceId });
+    expectError(await read(theirs), 403);
   });
 
   it('refuses a parent in another organization exactly like an unknown one', async () => {
     const theirs = await createProcess(svc, processBody(), otherOrg);
     const unknown = randomUUID();
-    const withParent = (parentProcessId: string) =>
-      svc.request('POST', '/api/v1/discovery/process', {
-        body: processBody({ parentProcessId }),
-        headers: { 'x-workspace-id': svc.workspaceId },
-      });
+    const withParent = (parentProcessId: string) => postProcess(svc, processBody({ parentProcessId }));
     const foreign = await withParent(theirs);
     const missing = await withParent(unknown);
     expectError(foreign, 400, 'this key can read');
     expectError(missing, 400, 'this key can read');
-    expect(String(foreign.body.message).replace(theirs, '<id>')).toBe(
-      String(missing.body.message).replace(unknown, '<id>'),
+    expect(String(foreign.error?.message).replace(theirs, '<id>')).toBe(
+      String(missing.error?.message).replace(unknown, '<id>'),
     );
   });
 
@@ -114,10 +107,10 @@ describe('discovered processes: who may read and author', () => {
       organizationId: reader.organizationId,
     });
     const theirs = await createProcess(svc, processBody(), { ...reader, key: author.key });
-    expectError(await get(`/api/v1/discovery/process/${theirs}`, none.key), 403, 'Discovery: Read');
-    const readable = await get(`/api/v1/discovery/process/${theirs}`, reader.key);
-    expect(readable.status, readable.text).toBe(200);
+    expectError(await read(theirs, { key: none.key }), 403, 'Discovery: Read');
+    await answered(read(theirs, { key: reader.key }), 200);
 
+    // Untyped: a body the contract refuses, to show the grant is checked first.
     const badBody = { name: '', steps: 'no' };
     expectError(
       await svc.request('POST', '/api/v1/discovery/process', {
@@ -133,11 +126,7 @@ describe('discovered processes: who may read and author', () => {
       403,
       'Discovery: Full',
     );
-    expectError(
-      await svc.request('POST', `/api/v1/discovery/process/${theirs}/version`, { key: reader.key }),
-      403,
-      'Discovery: Full',
-    );
+    expectError(await snapshotProcess(svc, theirs, reader.key), 403, 'Discovery: Full');
   });
 
   it('holds a workspace-scoped key to its workspaces', async () => {
@@ -145,27 +134,21 @@ describe('discovered processes: who may read and author', () => {
     const inA = await createProcess(svc, processBody(), org);
     const b = await newWorkspace(svc, org.organizationId);
     const scopedToB = await newKey(svc, ['discovery:full'], { organizationId: org.organizationId, workspaceIds: [b] });
-    expectError(await get(`/api/v1/discovery/process/${inA}`, scopedToB.key), 403, 'no access to the workspace');
-    expectError(
-      await svc.request('PATCH', `/api/v1/discovery/process/${inA}`, { key: scopedToB.key, body: { name: 'x' } }),
-      403,
-    );
+    expectError(await read(inA, { key: scopedToB.key }), 403, 'no access to the workspace');
+    expectError(await patchProcess(svc, inA, { name: 'x' }, scopedToB.key), 403);
     const inB = await createProcess(svc, processBody(), { ...org, key: scopedToB.key, workspaceId: b });
-    expect((await get(`/api/v1/discovery/process/${inB}`, scopedToB.key)).status).toBe(200);
+    await answered(read(inB, { key: scopedToB.key }), 200);
     // A parent in a workspace the key cannot reach is refused like an unknown one.
-    const child = await svc.request('POST', '/api/v1/discovery/process', {
-      key: scopedToB.key,
-      body: processBody({ parentProcessId: inA }),
-      headers: { 'x-workspace-id': b },
-    });
+    const child = await postProcess(svc, processBody({ parentProcessId: inA }), { key: scopedToB.key, workspaceId: b });
     expectError(child, 400, 'this key can read');
   });
 
   it('checks the workspace header: 400 missing or malformed, 404 unknown', async () => {
+    // Untyped: a missing header the contract requires.
     const post = (headers: Record<string, string>) =>
       svc.request('POST', '/api/v1/discovery/process', { body: processBody(), headers });
     expectError(await post({}), 400, 'x-workspace-id');
     expectError(await post({ 'x-workspace-id': 'ws-1' }), 400, 'x-workspace-id');
-    expectError(await post({ 'x-workspace-id': randomUUID() }), 404);
+    expectError(await postProcess(svc, processBody(), { key: svc.key, workspaceId: randomUUID() }), 404);
   });
 });

@@ -1,11 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processContentSchema } from '../../src/domain/discovery-process.js';
 import { DiscoveryRepo } from '../../src/store/discovery-repo.js';
-import { startTestService, type TestService } from '../support/harness.js';
-import { createProcess, expectError, processBody, violationPaths } from './support.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
+import {
+  createProcess,
+  expectError,
+  patchProcess,
+  postProcess,
+  processBody,
+  readProcess,
+  snapshotProcess,
+  violationPaths,
+  type ProcessBody,
+  type ProcessPatch,
+} from './support.js';
 
-type Json = Record<string, unknown>;
-type StepJson = Json & { id: string };
+type Step = ProcessBody['steps'][number];
 
 const stepFields = [
   'id',
@@ -35,8 +45,6 @@ const stepFields = [
   'painPoints',
 ];
 
-const steps = (body: Json) => body.steps as StepJson[];
-
 describe('discovered processes: create, read, update, snapshots', () => {
   let svc: TestService;
   beforeAll(async () => {
@@ -46,15 +54,17 @@ describe('discovered processes: create, read, update, snapshots', () => {
     await svc?.stop();
   });
 
-  const post = (body: unknown) =>
+  /** Untyped: bodies the contract refuses or does not name. */
+  const rawPost = (body: unknown) =>
     svc.request('POST', '/api/v1/discovery/process', { body, headers: { 'x-workspace-id': svc.workspaceId } });
-  const read = (id: string, versionId?: string) =>
-    svc.request('GET', `/api/v1/discovery/process/${id}${versionId ? `?processVersionId=${versionId}` : ''}`);
-  const patch = (id: string, body: unknown) => svc.request('PATCH', `/api/v1/discovery/process/${id}`, { body });
-  const snapshot = (id: string) => svc.request('POST', `/api/v1/discovery/process/${id}/version`);
+  const post = (body: ProcessBody) => postProcess(svc, body);
+  const read = (id: string, versionId?: string) => answered(readProcess(svc, id, versionId), 200);
+  const patch = (id: string, body: ProcessPatch) => patchProcess(svc, id, body);
+  const updated = (id: string, body: ProcessPatch) => answered(patch(id, body), 200);
+  const snapshot = (id: string) => answered(snapshotProcess(svc, id), 201);
 
   it('reads back every field of the contract, typed, with counts and merged integrations', async () => {
-    const created = await post({
+    const created = await rawPost({
       ...processBody(),
       stepCount: 99,
       branchCount: 99,
@@ -62,9 +72,7 @@ describe('discovered processes: create, read, update, snapshots', () => {
       workspaceId: 'not-mine',
     });
     expect(created.status, created.text).toBe(201);
-    const res = await read(String(created.body.id));
-    expect(res.status, res.text).toBe(200);
-    const p = res.body;
+    const p = await read(String(created.body.id));
     expect(p).toEqual(created.body);
     expect(p).toMatchObject({
       name: 'Customer onboarding',
@@ -89,11 +97,11 @@ describe('discovered processes: create, read, update, snapshots', () => {
       { id: 'int-crm', text: 'Salesforce' },
       { id: 'int-bureau', text: 'Credit bureau' },
     ]);
-    expect(new Date(String(p.createdAt)).toISOString()).toBe(p.createdAt);
+    expect(new Date(p.createdAt).toISOString()).toBe(p.createdAt);
     expect(p.updatedAt).toBe(p.createdAt);
     expect(p.customEdges).toEqual(processBody().customEdges);
-    for (const step of steps(p)) expect(Object.keys(step).sort()).toEqual([...stepFields].sort());
-    const [s1, s2, s3] = steps(p);
+    for (const step of p.steps) expect(Object.keys(step).sort()).toEqual([...stepFields].sort());
+    const [s1, s2, s3] = p.steps;
     expect(s1).toMatchObject({
       locked: true,
       owner: 'Dana',
@@ -124,8 +132,8 @@ describe('discovered processes: create, read, update, snapshots', () => {
 
   it('refuses each broken rule with 400 naming where', async () => {
     const body = processBody();
-    const base = steps(body);
-    const withStep = (index: number, change: Json) => ({
+    const base = body.steps;
+    const withStep = (index: number, change: Record<string, unknown>) => ({
       ...body,
       steps: base.map((s, i) => (i === index ? { ...s, ...change } : s)),
     });
@@ -214,81 +222,81 @@ describe('discovered processes: create, read, update, snapshots', () => {
       ],
     ];
     for (const [what, bad, where] of cases) {
-      const res = await post(bad);
+      const res = await rawPost(bad);
       expect(res.status, `${what}: ${res.text}`).toBe(400);
       expect(violationPaths(res), what).toContain(where);
     }
     // Equal bounds in different units pass: 60 minutes ≤ 1 hour.
-    expect(
-      (
-        await post(
-          withStep(0, { durationRange: { min: { value: 60, unit: 'minutes' }, max: { value: 1, unit: 'hours' } } }),
-        )
-      ).status,
-    ).toBe(201);
+    const [first, ...others] = base;
+    if (!first) throw new Error('no step');
+    const equalBounds: Step = {
+      ...first,
+      durationRange: { min: { value: 60, unit: 'minutes' }, max: { value: 1, unit: 'hours' } },
+    };
+    await answered(post({ ...body, steps: [equalBounds, ...others] }), 201);
   });
 
   it('updates any subset; lists are replaced and the merged process is validated whole', async () => {
     const id = await createProcess(svc);
-    const renamed = await patch(id, { name: 'Onboarding v2', description: null });
-    expect(renamed.status, renamed.text).toBe(200);
-    expect(renamed.body).toMatchObject({ name: 'Onboarding v2', description: null, stepCount: 5 });
-    expect(String(renamed.body.updatedAt) >= String(renamed.body.createdAt)).toBe(true);
+    const renamed = await updated(id, { name: 'Onboarding v2', description: null });
+    expect(renamed).toMatchObject({ name: 'Onboarding v2', description: null, stepCount: 5 });
+    expect(renamed.updatedAt >= renamed.createdAt).toBe(true);
 
     // Dropping steps the edges still name is refused as a whole, and nothing changes.
     expectError(await patch(id, { steps: [{ id: 's1', name: 'Only step' }] }), 400, 'customEdges');
-    expect((await read(id)).body.stepCount).toBe(5);
+    expect((await read(id)).stepCount).toBe(5);
 
-    const replaced = await patch(id, {
+    const replaced = await updated(id, {
       steps: [
         { id: 'a', name: 'A' },
         { id: 'b', name: 'B' },
       ],
       customEdges: [{ id: 'ab', sourceStepId: 'a', targetStepId: 'b' }],
     });
-    expect(replaced.status, replaced.text).toBe(200);
-    expect(replaced.body).toMatchObject({
+    expect(replaced).toMatchObject({
       stepCount: 2,
       branchCount: 0,
       processIntegrations: [{ id: 'int-erp', text: 'SAP' }],
     });
 
-    expectError(await patch(id, {}), 400, 'nothing to update');
-    expectError(await patch(id, { steps: 'many' }), 400);
+    // Untyped: bodies the contract refuses.
+    expectError(await svc.request('PATCH', `/api/v1/discovery/process/${id}`, { body: {} }), 400, 'nothing to update');
+    expectError(await svc.request('PATCH', `/api/v1/discovery/process/${id}`, { body: { steps: 'many' } }), 400);
   });
 
   it('keeps the hierarchy a tree: a parent of the same organization, never a cycle', async () => {
     const root = await createProcess(svc);
     const child = await createProcess(svc, processBody({ parentProcessId: root }));
-    expect((await read(child)).body.parentProcessId).toBe(root);
+    expect((await read(child)).parentProcessId).toBe(root);
     const grandchild = await createProcess(svc, processBody({ parentProcessId: child }));
     const cycle = await patch(root, { parentProcessId: grandchild });
     expectError(cycle, 400, 'own ancestor');
     expectError(await patch(root, { parentProcessId: root }), 400, 'own ancestor');
-    expect((await patch(child, { parentProcessId: null })).body.parentProcessId).toBeNull();
+    expect((await updated(child, { parentProcessId: null })).parentProcessId).toBeNull();
   });
 
   it('has a number for branchOrder on every step: 0 on the main line unless given, accepted there on write', async () => {
     const body = processBody();
-    const [s1, s2, ...rest] = steps(body);
+    const [s1, s2, ...rest] = body.steps;
+    if (!s1 || !s2 || !rest[0]) throw new Error('no steps');
     // As discovery tools export it: a number on every step, main line included.
-    const created = await post({ ...body, steps: [{ ...s1, branchOrder: 0 }, { ...s2, branchOrder: 3 }, ...rest] });
-    expect(created.status, created.text).toBe(201);
-    expect(steps(created.body).map((s) => [s.id, s.branchOrder])).toEqual([
+    const created = await answered(
+      post({ ...body, steps: [{ ...s1, branchOrder: 0 }, { ...s2, branchOrder: 3 }, ...rest] }),
+      201,
+    );
+    expect(created.steps.map((s) => [s.id, s.branchOrder])).toEqual([
       ['s1', 0],
       ['s2', 3],
       ['s3', 0],
       ['s4', 1],
       ['s5', 0],
     ]);
-    const id = String(created.body.id);
+    const id = created.id;
     // Omitted on the main line it reads as 0, in the current state and in a snapshot.
-    const patched = await patch(id, { steps: [s1, s2, ...rest] });
-    expect(patched.status, patched.text).toBe(200);
+    const patched = await updated(id, { steps: [s1, s2, ...rest] });
     const version = await snapshot(id);
-    expect(version.status, version.text).toBe(201);
-    for (const res of [patched, await read(id), await read(id, String(version.body.processVersionId))]) {
-      expect(steps(res.body).map((s) => s.branchOrder)).toEqual([0, 0, 0, 1, 0]);
+    for (const res of [patched, await read(id), await read(id, version.processVersionId)]) {
+      expect(res.steps.map((s) => s.branchOrder)).toEqual([0, 0, 0, 1, 0]);
     }
     // A document stored with null (as every main-line step was before) reads as 0 too.
     const repo = new DiscoveryRepo(svc.service.context.store.db);
@@ -299,7 +307,7 @@ describe('discovered processes: create, read, update, snapshots', () => {
       content: processContentSchema.parse({ name: 'Old row', steps: [{ id: 'a', name: 'A', branchOrder: null }] }),
     });
     expect((await repo.find(stored.id))?.content.steps[0]?.branchOrder).toBeNull();
-    expect(steps((await read(stored.id)).body)[0]?.branchOrder).toBe(0);
+    expect((await read(stored.id)).steps[0]?.branchOrder).toBe(0);
     // The branch rules hold for steps with a branchId: an order is required there.
     const noOrder = await post({ ...body, steps: [s1, s2, { ...rest[0], branchOrder: null }, ...rest.slice(1)] });
     expect(violationPaths(noOrder)).toContain('steps.2.branchOrder');
@@ -307,50 +315,46 @@ describe('discovered processes: create, read, update, snapshots', () => {
 
   it('reads snapshots back unchanged after the process changed', async () => {
     const id = await createProcess(svc);
-    const before = (await read(id)).body;
+    const before = await read(id);
     const first = await snapshot(id);
-    expect(first.status, first.text).toBe(201);
-    expect(first.body).toMatchObject({ processId: id, versionNumber: 1 });
-    const v1 = String(first.body.processVersionId);
+    expect(first).toMatchObject({ processId: id, versionNumber: 1 });
+    const v1 = first.processVersionId;
 
-    const changed = await patch(id, {
+    const changed = await updated(id, {
       name: 'Changed',
       steps: [{ id: 'only', name: 'Only step', integrations: [{ id: 'int-new', text: 'HubSpot' }] }],
       customEdges: [],
       milestone: null,
     });
-    expect(changed.status, changed.text).toBe(200);
     const second = await snapshot(id);
-    expect(second.body.versionNumber).toBe(2);
+    expect(second.versionNumber).toBe(2);
 
     const atV1 = await read(id, v1);
-    expect(atV1.status, atV1.text).toBe(200);
-    expect(atV1.body).toEqual({ ...before, processVersionId: v1, versionNumber: 1 });
+    expect(atV1).toEqual({ ...before, processVersionId: v1, versionNumber: 1 });
 
-    const atV2 = await read(id, String(second.body.processVersionId));
-    expect(atV2.body).toMatchObject({
+    const atV2 = await read(id, second.processVersionId);
+    expect(atV2).toMatchObject({
       name: 'Changed',
       stepCount: 1,
       versionNumber: 2,
-      updatedAt: changed.body.updatedAt,
+      updatedAt: changed.updatedAt,
     });
-    expect(atV2.body.processIntegrations).toEqual([
+    expect(atV2.processIntegrations).toEqual([
       { id: 'int-erp', text: 'SAP' },
       { id: 'int-new', text: 'HubSpot' },
     ]);
 
     // Changing the process again leaves both snapshots as they were.
-    await patch(id, { name: 'Changed again' });
-    expect((await read(id, v1)).body).toEqual(atV1.body);
-    expect((await read(id, String(second.body.processVersionId))).body).toEqual(atV2.body);
-    expect((await read(id)).body).toMatchObject({ name: 'Changed again', processVersionId: null });
+    await updated(id, { name: 'Changed again' });
+    expect(await read(id, v1)).toEqual(atV1);
+    expect(await read(id, second.processVersionId)).toEqual(atV2);
+    expect(await read(id)).toMatchObject({ name: 'Changed again', processVersionId: null });
   });
 
   it('numbers concurrent snapshots without gaps or repeats', async () => {
     const id = await createProcess(svc);
     const taken = await Promise.all(Array.from({ length: 6 }, () => snapshot(id)));
-    expect(taken.map((r) => r.status)).toEqual(Array(6).fill(201));
-    expect(taken.map((r) => Number(r.body.versionNumber)).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(taken.map((r) => r.versionNumber).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
   it('refuses a JSON body over the body limit with 413', async () => {

@@ -2,8 +2,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import type { TestResponse, TestService } from '../support/harness.js';
+import { createClient, type CaseflowClient, type paths } from '../../src/client/index.js';
+import { answered, type TestResponse, type TestService } from '../support/harness.js';
 import type { Caller } from '../support/keys.js';
+
+type ProcessPath = paths['/api/v1/discovery/process/{processId}'];
+export type ProcessBody = paths['/api/v1/discovery/process']['post']['requestBody']['content']['application/json'];
+export type ProcessPatch = ProcessPath['patch']['requestBody']['content']['application/json'];
 
 export const fixture = (name: string): string =>
   readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', name), 'utf8');
@@ -11,7 +16,7 @@ export const fixture = (name: string): string =>
 const item = (id: string, text: string) => ({ id, text });
 
 /** A process every rule accepts: a main line, one decision with two branches that rejoin, integrations on two steps. */
-export function processBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function processBody(overrides: Partial<ProcessBody> = {}): ProcessBody {
   return {
     name: 'Customer onboarding',
     description: 'From signed contract to first invoice',
@@ -87,29 +92,59 @@ export function processBody(overrides: Record<string, unknown> = {}): Record<str
   };
 }
 
+/** The typed client with this key, or the service's own. */
+const clientOf = (svc: TestService, key?: string): CaseflowClient =>
+  key === undefined ? svc.client : createClient({ baseUrl: svc.url, key });
+
+/** Asks to create a process as `as` (the service's own key and workspace by default). */
+export function postProcess(svc: TestService, body: ProcessBody, as?: Pick<Caller, 'key' | 'workspaceId'>) {
+  return clientOf(svc, as?.key).POST('/api/v1/discovery/process', {
+    params: { header: { 'x-workspace-id': as?.workspaceId ?? svc.workspaceId } },
+    body,
+  });
+}
+
 /** Creates a process through the API; returns its id. */
 export async function createProcess(
   svc: TestService,
-  body: Record<string, unknown> = processBody(),
-  as?: Caller,
+  body: ProcessBody = processBody(),
+  as?: Pick<Caller, 'key' | 'workspaceId'>,
 ): Promise<string> {
-  const res = await svc.request('POST', '/api/v1/discovery/process', {
-    body,
-    key: as?.key,
-    headers: { 'x-workspace-id': as?.workspaceId ?? svc.workspaceId },
-  });
-  expect(res.status, res.text).toBe(201);
-  return String(res.body.id);
+  return (await answered(postProcess(svc, body, as), 201)).id;
 }
 
-export function expectError(res: TestResponse, status: number, text?: string): void {
-  expect(res.status, res.text).toBe(status);
-  expect(res.body.statusCode).toBe(status);
-  if (text) expect(res.text).toContain(text);
+/** Reads a process (or one of its snapshots) with this key, the service's own by default. */
+export function readProcess(svc: TestService, processId: string, processVersionId?: string, key?: string) {
+  return clientOf(svc, key).GET('/api/v1/discovery/process/{processId}', {
+    params: { path: { processId }, query: processVersionId ? { processVersionId } : {} },
+  });
+}
+
+export function patchProcess(svc: TestService, processId: string, body: ProcessPatch, key?: string) {
+  return clientOf(svc, key).PATCH('/api/v1/discovery/process/{processId}', { params: { path: { processId } }, body });
+}
+
+export function snapshotProcess(svc: TestService, processId: string, key?: string) {
+  return clientOf(svc, key).POST('/api/v1/discovery/process/{processId}/version', {
+    params: { path: { processId } },
+  });
+}
+
+/** A raw response or a typed client call's answer: its status and body. */
+type Answer = TestResponse | { response: Response; error?: unknown; data?: unknown };
+const statusAndBody = (res: Answer): [number, unknown] =>
+  'response' in res ? [res.response.status, res.error ?? res.data] : [res.status, res.body];
+
+export function expectError(res: Answer, status: number, text?: string): void {
+  const [got, body] = statusAndBody(res);
+  const shown = JSON.stringify(body);
+  expect(got, shown).toBe(status);
+  expect((body as { statusCode?: number }).statusCode).toBe(status);
+  if (text) expect(shown).toContain(text);
 }
 
 /** The paths a 400 VALIDATION_ERROR names in metadata.violations. */
-export function violationPaths(res: TestResponse): string[] {
-  const metadata = res.body.metadata as { violations?: Array<{ path: string }> } | undefined;
+export function violationPaths(res: Answer): string[] {
+  const metadata = (statusAndBody(res)[1] as { metadata?: { violations?: Array<{ path: string }> } }).metadata;
   return (metadata?.violations ?? []).map((v) => v.path);
 }

@@ -2,7 +2,7 @@ import { rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { presign, upload } from './support.js';
+import { download, presign, upload } from './support.js';
 
 describe('presigned URL expiry and the signing secret', () => {
   let svc: TestService;
@@ -20,7 +20,8 @@ describe('presigned URL expiry and the signing secret', () => {
     const res = await upload(p.presignedUrl, Buffer.from('too late'));
     expect(res.status).toBe(403);
     expect(res.body.message).toMatch(/expired/);
-    expect((await svc.request('GET', new URL(p.fileUrl).pathname)).status).toBe(404);
+    const file = await svc.client.GET('/api/v1/file/{fileId}', { params: { path: { fileId: p.fileId } } });
+    expect(file.response.status).toBe(404);
   });
 
   it('keeps the signing secret in the data directory with mode 0600', () => {
@@ -34,15 +35,15 @@ describe('upload URLs across a restart', () => {
     const first = await startTestService();
     const p = await presign(first, { fileExtension: '.txt', accessScope: 'organization' });
     await first.stop({ keepData: true });
-    const second = await startTestService({ dataDir: first.dataDir, taskQueue: first.taskQueue });
+    const second = await startTestService({ dataDir: first.dataDir, taskQueue: first.taskQueue, key: first.key });
     try {
       const origin = new URL(second.url);
       const url = new URL(p.presignedUrl);
       url.host = origin.host;
       expect((await upload(url.toString(), Buffer.from('after restart'))).status).toBe(200);
-      const got = await second.request('GET', new URL(p.fileUrl).pathname, { key: first.key });
+      const got = await download(second, second.url + new URL(p.fileUrl).pathname);
       expect(got.status).toBe(200);
-      expect(got.text).toBe('after restart');
+      expect(got.bytes.toString()).toBe('after restart');
     } finally {
       await second.stop();
       rmSync(first.dataDir, { recursive: true, force: true });

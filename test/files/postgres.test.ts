@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../src/client/index.js';
 import { FileRepo } from '../../src/store/file-repo.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 import { download, presign, samples, upload } from './support.js';
 import { newKey, newWorkspace } from '../support/keys.js';
@@ -34,12 +35,12 @@ describe('files on Postgres', () => {
     expect(got.bytes.equals(samples['.png'] as Buffer)).toBe(true);
     expect((await download(svc, listed.fileUrl, scoped.key)).status).toBe(403);
 
-    const mine = await svc.request('GET', '/api/v1/file');
-    expect(
-      (mine.body.files as Array<{ fileId: string; sizeBytes: number }>).map((f) => [f.fileId, f.sizeBytes]),
-    ).toEqual([[listed.fileId, (samples['.png'] as Buffer).length]]);
-    const theirs = await svc.request('GET', '/api/v1/file', { key: scoped.key });
-    expect(theirs.body.files).toEqual([]);
+    const mine = await answered(svc.client.GET('/api/v1/file'), 200);
+    expect(mine.files.map((f) => [f.fileId, f.sizeBytes])).toEqual([
+      [listed.fileId, (samples['.png'] as Buffer).length],
+    ]);
+    const theirs = await answered(createClient({ baseUrl: svc.url, key: scoped.key }).GET('/api/v1/file'), 200);
+    expect(theirs.files).toEqual([]);
   });
 
   it('counts per-case reads atomically and releases stuck uploads', async () => {

@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
-import { download, presign, samples, upload } from './support.js';
+import { createClient, type paths } from '../../src/client/index.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
+import { download, presign, presignCall, samples, upload, type PresignBody } from './support.js';
 import { newCaller, newKey, newWorkspace } from '../support/keys.js';
 
-interface LibraryEntry {
-  fileId: string;
-  accessScope: string;
-  workspaceId: string | null;
-}
+type LibraryQuery = NonNullable<paths['/api/v1/file']['get']['parameters']['query']>;
 
 describe('file access scopes, permissions and the library', () => {
   let svc: TestService;
@@ -19,7 +16,7 @@ describe('file access scopes, permissions and the library', () => {
     { fileUrl: string; fileId: string }
   >;
 
-  const uploaded = async (body: Record<string, unknown>, key?: string) => {
+  const uploaded = async (body: PresignBody, key?: string) => {
     const p = await presign(svc, body, key);
     const res = await upload(p.presignedUrl, samples['.pdf'] as Buffer);
     if (res.status !== 200) throw new Error(`upload ${res.status} ${res.text}`);
@@ -80,11 +77,8 @@ describe('file access scopes, permissions and the library', () => {
 
   it('download needs File: Read; presign needs File: Full', async () => {
     expect(await status('organization', keys.noFileGrant)).toBe(403);
-    const readOnly = await svc.request('POST', '/api/v1/file/upload/presigned', {
-      body: { fileExtension: '.pdf' },
-      key: keys.readOnly,
-    });
-    expect(readOnly.status).toBe(403);
+    const readOnly = await presignCall(svc, { fileExtension: '.pdf' }, keys.readOnly);
+    expect(readOnly.response.status).toBe(403);
     // Permission before validation: a bad body from a key without File: Full is still 403.
     const badBody = await svc.request('POST', '/api/v1/file/upload/presigned', {
       body: { fileExtension: '.exe' },
@@ -94,66 +88,67 @@ describe('file access scopes, permissions and the library', () => {
   });
 
   it('workspace scope needs workspaceId or workflowId, and the key must reach that workspace', async () => {
-    const missing = await svc.request('POST', '/api/v1/file/upload/presigned', {
-      body: { fileExtension: '.pdf', accessScope: 'workspace' },
+    const missing = await presignCall(svc, { fileExtension: '.pdf', accessScope: 'workspace' });
+    expect(missing.response.status).toBe(400);
+    expect(missing.error?.metadata).toMatchObject({ fields: [{ field: 'body.workspaceId' }] });
+    const job = await presignCall(
+      svc,
+      { fileExtension: '.pdf', accessScope: 'workspace' },
+      undefined,
+      '/job/file/upload',
+    );
+    expect(job.response.status).toBe(400);
+    const foreign = await presignCall(
+      svc,
+      { fileExtension: '.pdf', accessScope: 'workspace', workspaceId: workspace2 },
+      keys.ws1,
+    );
+    expect(foreign.response.status).toBe(403);
+    const otherOrg = await presignCall(svc, {
+      fileExtension: '.pdf',
+      accessScope: 'workspace',
+      workspaceId: otherOrgWorkspace,
     });
-    expect(missing.status).toBe(400);
-    expect(missing.body.metadata).toMatchObject({ fields: [{ field: 'body.workspaceId' }] });
-    const job = await svc.request('POST', '/job/file/upload', {
-      body: { fileExtension: '.pdf', accessScope: 'workspace' },
+    expect(otherOrg.response.status).toBe(403);
+    const unknown = await presignCall(svc, {
+      fileExtension: '.pdf',
+      accessScope: 'workspace',
+      workspaceId: crypto.randomUUID(),
     });
-    expect(job.status).toBe(400);
-    const foreign = await svc.request('POST', '/api/v1/file/upload/presigned', {
-      body: { fileExtension: '.pdf', accessScope: 'workspace', workspaceId: workspace2 },
-      key: keys.ws1,
-    });
-    expect(foreign.status).toBe(403);
-    const otherOrg = await svc.request('POST', '/api/v1/file/upload/presigned', {
-      body: { fileExtension: '.pdf', accessScope: 'workspace', workspaceId: otherOrgWorkspace },
-    });
-    expect(otherOrg.status).toBe(403);
-    const unknown = await svc.request('POST', '/api/v1/file/upload/presigned', {
-      body: { fileExtension: '.pdf', accessScope: 'workspace', workspaceId: crypto.randomUUID() },
-    });
-    expect(unknown.status).toBe(404);
+    expect(unknown.response.status).toBe(404);
   });
 
   it("workflowId: the workflow's workspace owns the file", async () => {
-    const created = await svc.request('POST', '/api/v1/workflow', {
-      body: { name: 'Owner' },
-      headers: { 'x-workspace-id': workspace2 },
-    });
-    expect(created.status).toBe(201);
-    const workflowId = String(created.body.workflowId);
+    const { workflowId } = await answered(
+      svc.client.POST('/api/v1/workflow', {
+        params: { header: { 'x-workspace-id': workspace2 } },
+        body: { name: 'Owner' },
+      }),
+      201,
+    );
     const p = await uploaded({ fileExtension: '.pdf', accessScope: 'workspace', workflowId });
     expect((await download(svc, p.fileUrl, keys.ws2)).status).toBe(200);
     expect((await download(svc, p.fileUrl, keys.ws1)).status).toBe(403);
-    const mismatch = await svc.request('POST', '/api/v1/file/upload/presigned', {
-      body: { fileExtension: '.pdf', accessScope: 'workspace', workflowId, workspaceId: svc.workspaceId },
+    const mismatch = await presignCall(svc, {
+      fileExtension: '.pdf',
+      accessScope: 'workspace',
+      workflowId,
+      workspaceId: svc.workspaceId,
     });
-    expect(mismatch.status).toBe(400);
-    const outsider = await svc.request('POST', '/api/v1/file/upload/presigned', {
-      body: { fileExtension: '.pdf', accessScope: 'workspace', workflowId },
-      key: keys.ws1,
-    });
-    expect(outsider.status).toBe(403);
-    const foreignWorkflow = await svc.request('POST', '/api/v1/file/upload/presigned', {
-      body: { fileExtension: '.pdf', workflowId },
-      key: keys.otherOrg,
-    });
-    expect(foreignWorkflow.status).toBe(403);
-    const unknown = await svc.request('POST', '/api/v1/file/upload/presigned', {
-      body: { fileExtension: '.pdf', workflowId: crypto.randomUUID() },
-    });
-    expect(unknown.status).toBe(404);
+    expect(mismatch.response.status).toBe(400);
+    const outsider = await presignCall(svc, { fileExtension: '.pdf', accessScope: 'workspace', workflowId }, keys.ws1);
+    expect(outsider.response.status).toBe(403);
+    const foreignWorkflow = await presignCall(svc, { fileExtension: '.pdf', workflowId }, keys.otherOrg);
+    expect(foreignWorkflow.response.status).toBe(403);
+    const unknown = await presignCall(svc, { fileExtension: '.pdf', workflowId: crypto.randomUUID() });
+    expect(unknown.response.status).toBe(404);
   });
 
   it('the library lists listed files the key may read; unlisted files never', async () => {
-    const list = async (key: string, query = '') => {
-      const res = await svc.request('GET', `/api/v1/file${query}`, { key });
-      expect(res.status).toBe(200);
-      return (res.body.files as LibraryEntry[]).map((f) => f.fileId);
-    };
+    const library = (key: string, query: LibraryQuery = {}) =>
+      createClient({ baseUrl: svc.url, key }).GET('/api/v1/file', { params: { query } });
+    const list = async (key: string, query: LibraryQuery = {}) =>
+      (await answered(library(key, query), 200)).files.map((f) => f.fileId);
     const ids = Object.fromEntries(Object.entries(files).map(([k, v]) => [k, v.fileId]));
     const mine = await list(svc.key);
     expect(mine).toEqual(expect.arrayContaining([ids.user, ids.workspace, ids.organization, ids.all, ids.ws2]));
@@ -170,17 +165,18 @@ describe('file access scopes, permissions and the library', () => {
 
     expect(await list(keys.otherOrg)).toEqual([]);
 
-    const inWorkspace2 = await list(svc.key, `?workspaceId=${workspace2}`);
+    const inWorkspace2 = await list(svc.key, { workspaceId: workspace2 });
     expect(inWorkspace2).toEqual(expect.arrayContaining([ids.ws2, ids.all]));
     expect(inWorkspace2).not.toContain(ids.organization);
     expect(inWorkspace2).not.toContain(ids.workspace);
 
-    expect(await list(svc.key, '?accessScope=all')).toEqual([ids.all]);
-    expect((await list(svc.key, '?fileExtension=.png')).length).toBe(0);
-    expect((await list(svc.key, '?limit=1')).length).toBe(1);
+    expect(await list(svc.key, { accessScope: 'all' })).toEqual([ids.all]);
+    expect((await list(svc.key, { fileExtension: '.png' })).length).toBe(0);
+    expect((await list(svc.key, { limit: 1 })).length).toBe(1);
 
-    expect((await svc.request('GET', `/api/v1/file?workspaceId=${workspace2}`, { key: keys.ws1 })).status).toBe(403);
-    expect((await svc.request('GET', '/api/v1/file', { key: keys.noFileGrant })).status).toBe(403);
+    expect((await library(keys.ws1, { workspaceId: workspace2 })).response.status).toBe(403);
+    expect((await library(keys.noFileGrant)).response.status).toBe(403);
+    // Untyped: a limit the contract refuses.
     expect((await svc.request('GET', '/api/v1/file?limit=0')).status).toBe(400);
   });
 });

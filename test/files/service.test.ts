@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../src/domain/auth-context.js';
 import type { FileService } from '../../src/files/file-service.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { download, presign, samples, upload } from './support.js';
 import { newCaller, newKey, newWorkspace } from '../support/keys.js';
 
@@ -147,8 +147,8 @@ describe('FileService for the case engine', () => {
 
     const outsider = await newKey(svc, ['file:read'], { workspaceIds: [await newWorkspace(svc)] });
     expect((await download(svc, fileUrl, outsider.key)).status).toBe(403);
-    const library = await svc.request('GET', '/api/v1/file');
-    expect((library.body.files as Array<{ fileUrl: string }>).map((f) => f.fileUrl)).not.toContain(fileUrl);
+    const library = await answered(svc.client.GET('/api/v1/file'), 200);
+    expect(library.files.map((f) => f.fileUrl)).not.toContain(fileUrl);
     expect(await files.readForNode(url, caseScope)).toMatchObject({ name: 'out.pdf', bytes });
 
     await expect(

@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { TestResponse, TestService } from '../support/harness.js';
+import { createClient, type paths } from '../../src/client/index.js';
+import { answered, type TestResponse, type TestService } from '../support/harness.js';
 
 /** Real leading bytes of each supported type, padded so each file is more than its magic number. */
 const pad = Buffer.from(' caseflow test file body '.repeat(4));
@@ -50,22 +51,24 @@ export const expectedContentTypes: Record<string, RegExp> = {
   '.xml': /^application\/xml; charset=utf-8$/,
 };
 
-export interface Presigned {
-  presignedUrl: string;
-  fileUrl: string;
-  fileId: string;
-  expiresAt: string;
+type PresignPath = '/api/v1/file/upload/presigned' | '/job/file/upload';
+export type PresignBody = paths['/api/v1/file/upload/presigned']['post']['requestBody']['content']['application/json'];
+export type Presigned = paths['/api/v1/file/upload/presigned']['post']['responses'][201]['content']['application/json'];
+
+/** Asks for an upload URL as the key given (the service's own by default), through the typed client. */
+export function presignCall(
+  svc: TestService,
+  body: PresignBody,
+  key?: string,
+  path: PresignPath = '/api/v1/file/upload/presigned',
+) {
+  const client = key === undefined ? svc.client : createClient({ baseUrl: svc.url, key });
+  return client.POST(path, { body });
 }
 
-export async function presign(
-  svc: TestService,
-  body: Record<string, unknown>,
-  key?: string | null,
-  path = '/api/v1/file/upload/presigned',
-): Promise<Presigned> {
-  const res = await svc.request('POST', path, { body, ...(key !== undefined ? { key } : {}) });
-  if (res.status !== 201) throw new Error(`presign failed: ${res.status} ${res.text}`);
-  return res.body as unknown as Presigned;
+/** An upload URL (201). */
+export async function presign(...args: Parameters<typeof presignCall>): Promise<Presigned> {
+  return answered(presignCall(...args), 201);
 }
 
 /** PUTs raw bytes to a presigned URL the way any HTTP client would: no API key. */

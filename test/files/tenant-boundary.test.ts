@@ -1,8 +1,10 @@
 import { request as httpRequest } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, startTestService, type TestService } from '../support/harness.js';
+import { createClient } from '../../src/client/index.js';
+import { startTestService, type TestService } from '../support/harness.js';
 import { Graph, py, vars } from '../support/graphs.js';
+import { audit, createWorkflow, initiate, startCase, waitForEnd } from '../cases/support.js';
 import { presign, upload } from './support.js';
 import { newCaller } from '../support/keys.js';
 
@@ -40,48 +42,33 @@ function postWithHost(
 describe('organization B cannot read organization A files through a case', () => {
   let svc: TestService;
   let aFile: string;
-  let b: { key: string; workspaceId: string };
+  /** The service as organization B sees it: B's key and workspace. */
+  let asB: TestService;
 
   beforeAll(async () => {
     svc = await startTestService();
     const p = await presign(svc, { fileExtension: '.txt', accessScope: 'organization' });
     expect((await upload(p.presignedUrl, Buffer.from(marker))).status).toBe(200);
     aFile = p.fileUrl;
-    b = await newCaller(svc, ['workflow:full', 'case:full', 'file:full', 'code:full']);
+    const b = await newCaller(svc, ['workflow:full', 'case:full', 'file:full', 'code:full']);
+    asB = { ...svc, key: b.key, workspaceId: b.workspaceId, client: createClient({ baseUrl: svc.url, key: b.key }) };
   });
   afterAll(async () => {
     await svc?.stop();
   });
-
-  const asB = (method: string, path: string, body?: unknown) =>
-    http(svc.url + path, method, { key: b.key, body, headers: { 'x-workspace-id': b.workspaceId } });
 
   /** Runs B's workflow to its end; the case's status, results and audit as one text. */
   async function runAsB(
     g: Graph,
     inputs: Record<string, unknown> = {},
   ): Promise<{ status: string; everything: string }> {
-    const wf = await asB('POST', '/api/v1/workflow', {
-      name: 'steal',
-      activeStatus: 'active',
-      nodes: g.nodes,
-      edges: g.edges,
-    });
-    expect(wf.status, wf.text).toBe(201);
-    const created = await asB('POST', '/api/v1/case', { workflowId: wf.body.workflowId });
-    expect(created.status, created.text).toBe(201);
-    const caseId = String(created.body.caseId);
-    const exec = await asB('POST', `/api/v1/case/${caseId}/execute`, { inputs });
-    expect(exec.status, exec.text).toBe(202);
-    for (const until = Date.now() + 45_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
-      const status = await asB('GET', `/api/v1/case/${caseId}/status`);
-      if (['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(String(status.body.status))) {
-        const results = await asB('GET', `/api/v1/case/${caseId}/results`);
-        const auditText = (await asB('GET', `/api/v1/case/${caseId}/audit`)).text;
-        return { status: String(status.body.status), everything: status.text + results.text + auditText };
-      }
-    }
-    throw new Error(`case ${caseId} did not end`);
+    const { workflowId } = await createWorkflow(asB, g, 'steal');
+    const caseId = await startCase(asB, workflowId, inputs);
+    const status = await waitForEnd(asB, caseId);
+    // A failed case answers its results with an error body: both count.
+    const results = await asB.client.GET('/api/v1/case/{caseId}/results', { params: { path: { caseId } } });
+    const everything = [status, results.data ?? results.error, await audit(asB, caseId)].map((x) => JSON.stringify(x));
+    return { status: status.status, everything: everything.join('') };
   }
 
   const expectRefused = (run: { status: string; everything: string }) => {
@@ -137,16 +124,14 @@ describe('organization B cannot read organization A files through a case', () =>
     const code = g.python('Read', readDoc, [{ name: 'doc', type: 'file' }], [{ name: 'out' }]);
     g.edge(input, code);
     g.edge(code, g.output([{ name: 'out' }]));
-    const wf = await asB('POST', '/api/v1/workflow', {
-      name: 'steal',
-      activeStatus: 'active',
-      nodes: g.nodes,
-      edges: g.edges,
+    const { workflowId } = await createWorkflow(asB, g, 'steal');
+    const caseId = await initiate(asB, { workflowId });
+    const exec = await asB.client.POST('/api/v1/case/{caseId}/execute', {
+      params: { path: { caseId } },
+      body: { inputs: { doc: aFile } },
     });
-    const created = await asB('POST', '/api/v1/case', { workflowId: wf.body.workflowId });
-    const exec = await asB('POST', `/api/v1/case/${String(created.body.caseId)}/execute`, { inputs: { doc: aFile } });
-    expect(exec.status).toBe(403);
-    expect(exec.text).not.toContain(marker);
+    expect(exec.response.status).toBe(403);
+    expect(JSON.stringify(exec.error)).not.toContain(marker);
   });
 });
 
@@ -164,11 +149,7 @@ describe('file URLs: canonical only, never from the Host header', () => {
     const code = g.python('Read', readDoc, [{ name: 'doc', type: 'file' }], [{ name: 'out' }]);
     g.edge(input, code);
     g.edge(code, g.output([{ name: 'out' }]));
-    const wf = await svc.request('POST', '/api/v1/workflow', {
-      headers: { 'x-workspace-id': svc.workspaceId },
-      body: { name: 'canon', activeStatus: 'active', nodes: g.nodes, edges: g.edges },
-    });
-    workflowId = String(wf.body.workflowId);
+    ({ workflowId } = await createWorkflow(svc, g, 'canon'));
   });
   afterAll(async () => {
     await svc?.stop();
@@ -184,22 +165,19 @@ describe('file URLs: canonical only, never from the Host header', () => {
       fileUrl.toUpperCase(),
       `${fileUrl}/`,
     ];
-    for (const doc of variants) {
-      const created = await svc.request('POST', '/api/v1/case', { body: { workflowId } });
-      const exec = await svc.request('POST', `/api/v1/case/${String(created.body.caseId)}/execute`, {
+    const execute = async (doc: string) => {
+      const caseId = await initiate(svc, { workflowId });
+      return svc.client.POST('/api/v1/case/{caseId}/execute', {
+        params: { path: { caseId } },
         body: { inputs: { doc } },
       });
-      expect(exec.status, doc).toBe(400);
-      expect(exec.text).toMatch(/not a file URL of this service/);
+    };
+    for (const doc of variants) {
+      const exec = await execute(doc);
+      expect(exec.response.status, doc).toBe(400);
+      expect(JSON.stringify(exec.error)).toMatch(/not a file URL of this service/);
     }
-    const created = await svc.request('POST', '/api/v1/case', { body: { workflowId } });
-    expect(
-      (
-        await svc.request('POST', `/api/v1/case/${String(created.body.caseId)}/execute`, {
-          body: { inputs: { doc: fileUrl } },
-        })
-      ).status,
-    ).toBe(202);
+    expect((await execute(fileUrl)).response.status).toBe(202);
   });
 
   it('presigned and file URLs ignore a spoofed Host header', async () => {
@@ -228,7 +206,7 @@ describe('per-case file limits', () => {
     return p.fileUrl;
   };
 
-  async function run(docs: string[]): Promise<Record<string, unknown>> {
+  async function run(docs: string[]) {
     const g = new Graph();
     const input = g.input([{ name: 'docs', type: 'array_files' }]);
     const code = g.python(
@@ -239,20 +217,8 @@ describe('per-case file limits', () => {
     );
     g.edge(input, code);
     g.edge(code, g.output([{ name: 'n', type: 'int' }]));
-    const wf = await svc.request('POST', '/api/v1/workflow', {
-      headers: { 'x-workspace-id': svc.workspaceId },
-      body: { name: 'limits', activeStatus: 'active', nodes: g.nodes, edges: g.edges },
-    });
-    const created = await svc.request('POST', '/api/v1/case', { body: { workflowId: wf.body.workflowId } });
-    const caseId = String(created.body.caseId);
-    expect((await svc.request('POST', `/api/v1/case/${caseId}/execute`, { body: { inputs: { docs } } })).status).toBe(
-      202,
-    );
-    for (;;) {
-      const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
-      if (status.body.status !== 'RUNNING' && status.body.status !== 'PENDING') return status.body;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const { workflowId } = await createWorkflow(svc, g, 'limits');
+    return waitForEnd(svc, await startCase(svc, workflowId, { docs }));
   }
 
   it('allows reads within the limits', async () => {

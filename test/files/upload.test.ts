@@ -106,6 +106,7 @@ describe('file upload and download over HTTP', () => {
   });
 
   it('rejects unsupported or malformed extensions at presign time', async () => {
+    // Untyped: the bodies the contract refuses.
     for (const fileExtension of ['.exe', 'pdf', '', '.tar.gz']) {
       const res = await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension } });
       expect(res.status, fileExtension).toBe(400);
@@ -119,9 +120,7 @@ describe('file upload and download over HTTP', () => {
       ).status,
     ).toBe(400);
     // Case does not matter.
-    expect(
-      (await svc.request('POST', '/api/v1/file/upload/presigned', { body: { fileExtension: '.PDF' } })).status,
-    ).toBe(201);
+    await presign(svc, { fileExtension: '.PDF' });
   });
 
   it('rejects bytes that do not match the declared extension and stores nothing', async () => {

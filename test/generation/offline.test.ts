@@ -1,19 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { presign, upload } from '../files/support.js';
 import { authorIntegration, connect, connection } from '../connections/support.js';
 import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
 import { newCaller, newWorkspace } from '../support/keys.js';
-
-interface Run {
-  status: string;
-  planner: string;
-  progress: number;
-  needs_attention: string[];
-  usage: { total_tokens: number };
-  applied_versions: Array<{ stage: string; workflowVersionNumber: number }>;
-  tasks_by_agent: Array<{ specialty: string; status: string; result_summary: string }>;
-}
+import { generate as generateRun, nodesOf as nodesOfWorkflow } from './process-support.js';
 
 /** A fresh install: no LLM configured, the offline planner builds what it honestly can. */
 describe('generation with the offline planner', () => {
@@ -25,24 +16,11 @@ describe('generation with the offline planner', () => {
     await svc?.stop();
   });
 
-  async function generate(
-    prompt: string,
-    fileUrls: string[] = [],
-    workspaceId = svc.workspaceId,
-  ): Promise<{ workflowId: string; run: Run }> {
-    const res = await svc.request('POST', '/api/v1/workflow/generate', {
-      body: { prompt, fileUrls },
-      headers: { 'x-workspace-id': workspaceId },
-    });
-    expect(res.status, res.text).toBe(202);
-    const workflowId = String(res.body.workflowId);
-    for (let i = 0; i < 200; i++) {
-      const run = (await svc.request('GET', `/api/v1/workflow/${workflowId}/run`)).body as unknown as Run;
-      if (!['received', 'processing'].includes(run.status)) return { workflowId, run };
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    throw new Error('run did not finish');
-  }
+  const generate = (prompt: string, fileUrls: string[] = [], workspaceId = svc.workspaceId) =>
+    generateRun(svc, { prompt, fileUrls }, { workspaceId });
+  const details = (workflowId: string) =>
+    answered(svc.client.GET('/api/v1/workflow/{workflowId}', { params: { path: { workflowId } } }), 200);
+  const nodesOf = (workflowId: string) => nodesOfWorkflow(svc, workflowId);
 
   it('builds a branching workflow it has rules for, which validates and dry-runs (completed)', async () => {
     const { workflowId, run } = await generate(
@@ -55,13 +33,11 @@ describe('generation with the offline planner', () => {
       needs_attention: [],
       usage: { total_tokens: 0 },
     });
-    const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
-    const nodes = Object.values(
-      details.body.nodes as Record<string, { handler_class: string; process?: { source?: string } }>,
-    );
+    const read = await details(workflowId);
+    const nodes = Object.values(read.nodes);
     expect(nodes.filter((n) => n.handler_class === 'condition')).toHaveLength(1);
-    expect(nodes.find((n) => n.process?.source?.includes('split()'))).toBeDefined();
-    expect(Object.keys(details.body.jobPayloadSchema as object)).toContain('word_count');
+    expect(nodes.find((n) => String(n.process?.source).includes('split()'))).toBeDefined();
+    expect(Object.keys(read.jobPayloadSchema)).toContain('word_count');
     // Found in the Temporal UI by organization, workspace and workflow.
     const described = await svc.service.context.temporal.client.workflow
       .getHandle(`generation-${workflowId}`)
@@ -94,10 +70,7 @@ describe('generation with the offline planner', () => {
       type: 'human_task',
       name: 'send it for manager approval',
     });
-    const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
-    const input = Object.values(
-      details.body.nodes as Record<string, { handler_class: string; output_schema?: { schema: object } }>,
-    ).find((n) => n.handler_class === 'input');
+    const input = nodes.find((n) => n.handler_class === 'input');
     expect(JSON.stringify(input?.output_schema)).toContain('"allowed_file_types","value":["PDF"]');
   });
 
@@ -116,18 +89,6 @@ describe('generation with the offline planner', () => {
       ]),
     );
   });
-
-  interface GeneratedNode {
-    name: string;
-    type: string;
-    handler_class: string;
-    process?: Record<string, string>;
-  }
-  async function nodesOf(workflowId: string): Promise<GeneratedNode[]> {
-    const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
-    expect(details.status, details.text).toBe(200);
-    return Object.values(details.body.nodes as Record<string, GeneratedNode>);
-  }
 
   it('builds language work as an llm_agent node that needs an LLM at run time: partial, saying so', async () => {
     const { workflowId, run } = await generate(

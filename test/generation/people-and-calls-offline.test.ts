@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { createWorkflow, results, startCase, waitForEnd } from '../cases/support.js';
 import { Graph, py } from '../support/graphs.js';
-import { generate, nodesOf } from './process-support.js';
+import { completeTask, getTask, taskOf } from '../tasks/support.js';
+import { activate, generate, nodesOf } from './process-support.js';
 
 describe('generation with the offline planner: a person’s decision and a call of a workspace workflow, end to end', () => {
   let svc: TestService;
@@ -19,11 +20,6 @@ describe('generation with the offline planner: a person’s decision and a call 
       .filter((t) => t.specialty === 'reviewer')
       .map((t) => t.result_summary)
       .join('\n');
-
-  async function activate(workflowId: string): Promise<void> {
-    const activated = await svc.request('POST', `/api/v1/workflow/${workflowId}/activate`, { body: {} });
-    expect(activated.status, activated.text).toBe(200);
-  }
 
   it('builds an approval as a human_task that validates and saves; the saved workflow waits for the person and takes their route', async () => {
     const { workflowId, run } = await generate(svc, {
@@ -49,23 +45,13 @@ describe('generation with the offline planner: a person’s decision and a call 
     });
 
     // The saved workflow really waits: the task opens, a rejection takes the other route.
-    await activate(workflowId);
+    await activate(svc, workflowId);
     const caseId = await startCase(svc, workflowId, { purchase_request: 'two chairs' });
-    let taskId: string | undefined;
-    for (const until = Date.now() + 30_000; !taskId;) {
-      const page = await svc.request('GET', `/api/v1/tasks?caseId=${caseId}&status=open`);
-      expect(page.status, page.text).toBe(200);
-      taskId = (page.body.items as Array<{ taskId: string }>)[0]?.taskId;
-      if (Date.now() > until) throw new Error('the task did not open');
-      if (!taskId) await new Promise((r) => setTimeout(r, 100));
-    }
-    const task = await svc.request('GET', `/api/v1/tasks/${taskId}`);
-    expect(task.body).toMatchObject({ title: 'Send it for manager approval: two chairs' });
-    expect(String(task.body.instructions)).toContain('- purchase request: two chairs');
-    const done = await svc.request('POST', `/api/v1/tasks/${taskId}/complete`, {
-      body: { outputs: { approved: false, comment: 'Not this quarter' } },
-    });
-    expect(done.status, done.text).toBe(200);
+    const { taskId } = await taskOf(svc, caseId, { status: 'open' });
+    const task = await answered(getTask(svc, taskId), 200);
+    expect(task).toMatchObject({ title: 'Send it for manager approval: two chairs' });
+    expect(task.instructions).toContain('- purchase request: two chairs');
+    await answered(completeTask(svc, taskId, { approved: false, comment: 'Not this quarter' }), 200);
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
     const out = await results(svc, caseId);
     expect(out.approved?.value).toBe(false);
@@ -101,7 +87,7 @@ describe('generation with the offline planner: a person’s decision and a call 
       process: { workflow_id: callee.workflowId },
     });
 
-    await activate(workflowId);
+    await activate(svc, workflowId);
     const caseId = await startCase(svc, workflowId, { text: 'hello big world' });
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
     const out = await results(svc, caseId);

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, startTestService, unendingRateWindowMs, type TestService } from '../support/harness.js';
+import { answered, startTestService, unendingRateWindowMs, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
+import { readRun, startGeneration } from './process-support.js';
 
 /** Two API processes over one Postgres database: run records and the key's rate limit are shared. */
 describe('generation on Postgres, across API processes', () => {
@@ -19,6 +20,7 @@ describe('generation on Postgres, across API processes', () => {
       role: 'api',
       taskQueue: first.taskQueue,
       dataDir: first.dataDir,
+      key: first.key,
     });
   });
   afterAll(async () => {
@@ -28,38 +30,34 @@ describe('generation on Postgres, across API processes', () => {
   });
 
   it('starts on one API process, is read on both, and one window counts the requests of both', async () => {
-    const started = await http(`${second.url}/api/v1/workflow/generate`, 'POST', {
-      key: first.key,
-      headers: { 'x-workspace-id': first.workspaceId },
-      body: { prompt: 'Given a log excerpt, extract the numbers, compute the total and round it.' },
-    });
-    expect(started.status, started.text).toBe(202);
-    const workflowId = String(started.body.workflowId);
+    const { workflowId } = await answered(
+      startGeneration(
+        second,
+        { prompt: 'Given a log excerpt, extract the numbers, compute the total and round it.' },
+        { workspaceId: first.workspaceId },
+      ),
+      202,
+    );
     let status = 'processing';
     let calls = 1;
     for (let i = 0; i < 9 && ['received', 'processing'].includes(status); i++) {
       await new Promise((r) => setTimeout(r, 700));
       const target = i % 2 === 0 ? first : second;
-      const res = await http(`${target.url}/api/v1/workflow/${workflowId}/run`, 'GET', { key: first.key });
+      const run = await answered(readRun(target, workflowId), 200);
       calls += 1;
-      expect(res.status, res.text).toBe(200);
-      status = String(res.body.status);
+      status = run.status;
     }
     expect(status).toBe('completed');
-    const cancel = await http(`${first.url}/api/v1/workflow/${workflowId}/run/cancel`, 'POST', {
-      key: first.key,
+    const cancel = await first.client.POST('/api/v1/workflow/{workflowId}/run/cancel', {
+      params: { path: { workflowId } },
       body: {},
     });
     calls += 1;
-    expect(cancel.status).toBe(404);
-    let last = cancel;
-    for (; calls <= 12; calls++)
-      last = await http(`${(calls % 2 ? first : second).url}/api/v1/workflow/${randomUUID()}/run`, 'GET', {
-        key: first.key,
-      });
+    expect(cancel.response.status).toBe(404);
+    let last = cancel.response;
+    for (; calls <= 12; calls++) last = (await readRun(calls % 2 ? first : second, randomUUID())).response;
     expect(last.status).toBe(429);
     expect(last.headers.get('retry-after')).toBeTruthy();
-    const other = await http(`${second.url}/api/v1/workflow/${randomUUID()}/run`, 'GET', { key: first.key });
-    expect(other.status).toBe(429);
+    expect((await readRun(second, randomUUID())).response.status).toBe(429);
   });
 });

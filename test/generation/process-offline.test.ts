@@ -1,10 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { results, startCase, waitForEnd } from '../cases/support.js';
-import { createProcess, expectError, processBody } from '../discovery/support.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import {
+  createProcess,
+  expectError,
+  patchProcess,
+  processBody,
+  snapshotProcess,
+  type ProcessBody,
+} from '../discovery/support.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { newCaller, newKey } from '../support/keys.js';
 import {
+  activate,
   connectErp,
   generate,
   integrationNodes,
@@ -25,7 +33,7 @@ const textStep = (id: string, name: string, stepOrder: number, input: string, ou
 });
 
 /** Three steps in a line: two the offline planner has rules for, one on the connected ERP. */
-const ticketProcess = {
+const ticketProcess: ProcessBody = {
   name: 'Ticket intake',
   description: 'How a support ticket is cleaned, measured and filed',
   processInputs: [item('pi-1', 'Ticket text')],
@@ -76,8 +84,7 @@ describe('generation from a discovered process with the offline planner', () => 
     expect(erp.server.received).toHaveLength(0);
 
     // The workflow it made runs: text cleaned, words counted, the ticket filed in the ERP for real.
-    const activated = await svc.request('POST', `/api/v1/workflow/${workflowId}/activate`, { body: {} });
-    expect(activated.status, activated.text).toBe(200);
+    await activate(svc, workflowId);
     const caseId = await startCase(svc, workflowId, { ticket_text: '  my   printer is   on fire ' });
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
     const out = await results(svc, caseId);
@@ -114,24 +121,30 @@ describe('generation from a discovered process with the offline planner', () => 
     expect(summaries).toContain('The parallel branches after "Register invoice"');
     expect(summaries).toContain('The path from "Remind approver" back to "Approve invoice" is not kept');
     // The applied version validates (it was saved); the decision is the approver's, no longer a workflow input.
-    const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
-    expect(Object.keys(details.body.jobPayloadSchema as object)).toContain('scanned_invoice');
-    expect(Object.keys(details.body.jobPayloadSchema as object)).not.toContain('approved');
+    const details = await answered(
+      svc.client.GET('/api/v1/workflow/{workflowId}', { params: { path: { workflowId } } }),
+      200,
+    );
+    expect(Object.keys(details.jobPayloadSchema)).toContain('scanned_invoice');
+    expect(Object.keys(details.jobPayloadSchema)).not.toContain('approved');
     expect(erp.server.received).toHaveLength(calls);
   });
 
   it('builds from the snapshot asked for and records it, however the process changed since', async () => {
     const processId = await createProcess(svc, ticketProcess);
-    const snapshot = await svc.request('POST', `/api/v1/discovery/process/${processId}/version`);
-    expect(snapshot.status, snapshot.text).toBe(201);
-    const patched = await svc.request('PATCH', `/api/v1/discovery/process/${processId}`, {
-      body: { name: 'Renamed', steps: [{ id: 'only', name: 'Reverse the text' }], customEdges: [] },
-    });
-    expect(patched.status, patched.text).toBe(200);
-    const { workflowId, run } = await generate(svc, { processId, processVersionId: snapshot.body.processVersionId });
+    const { processVersionId } = await answered(snapshotProcess(svc, processId), 201);
+    await answered(
+      patchProcess(svc, processId, {
+        name: 'Renamed',
+        steps: [{ id: 'only', name: 'Reverse the text' }],
+        customEdges: [],
+      }),
+      200,
+    );
+    const { workflowId, run } = await generate(svc, { processId, processVersionId });
     expect(run.source_process).toEqual({
       processId,
-      processVersionId: snapshot.body.processVersionId,
+      processVersionId,
       versionNumber: 1,
       name: 'Ticket intake',
       processUpdatedAt: expect.any(String),
@@ -165,18 +178,18 @@ describe('generation from a discovered process with the offline planner', () => 
     const before = await count();
     const mine = await createProcess(svc, processBody());
     const other = await createProcess(svc, processBody({ name: 'Other' }));
-    const otherVersion = await svc.request('POST', `/api/v1/discovery/process/${other}/version`);
+    const otherVersion = await answered(snapshotProcess(svc, other), 201);
 
-    expectError(await startGeneration(svc, { processId: 'not-a-uuid' }), 400, 'processId');
-    expectError(await startGeneration(svc, { processId: mine, processVersionId: '42' }), 400, 'processVersionId');
-    expectError(await startGeneration(svc, { processVersionId: otherVersion.body.processVersionId }), 400);
+    // Untyped: ids the contract refuses.
+    const raw = (body: Record<string, unknown>) =>
+      svc.request('POST', '/api/v1/workflow/generate', { body, headers: { 'x-workspace-id': svc.workspaceId } });
+    expectError(await raw({ processId: 'not-a-uuid' }), 400, 'processId');
+    expectError(await raw({ processId: mine, processVersionId: '42' }), 400, 'processVersionId');
+    expectError(await startGeneration(svc, { processVersionId: otherVersion.processVersionId }), 400);
     expectError(await startGeneration(svc, {}), 400, 'prompt');
     expectError(await startGeneration(svc, { processId: randomUUID() }), 404);
     // A version of another process is as unknown as no version at all.
-    expectError(
-      await startGeneration(svc, { processId: mine, processVersionId: otherVersion.body.processVersionId }),
-      404,
-    );
+    expectError(await startGeneration(svc, { processId: mine, processVersionId: otherVersion.processVersionId }), 404);
 
     // Another organization's process: 403, whatever grants the caller holds here.
     const attacker = await newCaller(svc, ['discovery:full']);
@@ -185,10 +198,10 @@ describe('generation from a discovered process with the offline planner', () => 
 
     // Workflow: Full and Code: Full in the target workspace, but no Discovery: Read: 403.
     const noDiscovery = (await newKey(svc, ['workflow:full', 'code:full'])).key;
-    expectError(await startGeneration(svc, { processId: mine }, noDiscovery), 403, 'Discovery');
+    expectError(await startGeneration(svc, { processId: mine }, { key: noDiscovery }), 403, 'Discovery');
     // Discovery: Read without Workflow: Full: 403 before the process is looked at.
     const readOnly = (await newKey(svc, ['discovery:read', 'code:full', 'workflow:read'])).key;
-    expectError(await startGeneration(svc, { processId: mine }, readOnly), 403);
+    expectError(await startGeneration(svc, { processId: mine }, { key: readOnly }), 403);
 
     expect(await count()).toEqual([before[0], before[1]]);
   });

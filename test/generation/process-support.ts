@@ -1,53 +1,62 @@
 import { expect } from 'vitest';
-import type { TestService } from '../support/harness.js';
+import { createClient, type CaseflowClient, type paths } from '../../src/client/index.js';
+import { answered, type TestService } from '../support/harness.js';
 import { authorIntegration, connect, connection, localServer, type LocalServer } from '../connections/support.js';
 import { fixture } from '../discovery/support.js';
 import { field } from '../catalog/support.js';
 
-export interface RunRecord {
-  status: string;
-  planner: string;
-  needs_attention: string[];
-  applied_versions: Array<{ stage: string; workflowVersionNumber: number }>;
-  tasks_by_agent: Array<{ specialty: string; status: string; result_summary: string }>;
-  source_process: {
-    processId: string;
-    processVersionId: string | null;
-    versionNumber: number | null;
-    name: string;
-    processUpdatedAt: string;
-  } | null;
+export type RunRecord =
+  paths['/api/v1/workflow/{workflowId}/run']['get']['responses'][200]['content']['application/json'];
+export type GenerateBody = paths['/api/v1/workflow/generate']['post']['requestBody']['content']['application/json'];
+type WorkflowDetails = paths['/api/v1/workflow/{workflowId}']['get']['responses'][200]['content']['application/json'];
+export type GraphNode = WorkflowDetails['nodes'][string];
+
+/** Whom a run is started as, and where: the service's own key and workspace by default. */
+export interface StartAs {
+  key?: string;
+  workspaceId?: string;
 }
 
-export interface GraphNode {
-  name: string;
-  handler_class: string;
-  process?: Record<string, unknown>;
-}
+export const startGeneration = (svc: TestService, body: GenerateBody, as: StartAs = {}) =>
+  (as.key === undefined ? svc.client : createClient({ baseUrl: svc.url, key: as.key })).POST(
+    '/api/v1/workflow/generate',
+    { params: { header: { 'x-workspace-id': as.workspaceId ?? svc.workspaceId } }, body },
+  );
 
-export const startGeneration = (svc: TestService, body: Record<string, unknown>, key?: string) =>
-  svc.request('POST', '/api/v1/workflow/generate', { body, key, headers: { 'x-workspace-id': svc.workspaceId } });
+/** The workflow's latest run (or `runId`), read with `client` (the service's own key by default). */
+export const readRun = (svc: TestService, workflowId: string, runId?: string, client: CaseflowClient = svc.client) =>
+  client.GET('/api/v1/workflow/{workflowId}/run', {
+    params: { path: { workflowId }, query: runId ? { runId } : {} },
+  });
 
-/** Polls the run until it ends. */
-export async function finishedRun(svc: TestService, workflowId: string): Promise<RunRecord> {
-  for (let i = 0; i < 300; i++) {
-    const res = await svc.request('GET', `/api/v1/workflow/${workflowId}/run`);
-    expect(res.status, res.text).toBe(200);
-    const run = res.body as unknown as RunRecord;
-    if (!['received', 'processing'].includes(run.status)) return run;
+export const finished = (run: RunRecord) => !['received', 'processing'].includes(run.status);
+
+/** Polls the run until `done` holds of it; fails after `timeoutMs`. */
+export async function untilRun(
+  svc: TestService,
+  workflowId: string,
+  done: (run: RunRecord) => boolean = finished,
+  options: { timeoutMs?: number; client?: CaseflowClient } = {},
+): Promise<RunRecord> {
+  const deadline = Date.now() + (options.timeoutMs ?? 75_000);
+  for (;;) {
+    const run = await answered(readRun(svc, workflowId, undefined, options.client), 200);
+    if (done(run)) return run;
+    if (Date.now() > deadline) throw new Error(`run did not get there: ${JSON.stringify(run).slice(0, 2000)}`);
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new Error('run did not finish');
 }
+
+/** Polls the run until it ends. */
+export const finishedRun = (svc: TestService, workflowId: string) => untilRun(svc, workflowId);
 
 /** Starts a run and waits for its end. */
 export async function generate(
   svc: TestService,
-  body: Record<string, unknown>,
+  body: GenerateBody,
+  as: StartAs = {},
 ): Promise<{ workflowId: string; run: RunRecord }> {
-  const res = await startGeneration(svc, body);
-  expect(res.status, res.text).toBe(202);
-  const workflowId = String(res.body.workflowId);
+  const { workflowId } = await answered(startGeneration(svc, body, as), 202);
   return { workflowId, run: await finishedRun(svc, workflowId) };
 }
 
@@ -55,10 +64,20 @@ export async function generate(
 export const integrationNodes = (nodes: GraphNode[]) =>
   nodes.filter((n) => n.handler_class === 'integration_action').map((n) => [n.name, n.process?.connection_id]);
 
+/** Activates the workflow's latest version (a generated version is saved inactive). */
+export async function activate(svc: TestService, workflowId: string): Promise<void> {
+  await answered(
+    svc.client.POST('/api/v1/workflow/{workflowId}/activate', { params: { path: { workflowId } }, body: {} }),
+    200,
+  );
+}
+
 export async function nodesOf(svc: TestService, workflowId: string): Promise<GraphNode[]> {
-  const res = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
-  expect(res.status, res.text).toBe(200);
-  return Object.values(res.body.nodes as Record<string, GraphNode>);
+  const details = await answered(
+    svc.client.GET('/api/v1/workflow/{workflowId}', { params: { path: { workflowId } } }),
+    200,
+  );
+  return Object.values(details.nodes);
 }
 
 /** Imports the Camunda Modeler fixture (invoice approval) into the service's workspace; returns the process id. */

@@ -1,41 +1,35 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, unendingRateWindowMs, type TestService, type TestResponse } from '../support/harness.js';
+import { createClient, type CaseflowClient } from '../../src/client/index.js';
+import {
+  answered,
+  startTestService,
+  unendingRateWindowMs,
+  type TestResponse,
+  type TestService,
+} from '../support/harness.js';
 import { newCaller, newKey } from '../support/keys.js';
 import { presign, upload } from '../files/support.js';
 import { authorIntegration, connect, connection, historyText } from '../connections/support.js';
 import { FakeLlm, goodBuilds, happyScript, stepOf } from './fake-llm.js';
+import {
+  finished,
+  nodesOf,
+  readRun,
+  startGeneration,
+  untilRun,
+  type GenerateBody,
+  type RunRecord,
+} from './process-support.js';
 
 const llmKey = 'sk-test-secret-llm-key-0123456789';
 /** Per key and minute: room for the runs' polling with the default key; the 429 test exhausts a fresh key. */
 const rateLimit = 300;
 
-interface Task {
-  task_id: string;
-  specialty: string;
-  status: string;
-  attempt: number;
-  result_summary: string;
-  worker_instance_id: string | null;
-  usage: { total_tokens: number };
-}
-interface Run {
-  run_id: string;
-  workflow_id: string;
-  status: string;
-  progress: number | null;
-  room_active: boolean;
-  elapsed_ms: number;
-  tasks_by_agent: Task[];
-  task_count: number;
-  usage: { total_tokens: number };
-  applied_versions: Array<{ workflowVersionId: string; workflowVersionNumber: number; stage: string }>;
-  needs_attention: string[];
-  instances: { done: number; live: { busy: boolean; master_evaluating: boolean } };
-}
-
 describe('generation runs with an OpenAI-compatible LLM', () => {
   let svc: TestService;
+  /** The service's own key sent as a Bearer token. */
+  let bearer: CaseflowClient;
   const llm = new FakeLlm();
 
   beforeAll(async () => {
@@ -46,40 +40,36 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
         generation: { rateLimitMax: rateLimit, rateLimitWindowMs: unendingRateWindowMs },
       },
     });
+    bearer = createClient({ baseUrl: svc.url, headers: { authorization: `Bearer ${svc.key}` } });
   });
   afterAll(async () => {
     await svc?.stop();
     await llm.stop();
   });
 
-  const start = (body: Record<string, unknown>, key?: string) =>
-    svc.request('POST', '/api/v1/workflow/generate', { body, key, headers: { 'x-workspace-id': svc.workspaceId } });
-  const getRun = (workflowId: string, query = '') =>
-    svc.request('GET', `/api/v1/workflow/${workflowId}/run${query}`, {
-      key: null,
-      headers: { authorization: `Bearer ${svc.key}` },
+  const start = (body: GenerateBody, key?: string) => startGeneration(svc, body, { key });
+  const started = (body: GenerateBody) => answered(start(body), 202);
+  const until = (workflowId: string, done: (run: RunRecord) => boolean, timeoutMs = 45_000) =>
+    untilRun(svc, workflowId, done, { timeoutMs, client: bearer });
+  const details = (workflowId: string, version?: number) =>
+    answered(
+      svc.client.GET('/api/v1/workflow/{workflowId}', {
+        params: { path: { workflowId }, query: version === undefined ? {} : { version } },
+      }),
+      200,
+    );
+  const cancelRun = (workflowId: string, runId?: string, client: CaseflowClient = svc.client) =>
+    client.POST('/api/v1/workflow/{workflowId}/run/cancel', {
+      params: { path: { workflowId } },
+      body: runId ? { runId } : {},
     });
-
-  async function until(workflowId: string, done: (run: Run) => boolean, timeoutMs = 45_000): Promise<Run> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const res = await getRun(workflowId);
-      expect(res.status, res.text).toBe(200);
-      const run = res.body as unknown as Run;
-      if (done(run)) return run;
-      if (Date.now() > deadline) throw new Error(`run did not get there: ${res.text.slice(0, 2000)}`);
-      await new Promise((r) => setTimeout(r, 300));
-    }
-  }
-  const finished = (run: Run) => !['received', 'processing'].includes(run.status);
 
   it('builds, validates, dry-runs and applies a workflow (completed), with tasks, tokens and Bearer auth', async () => {
     llm.script = happyScript();
-    const res = await start({
+    const res = await started({
       prompt: 'Route invoices: clean the vendor, if the amount is over 1000 ask for approval, otherwise approve',
     });
-    expect(res.status, res.text).toBe(202);
-    const { workflowId, runId } = res.body as { workflowId: string; runId: string };
+    const { workflowId, runId } = res;
     const run = await until(workflowId, finished);
     expect(run.status, JSON.stringify(run.tasks_by_agent)).toBe('completed');
     expect(run).toMatchObject({ run_id: runId, progress: 1, room_active: false, needs_attention: [] });
@@ -94,9 +84,9 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     expect(run.applied_versions.map((v) => v.stage)).toEqual(['skeleton', 'final']);
 
     // The result is the workflow's latest version, the same graph a hand-made workflow passes.
-    const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
-    expect(details.body).toMatchObject({ version: { workflowVersionNumber: 3 } });
-    const nodes = Object.values(details.body.nodes as Record<string, { handler_class: string }>);
+    const read = await details(workflowId);
+    expect(read).toMatchObject({ version: { workflowVersionNumber: 3 } });
+    const nodes = Object.values(read.nodes);
     expect(nodes.map((n) => n.handler_class).sort()).toEqual([
       'condition',
       'input',
@@ -119,8 +109,8 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     llm.script = happyScript((agent) =>
       agent === 'triage' ? { json: { relevant: false, reason: 'a joke request' } } : undefined,
     );
-    const res = await start({ prompt: 'tell me a joke about cats' });
-    const run = await until(String(res.body.workflowId), finished);
+    const res = await started({ prompt: 'tell me a joke about cats' });
+    const run = await until(res.workflowId, finished);
     expect(run.status).toBe('irrelevant');
     expect(run.progress).toBe(1);
     expect(llm.count('plan')).toBe(plans);
@@ -131,12 +121,11 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     llm.script = happyScript((agent) =>
       agent === 'triage' ? { json: { relevant: false, reason: 'not sure this is a process' } } : undefined,
     );
-    const res = await start({
+    const res = await started({
       prompt:
         'Route invoices: clean the vendor, if the amount is over 1000 ask for approval, otherwise approve, then open a claim with the carrier',
     });
-    expect(res.status, res.text).toBe(202);
-    const run = await until(String(res.body.workflowId), finished);
+    const run = await until(res.workflowId, finished);
     expect(run.status).toBe('partial');
     expect(run.needs_attention).toEqual(['open a claim with the carrier']);
     const summaries = run.tasks_by_agent.map((t) => t.result_summary).join('\n');
@@ -160,8 +149,8 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
           }
         : undefined,
     );
-    const res = await start({ prompt: 'Route invoices by amount' });
-    const run = await until(String(res.body.workflowId), finished);
+    const res = await started({ prompt: 'Route invoices by amount' });
+    const run = await until(res.workflowId, finished);
     expect(run.status).toBe('partial');
     expect(run.needs_attention).toEqual(['Auto approve']);
     expect(run.tasks_by_agent.some((t) => t.result_summary.includes('needs the ERP integration'))).toBe(true);
@@ -176,8 +165,8 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
       if (agent === 'plan' && ++seen.plan === 1) return { content: '{"name": "broken' };
       return undefined;
     });
-    const res = await start({ prompt: 'Route invoices by amount' });
-    const run = await until(String(res.body.workflowId), finished, 50_000);
+    const res = await started({ prompt: 'Route invoices by amount' });
+    const run = await until(res.workflowId, finished, 50_000);
     expect(run.status).toBe('completed');
     expect(run.tasks_by_agent.find((t) => t.specialty === 'triage')?.attempt).toBe(2);
     expect(run.tasks_by_agent.find((t) => t.specialty === 'architect')?.attempt).toBe(2);
@@ -191,8 +180,8 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
         ? { raw: { status: 400, body: '{"error":"response_format json_schema is not supported"}' } }
         : undefined;
     });
-    const res = await start({ prompt: 'Route invoices by amount' });
-    const run = await until(String(res.body.workflowId), finished);
+    const res = await started({ prompt: 'Route invoices by amount' });
+    const run = await until(res.workflowId, finished);
     expect(run.status).toBe('completed');
     expect(modes.filter((m) => m === 'json_object').length).toBeGreaterThanOrEqual(6);
     expect(llm.calls.at(-1)?.request.messages[0]?.content).toContain('JSON schema');
@@ -204,8 +193,8 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
         ? { raw: { status: 400, body: '{"error":"context too long"}' } }
         : undefined,
     );
-    const res = await start({ prompt: 'Route invoices by amount' });
-    const run = await until(String(res.body.workflowId), finished);
+    const res = await started({ prompt: 'Route invoices by amount' });
+    const run = await until(res.workflowId, finished);
     expect(run.status).toBe('partial');
     expect(run.needs_attention).toEqual(['Clean vendor']);
     expect(
@@ -215,8 +204,8 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
 
   it('fails on a refusal, which no retry can fix', async () => {
     llm.script = happyScript((agent) => (agent === 'triage' ? { refusal: 'I cannot help with that' } : undefined));
-    const res = await start({ prompt: 'Route invoices by amount' });
-    const run = await until(String(res.body.workflowId), finished);
+    const res = await started({ prompt: 'Route invoices by amount' });
+    const run = await until(res.workflowId, finished);
     expect(run.status).toBe('failed');
     expect(run.tasks_by_agent.find((t) => t.specialty === 'triage')).toMatchObject({ status: 'failed', attempt: 1 });
     expect(run.tasks_by_agent.find((t) => t.specialty === 'triage')?.result_summary).toContain('refused');
@@ -237,8 +226,8 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
       expect(request.messages[1]?.content).toContain('boom in approval');
       return undefined;
     });
-    const res = await start({ prompt: 'Route invoices by amount' });
-    const run = await until(String(res.body.workflowId), finished);
+    const res = await started({ prompt: 'Route invoices by amount' });
+    const run = await until(res.workflowId, finished);
     expect(run.status, JSON.stringify(run.tasks_by_agent)).toBe('completed');
     expect(s3Calls).toBe(2);
     expect(
@@ -311,9 +300,8 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
       // First an id the workspace does not have: the reviewer sends it back.
       return { json: { ...empty, action: s2Calls === 1 ? { ...pick, connection_id: randomUUID() } : pick } };
     });
-    const res = await start({ prompt: 'Classify each ticket, then echo a note with the Echo service' });
-    expect(res.status, res.text).toBe(202);
-    const workflowId = String(res.body.workflowId);
+    const res = await started({ prompt: 'Classify each ticket, then echo a note with the Echo service' });
+    const workflowId = res.workflowId;
     const run = await until(workflowId, finished);
     expect(run.status, JSON.stringify(run.tasks_by_agent)).toBe('completed');
     expect(s2Calls).toBe(2);
@@ -332,8 +320,7 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     ]);
     expect(JSON.stringify(llm.calls)).not.toContain(credential);
 
-    const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
-    const nodes = Object.values(details.body.nodes as Record<string, { handler_class: string; process?: object }>);
+    const nodes = await nodesOf(svc, workflowId);
     expect(nodes.find((n) => n.handler_class === 'integration_action')?.process).toEqual(pick);
     expect(nodes.find((n) => n.handler_class === 'llm_agent')?.process).toMatchObject({
       user_template: 'Ticket: {{ ticket }}',
@@ -368,19 +355,13 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
       // Every answer names a connection the workspace does not have.
       return { json: { ...empty, action: { connection_id: foreign, action_version_id: integration.actionVersionId } } };
     });
-    const res = await start({ prompt: 'Echo a note with the Echo service' });
-    expect(res.status, res.text).toBe(202);
-    const workflowId = String(res.body.workflowId);
+    const res = await started({ prompt: 'Echo a note with the Echo service' });
+    const workflowId = res.workflowId;
     const run = await until(workflowId, finished);
     expect(run.status, JSON.stringify(run.tasks_by_agent)).toBe('partial');
     expect(run.applied_versions.length).toBeGreaterThan(0);
     for (const applied of run.applied_versions) {
-      const version = await svc.request(
-        'GET',
-        `/api/v1/workflow/${workflowId}?version=${applied.workflowVersionNumber}`,
-      );
-      expect(version.status, version.text).toBe(200);
-      const nodes = Object.values(version.body.nodes as Record<string, { process?: { connection_id?: string } }>);
+      const nodes = Object.values((await details(workflowId, applied.workflowVersionNumber)).nodes);
       expect(nodes.map((n) => n.process?.connection_id).filter(Boolean)).toEqual([]);
       // The final version holds the step as a placeholder saying why.
       if (applied === run.applied_versions.at(-1))
@@ -392,8 +373,8 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     llm.script = happyScript((agent) =>
       agent === 'step_build' ? { delayMs: 2500, then: { raw: { status: 503, body: 'busy' } } } : undefined,
     );
-    const res = await start({ prompt: 'Route invoices by amount' });
-    const workflowId = String(res.body.workflowId);
+    const res = await started({ prompt: 'Route invoices by amount' });
+    const workflowId = res.workflowId;
     const live = await until(
       workflowId,
       (run) => run.applied_versions.length === 1 && run.tasks_by_agent.some((t) => t.specialty === 'builder'),
@@ -405,49 +386,42 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     expect(live.instances.live.busy).toBe(true);
 
     const again = await start({ prompt: 'again', workflowId });
-    expect(again.status, again.text).toBe(409);
+    expect(again.response.status, JSON.stringify(again.error)).toBe(409);
 
-    const cancel = await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, {
-      body: {},
-      key: null,
-      headers: { authorization: `Bearer ${svc.key}` },
-    });
-    expect(cancel.status, cancel.text).toBe(200);
-    expect(cancel.body).toEqual({ cancelled: true, run_id: live.run_id, workflow_id: workflowId });
-    const second = await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, {
-      body: { runId: live.run_id },
-    });
-    expect(second.status).toBe(404);
+    const cancel = await answered(cancelRun(workflowId, undefined, bearer), 200);
+    expect(cancel).toEqual({ cancelled: true, run_id: live.run_id, workflow_id: workflowId });
+    expect((await cancelRun(workflowId, live.run_id)).response.status).toBe(404);
     const run = await until(workflowId, (r) => r.status === 'cancelled' && !r.room_active);
     expect(run.progress).toBe(1);
     const final = await until(workflowId, (r) => !r.tasks_by_agent.some((t) => t.status === 'running'));
     expect(final.tasks_by_agent.some((t) => t.status === 'cancelled')).toBe(true);
-    const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
-    expect(details.body).toMatchObject({ version: { workflowVersionNumber: 2 } });
+    expect(await details(workflowId)).toMatchObject({ version: { workflowVersionNumber: 2 } });
   });
 
   it('closes a run whose workflow was terminated as failed instead of leaving it processing', async () => {
     llm.script = happyScript((agent) =>
       agent === 'step_build' ? { delayMs: 2500, then: { raw: { status: 503, body: 'busy' } } } : undefined,
     );
-    const res = await start({ prompt: 'Route invoices by amount' });
-    const workflowId = String(res.body.workflowId);
+    const res = await started({ prompt: 'Route invoices by amount' });
+    const workflowId = res.workflowId;
     await until(workflowId, (run) => run.tasks_by_agent.some((t) => t.specialty === 'builder'));
     await svc.service.context.temporal.client.workflow.getHandle(`generation-${workflowId}`).terminate('operator test');
     const run = await until(workflowId, finished);
     expect(run).toMatchObject({ status: 'failed', room_active: false, progress: 1 });
     expect(run.tasks_by_agent.at(-1)?.result_summary).toContain('TERMINATED');
     // A new run may start now; the version that runs stays the active one until someone activates the result.
-    const activated = await svc.request('POST', `/api/v1/workflow/${workflowId}/activate`, {
-      body: { workflowVersionNumber: 1 },
-    });
-    expect(activated.status, activated.text).toBe(200);
+    await answered(
+      svc.client.POST('/api/v1/workflow/{workflowId}/activate', {
+        params: { path: { workflowId } },
+        body: { workflowVersionNumber: 1 },
+      }),
+      200,
+    );
     llm.script = happyScript();
-    expect((await start({ prompt: 'Route invoices by amount', workflowId })).status).toBe(202);
+    await started({ prompt: 'Route invoices by amount', workflowId });
     const rebuilt = await until(workflowId, finished);
     expect(rebuilt.status).toBe('completed');
-    const details = await svc.request('GET', `/api/v1/workflow/${workflowId}`);
-    expect(details.body).toMatchObject({
+    expect(await details(workflowId)).toMatchObject({
       activeVersion: { workflowVersionNumber: 1 },
       latestVersion: {
         workflowVersionNumber: rebuilt.applied_versions.at(-1)?.workflowVersionNumber,
@@ -458,52 +432,43 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
 
   it('applies every 400/401/403/404 rule, for another organization too', async () => {
     llm.script = happyScript();
-    const res = await start({ prompt: 'Route invoices by amount' });
-    const workflowId = String(res.body.workflowId);
-    const runId = String(res.body.runId);
+    const res = await started({ prompt: 'Route invoices by amount' });
+    const { workflowId, runId } = res;
     await until(workflowId, finished);
     const other = await newCaller(svc, ['workflow:full'], { verified: false });
-    const expectStatus = (r: TestResponse, status: number) => expect(r.status, r.text).toBe(status);
+    const as = (key: string) => createClient({ baseUrl: svc.url, key });
+    const expectStatus = (r: TestResponse | { response: Response; error?: unknown }, status: number) =>
+      'response' in r
+        ? expect(r.response.status, JSON.stringify(r.error)).toBe(status)
+        : expect(r.status, r.text).toBe(status);
+    const run = (id: string, query: { runId?: string; client?: CaseflowClient } = {}) =>
+      readRun(svc, id, query.runId, query.client);
+    // Untyped: no key, and ids the contract refuses.
     expectStatus(await svc.request('GET', `/api/v1/workflow/${workflowId}/run`, { key: null }), 401);
     expectStatus(await svc.request('GET', `/api/v1/workflow/not-a-uuid/run`), 400);
     expectStatus(await svc.request('GET', `/api/v1/workflow/${workflowId}/run?runId=nope`), 400);
-    expectStatus(await svc.request('GET', `/api/v1/workflow/${workflowId}/run?runId=${randomUUID()}`), 404);
-    expectStatus(await svc.request('GET', `/api/v1/workflow/${randomUUID()}/run`), 404);
-    expectStatus(await svc.request('GET', `/api/v1/workflow/${workflowId}/run?runId=${runId}`), 200);
-    expectStatus(await svc.request('GET', `/api/v1/workflow/${workflowId}/run`, { key: other.key }), 403);
-    expectStatus(
-      await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, { body: {}, key: other.key }),
-      403,
-    );
+    expectStatus(await run(workflowId, { runId: randomUUID() }), 404);
+    expectStatus(await run(randomUUID()), 404);
+    expectStatus(await run(workflowId, { runId }), 200);
+    expectStatus(await run(workflowId, { client: as(other.key) }), 403);
+    expectStatus(await cancelRun(workflowId, undefined, as(other.key)), 403);
     expectStatus(
       await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, { body: { runId: 'bad' } }),
       400,
     );
-    expectStatus(await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, { body: {} }), 404);
+    expectStatus(await cancelRun(workflowId), 404);
     const reader = (await newKey(svc, ['workflow:read'])).key;
-    expectStatus(await svc.request('GET', `/api/v1/workflow/${workflowId}/run`, { key: reader }), 200);
-    expectStatus(
-      await svc.request('POST', `/api/v1/workflow/${workflowId}/run/cancel`, { body: {}, key: reader }),
-      403,
-    );
+    expectStatus(await run(workflowId, { client: as(reader) }), 200);
+    expectStatus(await cancelRun(workflowId, undefined, as(reader)), 403);
     expectStatus(await start({ prompt: 'x y z w' }, reader), 403);
     const noCode = (await newKey(svc, ['workflow:full'])).key;
     expectStatus(await start({ prompt: 'Route invoices by amount' }, noCode), 403);
     // Another organization cannot rebuild this workflow, from its own workspace or from ours.
-    const theirs = await svc.request('POST', '/api/v1/workflow/generate', {
-      body: { prompt: 'Route invoices', workflowId },
-      key: other.key,
-      headers: { 'x-workspace-id': other.workspaceId },
-    });
-    expect([403, 404]).toContain(theirs.status);
-    expectStatus(
-      await svc.request('POST', '/api/v1/workflow/generate', {
-        body: { prompt: 'Route invoices' },
-        key: other.key,
-        headers: { 'x-workspace-id': svc.workspaceId },
-      }),
-      403,
-    );
+    const generateIn = (workspaceId: string, body: GenerateBody, key?: string) =>
+      startGeneration(svc, body, { workspaceId, key });
+    const theirs = await generateIn(other.workspaceId, { prompt: 'Route invoices', workflowId }, other.key);
+    expect([403, 404]).toContain(theirs.response.status);
+    expectStatus(await generateIn(svc.workspaceId, { prompt: 'Route invoices' }, other.key), 403);
     expectStatus(
       await svc.request('POST', '/api/v1/workflow/generate', {
         body: { prompt: 'Route invoices' },
@@ -511,13 +476,7 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
       }),
       400,
     );
-    expectStatus(
-      await svc.request('POST', '/api/v1/workflow/generate', {
-        body: { prompt: 'Route invoices' },
-        headers: { 'x-workspace-id': randomUUID() },
-      }),
-      404,
-    );
+    expectStatus(await generateIn(randomUUID(), { prompt: 'Route invoices' }), 404);
     // Access is checked before the body: a bad body from a key without access is 403, from one with access 400.
     expectStatus(
       await svc.request('POST', '/api/v1/workflow/generate', {
@@ -549,12 +508,11 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
     expect((await upload(file.presignedUrl, Buffer.from('vendor,amount\nacme,1500\n'))).status).toBeLessThan(300);
     const foreign = `${svc.url}/api/v1/file/${randomUUID()}`;
     const planCalls = llm.count('plan');
-    const res = await start({
+    const res = await started({
       prompt: 'Route invoices by amount',
       fileUrls: [file.fileUrl, foreign, 'https://example.com/x.pdf'],
     });
-    expect(res.status, res.text).toBe(202);
-    const run = await until(String(res.body.workflowId), finished);
+    const run = await until(res.workflowId, finished);
     expect(run.status).toBe('completed');
     const skipped = run.tasks_by_agent.filter((t) => t.specialty === 'file_reader' && t.status === 'skipped');
     expect(skipped).toHaveLength(2);
@@ -565,33 +523,27 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
 
   it('answers 401 once the key’s user has left the organization', async () => {
     const member = await newKey(svc, ['workflow:full', 'code:full']);
-    expect((await svc.request('GET', `/api/v1/workflow/${randomUUID()}/run`, { key: member.key })).status).toBe(404);
+    const memberClient = createClient({ baseUrl: svc.url, key: member.key });
+    const memberBearer = createClient({ baseUrl: svc.url, headers: { authorization: `Bearer ${member.key}` } });
+    expect((await readRun(svc, randomUUID(), undefined, memberClient)).response.status).toBe(404);
     expect(
       (await svc.admin('DELETE', `/admin/organizations/${svc.organizationId}/members/${member.userId}`)).status,
     ).toBeLessThan(300);
-    expect((await svc.request('GET', `/api/v1/workflow/${randomUUID()}/run`, { key: member.key })).status).toBe(401);
-    expect(
-      (
-        await svc.request('POST', `/api/v1/workflow/${randomUUID()}/run/cancel`, {
-          key: null,
-          headers: { authorization: `Bearer ${member.key}` },
-          body: {},
-        })
-      ).status,
-    ).toBe(401);
+    expect((await readRun(svc, randomUUID(), undefined, memberClient)).response.status).toBe(401);
+    expect((await cancelRun(randomUUID(), undefined, memberBearer)).response.status).toBe(401);
   });
 
   it('limits requests per key across the generation endpoints (429 with Retry-After and RateLimit)', async () => {
-    const key = (await newKey(svc, ['workflow:read'])).key;
+    const client = createClient({ baseUrl: svc.url, key: (await newKey(svc, ['workflow:read'])).key });
     const workflowId = randomUUID();
-    let last: TestResponse | undefined;
-    for (let i = 0; i <= rateLimit; i++) last = await svc.request('GET', `/api/v1/workflow/${workflowId}/run`, { key });
+    let last: Response | undefined;
+    for (let i = 0; i <= rateLimit; i++) last = (await readRun(svc, workflowId, undefined, client)).response;
     expect(last?.status).toBe(429);
     expect(Number(last?.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(last?.headers.get('ratelimit')).toMatch(/r=0/);
     // Another key has its own window.
-    const fresh = (await newKey(svc, ['workflow:read'])).key;
-    const other = await svc.request('GET', `/api/v1/workflow/${workflowId}/run`, { key: fresh });
+    const fresh = createClient({ baseUrl: svc.url, key: (await newKey(svc, ['workflow:read'])).key });
+    const other = (await readRun(svc, workflowId, undefined, fresh)).response;
     expect(other.status).toBe(404);
     expect(other.headers.get('ratelimit')).toMatch(new RegExp(`r=${rateLimit - 1};`));
   });

@@ -2,9 +2,11 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { launchChromium } from '../connections/oauth-support.js';
+import { createClient } from '../../src/client/index.js';
 import { newKey } from '../support/keys.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { approvalGraph } from './graphs.js';
+import { completeTask, getTask, taskOf } from './support.js';
 
 /** A person without an API key completes a task through its link, in a real browser. */
 let svc: TestService;
@@ -31,14 +33,12 @@ async function openTask(
   workflow = workflowId,
 ): Promise<{ caseId: string; taskId: string }> {
   const caseId = await startCase(svc, workflow, { amount, ...inputs });
-  for (const until = Date.now() + 30_000; Date.now() < until;) {
-    const list = await svc.request('GET', `/api/v1/tasks?caseId=${caseId}`);
-    const taskId = (list.body.items as Array<{ taskId: string }>)[0]?.taskId;
-    if (taskId) return { caseId, taskId };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('no task');
+  return { caseId, taskId: (await taskOf(svc, caseId)).taskId };
 }
+
+const link = (taskId: string, client = svc.client) =>
+  client.POST('/api/v1/tasks/{taskId}/link', { params: { path: { taskId } } });
+const task = (taskId: string) => answered(getTask(svc, taskId), 200);
 
 /** A page of ours, never the server's error output. */
 async function expectClearPage(page: Page, outcome: string, heading: string): Promise<void> {
@@ -48,23 +48,19 @@ async function expectClearPage(page: Page, outcome: string, heading: string): Pr
 }
 
 async function createLink(taskId: string): Promise<string> {
-  const created = await svc.request('POST', `/api/v1/tasks/${taskId}/link`);
-  expect(created.status, created.text).toBe(201);
-  return String(created.body.url);
+  return (await answered(link(taskId), 201)).url;
 }
 
 describe('completion link', () => {
   it('shows the form built from the form schema, refuses a bad answer on the page, takes a good one once', async () => {
     const { caseId, taskId } = await openTask(42);
     const reader = await newKey(svc, ['case:read']);
-    expect((await svc.request('POST', `/api/v1/tasks/${taskId}/link`, { key: reader.key })).status).toBe(403);
-    const created = await svc.request('POST', `/api/v1/tasks/${taskId}/link`);
-    expect(created.status, created.text).toBe(201);
-    const url = String(created.body.url);
+    expect((await link(taskId, createClient({ baseUrl: svc.url, key: reader.key }))).response.status).toBe(403);
+    const url = await createLink(taskId);
     expect(url).toMatch(/\/api\/v1\/task-links\/[\w-]{43}$/);
     const token = url.split('/').at(-1) ?? '';
     // Only the hash is kept: the token is nowhere in the task's answer.
-    expect((await svc.request('GET', `/api/v1/tasks/${taskId}`)).text).not.toContain(token);
+    expect(JSON.stringify(await task(taskId))).not.toContain(token);
 
     const page = await browser.newPage();
     try {
@@ -77,7 +73,7 @@ describe('completion link', () => {
       // Nothing chosen: the page says which field is missing, and nothing changes.
       await Promise.all([page.waitForLoadState(), page.click('button[type=submit]')]);
       expect(await page.locator('[data-error=approved]').innerText()).toBe('is required');
-      expect((await svc.request('GET', `/api/v1/tasks/${taskId}`)).body.status).toBe('open');
+      expect((await task(taskId)).status).toBe('open');
 
       await page.check('input[name=approved][value=true]');
       await page.fill('input[name=note]', 'ok by mail');
@@ -93,9 +89,9 @@ describe('completion link', () => {
       await page.close();
     }
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
-    const task = await svc.request('GET', `/api/v1/tasks/${taskId}`);
-    expect(task.body).toMatchObject({ status: 'completed', decidedVia: 'link', decidedBy: null });
-    expect(task.body.outputs).toEqual({ approved: true, note: 'ok by mail' });
+    const decided = await task(taskId);
+    expect(decided).toMatchObject({ status: 'completed', decidedVia: 'link', decidedBy: null });
+    expect(decided.outputs).toEqual({ approved: true, note: 'ok by mail' });
   });
 
   it('answers a link it never gave out with a clear page, never a stack trace', async () => {
@@ -148,8 +144,10 @@ describe('completion link', () => {
       await Promise.all([first.close(), second.close()]);
     }
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
-    const task = await svc.request('GET', `/api/v1/tasks/${taskId}`);
-    expect(task.body).toMatchObject({ status: 'completed', outputs: { approved: false, note: 'first answer' } });
+    expect(await task(taskId)).toMatchObject({
+      status: 'completed',
+      outputs: { approved: false, note: 'first answer' },
+    });
   });
 
   it('answers a link past the task\'s due time with the "Link expired" page while the task goes on', async () => {
@@ -166,11 +164,11 @@ describe('completion link', () => {
     const { caseId, taskId } = await openTask(9, { deadline: today }, dueToday);
     const url = await createLink(taskId);
     for (const until = Date.now() + dueInMs + 30_000; Date.now() < until;) {
-      if ((await svc.request('GET', `/api/v1/tasks/${taskId}`)).body.escalated === true) break;
+      if ((await task(taskId)).escalated) break;
       await new Promise((r) => setTimeout(r, 250));
     }
     // Escalated, not closed: the task still waits for its new assignee, but the link expired with the due time.
-    expect((await svc.request('GET', `/api/v1/tasks/${taskId}`)).body).toMatchObject({
+    expect(await task(taskId)).toMatchObject({
       status: 'open',
       escalated: true,
     });
@@ -186,12 +184,9 @@ describe('completion link', () => {
     const posted = await fetch(url, { method: 'POST', body: new URLSearchParams({ approved: 'true' }) });
     expect(posted.status).toBe(410);
     expect(await posted.text()).toContain('Link expired');
-    expect((await svc.request('GET', `/api/v1/tasks/${taskId}`)).body.status).toBe('open');
+    expect((await task(taskId)).status).toBe('open');
 
-    const done = await svc.request('POST', `/api/v1/tasks/${taskId}/complete`, {
-      body: { outputs: { approved: true } },
-    });
-    expect(done.status, done.text).toBe(200);
+    await answered(completeTask(svc, taskId, { approved: true }), 200);
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
   });
 });

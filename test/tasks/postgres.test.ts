@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 import { approvalGraph } from './graphs.js';
+import { completeTask, listTasks } from './support.js';
 
 describe('human tasks on Postgres', () => {
   let schema: PostgresSchema;
@@ -27,35 +28,27 @@ describe('human tasks on Postgres', () => {
       const { workflowId } = await createWorkflow(svc, approvalGraph(due(hours)).graph, `due in ${hours} h`);
       cases.push(await startCase(svc, workflowId, { amount: hours }));
     }
-    const list = async (query: string) => {
-      const page = await svc.request('GET', `/api/v1/tasks?${query}`);
-      expect(page.status, page.text).toBe(200);
-      return page.body as {
-        items: Array<{ taskId: string; title: string; createdAt: string }>;
-        nextCursor: string | null;
-      };
-    };
-    for (const until = Date.now() + 30_000; (await list('status=open')).items.length < 2;) {
+    const list = (query: Parameters<typeof listTasks>[1]) => listTasks(svc, query);
+    for (const until = Date.now() + 30_000; (await list({ status: 'open' })).items.length < 2;) {
       if (Date.now() > until) throw new Error('the tasks did not open');
       await new Promise((r) => setTimeout(r, 100));
     }
-    const first = await list('sort=soonest_due&limit=1');
-    const second = await list(`sort=soonest_due&limit=1&cursor=${String(first.nextCursor)}`);
+    const first = await list({ sort: 'soonest_due', limit: 1 });
+    const second = await list({ sort: 'soonest_due', limit: 1, cursor: String(first.nextCursor) });
     expect([...first.items, ...second.items].map((t) => t.title)).toEqual(['Approve 2', 'Approve 5']);
-    const newest = (await list('sort=newest')).items.map((t) => t.createdAt);
+    const newest = (await list({ sort: 'newest' })).items.map((t) => t.createdAt);
     expect(newest).toHaveLength(2);
     expect([...newest].sort().reverse()).toEqual(newest);
-    expect((await list('assignee=me')).items).toHaveLength(2);
+    expect((await list({ assignee: 'me' })).items).toHaveLength(2);
 
-    const taskId = first.items[0]?.taskId;
-    const done = await svc.request('POST', `/api/v1/tasks/${String(taskId)}/complete`, {
-      body: { outputs: { approved: true } },
-    });
-    expect(done.status, done.text).toBe(200);
-    expect((done.body.history as Array<{ action: string }>).map((h) => h.action)).toEqual(['opened', 'completed']);
+    const taskId = String(first.items[0]?.taskId);
+    const done = await answered(completeTask(svc, taskId, { approved: true }), 200);
+    expect(done.history.map((h) => h.action)).toEqual(['opened', 'completed']);
     expect((await waitForEnd(svc, cases[1] as string)).status).toBe('COMPLETED');
-    expect((await list('status=completed')).items.map((t) => t.taskId)).toEqual([taskId]);
-    const cancel = await svc.request('POST', `/api/v1/case/${String(cases[0])}/cancel`);
-    expect(cancel.status, cancel.text).toBe(200);
+    expect((await list({ status: 'completed' })).items.map((t) => t.taskId)).toEqual([taskId]);
+    await answered(
+      svc.client.POST('/api/v1/case/{caseId}/cancel', { params: { path: { caseId: String(cases[0]) } } }),
+      200,
+    );
   });
 });

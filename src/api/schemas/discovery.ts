@@ -58,10 +58,9 @@ export const discoveredProcessSchema = z
     }),
     processRules: z.array(taggedItemSchema),
     milestone: milestoneSchema.nullable(),
-    createdAt: z.string().nullable(),
+    createdAt: z.string(),
     updatedAt: z
       .string()
-      .nullable()
       .meta({ description: 'For a snapshot: when the process had last changed before it was taken' }),
     processVersionId: z.string().nullable().meta({ description: 'The snapshot read; null for the current state' }),
     versionNumber: z
