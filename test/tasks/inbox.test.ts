@@ -4,6 +4,7 @@ import { audit, createWorkflow, startCase, waitForEnd } from '../cases/support.j
 import { newCaller, newKey } from '../support/keys.js';
 import { http, startTestService, type TestResponse, type TestService } from '../support/harness.js';
 import { approvalGraph } from './graphs.js';
+import { taskOf as openedTask } from './support.js';
 
 let svc: TestService;
 let workflowId: string;
@@ -36,17 +37,7 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-/** The case's one task, once the run has opened it. */
-async function taskOf(caseId: string): Promise<Record<string, unknown>> {
-  for (const until = Date.now() + 30_000; Date.now() < until;) {
-    const list = await svc.request('GET', `/api/v1/tasks?caseId=${caseId}`);
-    expect(list.status, list.text).toBe(200);
-    const [first] = list.body.items as Array<Record<string, unknown>>;
-    if (first) return first;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`case ${caseId} opened no task`);
-}
+const taskOf = (caseId: string) => openedTask(svc, caseId);
 
 function post(taskId: string, action: string, body?: unknown, key?: string): Promise<TestResponse> {
   return svc.request('POST', `/api/v1/tasks/${taskId}/${action}`, { body: body ?? {}, ...(key ? { key } : {}) });
