@@ -257,7 +257,7 @@ export class TaskService {
     return this.details(auth, taskId);
   }
 
-  /** Hands the task to another assignee (Case: Full); a claim ends. */
+  /** Hands the task to another assignee (Case: Full); a claim ends, and so does its completion link (given to someone else). */
   async reassign(auth: AuthContext, taskId: string, assignee: TaskAssignee): Promise<TaskDetails> {
     const task = await this.load(auth, taskId);
     assertWorkspaceGrant(auth, { id: task.workspaceId, organizationId: task.organizationId }, 'case:full');
@@ -269,7 +269,7 @@ export class TaskService {
     const moved = await this.deps.repo.transition(
       taskId,
       { statuses: decidable },
-      { status: 'open', assignee, claimedBy: null },
+      { status: 'open', assignee, claimedBy: null, linkHash: null, linkExpiresAt: null },
       { actorUserId: auth.userId, action: 'reassigned', details: { from: task.assignee, to: assignee } },
     );
     if (!moved) throw finished((await this.deps.repo.find(taskId)) ?? task);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { approvalGraph } from './graphs.js';
+import { taskOf } from './support.js';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -20,17 +21,7 @@ describe('erasing a case that waited on a person', () => {
     });
     const { workflowId } = await createWorkflow(svc, graph, 'erased approval');
     const caseId = await startCase(svc, workflowId, { amount: 4242 });
-    let taskId: string | undefined;
-    await expect
-      .poll(
-        async () => {
-          const list = await svc.request('GET', `/api/v1/tasks?caseId=${caseId}`);
-          taskId = (list.body.items as Array<{ taskId: string }>)[0]?.taskId;
-          return taskId;
-        },
-        { timeout: 30_000 },
-      )
-      .toBeDefined();
+    const { taskId } = await taskOf(svc, caseId);
     const done = await svc.request('POST', `/api/v1/tasks/${taskId}/complete`, {
       body: { outputs: { approved: true, note: 'secret remark' } },
     });
@@ -42,8 +33,6 @@ describe('erasing a case that waited on a person', () => {
     const list = await svc.request('GET', `/api/v1/tasks?caseId=${caseId}`);
     expect(list.body.items).toEqual([]);
     const { db } = svc.service.context.store;
-    expect(
-      await db.selectFrom('human_task_events').select('id').where('task_id', '=', String(taskId)).execute(),
-    ).toEqual([]);
+    expect(await db.selectFrom('human_task_events').select('id').where('task_id', '=', taskId).execute()).toEqual([]);
   });
 });
