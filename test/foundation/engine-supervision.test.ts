@@ -46,7 +46,7 @@ describe('the embedded Temporal server, supervised', () => {
     const killed = devServerPid();
     expect(killed).toBeGreaterThan(0);
     process.kill(killed, 'SIGKILL');
-    await eventually('the engine marked down', 2000, async () => (svc.service.engine.isUp() ? undefined : true));
+    await eventually('the engine marked down', 10_000, async () => (svc.service.engine.isUp() ? undefined : true));
 
     const ready = await timed(svc.request('GET', '/readyz', { key: null }));
     expect(ready.value.status).toBe(503);
