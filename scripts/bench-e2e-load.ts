@@ -21,8 +21,10 @@ export type LoadJob = (
   | { kind: 'webhook'; url: string; levels: Level[] }
 ) & { prefill?: number };
 
-/** A case that never calls back fails the bench instead of hanging it. */
-const CASE_TIMEOUT_MS = 120_000;
+/** A case with no callback after this is reported with what the service says of it: a late callback or a lost one. */
+const LATE_AFTER_MS = 120_000;
+/** A case that never calls back fails the bench instead of hanging it; by then its delivery has been retried 6 times more. */
+const CASE_TIMEOUT_MS = 600_000;
 
 export interface LevelResult {
   concurrency: number;
@@ -37,6 +39,8 @@ export interface LevelResult {
 
 const job = JSON.parse(process.env.BENCH_E2E_JOB ?? '') as LoadJob;
 const waiting = new Map<string, { started: number; done: (ms: number) => void; fail: (err: Error) => void }>();
+/** Cases reported late, so their callback's arrival says how late. */
+const late = new Set<string>();
 let badSignatures = 0;
 
 const receiver = await startCallbackReceiver(job.kind === 'case' ? job.secret : '', (delivery) => {
@@ -44,10 +48,27 @@ const receiver = await startCallbackReceiver(job.kind === 'case' ? job.secret : 
   const entry = waiting.get(delivery.caseId);
   if (!entry) return;
   waiting.delete(delivery.caseId);
+  if (late.delete(delivery.caseId))
+    process.stderr.write(
+      `case ${delivery.caseId}: callback arrived ${Math.round((delivery.at - entry.started) / 1000)} s after the start\n`,
+    );
   if (delivery.status === 'COMPLETED') entry.done(delivery.at - entry.started);
   else entry.fail(new Error(`case ${delivery.caseId} ended ${delivery.status}`));
 });
 const callbackUrl = receiver.url;
+
+/** What the service says of a case still without its callback: its status, its nodes' audit and its deliveries' attempts. */
+async function reportLate(job: Extract<LoadJob, { kind: 'case' }>, caseId: string): Promise<void> {
+  late.add(caseId);
+  const read = async (path: string) =>
+    (await fetch(`${job.baseUrl}/api/v1/case/${caseId}${path}`, { headers: { 'x-service-key': job.key } })).text();
+  const [status, audit, callbacks] = await Promise.all([read('/status'), read('/audit'), read('/callbacks')]).catch(
+    (err: unknown) => [`unreadable (${String(err)})`, '', ''],
+  );
+  process.stderr.write(
+    `case ${caseId}: no callback after ${LATE_AFTER_MS / 1000} s; status ${status}; audit ${audit}; callbacks ${callbacks}\n`,
+  );
+}
 
 /** One case as a webhook receiver sees it: initiate, execute, signed callback received. */
 async function oneCase(i: number): Promise<number> {
@@ -63,12 +84,16 @@ async function oneCase(i: number): Promise<number> {
     caseId: string;
   };
   const delivered = new Promise<number>((done, fail) => waiting.set(caseId, { started, done, fail }));
+  const lateTimer = setTimeout(() => void reportLate(job, caseId), LATE_AFTER_MS);
   const timeout = setTimeout(
     () => waiting.get(caseId)?.fail(new Error(`case ${caseId}: no callback in ${CASE_TIMEOUT_MS} ms`)),
     CASE_TIMEOUT_MS,
   );
   await post(`${job.baseUrl}/api/v1/case/${caseId}/execute`, { inputs: { a: i, b: 1 }, callbackUrl }, headers);
-  return delivered.finally(() => clearTimeout(timeout));
+  return delivered.finally(() => {
+    clearTimeout(lateTimer);
+    clearTimeout(timeout);
+  });
 }
 
 async function level(concurrency: number, cases: number): Promise<LevelResult> {

@@ -42,7 +42,7 @@ describe('outbound connection reuse', () => {
     expect(hook.connections).toBe(3);
 
     // Idle sockets go after idleMs; only two were kept.
-    await vi.waitFor(() => expect(hook.openConnections).toBe(0), { timeout: 2000, interval: 20 });
+    await vi.waitFor(() => expect(hook.openConnections).toBe(0), { timeout: 10_000, interval: 20 });
   });
 
   it('a kept-alive socket to an allowed address never carries a request the policy refuses or pinned elsewhere', async () => {

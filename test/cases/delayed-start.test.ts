@@ -39,10 +39,9 @@ describe('delayed start (startAt)', () => {
     const wf = await createWorkflow(svc, echo());
     const caseId = await initiate(svc, { workflowId: wf.workflowId });
     expect((await execute(svc, caseId, { inputs: { text: 'x' }, startAt: inSeconds(600) })).status).toBe(202);
-    const started = Date.now();
     await answered(svc.client.POST('/api/v1/case/{caseId}/cancel', { params: { path: { caseId } } }), 200);
-    expect((await waitForEnd(svc, caseId, 15_000)).status).toBe('CANCELLED');
-    expect(Date.now() - started).toBeLessThan(15_000);
+    // Ended by the cancel, long before its start 600 s away.
+    expect((await waitForEnd(svc, caseId, 60_000)).status).toBe('CANCELLED');
     expect((await audit(svc, caseId)).executed_nodes).toEqual([]);
   });
 

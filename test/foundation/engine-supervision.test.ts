@@ -47,7 +47,7 @@ describe('the embedded Temporal server, supervised', () => {
     const killed = devServerPid();
     expect(killed).toBeGreaterThan(0);
     process.kill(killed, 'SIGKILL');
-    await eventually('the engine marked down', 2000, async () => (svc.service.engine.isUp() ? undefined : true));
+    await eventually('the engine marked down', 10_000, async () => (svc.service.engine.isUp() ? undefined : true));
 
     const anonymous = createClient({ baseUrl: svc.url });
     const ready = await timed(anonymous.GET('/readyz'));
