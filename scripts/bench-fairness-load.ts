@@ -43,7 +43,7 @@ export interface Latencies {
  * (the end's write); `delivery` → the signed callback arrived.
  */
 const stageNames = ['submit', 'toNode', 'node', 'toCallback', 'delivery'] as const;
-export type Stage = (typeof stageNames)[number];
+type Stage = (typeof stageNames)[number];
 
 export interface FairnessResult {
   /** B alone on an idle service. */
