@@ -1,7 +1,8 @@
 import type { WorkflowEdge, WorkflowGraph, WorkflowNode } from '../domain/graph.js';
 import type { VariableSchema, VariableSchemaEntry } from '../domain/variables.js';
 import type { VariableType } from '../domain/vocabulary.js';
-import type { CatalogIds } from './catalog-names.js';
+import { createHash } from 'node:crypto';
+import type { CatalogIds, CodeField } from './catalog-names.js';
 import {
   inputNodeName,
   outputNodeName,
@@ -59,6 +60,8 @@ const typesOf = (t: VariableType | VariableType[]) => (Array.isArray(t) ? t : [t
 export async function compileWorkflow(file: WorkflowFile, options: CompileOptions): Promise<CompiledWorkflow> {
   const problems: string[] = [];
   const drafts = new Map<string, Draft>();
+  /** Sources of the code nodes the file declares, by node name: registered once everything else is right. */
+  const declared = new Map<string, string>();
   const add = (name: string, spec: NodeSpec, node: Omit<WorkflowNode, 'id'>, path: string) =>
     drafts.set(name, { name, spec, node: { id: spec.id ?? nodeId(name), ...node }, path });
 
@@ -74,7 +77,7 @@ export async function compileWorkflow(file: WorkflowFile, options: CompileOption
       problems.push(`${path}: "${name}" is the name of the workflow's own ${name} node`);
       continue;
     }
-    add(name, spec, await runs(name, spec, path, options, problems), path);
+    add(name, spec, await runs(name, spec, path, options, problems, declared), path);
   }
   add(
     outputNodeName,
@@ -94,6 +97,7 @@ export async function compileWorkflow(file: WorkflowFile, options: CompileOption
       if (edge) edges[edge.id] = edge;
     }
   }
+  if (problems.length === 0) await registerCode(drafts, declared, options.catalog, problems);
   if (problems.length > 0) throw new WorkflowFileError(problems);
   const nodes: Record<string, WorkflowNode> = {};
   for (const { node } of drafts.values()) nodes[node.id] = node;
@@ -107,6 +111,7 @@ async function runs(
   path: string,
   options: CompileOptions,
   problems: string[],
+  declared: Map<string, string>,
 ): Promise<Omit<WorkflowNode, 'id'>> {
   const base = {
     name,
@@ -127,24 +132,32 @@ async function runs(
     process,
   });
   if (spec.python !== undefined) return typed('python_code', { source: spec.python });
-  if (spec.python_file !== undefined) {
+  const read = async (file: string, at: string) => {
     try {
-      return typed('python_code', { source: await options.readFile(spec.python_file) });
+      return await options.readFile(file);
     } catch (err) {
-      problems.push(`${path}.python_file: cannot read ${spec.python_file}: ${err instanceof Error ? err.message : ''}`);
-      return typed('python_code', {});
+      problems.push(`${at}: cannot read ${file}: ${err instanceof Error ? err.message : ''}`);
+      return undefined;
     }
+  };
+  if (spec.python_file !== undefined) {
+    const source = await read(spec.python_file, `${path}.python_file`);
+    return typed('python_code', source === undefined ? {} : { source });
   }
   if (spec.code !== undefined) {
-    if (typeof spec.code === 'object' && 'id' in spec.code)
-      return typed('python_code', { code_id: spec.code.id, code_version_id: spec.code.version_id });
-    const ref = typeof spec.code === 'string' ? { name: spec.code, version: undefined } : spec.code;
-    const found = await options.catalog.code(ref.name, ref.version);
-    if ('missing' in found) problems.push(`${path}.code: ${found.missing}`);
-    return typed(
-      'python_code',
-      'found' in found ? { code_id: found.found.codeId, code_version_id: found.found.versionId } : {},
-    );
+    const code = spec.code;
+    if ('id' in code)
+      return typed('python_code', {
+        code_id: code.id,
+        code_version_id: code.version_id,
+        ...(code.source_sha256 !== undefined ? { source_sha256: code.source_sha256 } : {}),
+      });
+    if ((code.source === undefined) === (code.source_file === undefined))
+      problems.push(`${path}.code: give its source or its source_file`);
+    const source =
+      code.source_file !== undefined ? await read(code.source_file, `${path}.code.source_file`) : code.source;
+    if (source !== undefined) declared.set(name, source);
+    return typed('python_code', {});
   }
   if (spec.action !== undefined) {
     const found = await options.catalog.action(spec.action.connection, spec.action.action);
@@ -324,4 +337,52 @@ function toEdge(
   }
   const id = nameId('edge', target.node, draft.name, target.route ?? '', target.negated ? 'not' : '');
   return { id, ...edge };
+}
+
+/** The catalog's Field objects of a node's variables: a code node's inputs and outputs are the node's. */
+function codeFields(schema: VariableSchema | undefined): Record<string, CodeField> {
+  const fields: Record<string, CodeField> = {};
+  Object.values(schema?.schema ?? {}).forEach((entry, index) => {
+    fields[entry.variable_name] = {
+      id: String(index + 1),
+      variableName: entry.variable_name,
+      displayName: entry.display_name ?? entry.variable_name,
+      // A list of files is an array of file URLs to the code, as the engine reads array_files.
+      allowedTypes: entry.allowed_types.map((t) => ({ type: t.type === 'array_files' ? 'array' : t.type })),
+      ...(entry.description !== undefined ? { description: entry.description } : {}),
+      isOptional: entry.is_optional ?? false,
+      isRemovable: true,
+    };
+  });
+  return fields;
+}
+
+/** Each declared code node registered (or found unchanged) in the target catalog; its node then runs that version. */
+async function registerCode(
+  drafts: Map<string, Draft>,
+  declared: Map<string, string>,
+  catalog: CatalogIds,
+  problems: string[],
+): Promise<void> {
+  for (const [name, sourceCode] of declared) {
+    const draft = drafts.get(name);
+    const code = draft?.spec.code;
+    if (!draft || !code || 'id' in code) continue;
+    const body = {
+      name: code.name,
+      ...(code.description !== undefined ? { description: code.description } : {}),
+      sourceCode,
+      inputs: codeFields(draft.node.input_schema),
+      outputs: codeFields(draft.node.output_schema),
+    };
+    const sha256 = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+    const found = await catalog.code(name, { body, sha256 });
+    if ('missing' in found) problems.push(`${draft.path}.code: ${found.missing}`);
+    else
+      draft.node.process = {
+        code_id: found.found.codeId,
+        code_version_id: found.found.versionId,
+        source_sha256: sha256,
+      };
+  }
 }

@@ -198,11 +198,15 @@ async function runs(node: WorkflowNode, catalog: CatalogNames): Promise<NodeSpec
   const raw: NodeSpec = { kind: handler, type: node.type, process };
   if (handler === 'python_code') {
     if (typeof process.source === 'string') return { python: process.source };
-    if (typeof process.code_id === 'string' && typeof process.code_version_id === 'string') {
-      const code = await catalog.code({ codeId: process.code_id, versionId: process.code_version_id });
-      if (code) return { code: code.latest ? code.name : { name: code.name, version: code.version } };
-      return { code: { id: process.code_id, version_id: process.code_version_id } };
-    }
+    // No GET of a code node: its source cannot be read back, so the file keeps the version by its ids.
+    if (typeof process.code_id === 'string' && typeof process.code_version_id === 'string')
+      return {
+        code: {
+          id: process.code_id,
+          version_id: process.code_version_id,
+          ...(typeof process.source_sha256 === 'string' ? { source_sha256: process.source_sha256 } : {}),
+        },
+      };
   }
   if (handler === 'integration_action' && typeof process.connection_id === 'string') {
     const action =

@@ -55,14 +55,24 @@ const routeRules = z.union([
 export type RouteRules = z.infer<typeof routeRules>;
 
 /**
- * A catalog code node: by name (and version; default the latest), or by ids. The contract has no code node
- * listing, so over the API only the ids resolve; a name resolves where the catalog can be searched.
+ * A catalog code node. Declared (its name and source; its inputs and outputs are the node's): apply registers it
+ * in the target organization, or cuts a new version of the one the workflow already runs when the declaration
+ * changed. Or by ids (what export writes: the contract has no GET of a code node, so its source cannot be read
+ * back); `source_sha256` is the fingerprint of the declaration the version was registered from.
  */
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 const codeRef = z.union([
-  name,
-  z.object({ name, version: z.number().int().min(1).optional() }).strict(),
-  z.object({ id: z.uuid(), version_id: z.uuid() }).strict(),
+  z
+    .object({
+      name,
+      description: z.string().max(2048).optional(),
+      source: z.string().min(1).optional(),
+      source_file: z.string().min(1).optional(),
+    })
+    .strict(),
+  z.object({ id: z.uuid(), version_id: z.uuid(), source_sha256: sha256.optional() }).strict(),
 ]);
+export type CodeSpec = z.infer<typeof codeRef>;
 
 /** A sub-workflow's callee by name in the target workspace; `version` pins one (default: its latest active version). */
 const callRef = z.union([name, z.object({ workflow: name, version: z.number().int().min(1).optional() }).strict()]);

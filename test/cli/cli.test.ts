@@ -1,4 +1,4 @@
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,6 +29,10 @@ const examples: Record<string, { name: string; runs: Array<{ args: string[]; res
       { args: ['--input', 'amount=250'], results: { decision: 'review: 250.00 needs a second look' } },
       { args: ['--input', 'amount=50'], results: { decision: 'approved' } },
     ],
+  },
+  'catalog-code.yaml': {
+    name: 'Double a count',
+    runs: [{ args: ['--input', 'count=21'], results: { total: 42 } }],
   },
   'csv-file.yaml': {
     name: 'Sum a CSV',
@@ -105,6 +109,21 @@ describe('the caseflow CLI', () => {
     });
     const listed = await cli(['workflow', 'list'], env);
     expect(listed.stdout).toMatch(/v2\s+active\s+Word count/);
+    // A catalog code node is exported by its ids (no GET reads its source) and applies back unchanged; a changed
+    // source beside the file cuts a new version of that code node and of the workflow.
+    const code = path.join(dir, 'catalog-code.yaml');
+    expect((await cli(['workflow', 'export', 'Double a count', '-o', code], env)).code).toBe(0);
+    expect(json(await cli(['workflow', 'apply', '-f', code, '--json'], env))).toMatchObject({ action: 'unchanged' });
+    const source = readFileSync(path.join(examplesDir, 'catalog-code.yaml'), 'utf8');
+    writeFileSync(code, source);
+    writeFileSync(path.join(dir, 'double.py'), 'def main(inputs):\n    return {"total": inputs["count"] * 3}\n');
+    expect(json(await cli(['workflow', 'apply', '-f', code, '--json'], env))).toMatchObject({
+      action: 'updated',
+      versionNumber: 2,
+    });
+    expect(json(await cli(['workflow', 'apply', '-f', code, '--json'], env))).toMatchObject({ action: 'unchanged' });
+    const tripled = await cli(['case', 'run', 'Double a count', '--input', 'count=5', '--wait', '--json'], env);
+    expect((json(tripled) as { results: { total: { value: unknown } } }).results.total.value).toBe(15);
     // A sub-workflow's callee is written by name, so the file applies in another workspace where that name exists.
     const caller = await cli(['workflow', 'export', 'Greet loudly'], env);
     expect(caller.stdout).toContain('    call: Shout\n');

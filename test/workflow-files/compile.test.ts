@@ -2,26 +2,26 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { graphSchema, type WorkflowGraph } from '../../src/domain/graph.js';
 import { validateGraph } from '../../src/domain/graph-validation.js';
-import type { CatalogIds, CatalogNames } from '../../src/workflow-files/catalog-names.js';
+import type { CatalogIds, CatalogNames, CodeDeclaration } from '../../src/workflow-files/catalog-names.js';
 import { compileWorkflow, WorkflowFileError } from '../../src/workflow-files/compile.js';
 import { decompileWorkflow } from '../../src/workflow-files/decompile.js';
 import { formatWorkflowFile, parseWorkflowFile } from '../../src/workflow-files/text.js';
 import { py, textChain } from '../support/graphs.js';
 
 const codeId = randomUUID();
-const codeVersions = [randomUUID(), randomUUID()];
+const codeVersionId = randomUUID();
+/** What the fake catalog was asked to register: node name → the declaration. */
+const registered = new Map<string, CodeDeclaration>();
 const connectionId = randomUUID();
 const actionVersionId = randomUUID();
 const shoutId = randomUUID();
 
-/** A catalog of one code node (two versions), one connection with one action and one workflow. */
+/** A catalog that registers any code node, one connection with one action and one workflow. */
 const ids: CatalogIds = {
-  code: (name, version) =>
-    Promise.resolve(
-      name === 'Double' && (version ?? 2) <= 2
-        ? { found: { codeId, versionId: codeVersions[(version ?? 2) - 1]! } }
-        : { missing: `no code node named "${name}"${version ? ` with version ${version}` : ''}` },
-    ),
+  code: (node, declaration) => {
+    registered.set(node, declaration);
+    return Promise.resolve({ found: { codeId, versionId: codeVersionId } });
+  },
   action: (connection, action) =>
     Promise.resolve(
       connection !== 'echo'
@@ -36,12 +36,6 @@ const ids: CatalogIds = {
     ),
 };
 const names: CatalogNames = {
-  code: (ref) => {
-    const index = codeVersions.findIndex((v) => v === ref.versionId);
-    return Promise.resolve(
-      ref.codeId === codeId && index >= 0 ? { name: 'Double', version: index + 1, latest: index === 1 } : undefined,
-    );
-  },
   action: (ref) =>
     Promise.resolve(
       ref.connectionId === connectionId && ref.actionVersionId === actionVersionId
@@ -113,7 +107,7 @@ nodes:
       - check: large
     execution: { timeout_ms: 5000, max_attempts: 2 }
   pass:
-    code: { name: Double, version: 1 }
+    code: { name: Double, description: doubles, source_file: greet.py }
     inputs:
       count: { value: 2 }
     outputs:
@@ -177,14 +171,49 @@ describe('workflow files', () => {
     });
     const byName = (n: string) => Object.values(compiled.graph.nodes).find((x) => x.name === n)!;
     expect(byName('review').process).toEqual({ source: files['greet.py'] });
-    expect(byName('pass').process).toEqual({ code_id: codeId, code_version_id: codeVersions[0] });
+    // A declared code node: its body is the file's source with the node's variables; the node runs the version.
+    const declaration = registered.get('pass')!;
+    expect(declaration.body).toEqual({
+      name: 'Double',
+      description: 'doubles',
+      sourceCode: files['greet.py'],
+      inputs: {
+        count: {
+          id: '1',
+          variableName: 'count',
+          displayName: 'count',
+          allowedTypes: [{ type: 'int' }],
+          isOptional: false,
+          isRemovable: true,
+        },
+      },
+      outputs: {
+        total: {
+          id: '1',
+          variableName: 'total',
+          displayName: 'total',
+          allowedTypes: [{ type: 'int' }],
+          isOptional: false,
+          isRemovable: true,
+        },
+      },
+    });
+    expect(byName('pass').process).toEqual({
+      code_id: codeId,
+      code_version_id: codeVersionId,
+      source_sha256: declaration.sha256,
+    });
     expect(byName('ping').process).toEqual({ connection_id: connectionId, action_version_id: actionVersionId });
     const complement = Object.values(compiled.graph.edges).find((e) => e.to_node_id === byName('pass').id)!;
     expect(complement).toMatchObject({ route_id: large.id, route_complement: true });
     // File → graph → file → graph: the graph is the same; the file says the same with the file read inline.
     expect(again.graph).toEqual(compiled.graph);
     expect(file.nodes?.review).toMatchObject({ python: files['greet.py'], after: [{ check: 'large' }] });
-    expect(file.nodes?.pass).toMatchObject({ code: { name: 'Double', version: 1 }, after: [{ check: 'not large' }] });
+    // Export cannot read a code node's source (no GET): it keeps the version's ids and the fingerprint.
+    expect(file.nodes?.pass).toMatchObject({
+      code: { id: codeId, version_id: codeVersionId, source_sha256: declaration.sha256 },
+      after: [{ check: 'not large' }],
+    });
     expect(file.nodes?.check?.condition).toEqual({
       large: 'amount > 100',
       vip: { any: ['tier == "gold"', 'amount >= 1000'] },
@@ -248,7 +277,7 @@ name: Broken
 inputs: { a: int }
 nodes:
   one:
-    code: Triple
+    code: { name: Triple, source_file: triple.py }
     inputs: { x: input.b, y: nowhere.z }
     outputs: { r: int }
   two:
@@ -261,8 +290,10 @@ results: { r: one.r }
 `;
     const err = await compileText(text).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkflowFileError);
+    // A file with problems registers no code node.
+    expect(registered.has('one')).toBe(false);
     expect((err as WorkflowFileError).problems).toEqual([
-      'nodes.one.code: no code node named "Triple"',
+      'nodes.one.code.source_file: cannot read triple.py: ENOENT',
       'nodes.two.action: no connection named "mail" in the workspace',
       'nodes.three: say what the node runs with exactly one of python, python_file, code, condition, action, agent, call, kind',
       'nodes.one.inputs.x: "input.b": node "input" has no output "b"',

@@ -1,3 +1,4 @@
+import type { WorkflowGraph } from '../../domain/graph.js';
 import type { ActionRef, CatalogIds, CatalogNames } from '../../workflow-files/catalog-names.js';
 import type { Session } from './session.js';
 
@@ -9,9 +10,10 @@ interface Connection {
 
 /**
  * Catalog names in the target workspace, through the API: what makes a workflow file portable between
- * workspaces and instances. Connections are listed once per command.
+ * workspaces and instances. Connections are listed once per command. `current` is the graph of the workflow the
+ * file updates: the code nodes it runs are the ones a declaration updates.
  */
-export function apiCatalog(session: Session): { ids: CatalogIds; names: CatalogNames } {
+export function apiCatalog(session: Session, current?: WorkflowGraph): { ids: CatalogIds; names: CatalogNames } {
   let connections: Promise<Connection[]> | undefined;
   const listConnections = () =>
     (connections ??= (async () => {
@@ -35,11 +37,19 @@ export function apiCatalog(session: Session): { ids: CatalogIds; names: CatalogN
     );
 
   const ids: CatalogIds = {
-    // The contract has no code node listing (no GET), so a name cannot be looked up over the API.
-    code: (name) =>
-      Promise.resolve({
-        missing: `code node "${name}" cannot be found by name over the API (it lists no code nodes); write code: { id, version_id }`,
-      }),
+    // No GET of a code node: what the workflow runs (its ids and the declaration's fingerprint) says what is there.
+    async code(node, { body, sha256 }) {
+      const running = Object.values(current?.nodes ?? {}).find((n) => n.name === node)?.process ?? {};
+      const { code_id: codeId, code_version_id: versionId, source_sha256: registered } = running;
+      if (typeof codeId === 'string' && typeof versionId === 'string' && registered === sha256)
+        return { found: { codeId, versionId } };
+      const saved = await session.call(
+        typeof codeId === 'string'
+          ? session.client.PATCH('/api/v1/code/{codeId}', { params: { path: { codeId } }, body })
+          : session.client.POST('/api/v1/code', { body }),
+      );
+      return { found: { codeId: saved.id, versionId: saved.versionId } };
+    },
     async action(connection, action) {
       const all = await listConnections();
       const found = all.find((c) => c.name === connection);
@@ -66,7 +76,6 @@ export function apiCatalog(session: Session): { ids: CatalogIds; names: CatalogN
   };
 
   const names: CatalogNames = {
-    code: () => Promise.resolve(undefined),
     async action(ref: ActionRef) {
       const connection = (await listConnections()).find((c) => c.id === ref.connectionId);
       if (!connection) return undefined;

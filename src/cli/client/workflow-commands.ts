@@ -33,15 +33,17 @@ async function apply(session: Session, file: string) {
   });
   const dir = path.dirname(path.resolve(file));
   const { parseWorkflowFile } = await yamlText();
-  const compiled = await compileWorkflow(parseWorkflowFile(text), {
-    catalog: apiCatalog(session).ids,
+  const parsed = parseWorkflowFile(text);
+  const workspaceId = await session.workspaceId();
+  const existing = await session.findWorkflow(parsed.name);
+  const current = existing && (await details(session, existing.workflowId));
+  const compiled = await compileWorkflow(parsed, {
+    catalog: apiCatalog(session, current).ids,
     readFile: (relative) => readFile(path.resolve(dir, relative), 'utf8'),
   });
   const activeStatus = compiled.active ? ('active' as const) : ('inactive' as const);
-  const workspaceId = await session.workspaceId();
-  const existing = await session.findWorkflow(compiled.name);
   const { nodes, edges } = compiled.graph;
-  if (!existing) {
+  if (!existing || !current) {
     const created = await session.call(
       session.client.POST('/api/v1/workflow', {
         params: { header: { 'x-workspace-id': workspaceId } },
@@ -50,7 +52,6 @@ async function apply(session: Session, file: string) {
     );
     return { action: 'created' as const, workflowId: created.workflowId, versionNumber: 1, activeStatus };
   }
-  const current = await details(session, existing.workflowId);
   const graphChanged = canonical({ nodes, edges }) !== canonical({ nodes: current.nodes, edges: current.edges });
   const descriptionChanged = (compiled.description ?? null) !== current.description;
   if (graphChanged || descriptionChanged) {

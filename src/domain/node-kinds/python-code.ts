@@ -69,7 +69,17 @@ export function toNodeLogs(logs: PythonLogEntry[], stdout: string, stderr: strin
 function processSchema(zod: Zod) {
   return zod.union([
     zod.object({ source: zod.string().min(1).max(262_144) }).strict(),
-    zod.object({ code_id: zod.uuid(), code_version_id: zod.uuid() }).strict(),
+    zod
+      .object({
+        code_id: zod.uuid(),
+        code_version_id: zod.uuid(),
+        /** The fingerprint of the workflow file's declaration the version came from (workflow apply); not run. */
+        source_sha256: zod
+          .string()
+          .regex(/^[0-9a-f]{64}$/)
+          .optional(),
+      })
+      .strict(),
   ]);
 }
 
