@@ -388,6 +388,9 @@ export async function startN8n(mode: 'regular' | 'queue' = 'regular'): Promise<S
         QUEUE_BULL_REDIS_HOST: redisHost ?? '127.0.0.1',
         QUEUE_BULL_REDIS_PORT: redisPort ?? '6379',
         QUEUE_BULL_PREFIX: `n8n-bench-${process.pid}-${Date.now()}`,
+        // Its health ping (SELECT 1 through a pool of 2) gives up after 5 s and then answers every webhook 503
+        // "Database is not ready!" until the next ping: on a loaded machine that stops the bench, not the work.
+        N8N_DB_PING_TIMEOUT: '60000',
       }
     : {};
   const env = await n8nEnv(home, { N8N_PORT: String(port), ...queue });

@@ -14,7 +14,10 @@ let workflowId: string;
 beforeAll(async () => {
   svc = await startTestService({
     // Every request looks its key up (one statement each), and no background pass runs during a case.
-    config: { keyCacheMs: 0, cases: { resumeUnstartedAfterMs: 3_600_000, reconcileIntervalMs: 3_600_000 } },
+    config: {
+      keyCacheMs: 0,
+      cases: { resumeUnstartedAfterMs: 3_600_000, reconcileIntervalMs: 3_600_000, admissionIntervalMs: 3_600_000 },
+    },
   });
   hook = new Receiver();
   await hook.listen();

@@ -25,6 +25,7 @@ import * as eventSubscriptions from './090_event_subscriptions.js';
 import * as retention from './090_retention.js';
 import * as concurrency from './100_concurrency.js';
 import * as generationRunsStarted from './106_generation_runs_started.js';
+import * as casesStatusIndex from './112_cases_status_index.js';
 import * as caseCallTrees from './118_case_call_trees.js';
 
 /**
@@ -58,5 +59,6 @@ export const migrations: Record<string, Migration> = {
   '090_retention': retention,
   '100_concurrency': concurrency,
   '106_generation_runs_started': generationRunsStarted,
+  '112_cases_status_index': casesStatusIndex,
   '118_case_call_trees': caseCallTrees,
 };

@@ -1,0 +1,55 @@
+import { CompiledQuery } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../support/harness.js';
+import { recordStatements, type StatementLog } from '../support/statements.js';
+
+let svc: TestService;
+let statements: StatementLog;
+
+beforeAll(async () => {
+  // The passes are called by the test, not by their timers.
+  svc = await startTestService({
+    config: {
+      cases: { resumeUnstartedAfterMs: 3_600_000, reconcileIntervalMs: 3_600_000, admissionIntervalMs: 3_600_000 },
+    },
+  });
+  statements = await recordStatements(svc.service.context.store.db);
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+/** SQLite's plan of `statement`, its parameters bound to null (the plan does not read them: no statistics). */
+async function planOf(statement: string): Promise<string[]> {
+  const parameters = Array.from(statement.matchAll(/\?/g), () => null);
+  const r = await svc.service.context.store.db.executeQuery<{ detail: string }>(
+    CompiledQuery.raw(`explain query plan ${statement}`, parameters),
+  );
+  return r.rows.map((row) => row.detail);
+}
+
+describe('the background passes over every organization', () => {
+  it('find RUNNING and QUEUED cases through an index on status, not by reading every case ever run', async () => {
+    const { services } = svc.service.context;
+    statements.take();
+    await services.cases.resumeUnstarted(0);
+    await services.cases.dispatchQueued();
+    await services.caseReconciler.reconcile();
+    const metrics = await svc.request('GET', '/metrics', { key: null });
+    expect(metrics.status).toBe(200);
+    const reads = statements.take().filter((sql) => /^select\b/i.test(sql) && sql.includes('from "cases"'));
+    expect(reads.length).toBeGreaterThanOrEqual(4);
+    for (const sql of reads) {
+      const plan = await planOf(sql);
+      // A scan of the table or of an index not led by status grows with the table: every case ever run.
+      expect(
+        plan.filter((line) => /^SCAN cases\b/.test(line)),
+        `${sql}\n${plan.join('\n')}`,
+      ).toEqual([]);
+      expect(
+        plan.filter((line) => /^SEARCH cases\b/.test(line) && !/\((\w+=\? AND )*status=\?/.test(line)),
+        `${sql}\n${plan.join('\n')}`,
+      ).toEqual([]);
+    }
+  });
+});
