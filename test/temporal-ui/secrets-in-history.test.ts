@@ -74,7 +74,7 @@ describe('secrets and Temporal histories', () => {
       'workspace secret': String(workspaceSecret.body.secret).replace(/^whsec_/, ''),
     };
     for (const caseId of [hooked, started]) {
-      const taskId = String((await taskOf(svc, caseId)).taskId);
+      const { taskId } = await taskOf(svc, caseId);
       const link = await svc.request('POST', `/api/v1/tasks/${taskId}/link`, as);
       expect(link.status, link.text).toBe(201);
       secrets[`link of ${caseId}`] = String(link.body.url).split('/').at(-1) ?? '';
