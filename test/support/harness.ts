@@ -108,6 +108,20 @@ export async function answered<T>(
 }
 
 /**
+ * The error body of a typed client call that answered `status` (a documented
+ * refusal); fails the test with the status and body otherwise.
+ */
+export async function refused<E>(
+  call: Promise<{ data?: unknown; error?: E; response: Response }>,
+  status: number,
+): Promise<E> {
+  const { data, error, response } = await call;
+  expect(response.status, JSON.stringify(data ?? error)).toBe(status);
+  if (error === undefined) throw new Error(`${response.url} answered ${response.status} without an error body`);
+  return error;
+}
+
+/**
  * The real service in this process: API on a free port, a worker on its own
  * task queue, against the run's Temporal dev server and a SQLite file in a
  * temporary data directory (or Postgres when databaseUrl says so).

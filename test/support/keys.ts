@@ -2,10 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { parseKey } from '../../src/auth/api-keys.js';
 import type { Grant } from '../../src/domain/grants.js';
+import { createClient, type CaseflowClient } from '../../src/client/index.js';
 import type { TestService } from './harness.js';
 
 /** The secret part of an API key (base64url, so it may itself contain underscores). */
 export const secretOf = (key: string): string => parseKey(key)?.secret ?? key;
+
+/** The typed client calling the service with another key than its default one. */
+export const clientFor = (svc: TestService, key: string): CaseflowClient => createClient({ baseUrl: svc.url, key });
 
 /** Whom a test calls the API as: an organization, a workspace of it, a member and the member's key. */
 export interface Caller {
