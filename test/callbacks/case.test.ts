@@ -1,11 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
-import { startTestService, type TestService } from '../support/harness.js';
+import { refused, startTestService, type TestService } from '../support/harness.js';
 import { freePort } from '../../src/net/free-port.js';
-import { createWorkflow, results, startCase, waitForEnd } from '../cases/support.js';
+import { caseStatus, createWorkflow, results, startCase, waitForEnd } from '../cases/support.js';
 import { Graph } from '../support/graphs.js';
 import { Receiver } from './receiver.js';
+import { callbacksOf, webhookSecret } from './support.js';
 
 describe('callbacks from real cases', () => {
   let svc: TestService;
@@ -37,20 +38,13 @@ describe('callbacks from real cases', () => {
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
     await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(1);
 
-    const secret = (await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`)).body
-      .secret as string;
+    const secret = await webhookSecret(svc);
     const call = hook.received[0]!;
     const payload = new Webhook(secret).verify(call.body, call.headers as Record<string, string>);
     expect(payload).toEqual({ caseId, status: 'COMPLETED', results: await results(svc, caseId) });
 
     await expect
-      .poll(
-        async () =>
-          (
-            (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ status: string }>
-          )[0]?.status,
-        { timeout: 10_000 },
-      )
+      .poll(async () => (await callbacksOf(svc, caseId)).deliveries[0]?.status, { timeout: 10_000 })
       .toBe('delivered');
   });
 
@@ -60,11 +54,7 @@ describe('callbacks from real cases', () => {
     receivers.push(hook);
     const caseId = await startCase(svc, workflowId, { greeting: 'fast' }, { callbackUrl: hook.url });
     await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(1);
-    const [delivery] = (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{
-      status: string;
-      workflowId: string;
-      attempts: unknown[];
-    }>;
+    const [delivery] = (await callbacksOf(svc, caseId)).deliveries;
     expect(delivery).toMatchObject({ status: 'delivered', workflowId: `case-${caseId}` });
     expect(delivery?.attempts).toHaveLength(1);
     const { client } = svc.service.context.temporal;
@@ -76,11 +66,12 @@ describe('callbacks from real cases', () => {
   it('lists no delivery and refuses to redeliver for a case run without a callbackUrl', async () => {
     const caseId = await startCase(svc, workflowId, { greeting: 'quiet' });
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
-    const listed = await svc.request('GET', `/api/v1/case/${caseId}/callbacks`);
-    expect(listed.status).toBe(200);
-    expect(listed.body).toEqual({ caseId, deliveries: [] });
-    const redeliver = await svc.request('POST', `/api/v1/case/${caseId}/callbacks/redeliver`);
-    expect(redeliver.body).toMatchObject({ statusCode: 409, errorCode: 'CONFLICT' });
+    expect(await callbacksOf(svc, caseId)).toEqual({ caseId, deliveries: [] });
+    const redeliver = await refused(
+      svc.client.POST('/api/v1/case/{caseId}/callbacks/redeliver', { params: { path: { caseId } } }),
+      409,
+    );
+    expect(redeliver).toMatchObject({ statusCode: 409, errorCode: 'CONFLICT' });
   });
 
   it('never holds the case back while the receiver is down, and delivers later', async () => {
@@ -93,23 +84,12 @@ describe('callbacks from real cases', () => {
     );
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
     await expect
-      .poll(
-        async () =>
-          (
-            (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{
-              attemptCount: number;
-            }>
-          )[0]?.attemptCount ?? 0,
-        {
-          timeout: 15_000,
-        },
-      )
+      .poll(async () => (await callbacksOf(svc, caseId)).deliveries[0]?.attemptCount ?? 0, {
+        timeout: 15_000,
+      })
       .toBeGreaterThanOrEqual(1);
-    const pending = (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{
-      status: string;
-    }>;
-    expect(pending[0]?.status).toBe('pending');
-    expect((await svc.request('GET', `/api/v1/case/${caseId}/status`)).body.status).toBe('COMPLETED');
+    expect((await callbacksOf(svc, caseId)).deliveries[0]?.status).toBe('pending');
+    expect((await caseStatus(svc, caseId)).status).toBe('COMPLETED');
 
     const hook = new Receiver();
     await hook.listen(port);
@@ -122,18 +102,9 @@ describe('callbacks from real cases', () => {
     });
     // Attempt 1 was the case run's own; the retry workflow carried on from attempt 2, numbering without gaps or repeats.
     await expect
-      .poll(
-        async () =>
-          (
-            (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{ status: string }>
-          )[0]?.status,
-        { timeout: 10_000 },
-      )
+      .poll(async () => (await callbacksOf(svc, caseId)).deliveries[0]?.status, { timeout: 10_000 })
       .toBe('delivered');
-    const [delivery] = (await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body.deliveries as Array<{
-      workflowId: string;
-      attempts: Array<{ attempt: number }>;
-    }>;
+    const [delivery] = (await callbacksOf(svc, caseId)).deliveries;
     expect(delivery?.workflowId).toBe(`callback-${caseId}`);
     const numbers = delivery?.attempts.map((a) => a.attempt) ?? [];
     expect(numbers).toEqual(numbers.map((_n, i) => i + 1));

@@ -1,26 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import type { CallbackAttempt } from '../../src/domain/callback-records.js';
 import type { CallbackDeliveryInput } from '../../src/temporal/contracts/callback-delivery.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import { freePort } from '../../src/net/free-port.js';
 import { Receiver } from './receiver.js';
 import { startWorkflow } from '../../src/temporal/contracts/start.js';
 import { callbackDeliveryContract } from '../../src/temporal/contracts/callback-delivery.js';
-import { newKey, newWorkspace } from '../support/keys.js';
+import { clientFor, newKey, newWorkspace } from '../support/keys.js';
+import { callbacksOf, webhookSecret } from './support.js';
 
-interface DeliveryView {
-  id: string;
-  url: string;
-  status: string;
-  attemptCount: number;
-  nextAttemptAt: string | null;
-  workflowId: string;
-  payload: unknown;
-  // The API lists the stored attempts as they are.
-  attempts: CallbackAttempt[];
-}
+type DeliveryView = Awaited<ReturnType<typeof callbacksOf>>['deliveries'][number];
 
 // A short schedule so retries happen within a test: 1 s, 2 s, 2 s, … for at most 6 s. (Temporal's timers
 // have about one second of granularity, so shorter intervals would not show the backoff.)
@@ -63,18 +53,12 @@ describe('case completion callbacks', () => {
     });
   }
 
-  async function deliveries(caseId: string, key?: string): Promise<DeliveryView[]> {
-    const res = await svc.request('GET', `/api/v1/case/${caseId}/callbacks`, key ? { key } : {});
-    expect(res.status).toBe(200);
-    return (res.body as { deliveries: DeliveryView[] }).deliveries;
-  }
-
-  async function currentSecret(): Promise<string> {
-    const res = await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`);
-    expect(res.status).toBe(200);
-    expect(res.headers.get('cache-control')).toBe('no-store');
-    return (res.body as { secret: string }).secret;
-  }
+  const deliveries = async (caseId: string, key?: string) => (await callbacksOf(svc, caseId, key)).deliveries;
+  const currentSecret = () => webhookSecret(svc);
+  const redeliver = (caseId: string, key?: string) =>
+    (key ? clientFor(svc, key) : svc.client).POST('/api/v1/case/{caseId}/callbacks/redeliver', {
+      params: { path: { caseId } },
+    });
 
   beforeAll(async () => {
     svc = await startTestService({ config: { callbacks: schedule } });
@@ -256,23 +240,18 @@ describe('case completion callbacks', () => {
     await (await startDelivery(args)).result();
 
     const readOnly = (await newKey(svc, ['case:read'], { userId: svc.userId })).key;
-    expect(
-      (await svc.request('POST', `/api/v1/case/${args.caseId}/callbacks/redeliver`, { key: readOnly })).status,
-    ).toBe(403);
+    await refused(redeliver(args.caseId, readOnly), 403);
     expect((await svc.request('POST', `/api/v1/case/${args.caseId}/callbacks/redeliver`, { key: null })).status).toBe(
       401,
     );
-    expect((await svc.request('POST', `/api/v1/case/not-a-uuid/callbacks/redeliver`)).body).toMatchObject({
+    expect(await refused(redeliver('not-a-uuid'), 400)).toMatchObject({
       statusCode: 400,
       errorCode: 'VALIDATION_ERROR',
     });
-    const unknown = await svc.request('POST', `/api/v1/case/${randomUUID()}/callbacks/redeliver`);
-    expect(unknown.body).toMatchObject({ statusCode: 404, errorCode: 'NOT_FOUND' });
+    expect(await refused(redeliver(randomUUID()), 404)).toMatchObject({ statusCode: 404, errorCode: 'NOT_FOUND' });
     expect(await deliveries(args.caseId, readOnly)).toHaveLength(1);
 
-    const res = await svc.request('POST', `/api/v1/case/${args.caseId}/callbacks/redeliver`);
-    expect(res.status).toBe(202);
-    const { deliveryId, workflowId } = res.body as { deliveryId: string; workflowId: string };
+    const { deliveryId, workflowId } = await answered(redeliver(args.caseId), 202);
     expect(workflowId).toBe(`callback-${args.caseId}-redeliver-1`);
     expect(deliveryId).not.toBe(args.deliveryId);
     const result = await svc.service.context.temporal.client.workflow.getHandle(workflowId).result();
@@ -293,29 +272,33 @@ describe('case completion callbacks', () => {
       [args.deliveryId, 'delivered', `callback-${args.caseId}`],
       [deliveryId, 'delivered', workflowId],
     ]);
-    const second = await svc.request('POST', `/api/v1/case/${args.caseId}/callbacks/redeliver`);
-    expect((second.body as { workflowId: string }).workflowId).toBe(`callback-${args.caseId}-redeliver-2`);
-    await svc.service.context.temporal.client.workflow
-      .getHandle((second.body as { workflowId: string }).workflowId)
-      .result();
+    const second = await answered(redeliver(args.caseId), 202);
+    expect(second.workflowId).toBe(`callback-${args.caseId}-redeliver-2`);
+    await svc.service.context.temporal.client.workflow.getHandle(second.workflowId).result();
   });
 
   it('rotates the secret: the new one is shown, and the old one still verifies during the overlap', async () => {
     const before = await currentSecret();
-    const readOnly = (await newKey(svc, ['case:read'], { userId: svc.userId })).key;
-    expect(
-      (await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`, { key: readOnly })).status,
-    ).toBe(403);
-    expect(
-      (await svc.request('POST', `/api/v1/workspace/${svc.workspaceId}/webhook-secret/rotate`, { key: readOnly }))
-        .status,
-    ).toBe(403);
-    expect((await svc.request('POST', `/api/v1/workspace/${randomUUID()}/webhook-secret/rotate`)).status).toBe(404);
+    // A header check: the secret is never cached.
+    const shown = await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`);
+    expect(shown.headers.get('cache-control')).toBe('no-store');
+    const readOnly = clientFor(svc, (await newKey(svc, ['case:read'], { userId: svc.userId })).key);
+    const workspace = (workspaceId: string) => ({ params: { path: { workspaceId } } });
+    await refused(readOnly.GET('/api/v1/workspace/{workspaceId}/webhook-secret', workspace(svc.workspaceId)), 403);
+    await refused(
+      readOnly.POST('/api/v1/workspace/{workspaceId}/webhook-secret/rotate', workspace(svc.workspaceId)),
+      403,
+    );
+    await refused(
+      svc.client.POST('/api/v1/workspace/{workspaceId}/webhook-secret/rotate', workspace(randomUUID())),
+      404,
+    );
     expect(await currentSecret()).toBe(before);
 
-    const rotated = await svc.request('POST', `/api/v1/workspace/${svc.workspaceId}/webhook-secret/rotate`);
-    expect(rotated.status).toBe(200);
-    const after = rotated.body as { secret: string; previousValidUntil: string | null };
+    const after = await answered(
+      svc.client.POST('/api/v1/workspace/{workspaceId}/webhook-secret/rotate', workspace(svc.workspaceId)),
+      200,
+    );
     expect(after.secret).not.toBe(before);
     expect(Date.parse(after.previousValidUntil ?? '')).toBeGreaterThan(Date.now());
     expect(await currentSecret()).toBe(after.secret);
@@ -330,10 +313,11 @@ describe('case completion callbacks', () => {
   });
 
   it('answers the callbacks list with 400, 401, 404 and 403 in the error shape', async () => {
-    expect((await svc.request('GET', '/api/v1/case/nope/callbacks')).status).toBe(400);
+    const list = (caseId: string, key?: string) =>
+      (key ? clientFor(svc, key) : svc.client).GET('/api/v1/case/{caseId}/callbacks', { params: { path: { caseId } } });
+    await refused(list('nope'), 400);
     expect((await svc.request('GET', `/api/v1/case/${randomUUID()}/callbacks`, { key: null })).status).toBe(401);
-    const missing = await svc.request('GET', `/api/v1/case/${randomUUID()}/callbacks`);
-    expect(missing.body).toMatchObject({ statusCode: 404, errorCode: 'NOT_FOUND' });
+    expect(await refused(list(randomUUID()), 404)).toMatchObject({ statusCode: 404, errorCode: 'NOT_FOUND' });
 
     const hook = await receiver();
     const args = input(hook.url);
@@ -341,9 +325,6 @@ describe('case completion callbacks', () => {
     const elsewhere = (
       await newKey(svc, ['case:full'], { userId: svc.userId, workspaceIds: [await newWorkspace(svc)] })
     ).key;
-    expect((await svc.request('GET', `/api/v1/case/${args.caseId}/callbacks`, { key: elsewhere })).body).toMatchObject({
-      statusCode: 403,
-      errorCode: 'FORBIDDEN',
-    });
+    expect(await refused(list(args.caseId, elsewhere), 403)).toMatchObject({ statusCode: 403, errorCode: 'FORBIDDEN' });
   });
 });

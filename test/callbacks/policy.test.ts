@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, unendingRateWindowMs, type TestService } from '../support/harness.js';
-import { createWorkflow, execute, initiate, startCase, waitForEnd } from '../cases/support.js';
+import { refused, startTestService, unendingRateWindowMs, type TestService } from '../support/harness.js';
+import { caseStatus, createWorkflow, execute, initiate, startCase, waitForEnd } from '../cases/support.js';
 import { Graph } from '../support/graphs.js';
-import { newCaller } from '../support/keys.js';
+import { clientFor, newCaller } from '../support/keys.js';
 import { ownUrlHost } from '../support/host-address.js';
 import { Receiver } from './receiver.js';
+import { callbacksOf } from './support.js';
 import { startWorkflow } from '../../src/temporal/contracts/start.js';
 import { callbackDeliveryContract } from '../../src/temporal/contracts/callback-delivery.js';
 
@@ -49,8 +50,8 @@ describe('callbackUrl under the outbound policy, as an attacker', () => {
       errorCode: 'VALIDATION_ERROR',
       metadata: { fields: [{ field: 'body.callbackUrl', message: expect.stringMatching(why ?? /./) }] },
     });
-    expect((await svc.request('GET', `/api/v1/case/${caseId}/status`)).body.status).toBe('PENDING');
-    expect((await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body).toEqual({ caseId, deliveries: [] });
+    expect((await caseStatus(svc, caseId)).status).toBe('PENDING');
+    expect(await callbacksOf(svc, caseId)).toEqual({ caseId, deliveries: [] });
   });
 });
 
@@ -106,8 +107,8 @@ describe('callbacks with loopback allowed by the operator', () => {
       ],
     });
     expect(await handle.result()).toMatchObject({ status: 'failed', attempts: 1 });
-    const listed = await svc.request('GET', `/api/v1/case/${caseId}/callbacks`);
-    expect((listed.body.deliveries as Array<{ attempts: unknown[] }>)[0]!.attempts).toEqual([
+    const listed = await callbacksOf(svc, caseId);
+    expect(listed.deliveries[0]!.attempts).toEqual([
       expect.objectContaining({ responseStatus: null, responseBody: null, error: expect.stringContaining('metadata') }),
     ]);
   });
@@ -119,6 +120,7 @@ describe('callbacks with loopback allowed by the operator', () => {
     await waitForEnd(svc, second);
     await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(2);
 
+    // Raw: the test reads the RateLimit and Retry-After headers.
     const redeliver = (caseId: string) => svc.request('POST', `/api/v1/case/${caseId}/callbacks/redeliver`);
     const ok = await redeliver(first);
     expect(ok.status, ok.text).toBe(202);
@@ -135,13 +137,12 @@ describe('callbacks with loopback allowed by the operator', () => {
     expect(workspaceLimited.status).toBe(429);
     expect(workspaceLimited.body.message).toContain('workspace');
 
-    const attacker = (await newCaller(svc, ['case:full'])).key;
-    expect((await svc.request('GET', `/api/v1/case/${first}/callbacks`, { key: attacker })).body).toMatchObject({
-      statusCode: 404,
-      errorCode: 'NOT_FOUND',
-    });
-    expect(
-      (await svc.request('POST', `/api/v1/case/${first}/callbacks/redeliver`, { key: attacker })).body,
-    ).toMatchObject({ statusCode: 404, errorCode: 'NOT_FOUND' });
+    const attacker = clientFor(svc, (await newCaller(svc, ['case:full'])).key);
+    const path = { params: { path: { caseId: first } } };
+    const notFound = { statusCode: 404, errorCode: 'NOT_FOUND' };
+    expect(await refused(attacker.GET('/api/v1/case/{caseId}/callbacks', path), 404)).toMatchObject(notFound);
+    expect(await refused(attacker.POST('/api/v1/case/{caseId}/callbacks/redeliver', path), 404)).toMatchObject(
+      notFound,
+    );
   });
 });

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newCaller } from '../support/keys.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { clientFor, newCaller } from '../support/keys.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import {
   createIntegration,
   created,
   credential,
   expectError,
   newAuthor,
+  readIntegration,
   type Author,
   type Created,
 } from './support.js';
@@ -91,7 +92,7 @@ describe('catalog permissions', () => {
       403,
       'Integration: Full',
     );
-    expect((await svc.request('GET', '/api/v1/integration', { key: reader.key })).status).toBe(200);
+    await answered(clientFor(svc, reader.key).GET('/api/v1/integration'), 200);
     const none = await newCaller(svc, ['code:full']);
     expectError(await svc.request('GET', '/api/v1/integration', { key: none.key }), 403, 'Integration: Read');
     expectError(await svc.request('GET', '/api/v1/provider', { key: none.key }), 403, 'Integration: Read');
@@ -104,15 +105,13 @@ describe('catalog permissions', () => {
       403,
       'not organization-scoped',
     );
-    expect((await svc.request('GET', '/api/v1/integration', { key: scoped.key })).status).toBe(200);
+    await answered(clientFor(svc, scoped.key).GET('/api/v1/integration'), 200);
   });
 
   it("hides another organization's integration from reads (404) and refuses writes to it (403)", async () => {
     const attacker = await newAuthor(svc);
-    const detail = (await svc.request('GET', `/api/v1/integration/${mine.id}`, { key: author.key })).body as {
-      actions: Array<{ id: string; versionId: string }>;
-      credentials: Array<{ id: string; versionId: string }>;
-    };
+    const readMine = () => readIntegration(svc, author.key, mine.id);
+    const detail = await readMine();
     const action = detail.actions[0];
     const cred = detail.credentials[0];
     if (!action || !cred) throw new Error('fixture has an action and a credential');
@@ -124,8 +123,8 @@ describe('catalog permissions', () => {
     ]) {
       expectError(await svc.request('GET', path, { key: attacker.key }), 404);
     }
-    const list = await svc.request('GET', '/api/v1/integration', { key: attacker.key });
-    expect((list.body.integrations as Array<{ id: string }>).map((i) => i.id)).not.toContain(mine.id);
+    const list = await answered(clientFor(svc, attacker.key).GET('/api/v1/integration'), 200);
+    expect(list.integrations.map((i) => i.id)).not.toContain(mine.id);
 
     const cred2 = await svc.request('POST', `/api/v1/integration/v/${mine.versionId}/credential`, {
       body: { credential: credential({ authType: 'jwt' }) },
@@ -157,8 +156,7 @@ describe('catalog permissions', () => {
       'another organization',
     );
     // Nothing moved: still version 1 with its own name.
-    const still = await svc.request('GET', `/api/v1/integration/${mine.id}`, { key: author.key });
-    expect(still.body).toMatchObject({ versionNumber: 1, name: 'Echo service' });
+    expect(await readMine()).toMatchObject({ versionNumber: 1, name: 'Echo service' });
   });
 
   // Every JSON body may be over the size limit: 413 on each POST and PATCH (implied-responses.ts).

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { integrationCreatedResponse } from '../../src/api/schemas/catalog.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
+import { clientFor } from '../support/keys.js';
 import {
   action,
   createIntegration,
@@ -29,15 +30,13 @@ describe('POST /api/v1/integration', () => {
   });
 
   it('creates an integration with its actions and credential and answers every required field', async () => {
-    const res = await createIntegration(svc, author, {
+    const body = await created(svc, author, {
       description: 'Echoes text',
       isBeta: true,
       isNew: true,
       actions: [action(), action({ name: 'Second', code: undefined })],
       credential: credential(),
     });
-    expect(res.status, res.text).toBe(201);
-    const body = res.body;
     expect(Object.keys(body).sort()).toEqual(
       [
         'id',
@@ -69,23 +68,21 @@ describe('POST /api/v1/integration', () => {
     expect(body).not.toHaveProperty('isBeta');
     expect(integrationCreatedResponse.safeParse(body).success).toBe(true);
     expect(body.id).not.toBe(body.versionId);
-    const actions = body.createdActions as Array<Record<string, string>>;
-    expect(actions.map((a) => a.name)).toEqual(['Echo', 'Second']);
-    for (const a of actions) expect(a.actionId).not.toBe(a.actionVersionId);
+    expect(body.createdActions.map((a) => a.name)).toEqual(['Echo', 'Second']);
+    for (const a of body.createdActions) expect(a.actionId).not.toBe(a.actionVersionId);
     expect(body.createdCredential).toMatchObject({ name: 'API key' });
   });
 
   it('answers createdCredential null and an empty createdActions when none were sent', async () => {
-    const res = await createIntegration(svc, author, {
+    const body = await created(svc, author, {
       actions: undefined,
       requiredPlan: 'scale',
       status: 'soon',
       icon: pngIcon,
     });
-    expect(res.status, res.text).toBe(201);
-    expect(res.body.createdCredential).toBeNull();
-    expect(res.body.createdActions).toEqual([]);
-    expect(res.body).toMatchObject({ requiredPlan: 'scale', status: 'soon', description: null });
+    expect(body.createdCredential).toBeNull();
+    expect(body.createdActions).toEqual([]);
+    expect(body).toMatchObject({ requiredPlan: 'scale', status: 'soon', description: null });
   });
 
   it.each([
@@ -156,7 +153,7 @@ describe('POST /api/v1/integration', () => {
     ],
     [
       'an unknown allowed type',
-      { actions: [action({ inputs: { text: { ...field('text'), allowedTypes: [{ type: 'blob' }] } } })] },
+      { actions: [{ ...action(), inputs: { text: { ...field('text'), allowedTypes: [{ type: 'blob' }] } } }] },
       'allowedTypes.0.type',
     ],
     [
@@ -284,7 +281,7 @@ describe('POST /api/v1/integration', () => {
     ],
     [
       'a credential with an unknown authType',
-      { credential: credential({ authType: 'password' }) },
+      { credential: { ...credential(), authType: 'password' } },
       'body.integration.credential.authType',
     ],
   ])('refuses %s with 400', async (_label, overrides, fieldPath) => {
@@ -305,25 +302,26 @@ describe('POST /api/v1/integration', () => {
       ...field('text', ['str'], { tags: Array.from({ length: 20 }, (_, i) => `t${i}`), default: 'hello' }),
       allowedTypes: [
         {
-          type: 'array',
-          typeDefinition: { item: { ...field('item'), allowedTypes: [{ type: 'object', typeDefinition: nested }] } },
+          type: 'array' as const,
+          typeDefinition: {
+            item: { ...field('item'), allowedTypes: [{ type: 'object' as const, typeDefinition: nested }] },
+          },
         },
-        ...['int', 'float', 'bool', 'str', 'object', 'file', 'date', 'binary', 'json_string', 'node'].map((type) => ({
-          type,
-        })),
+        ...(['int', 'float', 'bool', 'str', 'object', 'file', 'date', 'binary', 'json_string', 'node'] as const).map(
+          (type) => ({ type }),
+        ),
       ],
     };
     const actions = [
       action({ inputs: { text: wide } }),
       ...Array.from({ length: 49 }, (_, i) => action({ name: `a${i}`, code: undefined })),
     ];
-    const res = await createIntegration(svc, author, {
+    const body = await created(svc, author, {
       category: ['a', 'b', 'c', 'd', 'e'],
       actions,
       name: 'n'.repeat(255),
     });
-    expect(res.status, res.text).toBe(201);
-    expect(res.body.createdActions).toHaveLength(50);
+    expect(body.createdActions).toHaveLength(50);
   });
 
   it.each([
@@ -349,9 +347,8 @@ describe('POST /api/v1/integration', () => {
     const violations = (res.body.metadata as { violations: Array<{ line: number; message: string }> }).violations;
     expect(violations[0]?.line).toBe(1);
     expect(violations[0]?.message).toContain('subprocess');
-    const list = await svc.request('GET', '/api/v1/integration', { key: author.key });
-    expect(list.status).toBe(200);
-    expect((list.body.integrations as Array<{ name: string }>).map((i) => i.name)).not.toContain(name);
+    const list = await answered(clientFor(svc, author.key).GET('/api/v1/integration'), 200);
+    expect(list.integrations.map((i) => i.name)).not.toContain(name);
     const rows = await svc.service.context.store.db
       .selectFrom('integration_versions')
       .select('id')
@@ -388,10 +385,7 @@ describe('POST /api/v1/integration', () => {
         ...field(`l${level}`),
         allowedTypes: [{ type: 'object', typeDefinition: { [inner.variableName]: inner } }],
       };
-    const res = await createIntegration(svc, author, {
-      actions: [action({ inputs: { text: { ...inner, variableName: 'text' } } })],
-    });
-    expect(res.status, res.text).toBe(201);
+    await created(svc, author, { actions: [action({ inputs: { text: { ...inner, variableName: 'text' } } })] });
   });
 
   it('rolls back the whole creation when a write fails half-way', async () => {
@@ -406,16 +400,22 @@ describe('POST /api/v1/integration', () => {
 
   it('takes the organization from the key only', async () => {
     const other = await newAuthor(svc);
-    const mine = await created(svc, author, { organizationId: other.organizationId });
-    const theirs = await svc.request('GET', `/api/v1/integration/${mine.id}`, { key: other.key });
-    expectError(theirs, 404);
+    // organizationId is no field of the body: sent untyped.
+    const mine = await createIntegration(svc, author, { organizationId: other.organizationId });
+    expect(mine.status, mine.text).toBe(201);
+    const theirs = await refused(
+      clientFor(svc, other.key).GET('/api/v1/integration/{integrationId}', {
+        params: { path: { integrationId: String(mine.body.id) } },
+      }),
+      404,
+    );
+    expect(theirs.statusCode).toBe(404);
   });
 
   it('creates and lists providers per organization', async () => {
     const other = await newAuthor(svc);
-    const mine = await svc.request('GET', '/api/v1/provider', { key: author.key });
-    expect(mine.status).toBe(200);
-    const ids = (mine.body.providers as Array<{ id: string }>).map((p) => p.id);
+    const mine = await answered(clientFor(svc, author.key).GET('/api/v1/provider'), 200);
+    const ids = mine.providers.map((p) => p.id);
     expect(ids).toContain(author.providerId);
     expect(ids).not.toContain(other.providerId);
     expectError(

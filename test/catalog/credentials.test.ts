@@ -1,23 +1,32 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newCaller } from '../support/keys.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { clientFor, newCaller } from '../support/keys.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import {
   created,
   credential,
   expectError,
+  expectRefused,
   failedFields,
   newAuthor,
   pngIcon,
+  readIntegration,
   type Author,
   type Created,
+  type CredentialInput,
 } from './support.js';
 
 describe('POST /api/v1/integration/v/{integrationVersionId}/credential', () => {
   let svc: TestService;
   let author: Author;
   let integration: Created;
-  const post = (versionId: string, body: unknown, key = author.key) =>
-    svc.request('POST', `/api/v1/integration/v/${versionId}/credential`, { body, key });
+  const create = (versionId: string, body: CredentialInput, key = author.key) =>
+    clientFor(svc, key).POST('/api/v1/integration/v/{integrationVersionId}/credential', {
+      params: { path: { integrationVersionId: versionId } },
+      body: { credential: body },
+    });
+  /** Untyped: the refusals send bodies the contract forbids. */
+  const post = (versionId: string, body: unknown) =>
+    svc.request('POST', `/api/v1/integration/v/${versionId}/credential`, { body, key: author.key });
   beforeAll(async () => {
     svc = await startTestService();
     author = await newAuthor(svc);
@@ -28,25 +37,28 @@ describe('POST /api/v1/integration/v/{integrationVersionId}/credential', () => {
   });
 
   it('creates a credential template and echoes the inputs with defaults filled in', async () => {
-    const res = await post(integration.versionId, {
-      credential: credential({
-        authType: 'custom_header_auth',
-        description: 'Header auth',
-        inputs: {
-          header: {
-            displayName: 'Header',
-            variableName: 'header',
-            type: 'str',
-            isSecret: false,
-            default: 'X-Api-Key',
-            placeholder: 'X-...',
+    const body = await answered(
+      create(
+        integration.versionId,
+        credential({
+          authType: 'custom_header_auth',
+          description: 'Header auth',
+          inputs: {
+            header: {
+              displayName: 'Header',
+              variableName: 'header',
+              type: 'str',
+              isSecret: false,
+              default: 'X-Api-Key',
+              placeholder: 'X-...',
+            },
+            value: { displayName: 'Value', variableName: 'value', type: 'str', order: 2 },
           },
-          value: { displayName: 'Value', variableName: 'value', type: 'str', order: 2 },
-        },
-      }),
-    });
-    expect(res.status, res.text).toBe(201);
-    expect(res.body).toMatchObject({
+        }),
+      ),
+      201,
+    );
+    expect(body).toMatchObject({
       name: 'API key',
       description: 'Header auth',
       status: 'active',
@@ -79,63 +91,47 @@ describe('POST /api/v1/integration/v/{integrationVersionId}/credential', () => {
         },
       },
     });
-    for (const key of ['id', 'versionId', 'createdAt']) expect(typeof res.body[key]).toBe('string');
-    expect(Number.isNaN(Date.parse(String(res.body.createdAt)))).toBe(false);
-    expect(res.body.id).not.toBe(res.body.versionId);
+    for (const key of ['id', 'versionId', 'createdAt'] as const) expect(typeof body[key]).toBe('string');
+    expect(Number.isNaN(Date.parse(body.createdAt))).toBe(false);
+    expect(body.id).not.toBe(body.versionId);
   });
 
   it('defaults authType to api_key and answers 409 for a second credential of the same authType', async () => {
     const fresh = await created(svc, author);
-    const first = await post(fresh.versionId, { credential: credential() });
-    expect(first.status, first.text).toBe(201);
-    expect(first.body.authType).toBe('api_key');
-    expectError(await post(fresh.versionId, { credential: credential({ name: 'again' }) }), 409, 'api_key');
-    expect((await post(fresh.versionId, { credential: credential({ authType: 'jwt' }) })).status).toBe(201);
+    const first = await answered(create(fresh.versionId, credential()), 201);
+    expect(first.authType).toBe('api_key');
+    await expectRefused(create(fresh.versionId, credential({ name: 'again' })), 409, 'api_key');
+    await answered(create(fresh.versionId, credential({ authType: 'jwt' })), 201);
   });
 
   it('answers 409 after an inline credential of the same authType', async () => {
     const withInline = await created(svc, author, { credential: credential({ authType: 'oauth', inputs: {} }) });
     expect(withInline.createdCredential).not.toBeNull();
-    expectError(await post(withInline.versionId, { credential: credential({ authType: 'oauth', inputs: {} }) }), 409);
+    await expectRefused(create(withInline.versionId, credential({ authType: 'oauth', inputs: {} })), 409);
   });
 
   it('lets only one of two concurrent credentials of the same authType in', async () => {
     const fresh = await created(svc, author);
     const results = await Promise.all(
-      Array.from({ length: 4 }, () => post(fresh.versionId, { credential: credential({ authType: 'access_token' }) })),
+      Array.from({ length: 4 }, () => create(fresh.versionId, credential({ authType: 'access_token' }))),
     );
-    expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
+    expect(results.map((r) => r.response.status).sort()).toEqual([201, 409, 409, 409]);
   });
 
   it('answers 404 for the integration id, an unknown version or a malformed id', async () => {
-    expectError(await post(integration.id, { credential: credential() }), 404);
-    expectError(await post(crypto.randomUUID(), { credential: credential() }), 404);
-    expectError(
-      await post('not-a-uuid', { credential: credential() }),
-      404,
-      'Integration version not-a-uuid does not exist',
-    );
+    await expectRefused(create(integration.id, credential()), 404);
+    await expectRefused(create(crypto.randomUUID(), credential()), 404);
+    await expectRefused(create('not-a-uuid', credential()), 404, 'Integration version not-a-uuid does not exist');
   });
 
   it('answers 403 for another organization, an unverified organization or a missing grant', async () => {
     const attacker = await newAuthor(svc);
-    expectError(
-      await post(integration.versionId, { credential: credential({ authType: 'other' }) }, attacker.key),
-      403,
-      'another organization',
-    );
+    const other = credential({ authType: 'other' });
+    await expectRefused(create(integration.versionId, other, attacker.key), 403, 'another organization');
     const unverified = await newCaller(svc, ['integration:full'], { verified: false });
-    expectError(
-      await post(integration.versionId, { credential: credential({ authType: 'other' }) }, unverified.key),
-      403,
-      'not verified',
-    );
+    await expectRefused(create(integration.versionId, other, unverified.key), 403, 'not verified');
     const reader = await newCaller(svc, ['integration:read']);
-    expectError(
-      await post(integration.versionId, { credential: credential({ authType: 'other' }) }, reader.key),
-      403,
-      'Integration: Full',
-    );
+    await expectRefused(create(integration.versionId, other, reader.key), 403, 'Integration: Full');
   });
 
   it.each([
@@ -147,7 +143,7 @@ describe('POST /api/v1/integration/v/{integrationVersionId}/credential', () => {
       { credential: credential({ description: 'd'.repeat(2049) }) },
       'body.credential.description',
     ],
-    ['an unknown status', { credential: credential({ status: 'paused' }) }, 'body.credential.status'],
+    ['an unknown status', { credential: { ...credential(), status: 'paused' } }, 'body.credential.status'],
     [
       'an input whose key is not its variableName',
       { credential: credential({ inputs: { a: { displayName: 'A', variableName: 'b', type: 'str' } } }) },
@@ -155,12 +151,12 @@ describe('POST /api/v1/integration/v/{integrationVersionId}/credential', () => {
     ],
     [
       'an input of an unknown type',
-      { credential: credential({ inputs: { a: { displayName: 'A', variableName: 'a', type: 'secret' } } }) },
+      { credential: { ...credential(), inputs: { a: { displayName: 'A', variableName: 'a', type: 'secret' } } } },
       'inputs.a.type',
     ],
     [
       'an input without displayName',
-      { credential: credential({ inputs: { a: { variableName: 'a', type: 'str' } } }) },
+      { credential: { ...credential(), inputs: { a: { variableName: 'a', type: 'str' } } } },
       'inputs.a.displayName',
     ],
     [
@@ -185,7 +181,6 @@ describe('POST /api/v1/integration/v/{integrationVersionId}/credential', () => {
       failedFields(res).some((f) => f.includes(fieldPath)),
       JSON.stringify(failedFields(res)),
     ).toBe(true);
-    const detail = await svc.request('GET', `/api/v1/integration/${fresh.id}`, { key: author.key });
-    expect(detail.body.credentials).toEqual([]);
+    expect((await readIntegration(svc, author.key, fresh.id)).credentials).toEqual([]);
   });
 });

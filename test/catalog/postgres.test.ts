@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogRepo } from '../../src/store/catalog-repo.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
+import { clientFor } from '../support/keys.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 import {
   action,
@@ -11,6 +12,7 @@ import {
   expectRollbackHalfWay,
   integration,
   newAuthor,
+  readIntegration,
   type Author,
 } from './support.js';
 
@@ -30,8 +32,7 @@ describe('the catalog on Postgres', () => {
 
   it('creates all or nothing, and reads back actions and credentials', async () => {
     const ok = await created(svc, author, { actions: [action(), action({ name: 'Two' })], credential: credential() });
-    const detail = await svc.request('GET', `/api/v1/integration/${ok.id}`, { key: author.key });
-    expect(detail.body).toMatchObject({
+    expect(await readIntegration(svc, author.key, ok.id)).toMatchObject({
       versionId: ok.versionId,
       actions: [{ name: 'Echo' }, { name: 'Two' }],
       credentials: [{ authType: 'api_key' }],
@@ -60,12 +61,15 @@ describe('the catalog on Postgres', () => {
     const body = { integration: integration(author.providerId, { name: `race-${key}` }) };
     const results = await Promise.all(
       Array.from({ length: 5 }, () =>
-        svc.request('POST', '/api/v1/integration', { body, key: author.key, headers: { 'Idempotency-Key': key } }),
+        clientFor(svc, author.key).POST('/api/v1/integration', {
+          body,
+          params: { header: { 'idempotency-key': key } },
+        }),
       ),
     );
-    expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
-    expect(new Set(results.map((r) => r.body.id)).size).toBe(1);
-    expect(results.filter((r) => r.headers.get('idempotency-replayed') === 'true')).toHaveLength(4);
+    expect(results.map((r) => r.response.status)).toEqual([201, 201, 201, 201, 201]);
+    expect(new Set(results.map((r) => r.data?.id)).size).toBe(1);
+    expect(results.filter((r) => r.response.headers.get('idempotency-replayed') === 'true')).toHaveLength(4);
     expect(
       await svc.service.context.store.db
         .selectFrom('integration_versions')
@@ -77,25 +81,28 @@ describe('the catalog on Postgres', () => {
 
   it('keeps one credential per authType under concurrency, and versions under concurrent updates', async () => {
     const fresh = await created(svc, author);
+    const client = clientFor(svc, author.key);
     const creds = await Promise.all(
       Array.from({ length: 4 }, () =>
-        svc.request('POST', `/api/v1/integration/v/${fresh.versionId}/credential`, {
+        client.POST('/api/v1/integration/v/{integrationVersionId}/credential', {
+          params: { path: { integrationVersionId: fresh.versionId } },
           body: { credential: credential() },
-          key: author.key,
         }),
       ),
     );
-    expect(creds.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
+    expect(creds.map((r) => r.response.status).sort()).toEqual([201, 409, 409, 409]);
     const updates = await Promise.all(
       Array.from({ length: 4 }, (_, i) =>
-        svc.request('PATCH', `/api/v1/integration/${fresh.id}`, {
-          body: { integration: { name: `n${i}` } },
-          key: author.key,
-        }),
+        answered(
+          client.PATCH('/api/v1/integration/{integrationId}', {
+            params: { path: { integrationId: fresh.id } },
+            body: { integration: { name: `n${i}` } },
+          }),
+          200,
+        ),
       ),
     );
-    expect(updates.map((r) => r.status)).toEqual([200, 200, 200, 200]);
-    expect(updates.map((r) => r.body.versionNumber).sort()).toEqual([2, 3, 4, 5]);
+    expect(updates.map((r) => r.versionNumber).sort()).toEqual([2, 3, 4, 5]);
   });
 
   it('keeps an integration at 50 actions when additions race for the last place', async () => {
@@ -104,15 +111,14 @@ describe('the catalog on Postgres', () => {
     });
     const adds = await Promise.all(
       Array.from({ length: 3 }, (_, i) =>
-        svc.request('POST', `/api/v1/integration/v/${fresh.versionId}/action`, {
+        clientFor(svc, author.key).POST('/api/v1/integration/v/{integrationVersionId}/action', {
+          params: { path: { integrationVersionId: fresh.versionId } },
           body: { action: action({ name: `r${i}`, code: undefined }) },
-          key: author.key,
         }),
       ),
     );
-    expect(adds.map((r) => r.status).sort()).toEqual([201, 400, 400]);
-    const detail = await svc.request('GET', `/api/v1/integration/${fresh.id}`, { key: author.key });
-    expect(detail.body.actions).toHaveLength(50);
+    expect(adds.map((r) => r.response.status).sort()).toEqual([201, 400, 400]);
+    expect((await readIntegration(svc, author.key, fresh.id)).actions).toHaveLength(50);
   });
 
   it("lists own and published integrations, never another organization's", async () => {
@@ -137,8 +143,8 @@ describe('the catalog on Postgres', () => {
     const pub = await repo.createIntegration(null, null, draft);
     const other = await newAuthor(svc);
     const theirs = await created(svc, other);
-    const list = await svc.request('GET', '/api/v1/integration', { key: author.key });
-    const ids = (list.body.integrations as Array<{ id: string; published: boolean }>).map((i) => i.id);
+    const list = await answered(clientFor(svc, author.key).GET('/api/v1/integration'), 200);
+    const ids = list.integrations.map((i) => i.id);
     expect(ids).toContain(pub.integration.id);
     expect(ids).not.toContain(theirs.id);
   });

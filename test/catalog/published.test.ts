@@ -3,9 +3,9 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newCaller } from '../support/keys.js';
-import { startTestService, type TestService } from '../support/harness.js';
-import { action, credential, expectError, integration, newAuthor, type Created } from './support.js';
+import { clientFor, newCaller } from '../support/keys.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
+import { action, credential, integration, newAuthor, type Created } from './support.js';
 
 const run = promisify(execFile);
 const projectRoot = path.resolve(import.meta.dirname, '../..');
@@ -13,7 +13,7 @@ const projectRoot = path.resolve(import.meta.dirname, '../..');
 describe('integrations published by the service (operator CLI)', () => {
   let svc: TestService;
   let providerId: string;
-  let published: Created;
+  let published: Pick<Created, 'id' | 'versionId' | 'createdActions' | 'createdCredential'>;
   /** The built CLI on the service's own data directory; stdout is JSON. */
   const cli = async (...args: string[]) => {
     const { stdout } = await run('node', [path.join(projectRoot, 'dist/src/cli/main.js'), ...args], {
@@ -57,45 +57,55 @@ describe('integrations published by the service (operator CLI)', () => {
 
   it('is visible to every organization, with its actions and credential templates', async () => {
     const reader = await newCaller(svc, ['integration:read'], { verified: false });
-    const list = await svc.request('GET', '/api/v1/integration', { key: reader.key });
-    expect(list.body.integrations).toEqual([
+    const client = clientFor(svc, reader.key);
+    const list = await answered(client.GET('/api/v1/integration'), 200);
+    expect(list.integrations).toEqual([
       expect.objectContaining({ id: published.id, published: true, name: 'Published echo' }),
     ]);
-    const detail = await svc.request('GET', `/api/v1/integration/v/${published.versionId}`, { key: reader.key });
-    expect(detail.status, detail.text).toBe(200);
-    expect(detail.body).toMatchObject({
+    const detail = await answered(
+      client.GET('/api/v1/integration/v/{integrationVersionId}', {
+        params: { path: { integrationVersionId: published.versionId } },
+      }),
+      200,
+    );
+    expect(detail).toMatchObject({
       published: true,
       actions: [{ versionId: published.createdActions[0]?.actionVersionId }],
     });
-    const cred = await svc.request(
-      'GET',
-      `/api/v1/integration/credential/v/${published.createdCredential?.credentialVersionId}`,
-      { key: reader.key },
+    await answered(
+      client.GET('/api/v1/integration/credential/v/{credentialVersionId}', {
+        params: { path: { credentialVersionId: published.createdCredential?.credentialVersionId ?? '' } },
+      }),
+      200,
     );
-    expect(cred.status).toBe(200);
   });
 
   it('cannot be changed by an organization, nor can its provider be borrowed', async () => {
     const author = await newAuthor(svc);
-    expectError(
-      await svc.request('PATCH', `/api/v1/integration/${published.id}`, {
+    const client = clientFor(svc, author.key);
+    const renamed = await refused(
+      client.PATCH('/api/v1/integration/{integrationId}', {
+        params: { path: { integrationId: published.id } },
         body: { integration: { name: 'mine' } },
-        key: author.key,
       }),
       403,
     );
-    const cred = await svc.request('POST', `/api/v1/integration/v/${published.versionId}/credential`, {
-      body: { credential: credential({ authType: 'jwt' }) },
-      key: author.key,
-    });
-    expectError(cred, 403, 'another organization');
-    const borrow = await svc.request('POST', '/api/v1/integration', {
-      body: { integration: integration(providerId) },
-      key: author.key,
-    });
-    expectError(borrow, 403, 'another organization');
-    const providers = await svc.request('GET', '/api/v1/provider', { key: author.key });
-    expect((providers.body.providers as Array<{ id: string }>).map((p) => p.id)).not.toContain(providerId);
+    expect(renamed.statusCode).toBe(403);
+    const cred = await refused(
+      client.POST('/api/v1/integration/v/{integrationVersionId}/credential', {
+        params: { path: { integrationVersionId: published.versionId } },
+        body: { credential: credential({ authType: 'jwt' }) },
+      }),
+      403,
+    );
+    expect(cred.message).toContain('another organization');
+    const borrow = await refused(
+      client.POST('/api/v1/integration', { body: { integration: integration(providerId) } }),
+      403,
+    );
+    expect(borrow.message).toContain('another organization');
+    const providers = await answered(client.GET('/api/v1/provider'), 200);
+    expect(providers.providers.map((p) => p.id)).not.toContain(providerId);
   });
 
   it('scans published action code too and publishes nothing when it is refused', async () => {

@@ -1,10 +1,11 @@
 import { expect } from 'vitest';
+import type { paths } from '../../src/client/index.js';
 import { CatalogRepo } from '../../src/store/catalog-repo.js';
-import type { TestService } from '../support/harness.js';
+import { answered, type TestService } from '../support/harness.js';
 import { field } from '../code/support.js';
-import { type Caller, newCaller } from '../support/keys.js';
+import { type Caller, clientFor, newCaller } from '../support/keys.js';
 
-export { expectError, failedFields, field } from '../code/support.js';
+export { expectError, expectRefused, failedFields, field } from '../code/support.js';
 
 export const pngIcon =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
@@ -18,7 +19,13 @@ export const actionCode = [
   '',
 ].join('\n');
 
-export function action(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+/** The integration a creation sends, as the OpenAPI document types it. */
+export type IntegrationInput =
+  paths['/api/v1/integration']['post']['requestBody']['content']['application/json']['integration'];
+export type ActionInput = NonNullable<IntegrationInput['actions']>[number];
+export type CredentialInput = NonNullable<IntegrationInput['credential']>;
+
+export function action(overrides: Partial<ActionInput> = {}): ActionInput {
   return {
     name: 'Echo',
     endpoint: 'https://api.example.com/echo',
@@ -29,7 +36,7 @@ export function action(overrides: Record<string, unknown> = {}): Record<string, 
   };
 }
 
-export function credential(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function credential(overrides: Partial<CredentialInput> = {}): CredentialInput {
   return {
     name: 'API key',
     icon: pngIcon,
@@ -39,7 +46,7 @@ export function credential(overrides: Record<string, unknown> = {}): Record<stri
 }
 
 /** An integration body every rule accepts; tests override one field at a time. */
-export function integration(providerId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function integration(providerId: string, overrides: Partial<IntegrationInput> = {}): IntegrationInput {
   return {
     name: 'Echo service',
     icon: svgIcon,
@@ -57,11 +64,11 @@ export interface Author extends Caller {
 
 export async function newAuthor(svc: TestService, options: Parameters<typeof newCaller>[2] = {}): Promise<Author> {
   const caller = await newCaller(svc, ['integration:full'], options);
-  const provider = await svc.request('POST', '/api/v1/provider', { body: { name: 'Acme' }, key: caller.key });
-  expect(provider.status, provider.text).toBe(201);
-  return { ...caller, providerId: String(provider.body.id) };
+  const provider = await answered(clientFor(svc, caller.key).POST('/api/v1/provider', { body: { name: 'Acme' } }), 201);
+  return { ...caller, providerId: provider.id };
 }
 
+/** Untyped on purpose: tests send overrides the contract refuses and read the 4xx, or check headers. */
 export async function createIntegration(
   svc: TestService,
   author: Author,
@@ -69,27 +76,30 @@ export async function createIntegration(
   headers: Record<string, string> = {},
 ) {
   return svc.request('POST', '/api/v1/integration', {
-    body: { integration: integration(author.providerId, overrides) },
+    body: { integration: { ...integration(author.providerId), ...overrides } },
     key: author.key,
     headers,
   });
 }
 
-export interface Created {
-  id: string;
-  versionId: string;
-  createdActions: Array<{ actionId: string; actionVersionId: string; name: string }>;
-  createdCredential: { credentialId: string; credentialVersionId: string; name: string } | null;
+/** A created integration (201), with the author's key. */
+export async function created(svc: TestService, author: Author, overrides: Partial<IntegrationInput> = {}) {
+  return answered(
+    clientFor(svc, author.key).POST('/api/v1/integration', {
+      body: { integration: integration(author.providerId, overrides) },
+    }),
+    201,
+  );
 }
 
-export async function created(
-  svc: TestService,
-  author: Author,
-  overrides: Record<string, unknown> = {},
-): Promise<Created> {
-  const res = await createIntegration(svc, author, overrides);
-  expect(res.status, res.text).toBe(201);
-  return res.body as unknown as Created;
+export type Created = Awaited<ReturnType<typeof created>>;
+
+/** An integration's detail (200), read with `key`. */
+export function readIntegration(svc: TestService, key: string, integrationId: string) {
+  return answered(
+    clientFor(svc, key).GET('/api/v1/integration/{integrationId}', { params: { path: { integrationId } } }),
+    200,
+  );
 }
 
 /**

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { catalogFieldTypes, type CatalogField } from '../../src/api/schemas/catalog-fields.js';
+import { catalogFieldTypes } from '../../src/api/schemas/catalog-fields.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { codeBody, expectError, failedFields, field, validSource } from './support.js';
+import { codeBody, expectError, failedFields, field, validSource, type FieldInput } from './support.js';
 
 const SOURCE_BYTES = 262144;
 const VARIABLES_JSON_BYTES = 512 * 1024;
@@ -13,14 +13,14 @@ function sourceOfBytes(bytes: number): string {
   return prefix + 'a'.repeat(rest % 2) + 'é'.repeat(Math.floor(rest / 2));
 }
 
-function manyVariables(count: number): Record<string, CatalogField> {
-  const map: Record<string, CatalogField> = {};
+function manyVariables(count: number): Record<string, FieldInput> {
+  const map: Record<string, FieldInput> = {};
   for (let i = 1; i <= count; i++) map[`v${i}`] = field(`v${i}`, ['str'], { id: String(i) });
   return map;
 }
 
 /** One variable whose options pad the map's JSON encoding to exactly `bytes`. */
-function variablesOfJsonBytes(bytes: number): Record<string, CatalogField> {
+function variablesOfJsonBytes(bytes: number): Record<string, FieldInput> {
   const build = (pad: number) => ({ big: field('big', ['str'], { options: [{ value: 'x'.repeat(pad) }] }) });
   const base = Buffer.byteLength(JSON.stringify(build(0)), 'utf8');
   const map = build(bytes - base);
@@ -29,7 +29,7 @@ function variablesOfJsonBytes(bytes: number): Record<string, CatalogField> {
 }
 
 /** An object field whose typeDefinition nests `depth` levels. */
-function nested(depth: number): CatalogField {
+function nested(depth: number): FieldInput {
   let inner = field('leaf');
   for (let i = 0; i < depth; i++) {
     inner = field('node', ['object'], {
@@ -39,13 +39,13 @@ function nested(depth: number): CatalogField {
   return inner;
 }
 
-function properties(count: number): Record<string, CatalogField> {
-  const map: Record<string, CatalogField> = {};
+function properties(count: number): Record<string, FieldInput> {
+  const map: Record<string, FieldInput> = {};
   for (let i = 1; i <= count; i++) map[`p${i}`] = field(`p${i}`);
   return map;
 }
 
-const withInput = (f: CatalogField) => ({ inputs: { [f.variableName]: f } });
+const withInput = (f: { variableName: string }) => ({ inputs: { [f.variableName]: f } });
 
 /** [what, body overrides at the limit, body overrides one over, the field path named in the 400] */
 const boundaries: Array<[string, Record<string, unknown>, Record<string, unknown>, string]> = [
@@ -298,12 +298,13 @@ describe('code node variable rules', () => {
     expectError(await post(withInput(field('count', ['int'], { default: 1.5 }))), 400, 'default does not match');
     const ok = await post(withInput(field('count', ['int', 'str'], { default: 'three' })));
     expect(ok.status, ok.text).toBe(201);
-    expect((ok.body.inputs as Record<string, CatalogField>).count?.default).toBe('three');
+    expect((ok.body.inputs as Record<string, FieldInput>).count?.default).toBe('three');
   });
 
   it('names only real field keys in nonEditableFields', async () => {
     expectError(await post({ nonEditableFields: ['providerId'] }), 400);
-    expectError(await post(withInput(field('count', ['int'], { nonEditableFields: ['colour'] }))), 400);
+    const colour = { ...field('count', ['int']), nonEditableFields: ['colour'] };
+    expectError(await post(withInput(colour)), 400);
   });
 
   it('echoes the stored fields with their defaults filled in', async () => {

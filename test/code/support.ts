@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import type { CatalogField, CatalogFieldType } from '../../src/api/schemas/catalog-fields.js';
-import type { TestResponse } from '../support/harness.js';
+import type { components } from '../../src/client/index.js';
+import { refused, type TestResponse } from '../support/harness.js';
 
 export const validSource = [
   'import json',
@@ -10,11 +10,11 @@ export const validSource = [
   '',
 ].join('\n');
 
-export function field(
-  variableName: string,
-  types: CatalogFieldType[] = ['str'],
-  extra: Partial<CatalogField> = {},
-): CatalogField {
+/** A field as the OpenAPI document types it in request bodies. */
+export type FieldInput = components['schemas']['CatalogFieldInput'];
+type FieldType = FieldInput['allowedTypes'][number]['type'];
+
+export function field(variableName: string, types: FieldType[] = ['str'], extra: Partial<FieldInput> = {}): FieldInput {
   return {
     id: '1',
     variableName,
@@ -43,6 +43,17 @@ export function expectError(res: TestResponse, status: number, fieldOrText?: str
   expect(res.status, res.text).toBe(status);
   expect(res.body.statusCode).toBe(status);
   if (fieldOrText) expect(res.text).toContain(fieldOrText);
+}
+
+/** expectError for a typed client call: a documented refusal with this status, naming `fieldOrText`. */
+export async function expectRefused(
+  call: Promise<{ data?: unknown; error?: unknown; response: Response }>,
+  status: number,
+  fieldOrText?: string,
+): Promise<void> {
+  const error = await refused(call, status);
+  expect(error).toMatchObject({ statusCode: status });
+  if (fieldOrText) expect(JSON.stringify(error)).toContain(fieldOrText);
 }
 
 /** The field paths a 400 VALIDATION_ERROR names. */

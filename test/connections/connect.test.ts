@@ -124,7 +124,7 @@ describe('POST /api/v1/integration/connect', () => {
     const url = (name: string, value: string) => ({
       displayName: name,
       variableName: name,
-      type: 'str',
+      type: 'str' as const,
       default: value,
     });
     const oauth = await authorIntegration(svc, svc.key, {

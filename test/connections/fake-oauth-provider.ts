@@ -1,6 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { CredentialInput } from '../catalog/support.js';
+
+type TemplateInput = CredentialInput['inputs'][string];
 
 /** How the token endpoint answers refresh requests. */
 export type RefreshMode = 'ok' | 'invalid_grant' | 'error500';
@@ -81,8 +84,11 @@ export class FakeOAuthProvider {
   }
 
   /** The credential template inputs of an integration using this provider (endpoints as defaults). */
-  templateInputs(): Record<string, unknown> {
-    const input = (name: string, extra: Record<string, unknown> = {}) => ({
+  templateInputs(): Record<
+    'client_id' | 'client_secret' | 'authorization_url' | 'token_url' | 'scopes',
+    TemplateInput
+  > {
+    const input = (name: string, extra: Partial<TemplateInput> = {}): TemplateInput => ({
       displayName: name,
       variableName: name,
       type: 'str',

@@ -288,7 +288,7 @@ describe('as an attacker', () => {
       authType: 'oauth',
       inputs: {
         ...inputs,
-        token_url: { ...(inputs.token_url as object), default: tokenUrl },
+        token_url: { ...inputs.token_url, default: tokenUrl },
       },
     });
     const res = await connect(svc, connection(internal, svc.workspaceId, { credentialData: clientPair() }));

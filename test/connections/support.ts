@@ -1,9 +1,17 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { expect } from 'vitest';
-import type { TestResponse, TestService } from '../support/harness.js';
+import { answered, type TestResponse, type TestService } from '../support/harness.js';
 import { decodedHistoryText } from '../support/history.js';
-import { action, credential, pngIcon, svgIcon } from '../catalog/support.js';
+import { clientFor } from '../support/keys.js';
+import {
+  action,
+  credential,
+  integration as integrationBody,
+  pngIcon,
+  type ActionInput,
+  type CredentialInput,
+  type IntegrationInput,
+} from '../catalog/support.js';
 
 export { expectError, failedFields } from '../code/support.js';
 
@@ -66,20 +74,17 @@ export async function authorIntegration(
     name?: string;
     endpoint?: string;
     code?: string;
-    authType?: string;
-    inputs?: Record<string, unknown>;
-    status?: string;
-    credentialStatus?: string;
-    outputs?: Record<string, unknown>;
+    authType?: CredentialInput['authType'];
+    inputs?: CredentialInput['inputs'];
+    status?: IntegrationInput['status'];
+    credentialStatus?: CredentialInput['status'];
+    outputs?: ActionInput['outputs'];
   } = {},
 ): Promise<Integration> {
-  const provider = await svc.request('POST', '/api/v1/provider', { body: { name: 'Acme' }, key });
-  expect(provider.status, provider.text).toBe(201);
-  const body = {
-    name: options.name ?? 'Echo service',
-    icon: svgIcon,
-    category: ['utilities'],
-    providerId: provider.body.id,
+  const client = clientFor(svc, key);
+  const provider = await answered(client.POST('/api/v1/provider', { body: { name: 'Acme' } }), 201);
+  const body = integrationBody(provider.id, {
+    ...(options.name ? { name: options.name } : {}),
     ...(options.status ? { status: options.status } : {}),
     actions: [
       action({
@@ -94,20 +99,13 @@ export async function authorIntegration(
       ...(options.inputs ? { inputs: options.inputs } : {}),
       ...(options.credentialStatus ? { status: options.credentialStatus } : {}),
     }),
-  };
-  const created = await svc.request('POST', '/api/v1/integration', { body: { integration: body }, key });
-  expect(created.status, created.text).toBe(201);
-  const c = created.body as {
-    id: string;
-    versionId: string;
-    createdActions: Array<{ actionVersionId: string }>;
-    createdCredential: { credentialVersionId: string };
-  };
+  });
+  const c = await answered(client.POST('/api/v1/integration', { body: { integration: body } }), 201);
   return {
     id: c.id,
     versionId: c.versionId,
     actionVersionId: c.createdActions[0]?.actionVersionId ?? '',
-    credentialVersionId: c.createdCredential.credentialVersionId,
+    credentialVersionId: c.createdCredential?.credentialVersionId ?? '',
   };
 }
 

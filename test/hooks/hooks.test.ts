@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newCaller, newKey } from '../support/keys.js';
-import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
+import { clientFor, newCaller, newKey } from '../support/keys.js';
+import { answered, refused, startTestService, type TestResponse, type TestService } from '../support/harness.js';
 import { createWorkflow, results, waitForEnd } from '../cases/support.js';
 import { Graph, sleeper } from '../support/graphs.js';
-import { caseIdsOf, deliver, sign } from './support.js';
+import { caseIdsOf, createHook as create, deliver, hookPath, sign, type HookBody } from './support.js';
 
 let svc: TestService;
 /** input(title, event) → output(title, event) */
@@ -19,17 +19,17 @@ function echoGraph(): Graph {
   return g;
 }
 
-interface Hook {
-  hookId: string;
-  url: string;
-  secret: string;
-}
+type Unnamed<T> = T extends unknown ? Omit<T, 'name'> : never;
 
-async function createHook(body: Record<string, unknown>, workflowId = echoId): Promise<Hook> {
-  const r = await svc.request('POST', `/api/v1/workflow/${workflowId}/hooks`, { body: { name: 'test hook', ...body } });
-  expect(r.status, r.text).toBe(201);
-  return r.body as unknown as Hook;
-}
+const createHook = (body: Unnamed<HookBody>, workflowId = echoId) =>
+  create(svc, workflowId, { name: 'test hook', ...body });
+const listHooks = () =>
+  answered(
+    svc.client.GET('/api/v1/workflow/{workflowId}/hooks', {
+      params: { path: { workflowId: echoId }, query: { limit: 100 } },
+    }),
+    200,
+  );
 
 beforeAll(async () => {
   svc = await startTestService({ config: { hooks: { maxPayloadBytes: 4096 } } });
@@ -46,18 +46,16 @@ describe('managing hooks', () => {
     const hook = await createHook({ scheme: 'standard-webhooks' });
     expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     expect(hook.url).toBe(`${svc.url}/hooks/${hook.hookId}`);
-    const read = await svc.request('GET', `/api/v1/hooks/${hook.hookId}`);
-    expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({ hookId: hook.hookId, workflowId: echoId, mode: 'async', enabled: true });
-    expect(read.text).not.toContain(hook.secret.slice(6));
-    const list = await svc.request('GET', `/api/v1/workflow/${echoId}/hooks`);
-    expect(list.status).toBe(200);
-    expect((list.body.hooks as Hook[]).map((h) => h.hookId)).toContain(hook.hookId);
-    expect(list.text).not.toContain(hook.secret.slice(6));
+    const read = await answered(svc.client.GET('/api/v1/hooks/{hookId}', hookPath(hook.hookId)), 200);
+    expect(read).toMatchObject({ hookId: hook.hookId, workflowId: echoId, mode: 'async', enabled: true });
+    expect(JSON.stringify(read)).not.toContain(hook.secret.slice(6));
+    const list = await listHooks();
+    expect(list.hooks.map((h) => h.hookId)).toContain(hook.hookId);
+    expect(JSON.stringify(list)).not.toContain(hook.secret.slice(6));
   });
 
   it('refuses a bad creation with 400 naming the field, and changes nothing', async () => {
-    const before = await svc.request('GET', `/api/v1/workflow/${echoId}/hooks?limit=100`);
+    const before = await listHooks();
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ scheme: 'hmac-sha256' }, 'body.signatureHeader'],
       [{ scheme: 'github', signatureHeader: 'x-sig' }, 'Unrecognized key: \\"signatureHeader'],
@@ -71,16 +69,17 @@ describe('managing hooks', () => {
       expect(r.status, `${JSON.stringify(body)}: ${r.text}`).toBe(400);
       expect(JSON.stringify(r.body.metadata)).toContain(field);
     }
-    const after = await svc.request('GET', `/api/v1/workflow/${echoId}/hooks?limit=100`);
-    expect(after.body.hooks).toEqual(before.body.hooks);
+    expect((await listHooks()).hooks).toEqual(before.hooks);
   });
 
   it('needs Case: Full besides Workflow: Full to create one (a hook starts cases)', async () => {
-    const r = await svc.request('POST', `/api/v1/workflow/${echoId}/hooks`, {
-      key: noCaseKey,
-      body: { name: 'x', scheme: 'github' },
-    });
-    expect(r.status, r.text).toBe(403);
+    await refused(
+      clientFor(svc, noCaseKey).POST('/api/v1/workflow/{workflowId}/hooks', {
+        params: { path: { workflowId: echoId } },
+        body: { name: 'x', scheme: 'github' },
+      }),
+      403,
+    );
   });
 
   it("gives another organization 404 for everything of this one's hooks", async () => {
@@ -98,8 +97,8 @@ describe('managing hooks', () => {
       expect(r.status, `${method} ${path}: ${r.text}`).toBe(404);
       expect(r.text).not.toContain(hook.secret);
     }
-    const intact = await svc.request('GET', `/api/v1/hooks/${hook.hookId}`);
-    expect(intact.body.enabled).toBe(true);
+    const intact = await answered(svc.client.GET('/api/v1/hooks/{hookId}', hookPath(hook.hookId)), 200);
+    expect(intact.enabled).toBe(true);
     const body = JSON.stringify({ title: 'still mine' });
     expect((await deliver(svc, hook.hookId, body, sign.github(hook.secret, body))).status).toBe(202);
   });
@@ -241,38 +240,39 @@ describe('deliveries', () => {
   it('rotation keeps the old secret valid for the grace period only', async () => {
     const hook = await createHook({ scheme: 'github' });
     const body = JSON.stringify({ title: 'rotating' });
-    const rotated = await svc.request('POST', `/api/v1/hooks/${hook.hookId}/rotate-secret`, {
-      body: { graceSeconds: 3600 },
-    });
-    expect(rotated.status, rotated.text).toBe(200);
-    const secret = String(rotated.body.secret);
+    const rotate = (graceSeconds: number) =>
+      answered(
+        svc.client.POST('/api/v1/hooks/{hookId}/rotate-secret', { ...hookPath(hook.hookId), body: { graceSeconds } }),
+        200,
+      );
+    const rotated = await rotate(3600);
+    const secret = rotated.secret;
     expect(secret).not.toBe(hook.secret);
-    expect(Date.parse(String(rotated.body.previousSecretValidUntil))).toBeGreaterThan(Date.now() + 3500_000);
+    expect(Date.parse(String(rotated.previousSecretValidUntil))).toBeGreaterThan(Date.now() + 3500_000);
     expect((await deliver(svc, hook.hookId, body, sign.github(hook.secret, body))).status).toBe(202);
     expect((await deliver(svc, hook.hookId, body, sign.github(secret, body))).status).toBe(202);
     // No grace: the secret just replaced stops verifying at once.
-    const again = await svc.request('POST', `/api/v1/hooks/${hook.hookId}/rotate-secret`, {
-      body: { graceSeconds: 0 },
-    });
-    expect(again.body.previousSecretValidUntil).toBeNull();
+    const again = await rotate(0);
+    expect(again.previousSecretValidUntil).toBeNull();
     expect((await deliver(svc, hook.hookId, body, sign.github(secret, body))).status).toBe(401);
     expect((await deliver(svc, hook.hookId, body, sign.github(hook.secret, body))).status).toBe(401);
-    expect((await deliver(svc, hook.hookId, body, sign.github(String(again.body.secret), body))).status).toBe(202);
+    expect((await deliver(svc, hook.hookId, body, sign.github(again.secret, body))).status).toBe(202);
   });
 
   it('a disabled or deleted hook answers 404 and starts nothing; enabling it again works', async () => {
     const hook = await createHook({ scheme: 'github' });
     const body = JSON.stringify({ title: 'off' });
     const before = await caseIdsOf(svc, echoId);
-    const off = await svc.request('PATCH', `/api/v1/hooks/${hook.hookId}`, { body: { enabled: false } });
-    expect(off.status, off.text).toBe(200);
+    const enable = (enabled: boolean) =>
+      answered(svc.client.PATCH('/api/v1/hooks/{hookId}', { ...hookPath(hook.hookId), body: { enabled } }), 200);
+    await enable(false);
     expect((await deliver(svc, hook.hookId, body, sign.github(hook.secret, body))).status).toBe(404);
     expect(await caseIdsOf(svc, echoId)).toEqual(before);
-    await svc.request('PATCH', `/api/v1/hooks/${hook.hookId}`, { body: { enabled: true } });
+    await enable(true);
     expect((await deliver(svc, hook.hookId, body, sign.github(hook.secret, body))).status).toBe(202);
-    expect((await svc.request('DELETE', `/api/v1/hooks/${hook.hookId}`)).status).toBe(204);
+    expect((await svc.client.DELETE('/api/v1/hooks/{hookId}', hookPath(hook.hookId))).response.status).toBe(204);
     expect((await deliver(svc, hook.hookId, body, sign.github(hook.secret, body))).status).toBe(404);
-    expect((await svc.request('GET', `/api/v1/hooks/${hook.hookId}`)).status).toBe(404);
+    await refused(svc.client.GET('/api/v1/hooks/{hookId}', hookPath(hook.hookId)), 404);
     expect((await deliver(svc, randomUUID(), body, {})).status).toBe(404);
   });
 

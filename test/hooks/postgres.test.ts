@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkflow, waitForEnd } from '../cases/support.js';
 import { Graph } from '../support/graphs.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
-import { caseIdsOf, deliver, sign } from './support.js';
+import { caseIdsOf, createHook, deliver, hookPath, sign } from './support.js';
 
 describe('hooks on Postgres', () => {
   let schema: PostgresSchema;
@@ -24,14 +24,17 @@ describe('hooks on Postgres', () => {
   });
 
   it('creates, lists, delivers once per delivery id, rotates, disables and deletes', async () => {
-    const created = await svc.request('POST', `/api/v1/workflow/${workflowId}/hooks`, {
-      body: { name: 'pg', scheme: 'github', mapping: { title: { body: '/title' } } },
+    const created = await createHook(svc, workflowId, {
+      name: 'pg',
+      scheme: 'github',
+      mapping: { title: { body: '/title' } },
     });
-    expect(created.status, created.text).toBe(201);
-    const hookId = String(created.body.hookId);
-    const secret = String(created.body.secret);
-    const page = await svc.request('GET', `/api/v1/workflow/${workflowId}/hooks?limit=1`);
-    expect((page.body.hooks as Array<{ hookId: string }>).map((h) => h.hookId)).toEqual([hookId]);
+    const { hookId, secret } = created;
+    const page = await answered(
+      svc.client.GET('/api/v1/workflow/{workflowId}/hooks', { params: { path: { workflowId }, query: { limit: 1 } } }),
+      200,
+    );
+    expect(page.hooks.map((h) => h.hookId)).toEqual([hookId]);
 
     const body = JSON.stringify({ title: 'on postgres' });
     const headers = sign.github(secret, body, randomUUID());
@@ -42,16 +45,20 @@ describe('hooks on Postgres', () => {
     expect(await caseIdsOf(svc, workflowId)).toEqual([caseId]);
     expect(await waitForEnd(svc, caseId)).toMatchObject({ status: 'COMPLETED', hookId });
 
-    const rotated = await svc.request('POST', `/api/v1/hooks/${hookId}/rotate-secret`, { body: { graceSeconds: 60 } });
-    expect(rotated.status, rotated.text).toBe(200);
-    expect((await deliver(svc, hookId, body, sign.github(secret, body))).status).toBe(202);
-    expect((await deliver(svc, hookId, body, sign.github(String(rotated.body.secret), body))).status).toBe(202);
-
-    expect((await svc.request('PATCH', `/api/v1/hooks/${hookId}`, { body: { enabled: false } })).body.enabled).toBe(
-      false,
+    const rotated = await answered(
+      svc.client.POST('/api/v1/hooks/{hookId}/rotate-secret', { ...hookPath(hookId), body: { graceSeconds: 60 } }),
+      200,
     );
+    expect((await deliver(svc, hookId, body, sign.github(secret, body))).status).toBe(202);
+    expect((await deliver(svc, hookId, body, sign.github(rotated.secret, body))).status).toBe(202);
+
+    const off = await answered(
+      svc.client.PATCH('/api/v1/hooks/{hookId}', { ...hookPath(hookId), body: { enabled: false } }),
+      200,
+    );
+    expect(off.enabled).toBe(false);
     expect((await deliver(svc, hookId, body, sign.github(secret, body))).status).toBe(404);
-    expect((await svc.request('DELETE', `/api/v1/hooks/${hookId}`)).status).toBe(204);
-    expect((await svc.request('GET', `/api/v1/hooks/${hookId}`)).status).toBe(404);
+    expect((await svc.client.DELETE('/api/v1/hooks/{hookId}', hookPath(hookId))).response.status).toBe(204);
+    await refused(svc.client.GET('/api/v1/hooks/{hookId}', hookPath(hookId)), 404);
   });
 });

@@ -1,5 +1,21 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { http, type TestResponse, type TestService } from '../support/harness.js';
+import type { paths } from '../../src/client/index.js';
+import { answered, http, type TestResponse, type TestService } from '../support/harness.js';
+
+/** A hook's creation body as the OpenAPI document types it (one shape per scheme). */
+export type HookBody =
+  paths['/api/v1/workflow/{workflowId}/hooks']['post']['requestBody']['content']['application/json'];
+
+/** Creates a hook on the workflow (201): its id, URL and secret, the secret shown this once. */
+export function createHook(svc: TestService, workflowId: string, body: HookBody) {
+  return answered(
+    svc.client.POST('/api/v1/workflow/{workflowId}/hooks', { params: { path: { workflowId } }, body }),
+    201,
+  );
+}
+
+/** The path parameters of the /api/v1/hooks/{hookId} routes. */
+export const hookPath = (hookId: string) => ({ params: { path: { hookId } } });
 
 /**
  * Signatures computed here from each scheme's published rules, not with the service's code, so a
@@ -45,7 +61,6 @@ export function deliver(
 
 /** The ids of the workflow's cases, newest first. */
 export async function caseIdsOf(svc: TestService, workflowId: string): Promise<string[]> {
-  const list = await svc.request('GET', `/api/v1/case?workflowId=${workflowId}&limit=100`);
-  if (list.status !== 200) throw new Error(list.text);
-  return (list.body.cases as Array<{ caseId: string }>).map((c) => c.caseId);
+  const list = await answered(svc.client.GET('/api/v1/case', { params: { query: { workflowId, limit: 100 } } }), 200);
+  return list.cases.map((c) => c.caseId);
 }

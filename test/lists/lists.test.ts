@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkflow, initiate, startCase, waitForEnd } from '../cases/support.js';
 import { Graph } from '../support/graphs.js';
-import { newCaller, newKey, newWorkspace } from '../support/keys.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { clientFor, newCaller, newKey, newWorkspace } from '../support/keys.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 
 interface Listed {
@@ -48,20 +48,23 @@ describe.each(['sqlite', 'postgres'] as const)('workflow and case lists on %s', 
       noGrant: (await newKey(svc, ['file:full'])).key,
     };
     ids.intake = (await createWorkflow(svc, passThrough(), 'Invoice intake')).workflowId;
-    const review = await svc.request('POST', '/api/v1/workflow', {
-      headers: { 'x-workspace-id': svc.workspaceId },
-      body: { name: 'invoice REVIEW 100%', activeStatus: 'inactive' },
-    });
-    expect(review.status, review.text).toBe(201);
-    ids.review = String(review.body.workflowId);
+    const review = await answered(
+      svc.client.POST('/api/v1/workflow', {
+        params: { header: { 'x-workspace-id': svc.workspaceId } },
+        body: { name: 'invoice REVIEW 100%', activeStatus: 'inactive' },
+      }),
+      201,
+    );
+    ids.review = review.workflowId;
     ids.payroll = (await createWorkflow(svc, passThrough(), 'Payroll')).workflowId;
-    const elsewhere = await svc.request('POST', '/api/v1/workflow', {
-      key: keys.secondOnly,
-      headers: { 'x-workspace-id': second },
-      body: { name: 'Second workspace flow', activeStatus: 'active' },
-    });
-    expect(elsewhere.status, elsewhere.text).toBe(201);
-    ids.elsewhere = String(elsewhere.body.workflowId);
+    const elsewhere = await answered(
+      clientFor(svc, keys.secondOnly).POST('/api/v1/workflow', {
+        params: { header: { 'x-workspace-id': second } },
+        body: { name: 'Second workspace flow', activeStatus: 'active' },
+      }),
+      201,
+    );
+    ids.elsewhere = elsewhere.workflowId;
 
     for (let i = 0; i < 3; i++) {
       const caseId = await startCase(svc, ids.payroll, { text: `run ${i}` });

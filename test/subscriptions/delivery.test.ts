@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { answered, startTestService, type TestService } from '../support/harness.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import { Receiver, type ReceivedCallback } from '../callbacks/receiver.js';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { Graph, py, textChain } from '../support/graphs.js';
-import { newCaller, newKey } from '../support/keys.js';
+import { clientFor, newCaller, newKey } from '../support/keys.js';
 import { CaseRepo } from '../../src/store/case-repo.js';
 
 type EventType = 'case.completed' | 'case.failed' | 'case.timed_out' | 'case.cancelled';
@@ -53,7 +53,8 @@ afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
   // Each test subscribes afresh: the previous test's subscriptions go.
   const { subscriptions } = await answered(svc.client.GET('/api/v1/subscriptions', { params: { query: {} } }), 200);
-  for (const s of subscriptions) await svc.request('DELETE', `/api/v1/subscriptions/${s.id}`);
+  for (const s of subscriptions)
+    await svc.client.DELETE('/api/v1/subscriptions/{subscriptionId}', { params: { path: { subscriptionId: s.id } } });
 });
 afterAll(async () => {
   await svc?.stop();
@@ -74,12 +75,18 @@ describe('event subscriptions', () => {
     });
     expect((event.data.error as { message: string }).message).toContain('boom');
     // The workspace secret does not verify it: each subscription signs with its own.
-    const workspaceSecret = (await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`)).body
-      .secret as string;
-    expect(() => verified(workspaceSecret, hook.received[0]!)).toThrow();
+    const workspaceSecret = await answered(
+      svc.client.GET('/api/v1/workspace/{workspaceId}/webhook-secret', {
+        params: { path: { workspaceId: svc.workspaceId } },
+      }),
+      200,
+    );
+    expect(() => verified(workspaceSecret.secret, hook.received[0]!)).toThrow();
 
     // The case's own callbacks list is about its callbackUrl: none.
-    expect((await svc.request('GET', `/api/v1/case/${caseId}/callbacks`)).body).toEqual({ caseId, deliveries: [] });
+    expect(
+      await answered(svc.client.GET('/api/v1/case/{caseId}/callbacks', { params: { path: { caseId } } }), 200),
+    ).toEqual({ caseId, deliveries: [] });
     // The subscription's delivery log has it, delivered at the first attempt.
     await expect
       .poll(
@@ -240,19 +247,23 @@ describe('event subscriptions', () => {
     expect(String(call.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(verified(rotated.secret, call).data.caseId).toBe(caseId);
     expect(verified(created.secret, call).data.caseId).toBe(caseId);
-    const shown = await svc.request('GET', `/api/v1/subscriptions/${created.id}`);
-    expect(shown.status).toBe(200);
-    expect(shown.text).not.toContain('whsec_');
+    const shown = await answered(
+      svc.client.GET('/api/v1/subscriptions/{subscriptionId}', { params: { path: { subscriptionId: created.id } } }),
+      200,
+    );
+    expect(JSON.stringify(shown)).not.toContain('whsec_');
   });
 
   it('refuses a URL the outbound policy refuses, and bad event types, creating nothing', async () => {
     for (const url of ['http://169.254.169.254/latest/meta-data', 'http://10.1.2.3/hook', 'ftp://example.com/x']) {
-      const r = await svc.request('POST', '/api/v1/subscriptions', {
-        body: { workspaceId: svc.workspaceId, url, eventTypes: ['case.failed'] },
-      });
-      expect(r.status, url).toBe(400);
-      expect(r.body).toMatchObject({ errorCode: 'VALIDATION_ERROR', statusCode: 400 });
-      expect(JSON.stringify(r.body.metadata)).toContain('body.url');
+      const r = await refused(
+        svc.client.POST('/api/v1/subscriptions', {
+          body: { workspaceId: svc.workspaceId, url, eventTypes: ['case.failed'] },
+        }),
+        400,
+      );
+      expect(r, url).toMatchObject({ errorCode: 'VALIDATION_ERROR', statusCode: 400 });
+      expect(JSON.stringify(r.metadata)).toContain('body.url');
     }
     for (const eventTypes of [[], ['case.exploded']]) {
       const r = await svc.request('POST', '/api/v1/subscriptions', {
@@ -279,24 +290,31 @@ describe('event subscriptions', () => {
       const r = await svc.request(method, path, { key: attacker, ...(body ? { body } : {}) });
       expect(r.status, `${method} ${path}`).toBe(404);
     }
-    const intoOurs = await svc.request('POST', '/api/v1/subscriptions', {
-      key: attacker,
-      body: { workspaceId: svc.workspaceId, url: hook.url, eventTypes: ['case.failed'] },
-    });
-    expect(intoOurs.status).toBe(404);
-    const theirList = await svc.request('GET', `/api/v1/subscriptions?workspaceId=${svc.workspaceId}`, {
-      key: attacker,
-    });
-    expect(theirList.body).toEqual({ subscriptions: [], nextCursor: null });
+    const theirs = clientFor(svc, attacker);
+    await refused(
+      theirs.POST('/api/v1/subscriptions', {
+        body: { workspaceId: svc.workspaceId, url: hook.url, eventTypes: ['case.failed'] },
+      }),
+      404,
+    );
+    const theirList = await answered(
+      theirs.GET('/api/v1/subscriptions', { params: { query: { workspaceId: svc.workspaceId } } }),
+      200,
+    );
+    expect(theirList).toEqual({ subscriptions: [], nextCursor: null });
 
-    const reader = (await newKey(svc, ['case:read'])).key;
-    expect((await svc.request('GET', base, { key: reader })).status).toBe(200);
-    expect((await svc.request('PATCH', base, { key: reader, body: { enabled: false } })).status).toBe(403);
-    expect((await svc.request('POST', `${base}/rotate-secret`, { key: reader })).status).toBe(403);
+    const reader = clientFor(svc, (await newKey(svc, ['case:read'])).key);
+    const path = { params: { path: { subscriptionId: created.id } } };
+    await answered(reader.GET('/api/v1/subscriptions/{subscriptionId}', path), 200);
+    await refused(reader.PATCH('/api/v1/subscriptions/{subscriptionId}', { ...path, body: { enabled: false } }), 403);
+    await refused(reader.POST('/api/v1/subscriptions/{subscriptionId}/rotate-secret', path), 403);
     // Still enabled, still ours.
-    expect((await svc.request('GET', base)).body).toMatchObject({ enabled: true, url: hook.url });
-    expect((await svc.request('DELETE', base)).status).toBe(204);
-    expect((await svc.request('GET', base)).status).toBe(404);
+    expect(await answered(svc.client.GET('/api/v1/subscriptions/{subscriptionId}', path), 200)).toMatchObject({
+      enabled: true,
+      url: hook.url,
+    });
+    expect((await svc.client.DELETE('/api/v1/subscriptions/{subscriptionId}', path)).response.status).toBe(204);
+    await refused(svc.client.GET('/api/v1/subscriptions/{subscriptionId}', path), 404);
   });
 
   it('lists a page at a time', async () => {
