@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { refused, startTestService, type TestService } from '../support/harness.js';
 import { audit, caseStatus, createWorkflow, execute, initiate, results, startCase, waitForEnd } from './support.js';
 import { Graph, py } from '../support/graphs.js';
 
@@ -64,17 +64,19 @@ describe('payload limits', () => {
     expect(String(r.body.message)).toContain(`at most ${limit}`);
     expect((await caseStatus(svc, caseId)).status).toBe('PENDING');
 
-    const viaJob = await svc.request('POST', '/job/execute', {
-      body: { jobExecutionId: caseId, jobPayloadSchema: { text: { value: big } } },
-    });
-    expect(viaJob.status, viaJob.text).toBe(413);
-    expect(viaJob.body.metadata).toMatchObject({ field: 'body.jobPayloadSchema' });
+    const viaJob = await refused(
+      svc.client.POST('/job/execute', {
+        body: { jobExecutionId: caseId, jobPayloadSchema: { text: { value: big } } },
+      }),
+      413,
+    );
+    expect(viaJob.metadata).toMatchObject({ field: 'body.jobPayloadSchema' });
 
-    const initial = await svc.request('POST', '/api/v1/case', {
-      body: { workflowId: echoWorkflow, initialInput: { text: big } },
-    });
-    expect(initial.status, initial.text).toBe(413);
-    expect(initial.body.metadata).toMatchObject({ field: 'body.initialInput' });
+    const initial = await refused(
+      svc.client.POST('/api/v1/case', { body: { workflowId: echoWorkflow, initialInput: { text: big } } }),
+      413,
+    );
+    expect(initial.metadata).toMatchObject({ field: 'body.initialInput' });
 
     const fits = await execute(svc, caseId, { inputs: { text: 'x'.repeat(limit - 100) } });
     expect(fits.status, fits.text).toBe(202);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
+import { audit, createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { Graph, py } from '../support/graphs.js';
 import { startTestService, type TestService } from '../support/harness.js';
 
@@ -89,8 +89,7 @@ describe('docs/cases.md: Rerun walk-through', () => {
       // What the prose around the blocks says: the rerun reuses Steps 1 and 2, the original lists its reruns.
       if (request.path === '/api/v1/case/{rerunId}/audit') {
         await waitForEnd(svc, vars.rerunId as string);
-        const audit = await svc.request('GET', fill(request.path));
-        const nodes = audit.body.audit as { nodes_execution_data: Record<string, { reused: unknown }> };
+        const nodes = (await audit(svc, vars.rerunId as string)).audit;
         expect(nodes.nodes_execution_data[ids[1] as string]?.reused).toEqual({ case_id: caseId, node_id: ids[1] });
         expect(nodes.nodes_execution_data[ids[2] as string]?.reused).toEqual({ case_id: caseId, node_id: ids[2] });
       }

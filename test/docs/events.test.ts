@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { startTestService, type TestResponse, type TestService } from '../support/harness.js';
+import { refused, startTestService, type TestResponse, type TestService } from '../support/harness.js';
 import { Receiver } from '../callbacks/receiver.js';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { py, textChain } from '../support/graphs.js';
@@ -83,5 +83,10 @@ it('runs the walk-through of docs/events.md as written', async () => {
       expect(answer.text).not.toContain('whsec_');
     }
   }
-  expect((await svc.request('GET', fill('/api/v1/subscriptions/{subscriptionId}'))).status).toBe(404);
+  await refused(
+    svc.client.GET('/api/v1/subscriptions/{subscriptionId}', {
+      params: { path: { subscriptionId: String(values.subscriptionId) } },
+    }),
+    404,
+  );
 });

@@ -76,7 +76,8 @@ export function fill(text: string, values: Record<string, unknown>): string {
 }
 
 /**
- * Sends the steps in order (`/admin/` paths with the admin token, the rest with the service's key), each
+ * Sends the steps in order (`/admin/` paths with the admin token, the rest with the service's key; raw
+ * requests, as the method, path and body are the doc's text), each
  * answer's fields checked against the documented answer where the doc shows one; the answers.
  */
 export async function sendSteps(

@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../callbacks/receiver.js';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { floatChain, py, sleeper } from '../support/graphs.js';
-import { http, startTestService, type TestService } from '../support/harness.js';
-import { newCaller } from '../support/keys.js';
+import { createClient } from '../../src/client/index.js';
+import { answered, http, refused, startTestService, type TestService } from '../support/harness.js';
+import { clientFor, newCaller } from '../support/keys.js';
 
 interface Sample {
   name: string;
@@ -114,26 +115,28 @@ describe('case metrics on /metrics', () => {
     const before = new Date(Date.now() - 1000).toISOString();
     for (const a of [1, 2])
       expect((await waitForEnd(svc, await startCase(svc, wf.workflowId, { a }))).status).toBe('COMPLETED');
-    const stats = (key?: string, query = '') =>
-      svc.request('GET', `/api/v1/stats/cases?from=${encodeURIComponent(before)}${query}`, key ? { key } : {});
-    const own = await stats();
-    expect(own.status, own.text).toBe(200);
-    const mine = (own.body.workflows as Array<Record<string, unknown>>).find((w) => w.workflowId === wf.workflowId);
+    const stats = (client = svc.client, query: { workspaceId?: string; workflowId?: string } = {}) =>
+      client.GET('/api/v1/stats/cases', { params: { query: { from: before, ...query } } });
+    const own = await answered(stats(), 200);
+    const mine = own.workflows.find((w) => w.workflowId === wf.workflowId);
     expect(mine).toMatchObject({ workspaceId: svc.workspaceId, cases: 2, byStatus: { COMPLETED: 2 } });
     expect(mine?.runSeconds).toMatchObject({ count: 2 });
 
     // The attacker: another organization's key with Case: Read, asking by our workspace and workflow too.
-    const other = await newCaller(svc, ['case:read', 'workflow:read'], { verified: false });
-    for (const query of ['', `&workspaceId=${svc.workspaceId}`, `&workflowId=${wf.workflowId}`]) {
-      const theirs = await stats(other.key, query);
-      expect(theirs.status, theirs.text).toBe(200);
-      expect(theirs.body.workflows).toEqual([]);
-      expect(theirs.text).not.toContain(wf.workflowId);
+    const other = clientFor(svc, (await newCaller(svc, ['case:read', 'workflow:read'], { verified: false })).key);
+    for (const query of [{}, { workspaceId: svc.workspaceId }, { workflowId: wf.workflowId }]) {
+      const theirs = await answered(stats(other, query), 200);
+      expect(theirs.workflows).toEqual([]);
+      expect(JSON.stringify(theirs)).not.toContain(wf.workflowId);
     }
     // Case: Read is the grant; a window over 31 days is a 400.
-    expect((await stats((await newCaller(svc, ['workflow:read'], { verified: false })).key)).status).toBe(403);
-    const wide = await svc.request('GET', '/api/v1/stats/cases?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z');
-    expect(wide.status).toBe(400);
+    await refused(stats(clientFor(svc, (await newCaller(svc, ['workflow:read'], { verified: false })).key)), 403);
+    await refused(
+      svc.client.GET('/api/v1/stats/cases', {
+        params: { query: { from: '2026-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z' } },
+      }),
+      400,
+    );
   });
 
   it('reports the Python pool: busy servers while a node runs, an empty queue at rest', async () => {
@@ -181,14 +184,16 @@ describe('/metrics on a listener of its own, behind a token', () => {
     expect(metricsUrl).toBeDefined();
     expect(metricsUrl).not.toBe(svc.url);
     expect((await http(`${svc.url}/metrics`, 'GET')).status).toBe(404);
-    expect((await http(`${svc.url}/healthz`, 'GET')).status).toBe(200);
-    expect((await http(`${svc.url}/readyz`, 'GET')).status).toBe(200);
+    const anonymous = createClient({ baseUrl: svc.url });
+    await answered(anonymous.GET('/healthz'), 200);
+    await answered(anonymous.GET('/readyz'), 200);
+    // The metrics listener serves no route of the document: raw requests there.
 
     const scrape = (authorization?: string) =>
       http(`${metricsUrl}/metrics`, 'GET', authorization ? { headers: { authorization } } : {});
-    for (const refused of [undefined, 'Bearer wrong', `Bearer ${token}x`, token]) {
-      const res = await scrape(refused);
-      expect(res.status, String(refused)).toBe(401);
+    for (const wrong of [undefined, 'Bearer wrong', `Bearer ${token}x`, token]) {
+      const res = await scrape(wrong);
+      expect(res.status, String(wrong)).toBe(401);
       expect(res.text).not.toContain('caseflow_');
     }
     const ok = await scrape(`Bearer ${token}`);

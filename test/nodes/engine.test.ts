@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
-import { audit, results, startCase, waitForEnd } from '../cases/support.js';
+import { refused, startTestService, type TestService } from '../support/harness.js';
+import { audit, createWorkflow, results, startCase, waitForEnd } from '../cases/support.js';
 import { routedGraph } from '../support/branch-kind.js';
 
 /**
@@ -19,12 +19,8 @@ describe('a node kind registered in one module', () => {
 
   async function saveRouted(): Promise<ReturnType<typeof routedGraph> & { workflowId: string }> {
     const routed = routedGraph();
-    const r = await svc.request('POST', '/api/v1/workflow', {
-      headers: { 'x-workspace-id': svc.workspaceId },
-      body: { name: 'throwaway kind', activeStatus: 'active', ...routed.g.body() },
-    });
-    expect(r.status, r.text).toBe(201);
-    return { ...routed, workflowId: String(r.body.workflowId) };
+    const { workflowId } = await createWorkflow(svc, routed.g, 'throwaway kind');
+    return { ...routed, workflowId };
   }
 
   it('routes a case through it', async () => {
@@ -54,11 +50,13 @@ describe('a node kind registered in one module', () => {
     const node = g.nodes[a];
     if (!node) throw new Error('node A missing');
     node.process = { threshold: 'three' };
-    const r = await svc.request('POST', '/api/v1/workflow', {
-      headers: { 'x-workspace-id': svc.workspaceId },
-      body: { name: 'bad', ...g.body() },
-    });
-    expect(r.status, r.text).toBe(400);
-    expect(r.text).toContain(`nodes.${a}.process.threshold`);
+    const r = await refused(
+      svc.client.POST('/api/v1/workflow', {
+        params: { header: { 'x-workspace-id': svc.workspaceId } },
+        body: { name: 'bad', ...g.body() },
+      }),
+      400,
+    );
+    expect(JSON.stringify(r)).toContain(`nodes.${a}.process.threshold`);
   });
 });

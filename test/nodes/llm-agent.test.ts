@@ -8,7 +8,7 @@ import { audit, createWorkflow, results, startCase, waitForEnd } from '../cases/
 import { Graph, vars, type Var } from '../support/graphs.js';
 import { historyText } from '../connections/support.js';
 import { FakeLlm, type ChatRequest, type Reply } from '../generation/fake-llm.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { refused, startTestService, type TestService } from '../support/harness.js';
 
 const llmKey = 'sk-node-secret-llm-key-5566778899';
 const answer = { category: 'billing', confidence: 0.92, tags: ['invoice', 'late'] };
@@ -215,12 +215,14 @@ describe('llm_agent nodes', () => {
   it('refuses at save a process that does not match the kind (400, nothing saved)', async () => {
     for (const process of [{ temperature: 3 }, { system_prompt: '' }, { base_url: 'http://169.254.169.254/v1' }]) {
       const g = classifier('never', {}, process);
-      const res = await svc.request('POST', '/api/v1/workflow', {
-        headers: { 'x-workspace-id': svc.workspaceId },
-        body: { name: 'bad llm node', nodes: g.nodes, edges: g.edges },
-      });
-      expect(res.status, res.text).toBe(400);
-      expect(res.text).toContain('.process');
+      const res = await refused(
+        svc.client.POST('/api/v1/workflow', {
+          params: { header: { 'x-workspace-id': svc.workspaceId } },
+          body: { name: 'bad llm node', nodes: g.nodes, edges: g.edges },
+        }),
+        400,
+      );
+      expect(JSON.stringify(res)).toContain('.process');
     }
   });
 });

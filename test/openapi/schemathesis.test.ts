@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminToken, startTestService, type TestService } from '../support/harness.js';
+import { adminToken, answered, startTestService, type TestService } from '../support/harness.js';
 
 const projectRoot = path.resolve(import.meta.dirname, '../..');
 const st = path.join(projectRoot, '.venv/bin/st');
@@ -33,10 +33,10 @@ describe('the OpenAPI document against the running service (schemathesis)', () =
   afterAll(async () => {
     // The stateful phase creates schedules, and Temporal Schedules outlive the service: none is left firing.
     for (;;) {
-      const left = await svc.request('GET', '/api/v1/schedules?limit=100');
-      const items = (left.body.items ?? []) as Array<{ scheduleId: string }>;
+      const { items } = await answered(svc.client.GET('/api/v1/schedules', { params: { query: { limit: 100 } } }), 200);
       if (items.length === 0) break;
-      for (const s of items) await svc.request('DELETE', `/api/v1/schedules/${s.scheduleId}`);
+      for (const { scheduleId } of items)
+        await svc.client.DELETE('/api/v1/schedules/{scheduleId}', { params: { path: { scheduleId } } });
     }
     await svc.stop();
   });

@@ -12,9 +12,10 @@ import { encryptingDataConverter } from '../../src/temporal/data-converter.js';
 import { PayloadEncryption } from '../../src/temporal/payload-encryption.js';
 import { workflowBundlePath } from '../../src/temporal/worker.js';
 import { Receiver } from '../callbacks/receiver.js';
-import { createWorkflow, execute, initiate, waitForEnd } from '../cases/support.js';
+import { createClient } from '../../src/client/index.js';
+import { caseStatus, createWorkflow, execute, initiate, waitForEnd } from '../cases/support.js';
 import { py, textChain } from '../support/graphs.js';
-import { adminToken, http, startTestService, type TestService } from '../support/harness.js';
+import { adminToken, answered, http, refused, startTestService, type TestService } from '../support/harness.js';
 import { decodedHistoryText, payloadsOf } from '../support/history.js';
 
 type History = temporal.api.history.v1.IHistory;
@@ -74,8 +75,7 @@ afterAll(async () => {
 describe('case histories in Temporal', () => {
   it('hold no case input, output, graph, callback URL or error message in clear', async () => {
     expect(receiver.received.length).toBeGreaterThan(0);
-    const status = await svc.request('GET', `/api/v1/case/${completedCase}/status`);
-    expect(status.body.temporalUiUrl).toBeNull();
+    expect((await caseStatus(svc, completedCase)).temporalUiUrl).toBeNull();
     for (const caseId of [completedCase, failedCase]) {
       const history = await plainHistory(caseId);
       const raw = Buffer.from(temporal.api.history.v1.History.encode(history).finish());
@@ -142,6 +142,13 @@ describe('master key rotation', () => {
 describe('the codec endpoint (operators)', () => {
   const endpoint = (op: string) => `${svc.url}/admin/temporal-codec/${op}`;
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+  type Payloads = Array<{ metadata?: Record<string, string>; data?: string }>;
+  /** The operator's typed call; the refusals below stay raw (a tenant key or no credential, an unknown namespace). */
+  const codec = (op: 'decode' | 'encode', payloads: Payloads, namespace?: 'default') =>
+    createClient({ baseUrl: svc.url }).POST(`/admin/temporal-codec/${op}`, {
+      params: { header: { ...bearer(adminToken), ...(namespace ? { 'x-namespace': namespace } : {}) } },
+      body: { payloads },
+    });
 
   it('decodes for the admin token and refuses a tenant key and no credential', async () => {
     const history = await plainHistory(completedCase);
@@ -149,49 +156,31 @@ describe('the codec endpoint (operators)', () => {
       (p) => Buffer.from(p.metadata?.encoding ?? []).toString() === 'binary/encrypted',
     );
     const body = { payloads: sealed.map(asJson) };
-    const decoded = await http(endpoint('decode'), 'POST', {
-      body,
-      headers: { ...bearer(adminToken), 'x-namespace': 'default' },
-    });
-    expect(decoded.status, decoded.text).toBe(200);
-    const payloads = decoded.body.payloads as Array<{ metadata: Record<string, string>; data: string }>;
+    const { payloads } = await answered(codec('decode', body.payloads, 'default'), 200);
     expect(payloads).toHaveLength(sealed.length);
-    expect(payloads.map((p) => Buffer.from(p.data, 'base64').toString()).join('\n')).toContain(marker);
-    expect(Buffer.from(payloads[0]?.metadata.encoding ?? '', 'base64').toString()).toBe('json/plain');
+    expect(payloads.map((p) => Buffer.from(p.data ?? '', 'base64').toString()).join('\n')).toContain(marker);
+    expect(Buffer.from(payloads[0]?.metadata?.encoding ?? '', 'base64').toString()).toBe('json/plain');
 
-    for (const refused of [
+    for (const answer of [
       await http(endpoint('decode'), 'POST', { body, key: svc.key }),
       await http(endpoint('decode'), 'POST', { body, headers: bearer(svc.key) }),
       await http(endpoint('decode'), 'POST', { body }),
       await http(endpoint('encode'), 'POST', { body, key: svc.key }),
     ]) {
-      expect(refused.status, refused.text).toBe(401);
-      expect(refused.text).not.toContain(marker);
+      expect(answer.status, answer.text).toBe(401);
+      expect(answer.text).not.toContain(marker);
     }
   });
 
   it('encodes what it decodes, passes clear payloads through, refuses what it cannot open', async () => {
     const clear = { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: 'eyJhIjoxfQ==' };
-    const encoded = await http(endpoint('encode'), 'POST', {
-      body: { payloads: [clear] },
-      headers: bearer(adminToken),
-    });
-    expect(encoded.status, encoded.text).toBe(200);
-    const [sealed] = encoded.body.payloads as Array<typeof clear>;
-    expect(sealed?.data).not.toBe(clear.data);
-    const decoded = await http(endpoint('decode'), 'POST', {
-      body: { payloads: [sealed, clear] },
-      headers: bearer(adminToken),
-    });
-    expect(decoded.body.payloads).toEqual([clear, clear]);
+    const [sealed] = (await answered(codec('encode', [clear]), 200)).payloads;
+    if (!sealed) throw new Error('encode answered no payload');
+    expect(sealed.data).not.toBe(clear.data);
+    expect((await answered(codec('decode', [sealed, clear]), 200)).payloads).toEqual([clear, clear]);
 
     const tampered = { ...sealed, data: Buffer.from('not what was sealed, long enough for a tag').toString('base64') };
-    const refused = await http(endpoint('decode'), 'POST', {
-      body: { payloads: [tampered] },
-      headers: bearer(adminToken),
-    });
-    expect(refused.status).toBe(400);
-    expect(String(refused.body.message)).toMatch(/failed authentication/);
+    expect((await refused(codec('decode', [tampered]), 400)).message).toMatch(/failed authentication/);
     const otherNamespace = await http(endpoint('decode'), 'POST', {
       body: { payloads: [clear] },
       headers: { ...bearer(adminToken), 'x-namespace': 'someone-else' },
@@ -223,9 +212,12 @@ describe('the codec endpoint (operators)', () => {
     expect(other.status).toBe(403);
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
     // A refusal carries the headers too, so the UI can tell the operator why.
-    const refused = await http(endpoint('decode'), 'POST', { body: { payloads: [] }, headers: { origin: uiOrigin } });
-    expect(refused.status).toBe(401);
-    expect(refused.headers.get('access-control-allow-origin')).toBe(uiOrigin);
+    const unauthenticated = await http(endpoint('decode'), 'POST', {
+      body: { payloads: [] },
+      headers: { origin: uiOrigin },
+    });
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.headers.get('access-control-allow-origin')).toBe(uiOrigin);
   });
 });
 

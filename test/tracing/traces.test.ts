@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { createWorkflow, initiate, waitForEnd } from '../cases/support.js';
 import { Graph, py } from '../support/graphs.js';
 import { Receiver } from '../callbacks/receiver.js';
@@ -35,11 +35,14 @@ function upperGraph(): { graph: Graph; nodeIds: string[] } {
 /** Starts a case under the caller's trace, with a callback to `callback`; the case id. */
 async function executeTraced(svc: TestService, workflowId: string, traceparent: string, callbackUrl: string) {
   const caseId = await initiate(svc, { workflowId });
-  const r = await svc.request('POST', `/api/v1/case/${caseId}/execute`, {
-    body: { inputs: { text: 'private words' }, callbackUrl },
-    headers: { traceparent },
-  });
-  expect(r.status, r.text).toBe(202);
+  await answered(
+    svc.client.POST('/api/v1/case/{caseId}/execute', {
+      params: { path: { caseId } },
+      body: { inputs: { text: 'private words' }, callbackUrl },
+      headers: { traceparent },
+    }),
+    202,
+  );
   return caseId;
 }
 
@@ -100,10 +103,12 @@ describe('traces on with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   });
 
   it('request → case run → nodes → callback share the caller trace, which the callback receiver continues', async () => {
-    const subscribed = await svc.request('POST', '/api/v1/subscriptions', {
-      body: { workspaceId: svc.workspaceId, url: subscriber.url, eventTypes: ['case.completed'] },
-    });
-    expect(subscribed.status, subscribed.text).toBe(201);
+    await answered(
+      svc.client.POST('/api/v1/subscriptions', {
+        body: { workspaceId: svc.workspaceId, url: subscriber.url, eventTypes: ['case.completed'] },
+      }),
+      201,
+    );
     const caller = callerTrace();
     const caseId = await executeTraced(svc, workflowId, caller.traceparent, callback.url);
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
@@ -155,11 +160,13 @@ describe('traces on with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   });
 
   it('continues the caller trace of a webhook trigger delivery', async () => {
-    const hook = (
-      await svc.request('POST', `/api/v1/workflow/${workflowId}/hooks`, {
+    const hook = await answered(
+      svc.client.POST('/api/v1/workflow/{workflowId}/hooks', {
+        params: { path: { workflowId } },
         body: { name: 'traced hook', scheme: 'standard-webhooks' },
-      })
-    ).body as { hookId: string; secret: string };
+      }),
+      201,
+    );
     const caller = callerTrace();
     const body = JSON.stringify({ text: 'from a hook' });
     const r = await deliver(svc, hook.hookId, body, {
@@ -177,10 +184,13 @@ describe('traces on with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
 
   it('starts a trace of its own for any other request, whatever traceparent it sends', async () => {
     const caller = callerTrace();
-    const r = await svc.request('GET', `/api/v1/workflow/${workflowId}`, {
-      headers: { traceparent: caller.traceparent },
-    });
-    expect(r.status, r.text).toBe(200);
+    await answered(
+      svc.client.GET('/api/v1/workflow/{workflowId}', {
+        params: { path: { workflowId } },
+        headers: { traceparent: caller.traceparent },
+      }),
+      200,
+    );
     await expect
       .poll(() => otlp.spans.some((span) => span.name === 'GET /api/v1/workflow/:workflowId'), { timeout: 20_000 })
       .toBe(true);
