@@ -72,7 +72,6 @@ const codeRef = z.union([
     .strict(),
   z.object({ id: z.uuid(), version_id: z.uuid(), source_sha256: sha256.optional() }).strict(),
 ]);
-export type CodeSpec = z.infer<typeof codeRef>;
 
 /** A sub-workflow's callee by name in the target workspace; `version` pins one (default: its latest active version). */
 const callRef = z.union([name, z.object({ workflow: name, version: z.number().int().min(1).optional() }).strict()]);
