@@ -1,17 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
-import { codeBody, expectError } from './support.js';
-import { newCaller } from '../support/keys.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
+import { codeBody, expectError, expectRefused } from './support.js';
+import { clientFor, newCaller } from '../support/keys.js';
 
 describe('code node endpoints: who may author', () => {
   let svc: TestService;
   let codeId: string;
   beforeAll(async () => {
     svc = await startTestService();
-    const created = await svc.request('POST', '/api/v1/code', { body: codeBody() });
-    expect(created.status, created.text).toBe(201);
-    codeId = String(created.body.id);
+    ({ id: codeId } = await answered(svc.client.POST('/api/v1/code', { body: codeBody() }), 201));
   });
   afterAll(async () => {
     await svc?.stop();
@@ -26,7 +24,7 @@ describe('code node endpoints: who may author', () => {
     const caller = await newCaller(svc, ['code:full'], { verified: false });
     const bad = { name: '', sourceCode: 42, inputs: 'not a map' };
     expectError(await svc.request('POST', '/api/v1/code', { body: bad, key: caller.key }), 403, 'not verified');
-    expectError(await svc.request('POST', '/api/v1/code', { body: codeBody(), key: caller.key }), 403, 'not verified');
+    await expectRefused(clientFor(svc, caller.key).POST('/api/v1/code', { body: codeBody() }), 403, 'not verified');
     expectError(
       await svc.request('PATCH', `/api/v1/code/${codeId}`, { body: bad, key: caller.key }),
       403,
@@ -42,11 +40,12 @@ describe('code node endpoints: who may author', () => {
 
   it('refuses a workspace-scoped key with 403, even holding Code: Full', async () => {
     const caller = await newCaller(svc, ['code:full'], { workspaceScoped: true });
-    expectError(
-      await svc.request('POST', '/api/v1/code', { body: codeBody(), key: caller.key }),
+    await expectRefused(
+      clientFor(svc, caller.key).POST('/api/v1/code', { body: codeBody() }),
       403,
       'not organization-scoped',
     );
+    // An empty body is what the document forbids: the permission check answers first.
     expectError(
       await svc.request('PATCH', `/api/v1/code/${codeId}`, { body: {}, key: caller.key }),
       403,
@@ -57,8 +56,8 @@ describe('code node endpoints: who may author', () => {
   it('refuses a key without Code: Full with 403, before the body', async () => {
     const caller = await newCaller(svc, ['workflow:full', 'integration:full', 'case:full']);
     expectError(await svc.request('POST', '/api/v1/code', { body: {}, key: caller.key }), 403, 'Code: Full');
-    expectError(
-      await svc.request('PATCH', `/api/v1/code/${codeId}`, { body: { name: 'x' }, key: caller.key }),
+    await expectRefused(
+      clientFor(svc, caller.key).PATCH('/api/v1/code/{codeId}', { params: { path: { codeId } }, body: { name: 'x' } }),
       403,
       'Code: Full',
     );
@@ -66,8 +65,7 @@ describe('code node endpoints: who may author', () => {
 
   it('lets a fresh verified organization with only Code: Full author', async () => {
     const caller = await newCaller(svc, ['code:full']);
-    const res = await svc.request('POST', '/api/v1/code', { body: codeBody(), key: caller.key });
-    expect(res.status, res.text).toBe(201);
+    await answered(clientFor(svc, caller.key).POST('/api/v1/code', { body: codeBody() }), 201);
   });
 
   it('accepts no workspace id, in the body or as a header', async () => {
@@ -86,18 +84,19 @@ describe('code node endpoints: who may author', () => {
 
   it('ignores providerId and never takes the organization from the body', async () => {
     const other = await newCaller(svc, ['code:full']);
-    const res = await svc.request('POST', '/api/v1/code', {
-      body: codeBody({ providerId: randomUUID(), organizationId: other.organizationId }),
-    });
-    expect(res.status, res.text).toBe(201);
-    expect(res.body).not.toHaveProperty('providerId');
-    expect(res.body).not.toHaveProperty('organizationId');
+    // Fields the document does not name are ignored, so the typed client may carry them.
+    const body = { ...codeBody(), providerId: randomUUID(), organizationId: other.organizationId };
+    const created = await answered(svc.client.POST('/api/v1/code', { body }), 201);
+    expect(created).not.toHaveProperty('providerId');
+    expect(created).not.toHaveProperty('organizationId');
     // The node landed in the key's organization: the other organization cannot update it.
-    const patch = await svc.request('PATCH', `/api/v1/code/${String(res.body.id)}`, {
-      body: { name: 'mine now' },
-      key: other.key,
-    });
-    expectError(patch, 404);
+    await expectRefused(
+      clientFor(svc, other.key).PATCH('/api/v1/code/{codeId}', {
+        params: { path: { codeId: created.id } },
+        body: { name: 'mine now' },
+      }),
+      404,
+    );
   });
 
   it('has no GET and no DELETE: 405 with the methods it has', async () => {

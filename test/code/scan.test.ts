@@ -1,15 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
-import { codeBody, expectError } from './support.js';
+import type { operations } from '../../src/client/index.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
+import { codeBody, expectRefused } from './support.js';
 
-interface Violation {
-  line: number;
-  col: number;
-  message: string;
-}
+type BadRequest = operations['postApiV1Code']['responses'][400]['content']['application/json'];
 
-function violations(body: Record<string, unknown>): Violation[] {
-  return (body.metadata as { violations: Violation[] }).violations;
+/** The violations of a 400 the scan answered; fails the test on any other answer. */
+async function violations(
+  call: Promise<{ data?: unknown; error?: unknown; response: Response }>,
+  text?: string,
+): Promise<NonNullable<NonNullable<BadRequest['metadata']>['violations']>> {
+  // The status is checked to be 400, so the body is the document's 400 body.
+  const error = (await refused(call, 400)) as BadRequest;
+  if (text) expect(error.message).toContain(text);
+  expect(error.metadata?.violations, JSON.stringify(error)).toBeDefined();
+  return error.metadata?.violations ?? [];
 }
 
 const lines = (...source: string[]) => source.join('\n');
@@ -23,15 +28,13 @@ describe('the security scan at authoring', () => {
     await svc?.stop();
   });
 
-  const post = (sourceCode: string) => svc.request('POST', '/api/v1/code', { body: codeBody({ sourceCode }) });
+  const post = (sourceCode: string) => svc.client.POST('/api/v1/code', { body: codeBody({ sourceCode }) });
 
   it('rejects blocked imports and constructs with their line and column', async () => {
-    const res = await post(
-      lines('import json', '', 'import subprocess', 'def main(inputs):', "    return {'total': eval('2')}", ''),
+    const found = await violations(
+      post(lines('import json', '', 'import subprocess', 'def main(inputs):', "    return {'total': eval('2')}", '')),
+      'security scan',
     );
-    expectError(res, 400, 'security scan');
-    expect(res.body.statusCode).toBe(400);
-    const found = violations(res.body);
     expect(found).toEqual(
       expect.arrayContaining([
         { line: 3, col: 1, message: expect.stringContaining("'subprocess'") },
@@ -42,9 +45,10 @@ describe('the security scan at authoring', () => {
   });
 
   it('rejects a blocked from-import and a blocked submodule', async () => {
-    const res = await post(lines('from os import path', 'import http.server', 'def main(inputs):', '    return {}'));
-    expectError(res, 400);
-    expect(violations(res.body)).toEqual([
+    const found = await violations(
+      post(lines('from os import path', 'import http.server', 'def main(inputs):', '    return {}')),
+    );
+    expect(found).toEqual([
       { line: 1, col: 1, message: expect.stringContaining("'os'") },
       { line: 2, col: 1, message: expect.stringContaining("'http.server'") },
     ]);
@@ -57,47 +61,38 @@ describe('the security scan at authoring', () => {
       lines('def caseflow():', '    pass', 'def main(inputs):', '    return {}'),
       lines('import json as caseflow', 'def main(inputs):', '    return {}'),
     ]) {
-      const res = await post(source);
-      expectError(res, 400);
-      expect(violations(res.body)[0]?.message, source).toContain('reserved keyword');
+      expect((await violations(post(source)))[0]?.message, source).toContain('reserved keyword');
     }
   });
 
   it('lets main use the SDK object it is given', async () => {
-    const res = await post(
-      lines('def main(inputs):', "    caseflow.log('hi')", "    return {'total': inputs['count']}"),
+    await answered(
+      post(lines('def main(inputs):', "    caseflow.log('hi')", "    return {'total': inputs['count']}")),
+      201,
     );
-    expect(res.status, res.text).toBe(201);
   });
 
   it('lets an import that is neither allowed nor blocked pass authoring', async () => {
-    const res = await post(lines('import numpy', 'def main(inputs):', "    return {'total': int(numpy.sum([1]))}"));
-    expect(res.status, res.text).toBe(201);
+    await answered(post(lines('import numpy', 'def main(inputs):', "    return {'total': int(numpy.sum([1]))}")), 201);
   });
 
   it('lets a module without main pass authoring', async () => {
-    const res = await post(lines('import json', 'VALUE = 1'));
-    expect(res.status, res.text).toBe(201);
+    await answered(post(lines('import json', 'VALUE = 1')), 201);
   });
 
   it('reports a syntax error as a violation with its position', async () => {
-    const res = await post(lines('def main(inputs):', '    return {'));
-    expectError(res, 400);
-    expect(violations(res.body)[0]).toMatchObject({ line: 2, message: expect.stringContaining('SyntaxError') });
+    const found = await violations(post(lines('def main(inputs):', '    return {')));
+    expect(found[0]).toMatchObject({ line: 2, message: expect.stringContaining('SyntaxError') });
   });
 
   it('scans on update too and then cuts no version', async () => {
-    const created = await post(lines('def main(inputs):', "    return {'total': 1}"));
-    expect(created.status).toBe(201);
-    const codeId = String(created.body.id);
-    const bad = await svc.request('PATCH', `/api/v1/code/${codeId}`, {
-      body: { sourceCode: lines('import os', 'def main(inputs):', '    return {}') },
-    });
-    expectError(bad, 400);
-    expect(violations(bad.body)).toEqual([{ line: 1, col: 1, message: expect.stringContaining("'os'") }]);
-    const next = await svc.request('PATCH', `/api/v1/code/${codeId}`, { body: { name: 'renamed' } });
-    expect(next.status, next.text).toBe(200);
-    expect(next.body.versionNumber).toBe(2);
+    const { id: codeId } = await answered(post(lines('def main(inputs):', "    return {'total': 1}")), 201);
+    const update = (body: Record<string, unknown>) =>
+      svc.client.PATCH('/api/v1/code/{codeId}', { params: { path: { codeId } }, body });
+    const bad = await violations(update({ sourceCode: lines('import os', 'def main(inputs):', '    return {}') }));
+    expect(bad).toEqual([{ line: 1, col: 1, message: expect.stringContaining("'os'") }]);
+    const next = await answered(update({ name: 'renamed' }), 200);
+    expect(next.versionNumber).toBe(2);
   });
 
   // Last: it closes this service's pool.
@@ -114,7 +109,7 @@ describe('the security scan at authoring', () => {
       );
     const before = await countNodes();
     await svc.service.context.python.close();
-    expectError(await post(lines('def main(inputs):', '    return {}')), 503, 'scanner is unavailable');
+    await expectRefused(post(lines('def main(inputs):', '    return {}')), 503, 'scanner is unavailable');
     expect(await countNodes()).toBe(before);
   });
 });

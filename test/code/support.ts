@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { components } from '../../src/client/index.js';
+import type { components, operations } from '../../src/client/index.js';
 import { refused, type TestResponse } from '../support/harness.js';
 
 export const validSource = [
@@ -26,8 +26,11 @@ export function field(variableName: string, types: FieldType[] = ['str'], extra:
   };
 }
 
+/** A code-node create body as the OpenAPI document types it. */
+export type CodeNodeBody = operations['postApiV1Code']['requestBody']['content']['application/json'];
+
 /** A body every rule accepts; tests override one field at a time. */
-export function codeBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function codeBody(overrides: Partial<CodeNodeBody> = {}): CodeNodeBody {
   return {
     name: 'Double',
     description: 'Doubles a count',
@@ -37,6 +40,11 @@ export function codeBody(overrides: Record<string, unknown> = {}): Record<string
     outputs: { total: field('total', ['int']) },
     ...overrides,
   };
+}
+
+/** codeBody with overrides the document may forbid, sent untyped by the tests of the refusal. */
+export function untypedCodeBody(overrides: Record<string, unknown>): Record<string, unknown> {
+  return { ...codeBody(), ...overrides };
 }
 
 export function expectError(res: TestResponse, status: number, fieldOrText?: string): void {
