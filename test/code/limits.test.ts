@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalogFieldTypes } from '../../src/api/schemas/catalog-fields.js';
 import { startTestService, type TestService } from '../support/harness.js';
-import { codeBody, expectError, failedFields, field, validSource, type FieldInput } from './support.js';
+import {
+  codeBody,
+  expectError,
+  expectRefused,
+  failedFields,
+  field,
+  untypedCodeBody,
+  validSource,
+  type FieldInput,
+} from './support.js';
 
 const SOURCE_BYTES = 262144;
 const VARIABLES_JSON_BYTES = 512 * 1024;
@@ -145,9 +154,9 @@ describe('code node limits, at the boundary and one over', () => {
   });
 
   it.each(boundaries)('%s', async (_what, atLimit, overLimit, fieldPath) => {
-    const ok = await svc.request('POST', '/api/v1/code', { body: codeBody(atLimit) });
+    const ok = await svc.request('POST', '/api/v1/code', { body: untypedCodeBody(atLimit) });
     expect(ok.status, ok.text.slice(0, 500)).toBe(201);
-    const over = await svc.request('POST', '/api/v1/code', { body: codeBody(overLimit) });
+    const over = await svc.request('POST', '/api/v1/code', { body: untypedCodeBody(overLimit) });
     expectError(over, 400);
     expect(over.body.errorCode).toBe('VALIDATION_ERROR');
     expect(failedFields(over)).toContain(fieldPath);
@@ -156,8 +165,8 @@ describe('code node limits, at the boundary and one over', () => {
   it('counts sourceCode in UTF-8 bytes, not characters', async () => {
     const twoByte = `${validSource}#${'é'.repeat(131072)}`;
     expect(twoByte.length).toBeLessThan(SOURCE_BYTES);
-    expectError(
-      await svc.request('POST', '/api/v1/code', { body: codeBody({ sourceCode: twoByte }) }),
+    await expectRefused(
+      svc.client.POST('/api/v1/code', { body: codeBody({ sourceCode: twoByte }) }),
       400,
       'bytes UTF-8 encoded',
     );
@@ -208,7 +217,7 @@ describe('code node variable rules', () => {
   });
 
   const post = (overrides: Record<string, unknown>) =>
-    svc.request('POST', '/api/v1/code', { body: codeBody(overrides) });
+    svc.request('POST', '/api/v1/code', { body: untypedCodeBody(overrides) });
 
   it('requires name, sourceCode, inputs and outputs on create', async () => {
     const res = await svc.request('POST', '/api/v1/code', { body: {} });
@@ -261,7 +270,7 @@ describe('code node variable rules', () => {
 
   it('refuses a typeDefinition sent on the field instead of in an allowedTypes entry', async () => {
     const misplaced = { ...field('obj', ['object']), typeDefinition: properties(51) };
-    const res = await svc.request('POST', '/api/v1/code', { body: codeBody(withInput(misplaced)) });
+    const res = await svc.request('POST', '/api/v1/code', { body: untypedCodeBody(withInput(misplaced)) });
     expectError(res, 400);
     expect(failedFields(res)).toContain('body.inputs.obj.typeDefinition');
   });
