@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkflowNode } from '../../src/domain/graph.js';
-import { codeBody, field } from '../code/support.js';
+import { codeBody, field, type CodeNodeBody } from '../code/support.js';
 import { answered, startTestService, type TestService } from '../support/harness.js';
 import { audit, createWorkflow, execute, initiate, results, startCase, waitForEnd } from './support.js';
 import { Graph, vars, type Var } from '../support/graphs.js';
@@ -18,10 +18,9 @@ interface CodeVersionRef {
   versionId: string;
 }
 
-async function authorCode(body: Record<string, unknown>): Promise<CodeVersionRef> {
-  const r = await svc.request('POST', '/api/v1/code', { body: codeBody(body) });
-  expect(r.status, r.text).toBe(201);
-  return { codeId: String(r.body.id), versionId: String(r.body.versionId) };
+async function authorCode(body: Partial<CodeNodeBody>): Promise<CodeVersionRef> {
+  const { id: codeId, versionId } = await answered(svc.client.POST('/api/v1/code', { body: codeBody(body) }), 201);
+  return { codeId, versionId };
 }
 
 /**

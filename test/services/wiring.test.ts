@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ZodType } from 'zod';
-import type { paths } from '../../src/client/index.js';
 import { deliveriesSchema, redeliveryStartedSchema, webhookSecretSchema } from '../../src/api/schemas/callbacks.js';
 import {
   auditSchema,
@@ -83,10 +82,6 @@ async function expectDocumented<T>(
   );
   return { body, headers: response.headers };
 }
-
-type CodeNodeBody = paths['/api/v1/code']['post']['requestBody']['content']['application/json'];
-/** The code area's valid body (typed loosely there, as its tests also send bodies the contract refuses). */
-const codeNode = () => codeBody() as CodeNodeBody;
 
 /** input(text) → python → output(text) */
 function echo(): Graph {
@@ -262,7 +257,7 @@ describe('services behind the routes answer in their documented shapes', () => {
   it('code nodes: register and update', async () => {
     const author = clientFor(svc, (await newCaller(svc, ['code:full'])).key);
     const { body: created } = await expectDocumented(
-      author.POST('/api/v1/code', { body: codeNode() }),
+      author.POST('/api/v1/code', { body: codeBody() }),
       { method: 'post', path: '/api/v1/code', status: 201 },
       codeNodeResponse,
     );
@@ -280,7 +275,7 @@ describe('the services refuse another organization', () => {
     const { workflowId } = await createWorkflow(svc, echo(), 'not theirs');
     const caseId = await initiate(svc, { workflowId });
     const author = clientFor(svc, (await newCaller(svc, ['code:full'])).key);
-    const { id: codeId } = await answered(author.POST('/api/v1/code', { body: codeNode() }), 201);
+    const { id: codeId } = await answered(author.POST('/api/v1/code', { body: codeBody() }), 201);
 
     // Every grant, organization-wide, verified: only the organization differs.
     const attacker = clientFor(
