@@ -113,6 +113,10 @@ function faultFixture(config: Record<string, unknown>) {
   return {
     svc: () => fixture.svc as TestService,
     stopServer: () => fixture.server?.stop(),
+    serverPid: () => {
+      if (!fixture.server) throw new Error('the dev server is not running');
+      return fixture.server.pid;
+    },
     startServer,
   };
 }
@@ -135,6 +139,34 @@ describe('execute while Temporal is unreachable', () => {
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     const status = await svc.request('GET', `/api/v1/case/${caseId}/status`);
     expect(status.body.status).toBe('PENDING');
+  }, 60_000);
+});
+
+describe('an engine slow to answer', () => {
+  // Pinged every 200 ms: a probe that took a late answer for a dead engine marks it down early in the stall.
+  const fault = faultFixture({ temporal: { probeIntervalMs: 200 } });
+
+  it('is not taken for a dead one: an execute during a stall waits for it and is accepted', async () => {
+    const svc = fault.svc();
+    const wf = await createWorkflow(svc, sleeper(1));
+    const caseId = await initiate(svc, { workflowId: wf.workflowId });
+    const pid = fault.serverPid();
+    // Frozen, the server answers nothing for 2.5 s, as a loaded one answers late under a burst.
+    process.kill(pid, 'SIGSTOP');
+    let res: Awaited<ReturnType<typeof execute>>;
+    try {
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(svc.service.engine.isUp()).toBe(true);
+      const answer = execute(svc, caseId, { inputs: { text: 's' } });
+      await new Promise((r) => setTimeout(r, 500));
+      process.kill(pid, 'SIGCONT');
+      res = await answer;
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    expect(res.status, res.text).toBe(202);
+    const run = await svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`).describe();
+    expect(run.status.name).toBe('RUNNING');
   }, 60_000);
 });
 
