@@ -7,6 +7,7 @@ import { createLogger } from '../../src/logging/logger.js';
 import { freePort } from '../../src/net/free-port.js';
 import { temporalCliPath } from '../../src/temporal/binaries.js';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
+import { isTemporalUnavailable } from '../../src/temporal/unavailable.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { createWorkflow, execute, initiate, startCase, waitForEnd } from './support.js';
 import { sleeper } from '../support/graphs.js';
@@ -167,6 +168,26 @@ describe('an engine slow to answer', () => {
     expect(res.status, res.text).toBe(202);
     const run = await svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`).describe();
     expect(run.status.name).toBe('RUNNING');
+  }, 60_000);
+
+  it('a start our own deadline cut short counts as the engine not answering, not as a refusal', async () => {
+    const svc = fault.svc();
+    const { client, taskQueue } = svc.service.context.temporal;
+    const pid = fault.serverPid();
+    process.kill(pid, 'SIGSTOP');
+    let failure: unknown;
+    try {
+      await client.withDeadline(Date.now() + 300, () =>
+        client.workflow.start('caseRun', { taskQueue, workflowId: `deadline-${randomUUID()}`, args: [] }),
+      );
+    } catch (err) {
+      failure = err;
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    // An execute met by this answered 500 and put its case back to PENDING although its start may still land.
+    expect(failure).toBeInstanceOf(Error);
+    expect(isTemporalUnavailable(failure)).toBe(true);
   }, 60_000);
 });
 
