@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -92,11 +92,15 @@ function startFlags(root: string): string[] {
   return flags.split(' ').filter(Boolean);
 }
 
-/** A caseflow process from `root`'s build: its pid, its bootstrap key once printed, its API once ready. */
+/**
+ * A caseflow process from `root`'s build: its pid, its bootstrap key once printed, its API once ready. Its log
+ * (stdout) is read for the key only, and also written to `logFile` when given.
+ */
 export function startServe(
   root: string,
   role: 'all' | 'api' | 'worker',
   env: Record<string, string>,
+  logFile?: string,
 ): { child: ChildProcess; key: Promise<string> } {
   const profileDir = process.env.BENCH_E2E_PROFILE_DIR;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
@@ -116,6 +120,7 @@ export function startServe(
   );
   const key = new Promise<string>((resolve) => {
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      if (logFile) appendFileSync(logFile, `${line}\n`);
       const m = /CASEFLOW_API_KEY=(\S+)/.exec(line);
       if (m?.[1]) resolve(m[1]);
     });
@@ -201,12 +206,16 @@ async function runCases(job: LoadJob): Promise<void> {
 export async function startCaseflow(root = distRoot, env: Record<string, string> = {}, fill = 0): Promise<Subject> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-bench-e2e-'));
   const launch = await embeddedLaunch(dataDir);
+  // Kept, with the service's log, for a look after a run that lost or stalled cases.
+  const keep = process.env.BENCH_KEEP_DATA === '1';
+  const logFile = keep ? path.join(dataDir, 'service.log') : undefined;
   const environment = { ...launch.env, ...env };
-  const first = startServe(root, 'all', environment);
+  const first = startServe(root, 'all', environment, logFile);
   let child = first.child;
   const stop = async () => {
     await stopChild(child);
-    rmSync(dataDir, { recursive: true, force: true });
+    if (keep) console.error(`bench: the service's data directory ${dataDir} is kept`);
+    else rmSync(dataDir, { recursive: true, force: true });
   };
   try {
     await waitFor('the service', child, answers(`${launch.baseUrl}/readyz`));
@@ -216,7 +225,7 @@ export async function startCaseflow(root = distRoot, env: Record<string, string>
       await stopChild(child);
       const filled = fillStores(dataDir, fill);
       console.log(`e2e: filled the stores with ${filled.cases} cases in ${filled.seconds.toFixed(0)} s`);
-      child = startServe(root, 'all', environment).child;
+      child = startServe(root, 'all', environment, logFile).child;
       await waitFor('the service', child, answers(`${launch.baseUrl}/readyz`));
     }
     return {

@@ -161,7 +161,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const temporal = await connectTemporal(config, address, devServer?.uiUrl, tracing.clientInterceptors);
     stops.push(() => temporal.connection.close());
     stops.push(
-      startEngineProbe(temporal.connection, engine, { intervalMs: config.temporal.probeIntervalMs, timeoutMs: 1000 }),
+      startEngineProbe(temporal.connection, engine, {
+        intervalMs: config.temporal.probeIntervalMs,
+        timeoutMs: config.temporal.probeTimeoutMs,
+      }),
     );
     const metrics = createMetrics(workerMetricsUrl);
     watchEngine(metrics.registry, engine);

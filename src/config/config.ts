@@ -119,6 +119,11 @@ export const configSchema = z.object({
       workflowTaskSlots: z.coerce.number().int().min(2).max(10_000),
       /** How often the engine is pinged while it answers (every second while it does not). */
       probeIntervalMs: z.coerce.number().int().min(100),
+      /**
+       * How long a ping may take before the engine counts as down. A loaded engine answers late, it is not
+       * gone (a refused connection fails at once whatever this is): too short and a burst is refused with 503s.
+       */
+      probeTimeoutMs: z.coerce.number().int().min(100),
       workerMetricsPort: port,
       /** Tag runs with our search attributes; off for a namespace where they are not registered (docs/running.md). */
       searchAttributes: bool,
@@ -331,6 +336,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_MAX_CACHED_WORKFLOWS: 'temporal.maxCachedWorkflows',
   CASEFLOW_WORKFLOW_TASK_SLOTS: 'temporal.workflowTaskSlots',
   TEMPORAL_PROBE_INTERVAL_MS: 'temporal.probeIntervalMs',
+  TEMPORAL_PROBE_TIMEOUT_MS: 'temporal.probeTimeoutMs',
   CASEFLOW_WORKER_METRICS_PORT: 'temporal.workerMetricsPort',
   CASEFLOW_SEARCH_ATTRIBUTES: 'temporal.searchAttributes',
   CASEFLOW_CASE_DEADLINE_MS: 'cases.defaultDeadlineMs',

@@ -7,6 +7,7 @@ import { createLogger } from '../../src/logging/logger.js';
 import { freePort } from '../../src/net/free-port.js';
 import { temporalCliPath } from '../../src/temporal/binaries.js';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
+import { isTemporalUnavailable } from '../../src/temporal/unavailable.js';
 import { refused, startTestService, type TestService } from '../support/harness.js';
 import { caseStatus, createWorkflow, execute, initiate, startCase, waitForEnd } from './support.js';
 import { sleeper } from '../support/graphs.js';
@@ -110,6 +111,10 @@ function faultFixture(config: Record<string, unknown>) {
   return {
     svc: () => fixture.svc as TestService,
     stopServer: () => fixture.server?.stop(),
+    serverPid: () => {
+      if (!fixture.server) throw new Error('the dev server is not running');
+      return fixture.server.pid;
+    },
     startServer,
   };
 }
@@ -131,6 +136,54 @@ describe('execute while Temporal is unreachable', () => {
     expect(res.body).toMatchObject({ statusCode: 503, errorCode: 'SERVICE_UNAVAILABLE' });
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await caseStatus(svc, caseId)).status).toBe('PENDING');
+  }, 60_000);
+});
+
+describe('an engine slow to answer', () => {
+  // Pinged every 200 ms: a probe that took a late answer for a dead engine marks it down early in the stall.
+  const fault = faultFixture({ temporal: { probeIntervalMs: 200 } });
+
+  it('is not taken for a dead one: an execute during a stall waits for it and is accepted', async () => {
+    const svc = fault.svc();
+    const wf = await createWorkflow(svc, sleeper(1));
+    const caseId = await initiate(svc, { workflowId: wf.workflowId });
+    const pid = fault.serverPid();
+    // Frozen, the server answers nothing for 2.5 s, as a loaded one answers late under a burst.
+    process.kill(pid, 'SIGSTOP');
+    let res: Awaited<ReturnType<typeof execute>>;
+    try {
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(svc.service.engine.isUp()).toBe(true);
+      const answer = execute(svc, caseId, { inputs: { text: 's' } });
+      await new Promise((r) => setTimeout(r, 500));
+      process.kill(pid, 'SIGCONT');
+      res = await answer;
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    expect(res.status, res.text).toBe(202);
+    const run = await svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`).describe();
+    expect(run.status.name).toBe('RUNNING');
+  }, 60_000);
+
+  it('a start our own deadline cut short counts as the engine not answering, not as a refusal', async () => {
+    const svc = fault.svc();
+    const { client, taskQueue } = svc.service.context.temporal;
+    const pid = fault.serverPid();
+    process.kill(pid, 'SIGSTOP');
+    let failure: unknown;
+    try {
+      await client.withDeadline(Date.now() + 300, () =>
+        client.workflow.start('caseRun', { taskQueue, workflowId: `deadline-${randomUUID()}`, args: [] }),
+      );
+    } catch (err) {
+      failure = err;
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    // An execute met by this answered 500 and put its case back to PENDING although its start may still land.
+    expect(failure).toBeInstanceOf(Error);
+    expect(isTemporalUnavailable(failure)).toBe(true);
   }, 60_000);
 });
 
