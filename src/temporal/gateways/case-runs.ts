@@ -16,6 +16,8 @@ const START_TIMEOUT_MS = 10_000;
 const SETTLE_TIMEOUT_MS = 2_000;
 /** A query waits while a local activity holds the workflow task: answer without live data rather than hang. */
 const QUERY_TIMEOUT_MS = 1_000;
+/** The reconciler's reads are bounded: one that never answers would otherwise stop every later pass. */
+const RECONCILE_READ_TIMEOUT_MS = 15_000;
 
 /** How a run is shown in the Temporal UI and what it is filtered by there. */
 export interface CaseRunLabels {
@@ -126,10 +128,13 @@ export class TemporalCaseRuns implements CaseRunGateway {
   }
 
   async closedRun(workflowId: string, runId: string | undefined): Promise<ClosedRun | undefined> {
-    const handle = this.temporal.client.workflow.getHandle<CaseRunWorkflow>(workflowId, runId);
+    const { client } = this.temporal;
+    const handle = client.workflow.getHandle<CaseRunWorkflow>(workflowId, runId);
+    const bounded = <T>(what: string, read: () => Promise<T>) =>
+      within(RECONCILE_READ_TIMEOUT_MS, what, client.withDeadline(Date.now() + RECONCILE_READ_TIMEOUT_MS, read));
     let status: string;
     try {
-      status = (await handle.describe()).status.name;
+      status = (await bounded('describing a case run', () => handle.describe())).status.name;
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
       return failed('The case run no longer exists in Temporal');
@@ -138,7 +143,7 @@ export class TemporalCaseRuns implements CaseRunGateway {
       case 'RUNNING':
         return undefined;
       case 'COMPLETED': {
-        const result = await handle.result();
+        const result = await bounded("reading a case run's result", () => handle.result());
         return { status: result.status, results: result.results };
       }
       case 'CANCELLED':
