@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { expect } from 'vitest';
-import type { TestResponse, TestService } from '../support/harness.js';
+import { answered, type TestResponse, type TestService } from '../support/harness.js';
+import type { FakeOAuthProvider } from './fake-oauth-provider.js';
+import { connect, connection, type Integration } from './support.js';
 
 const chromiumPath = '/usr/bin/chromium';
 
@@ -72,6 +74,12 @@ export async function consentByHttp(
   const page = await fetch(callbackUrl);
   const html = await page.text();
   return { callbackUrl, status: page.status, outcome: /data-outcome="([a-z]+)"/.exec(html)?.[1], html };
+}
+
+/** A connect of the OAuth `integration` with the provider's client pair: the pending_authorization answer. */
+export function connectOAuth(svc: TestService, integration: Integration, provider: FakeOAuthProvider) {
+  const credentialData = { client_id: provider.clientId, client_secret: provider.clientSecret };
+  return answered(connect(svc, connection(integration, svc.workspaceId, { credentialData })), 201);
 }
 
 export function checkToken(svc: TestService, token: string, key?: string): Promise<TestResponse> {

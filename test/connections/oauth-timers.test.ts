@@ -9,8 +9,8 @@ import { workflowBundlePath } from '../../src/temporal/worker.js';
 import { encryptingDataConverter } from '../../src/temporal/data-converter.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { FakeOAuthProvider } from './fake-oauth-provider.js';
-import { checkToken, consentByHttp, eventually, noConnection } from './oauth-support.js';
-import { authorIntegration, connect, connection, type Integration } from './support.js';
+import { checkToken, connectOAuth, consentByHttp, eventually, noConnection } from './oauth-support.js';
+import { authorIntegration, type Integration } from './support.js';
 import { oauthRefreshStatusQuery } from '../../src/temporal/contracts/oauth.js';
 
 /**
@@ -60,17 +60,11 @@ afterAll(async () => {
 });
 
 async function startConnect(): Promise<{ authorizationUrl: string; connectionToken: string; credentialId: string }> {
-  const res = await connect(
-    svc,
-    connection(integration, svc.workspaceId, {
-      credentialData: { client_id: provider.clientId, client_secret: provider.clientSecret },
-    }),
-  );
-  expect(res.status, res.text).toBe(201);
+  const res = await connectOAuth(svc, integration, provider);
   return {
-    authorizationUrl: String(res.body.authorizationUrl),
-    connectionToken: String(res.body.connectionToken),
-    credentialId: String(res.body.activeCredentialId),
+    authorizationUrl: String(res.authorizationUrl),
+    connectionToken: String(res.connectionToken),
+    credentialId: res.activeCredentialId,
   };
 }
 

@@ -10,7 +10,7 @@ import { oauthRefreshWorkflowId } from '../../src/temporal/contracts/oauth.js';
 import { withTokens } from '../../src/connections/oauth-credential.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { ownUrlHost } from '../support/host-address.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import { FakeOAuthProvider } from './fake-oauth-provider.js';
 import {
   checkToken,
@@ -66,23 +66,19 @@ afterAll(async () => {
 
 const clientPair = () => ({ client_id: provider.clientId, client_secret: provider.clientSecret });
 
-async function startConnect(overrides: Record<string, unknown> = {}) {
-  const res = await connect(
-    svc,
-    connection(integration, svc.workspaceId, {
-      credentialData: clientPair(),
-      testActionVersionId: integration.actionVersionId,
-      ...overrides,
-    }),
+/** A connect answering pending_authorization, its URL and token present. */
+async function startConnect() {
+  const res = await answered(
+    connect(
+      svc,
+      connection(integration, svc.workspaceId, {
+        credentialData: clientPair(),
+        testActionVersionId: integration.actionVersionId,
+      }),
+    ),
+    201,
   );
-  expect(res.status, res.text).toBe(201);
-  return res.body as {
-    status: string;
-    activeIntegrationId: string | null;
-    activeCredentialId: string;
-    authorizationUrl: string;
-    connectionToken: string;
-  };
+  return { ...res, authorizationUrl: String(res.authorizationUrl), connectionToken: String(res.connectionToken) };
 }
 
 /** What a person does: connect, consent in the browser; the connection's ids. */
@@ -175,9 +171,11 @@ describe('connect with an oauth credential', () => {
         client_secret: provider.templateInputs().client_secret,
       },
     });
-    const refused = await connect(svc, connection(noEndpoints, svc.workspaceId, { credentialData: clientPair() }));
-    expectError(refused, 422, 'authorization_url');
-    expect(refused.text).toContain('token_url');
+    const error = JSON.stringify(
+      await refused(connect(svc, connection(noEndpoints, svc.workspaceId, { credentialData: clientPair() })), 422),
+    );
+    expect(error).toContain('authorization_url');
+    expect(error).toContain('token_url');
   });
 
   it('a person consents in a real browser: the check says succeeded with the ids, the smoke test ran with the token', async () => {
@@ -291,13 +289,15 @@ describe('as an attacker', () => {
         token_url: { ...inputs.token_url, default: tokenUrl },
       },
     });
-    const res = await connect(svc, connection(internal, svc.workspaceId, { credentialData: clientPair() }));
-    expect(res.status, res.text).toBe(201);
-    const page = await consentByHttp(String(res.body.authorizationUrl), 'allow');
+    const res = await answered(
+      connect(svc, connection(internal, svc.workspaceId, { credentialData: clientPair() })),
+      201,
+    );
+    const page = await consentByHttp(String(res.authorizationUrl), 'allow');
     expect(page.outcome, page.html).toBe('failed');
     expect(page.html).toContain('outbound policy');
     expect(page.html).toContain(why);
-    expect((await checkToken(svc, String(res.body.connectionToken))).body).toEqual({
+    expect((await checkToken(svc, String(res.connectionToken))).body).toEqual({
       status: 'failed',
       ...noConnection,
     });

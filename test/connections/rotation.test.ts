@@ -9,9 +9,9 @@ import { SubscriptionSecrets } from '../../src/subscriptions/subscription-secret
 import { createWorkflow } from '../cases/support.js';
 import { Graph } from '../support/graphs.js';
 import { deliver, sign } from '../hooks/support.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { FakeOAuthProvider } from './fake-oauth-provider.js';
-import { checkToken, consentByHttp } from './oauth-support.js';
+import { checkToken, connectOAuth, consentByHttp } from './oauth-support.js';
 import { authorIntegration, connect, connection, localServer, type Integration, type LocalServer } from './support.js';
 import { newKey } from '../support/keys.js';
 
@@ -47,8 +47,10 @@ describe('caseflow secrets rotate-master-key', () => {
     first = await startTestService();
     const svc = first;
     const integration: Integration = await authorIntegration(svc, svc.key, { endpoint: `${server.url}/ping` });
-    const made = await connect(svc, connection(integration, svc.workspaceId, { credentialData: { api_key: secret } }));
-    expect(made.status, made.text).toBe(201);
+    const made = await answered(
+      connect(svc, connection(integration, svc.workspaceId, { credentialData: { api_key: secret } })),
+      201,
+    );
     const webhook = await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`);
     expect(webhook.status, webhook.text).toBe(200);
     const g = new Graph();
@@ -63,7 +65,7 @@ describe('caseflow secrets rotate-master-key', () => {
     });
     expect(subscription.status, subscription.text).toBe(201);
     const db = svc.service.context.store.db;
-    const credentialId = String(made.body.activeCredentialId);
+    const credentialId = made.activeCredentialId;
     const before = await db
       .selectFrom('connection_credentials')
       .select('data_ciphertext')
@@ -111,18 +113,20 @@ describe('caseflow secrets rotate-master-key', () => {
         { organizationId, userId },
       )
     ).key;
-    const reused = await connect(
-      second,
-      connection(integration, workspaceId, {
-        credentialVersionId: undefined,
-        credentialData: undefined,
-        activeCredentialId: credentialId,
-        testActionVersionId: integration.actionVersionId,
-      }),
-      apiKey,
+    const reused = await answered(
+      connect(
+        second,
+        connection(integration, workspaceId, {
+          credentialVersionId: undefined,
+          credentialData: undefined,
+          activeCredentialId: credentialId,
+          testActionVersionId: integration.actionVersionId,
+        }),
+        apiKey,
+      ),
+      201,
     );
-    expect(reused.status, reused.text).toBe(201);
-    expect(reused.body.testPassed).toBe(true);
+    expect(reused.testPassed).toBe(true);
     expect(server.received.at(-1)?.headers['x-api-key']).toBe(secret);
     const webhookAfter = await second.request('GET', `/api/v1/workspace/${workspaceId}/webhook-secret`, {
       key: apiKey,
@@ -160,13 +164,7 @@ describe('caseflow secrets rotate-master-key with an OAuth authorization in flig
       inputs: provider.templateInputs(),
       endpoint: `${provider.url}/api/me`,
     });
-    const started = await connect(
-      svc,
-      connection(integration, svc.workspaceId, {
-        credentialData: { client_id: provider.clientId, client_secret: provider.clientSecret },
-      }),
-    );
-    expect(started.status, started.text).toBe(201);
+    const started = await connectOAuth(svc, integration, provider);
     const attempts = () =>
       svc.service.context.store.db.selectFrom('oauth_attempts').select(['id', 'verifier_ciphertext']).execute();
     const [attempt] = await attempts();
@@ -195,14 +193,14 @@ describe('caseflow secrets rotate-master-key with an OAuth authorization in flig
     expect(keyIdOf(after?.verifier_ciphertext ?? '')).toBe(rotated.currentKeyId);
 
     // The provider redirects to the address the attempt was made on; the service now listens elsewhere.
-    const authorizationUrl = new URL(String(started.body.authorizationUrl));
+    const authorizationUrl = new URL(String(started.authorizationUrl));
     const redirect = new URL(authorizationUrl.searchParams.get('redirect_uri') ?? '');
     const consent = await consentByHttp(authorizationUrl.toString(), 'allow', (callback) =>
       callback.replace(redirect.origin, second?.url ?? ''),
     );
     expect(consent.outcome, consent.html).toBe('connected');
     const key = (await newKey(second, ['integration:read'], { organizationId, userId })).key;
-    const check = await checkToken(second, String(started.body.connectionToken), key);
+    const check = await checkToken(second, String(started.connectionToken), key);
     expect(check.body.status, check.text).toBe('succeeded');
   });
 });
