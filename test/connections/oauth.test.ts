@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { field } from '../catalog/support.js';
 import { createWorkflow, results, startCase, waitForEnd } from '../cases/support.js';
 import { Graph, vars } from '../support/graphs.js';
-import { newCaller, newKey, newWorkspace } from '../support/keys.js';
+import { clientFor, newCaller, newKey, newWorkspace } from '../support/keys.js';
 import { oauthRefreshWorkflowId } from '../../src/temporal/contracts/oauth.js';
 import { withTokens } from '../../src/connections/oauth-credential.js';
 import { createLogger } from '../../src/logging/logger.js';
@@ -20,7 +20,7 @@ import {
   launchChromium,
   noConnection,
 } from './oauth-support.js';
-import { authorIntegration, connect, connection, expectError, type Integration } from './support.js';
+import { authorIntegration, connect, connection, expectError, expectRefused, type Integration } from './support.js';
 import { oauthRefreshStatusQuery } from '../../src/temporal/contracts/oauth.js';
 
 const actionCode = [
@@ -80,6 +80,10 @@ async function startConnect() {
   );
   return { ...res, authorizationUrl: String(res.authorizationUrl), connectionToken: String(res.connectionToken) };
 }
+
+const byId = (connectionId: string) => ({ params: { path: { connectionId } } });
+const connectionStatus = async (connectionId: string) =>
+  (await answered(svc.client.GET('/api/v1/connection/{connectionId}', byId(connectionId)), 200)).status;
 
 /** What a person does: connect, consent in the browser; the connection's ids. */
 async function authorizedConnection(): Promise<{ connectionId: string; credentialId: string }> {
@@ -193,8 +197,7 @@ describe('connect with an oauth credential', () => {
       testError: null,
     });
     const connectionId = String(check.body.activeIntegrationId);
-    const read = await svc.request('GET', `/api/v1/connection/${connectionId}`);
-    expect(read.body.status).toBe('connected');
+    expect(await connectionStatus(connectionId)).toBe('connected');
 
     // The exchange: client authenticated (basic), the PKCE verifier sent, the redirect URI repeated.
     const exchange = provider.tokenRequests.filter((r) => r.grantType === 'authorization_code').at(-1);
@@ -235,10 +238,13 @@ describe('connect with an oauth credential', () => {
     expect(page.outcome, page.text).toBe('denied');
     expect((await checkToken(svc, started.connectionToken)).body).toEqual({ status: 'failed', ...noConnection });
     expect(provider.tokenRequests.length).toBe(exchanges);
-    const list = await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/connections?limit=200`);
-    const row = (list.body.connections as Array<{ activeCredentialId: string; status: string }>).find(
-      (c) => c.activeCredentialId === started.activeCredentialId,
+    const list = await answered(
+      svc.client.GET('/api/v1/workspace/{workspaceId}/connections', {
+        params: { path: { workspaceId: svc.workspaceId }, query: { limit: 200 } },
+      }),
+      200,
     );
+    const row = list.connections.find((c) => c.activeCredentialId === started.activeCredentialId);
     expect(row?.status).toBe('pending_authorization');
   });
 });
@@ -362,7 +368,7 @@ describe('tokens that never silently die', () => {
     );
     expect(failing.lastError).toContain('HTTP 500');
     expect(failing.needsReauthorization).toBe(false);
-    expect((await svc.request('GET', `/api/v1/connection/${connectionId}`)).body.status).toBe('connected');
+    expect(await connectionStatus(connectionId)).toBe('connected');
     provider.refreshMode = 'ok';
     const healed = await eventually(
       () => refreshStatus(credentialId),
@@ -380,7 +386,7 @@ describe('tokens that never silently die', () => {
     provider.refreshMode = 'invalid_grant';
     await expireAccessToken(credentialId);
     await eventually(
-      async () => (await svc.request('GET', `/api/v1/connection/${connectionId}`)).body.status,
+      () => connectionStatus(connectionId),
       (s) => s === 'needs_reauthorization',
       'needs_reauthorization',
     );
@@ -393,25 +399,30 @@ describe('tokens that never silently die', () => {
     expect(metrics).toMatch(/caseflow_oauth_events_total\{event="needs_reauthorization"\} [1-9]/);
 
     provider.refreshMode = 'ok';
-    const again = await svc.request('POST', `/api/v1/connection/${connectionId}/reauthorize`);
-    expect(again.status, again.text).toBe(201);
-    expect(again.body).toMatchObject({
+    const again = await answered(
+      svc.client.POST('/api/v1/connection/{connectionId}/reauthorize', byId(connectionId)),
+      201,
+    );
+    expect(again).toMatchObject({
       status: 'pending_authorization',
       activeIntegrationId: connectionId,
       activeCredentialId: credentialId,
     });
-    const page = await consentInBrowser(browser, String(again.body.authorizationUrl), 'allow');
+    const page = await consentInBrowser(browser, String(again.authorizationUrl), 'allow');
     expect(page.outcome).toBe('connected');
-    const check = await checkToken(svc, String(again.body.connectionToken));
+    const check = await checkToken(svc, String(again.connectionToken));
     expect(check.body).toMatchObject({ status: 'succeeded', activeIntegrationId: connectionId });
-    expect((await svc.request('GET', `/api/v1/connection/${connectionId}`)).body.status).toBe('connected');
+    expect(await connectionStatus(connectionId)).toBe('connected');
     const ok = await startCase(svc, wf.workflowId, { url: `${provider.url}/api/me` });
     expect((await waitForEnd(svc, ok)).status).toBe('COMPLETED');
     expect(await refreshStatus(credentialId)).toMatchObject({ needsReauthorization: false });
 
     // Another organization cannot re-authorize it.
     const other = await newCaller(svc, ['integration:full']);
-    expectError(await svc.request('POST', `/api/v1/connection/${connectionId}/reauthorize`, { key: other.key }), 403);
+    await expectRefused(
+      clientFor(svc, other.key).POST('/api/v1/connection/{connectionId}/reauthorize', byId(connectionId)),
+      403,
+    );
   });
 });
 
