@@ -82,12 +82,12 @@ describe('OAuth timers (time-skipping)', () => {
     const started = await startConnect();
     const attemptId = await latestAttemptId();
     await env.sleep('9 minutes');
-    expect((await checkToken(svc, started.connectionToken)).body.status).toBe('pending');
+    expect((await checkToken(svc, started.connectionToken)).status).toBe('pending');
     await env.sleep('2 minutes');
     const handle = client.workflow.getHandle(oauthAuthorizationWorkflowId(attemptId));
     expect(await handle.result()).toBe('expired');
     // Wall-clock time has not moved: only the workflow's timer can have expired it.
-    expect((await checkToken(svc, started.connectionToken)).body).toEqual({ status: 'expired', ...noConnection });
+    expect(await checkToken(svc, started.connectionToken)).toEqual({ status: 'expired', ...noConnection });
     const late = await consentByHttp(started.authorizationUrl, 'allow');
     expect(late.status).toBe(410);
     expect(late.outcome).toBe('expired');
@@ -100,7 +100,7 @@ describe('OAuth timers (time-skipping)', () => {
     const page = await consentByHttp(started.authorizationUrl, 'allow');
     expect(page.outcome, page.html).toBe('connected');
     // (No waiting on workflow results here: that lets the test server skip time.)
-    expect((await checkToken(svc, started.connectionToken)).body.status).toBe('succeeded');
+    expect((await checkToken(svc, started.connectionToken)).status).toBe('succeeded');
 
     await env.sleep('44 minutes');
     expect(provider.refreshCount).toBe(0);

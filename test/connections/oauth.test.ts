@@ -91,8 +91,8 @@ async function authorizedConnection(): Promise<{ connectionId: string; credentia
   const page = await consentInBrowser(browser, started.authorizationUrl, 'allow');
   expect(page.outcome, page.text).toBe('connected');
   const check = await checkToken(svc, started.connectionToken);
-  expect(check.body.status).toBe('succeeded');
-  return { connectionId: String(check.body.activeIntegrationId), credentialId: started.activeCredentialId };
+  expect(check.status).toBe('succeeded');
+  return { connectionId: String(check.activeIntegrationId), credentialId: started.activeCredentialId };
 }
 
 const refreshStatus = (credentialId: string) =>
@@ -155,8 +155,7 @@ describe('connect with an oauth credential', () => {
     expect(url.searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(started.connectionToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const check = await checkToken(svc, started.connectionToken);
-    expect(check.status, check.text).toBe(200);
-    expect(check.body).toEqual({ status: 'pending', ...noConnection });
+    expect(check).toEqual({ status: 'pending', ...noConnection });
 
     // Only hashes of the token and state are stored.
     const row = await svc.service.context.store.db
@@ -187,8 +186,7 @@ describe('connect with an oauth credential', () => {
     const page = await consentInBrowser(browser, started.authorizationUrl, 'allow');
     expect(page.outcome, page.text).toBe('connected');
     const check = await checkToken(svc, started.connectionToken);
-    expect(check.status, check.text).toBe(200);
-    expect(check.body).toMatchObject({
+    expect(check).toMatchObject({
       status: 'succeeded',
       activeIntegrationVersionId: integration.versionId,
       activeCredentialId: started.activeCredentialId,
@@ -196,7 +194,7 @@ describe('connect with an oauth credential', () => {
       testPassed: true,
       testError: null,
     });
-    const connectionId = String(check.body.activeIntegrationId);
+    const connectionId = String(check.activeIntegrationId);
     expect(await connectionStatus(connectionId)).toBe('connected');
 
     // The exchange: client authenticated (basic), the PKCE verifier sent, the redirect URI repeated.
@@ -228,7 +226,7 @@ describe('connect with an oauth credential', () => {
     expect(replay.status).toBe(400);
     expect(await replay.text()).toContain('data-outcome="invalid"');
     expect(provider.tokenRequests.length).toBe(exchanges);
-    expect((await checkToken(svc, started.connectionToken)).body.status).toBe('succeeded');
+    expect((await checkToken(svc, started.connectionToken)).status).toBe('succeeded');
   });
 
   it('a person denies consent in the browser: failed, nothing connected', async () => {
@@ -236,7 +234,7 @@ describe('connect with an oauth credential', () => {
     const exchanges = provider.tokenRequests.length;
     const page = await consentInBrowser(browser, started.authorizationUrl, 'deny');
     expect(page.outcome, page.text).toBe('denied');
-    expect((await checkToken(svc, started.connectionToken)).body).toEqual({ status: 'failed', ...noConnection });
+    expect(await checkToken(svc, started.connectionToken)).toEqual({ status: 'failed', ...noConnection });
     expect(provider.tokenRequests.length).toBe(exchanges);
     const list = await answered(
       svc.client.GET('/api/v1/workspace/{workspaceId}/connections', {
@@ -253,21 +251,26 @@ describe('as an attacker', () => {
   it('another organization, a workspace the key cannot read, an unknown token: expired; no Integration: Read: 403', async () => {
     const started = await startConnect();
     const other = await newCaller(svc, ['integration:full']);
-    expect((await checkToken(svc, started.connectionToken, other.key)).body).toEqual({
+    expect(await checkToken(svc, started.connectionToken, other.key)).toEqual({
       status: 'expired',
       ...noConnection,
     });
     const elsewhere = await newWorkspace(svc);
     const scoped = (await newKey(svc, ['integration:read'], { userId: svc.userId, workspaceIds: [elsewhere] })).key;
     const fromElsewhere = await checkToken(svc, started.connectionToken, scoped);
-    expect(fromElsewhere.body).toEqual({ status: 'expired', ...noConnection });
-    expect((await checkToken(svc, 'never-issued-token')).body).toEqual({ status: 'expired', ...noConnection });
+    expect(fromElsewhere).toEqual({ status: 'expired', ...noConnection });
+    expect(await checkToken(svc, 'never-issued-token')).toEqual({ status: 'expired', ...noConnection });
     const noRead = await newCaller(svc, ['code:full']);
-    expectError(await checkToken(svc, started.connectionToken, noRead.key), 403);
+    await expectRefused(
+      clientFor(svc, noRead.key).GET('/api/v1/integration/connect/{connectionToken}', {
+        params: { path: { connectionToken: started.connectionToken } },
+      }),
+      403,
+    );
     expectError(await svc.request('GET', `/api/v1/integration/connect/${started.connectionToken}`, { key: null }), 401);
 
     // The attempt is untouched: the rightful caller still sees it pending.
-    expect((await checkToken(svc, started.connectionToken)).body.status).toBe('pending');
+    expect((await checkToken(svc, started.connectionToken)).status).toBe('pending');
   });
 
   it('an unknown or forged state changes nothing', async () => {
@@ -279,7 +282,7 @@ describe('as an attacker', () => {
       expect(await res.text()).toContain('data-outcome="invalid"');
     }
     expect(provider.tokenRequests.length).toBe(before);
-    expect((await checkToken(svc, started.connectionToken)).body.status).toBe('pending');
+    expect((await checkToken(svc, started.connectionToken)).status).toBe('pending');
   });
 
   it.each([
@@ -303,7 +306,7 @@ describe('as an attacker', () => {
     expect(page.outcome, page.html).toBe('failed');
     expect(page.html).toContain('outbound policy');
     expect(page.html).toContain(why);
-    expect((await checkToken(svc, String(res.connectionToken))).body).toEqual({
+    expect(await checkToken(svc, String(res.connectionToken))).toEqual({
       status: 'failed',
       ...noConnection,
     });
@@ -411,7 +414,7 @@ describe('tokens that never silently die', () => {
     const page = await consentInBrowser(browser, String(again.authorizationUrl), 'allow');
     expect(page.outcome).toBe('connected');
     const check = await checkToken(svc, String(again.connectionToken));
-    expect(check.body).toMatchObject({ status: 'succeeded', activeIntegrationId: connectionId });
+    expect(check).toMatchObject({ status: 'succeeded', activeIntegrationId: connectionId });
     expect(await connectionStatus(connectionId)).toBe('connected');
     const ok = await startCase(svc, wf.workflowId, { url: `${provider.url}/api/me` });
     expect((await waitForEnd(svc, ok)).status).toBe('COMPLETED');

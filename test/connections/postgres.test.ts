@@ -76,8 +76,8 @@ describe('connections on Postgres', () => {
     expect(page.outcome, page.html).toBe('connected');
     expect((await fetch(page.callbackUrl)).status).toBe(400);
     const check = await checkToken(svc, String(made.connectionToken));
-    expect(check.body).toMatchObject({ status: 'succeeded', workspaceId: svc.workspaceId });
-    const id = String(check.body.activeIntegrationId);
+    expect(check).toMatchObject({ status: 'succeeded', workspaceId: svc.workspaceId });
+    const id = String(check.activeIntegrationId);
     const byId = { params: { path: { connectionId: id } } };
     expect((await answered(svc.client.GET('/api/v1/connection/{connectionId}', byId), 200)).status).toBe('connected');
 

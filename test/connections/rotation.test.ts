@@ -201,6 +201,6 @@ describe('caseflow secrets rotate-master-key with an OAuth authorization in flig
     expect(consent.outcome, consent.html).toBe('connected');
     const key = (await newKey(second, ['integration:read'], { organizationId, userId })).key;
     const check = await checkToken(second, String(started.connectionToken), key);
-    expect(check.body.status, check.text).toBe('succeeded');
+    expect(check.status).toBe('succeeded');
   });
 });
