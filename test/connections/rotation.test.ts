@@ -13,7 +13,7 @@ import { answered, startTestService, type TestService } from '../support/harness
 import { FakeOAuthProvider } from './fake-oauth-provider.js';
 import { checkToken, connectOAuth, consentByHttp } from './oauth-support.js';
 import { authorIntegration, connect, connection, localServer, type Integration, type LocalServer } from './support.js';
-import { newKey } from '../support/keys.js';
+import { clientFor, newKey } from '../support/keys.js';
 
 const run = promisify(execFile);
 const secret = 'sk-rotate-me-0123456789';
@@ -51,19 +51,28 @@ describe('caseflow secrets rotate-master-key', () => {
       connect(svc, connection(integration, svc.workspaceId, { credentialData: { api_key: secret } })),
       201,
     );
-    const webhook = await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`);
-    expect(webhook.status, webhook.text).toBe(200);
+    const webhook = await answered(
+      svc.client.GET('/api/v1/workspace/{workspaceId}/webhook-secret', {
+        params: { path: { workspaceId: svc.workspaceId } },
+      }),
+      200,
+    );
     const g = new Graph();
     g.edge(g.input([{ name: 'title' }]), g.output([{ name: 'title' }]));
     const { workflowId } = await createWorkflow(svc, g, 'hooked');
-    const hook = await svc.request('POST', `/api/v1/workflow/${workflowId}/hooks`, {
-      body: { name: 'rotated', scheme: 'github' },
-    });
-    expect(hook.status, hook.text).toBe(201);
-    const subscription = await svc.request('POST', '/api/v1/subscriptions', {
-      body: { workspaceId: svc.workspaceId, url: `${server.url}/events`, eventTypes: ['case.failed'] },
-    });
-    expect(subscription.status, subscription.text).toBe(201);
+    const hook = await answered(
+      svc.client.POST('/api/v1/workflow/{workflowId}/hooks', {
+        params: { path: { workflowId } },
+        body: { name: 'rotated', scheme: 'github' },
+      }),
+      201,
+    );
+    const subscription = await answered(
+      svc.client.POST('/api/v1/subscriptions', {
+        body: { workspaceId: svc.workspaceId, url: `${server.url}/events`, eventTypes: ['case.failed'] },
+      }),
+      201,
+    );
     const db = svc.service.context.store.db;
     const credentialId = made.activeCredentialId;
     const before = await db
@@ -128,21 +137,19 @@ describe('caseflow secrets rotate-master-key', () => {
     );
     expect(reused.testPassed).toBe(true);
     expect(server.received.at(-1)?.headers['x-api-key']).toBe(secret);
-    const webhookAfter = await second.request('GET', `/api/v1/workspace/${workspaceId}/webhook-secret`, {
-      key: apiKey,
-    });
-    expect(webhookAfter.body.secret).toBe(webhook.body.secret);
+    const webhookAfter = await answered(
+      clientFor(second, apiKey).GET('/api/v1/workspace/{workspaceId}/webhook-secret', {
+        params: { path: { workspaceId } },
+      }),
+      200,
+    );
+    expect(webhookAfter.secret).toBe(webhook.secret);
     // The hook's secret, resealed under the new key, still verifies its sender's deliveries.
     const delivery = JSON.stringify({ title: 'after rotation' });
-    const delivered = await deliver(
-      second,
-      String(hook.body.hookId),
-      delivery,
-      sign.github(String(hook.body.secret), delivery),
-    );
+    const delivered = await deliver(second, hook.hookId, delivery, sign.github(hook.secret, delivery));
     expect(delivered.status, delivered.text).toBe(202);
     // The subscription's signing secret, resealed under the new key, still opens (the old key is gone).
-    const subscriptionId = String(subscription.body.id);
+    const subscriptionId = subscription.id;
     const sealed = await second.service.context.store.db
       .selectFrom('event_subscriptions')
       .select('secret_ciphertext')
@@ -151,7 +158,7 @@ describe('caseflow secrets rotate-master-key', () => {
     expect(keyIdOf(sealed.secret_ciphertext)).toBe(rotated.currentKeyId);
     const box = new SecretBox(parseMasterKeys(ring, 'the rotated key file'));
     const secrets = new SubscriptionSecrets(new SubscriptionRepo(second.service.context.store.db), box, 0);
-    expect(await secrets.signingSecrets(subscriptionId, new Date())).toEqual([String(subscription.body.secret)]);
+    expect(await secrets.signingSecrets(subscriptionId, new Date())).toEqual([subscription.secret]);
   });
 });
 
