@@ -4,15 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { field } from '../catalog/support.js';
 import { audit, createWorkflow, results, startCase, waitForEnd } from '../cases/support.js';
 import { Graph, vars, type Var } from '../support/graphs.js';
-import { newCaller, newWorkspace } from '../support/keys.js';
+import { clientFor, newCaller, newWorkspace } from '../support/keys.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { WorkflowRepo } from '../../src/store/workflow-repo.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import {
   authorIntegration,
   connect,
   connection,
-  expectError,
+  expectRefused,
   historyText,
   localServer,
   type Integration,
@@ -55,17 +55,19 @@ beforeAll(async () => {
     code,
     outputs: { echo: field('echo'), leak: field('leak') },
   });
-  const res = await connect(
-    svc,
-    connection(integration, svc.workspaceId, {
-      credentialData: { api_key: secret },
-      testActionVersionId: integration.actionVersionId,
-    }),
+  const res = await answered(
+    connect(
+      svc,
+      connection(integration, svc.workspaceId, {
+        credentialData: { api_key: secret },
+        testActionVersionId: integration.actionVersionId,
+      }),
+    ),
+    201,
   );
-  expect(res.status, res.text).toBe(201);
-  expect(res.body.testPassed).toBe(true);
-  connectionId = String(res.body.activeIntegrationId);
-  connectText = res.text;
+  expect(res.testPassed).toBe(true);
+  connectionId = String(res.activeIntegrationId);
+  connectText = JSON.stringify(res);
 });
 afterAll(async () => {
   await api?.close();
@@ -89,6 +91,14 @@ function actionGraph(connection: string, actionVersionId = integration.actionVer
   g.edge(input, node);
   g.edge(node, output);
   return g;
+}
+
+/** Saves the graph as a workflow of `workspaceId`, calling as `key`. */
+function save(graph: Graph, key = svc.key, workspaceId = svc.workspaceId) {
+  return clientFor(svc, key).POST('/api/v1/workflow', {
+    params: { header: { 'x-workspace-id': workspaceId } },
+    body: { name: 'x', nodes: graph.nodes, edges: graph.edges },
+  });
 }
 
 /** Runs a case of the workflow, expects it to fail, and returns its nodes' errors. */
@@ -137,15 +147,23 @@ describe('integration_action nodes', () => {
     expect(history).toContain('hello world');
     expect(logLines.length).toBeGreaterThan(10);
     const reads = await Promise.all([
-      svc.request('GET', `/api/v1/connection/${connectionId}`),
-      svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/connections`),
-      svc.request('GET', `/api/v1/integration/${integration.id}`),
+      answered(svc.client.GET('/api/v1/connection/{connectionId}', { params: { path: { connectionId } } }), 200),
+      answered(
+        svc.client.GET('/api/v1/workspace/{workspaceId}/connections', {
+          params: { path: { workspaceId: svc.workspaceId } },
+        }),
+        200,
+      ),
+      answered(
+        svc.client.GET('/api/v1/integration/{integrationId}', { params: { path: { integrationId: integration.id } } }),
+        200,
+      ),
     ]);
     const smokeHistory = await historyText(svc, `connection-smoke-${connectionId}`);
     expect(smokeHistory).toContain(connectionId);
     const responses = [
       connectText,
-      ...reads.map((r) => r.text),
+      ...reads.map((r) => JSON.stringify(r)),
       auditText,
       JSON.stringify(status),
       JSON.stringify(out),
@@ -175,27 +193,20 @@ describe('integration_action nodes', () => {
 
   it("refuses at save a connection of another workspace or organization, an unknown one, or another integration's action", async () => {
     const other = await newWorkspace(svc);
-    const elsewhere = await connect(
-      svc,
-      connection(integration, other, { credentialData: { api_key: 'sk-other-workspace' } }),
+    const elsewhere = await answered(
+      connect(svc, connection(integration, other, { credentialData: { api_key: 'sk-other-workspace' } })),
+      201,
     );
     const second = await authorIntegration(svc, svc.key);
     const attacker = await newCaller(svc, ['integration:full', 'workflow:full']);
     const attackerWorkspace = await newWorkspace(svc, attacker.organizationId);
     const cases: Array<[TestService['key'], string, Graph]> = [
-      [svc.key, svc.workspaceId, actionGraph(String(elsewhere.body.activeIntegrationId))],
+      [svc.key, svc.workspaceId, actionGraph(String(elsewhere.activeIntegrationId))],
       [svc.key, svc.workspaceId, actionGraph(crypto.randomUUID())],
       [svc.key, svc.workspaceId, actionGraph(connectionId, second.actionVersionId)],
       [attacker.key, attackerWorkspace, actionGraph(connectionId)],
     ];
-    for (const [key, workspaceId, graph] of cases) {
-      const res = await svc.request('POST', '/api/v1/workflow', {
-        key,
-        headers: { 'x-workspace-id': workspaceId },
-        body: { name: 'x', nodes: graph.nodes, edges: graph.edges },
-      });
-      expectError(res, 400, 'nodes.');
-    }
+    for (const [key, workspaceId, graph] of cases) await expectRefused(save(graph, key, workspaceId), 400, 'nodes.');
   });
 
   it('refuses in the worker a connection of another workspace or organization that got past the save check', async () => {
@@ -215,43 +226,45 @@ describe('integration_action nodes', () => {
       attacker.userId,
       actionGraph(connectionId),
     );
-    const initiated = await svc.request('POST', '/api/v1/case', { key: attacker.key, body: { workflowId: foreign } });
-    expect(initiated.status, initiated.text).toBe(201);
-    const foreignCase = String(initiated.body.caseId);
-    const executed = await svc.request('POST', `/api/v1/case/${foreignCase}/execute`, {
-      key: attacker.key,
-      body: { inputs: { text: 'x', url: `${api.url}/hello` } },
-    });
-    expect(executed.status, executed.text).toBe(202);
+    const client = clientFor(svc, attacker.key);
+    const { caseId } = await answered(client.POST('/api/v1/case', { body: { workflowId: foreign } }), 201);
+    const byCase = { params: { path: { caseId } } };
+    await answered(
+      client.POST('/api/v1/case/{caseId}/execute', {
+        ...byCase,
+        body: { inputs: { text: 'x', url: `${api.url}/hello` } },
+      }),
+      202,
+    );
     for (;;) {
-      const s = await svc.request('GET', `/api/v1/case/${foreignCase}/status`, { key: attacker.key });
-      if (s.body.status === 'FAILED') break;
-      expect(s.body.status).not.toBe('COMPLETED');
+      const s = await answered(client.GET('/api/v1/case/{caseId}/status', byCase), 200);
+      if (s.status === 'FAILED') break;
+      expect(s.status).not.toBe('COMPLETED');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(api.received.length).toBe(before);
   });
 
   it('runs only the action enabled on the connection: another action of its integration is refused at save and in the worker; a new version of the enabled one is not', async () => {
-    const added = await svc.request('POST', `/api/v1/integration/v/${integration.versionId}/action`, {
-      body: {
-        action: {
-          name: 'Delete everything',
-          endpoint: `${api.url}/delete`,
-          inputs: { text: field('text'), url: field('url') },
-          outputs: { echo: field('echo'), leak: field('leak') },
-          code,
+    const added = await answered(
+      svc.client.POST('/api/v1/integration/v/{integrationVersionId}/action', {
+        params: { path: { integrationVersionId: integration.versionId } },
+        body: {
+          action: {
+            name: 'Delete everything',
+            endpoint: `${api.url}/delete`,
+            inputs: { text: field('text'), url: field('url') },
+            outputs: { echo: field('echo'), leak: field('leak') },
+            code,
+          },
         },
-      },
-    });
-    expect(added.status, added.text).toBe(201);
-    const other = actionGraph(connectionId, String(added.body.versionId));
-    const saved = await svc.request('POST', '/api/v1/workflow', {
-      headers: { 'x-workspace-id': svc.workspaceId },
-      body: { name: 'x', nodes: other.nodes, edges: other.edges },
-    });
-    expectError(saved, 400, 'nodes.');
-    expect(saved.text).toContain('not the action enabled on connection');
+      }),
+      201,
+    );
+    const other = actionGraph(connectionId, added.versionId);
+    const refusal = JSON.stringify(await refused(save(other), 400));
+    expect(refusal).toContain('nodes.');
+    expect(refusal).toContain('not the action enabled on connection');
 
     const before = api.received.length;
     const workflowId = await storedWorkflow(svc.organizationId, svc.workspaceId, svc.userId, other);
@@ -260,32 +273,36 @@ describe('integration_action nodes', () => {
     expect(JSON.stringify(errors)).toContain('not the action enabled on connection');
     expect(api.received.length).toBe(before);
 
-    const enabled = await svc.request('GET', `/api/v1/integration/action/v/${integration.actionVersionId}`);
-    const updated = await svc.request('PATCH', `/api/v1/integration/action/${String(enabled.body.id)}`, {
-      body: { action: { description: 'second version' } },
-    });
-    expect(updated.status, updated.text).toBe(200);
-    const next = actionGraph(connectionId, String(updated.body.versionId));
-    const nextSaved = await svc.request('POST', '/api/v1/workflow', {
-      headers: { 'x-workspace-id': svc.workspaceId },
-      body: { name: 'x', nodes: next.nodes, edges: next.edges },
-    });
-    expect(nextSaved.status, nextSaved.text).toBe(201);
+    const enabled = await answered(
+      svc.client.GET('/api/v1/integration/action/v/{actionVersionId}', {
+        params: { path: { actionVersionId: integration.actionVersionId } },
+      }),
+      200,
+    );
+    const updated = await answered(
+      svc.client.PATCH('/api/v1/integration/action/{actionId}', {
+        params: { path: { actionId: enabled.id } },
+        body: { action: { description: 'second version' } },
+      }),
+      200,
+    );
+    await answered(save(actionGraph(connectionId, updated.versionId)), 201);
   });
 
   it('a revoked connection stops running and no longer saves', async () => {
-    const res = await connect(svc, connection(integration, svc.workspaceId, { credentialData: { api_key: secret } }));
-    const id = String(res.body.activeIntegrationId);
+    const res = await answered(
+      connect(svc, connection(integration, svc.workspaceId, { credentialData: { api_key: secret } })),
+      201,
+    );
+    const id = String(res.activeIntegrationId);
     const wf = await createWorkflow(svc, actionGraph(id), 'to revoke');
-    expect((await svc.request('POST', `/api/v1/connection/${id}/revoke`)).status).toBe(200);
+    await answered(
+      svc.client.POST('/api/v1/connection/{connectionId}/revoke', { params: { path: { connectionId: id } } }),
+      200,
+    );
     const caseId = await startCase(svc, wf.workflowId, { text: 'x', url: `${api.url}/hello` });
     expect((await waitForEnd(svc, caseId)).status).toBe('FAILED');
     expect(JSON.stringify(await audit(svc, caseId))).toContain('is revoked');
-    const again = actionGraph(id);
-    const saved = await svc.request('POST', '/api/v1/workflow', {
-      headers: { 'x-workspace-id': svc.workspaceId },
-      body: { name: 'x', nodes: again.nodes, edges: again.edges },
-    });
-    expectError(saved, 400, 'revoked');
+    await expectRefused(save(actionGraph(id)), 400, 'revoked');
   });
 });

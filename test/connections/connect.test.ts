@@ -4,15 +4,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogService } from '../../src/catalog/catalog-service.js';
 import { CatalogRepo } from '../../src/store/catalog-repo.js';
 import { newAuthor, pngIcon } from '../catalog/support.js';
-import { newCaller, newKey, newWorkspace } from '../support/keys.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { clientFor, newCaller, newKey, newWorkspace } from '../support/keys.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import {
   authorIntegration,
   connect,
   connection,
   expectError,
+  expectRefused,
   failedFields,
   localServer,
+  type ConnectionInput,
   type Integration,
   type LocalServer,
 } from './support.js';
@@ -39,9 +41,8 @@ const countCredentials = async () =>
 
 describe('POST /api/v1/integration/connect', () => {
   it('connects: 201 with the contract fields, no secret anywhere in the answer, readable and listed', async () => {
-    const res = await connect(svc, connection(integration, svc.workspaceId));
-    expect(res.status, res.text).toBe(201);
-    expect(res.body).toMatchObject({
+    const res = await answered(connect(svc, connection(integration, svc.workspaceId)), 201);
+    expect(res).toMatchObject({
       status: 'connected',
       activeIntegrationVersionId: integration.versionId,
       workspaceId: svc.workspaceId,
@@ -50,42 +51,50 @@ describe('POST /api/v1/integration/connect', () => {
       authorizationUrl: null,
       connectionToken: null,
     });
-    expect(res.body.activeIntegrationId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(res.body.activeCredentialId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(res.text).not.toContain(secret);
+    expect(res.activeIntegrationId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.activeCredentialId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.stringify(res)).not.toContain(secret);
 
-    const read = await svc.request('GET', `/api/v1/connection/${String(res.body.activeIntegrationId)}`);
-    expect(read.status, read.text).toBe(200);
-    expect(read.body).toMatchObject({
-      id: res.body.activeIntegrationId,
+    const connectionId = String(res.activeIntegrationId);
+    const read = await answered(
+      svc.client.GET('/api/v1/connection/{connectionId}', { params: { path: { connectionId } } }),
+      200,
+    );
+    expect(read).toMatchObject({
+      id: connectionId,
       status: 'connected',
       name: 'My connection',
-      activeCredentialId: res.body.activeCredentialId,
+      activeCredentialId: res.activeCredentialId,
     });
-    expect(read.text).not.toContain(secret);
-    const list = await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/connections`);
-    expect(list.status, list.text).toBe(200);
-    expect((list.body.connections as Array<{ id: string }>).map((c) => c.id)).toContain(res.body.activeIntegrationId);
-    expect(list.text).not.toContain(secret);
+    expect(JSON.stringify(read)).not.toContain(secret);
+    const list = await answered(
+      svc.client.GET('/api/v1/workspace/{workspaceId}/connections', {
+        params: { path: { workspaceId: svc.workspaceId } },
+      }),
+      200,
+    );
+    expect(list.connections.map((c) => c.id)).toContain(connectionId);
+    expect(JSON.stringify(list)).not.toContain(secret);
   });
 
   it('is not idempotent: the same body twice makes two connections with two credentials', async () => {
     const body = connection(integration, svc.workspaceId);
-    const first = await connect(svc, body);
-    const second = await connect(svc, body);
-    expect([first.status, second.status]).toEqual([201, 201]);
-    expect(first.body.activeIntegrationId).not.toBe(second.body.activeIntegrationId);
-    expect(first.body.activeCredentialId).not.toBe(second.body.activeCredentialId);
+    const first = await answered(connect(svc, body), 201);
+    const second = await answered(connect(svc, body), 201);
+    expect(first.activeIntegrationId).not.toBe(second.activeIntegrationId);
+    expect(first.activeCredentialId).not.toBe(second.activeCredentialId);
   });
 
   it('encrypts credentialData at rest: the raw row and the SQLite files hold no plaintext', async () => {
     const marker = `marker-${crypto.randomUUID()}`;
-    const res = await connect(svc, connection(integration, svc.workspaceId, { credentialData: { api_key: marker } }));
-    expect(res.status, res.text).toBe(201);
+    const res = await answered(
+      connect(svc, connection(integration, svc.workspaceId, { credentialData: { api_key: marker } })),
+      201,
+    );
     const row = await svc.service.context.store.db
       .selectFrom('connection_credentials')
       .selectAll()
-      .where('id', '=', String(res.body.activeCredentialId))
+      .where('id', '=', res.activeCredentialId)
       .executeTakeFirstOrThrow();
     expect(row.data_ciphertext).toMatch(/^v1:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/);
     expect(JSON.stringify(row)).not.toContain(marker);
@@ -95,29 +104,18 @@ describe('POST /api/v1/integration/connect', () => {
   });
 
   it('reuses a credential with activeCredentialId (same workspace only)', async () => {
-    const first = await connect(svc, connection(integration, svc.workspaceId));
-    const reused = await connect(
-      svc,
-      connection(integration, svc.workspaceId, {
-        credentialVersionId: undefined,
-        credentialData: undefined,
-        activeCredentialId: first.body.activeCredentialId,
-      }),
-    );
-    expect(reused.status, reused.text).toBe(201);
-    expect(reused.body.activeCredentialId).toBe(first.body.activeCredentialId);
-    expect(reused.body.activeIntegrationId).not.toBe(first.body.activeIntegrationId);
+    const first = await answered(connect(svc, connection(integration, svc.workspaceId)), 201);
+    const reuse = {
+      credentialVersionId: undefined,
+      credentialData: undefined,
+      activeCredentialId: first.activeCredentialId,
+    };
+    const reused = await answered(connect(svc, connection(integration, svc.workspaceId, reuse)), 201);
+    expect(reused.activeCredentialId).toBe(first.activeCredentialId);
+    expect(reused.activeIntegrationId).not.toBe(first.activeIntegrationId);
 
     const other = await newWorkspace(svc);
-    const elsewhere = await connect(
-      svc,
-      connection(integration, other, {
-        credentialVersionId: undefined,
-        credentialData: undefined,
-        activeCredentialId: first.body.activeCredentialId,
-      }),
-    );
-    expectError(elsewhere, 404, 'does not exist');
+    await expectRefused(connect(svc, connection(integration, other, reuse)), 404, 'does not exist');
   });
 
   it('OAuth: pending_authorization without an activeIntegrationId; 422 without client_id / client_secret', async () => {
@@ -136,27 +134,29 @@ describe('POST /api/v1/integration/connect', () => {
         token_url: url('token_url', 'https://provider.example/token'),
       },
     });
-    const pending = await connect(
-      svc,
-      connection(oauth, svc.workspaceId, {
-        credentialData: { client_id: 'id-1234', client_secret: 'secret-5678' },
-        testActionVersionId: oauth.actionVersionId,
-      }),
+    const pending = await answered(
+      connect(
+        svc,
+        connection(oauth, svc.workspaceId, {
+          credentialData: { client_id: 'id-1234', client_secret: 'secret-5678' },
+          testActionVersionId: oauth.actionVersionId,
+        }),
+      ),
+      201,
     );
-    expect(pending.status, pending.text).toBe(201);
-    expect(pending.body).toMatchObject({
+    expect(pending).toMatchObject({
       status: 'pending_authorization',
       activeIntegrationId: null,
       testPassed: null,
     });
     // The flow itself is tested in oauth.test.ts.
-    expect(String(pending.body.authorizationUrl)).toMatch(/^https:\/\/provider\.example\/authorize\?/);
-    expect(pending.body.connectionToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    const missing = await connect(
-      svc,
-      connection(oauth, svc.workspaceId, { credentialData: { client_id: 'id-1234' } }),
+    expect(String(pending.authorizationUrl)).toMatch(/^https:\/\/provider\.example\/authorize\?/);
+    expect(pending.connectionToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    await expectRefused(
+      connect(svc, connection(oauth, svc.workspaceId, { credentialData: { client_id: 'id-1234' } })),
+      422,
+      'client_secret',
     );
-    expectError(missing, 422, 'client_secret');
   });
 });
 
@@ -208,14 +208,12 @@ describe('published integrations', () => {
     };
     const tenant = await newCaller(svc, ['integration:full'], { verified: false });
     const workspace = await newWorkspace(svc, tenant.organizationId);
-    const made = await connect(
-      svc,
-      connection(ids, workspace, { testActionVersionId: ids.actionVersionId }),
-      tenant.key,
+    const made = await answered(
+      connect(svc, connection(ids, workspace, { testActionVersionId: ids.actionVersionId }), tenant.key),
+      201,
     );
-    expect(made.status, made.text).toBe(201);
-    expect(made.body).toMatchObject({ status: 'connected', testPassed: true });
-    expectError(await connect(svc, connection(ids, svc.workspaceId), tenant.key), 403);
+    expect(made).toMatchObject({ status: 'connected', testPassed: true });
+    await expectRefused(connect(svc, connection(ids, svc.workspaceId), tenant.key), 403);
   });
 });
 
@@ -246,21 +244,22 @@ describe('permission first (403), then the body (400)', () => {
   });
 
   it('403 for a workspaceId that is not a UUID, even with an otherwise broken body', async () => {
-    expectError(await connect(svc, { workspaceId: 'not-a-uuid', integrationVersionId: 'also-bad' }), 403);
-    expectError(await svc.request('POST', '/api/v1/integration/connect', { body: { nothing: true } }), 403);
+    const send = (body: unknown) => svc.request('POST', '/api/v1/integration/connect', { body });
+    expectError(await send({ connection: { workspaceId: 'not-a-uuid', integrationVersionId: 'also-bad' } }), 403);
+    expectError(await send({ nothing: true }), 403);
   });
 
   it('403 for an unknown workspace, another organization’s, a key without Integration: Full or scoped to another workspace', async () => {
-    expectError(await connect(svc, connection(integration, crypto.randomUUID())), 403);
+    await expectRefused(connect(svc, connection(integration, crypto.randomUUID())), 403);
     const attacker = await newAuthor(svc);
     // The attacker's key names the victim's workspace and the victim's integration.
-    expectError(await connect(svc, connection(integration, svc.workspaceId), attacker.key), 403);
+    await expectRefused(connect(svc, connection(integration, svc.workspaceId), attacker.key), 403);
     const reader = (await newKey(svc, ['integration:read'], { userId: svc.userId })).key;
-    expectError(await connect(svc, connection(integration, svc.workspaceId), reader), 403, 'Integration: Full');
+    await expectRefused(connect(svc, connection(integration, svc.workspaceId), reader), 403, 'Integration: Full');
     const other = await newWorkspace(svc);
     const scoped = (await newKey(svc, ['integration:full'], { userId: svc.userId, workspaceIds: [other] })).key;
-    expectError(await connect(svc, connection(integration, svc.workspaceId), scoped), 403);
-    expect((await connect(svc, connection(integration, other), scoped)).status).toBe(201);
+    await expectRefused(connect(svc, connection(integration, svc.workspaceId), scoped), 403);
+    await answered(connect(svc, connection(integration, other), scoped), 201);
   });
 
   it('400: missing name, malformed ids, neither credential, credentialData with activeCredentialId, over the limits, unknown fields', async () => {
@@ -280,8 +279,11 @@ describe('permission first (403), then the body (400)', () => {
       [{ name: 'n'.repeat(256) }, 'body.connection.name'],
       [{ testInputData: { text: 't'.repeat(64 * 1024) } }, 'body.connection.testInputData'],
     ];
+    // Bodies the document forbids, sent as they are.
     for (const [override, field] of cases) {
-      const res = await connect(svc, connection(integration, svc.workspaceId, override));
+      const res = await svc.request('POST', '/api/v1/integration/connect', {
+        body: { connection: { ...connection(integration, svc.workspaceId), ...override } },
+      });
       expect(res.status, `${JSON.stringify(override).slice(0, 80)}: ${res.text}`).toBe(400);
       expect(failedFields(res)).toContain(field);
     }
@@ -293,37 +295,42 @@ describe('404 and 422', () => {
     const before = [await countConnections(), await countCredentials(), endpoint.received.length];
     const unknown = crypto.randomUUID();
     for (const field of ['integrationVersionId', 'actionVersionId', 'credentialVersionId', 'testActionVersionId']) {
-      const res = await connect(
+      await expectRefused(
+        connect(
+          svc,
+          connection(integration, svc.workspaceId, {
+            testActionVersionId: integration.actionVersionId,
+            [field]: unknown,
+          }),
+        ),
+        404,
+        'does not exist',
+      );
+    }
+    await expectRefused(
+      connect(
         svc,
         connection(integration, svc.workspaceId, {
+          credentialData: undefined,
+          activeCredentialId: unknown,
           testActionVersionId: integration.actionVersionId,
-          [field]: unknown,
         }),
-      );
-      expectError(res, 404, 'does not exist');
-    }
-    const reuse = await connect(
-      svc,
-      connection(integration, svc.workspaceId, {
-        credentialData: undefined,
-        activeCredentialId: unknown,
-        testActionVersionId: integration.actionVersionId,
-      }),
+      ),
+      404,
     );
-    expectError(reuse, 404);
     expect([await countConnections(), await countCredentials(), endpoint.received.length]).toEqual(before);
   });
 
   it("404 for another organization's private integration, action and credential template", async () => {
     const other = await newAuthor(svc);
     const theirs = await authorIntegration(svc, other.key);
-    expectError(await connect(svc, connection(theirs, svc.workspaceId)), 404);
-    expectError(
-      await connect(svc, connection(integration, svc.workspaceId, { actionVersionId: theirs.actionVersionId })),
+    await expectRefused(connect(svc, connection(theirs, svc.workspaceId)), 404);
+    await expectRefused(
+      connect(svc, connection(integration, svc.workspaceId, { actionVersionId: theirs.actionVersionId })),
       404,
     );
-    expectError(
-      await connect(svc, connection(integration, svc.workspaceId, { credentialVersionId: theirs.credentialVersionId })),
+    await expectRefused(
+      connect(svc, connection(integration, svc.workspaceId, { credentialVersionId: theirs.credentialVersionId })),
       404,
     );
   });
@@ -336,7 +343,7 @@ describe('404 and 422', () => {
         retries: { displayName: 'Retries', variableName: 'retries', type: 'int' },
       },
     });
-    const cases: Array<[unknown, string]> = [
+    const cases: Array<[ConnectionInput['credentialData'], string]> = [
       [{ api_key: 'sk-unknown-field-value', extra: 'sk-hidden-extra' }, 'credentialData.extra'],
       [{ api_key: 'sk-wrong-type', retries: 'three' }, 'credentialData.retries'],
       [{ api_key: null }, 'credentialData.api_key'],
@@ -344,81 +351,81 @@ describe('404 and 422', () => {
       [undefined, 'credentialData'],
     ];
     for (const [credentialData, field] of cases) {
-      const res = await connect(svc, connection(typed, svc.workspaceId, { credentialData }));
-      expectError(res, 422, field);
-      expect(res.text).not.toMatch(/sk-hidden-extra|three/);
+      const error = JSON.stringify(
+        await refused(connect(svc, connection(typed, svc.workspaceId, { credentialData })), 422),
+      );
+      expect(error).toContain(field);
+      expect(error).not.toMatch(/sk-hidden-extra|three/);
     }
-    const ok = await connect(
-      svc,
-      connection(typed, svc.workspaceId, { credentialData: { api_key: 'sk-ok-value', retries: 2 } }),
+    await answered(
+      connect(svc, connection(typed, svc.workspaceId, { credentialData: { api_key: 'sk-ok-value', retries: 2 } })),
+      201,
     );
-    expect(ok.status, ok.text).toBe(201);
   });
 
   it('422 when the ids belong to different integrations, for an inactive template or integration', async () => {
     const second = await authorIntegration(svc, svc.key);
-    expectError(
-      await connect(svc, connection(integration, svc.workspaceId, { actionVersionId: second.actionVersionId })),
-      422,
-      'actionVersionId',
-    );
-    expectError(
-      await connect(svc, connection(integration, svc.workspaceId, { testActionVersionId: second.actionVersionId })),
-      422,
-      'testActionVersionId',
-    );
-    expectError(
-      await connect(svc, connection(integration, svc.workspaceId, { credentialVersionId: second.credentialVersionId })),
-      422,
-      'credentialVersionId',
-    );
+    for (const field of ['actionVersionId', 'testActionVersionId', 'credentialVersionId'] as const) {
+      const id = field === 'credentialVersionId' ? second.credentialVersionId : second.actionVersionId;
+      await expectRefused(connect(svc, connection(integration, svc.workspaceId, { [field]: id })), 422, field);
+    }
     const inactiveTemplate = await authorIntegration(svc, svc.key, { credentialStatus: 'inactive' });
-    expectError(await connect(svc, connection(inactiveTemplate, svc.workspaceId)), 422, 'inactive');
+    await expectRefused(connect(svc, connection(inactiveTemplate, svc.workspaceId)), 422, 'inactive');
     const inactive = await authorIntegration(svc, svc.key, { status: 'inactive' });
-    expectError(await connect(svc, connection(inactive, svc.workspaceId)), 422, 'inactive');
+    await expectRefused(connect(svc, connection(inactive, svc.workspaceId)), 422, 'inactive');
   });
 
   it('422 for a deprecated integration, and for an earlier version of one its authors have since retired; existing connections keep running', async () => {
     const deprecated = await authorIntegration(svc, svc.key, { status: 'deprecated' });
-    expectError(await connect(svc, connection(deprecated, svc.workspaceId)), 422, 'deprecated');
+    await expectRefused(connect(svc, connection(deprecated, svc.workspaceId)), 422, 'deprecated');
 
     const retired = await authorIntegration(svc, svc.key);
-    const before = await connect(svc, connection(retired, svc.workspaceId));
-    expect(before.status, before.text).toBe(201);
-    for (const status of ['deprecated', 'inactive']) {
-      const update = await svc.request('PATCH', `/api/v1/integration/${retired.id}`, {
-        body: { integration: { status } },
-      });
-      expect(update.status, update.text).toBe(200);
+    const before = await answered(connect(svc, connection(retired, svc.workspaceId)), 201);
+    for (const status of ['deprecated', 'inactive'] as const) {
+      await answered(
+        svc.client.PATCH('/api/v1/integration/{integrationId}', {
+          params: { path: { integrationId: retired.id } },
+          body: { integration: { status } },
+        }),
+        200,
+      );
       // The connect names the first version, which still says active: the integration's current state decides.
-      expectError(await connect(svc, connection(retired, svc.workspaceId)), 422, status);
+      await expectRefused(connect(svc, connection(retired, svc.workspaceId)), 422, status);
     }
-    const kept = await svc.request('GET', `/api/v1/connection/${String(before.body.activeIntegrationId)}`);
-    expect(kept.body.status).toBe('connected');
+    const connectionId = String(before.activeIntegrationId);
+    const kept = await answered(
+      svc.client.GET('/api/v1/connection/{connectionId}', { params: { path: { connectionId } } }),
+      200,
+    );
+    expect(kept.status).toBe('connected');
   });
 });
 
 describe('reading and revoking', () => {
   it("another organization's key can neither read, list nor revoke; revoking is for Integration: Full and sticks", async () => {
-    const res = await connect(svc, connection(integration, svc.workspaceId));
-    const id = String(res.body.activeIntegrationId);
-    const attacker = await newCaller(svc, ['integration:full']);
-    expectError(await svc.request('GET', `/api/v1/connection/${id}`, { key: attacker.key }), 403);
-    expectError(
-      await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/connections`, { key: attacker.key }),
+    const res = await answered(connect(svc, connection(integration, svc.workspaceId)), 201);
+    const byId = { params: { path: { connectionId: String(res.activeIntegrationId) } } };
+    const attacker = clientFor(svc, (await newCaller(svc, ['integration:full'])).key);
+    await expectRefused(attacker.GET('/api/v1/connection/{connectionId}', byId), 403);
+    await expectRefused(
+      attacker.GET('/api/v1/workspace/{workspaceId}/connections', {
+        params: { path: { workspaceId: svc.workspaceId } },
+      }),
       403,
     );
-    expectError(await svc.request('POST', `/api/v1/connection/${id}/revoke`, { key: attacker.key }), 403);
-    expectError(await svc.request('GET', `/api/v1/connection/${crypto.randomUUID()}`), 404);
-    const reader = (await newKey(svc, ['integration:read'], { userId: svc.userId })).key;
-    expectError(await svc.request('POST', `/api/v1/connection/${id}/revoke`, { key: reader }), 403);
+    await expectRefused(attacker.POST('/api/v1/connection/{connectionId}/revoke', byId), 403);
+    await expectRefused(
+      svc.client.GET('/api/v1/connection/{connectionId}', { params: { path: { connectionId: crypto.randomUUID() } } }),
+      404,
+    );
+    const reader = clientFor(svc, (await newKey(svc, ['integration:read'], { userId: svc.userId })).key);
+    await expectRefused(reader.POST('/api/v1/connection/{connectionId}/revoke', byId), 403);
 
-    const revoked = await svc.request('POST', `/api/v1/connection/${id}/revoke`);
-    expect(revoked.status, revoked.text).toBe(200);
-    expect(revoked.body).toMatchObject({ id, status: 'revoked' });
-    expect(revoked.body.revokedAt).toBeTypeOf('string');
-    const again = await svc.request('POST', `/api/v1/connection/${id}/revoke`);
-    expect(again.body).toMatchObject({ status: 'revoked', revokedAt: revoked.body.revokedAt });
+    const revoked = await answered(svc.client.POST('/api/v1/connection/{connectionId}/revoke', byId), 200);
+    expect(revoked).toMatchObject({ id: res.activeIntegrationId, status: 'revoked' });
+    expect(revoked.revokedAt).toBeTypeOf('string');
+    const again = await answered(svc.client.POST('/api/v1/connection/{connectionId}/revoke', byId), 200);
+    expect(again).toMatchObject({ status: 'revoked', revokedAt: revoked.revokedAt });
   });
 
   it('documents the endpoints in the OpenAPI document', async () => {

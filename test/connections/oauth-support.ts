@@ -2,7 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { expect } from 'vitest';
-import type { TestResponse, TestService } from '../support/harness.js';
+import { answered, type TestService } from '../support/harness.js';
+import { clientFor } from '../support/keys.js';
+import type { FakeOAuthProvider } from './fake-oauth-provider.js';
+import { connect, connection, type Integration } from './support.js';
 
 const chromiumPath = '/usr/bin/chromium';
 
@@ -74,8 +77,18 @@ export async function consentByHttp(
   return { callbackUrl, status: page.status, outcome: /data-outcome="([a-z]+)"/.exec(html)?.[1], html };
 }
 
-export function checkToken(svc: TestService, token: string, key?: string): Promise<TestResponse> {
-  return svc.request('GET', `/api/v1/integration/connect/${encodeURIComponent(token)}`, key ? { key } : {});
+/** A connect of the OAuth `integration` with the provider's client pair: the pending_authorization answer. */
+export function connectOAuth(svc: TestService, integration: Integration, provider: FakeOAuthProvider) {
+  const credentialData = { client_id: provider.clientId, client_secret: provider.clientSecret };
+  return answered(connect(svc, connection(integration, svc.workspaceId, { credentialData })), 201);
+}
+
+/** What the check of an OAuth connect answers `key` (the service's own by default). */
+export function checkToken(svc: TestService, connectionToken: string, key = svc.key) {
+  const call = clientFor(svc, key).GET('/api/v1/integration/connect/{connectionToken}', {
+    params: { path: { connectionToken } },
+  });
+  return answered(call, 200);
 }
 
 /** The check answer for anything that is not (yet) a connection: every field present and null. */

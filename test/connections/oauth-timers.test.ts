@@ -9,8 +9,8 @@ import { workflowBundlePath } from '../../src/temporal/worker.js';
 import { encryptingDataConverter } from '../../src/temporal/data-converter.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { FakeOAuthProvider } from './fake-oauth-provider.js';
-import { checkToken, consentByHttp, eventually, noConnection } from './oauth-support.js';
-import { authorIntegration, connect, connection, type Integration } from './support.js';
+import { checkToken, connectOAuth, consentByHttp, eventually, noConnection } from './oauth-support.js';
+import { authorIntegration, type Integration } from './support.js';
 import { oauthRefreshStatusQuery } from '../../src/temporal/contracts/oauth.js';
 
 /**
@@ -60,17 +60,11 @@ afterAll(async () => {
 });
 
 async function startConnect(): Promise<{ authorizationUrl: string; connectionToken: string; credentialId: string }> {
-  const res = await connect(
-    svc,
-    connection(integration, svc.workspaceId, {
-      credentialData: { client_id: provider.clientId, client_secret: provider.clientSecret },
-    }),
-  );
-  expect(res.status, res.text).toBe(201);
+  const res = await connectOAuth(svc, integration, provider);
   return {
-    authorizationUrl: String(res.body.authorizationUrl),
-    connectionToken: String(res.body.connectionToken),
-    credentialId: String(res.body.activeCredentialId),
+    authorizationUrl: String(res.authorizationUrl),
+    connectionToken: String(res.connectionToken),
+    credentialId: res.activeCredentialId,
   };
 }
 
@@ -88,12 +82,12 @@ describe('OAuth timers (time-skipping)', () => {
     const started = await startConnect();
     const attemptId = await latestAttemptId();
     await env.sleep('9 minutes');
-    expect((await checkToken(svc, started.connectionToken)).body.status).toBe('pending');
+    expect((await checkToken(svc, started.connectionToken)).status).toBe('pending');
     await env.sleep('2 minutes');
     const handle = client.workflow.getHandle(oauthAuthorizationWorkflowId(attemptId));
     expect(await handle.result()).toBe('expired');
     // Wall-clock time has not moved: only the workflow's timer can have expired it.
-    expect((await checkToken(svc, started.connectionToken)).body).toEqual({ status: 'expired', ...noConnection });
+    expect(await checkToken(svc, started.connectionToken)).toEqual({ status: 'expired', ...noConnection });
     const late = await consentByHttp(started.authorizationUrl, 'allow');
     expect(late.status).toBe(410);
     expect(late.outcome).toBe('expired');
@@ -106,7 +100,7 @@ describe('OAuth timers (time-skipping)', () => {
     const page = await consentByHttp(started.authorizationUrl, 'allow');
     expect(page.outcome, page.html).toBe('connected');
     // (No waiting on workflow results here: that lets the test server skip time.)
-    expect((await checkToken(svc, started.connectionToken)).body.status).toBe('succeeded');
+    expect((await checkToken(svc, started.connectionToken)).status).toBe('succeeded');
 
     await env.sleep('44 minutes');
     expect(provider.refreshCount).toBe(0);

@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { field } from '../catalog/support.js';
 import { createWorkflow, results, startCase, waitForEnd } from '../cases/support.js';
 import { Graph, vars } from '../support/graphs.js';
-import { newCaller, newKey, newWorkspace } from '../support/keys.js';
+import { clientFor, newCaller, newKey, newWorkspace } from '../support/keys.js';
 import { oauthRefreshWorkflowId } from '../../src/temporal/contracts/oauth.js';
 import { withTokens } from '../../src/connections/oauth-credential.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { ownUrlHost } from '../support/host-address.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import { FakeOAuthProvider } from './fake-oauth-provider.js';
 import {
   checkToken,
@@ -20,7 +20,7 @@ import {
   launchChromium,
   noConnection,
 } from './oauth-support.js';
-import { authorIntegration, connect, connection, expectError, type Integration } from './support.js';
+import { authorIntegration, connect, connection, expectError, expectRefused, type Integration } from './support.js';
 import { oauthRefreshStatusQuery } from '../../src/temporal/contracts/oauth.js';
 
 const actionCode = [
@@ -66,24 +66,24 @@ afterAll(async () => {
 
 const clientPair = () => ({ client_id: provider.clientId, client_secret: provider.clientSecret });
 
-async function startConnect(overrides: Record<string, unknown> = {}) {
-  const res = await connect(
-    svc,
-    connection(integration, svc.workspaceId, {
-      credentialData: clientPair(),
-      testActionVersionId: integration.actionVersionId,
-      ...overrides,
-    }),
+/** A connect answering pending_authorization, its URL and token present. */
+async function startConnect() {
+  const res = await answered(
+    connect(
+      svc,
+      connection(integration, svc.workspaceId, {
+        credentialData: clientPair(),
+        testActionVersionId: integration.actionVersionId,
+      }),
+    ),
+    201,
   );
-  expect(res.status, res.text).toBe(201);
-  return res.body as {
-    status: string;
-    activeIntegrationId: string | null;
-    activeCredentialId: string;
-    authorizationUrl: string;
-    connectionToken: string;
-  };
+  return { ...res, authorizationUrl: String(res.authorizationUrl), connectionToken: String(res.connectionToken) };
 }
+
+const byId = (connectionId: string) => ({ params: { path: { connectionId } } });
+const connectionStatus = async (connectionId: string) =>
+  (await answered(svc.client.GET('/api/v1/connection/{connectionId}', byId(connectionId)), 200)).status;
 
 /** What a person does: connect, consent in the browser; the connection's ids. */
 async function authorizedConnection(): Promise<{ connectionId: string; credentialId: string }> {
@@ -91,8 +91,8 @@ async function authorizedConnection(): Promise<{ connectionId: string; credentia
   const page = await consentInBrowser(browser, started.authorizationUrl, 'allow');
   expect(page.outcome, page.text).toBe('connected');
   const check = await checkToken(svc, started.connectionToken);
-  expect(check.body.status).toBe('succeeded');
-  return { connectionId: String(check.body.activeIntegrationId), credentialId: started.activeCredentialId };
+  expect(check.status).toBe('succeeded');
+  return { connectionId: String(check.activeIntegrationId), credentialId: started.activeCredentialId };
 }
 
 const refreshStatus = (credentialId: string) =>
@@ -155,8 +155,7 @@ describe('connect with an oauth credential', () => {
     expect(url.searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(started.connectionToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const check = await checkToken(svc, started.connectionToken);
-    expect(check.status, check.text).toBe(200);
-    expect(check.body).toEqual({ status: 'pending', ...noConnection });
+    expect(check).toEqual({ status: 'pending', ...noConnection });
 
     // Only hashes of the token and state are stored.
     const row = await svc.service.context.store.db
@@ -175,9 +174,11 @@ describe('connect with an oauth credential', () => {
         client_secret: provider.templateInputs().client_secret,
       },
     });
-    const refused = await connect(svc, connection(noEndpoints, svc.workspaceId, { credentialData: clientPair() }));
-    expectError(refused, 422, 'authorization_url');
-    expect(refused.text).toContain('token_url');
+    const error = JSON.stringify(
+      await refused(connect(svc, connection(noEndpoints, svc.workspaceId, { credentialData: clientPair() })), 422),
+    );
+    expect(error).toContain('authorization_url');
+    expect(error).toContain('token_url');
   });
 
   it('a person consents in a real browser: the check says succeeded with the ids, the smoke test ran with the token', async () => {
@@ -185,8 +186,7 @@ describe('connect with an oauth credential', () => {
     const page = await consentInBrowser(browser, started.authorizationUrl, 'allow');
     expect(page.outcome, page.text).toBe('connected');
     const check = await checkToken(svc, started.connectionToken);
-    expect(check.status, check.text).toBe(200);
-    expect(check.body).toMatchObject({
+    expect(check).toMatchObject({
       status: 'succeeded',
       activeIntegrationVersionId: integration.versionId,
       activeCredentialId: started.activeCredentialId,
@@ -194,9 +194,8 @@ describe('connect with an oauth credential', () => {
       testPassed: true,
       testError: null,
     });
-    const connectionId = String(check.body.activeIntegrationId);
-    const read = await svc.request('GET', `/api/v1/connection/${connectionId}`);
-    expect(read.body.status).toBe('connected');
+    const connectionId = String(check.activeIntegrationId);
+    expect(await connectionStatus(connectionId)).toBe('connected');
 
     // The exchange: client authenticated (basic), the PKCE verifier sent, the redirect URI repeated.
     const exchange = provider.tokenRequests.filter((r) => r.grantType === 'authorization_code').at(-1);
@@ -227,7 +226,7 @@ describe('connect with an oauth credential', () => {
     expect(replay.status).toBe(400);
     expect(await replay.text()).toContain('data-outcome="invalid"');
     expect(provider.tokenRequests.length).toBe(exchanges);
-    expect((await checkToken(svc, started.connectionToken)).body.status).toBe('succeeded');
+    expect((await checkToken(svc, started.connectionToken)).status).toBe('succeeded');
   });
 
   it('a person denies consent in the browser: failed, nothing connected', async () => {
@@ -235,12 +234,15 @@ describe('connect with an oauth credential', () => {
     const exchanges = provider.tokenRequests.length;
     const page = await consentInBrowser(browser, started.authorizationUrl, 'deny');
     expect(page.outcome, page.text).toBe('denied');
-    expect((await checkToken(svc, started.connectionToken)).body).toEqual({ status: 'failed', ...noConnection });
+    expect(await checkToken(svc, started.connectionToken)).toEqual({ status: 'failed', ...noConnection });
     expect(provider.tokenRequests.length).toBe(exchanges);
-    const list = await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/connections?limit=200`);
-    const row = (list.body.connections as Array<{ activeCredentialId: string; status: string }>).find(
-      (c) => c.activeCredentialId === started.activeCredentialId,
+    const list = await answered(
+      svc.client.GET('/api/v1/workspace/{workspaceId}/connections', {
+        params: { path: { workspaceId: svc.workspaceId }, query: { limit: 200 } },
+      }),
+      200,
     );
+    const row = list.connections.find((c) => c.activeCredentialId === started.activeCredentialId);
     expect(row?.status).toBe('pending_authorization');
   });
 });
@@ -249,21 +251,26 @@ describe('as an attacker', () => {
   it('another organization, a workspace the key cannot read, an unknown token: expired; no Integration: Read: 403', async () => {
     const started = await startConnect();
     const other = await newCaller(svc, ['integration:full']);
-    expect((await checkToken(svc, started.connectionToken, other.key)).body).toEqual({
+    expect(await checkToken(svc, started.connectionToken, other.key)).toEqual({
       status: 'expired',
       ...noConnection,
     });
     const elsewhere = await newWorkspace(svc);
     const scoped = (await newKey(svc, ['integration:read'], { userId: svc.userId, workspaceIds: [elsewhere] })).key;
     const fromElsewhere = await checkToken(svc, started.connectionToken, scoped);
-    expect(fromElsewhere.body).toEqual({ status: 'expired', ...noConnection });
-    expect((await checkToken(svc, 'never-issued-token')).body).toEqual({ status: 'expired', ...noConnection });
+    expect(fromElsewhere).toEqual({ status: 'expired', ...noConnection });
+    expect(await checkToken(svc, 'never-issued-token')).toEqual({ status: 'expired', ...noConnection });
     const noRead = await newCaller(svc, ['code:full']);
-    expectError(await checkToken(svc, started.connectionToken, noRead.key), 403);
+    await expectRefused(
+      clientFor(svc, noRead.key).GET('/api/v1/integration/connect/{connectionToken}', {
+        params: { path: { connectionToken: started.connectionToken } },
+      }),
+      403,
+    );
     expectError(await svc.request('GET', `/api/v1/integration/connect/${started.connectionToken}`, { key: null }), 401);
 
     // The attempt is untouched: the rightful caller still sees it pending.
-    expect((await checkToken(svc, started.connectionToken)).body.status).toBe('pending');
+    expect((await checkToken(svc, started.connectionToken)).status).toBe('pending');
   });
 
   it('an unknown or forged state changes nothing', async () => {
@@ -275,7 +282,7 @@ describe('as an attacker', () => {
       expect(await res.text()).toContain('data-outcome="invalid"');
     }
     expect(provider.tokenRequests.length).toBe(before);
-    expect((await checkToken(svc, started.connectionToken)).body.status).toBe('pending');
+    expect((await checkToken(svc, started.connectionToken)).status).toBe('pending');
   });
 
   it.each([
@@ -291,13 +298,15 @@ describe('as an attacker', () => {
         token_url: { ...inputs.token_url, default: tokenUrl },
       },
     });
-    const res = await connect(svc, connection(internal, svc.workspaceId, { credentialData: clientPair() }));
-    expect(res.status, res.text).toBe(201);
-    const page = await consentByHttp(String(res.body.authorizationUrl), 'allow');
+    const res = await answered(
+      connect(svc, connection(internal, svc.workspaceId, { credentialData: clientPair() })),
+      201,
+    );
+    const page = await consentByHttp(String(res.authorizationUrl), 'allow');
     expect(page.outcome, page.html).toBe('failed');
     expect(page.html).toContain('outbound policy');
     expect(page.html).toContain(why);
-    expect((await checkToken(svc, String(res.body.connectionToken))).body).toEqual({
+    expect(await checkToken(svc, String(res.connectionToken))).toEqual({
       status: 'failed',
       ...noConnection,
     });
@@ -362,7 +371,7 @@ describe('tokens that never silently die', () => {
     );
     expect(failing.lastError).toContain('HTTP 500');
     expect(failing.needsReauthorization).toBe(false);
-    expect((await svc.request('GET', `/api/v1/connection/${connectionId}`)).body.status).toBe('connected');
+    expect(await connectionStatus(connectionId)).toBe('connected');
     provider.refreshMode = 'ok';
     const healed = await eventually(
       () => refreshStatus(credentialId),
@@ -380,7 +389,7 @@ describe('tokens that never silently die', () => {
     provider.refreshMode = 'invalid_grant';
     await expireAccessToken(credentialId);
     await eventually(
-      async () => (await svc.request('GET', `/api/v1/connection/${connectionId}`)).body.status,
+      () => connectionStatus(connectionId),
       (s) => s === 'needs_reauthorization',
       'needs_reauthorization',
     );
@@ -393,25 +402,30 @@ describe('tokens that never silently die', () => {
     expect(metrics).toMatch(/caseflow_oauth_events_total\{event="needs_reauthorization"\} [1-9]/);
 
     provider.refreshMode = 'ok';
-    const again = await svc.request('POST', `/api/v1/connection/${connectionId}/reauthorize`);
-    expect(again.status, again.text).toBe(201);
-    expect(again.body).toMatchObject({
+    const again = await answered(
+      svc.client.POST('/api/v1/connection/{connectionId}/reauthorize', byId(connectionId)),
+      201,
+    );
+    expect(again).toMatchObject({
       status: 'pending_authorization',
       activeIntegrationId: connectionId,
       activeCredentialId: credentialId,
     });
-    const page = await consentInBrowser(browser, String(again.body.authorizationUrl), 'allow');
+    const page = await consentInBrowser(browser, String(again.authorizationUrl), 'allow');
     expect(page.outcome).toBe('connected');
-    const check = await checkToken(svc, String(again.body.connectionToken));
-    expect(check.body).toMatchObject({ status: 'succeeded', activeIntegrationId: connectionId });
-    expect((await svc.request('GET', `/api/v1/connection/${connectionId}`)).body.status).toBe('connected');
+    const check = await checkToken(svc, String(again.connectionToken));
+    expect(check).toMatchObject({ status: 'succeeded', activeIntegrationId: connectionId });
+    expect(await connectionStatus(connectionId)).toBe('connected');
     const ok = await startCase(svc, wf.workflowId, { url: `${provider.url}/api/me` });
     expect((await waitForEnd(svc, ok)).status).toBe('COMPLETED');
     expect(await refreshStatus(credentialId)).toMatchObject({ needsReauthorization: false });
 
     // Another organization cannot re-authorize it.
     const other = await newCaller(svc, ['integration:full']);
-    expectError(await svc.request('POST', `/api/v1/connection/${connectionId}/reauthorize`, { key: other.key }), 403);
+    await expectRefused(
+      clientFor(svc, other.key).POST('/api/v1/connection/{connectionId}/reauthorize', byId(connectionId)),
+      403,
+    );
   });
 });
 

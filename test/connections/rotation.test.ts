@@ -9,11 +9,11 @@ import { SubscriptionSecrets } from '../../src/subscriptions/subscription-secret
 import { createWorkflow } from '../cases/support.js';
 import { Graph } from '../support/graphs.js';
 import { deliver, sign } from '../hooks/support.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { FakeOAuthProvider } from './fake-oauth-provider.js';
-import { checkToken, consentByHttp } from './oauth-support.js';
+import { checkToken, connectOAuth, consentByHttp } from './oauth-support.js';
 import { authorIntegration, connect, connection, localServer, type Integration, type LocalServer } from './support.js';
-import { newKey } from '../support/keys.js';
+import { clientFor, newKey } from '../support/keys.js';
 
 const run = promisify(execFile);
 const secret = 'sk-rotate-me-0123456789';
@@ -47,23 +47,34 @@ describe('caseflow secrets rotate-master-key', () => {
     first = await startTestService();
     const svc = first;
     const integration: Integration = await authorIntegration(svc, svc.key, { endpoint: `${server.url}/ping` });
-    const made = await connect(svc, connection(integration, svc.workspaceId, { credentialData: { api_key: secret } }));
-    expect(made.status, made.text).toBe(201);
-    const webhook = await svc.request('GET', `/api/v1/workspace/${svc.workspaceId}/webhook-secret`);
-    expect(webhook.status, webhook.text).toBe(200);
+    const made = await answered(
+      connect(svc, connection(integration, svc.workspaceId, { credentialData: { api_key: secret } })),
+      201,
+    );
+    const webhook = await answered(
+      svc.client.GET('/api/v1/workspace/{workspaceId}/webhook-secret', {
+        params: { path: { workspaceId: svc.workspaceId } },
+      }),
+      200,
+    );
     const g = new Graph();
     g.edge(g.input([{ name: 'title' }]), g.output([{ name: 'title' }]));
     const { workflowId } = await createWorkflow(svc, g, 'hooked');
-    const hook = await svc.request('POST', `/api/v1/workflow/${workflowId}/hooks`, {
-      body: { name: 'rotated', scheme: 'github' },
-    });
-    expect(hook.status, hook.text).toBe(201);
-    const subscription = await svc.request('POST', '/api/v1/subscriptions', {
-      body: { workspaceId: svc.workspaceId, url: `${server.url}/events`, eventTypes: ['case.failed'] },
-    });
-    expect(subscription.status, subscription.text).toBe(201);
+    const hook = await answered(
+      svc.client.POST('/api/v1/workflow/{workflowId}/hooks', {
+        params: { path: { workflowId } },
+        body: { name: 'rotated', scheme: 'github' },
+      }),
+      201,
+    );
+    const subscription = await answered(
+      svc.client.POST('/api/v1/subscriptions', {
+        body: { workspaceId: svc.workspaceId, url: `${server.url}/events`, eventTypes: ['case.failed'] },
+      }),
+      201,
+    );
     const db = svc.service.context.store.db;
-    const credentialId = String(made.body.activeCredentialId);
+    const credentialId = made.activeCredentialId;
     const before = await db
       .selectFrom('connection_credentials')
       .select('data_ciphertext')
@@ -111,34 +122,34 @@ describe('caseflow secrets rotate-master-key', () => {
         { organizationId, userId },
       )
     ).key;
-    const reused = await connect(
-      second,
-      connection(integration, workspaceId, {
-        credentialVersionId: undefined,
-        credentialData: undefined,
-        activeCredentialId: credentialId,
-        testActionVersionId: integration.actionVersionId,
-      }),
-      apiKey,
+    const reused = await answered(
+      connect(
+        second,
+        connection(integration, workspaceId, {
+          credentialVersionId: undefined,
+          credentialData: undefined,
+          activeCredentialId: credentialId,
+          testActionVersionId: integration.actionVersionId,
+        }),
+        apiKey,
+      ),
+      201,
     );
-    expect(reused.status, reused.text).toBe(201);
-    expect(reused.body.testPassed).toBe(true);
+    expect(reused.testPassed).toBe(true);
     expect(server.received.at(-1)?.headers['x-api-key']).toBe(secret);
-    const webhookAfter = await second.request('GET', `/api/v1/workspace/${workspaceId}/webhook-secret`, {
-      key: apiKey,
-    });
-    expect(webhookAfter.body.secret).toBe(webhook.body.secret);
+    const webhookAfter = await answered(
+      clientFor(second, apiKey).GET('/api/v1/workspace/{workspaceId}/webhook-secret', {
+        params: { path: { workspaceId } },
+      }),
+      200,
+    );
+    expect(webhookAfter.secret).toBe(webhook.secret);
     // The hook's secret, resealed under the new key, still verifies its sender's deliveries.
     const delivery = JSON.stringify({ title: 'after rotation' });
-    const delivered = await deliver(
-      second,
-      String(hook.body.hookId),
-      delivery,
-      sign.github(String(hook.body.secret), delivery),
-    );
+    const delivered = await deliver(second, hook.hookId, delivery, sign.github(hook.secret, delivery));
     expect(delivered.status, delivered.text).toBe(202);
     // The subscription's signing secret, resealed under the new key, still opens (the old key is gone).
-    const subscriptionId = String(subscription.body.id);
+    const subscriptionId = subscription.id;
     const sealed = await second.service.context.store.db
       .selectFrom('event_subscriptions')
       .select('secret_ciphertext')
@@ -147,7 +158,7 @@ describe('caseflow secrets rotate-master-key', () => {
     expect(keyIdOf(sealed.secret_ciphertext)).toBe(rotated.currentKeyId);
     const box = new SecretBox(parseMasterKeys(ring, 'the rotated key file'));
     const secrets = new SubscriptionSecrets(new SubscriptionRepo(second.service.context.store.db), box, 0);
-    expect(await secrets.signingSecrets(subscriptionId, new Date())).toEqual([String(subscription.body.secret)]);
+    expect(await secrets.signingSecrets(subscriptionId, new Date())).toEqual([subscription.secret]);
   });
 });
 
@@ -160,13 +171,7 @@ describe('caseflow secrets rotate-master-key with an OAuth authorization in flig
       inputs: provider.templateInputs(),
       endpoint: `${provider.url}/api/me`,
     });
-    const started = await connect(
-      svc,
-      connection(integration, svc.workspaceId, {
-        credentialData: { client_id: provider.clientId, client_secret: provider.clientSecret },
-      }),
-    );
-    expect(started.status, started.text).toBe(201);
+    const started = await connectOAuth(svc, integration, provider);
     const attempts = () =>
       svc.service.context.store.db.selectFrom('oauth_attempts').select(['id', 'verifier_ciphertext']).execute();
     const [attempt] = await attempts();
@@ -195,14 +200,14 @@ describe('caseflow secrets rotate-master-key with an OAuth authorization in flig
     expect(keyIdOf(after?.verifier_ciphertext ?? '')).toBe(rotated.currentKeyId);
 
     // The provider redirects to the address the attempt was made on; the service now listens elsewhere.
-    const authorizationUrl = new URL(String(started.body.authorizationUrl));
+    const authorizationUrl = new URL(String(started.authorizationUrl));
     const redirect = new URL(authorizationUrl.searchParams.get('redirect_uri') ?? '');
     const consent = await consentByHttp(authorizationUrl.toString(), 'allow', (callback) =>
       callback.replace(redirect.origin, second?.url ?? ''),
     );
     expect(consent.outcome, consent.html).toBe('connected');
     const key = (await newKey(second, ['integration:read'], { organizationId, userId })).key;
-    const check = await checkToken(second, String(started.body.connectionToken), key);
-    expect(check.body.status, check.text).toBe('succeeded');
+    const check = await checkToken(second, String(started.connectionToken), key);
+    expect(check.status).toBe('succeeded');
   });
 });

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownUrlHost } from '../support/host-address.js';
-import { startTestService, type TestService } from '../support/harness.js';
-import { authorIntegration, connect, connection, historyText, localServer, type LocalServer } from './support.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
+import {
+  authorIntegration,
+  connect,
+  connection,
+  historyText,
+  localServer,
+  type ConnectionInput,
+  type LocalServer,
+} from './support.js';
 
 const secret = 'sk-live-smoke-0123456789';
 const body300 = `${'é'.repeat(150)}${'x'.repeat(150)}`;
@@ -29,23 +37,25 @@ afterAll(async () => {
 async function smoke(
   path: string,
   options: Parameters<typeof authorIntegration>[2] = {},
-  overrides: Record<string, unknown> = {},
+  overrides: Partial<ConnectionInput> = {},
 ) {
   const integration = await authorIntegration(svc, svc.key, {
     endpoint: path.startsWith('http') ? path : `${server.url}${path}`,
     ...options,
   });
-  const res = await connect(
-    svc,
-    connection(integration, svc.workspaceId, {
-      credentialData: { api_key: secret },
-      testActionVersionId: integration.actionVersionId,
-      ...overrides,
-    }),
+  const res = await answered(
+    connect(
+      svc,
+      connection(integration, svc.workspaceId, {
+        credentialData: { api_key: secret },
+        testActionVersionId: integration.actionVersionId,
+        ...overrides,
+      }),
+    ),
+    201,
   );
-  expect(res.status, res.text).toBe(201);
-  expect(res.text).not.toContain(secret);
-  return res.body as { testPassed: boolean | null; testError: string | null; activeIntegrationId: string };
+  expect(JSON.stringify(res)).not.toContain(secret);
+  return res;
 }
 
 describe('smoke test', () => {
@@ -55,8 +65,13 @@ describe('smoke test', () => {
     const request = server.received.at(-1);
     expect(request).toMatchObject({ method: 'GET', url: '/ok' });
     expect(request?.headers['x-api-key']).toBe(secret);
-    const read = await svc.request('GET', `/api/v1/connection/${outcome.activeIntegrationId}`);
-    expect(read.body).toMatchObject({ testPassed: true, testError: null });
+    const read = await answered(
+      svc.client.GET('/api/v1/connection/{connectionId}', {
+        params: { path: { connectionId: String(outcome.activeIntegrationId) } },
+      }),
+      200,
+    );
+    expect(read).toMatchObject({ testPassed: true, testError: null });
   });
 
   it('302 passes without following the redirect', async () => {
@@ -141,8 +156,8 @@ describe('smoke test', () => {
   it('no testActionVersionId: no call, testPassed null', async () => {
     const integration = await authorIntegration(svc, svc.key, { endpoint: `${server.url}/ok` });
     const before = server.received.length;
-    const res = await connect(svc, connection(integration, svc.workspaceId));
-    expect(res.body).toMatchObject({ testPassed: null, testError: null });
+    const res = await answered(connect(svc, connection(integration, svc.workspaceId)), 201);
+    expect(res).toMatchObject({ testPassed: null, testError: null });
     expect(server.received.length).toBe(before);
   });
 
@@ -150,7 +165,7 @@ describe('smoke test', () => {
     const outcome = await smoke('/ok');
     const history = await historyText(svc, `connection-smoke-${outcome.activeIntegrationId}`);
     expect(history).toContain('smokeTestConnection');
-    expect(history).toContain(outcome.activeIntegrationId);
+    expect(history).toContain(String(outcome.activeIntegrationId));
     expect(history).toContain('"testPassed":true');
     expect(history).not.toContain(secret);
   });

@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answered, type TestResponse, type TestService } from '../support/harness.js';
+import type { z } from 'zod';
+import type { connectionFields } from '../../src/api/schemas/connection.js';
+import { answered, type TestService } from '../support/harness.js';
 import { decodedHistoryText } from '../support/history.js';
 import { clientFor } from '../support/keys.js';
 import {
@@ -13,7 +15,7 @@ import {
   type IntegrationInput,
 } from '../catalog/support.js';
 
-export { expectError, failedFields } from '../code/support.js';
+export { expectError, expectRefused, failedFields } from '../code/support.js';
 
 /** One request a local endpoint received. */
 export interface Received {
@@ -109,11 +111,17 @@ export async function authorIntegration(
   };
 }
 
+/**
+ * A connection as a connect sends it. The document states it, but openapi-typescript turns its
+ * anyOf/not rules into `unknown`, so the type comes from the zod schema the document is built from.
+ */
+export type ConnectionInput = z.input<typeof connectionFields>;
+
 export function connection(
   integration: Integration,
   workspaceId: string,
-  overrides: Record<string, unknown> = {},
-): Record<string, unknown> {
+  overrides: Partial<ConnectionInput> = {},
+): ConnectionInput {
   return {
     name: 'My connection',
     workspaceId,
@@ -125,8 +133,9 @@ export function connection(
   };
 }
 
-export function connect(svc: TestService, body: Record<string, unknown>, key?: string): Promise<TestResponse> {
-  return svc.request('POST', '/api/v1/integration/connect', { body: { connection: body }, ...(key ? { key } : {}) });
+/** The typed connect call, as `key` (the service's own by default); wrap it in answered/expectRefused. */
+export function connect(svc: TestService, body: ConnectionInput, key = svc.key) {
+  return clientFor(svc, key).POST('/api/v1/integration/connect', { body: { connection: body } });
 }
 
 /** A workflow's history as searchable text, every payload decrypted as the service reads it (test/support/history.ts). */

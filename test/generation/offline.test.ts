@@ -114,9 +114,11 @@ describe('generation with the offline planner', () => {
 
   it("uses an action of an integration the workspace has connected, and no other workspace's connection", async () => {
     const integration = await authorIntegration(svc, svc.key);
-    const res = await connect(svc, connection(integration, svc.workspaceId, { name: 'Echo for tickets' }));
-    expect(res.status, res.text).toBe(201);
-    const connectionId = String(res.body.activeIntegrationId);
+    const res = await answered(
+      connect(svc, connection(integration, svc.workspaceId, { name: 'Echo for tickets' })),
+      201,
+    );
+    const connectionId = String(res.activeIntegrationId);
     const prompt = 'Given a text, trim the text, then send it with the Echo service.';
 
     const { workflowId, run } = await generate(prompt);

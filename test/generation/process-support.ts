@@ -118,10 +118,9 @@ export async function connectErp(svc: TestService): Promise<ConnectedErp> {
     code: erpCode(`${server.url}/records`),
     outputs: { record_id: field('record_id') },
   });
-  const res = await connect(
-    svc,
-    connection(integration, svc.workspaceId, { credentialData: { api_key: 'erp-secret-1' } }),
+  const res = await answered(
+    connect(svc, connection(integration, svc.workspaceId, { credentialData: { api_key: 'erp-secret-1' } })),
+    201,
   );
-  expect(res.status, res.text).toBe(201);
-  return { server, connectionId: String(res.body.activeIntegrationId) };
+  return { server, connectionId: String(res.activeIntegrationId) };
 }

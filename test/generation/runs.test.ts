@@ -240,12 +240,14 @@ describe('generation runs with an OpenAI-compatible LLM', () => {
   it('builds llm_agent and integration_action steps; the dry run calls the LLM node (the action answers sample values)', async () => {
     const integration = await authorIntegration(svc, svc.key);
     const credential = 'sk-echo-credential-for-generation-42';
-    const connected = await connect(
-      svc,
-      connection(integration, svc.workspaceId, { name: 'Echo desk', credentialData: { api_key: credential } }),
+    const connected = await answered(
+      connect(
+        svc,
+        connection(integration, svc.workspaceId, { name: 'Echo desk', credentialData: { api_key: credential } }),
+      ),
+      201,
     );
-    expect(connected.status, connected.text).toBe(201);
-    const connectionId = String(connected.body.activeIntegrationId);
+    const connectionId = String(connected.activeIntegrationId);
     const plan = {
       name: 'Ticket desk',
       description: 'Classifies a ticket and echoes a note',

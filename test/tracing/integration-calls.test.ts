@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { field } from '../catalog/support.js';
 import { createWorkflow, initiate, waitForEnd } from '../cases/support.js';
 import { authorIntegration, connect, connection, localServer, type LocalServer } from '../connections/support.js';
-import { startTestService, type TestService } from '../support/harness.js';
+import { answered, startTestService, type TestService } from '../support/harness.js';
 import { Graph, vars, type Var } from '../support/graphs.js';
 import { tracingSettings } from '../../src/tracing/settings.js';
 import { OtlpReceiver } from './otlp-receiver.js';
@@ -75,15 +75,14 @@ beforeAll(async () => {
     code,
     outputs: { done: field('done') },
   });
-  const made = await connect(svc, connection(integration, svc.workspaceId));
-  expect(made.status, made.text).toBe(201);
+  const made = await answered(connect(svc, connection(integration, svc.workspaceId)), 201);
   const graph = new Graph();
   const input = graph.input(inputs);
   const action = graph.node({
     name: 'Call the API',
     type: 'action',
     handler_class: 'integration_action',
-    process: { connection_id: String(made.body.activeIntegrationId), action_version_id: integration.actionVersionId },
+    process: { connection_id: String(made.activeIntegrationId), action_version_id: integration.actionVersionId },
     input_schema: vars(inputs),
     output_schema: vars([{ name: 'done' }]),
   });
