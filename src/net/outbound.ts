@@ -129,9 +129,9 @@ export class Outbound {
   /**
    * Why the address is refused, or null when it may be reached. In order: a range never
    * reachable; with a port, an address and port the operator named (allowed); an address of
-   * this host; a private or special-purpose range the operator has not allowed. The host's addresses change, so they are looked up at each decision; the rest
-   * depends on the address and this policy alone and is remembered (BlockList checks cost a
-   * SocketAddress each).
+   * this host; a private or special-purpose range the operator has not allowed. The host's
+   * addresses change, so they are looked up at each decision; the rest depends on the address
+   * and this policy alone and is remembered (BlockList checks cost a SocketAddress each).
    */
   refusal(ip: string, port?: number): Refusal | null {
     const verdict = this.verdict(ip);
