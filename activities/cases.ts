@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context, type Info } from '@temporalio/activity';
 import type { FirstAttemptResult, OpenDeliveryInput } from '../src/callbacks/delivery.js';
 import type { FinalizeCaseInput, NodeError, NodeLog } from '../src/domain/cases.js';
+import type { CreatorCheck } from '../src/temporal/contracts/case-run.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
 import { NodeFailure, type NodeContext, type NodeRunResult } from '../src/domain/node-kinds/kind.js';
 import { processSchemaOf } from '../src/domain/node-kinds/process-schema.js';
@@ -55,6 +56,8 @@ export type EndCaseResult = { firstAttempt?: FirstAttemptResult } | { error: str
 
 export interface CaseActivities {
   runNode(request: RunNodeRequest): Promise<RunNodeResponse>;
+  /** Why the case's creator key may no longer start it, or null when it still may. */
+  checkCreator(check: CreatorCheck): Promise<string | null>;
   finalizeCase(input: FinalizeCaseInput): Promise<boolean>;
   endCase(input: EndCaseInput): Promise<EndCaseResult>;
 }
@@ -120,6 +123,10 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
           details: [details],
         });
       }
+    },
+
+    checkCreator(check) {
+      return services.cases.creatorRefusal(check);
     },
 
     async finalizeCase(input) {

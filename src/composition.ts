@@ -178,6 +178,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     deliveries: callbackDeliveries,
     outbound,
     subscriberCacheMs: config.events.subscriberCacheMs,
+    maxPerWorkspace: config.events.maxSubscriptionsPerWorkspace,
   });
   const admission = new CaseAdmission({
     repo: repos.admission,
@@ -186,6 +187,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     defaultCap: config.cases.maxConcurrentPerOrganization,
     registry: metrics.registry,
   });
+  const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
   const cases = new CaseService({
     config,
     logger,
@@ -199,8 +201,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     runs: caseRuns,
     admission,
     events: subscriptions,
+    authentication,
   });
-  const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
   const reruns = new RerunService({ config, repo: repos.cases, workflows, cases });
   return {
     /** Who is calling: the API key's rules (expiry, revocation, membership). */
@@ -330,6 +332,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       secrets: new HookSecrets(box),
       authentication,
       idempotency,
+      maxPerWorkspace: config.hooks.maxPerWorkspace,
     }),
   };
 }

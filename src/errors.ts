@@ -66,6 +66,13 @@ export class DomainError extends Error {
   static tooLarge(message: string, metadata?: Record<string, unknown>): DomainError {
     return new DomainError('PAYLOAD_TOO_LARGE', message, metadata);
   }
+  /**
+   * A count limit reached (schedules of a workspace, bulk reruns running in an organization): a
+   * conflict with what exists, which clears when one is deleted or ends, not with time (that is 429).
+   */
+  static limitReached(message: string, limit: { setting: string; max: number }): DomainError {
+    return new DomainError('CONFLICT', message, { limit });
+  }
   static unprocessable(message: string, metadata?: Record<string, unknown>): DomainError {
     return new DomainError('UNPROCESSABLE', message, metadata);
   }

@@ -91,6 +91,35 @@ const { finalizeCase } = proxyLocalActivities<CaseActivities>({
   retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 20 },
 });
 
+/** One store read of the creator's key; retried while the store is away. */
+const { checkCreator } = proxyLocalActivities<CaseActivities>({
+  summary: 'Check the key that created the case',
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 20 },
+});
+
+/**
+ * Why this run may not start, for a run that begins after the request that asked for it (a delayed
+ * start, a case admitted from its queue): the key that created the case was revoked or expired, its
+ * user left, or it lost Case: Full in the workspace. A check that cannot be made refuses too, so
+ * nothing runs for a key nobody vouched for. Not cancellable: it is one short read, and a cancel
+ * arriving meanwhile still ends the case CANCELLED (the graph's scope starts cancelled).
+ */
+async function creatorRefusal(input: CaseRunInput): Promise<string | undefined> {
+  const keyId = input.creatorKeyId;
+  if (keyId === undefined || !changeInForce(input, 'creator-key-recheck')) return undefined;
+  const { caseId, organizationId, workspaceId } = input;
+  try {
+    const refusal = await CancellationScope.nonCancellable(() =>
+      checkCreator({ caseId, organizationId, workspaceId, keyId }),
+    );
+    return refusal ?? undefined;
+  } catch (err) {
+    const cause = err instanceof ActivityFailure && err.cause ? err.cause : err;
+    return `The API key that created case ${caseId} could not be checked: ${cause instanceof Error ? cause.message : String(cause)}`;
+  }
+}
+
 /** The first callback attempt, inside the run: one HTTP call bounded by callbacks.timeoutMs, never retried here. */
 const { firstCallbackAttempt } = proxyLocalActivities<CallbackActivities>({
   summary: 'Callback: first attempt',
@@ -479,7 +508,9 @@ export const caseRun: WorkflowOf<typeof caseRunContract> = async function caseRu
   const scheduler = new CaseScheduler({ ...input, reused: reusedNodes(input) });
   const waits = new PersonWaits(input);
   setHandler(caseProgressQuery, () => ({ ...scheduler.progress(), waitingTasks: waits.waiting() }));
-  const status = scheduler.finish(await runGraph(input, scheduler, waits));
+  const refusal = await creatorRefusal(input);
+  const status =
+    refusal === undefined ? scheduler.finish(await runGraph(input, scheduler, waits)) : scheduler.refuse(refusal);
   tagStatus(input, status);
   const final: CaseProgress = { ...scheduler.progress(), remaining: [] };
   await CancellationScope.nonCancellable(() => recordEnd(input, status, final));

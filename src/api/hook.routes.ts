@@ -45,7 +45,8 @@ export function registerHookRoutes(api: ApiRoutes, ctx: AppContext): void {
     responses: {
       201: { description: 'The hook and its secret', schema: hookWithSecretSchema },
       409: {
-        description: 'The workflow has no active version (the mapping cannot be checked)',
+        description:
+          'The workflow has no active version (the mapping cannot be checked), or the workspace holds hooks.maxPerWorkspace hooks (metadata.limit)',
         schema: errorBodySchema,
       },
     },

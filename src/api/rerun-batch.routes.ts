@@ -41,6 +41,10 @@ export function registerRerunBatchRoutes(api: ApiRoutes, ctx: AppContext): void 
         description: 'Invalid body, or a filter matching more than cases.rerunBatchMaxCases cases',
         schema: errorBodySchema,
       },
+      409: {
+        description: 'The organization has cases.maxRunningRerunBatches batches running (metadata.limit)',
+        schema: errorBodySchema,
+      },
       ...refusals,
     },
     handler: async ({ auth, body, res }) => {

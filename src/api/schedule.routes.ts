@@ -40,7 +40,11 @@ export function registerScheduleRoutes(api: ApiRoutes, ctx: AppContext): void {
     responses: {
       201: { description: 'Created', schema: scheduleDetailsSchema },
       ...errors,
-      ...noActiveVersion,
+      409: {
+        description:
+          'The workflow has no active version and none is pinned, or the workspace holds schedules.maxPerWorkspace schedules (metadata.limit)',
+        schema: errorBodySchema,
+      },
     },
     handler: async ({ auth, params, body, res }) => {
       res.status(201).json(scheduleDetailsView(await schedules.create(auth, params.workflowId, body)));

@@ -60,6 +60,10 @@ export function registerSubscriptionRoutes(api: ApiRoutes, ctx: AppContext): voi
       201: { description: 'Subscribed', schema: createdSubscriptionSchema },
       400: refusedUrl,
       404: { description: 'The workspace does not exist (or belongs to another organization)' },
+      409: {
+        description: 'The workspace holds events.maxSubscriptionsPerWorkspace subscriptions (metadata.limit)',
+        schema: errorBodySchema,
+      },
     },
     handler: async ({ auth, body, res }) => {
       noStore(res)

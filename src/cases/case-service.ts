@@ -1,5 +1,6 @@
 import { DomainError } from '../errors.js';
-import { assertWorkspaceGrant, listScope, type ListRequest } from '../auth/access.js';
+import { assertWorkspaceGrant, canUseWorkspace, listScope, type ListRequest } from '../auth/access.js';
+import type { KeyAuthentication } from '../auth/key-authentication.js';
 import type { AuthContext } from '../domain/auth-context.js';
 import type { Grant } from '../domain/grants.js';
 import type { Config } from '../config/config.js';
@@ -33,6 +34,7 @@ import type { CaseRunGateway } from '../temporal/gateways/case-runs.js';
 import { callWorkflowKind, type CallWorkflowProcess } from '../domain/node-kinds/call-workflow.js';
 import { processSchemaOf } from '../domain/node-kinds/process-schema.js';
 import type { ChildCaseRequest, ChildCaseStart, UnstartedChildCase } from '../temporal/contracts/child-case.js';
+import type { CreatorCheck } from '../temporal/contracts/case-run.js';
 import type { SubscriptionService } from '../subscriptions/subscription-service.js';
 import type { ExecuteBody, InitiateBody } from './schemas.js';
 import { statsWindow, workflowStats, type CaseStats, type CaseStatsRequest } from './case-stats.js';
@@ -58,6 +60,8 @@ export interface CaseServiceDeps {
   admission: CaseStartsDeps['admission'] & Pick<CaseAdmission, 'cancelQueued'>;
   /** What a case's end owes the workspace's event subscribers. */
   events: Pick<SubscriptionService, 'subscribersOf' | 'deliveriesTo' | 'dispatch' | 'dispatchUnstarted'>;
+  /** The creator's key as it stands now, for cases that start after the request that asked for them. */
+  authentication: Pick<KeyAuthentication, 'actingFor'>;
 }
 
 /** A case's status: the record, the nodes running now (first is the current one), the run's Temporal UI page. */
@@ -317,6 +321,25 @@ export class CaseService {
     });
   }
 
+  /**
+   * Why the key that created a case may no longer start it (revoked, expired, its user gone, or no
+   * longer holding Case: Full in the case's workspace), or null. Asked where a case starts after the
+   * request that asked for it: a delayed start or a queued case as its run begins, a call_workflow
+   * child before it is written (whose creator is its parent's).
+   */
+  async creatorRefusal(check: CreatorCheck): Promise<string | null> {
+    const { caseId, organizationId, workspaceId, keyId } = check;
+    try {
+      const creator = await this.deps.authentication.actingFor(keyId, `case ${caseId}`, workspaceId, ['case:full']);
+      return canUseWorkspace(creator, { id: workspaceId, organizationId }, 'case:full')
+        ? null
+        : `The API key that created case ${caseId} no longer reaches its workspace with Case: Full`;
+    } catch (err) {
+      if (err instanceof DomainError && err.errorCode === 'FORBIDDEN') return err.message;
+      throw err;
+    }
+  }
+
   /** Links a scheduled case's run once the firing workflow started it. */
   async linkRun(caseId: string, runId: string): Promise<void> {
     await this.repo.setRunId(caseId, runId);
@@ -346,6 +369,11 @@ export class CaseService {
 
   private async createChild(request: ChildCaseRequest): Promise<CaseRecord> {
     const { parent } = request;
+    const from = await this.repo.find(parent.caseId);
+    if (!from) throw new Error(`parent case ${parent.caseId} is missing`);
+    // The child starts now, maybe long after its parent: as the parent's creator, whose key must still be good.
+    const refusal = await this.creatorRefusal({ ...parent, keyId: from.createdByKeyId });
+    if (refusal) throw DomainError.forbidden(refusal);
     const maxDepth = this.deps.config.cases.maxCallDepth;
     if (parent.callDepth >= maxDepth)
       throw DomainError.badRequest(
@@ -369,8 +397,6 @@ export class CaseService {
         message: `The node's inputs do not fit workflow ${callee.name}: ${first.field}: ${first.message}`,
       });
     assertCaseInputsWithinLimit(checked.inputs, this.deps.config.cases.maxInputBytes, 'inputs');
-    const from = await this.repo.find(parent.caseId);
-    if (!from) throw new Error(`parent case ${parent.caseId} is missing`);
     const { maxCallCases } = this.deps.config.cases;
     const written = await this.repo.createChild(
       request.childCaseId,

@@ -37,6 +37,8 @@ interface RunSettings {
   inputs: Record<string, unknown>;
   callbackUrl?: string;
   deadlineMs: number;
+  /** The run begins after the request that asked for it (delayed, queued, resumed): its creator's key is checked again first. */
+  recheckCreator?: boolean;
 }
 
 /** An execute's checked request: the case's validated inputs, its callback, deadline and delayed start. */
@@ -118,7 +120,12 @@ export class CaseStarts {
     if (admission.status === 'NOT_PENDING') throw DomainError.conflict(`Case ${caseId} was already executed`);
     this.startAdmittedLater(admission.others);
     if (admission.status === 'QUEUED') return { record: (await this.repo.find(caseId)) ?? record, temporalUiUrl: null };
-    const run = { inputs: request.inputs, callbackUrl: request.callbackUrl, deadlineMs };
+    const run = {
+      inputs: request.inputs,
+      callbackUrl: request.callbackUrl,
+      deadlineMs,
+      recheckCreator: request.startDelayMs !== undefined,
+    };
     let runId: string | null;
     try {
       runId = await this.startRun(record, version, run, request.startDelayMs);
@@ -213,6 +220,7 @@ export class CaseStarts {
       maxParallelNodes: this.deps.config.cases.maxParallelNodes,
       maxWaitMs: this.deps.config.cases.maxWaitMs,
       revision: caseRunRevision,
+      ...(run.recheckCreator ? { creatorKeyId: record.createdByKeyId } : {}),
       ...(run.callbackUrl ? { callbackUrl: run.callbackUrl } : {}),
       ...(reused ? { reused } : {}),
     };
@@ -304,12 +312,16 @@ export class CaseStarts {
     return resumed;
   }
 
-  /** Starts (or links) the run of a case accepted for it (RUNNING, no run linked); the run id. */
+  /**
+   * Starts (or links) the run of a case accepted for it (RUNNING, no run linked): one admitted from
+   * its queue or left unstarted by a crash, which begins after the request that asked for it; the run id.
+   */
   private async startAccepted(record: CaseRecord): Promise<string> {
     const runId = await this.startOrLinkRun(record, await this.version(record), {
       inputs: record.inputs ?? {},
       callbackUrl: record.callbackUrl ?? undefined,
       deadlineMs: record.deadlineMs ?? this.deps.config.cases.defaultDeadlineMs,
+      recheckCreator: true,
     });
     await this.repo.setRunId(record.id, runId);
     return runId;

@@ -99,17 +99,27 @@ export class RerunBatchService {
         { matched, max },
       );
     const id = randomUUID();
-    const batch = await this.deps.repo.create({
-      id,
-      organizationId: scope.organizationId,
-      workspaceIds: scope.workspaceIds ?? null,
-      filter,
-      from: request.from,
-      version: request.version,
-      matched,
-      createdByKeyId: auth.keyId,
-      temporalWorkflowId: rerunBatchWorkflowId(id),
-    });
+    const maxRunning = this.deps.config.cases.maxRunningRerunBatches;
+    const batch = await this.deps.repo.create(
+      {
+        id,
+        organizationId: scope.organizationId,
+        workspaceIds: scope.workspaceIds ?? null,
+        filter,
+        from: request.from,
+        version: request.version,
+        matched,
+        createdByKeyId: auth.keyId,
+        temporalWorkflowId: rerunBatchWorkflowId(id),
+      },
+      maxRunning,
+    );
+    // Each running batch holds a workflow and reruns cases at its own rate: an organization runs a few at once.
+    if (batch === 'full')
+      throw DomainError.limitReached(
+        `Organization ${scope.organizationId} has ${maxRunning} bulk reruns running, the most it may (cases.maxRunningRerunBatches): wait for one to end or cancel one`,
+        { setting: 'cases.maxRunningRerunBatches', max: maxRunning },
+      );
     try {
       await this.deps.runs.start(
         { batchId: id, perSecond: this.deps.config.cases.rerunBatchPerSecond },

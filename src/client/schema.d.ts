@@ -4644,6 +4644,25 @@ export interface operations {
           };
         };
       };
+      /** @description The workspace holds events.maxSubscriptionsPerWorkspace subscriptions (metadata.limit) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
       /** @description The body is over the configured size limit */
       413: {
         headers: {
@@ -9787,7 +9806,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description Five-field cron expression (minute hour day-of-month month day-of-week) in timeZone; or intervalSeconds */
+          /** @description Five-field cron expression (minute hour day-of-month month day-of-week) in timeZone, whose closest two firings (clock changes included) are at least schedules.minIntervalSeconds apart; or intervalSeconds */
           cron?: string;
           /** @description Fires every so many seconds (at least schedules.minIntervalSeconds); or cron */
           intervalSeconds?: number;
@@ -9987,7 +10006,7 @@ export interface operations {
           };
         };
       };
-      /** @description The workflow has no active version and none is pinned */
+      /** @description The workflow has no active version and none is pinned, or the workspace holds schedules.maxPerWorkspace schedules (metadata.limit) */
       409: {
         headers: {
           [name: string]: unknown;
@@ -10500,7 +10519,7 @@ export interface operations {
       content: {
         'application/json':
           | {
-              /** @description Five-field cron expression (minute hour day-of-month month day-of-week) in timeZone; or intervalSeconds */
+              /** @description Five-field cron expression (minute hour day-of-month month day-of-week) in timeZone, whose closest two firings (clock changes included) are at least schedules.minIntervalSeconds apart; or intervalSeconds */
               cron?: string;
               /** @description Fires every so many seconds (at least schedules.minIntervalSeconds); or cron */
               intervalSeconds?: number;
@@ -11558,6 +11577,25 @@ export interface operations {
       };
       /** @description The key lacks the case permission */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The organization has cases.maxRunningRerunBatches batches running (metadata.limit) */
+      409: {
         headers: {
           [name: string]: unknown;
         };
@@ -19616,7 +19654,7 @@ export interface operations {
           };
         };
       };
-      /** @description The workflow has no active version (the mapping cannot be checked) */
+      /** @description The workflow has no active version (the mapping cannot be checked), or the workspace holds hooks.maxPerWorkspace hooks (metadata.limit) */
       409: {
         headers: {
           [name: string]: unknown;

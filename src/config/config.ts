@@ -151,6 +151,8 @@ export const configSchema = z.object({
     rerunBatchPerSecond: z.coerce.number().int().min(1).max(1000),
     /** Cases one bulk rerun may match; a wider filter is refused. */
     rerunBatchMaxCases: z.coerce.number().int().min(1),
+    /** Bulk reruns one organization may have running at once; another is refused (409) until one ends. */
+    maxRunningRerunBatches: z.coerce.number().int().min(1),
     /** The longest a case may wait on people (human_task nodes) in all; waiting does not count against its deadline. */
     maxWaitMs: z.coerce.number().int().min(60_000),
     /** How far ahead an execute's startAt may be (a delayed start). */
@@ -167,6 +169,8 @@ export const configSchema = z.object({
     maxCatchupWindowSeconds: z.coerce.number().int().min(10).max(2_000_000),
     /** The most firings one backfill may ask for. */
     maxBackfillFirings: z.coerce.number().int().min(1),
+    /** Schedules one workspace may hold; another is refused (409) until one is deleted. */
+    maxPerWorkspace: z.coerce.number().int().min(1),
   }),
   python: z.object({
     /** Fork servers in the sandboxed pool; 0 means one per CPU. */
@@ -229,6 +233,8 @@ export const configSchema = z.object({
   events: z.object({
     /** How long a workspace's enabled event subscriptions are reused by case ends in one process (0: off). */
     subscriberCacheMs: z.coerce.number().int().min(0).max(60_000),
+    /** Event subscriptions one workspace may hold; another is refused (409) until one is deleted. */
+    maxSubscriptionsPerWorkspace: z.coerce.number().int().min(1),
   }),
   /** An OpenAI-compatible chat-completions endpoint; without baseUrl generation uses the offline planner. */
   llm: z.object({
@@ -247,6 +253,8 @@ export const configSchema = z.object({
       .max(10 * 1024 * 1024),
     /** The longest a synchronous hook may hold a delivery waiting for the case's results. */
     maxSyncTimeoutMs: z.coerce.number().int().min(1000).max(120_000),
+    /** Hooks one workspace may hold; another is refused (409) until one is deleted. */
+    maxPerWorkspace: z.coerce.number().int().min(1),
   }),
   generation: z.object({
     /** A run still going after this long is cancelled (contract: 25 minutes). */
@@ -350,6 +358,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_CASE_MAX_CALL_CASES: 'cases.maxCallCases',
   CASEFLOW_RERUN_BATCH_PER_SECOND: 'cases.rerunBatchPerSecond',
   CASEFLOW_RERUN_BATCH_MAX_CASES: 'cases.rerunBatchMaxCases',
+  CASEFLOW_RERUN_BATCH_MAX_RUNNING: 'cases.maxRunningRerunBatches',
   CASEFLOW_CASE_MAX_WAIT_MS: 'cases.maxWaitMs',
   CASEFLOW_CASE_MAX_START_DELAY_MS: 'cases.maxStartDelayMs',
   CASEFLOW_CASE_MAX_CONCURRENT_PER_ORGANIZATION: 'cases.maxConcurrentPerOrganization',
@@ -357,6 +366,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_SCHEDULE_MIN_INTERVAL_SECONDS: 'schedules.minIntervalSeconds',
   CASEFLOW_SCHEDULE_MAX_CATCHUP_WINDOW_SECONDS: 'schedules.maxCatchupWindowSeconds',
   CASEFLOW_SCHEDULE_MAX_BACKFILL_FIRINGS: 'schedules.maxBackfillFirings',
+  CASEFLOW_SCHEDULE_MAX_PER_WORKSPACE: 'schedules.maxPerWorkspace',
   CASEFLOW_PYTHON_POOL_SIZE: 'python.poolSize',
   CASEFLOW_PYTHON_WARM_SERVERS: 'python.warmServers',
   CASEFLOW_PYTHON_ALLOW_UNSANDBOXED: 'python.allowUnsandboxed',
@@ -387,6 +397,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_OUTBOUND_ALLOW_CIDRS: 'outbound.allowCidrs',
   CASEFLOW_OUTBOUND_ALLOW_TARGETS: 'outbound.allowTargets',
   CASEFLOW_EVENT_SUBSCRIBER_CACHE_MS: 'events.subscriberCacheMs',
+  CASEFLOW_EVENT_MAX_SUBSCRIPTIONS_PER_WORKSPACE: 'events.maxSubscriptionsPerWorkspace',
   CASEFLOW_RETENTION_KEEP_DAYS: 'retention.keepDays',
   CASEFLOW_RETENTION_KEEP_FAILED_DAYS: 'retention.keepFailedDays',
   CASEFLOW_RETENTION_INTERVAL_MINUTES: 'retention.intervalMinutes',
@@ -396,6 +407,7 @@ const envMap: Record<string, string> = {
   LLM_TIMEOUT_MS: 'llm.timeoutMs',
   CASEFLOW_HOOK_MAX_PAYLOAD_BYTES: 'hooks.maxPayloadBytes',
   CASEFLOW_HOOK_MAX_SYNC_TIMEOUT_MS: 'hooks.maxSyncTimeoutMs',
+  CASEFLOW_HOOK_MAX_PER_WORKSPACE: 'hooks.maxPerWorkspace',
   CASEFLOW_GENERATION_TIME_LIMIT_MS: 'generation.timeLimitMs',
   CASEFLOW_GENERATION_REVIEW_ROUNDS: 'generation.maxReviewRounds',
   CASEFLOW_GENERATION_RATE_LIMIT: 'generation.rateLimitMax',

@@ -19,6 +19,7 @@ export const caseRunChanges = [
   'call-workflow-child-case',
   'human-task-waits',
   'case-rerun-reused-nodes',
+  'creator-key-recheck',
 ] as const;
 
 export type CaseRunChange = (typeof caseRunChanges)[number];

@@ -260,6 +260,13 @@ export class CaseScheduler {
     return status;
   }
 
+  /** Ends the case before any node ran (its start refused): FAILED with `message`, every node not_executed. */
+  refuse(message: string): TerminalStatus {
+    this.failure = { message };
+    // The failure decides the status: neither the deadline nor a cancel is read.
+    return this.finish({ deadlinePassed: false, cancelled: false, deadlineMs: 0 });
+  }
+
   /** The live progress (the workflow's query), with the nodes still to run. */
   progress(): CaseProgress {
     return { ...this.state, remaining: this.remaining() };

@@ -143,6 +143,12 @@ export interface CaseRunInput {
   reused?: Record<string, ReusedNode>;
   /** How many call_workflow parents this case has above it; absent (0) for a case started over the API. */
   callDepth?: number;
+  /**
+   * The key that created the case, checked again before any node runs. Set only on runs that begin
+   * after the request that asked for them (a delayed start, a case admitted from its queue or resumed
+   * after a crash), so a key revoked meanwhile starts nothing.
+   */
+  creatorKeyId?: string;
 }
 
 /** How a case run ends: the workflow's result. */

@@ -54,6 +54,8 @@ export interface HookServiceDeps {
   secrets: HookSecrets;
   authentication: Pick<KeyAuthentication, 'actingFor'>;
   idempotency: IdempotentRequests;
+  /** Hooks one workspace may hold (hooks.maxPerWorkspace). */
+  maxPerWorkspace: number;
   now?: () => number;
 }
 
@@ -99,7 +101,13 @@ export class HookService {
         createdByUserId: auth.userId,
       },
       this.deps.secrets.seal(id, secret),
+      this.deps.maxPerWorkspace,
     );
+    if (hook === 'full')
+      throw DomainError.limitReached(
+        `Workspace ${workflow.workspaceId} holds ${this.deps.maxPerWorkspace} hooks, the most it may (hooks.maxPerWorkspace): delete one first`,
+        { setting: 'hooks.maxPerWorkspace', max: this.deps.maxPerWorkspace },
+      );
     return { hook, secret };
   }
 

@@ -95,18 +95,27 @@ export class ScheduleService {
       callbackUrl: body.callbackUrl ?? null,
     };
     const { inputs } = await this.deps.cases.checkScheduledCase(auth, caseRequest(fire));
-    const record = await this.deps.repo.create({
-      ...fire,
-      inputs,
-      organizationId: workflow.organizationId,
-      workspaceId: workflow.workspaceId,
-      timing,
-      overlap: body.overlap,
-      catchupWindowMs,
-      paused: body.paused,
-      createdByKeyId: auth.keyId,
-      createdByUserId: auth.userId,
-    });
+    const { maxPerWorkspace } = this.deps.config.schedules;
+    const record = await this.deps.repo.create(
+      {
+        ...fire,
+        inputs,
+        organizationId: workflow.organizationId,
+        workspaceId: workflow.workspaceId,
+        timing,
+        overlap: body.overlap,
+        catchupWindowMs,
+        paused: body.paused,
+        createdByKeyId: auth.keyId,
+        createdByUserId: auth.userId,
+      },
+      maxPerWorkspace,
+    );
+    if (record === 'full')
+      throw DomainError.limitReached(
+        `Workspace ${workflow.workspaceId} holds ${maxPerWorkspace} schedules, the most it may (schedules.maxPerWorkspace): delete one first`,
+        { setting: 'schedules.maxPerWorkspace', max: maxPerWorkspace },
+      );
     try {
       await this.deps.engine.create(record);
     } catch (err) {

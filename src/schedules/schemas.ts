@@ -9,7 +9,7 @@ const timingFields = {
     .min(1)
     .max(255)
     .describe(
-      'Five-field cron expression (minute hour day-of-month month day-of-week) in timeZone; or intervalSeconds',
+      'Five-field cron expression (minute hour day-of-month month day-of-week) in timeZone, whose closest two firings (clock changes included) are at least schedules.minIntervalSeconds apart; or intervalSeconds',
     ),
   intervalSeconds: z
     .number()

@@ -1,6 +1,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import type { ScheduleTiming } from '../domain/schedules.js';
 import { DomainError } from '../errors.js';
+import { shortestCronGap } from './cron-gaps.js';
 
 /** The timing fields of a request, in the request's units (seconds). */
 export interface TimingRequest {
@@ -24,22 +25,25 @@ function knownTimeZone(timeZone: string): boolean {
   }
 }
 
-function cronProblem(cron: string, timeZone: string): string | undefined {
+function cronProblem(cron: string, timeZone: string, minIntervalSeconds: number): string | undefined {
   // cron-parser also takes 4 and 6 fields, which Temporal reads differently (its 6th field is the year).
   if (cron.trim().split(/\s+/).length !== 5) return 'expected five fields: minute hour day-of-month month day-of-week';
+  let gap;
   try {
-    CronExpressionParser.parse(cron, { tz: timeZone, strict: false }).next();
-    return undefined;
+    gap = shortestCronGap(cron, timeZone);
   } catch (err) {
     return `not a valid cron expression: ${err instanceof Error ? err.message : String(err)}`;
   }
+  if (gap.ms >= minIntervalSeconds * 1000) return undefined;
+  const where = gap.clockChangeAt === undefined ? '' : ` (at the clock change of ${gap.clockChangeAt} in ${timeZone})`;
+  return `fires ${gap.ms / 1000} seconds apart${where}: at least ${minIntervalSeconds} seconds between firings (schedules.minIntervalSeconds)`;
 }
 
 /**
  * The timing a schedule is stored and created with, checked before anything is created: one of
- * cron and intervalSeconds, a cron of five valid fields, a known time zone, an interval no shorter
- * than the configured minimum, an offset inside the interval, startAt before endAt. A 400 naming
- * every field at fault otherwise.
+ * cron and intervalSeconds, a cron of five valid fields, a known time zone, an interval, or a cron
+ * whose closest two firings (clock changes included), no shorter than the configured minimum, an
+ * offset inside the interval, startAt before endAt. A 400 naming every field at fault otherwise.
  */
 export function checkedTiming(request: TimingRequest, minIntervalSeconds: number): ScheduleTiming {
   const problems: Problem[] = [];
@@ -49,7 +53,7 @@ export function checkedTiming(request: TimingRequest, minIntervalSeconds: number
   if ((cron === undefined) === (intervalSeconds === undefined)) {
     problems.push({ field: 'body.cron', message: 'send either cron or intervalSeconds' });
   } else if (cron !== undefined) {
-    const problem = knownTimeZone(timeZone) ? cronProblem(cron, timeZone) : undefined;
+    const problem = knownTimeZone(timeZone) ? cronProblem(cron, timeZone, minIntervalSeconds) : undefined;
     if (problem) problems.push({ field: 'body.cron', message: problem });
     if (offsetSeconds !== undefined)
       problems.push({ field: 'body.offsetSeconds', message: 'goes with intervalSeconds only' });

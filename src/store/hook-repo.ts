@@ -3,6 +3,7 @@ import type { Selectable } from 'kysely';
 import type { HookMapping, HookMode, HookRecord, HookScheme } from '../domain/hooks.js';
 import type { Db } from './database.js';
 import { replaceSealedPair } from './sealed-secret-pairs.js';
+import { insertWithinLimit, perWorkspace } from './row-limits.js';
 import { olderThan, pageOf, type Keyset } from './paging.js';
 import type { Page } from '../domain/page.js';
 import type { HookTable } from './tables/hooks.js';
@@ -64,33 +65,42 @@ export class HookRepo {
     return randomUUID();
   }
 
-  async create(id: string, hook: NewHook, secretCiphertext: string): Promise<HookRecord> {
+  /** A new hook, unless its workspace holds `maxPerWorkspace` already ('full': nothing written). */
+  async create(
+    id: string,
+    hook: NewHook,
+    secretCiphertext: string,
+    maxPerWorkspace: number,
+  ): Promise<HookRecord | 'full'> {
     const at = new Date().toISOString();
-    await this.db
-      .insertInto('hooks')
-      .values({
-        id,
-        organization_id: hook.organizationId,
-        workspace_id: hook.workspaceId,
-        workflow_id: hook.workflowId,
-        name: hook.name,
-        scheme: hook.scheme,
-        signature_header: hook.signatureHeader,
-        mapping: hook.mapping === null ? null : JSON.stringify(hook.mapping),
-        mode: hook.mode,
-        sync_timeout_ms: hook.syncTimeoutMs,
-        tolerance_seconds: hook.toleranceSeconds,
-        rate_limit_per_minute: hook.rateLimitPerMinute,
-        enabled: hook.enabled ? 1 : 0,
-        secret_ciphertext: secretCiphertext,
-        previous_secret_ciphertext: null,
-        previous_secret_expires_at: null,
-        created_by_key_id: hook.createdByKeyId,
-        created_by_user_id: hook.createdByUserId,
-        created_at: at,
-        updated_at: at,
-      })
-      .execute();
+    const written = await insertWithinLimit(this.db, perWorkspace('hooks', hook.workspaceId, maxPerWorkspace), (trx) =>
+      trx
+        .insertInto('hooks')
+        .values({
+          id,
+          organization_id: hook.organizationId,
+          workspace_id: hook.workspaceId,
+          workflow_id: hook.workflowId,
+          name: hook.name,
+          scheme: hook.scheme,
+          signature_header: hook.signatureHeader,
+          mapping: hook.mapping === null ? null : JSON.stringify(hook.mapping),
+          mode: hook.mode,
+          sync_timeout_ms: hook.syncTimeoutMs,
+          tolerance_seconds: hook.toleranceSeconds,
+          rate_limit_per_minute: hook.rateLimitPerMinute,
+          enabled: hook.enabled ? 1 : 0,
+          secret_ciphertext: secretCiphertext,
+          previous_secret_ciphertext: null,
+          previous_secret_expires_at: null,
+          created_by_key_id: hook.createdByKeyId,
+          created_by_user_id: hook.createdByUserId,
+          created_at: at,
+          updated_at: at,
+        })
+        .execute(),
+    );
+    if (written === 'full') return 'full';
     const created = await this.find(id);
     if (!created) throw new Error(`hook ${id} vanished after creation`);
     return created;

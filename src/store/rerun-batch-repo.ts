@@ -12,6 +12,7 @@ import {
   type RerunVersion,
 } from '../domain/cases.js';
 import type { Db } from './database.js';
+import { insertWithinLimit, runningRerunBatches } from './row-limits.js';
 import type { CaseRerunBatchTable, CaseRerunItemTable } from './tables/cases.js';
 
 /** The cases a batch reruns: the case list's filters, `createdBefore` bounded by the batch's creation. */
@@ -84,7 +85,11 @@ function toItem(r: Selectable<CaseRerunItemTable>): RerunItem {
 export class RerunBatchRepo {
   constructor(private readonly db: Db) {}
 
-  async create(input: CreateRerunBatch): Promise<RerunBatchRecord> {
+  /**
+   * A new batch, RUNNING, unless its organization has `maxRunning` batches RUNNING already ('full':
+   * nothing written).
+   */
+  async create(input: CreateRerunBatch, maxRunning: number): Promise<RerunBatchRecord | 'full'> {
     const row: Insertable<CaseRerunBatchTable> = {
       id: input.id,
       organization_id: input.organizationId,
@@ -100,8 +105,10 @@ export class RerunBatchRepo {
       error: null,
       temporal_workflow_id: input.temporalWorkflowId,
     };
-    await this.db.insertInto('case_rerun_batches').values(row).execute();
-    return toBatch(row as Selectable<CaseRerunBatchTable>);
+    return insertWithinLimit(this.db, runningRerunBatches(input.organizationId, maxRunning), async (trx) => {
+      await trx.insertInto('case_rerun_batches').values(row).execute();
+      return toBatch(row as Selectable<CaseRerunBatchTable>);
+    });
   }
 
   async find(id: string): Promise<RerunBatchRecord | undefined> {

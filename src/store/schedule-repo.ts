@@ -5,6 +5,7 @@ import type { Db } from './database.js';
 import { olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
 import type { Page } from '../domain/page.js';
 import type { ScheduleFiringTable, ScheduleTable } from './tables/schedules.js';
+import { insertWithinLimit, perWorkspace } from './row-limits.js';
 
 export type NewSchedule = Omit<ScheduleRecord, 'id' | 'createdAt' | 'updatedAt'>;
 /** What PATCH may change: everything but the workflow and the owner. */
@@ -61,7 +62,8 @@ function columns(s: ScheduleChanges): Updateable<ScheduleTable> {
 export class ScheduleRepo {
   constructor(private readonly db: Db) {}
 
-  async create(input: NewSchedule): Promise<ScheduleRecord> {
+  /** A new schedule, unless its workspace holds `maxPerWorkspace` already ('full': nothing written). */
+  async create(input: NewSchedule, maxPerWorkspace: number): Promise<ScheduleRecord | 'full'> {
     const at = now();
     const row: Insertable<ScheduleTable> = {
       id: randomUUID(),
@@ -81,8 +83,10 @@ export class ScheduleRepo {
       created_at: at,
       updated_at: at,
     };
-    await this.db.insertInto('schedules').values(row).execute();
-    return toSchedule(row as Selectable<ScheduleTable>);
+    return insertWithinLimit(this.db, perWorkspace('schedules', input.workspaceId, maxPerWorkspace), async (trx) => {
+      await trx.insertInto('schedules').values(row).execute();
+      return toSchedule(row as Selectable<ScheduleTable>);
+    });
   }
 
   async find(id: string): Promise<ScheduleRecord | undefined> {

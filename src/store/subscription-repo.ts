@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import type { EventSubscription } from '../domain/events.js';
 import type { Db } from './database.js';
 import { replaceSealedPair } from './sealed-secret-pairs.js';
+import { insertWithinLimit, perWorkspace } from './row-limits.js';
 import { olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
 import type { Page } from '../domain/page.js';
 import type { EventSubscriptionTable } from './tables/subscriptions.js';
@@ -54,7 +55,8 @@ const now = () => new Date().toISOString();
 export class SubscriptionRepo {
   constructor(private readonly db: Db) {}
 
-  async create(subscription: NewSubscription): Promise<EventSubscription> {
+  /** A new subscription, unless its workspace holds `maxPerWorkspace` already ('full': nothing written). */
+  async create(subscription: NewSubscription, maxPerWorkspace: number): Promise<EventSubscription | 'full'> {
     const at = now();
     const row = {
       id: subscription.id,
@@ -70,8 +72,11 @@ export class SubscriptionRepo {
       created_at: at,
       updated_at: at,
     };
-    await this.db.insertInto('event_subscriptions').values(row).execute();
-    return toSubscription(row);
+    const limit = perWorkspace('event_subscriptions', subscription.workspaceId, maxPerWorkspace);
+    return insertWithinLimit(this.db, limit, async (trx) => {
+      await trx.insertInto('event_subscriptions').values(row).execute();
+      return toSubscription(row);
+    });
   }
 
   async find(id: string): Promise<EventSubscription | undefined> {

@@ -29,6 +29,8 @@ export interface SubscriptionServiceDeps {
   outbound: Outbound;
   /** How long a workspace's enabled subscriptions are reused by the case ends of this process (0: off). */
   subscriberCacheMs: number;
+  /** Subscriptions one workspace may hold (events.maxSubscriptionsPerWorkspace). */
+  maxPerWorkspace: number;
 }
 
 export interface NewSubscriptionRequest {
@@ -94,16 +96,24 @@ export class SubscriptionService {
     await checkTenantUrl(this.deps.outbound, request.url, 'body.url');
     const id = randomUUID();
     const { secret, ciphertext } = this.deps.secrets.create(id);
-    const subscription = await this.deps.repo.create({
-      id,
-      organizationId: workspace.organizationId,
-      workspaceId: workspace.id,
-      url: request.url,
-      eventTypes: unique(request.eventTypes),
-      description: request.description ?? null,
-      enabled: request.enabled ?? true,
-      secretCiphertext: ciphertext,
-    });
+    const subscription = await this.deps.repo.create(
+      {
+        id,
+        organizationId: workspace.organizationId,
+        workspaceId: workspace.id,
+        url: request.url,
+        eventTypes: unique(request.eventTypes),
+        description: request.description ?? null,
+        enabled: request.enabled ?? true,
+        secretCiphertext: ciphertext,
+      },
+      this.deps.maxPerWorkspace,
+    );
+    if (subscription === 'full')
+      throw DomainError.limitReached(
+        `Workspace ${workspace.id} holds ${this.deps.maxPerWorkspace} event subscriptions, the most it may (events.maxSubscriptionsPerWorkspace): delete one first`,
+        { setting: 'events.maxSubscriptionsPerWorkspace', max: this.deps.maxPerWorkspace },
+      );
     this.subscribers.delete(workspace.id);
     return { subscription, secret };
   }

@@ -70,6 +70,7 @@ describe('execute when the start call fails', () => {
       runs,
       admission: services.admission,
       events: services.subscriptions,
+      authentication: services.authentication,
     });
   }
 

@@ -43,16 +43,20 @@ describe.each(['sqlite', 'postgres'] as const)('subscription store on %s', (dial
   async function create(enabled: boolean, eventTypes = ['case.failed']) {
     const id = randomUUID();
     const { secret, ciphertext } = secrets.create(id);
-    const subscription = await repo.create({
-      id,
-      organizationId,
-      workspaceId,
-      url: 'https://example.com/hook',
-      eventTypes,
-      description: null,
-      enabled,
-      secretCiphertext: ciphertext,
-    });
+    const subscription = await repo.create(
+      {
+        id,
+        organizationId,
+        workspaceId,
+        url: 'https://example.com/hook',
+        eventTypes,
+        description: null,
+        enabled,
+        secretCiphertext: ciphertext,
+      },
+      100,
+    );
+    if (subscription === 'full') throw new Error('the workspace holds 100 subscriptions');
     return { subscription, secret };
   }
 

@@ -29,11 +29,11 @@ import { hangUntilCancelled, scheduledAt, until, WorkflowLogic } from './support
  * A node that hangs would stop the server's clock (see support.ts), so the
  * deadline is met by a node its runner turns away for good.
  */
-type CaseMocks = Pick<CaseActivities, 'runNode' | 'endCase'>;
+type CaseMocks = Pick<CaseActivities, 'runNode' | 'endCase' | 'checkCreator'>;
 let logic: WorkflowLogic<CaseMocks>;
 
 beforeAll(async () => {
-  logic = await WorkflowLogic.start<CaseMocks>(['runNode', 'endCase']);
+  logic = await WorkflowLogic.start<CaseMocks>(['runNode', 'endCase', 'checkCreator']);
 });
 
 afterAll(async () => {
@@ -49,6 +49,8 @@ interface NodeCall {
 interface CaseOptions {
   execution?: WorkflowNode['execution'];
   input?: Partial<CaseRunInput>;
+  /** What the check of the creator's key answers (a refusal, or null); the keys it was asked about are kept. */
+  creator?: () => Promise<string | null>;
   /** Runs once the run has started; may signal, cancel, or wait for the calls. */
   whileRunning?: (handle: WorkflowHandle<WorkflowOf<typeof caseRunContract>>, calls: NodeCall[]) => Promise<void>;
 }
@@ -86,7 +88,12 @@ async function runCase(
   };
   const calls: NodeCall[] = [];
   const ends: EndCaseInput[] = [];
+  const checkedKeys: string[] = [];
   const mocks: CaseMocks = {
+    checkCreator(check) {
+      checkedKeys.push(check.keyId);
+      return options.creator ? options.creator() : Promise.resolve(null);
+    },
     runNode(request) {
       calls.push({ attempt: request.attempt, at: scheduledAt() });
       return answer(request, calls.length - 1);
@@ -107,7 +114,7 @@ async function runCase(
       }),
     whileRunning && ((handle) => whileRunning(handle, calls)),
   );
-  return { ...run, calls, ends, chain, input };
+  return { ...run, calls, ends, checkedKeys, chain, input };
 }
 
 /** The one end the run recorded through endCase. */
@@ -175,6 +182,49 @@ describe('the deadline', () => {
     expect(finalize.progress.nodes[code]).toMatchObject({ status: 'cancelled', attempts: 1, inputs: { a: 2 } });
     expect(finalize.progress.nodes[output]?.status).toBe('not_executed');
     expect(finalize.progress.results).toEqual({});
+  });
+});
+
+describe("the creator's key, checked again by a run that starts later", () => {
+  const refusal = 'The API key that created case x can no longer be used: API key has been revoked';
+
+  it('ends the case FAILED with the refusal before any node runs, every node not_executed', async () => {
+    const run = await runCase(doubled, {
+      input: { creatorKeyId: 'key-1', callbackUrl: 'https://example.test/hook' },
+      creator: () => Promise.resolve(refusal),
+    });
+
+    expect(causeOf(run.err)).toMatchObject({ type: 'CaseFailed', message: refusal });
+    expect(run.checkedKeys).toEqual(['key-1']);
+    expect(run.calls).toEqual([]);
+    const { finalize, callback } = recordedEnd(run.ends);
+    expect(finalize.status).toBe('FAILED');
+    expect(finalize.progress.error).toEqual({ message: refusal });
+    expect(Object.values(finalize.progress.nodes).map((n) => n.status)).toEqual(Array(3).fill('not_executed'));
+    // Its caller hears of it as of any failed case.
+    expect(callback?.body).toMatchObject({ status: 'FAILED', error: { message: refusal } });
+  });
+
+  it('refuses too when the key cannot be checked (the store away past the retries)', async () => {
+    const run = await runCase(doubled, {
+      input: { creatorKeyId: 'key-1' },
+      creator: () => Promise.reject(ApplicationFailure.nonRetryable('the store is away')),
+    });
+
+    expect(causeOf(run.err)).toMatchObject({ type: 'CaseFailed' });
+    expect(run.calls).toEqual([]);
+    expect(recordedEnd(run.ends).finalize.progress.error?.message).toMatch(
+      /^The API key that created case .* could not be checked: the store is away$/,
+    );
+  });
+
+  it('runs the case when the key still may; a run that starts at once asks nothing', async () => {
+    const later = await runCase(doubled, { input: { creatorKeyId: 'key-1' } });
+    expect(later.result?.status).toBe('COMPLETED');
+    expect(later.checkedKeys).toEqual(['key-1']);
+    const now = await runCase(doubled);
+    expect(now.result?.status).toBe('COMPLETED');
+    expect(now.checkedKeys).toEqual([]);
   });
 });
 

@@ -24,6 +24,14 @@ export interface ChildCaseMemo {
 }
 
 /** Which node failed a case and how, so a caller (the generation dry run) reads it without parsing the message. */
+/** A run that begins after the request that asked for it: the case, and the key that created it, to check again. */
+export interface CreatorCheck {
+  caseId: string;
+  organizationId: string;
+  workspaceId: string;
+  keyId: string;
+}
+
 export interface CaseFailureDetails {
   nodeId: string;
   nodeName: string;
