@@ -6640,141 +6640,153 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json':
-          | {
-              name?: string;
+        'application/json': {
+          name?: string;
+          description?: string;
+          /**
+           * @description Status of the new version; defaults to the latest version's
+           * @enum {string}
+           */
+          activeStatus?: 'active' | 'inactive';
+          /** @description Replaces the nodes; omitted: carried over from the latest version */
+          nodes?: {
+            [key: string]: {
+              /** Format: uuid */
+              id: string;
+              name: string;
+              type: string;
               description?: string;
-              /**
-               * @description Status of the new version; defaults to the latest version's
-               * @enum {string}
-               */
-              activeStatus?: 'active' | 'inactive';
-              /** @description Replaces the nodes; omitted: carried over from the latest version */
-              nodes?: {
+              handler_class?: string;
+              handler_id?: string;
+              handler_version_id?: string;
+              input_schema?: {
+                schema: {
+                  [key: string]: {
+                    id: string;
+                    variable_name: string;
+                    allowed_types: {
+                      /** @enum {string} */
+                      type:
+                        | 'str'
+                        | 'int'
+                        | 'float'
+                        | 'bool'
+                        | 'date'
+                        | 'file'
+                        | 'array'
+                        | 'object'
+                        | 'json_string'
+                        | 'binary'
+                        | 'node'
+                        | 'array_files';
+                    }[];
+                    display_name?: string;
+                    description?: string;
+                    is_nullable?: boolean;
+                    is_optional?: boolean;
+                    default?: unknown;
+                    tags?: {
+                      variable_name: string;
+                      value: unknown;
+                    }[];
+                  };
+                };
+                /** @default false */
+                variable_addition_allowed?: boolean;
+              };
+              output_schema?: {
+                schema: {
+                  [key: string]: {
+                    id: string;
+                    variable_name: string;
+                    allowed_types: {
+                      /** @enum {string} */
+                      type:
+                        | 'str'
+                        | 'int'
+                        | 'float'
+                        | 'bool'
+                        | 'date'
+                        | 'file'
+                        | 'array'
+                        | 'object'
+                        | 'json_string'
+                        | 'binary'
+                        | 'node'
+                        | 'array_files';
+                    }[];
+                    display_name?: string;
+                    description?: string;
+                    is_nullable?: boolean;
+                    is_optional?: boolean;
+                    default?: unknown;
+                    tags?: {
+                      variable_name: string;
+                      value: unknown;
+                    }[];
+                  };
+                };
+                /** @default false */
+                variable_addition_allowed?: boolean;
+              };
+              process?: {
+                [key: string]: unknown;
+              };
+              routes?: {
                 [key: string]: {
-                  /** Format: uuid */
                   id: string;
                   name: string;
-                  type: string;
                   description?: string;
-                  handler_class?: string;
-                  handler_id?: string;
-                  handler_version_id?: string;
-                  input_schema?: {
-                    schema: {
-                      [key: string]: {
-                        id: string;
-                        variable_name: string;
-                        allowed_types: {
-                          /** @enum {string} */
-                          type:
-                            | 'str'
-                            | 'int'
-                            | 'float'
-                            | 'bool'
-                            | 'date'
-                            | 'file'
-                            | 'array'
-                            | 'object'
-                            | 'json_string'
-                            | 'binary'
-                            | 'node'
-                            | 'array_files';
-                        }[];
-                        display_name?: string;
-                        description?: string;
-                        is_nullable?: boolean;
-                        is_optional?: boolean;
-                        default?: unknown;
-                        tags?: {
-                          variable_name: string;
-                          value: unknown;
-                        }[];
-                      };
-                    };
-                    /** @default false */
-                    variable_addition_allowed?: boolean;
-                  };
-                  output_schema?: {
-                    schema: {
-                      [key: string]: {
-                        id: string;
-                        variable_name: string;
-                        allowed_types: {
-                          /** @enum {string} */
-                          type:
-                            | 'str'
-                            | 'int'
-                            | 'float'
-                            | 'bool'
-                            | 'date'
-                            | 'file'
-                            | 'array'
-                            | 'object'
-                            | 'json_string'
-                            | 'binary'
-                            | 'node'
-                            | 'array_files';
-                        }[];
-                        display_name?: string;
-                        description?: string;
-                        is_nullable?: boolean;
-                        is_optional?: boolean;
-                        default?: unknown;
-                        tags?: {
-                          variable_name: string;
-                          value: unknown;
-                        }[];
-                      };
-                    };
-                    /** @default false */
-                    variable_addition_allowed?: boolean;
-                  };
-                  process?: {
-                    [key: string]: unknown;
-                  };
-                  routes?: {
-                    [key: string]: {
-                      id: string;
-                      name: string;
-                      description?: string;
-                    };
-                  };
-                  properties?: string[];
-                  variable_mappings?: {
-                    [key: string]: {
-                      from_node_id: string;
-                      from_variable_id: string;
-                    };
-                  };
-                  fixed_values?: {
-                    [key: string]: unknown;
-                  };
-                  execution?: {
-                    timeout_ms?: number;
-                    max_attempts?: number;
-                  };
                 };
               };
-              /** @description Replaces the edges; omitted: carried over from the latest version */
-              edges?: {
+              properties?: string[];
+              variable_mappings?: {
                 [key: string]: {
-                  id: string;
                   from_node_id: string;
-                  to_node_id: string;
-                  route_id?: string;
-                  route_complement?: boolean;
+                  from_variable_id: string;
                 };
               };
-              /** @description Cases of this workflow running at once; more wait their turn (status QUEUED) as the organization's cap does. null: no cap of its own */
-              maxConcurrentCases?: number | null;
+              fixed_values?: {
+                [key: string]: unknown;
+              };
+              execution?: {
+                timeout_ms?: number;
+                max_attempts?: number;
+              };
+            };
+          };
+          /** @description Replaces the edges; omitted: carried over from the latest version */
+          edges?: {
+            [key: string]: {
+              id: string;
+              from_node_id: string;
+              to_node_id: string;
+              route_id?: string;
+              route_complement?: boolean;
+            };
+          };
+          /** @description Cases of this workflow running at once; more wait their turn (status QUEUED) as the organization's cap does. null: no cap of its own */
+          maxConcurrentCases?: number | null;
+        } & (
+          | {
+              name: {} | null;
             }
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown;
+          | {
+              description: {} | null;
+            }
+          | {
+              activeStatus: {} | null;
+            }
+          | {
+              nodes: {} | null;
+            }
+          | {
+              edges: {} | null;
+            }
+          | {
+              maxConcurrentCases: {} | null;
+            }
+        );
       };
     };
     responses: {
@@ -8262,52 +8274,64 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json':
+        'application/json': {
+          name?: string;
+          /** @description null clears it */
+          description?: string | null;
+          /** @description null clears it */
+          icon?: string | null;
+          /** @description Python module defining main(inputs) -> dict; max 262144 bytes UTF-8 encoded */
+          sourceCode?: string;
+          categories?: string[];
+          /** @description Replaces all inputs */
+          inputs?: {
+            [key: string]: components['schemas']['CatalogFieldInput'];
+          };
+          /** @description Replaces all outputs */
+          outputs?: {
+            [key: string]: components['schemas']['CatalogFieldInput'];
+          };
+          tags?: string[];
+          options?: {
+            [key: string]: unknown;
+          }[];
+          nonEditableFields?: (
+            'name' | 'description' | 'icon' | 'sourceCode' | 'categories' | 'inputs' | 'outputs' | 'tags' | 'options'
+          )[];
+          /** @description Not accepted (400) */
+          workspaceId?: unknown;
+        } & (
           | {
-              name?: string;
-              /** @description null clears it */
-              description?: string | null;
-              /** @description null clears it */
-              icon?: string | null;
-              /** @description Python module defining main(inputs) -> dict; max 262144 bytes UTF-8 encoded */
-              sourceCode?: string;
-              categories?: string[];
-              /** @description Replaces all inputs */
-              inputs?: {
-                [key: string]: components['schemas']['CatalogFieldInput'];
-              };
-              /** @description Replaces all outputs */
-              outputs?: {
-                [key: string]: components['schemas']['CatalogFieldInput'];
-              };
-              tags?: string[];
-              options?: {
-                [key: string]: unknown;
-              }[];
-              nonEditableFields?: (
-                | 'name'
-                | 'description'
-                | 'icon'
-                | 'sourceCode'
-                | 'categories'
-                | 'inputs'
-                | 'outputs'
-                | 'tags'
-                | 'options'
-              )[];
-              /** @description Not accepted (400) */
-              workspaceId?: unknown;
+              name: {} | null;
             }
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown;
+          | {
+              description: {} | null;
+            }
+          | {
+              icon: {} | null;
+            }
+          | {
+              sourceCode: {} | null;
+            }
+          | {
+              categories: {} | null;
+            }
+          | {
+              inputs: {} | null;
+            }
+          | {
+              outputs: {} | null;
+            }
+          | {
+              tags: {} | null;
+            }
+          | {
+              options: {} | null;
+            }
+          | {
+              nonEditableFields: {} | null;
+            }
+        );
       };
     };
     responses: {
@@ -8615,40 +8639,43 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json':
+        'application/json': {
+          workflowId?: string;
+          /**
+           * Format: uuid
+           * @description Wins over workflowId when both are sent
+           */
+          referenceEntityId?: string;
+          /**
+           * Format: uuid
+           * @description Pins a version; wins over workflowVersionNumber
+           */
+          workflowVersionId?: string;
+          workflowVersionNumber?: number;
+          title?: string;
+          description?: string;
+          refUserId?: string;
+          /**
+           * @default api
+           * @enum {string}
+           */
+          source?: 'email-agent' | 'chat-agent' | 'scheduled' | 'api' | 'manual' | 'agent' | 'service-ai' | 'web-app';
+          /** @description The published web app that launched the case */
+          webAppId?: string;
+          /** @description Comma-separated workspace ids; the workflow must be in one of them */
+          workspaces?: string;
+          /** @default {} */
+          initialInput?: {
+            [key: string]: unknown;
+          };
+        } & (
           | {
-              workflowId?: string;
-              /**
-               * Format: uuid
-               * @description Wins over workflowId when both are sent
-               */
-              referenceEntityId?: string;
-              /**
-               * Format: uuid
-               * @description Pins a version; wins over workflowVersionNumber
-               */
-              workflowVersionId?: string;
-              workflowVersionNumber?: number;
-              title?: string;
-              description?: string;
-              refUserId?: string;
-              /**
-               * @default api
-               * @enum {string}
-               */
-              source?:
-                'email-agent' | 'chat-agent' | 'scheduled' | 'api' | 'manual' | 'agent' | 'service-ai' | 'web-app';
-              /** @description The published web app that launched the case */
-              webAppId?: string;
-              /** @description Comma-separated workspace ids; the workflow must be in one of them */
-              workspaces?: string;
-              /** @default {} */
-              initialInput?: {
-                [key: string]: unknown;
-              };
+              workflowId: {} | null;
             }
-          | unknown
-          | unknown;
+          | {
+              referenceEntityId: {} | null;
+            }
+        );
       };
     };
     responses: {
@@ -12596,40 +12623,43 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json':
+        'application/json': {
+          workflowId?: string;
+          /**
+           * Format: uuid
+           * @description Wins over workflowId when both are sent
+           */
+          referenceEntityId?: string;
+          /**
+           * Format: uuid
+           * @description Pins a version; wins over workflowVersionNumber
+           */
+          workflowVersionId?: string;
+          workflowVersionNumber?: number;
+          title?: string;
+          description?: string;
+          refUserId?: string;
+          /**
+           * @default api
+           * @enum {string}
+           */
+          source?: 'email-agent' | 'chat-agent' | 'scheduled' | 'api' | 'manual' | 'agent' | 'service-ai' | 'web-app';
+          /** @description The published web app that launched the case */
+          webAppId?: string;
+          /** @description Comma-separated workspace ids; the workflow must be in one of them */
+          workspaces?: string;
+          /** @default {} */
+          initialInput?: {
+            [key: string]: unknown;
+          };
+        } & (
           | {
-              workflowId?: string;
-              /**
-               * Format: uuid
-               * @description Wins over workflowId when both are sent
-               */
-              referenceEntityId?: string;
-              /**
-               * Format: uuid
-               * @description Pins a version; wins over workflowVersionNumber
-               */
-              workflowVersionId?: string;
-              workflowVersionNumber?: number;
-              title?: string;
-              description?: string;
-              refUserId?: string;
-              /**
-               * @default api
-               * @enum {string}
-               */
-              source?:
-                'email-agent' | 'chat-agent' | 'scheduled' | 'api' | 'manual' | 'agent' | 'service-ai' | 'web-app';
-              /** @description The published web app that launched the case */
-              webAppId?: string;
-              /** @description Comma-separated workspace ids; the workflow must be in one of them */
-              workspaces?: string;
-              /** @default {} */
-              initialInput?: {
-                [key: string]: unknown;
-              };
+              workflowId: {} | null;
             }
-          | unknown
-          | unknown;
+          | {
+              referenceEntityId: {} | null;
+            }
+        );
       };
     };
     responses: {
@@ -14607,30 +14637,42 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          action:
+          action: {
+            name?: string;
+            /** @description External endpoint; a connection smoke test calls it */
+            endpoint?: string;
+            /** @description Replaces all inputs */
+            inputs?: {
+              [key: string]: components['schemas']['CatalogFieldInput'];
+            };
+            /** @description Replaces all outputs */
+            outputs?: {
+              [key: string]: components['schemas']['CatalogFieldInput'];
+            };
+            /** @description null clears it */
+            description?: string | null;
+            /** @description null removes it */
+            code?: string | null;
+          } & (
             | {
-                name?: string;
-                /** @description External endpoint; a connection smoke test calls it */
-                endpoint?: string;
-                /** @description Replaces all inputs */
-                inputs?: {
-                  [key: string]: components['schemas']['CatalogFieldInput'];
-                };
-                /** @description Replaces all outputs */
-                outputs?: {
-                  [key: string]: components['schemas']['CatalogFieldInput'];
-                };
-                /** @description null clears it */
-                description?: string | null;
-                /** @description null removes it */
-                code?: string | null;
+                name: {} | null;
               }
-            | unknown
-            | unknown
-            | unknown
-            | unknown
-            | unknown
-            | unknown;
+            | {
+                endpoint: {} | null;
+              }
+            | {
+                inputs: {} | null;
+              }
+            | {
+                outputs: {} | null;
+              }
+            | {
+                description: {} | null;
+              }
+            | {
+                code: {} | null;
+              }
+          );
         };
       };
     };
@@ -14811,27 +14853,39 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          credential:
+          credential: {
+            name?: string;
+            /** @description Base64-encoded SVG or PNG, no data: prefix; the decoded bytes are checked; max 65535 chars */
+            icon?: string;
+            /** @description Replaces all inputs */
+            inputs?: {
+              [key: string]: components['schemas']['CredentialFieldInput'];
+            };
+            /** @description null clears it */
+            description?: string | null;
+            /** @enum {string} */
+            status?: 'active' | 'inactive';
+            authType?: unknown;
+          } & (
             | {
-                name?: string;
-                /** @description Base64-encoded SVG or PNG, no data: prefix; the decoded bytes are checked; max 65535 chars */
-                icon?: string;
-                /** @description Replaces all inputs */
-                inputs?: {
-                  [key: string]: components['schemas']['CredentialFieldInput'];
-                };
-                /** @description null clears it */
-                description?: string | null;
-                /** @enum {string} */
-                status?: 'active' | 'inactive';
-                authType?: unknown;
+                name: {} | null;
               }
-            | unknown
-            | unknown
-            | unknown
-            | unknown
-            | unknown
-            | unknown;
+            | {
+                icon: {} | null;
+              }
+            | {
+                inputs: {} | null;
+              }
+            | {
+                description: {} | null;
+              }
+            | {
+                status: {} | null;
+              }
+            | {
+                authType: {} | null;
+              }
+          );
         };
       };
     };
@@ -15115,31 +15169,49 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          integration:
+          integration: {
+            name?: string;
+            /** @description null clears it */
+            description?: string | null;
+            /** @description Base64-encoded SVG or PNG, no data: prefix; the decoded bytes are checked; max 65535 chars */
+            icon?: string;
+            category?: string[];
+            /** @enum {string} */
+            requiredPlan?: 'core' | 'pro' | 'scale';
+            /** @enum {string} */
+            status?: 'active' | 'inactive' | 'soon' | 'deprecated';
+            isNew?: boolean;
+            isPopular?: boolean;
+            isBeta?: boolean;
+          } & (
             | {
-                name?: string;
-                /** @description null clears it */
-                description?: string | null;
-                /** @description Base64-encoded SVG or PNG, no data: prefix; the decoded bytes are checked; max 65535 chars */
-                icon?: string;
-                category?: string[];
-                /** @enum {string} */
-                requiredPlan?: 'core' | 'pro' | 'scale';
-                /** @enum {string} */
-                status?: 'active' | 'inactive' | 'soon' | 'deprecated';
-                isNew?: boolean;
-                isPopular?: boolean;
-                isBeta?: boolean;
+                name: {} | null;
               }
-            | unknown
-            | unknown
-            | unknown
-            | unknown
-            | unknown
-            | unknown
-            | unknown
-            | unknown
-            | unknown;
+            | {
+                description: {} | null;
+              }
+            | {
+                icon: {} | null;
+              }
+            | {
+                category: {} | null;
+              }
+            | {
+                requiredPlan: {} | null;
+              }
+            | {
+                status: {} | null;
+              }
+            | {
+                isNew: {} | null;
+              }
+            | {
+                isPopular: {} | null;
+              }
+            | {
+                isBeta: {} | null;
+              }
+          );
         };
       };
     };
@@ -16179,175 +16251,199 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json':
+        'application/json': {
+          name?: string;
+          description?: string | null;
+          /** @description e.g. approved */
+          status?: string | null;
+          /** @description Set when started from a business process template */
+          processOrigin?: string | null;
+          /** @description Parent in the discovery hierarchy: a process of the same organization */
+          parentProcessId?: string | null;
+          steps?: {
+            id: string;
+            name: string;
+            /** @default null */
+            description?: string | null;
+            /**
+             * @description Position of the step on its line (the main line or its branch); unique there
+             * @default null
+             */
+            stepOrder?: number | null;
+            /** @default null */
+            stepType?: string | null;
+            /** @default null */
+            status?: string | null;
+            /**
+             * @description User id or display name
+             * @default null
+             */
+            owner?: string | null;
+            /**
+             * @description Approved: locked against edits in the discovery tool
+             * @default false
+             */
+            locked?: boolean;
+            /** @default null */
+            duration?: number | null;
+            /** @default null */
+            durationUnit?: ('seconds' | 'minutes' | 'hours' | 'days' | 'weeks' | 'months') | null;
+            /** @default null */
+            durationRange?: {
+              min: {
+                value: number;
+                /** @enum {string} */
+                unit: 'seconds' | 'minutes' | 'hours' | 'days' | 'weeks' | 'months';
+              };
+              max: {
+                value: number;
+                /** @enum {string} */
+                unit: 'seconds' | 'minutes' | 'hours' | 'days' | 'weeks' | 'months';
+              };
+            } | null;
+            /**
+             * @description Time waiting after the step
+             * @default null
+             */
+            waitingTimeRange?: {
+              min: {
+                value: number;
+                /** @enum {string} */
+                unit: 'seconds' | 'minutes' | 'hours' | 'days' | 'weeks' | 'months';
+              };
+              max: {
+                value: number;
+                /** @enum {string} */
+                unit: 'seconds' | 'minutes' | 'hours' | 'days' | 'weeks' | 'months';
+              };
+            } | null;
+            /**
+             * @description The branch the step is on; null on the main line
+             * @default null
+             */
+            branchId?: string | null;
+            /** @default null */
+            branchLabel?: string | null;
+            /**
+             * @description The step the branch leaves from (required with branchId)
+             * @default null
+             */
+            branchSourceStepId?: string | null;
+            /**
+             * @description The step the branch joins back into; null when it ends the process
+             * @default null
+             */
+            branchRejoinStepId?: string | null;
+            /**
+             * @description Order among the branches leaving the same step (required with branchId); on a main-line step any number is accepted, and omitted it reads as 0
+             * @default null
+             */
+            branchOrder?: number | null;
+            /** @default null */
+            groupId?: string | null;
+            /** @default [] */
+            inputs?: {
+              id: string;
+              text: string;
+            }[];
+            /** @default [] */
+            outputs?: {
+              id: string;
+              text: string;
+            }[];
+            /** @default [] */
+            integrations?: {
+              id: string;
+              text: string;
+            }[];
+            /** @default [] */
+            rules?: {
+              id: string;
+              text: string;
+            }[];
+            /** @default [] */
+            departments?: {
+              id: string;
+              text: string;
+            }[];
+            /** @default [] */
+            performers?: {
+              id: string;
+              text: string;
+            }[];
+            /** @default [] */
+            painPoints?: {
+              id: string;
+              text: string;
+            }[];
+          }[];
+          customEdges?: {
+            id: string;
+            sourceStepId: string;
+            targetStepId: string;
+            label?: string;
+          }[];
+          processInputs?: {
+            id: string;
+            text: string;
+          }[];
+          processOutputs?: {
+            id: string;
+            text: string;
+          }[];
+          /** @description Process-level integrations; the read merges every step’s in */
+          processIntegrations?: {
+            id: string;
+            text: string;
+          }[];
+          processRules?: {
+            id: string;
+            text: string;
+          }[];
+          milestone?: {
+            /** @default null */
+            country?: string | null;
+            /** @default null */
+            industry?: string | null;
+          } | null;
+        } & (
           | {
-              name?: string;
-              description?: string | null;
-              /** @description e.g. approved */
-              status?: string | null;
-              /** @description Set when started from a business process template */
-              processOrigin?: string | null;
-              /** @description Parent in the discovery hierarchy: a process of the same organization */
-              parentProcessId?: string | null;
-              steps?: {
-                id: string;
-                name: string;
-                /** @default null */
-                description?: string | null;
-                /**
-                 * @description Position of the step on its line (the main line or its branch); unique there
-                 * @default null
-                 */
-                stepOrder?: number | null;
-                /** @default null */
-                stepType?: string | null;
-                /** @default null */
-                status?: string | null;
-                /**
-                 * @description User id or display name
-                 * @default null
-                 */
-                owner?: string | null;
-                /**
-                 * @description Approved: locked against edits in the discovery tool
-                 * @default false
-                 */
-                locked?: boolean;
-                /** @default null */
-                duration?: number | null;
-                /** @default null */
-                durationUnit?: ('seconds' | 'minutes' | 'hours' | 'days' | 'weeks' | 'months') | null;
-                /** @default null */
-                durationRange?: {
-                  min: {
-                    value: number;
-                    /** @enum {string} */
-                    unit: 'seconds' | 'minutes' | 'hours' | 'days' | 'weeks' | 'months';
-                  };
-                  max: {
-                    value: number;
-                    /** @enum {string} */
-                    unit: 'seconds' | 'minutes' | 'hours' | 'days' | 'weeks' | 'months';
-                  };
-                } | null;
-                /**
-                 * @description Time waiting after the step
-                 * @default null
-                 */
-                waitingTimeRange?: {
-                  min: {
-                    value: number;
-                    /** @enum {string} */
-                    unit: 'seconds' | 'minutes' | 'hours' | 'days' | 'weeks' | 'months';
-                  };
-                  max: {
-                    value: number;
-                    /** @enum {string} */
-                    unit: 'seconds' | 'minutes' | 'hours' | 'days' | 'weeks' | 'months';
-                  };
-                } | null;
-                /**
-                 * @description The branch the step is on; null on the main line
-                 * @default null
-                 */
-                branchId?: string | null;
-                /** @default null */
-                branchLabel?: string | null;
-                /**
-                 * @description The step the branch leaves from (required with branchId)
-                 * @default null
-                 */
-                branchSourceStepId?: string | null;
-                /**
-                 * @description The step the branch joins back into; null when it ends the process
-                 * @default null
-                 */
-                branchRejoinStepId?: string | null;
-                /**
-                 * @description Order among the branches leaving the same step (required with branchId); on a main-line step any number is accepted, and omitted it reads as 0
-                 * @default null
-                 */
-                branchOrder?: number | null;
-                /** @default null */
-                groupId?: string | null;
-                /** @default [] */
-                inputs?: {
-                  id: string;
-                  text: string;
-                }[];
-                /** @default [] */
-                outputs?: {
-                  id: string;
-                  text: string;
-                }[];
-                /** @default [] */
-                integrations?: {
-                  id: string;
-                  text: string;
-                }[];
-                /** @default [] */
-                rules?: {
-                  id: string;
-                  text: string;
-                }[];
-                /** @default [] */
-                departments?: {
-                  id: string;
-                  text: string;
-                }[];
-                /** @default [] */
-                performers?: {
-                  id: string;
-                  text: string;
-                }[];
-                /** @default [] */
-                painPoints?: {
-                  id: string;
-                  text: string;
-                }[];
-              }[];
-              customEdges?: {
-                id: string;
-                sourceStepId: string;
-                targetStepId: string;
-                label?: string;
-              }[];
-              processInputs?: {
-                id: string;
-                text: string;
-              }[];
-              processOutputs?: {
-                id: string;
-                text: string;
-              }[];
-              /** @description Process-level integrations; the read merges every step’s in */
-              processIntegrations?: {
-                id: string;
-                text: string;
-              }[];
-              processRules?: {
-                id: string;
-                text: string;
-              }[];
-              milestone?: {
-                /** @default null */
-                country?: string | null;
-                /** @default null */
-                industry?: string | null;
-              } | null;
+              name: {} | null;
             }
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown;
+          | {
+              description: {} | null;
+            }
+          | {
+              status: {} | null;
+            }
+          | {
+              processOrigin: {} | null;
+            }
+          | {
+              parentProcessId: {} | null;
+            }
+          | {
+              steps: {} | null;
+            }
+          | {
+              customEdges: {} | null;
+            }
+          | {
+              processInputs: {} | null;
+            }
+          | {
+              processOutputs: {} | null;
+            }
+          | {
+              processIntegrations: {} | null;
+            }
+          | {
+              processRules: {} | null;
+            }
+          | {
+              milestone: {} | null;
+            }
+        );
       };
     };
     responses: {
@@ -16754,48 +16850,52 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          connection:
+          connection: {
+            name: string;
+            /** @description Workspace to activate in (checked first: anything but a workspace the key holds Integration: Full in is 403) */
+            workspaceId: string;
+            /**
+             * Format: uuid
+             * @description `versionId` from integration creation
+             */
+            integrationVersionId: string;
+            /**
+             * Format: uuid
+             * @description Action enabled on this connection
+             */
+            actionVersionId: string;
+            /**
+             * Format: uuid
+             * @description Required unless activeCredentialId is used
+             */
+            credentialVersionId?: string;
+            /** @description Secret values keyed by the credential template's variableNames; encrypted at rest, never returned. At most 100 fields and 64 KB */
+            credentialData?: {
+              [key: string]: unknown;
+            };
+            /**
+             * Format: uuid
+             * @description Reuse an existing connection's credential (same workspace); omit credentialData then
+             */
+            activeCredentialId?: string;
+            description?: string;
+            /**
+             * Format: uuid
+             * @description Action whose endpoint is called for a smoke test; omit for no test
+             */
+            testActionVersionId?: string;
+            /** @description Sent as the JSON body of the smoke test (POST); without it the test is a GET. At most 64 KB (it travels through Temporal history) */
+            testInputData?: {
+              [key: string]: unknown;
+            };
+          } & (
             | {
-                name: string;
-                /** @description Workspace to activate in (checked first: anything but a workspace the key holds Integration: Full in is 403) */
-                workspaceId: string;
-                /**
-                 * Format: uuid
-                 * @description `versionId` from integration creation
-                 */
-                integrationVersionId: string;
-                /**
-                 * Format: uuid
-                 * @description Action enabled on this connection
-                 */
-                actionVersionId: string;
-                /**
-                 * Format: uuid
-                 * @description Required unless activeCredentialId is used
-                 */
-                credentialVersionId?: string;
-                /** @description Secret values keyed by the credential template's variableNames; encrypted at rest, never returned. At most 100 fields and 64 KB */
-                credentialData?: {
-                  [key: string]: unknown;
-                };
-                /**
-                 * Format: uuid
-                 * @description Reuse an existing connection's credential (same workspace); omit credentialData then
-                 */
-                activeCredentialId?: string;
-                description?: string;
-                /**
-                 * Format: uuid
-                 * @description Action whose endpoint is called for a smoke test; omit for no test
-                 */
-                testActionVersionId?: string;
-                /** @description Sent as the JSON body of the smoke test (POST); without it the test is a GET. At most 64 KB (it travels through Temporal history) */
-                testInputData?: {
-                  [key: string]: unknown;
-                };
+                credentialVersionId: {} | null;
               }
-            | unknown
-            | unknown;
+            | {
+                activeCredentialId: {} | null;
+              }
+          );
         };
       };
     };
@@ -19922,43 +20022,57 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json':
+        'application/json': {
+          name?: string;
+          /** @description null: the body object is the inputs */
+          mapping?: {
+            [key: string]:
+              | {
+                  body: string;
+                }
+              | {
+                  header: string;
+                }
+              | {
+                  value: components['schemas']['__schema0Input'];
+                };
+          } | null;
+          /**
+           * @description async: 202 with the caseId at once; sync: waits up to syncTimeoutMs for the results (200), else 202
+           * @enum {string}
+           */
+          mode?: 'async' | 'sync';
+          /** @description How long a sync delivery waits for the results (at most 30000 ms, hooks.maxSyncTimeoutMs) */
+          syncTimeoutMs?: number;
+          /** @description How far a signed timestamp (Standard Webhooks, Stripe) may be from now */
+          toleranceSeconds?: number;
+          /** @description Deliveries per minute */
+          rateLimitPerMinute?: number;
+          /** @description false: deliveries get 404 and start nothing */
+          enabled?: boolean;
+        } & (
           | {
-              name?: string;
-              /** @description null: the body object is the inputs */
-              mapping?: {
-                [key: string]:
-                  | {
-                      body: string;
-                    }
-                  | {
-                      header: string;
-                    }
-                  | {
-                      value: components['schemas']['__schema0Input'];
-                    };
-              } | null;
-              /**
-               * @description async: 202 with the caseId at once; sync: waits up to syncTimeoutMs for the results (200), else 202
-               * @enum {string}
-               */
-              mode?: 'async' | 'sync';
-              /** @description How long a sync delivery waits for the results (at most 30000 ms, hooks.maxSyncTimeoutMs) */
-              syncTimeoutMs?: number;
-              /** @description How far a signed timestamp (Standard Webhooks, Stripe) may be from now */
-              toleranceSeconds?: number;
-              /** @description Deliveries per minute */
-              rateLimitPerMinute?: number;
-              /** @description false: deliveries get 404 and start nothing */
-              enabled?: boolean;
+              name: {} | null;
             }
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown
-          | unknown;
+          | {
+              mapping: {} | null;
+            }
+          | {
+              mode: {} | null;
+            }
+          | {
+              syncTimeoutMs: {} | null;
+            }
+          | {
+              toleranceSeconds: {} | null;
+            }
+          | {
+              rateLimitPerMinute: {} | null;
+            }
+          | {
+              enabled: {} | null;
+            }
+        );
       };
     };
     responses: {

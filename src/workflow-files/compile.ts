@@ -3,6 +3,7 @@ import type { VariableSchema, VariableSchemaEntry } from '../domain/variables.js
 import type { VariableType } from '../domain/vocabulary.js';
 import { createHash } from 'node:crypto';
 import type { CatalogIds, CodeField } from './catalog-names.js';
+import { WorkflowFileError } from './errors.js';
 import {
   inputNodeName,
   outputNodeName,
@@ -26,14 +27,6 @@ export interface CompileOptions {
   catalog: CatalogIds;
   /** Reads a `python_file` (a path relative to the workflow file). */
   readFile(path: string): Promise<string>;
-}
-
-/** Every problem of a file at once, each `path: message`, so one run names all that is wrong or missing. */
-export class WorkflowFileError extends Error {
-  constructor(readonly problems: string[]) {
-    super(problems.join('\n'));
-    this.name = 'WorkflowFileError';
-  }
 }
 
 export const nodeId = (name: string) => nameId('node', name);

@@ -1,5 +1,5 @@
 import { parse, stringify } from 'yaml';
-import { WorkflowFileError } from './compile.js';
+import { WorkflowFileError } from './errors.js';
 import { workflowFileSchema, type WorkflowFile } from './format.js';
 
 /** A workflow file's text (YAML, of which JSON is a part) as a checked WorkflowFile. */

@@ -131,11 +131,12 @@ describe('bulk rerun', () => {
       await copiesOfFailed(String(first), 199);
       expect(await countCases(workflowId, 'FAILED')).toBe(200);
       const check = Object.values(g.nodes).find((node) => node.name === 'Check');
+      if (!check) throw new Error('the buggy graph has no Check node');
       await answered(
         svc.client.PATCH('/api/v1/workflow/{workflowId}', {
           params: { path: { workflowId } },
           body: {
-            nodes: { ...g.nodes, [String(check?.id)]: { ...check, process: { source: fixed } } },
+            nodes: { ...g.nodes, [check.id]: { ...check, process: { source: fixed } } },
             edges: g.edges,
             activeStatus: 'active',
           },

@@ -24,6 +24,13 @@ export type IntegrationInput =
   paths['/api/v1/integration']['post']['requestBody']['content']['application/json']['integration'];
 export type ActionInput = NonNullable<IntegrationInput['actions']>[number];
 export type CredentialInput = NonNullable<IntegrationInput['credential']>;
+/** The updates (at least one field each), as the OpenAPI document types them. */
+export type IntegrationPatch =
+  paths['/api/v1/integration/{integrationId}']['patch']['requestBody']['content']['application/json']['integration'];
+export type ActionPatch =
+  paths['/api/v1/integration/action/{actionId}']['patch']['requestBody']['content']['application/json']['action'];
+export type CredentialPatch =
+  paths['/api/v1/integration/credential/{credentialId}']['patch']['requestBody']['content']['application/json']['credential'];
 
 export function action(overrides: Partial<ActionInput> = {}): ActionInput {
   return {

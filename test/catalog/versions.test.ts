@@ -21,8 +21,11 @@ import {
   pngIcon,
   readIntegration,
   type ActionInput,
+  type ActionPatch,
   type Author,
   type Created,
+  type CredentialPatch,
+  type IntegrationPatch,
 } from './support.js';
 
 describe('catalog versions and reads', () => {
@@ -41,14 +44,14 @@ describe('catalog versions and reads', () => {
       params: { path: { integrationVersionId } },
       body: { action: body },
     });
-  const patchIntegration = (integrationId: string, integration: object) =>
+  const patchIntegration = (integrationId: string, integration: IntegrationPatch) =>
     client().PATCH('/api/v1/integration/{integrationId}', {
       params: { path: { integrationId } },
       body: { integration },
     });
-  const patchAction = (actionId: string, action: object) =>
+  const patchAction = (actionId: string, action: ActionPatch) =>
     client().PATCH('/api/v1/integration/action/{actionId}', { params: { path: { actionId } }, body: { action } });
-  const patchCredential = (credentialId: string, credential: object) =>
+  const patchCredential = (credentialId: string, credential: CredentialPatch) =>
     client().PATCH('/api/v1/integration/credential/{credentialId}', {
       params: { path: { credentialId } },
       body: { credential },
@@ -128,7 +131,7 @@ describe('catalog versions and reads', () => {
     await expectRefused(patchAction(actionId, { code: 'import subprocess\n' }), 400, 'security scan');
     const wide = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`p${i}`, field(`p${i}`)]));
     for (const inputs of [
-      { text: { ...field('text', ['object']), allowedTypes: [{ type: 'object', typeDefinition: wide }] } },
+      { text: { ...field('text', ['object']), allowedTypes: [{ type: 'object' as const, typeDefinition: wide }] } },
       { text: { ...field('text', ['object']), typeDefinition: wide } },
     ]) {
       await expectRefused(patchAction(actionId, { inputs }), 400, 'typeDefinition');
@@ -195,7 +198,9 @@ describe('catalog versions and reads', () => {
   });
 
   it('answers 400 for an empty update or malformed ids, 404 for unknown ids', async () => {
-    await expectRefused(patchIntegration(base.id, {}), 400, 'nothing to update');
+    // An update without a field is what the document forbids: sent untyped.
+    const empty = { body: { integration: {} }, key: author.key };
+    expectError(await svc.request('PATCH', `/api/v1/integration/${base.id}`, empty), 400, 'nothing to update');
     await expectRefused(patchIntegration('not-a-uuid', { name: 'x' }), 400, 'path.integrationId');
     await expectRefused(patchIntegration(crypto.randomUUID(), { name: 'x' }), 404);
     await expectRefused(patchAction(crypto.randomUUID(), { name: 'x' }), 404);

@@ -18,13 +18,22 @@ function staticGraph(entry: string): Set<string> {
   return seen;
 }
 
+/** The files of dist/src `main.js` loads at start, relative to dist/src. */
+const loadedAtStart = () => [...staticGraph(cliPath)].map((f) => path.relative(path.dirname(path.dirname(cliPath)), f));
+
 describe('CLI start-up', () => {
   it('loads no server-side module before a command runs (they are imported by the command that needs them)', () => {
-    const loaded = [...staticGraph(cliPath)].map((f) => path.relative(path.dirname(path.dirname(cliPath)), f));
+    const loaded = loadedAtStart();
     expect(loaded).toContain('cli/client/index.js');
     const serverSide = loaded.filter((f) =>
       /^(service|context)\.js$|^(store|temporal|api|python|tenancy|catalog|connections|crypto|logging)\//.test(f),
     );
     expect(serverSide).toEqual([]);
+  });
+
+  it('loads the workflow file compiler only for `workflow apply|export` (its error class aside)', () => {
+    const loaded = loadedAtStart();
+    expect(loaded).toContain('workflow-files/errors.js');
+    expect(loaded.filter((f) => f.startsWith('workflow-files/') && f !== 'workflow-files/errors.js')).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { operations } from '../../src/client/index.js';
 import { answered, refused, startTestService, type TestService } from '../support/harness.js';
-import { codeBody, expectRefused } from './support.js';
+import { codeBody, expectRefused, type CodeNodePatch } from './support.js';
 
 type BadRequest = operations['postApiV1Code']['responses'][400]['content']['application/json'];
 
@@ -87,7 +87,7 @@ describe('the security scan at authoring', () => {
 
   it('scans on update too and then cuts no version', async () => {
     const { id: codeId } = await answered(post(lines('def main(inputs):', "    return {'total': 1}")), 201);
-    const update = (body: Record<string, unknown>) =>
+    const update = (body: CodeNodePatch) =>
       svc.client.PATCH('/api/v1/code/{codeId}', { params: { path: { codeId } }, body });
     const bad = await violations(update({ sourceCode: lines('import os', 'def main(inputs):', '    return {}') }));
     expect(bad).toEqual([{ line: 1, col: 1, message: expect.stringContaining("'os'") }]);

@@ -28,6 +28,8 @@ export function field(variableName: string, types: FieldType[] = ['str'], extra:
 
 /** A code-node create body as the OpenAPI document types it. */
 export type CodeNodeBody = operations['postApiV1Code']['requestBody']['content']['application/json'];
+/** A code-node update body (at least one field) as the OpenAPI document types it. */
+export type CodeNodePatch = operations['patchApiV1CodeCodeId']['requestBody']['content']['application/json'];
 
 /** A body every rule accepts; tests override one field at a time. */
 export function codeBody(overrides: Partial<CodeNodeBody> = {}): CodeNodeBody {

@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { z } from 'zod';
-import type { connectionFields } from '../../src/api/schemas/connection.js';
+import type { paths } from '../../src/client/index.js';
 import { answered, type TestService } from '../support/harness.js';
 import { decodedHistoryText } from '../support/history.js';
 import { clientFor } from '../support/keys.js';
@@ -111,11 +110,9 @@ export async function authorIntegration(
   };
 }
 
-/**
- * A connection as a connect sends it. The document states it, but openapi-typescript turns its
- * anyOf/not rules into `unknown`, so the type comes from the zod schema the document is built from.
- */
-export type ConnectionInput = z.input<typeof connectionFields>;
+/** A connection as a connect sends it. */
+export type ConnectionInput =
+  paths['/api/v1/integration/connect']['post']['requestBody']['content']['application/json']['connection'];
 
 export function connection(
   integration: Integration,

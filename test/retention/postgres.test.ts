@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refused, startTestService, type TestService } from '../support/harness.js';
+import { answeredEmpty, refused, startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 import { Receiver } from '../callbacks/receiver.js';
 import { caseStatus, createWorkflow, startCase, waitForEnd } from '../cases/support.js';
@@ -31,8 +31,7 @@ describe('retention and erasure on Postgres', () => {
     await waitForEnd(svc, erased);
     await expect.poll(() => hook.received.length, { timeout: 15_000 }).toBe(1);
     await hook.close();
-    const erase = await svc.client.DELETE('/api/v1/case/{caseId}', { params: { path: { caseId: erased } } });
-    expect(erase.response.status).toBe(204);
+    await answeredEmpty(svc.client.DELETE('/api/v1/case/{caseId}', { params: { path: { caseId: erased } } }), 204);
     const { db } = svc.service.context.store;
     expect(await db.selectFrom('callback_deliveries').select('id').where('case_id', '=', erased).execute()).toEqual([]);
 

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { paths } from '../../src/client/index.js';
-import { answered, type TestResponse, type TestService } from '../support/harness.js';
+import { answered, answeredEmpty, type TestResponse, type TestService } from '../support/harness.js';
 
 export type ScheduleBody =
   paths['/api/v1/schedules/{scheduleId}']['get']['responses'][200]['content']['application/json'];
@@ -27,10 +27,10 @@ export async function deleteSchedule(svc: TestService, scheduleId: string): Prom
 
 /** Fires the schedule now (202, no body). */
 export async function trigger(svc: TestService, scheduleId: string): Promise<void> {
-  const { response, error } = await svc.client.POST('/api/v1/schedules/{scheduleId}/trigger', {
-    params: { path: { scheduleId } },
-  });
-  expect(response.status, JSON.stringify(error)).toBe(202);
+  await answeredEmpty(
+    svc.client.POST('/api/v1/schedules/{scheduleId}/trigger', { params: { path: { scheduleId } } }),
+    202,
+  );
 }
 
 /** Polls the schedule until `done` holds of it; fails after `timeoutMs`. */

@@ -29,7 +29,15 @@ import { Receiver } from '../callbacks/receiver.js';
 import { caseStatus, createWorkflow, initiate, waitForEnd } from '../cases/support.js';
 import { Graph, py } from '../support/graphs.js';
 import { codeBody } from '../code/support.js';
-import { answered, refused, startTestService, type TestService } from '../support/harness.js';
+import {
+  answered,
+  refused,
+  startTestService,
+  type Reply,
+  type StatusWithBody,
+  type SuccessBody,
+  type TestService,
+} from '../support/harness.js';
 import { clientFor, newCaller } from '../support/keys.js';
 
 interface JsonSchema {
@@ -58,7 +66,7 @@ afterAll(async () => {
 });
 
 /** The response schema the served document gives for this operation and status, $ref resolved. */
-function documented(method: string, path: string, status: number): JsonSchema {
+function documented(method: string, path: string, status: number | string): JsonSchema {
   const schema = doc.paths[path]?.[method]?.responses[String(status)]?.content?.['application/json']?.schema;
   if (!schema) throw new Error(`${method} ${path} documents no ${status} body`);
   return schema.$ref ? (doc.components.schemas[schema.$ref.replace('#/components/schemas/', '')] ?? {}) : schema;
@@ -68,11 +76,11 @@ function documented(method: string, path: string, status: number): JsonSchema {
  * What was sent is what is documented: the status, the body parsing with the route's response
  * schema, and exactly the top-level fields the served OpenAPI document lists for it.
  */
-async function expectDocumented<T>(
-  call: Promise<{ data?: T; error?: unknown; response: Response }>,
-  op: { method: string; path: string; status: number },
+async function expectDocumented<R extends Reply>(
+  call: Promise<R>,
+  op: { method: string; path: string; status: StatusWithBody<R> },
   schema: ZodType,
-): Promise<{ body: T; headers: Headers }> {
+): Promise<{ body: SuccessBody<R>; headers: Headers }> {
   const { response } = await call;
   const body = await answered(call, op.status);
   const parsed = schema.safeParse(body);

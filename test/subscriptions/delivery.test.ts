@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { answered, refused, startTestService, type TestService } from '../support/harness.js';
+import { answered, answeredEmpty, refused, startTestService, type TestService } from '../support/harness.js';
 import { Receiver, type ReceivedCallback } from '../callbacks/receiver.js';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { Graph, py, textChain } from '../support/graphs.js';
@@ -54,7 +54,10 @@ afterEach(async () => {
   // Each test subscribes afresh: the previous test's subscriptions go.
   const { subscriptions } = await answered(svc.client.GET('/api/v1/subscriptions', { params: { query: {} } }), 200);
   for (const s of subscriptions)
-    await svc.client.DELETE('/api/v1/subscriptions/{subscriptionId}', { params: { path: { subscriptionId: s.id } } });
+    await answeredEmpty(
+      svc.client.DELETE('/api/v1/subscriptions/{subscriptionId}', { params: { path: { subscriptionId: s.id } } }),
+      204,
+    );
 });
 afterAll(async () => {
   await svc?.stop();
@@ -313,7 +316,7 @@ describe('event subscriptions', () => {
       enabled: true,
       url: hook.url,
     });
-    expect((await svc.client.DELETE('/api/v1/subscriptions/{subscriptionId}', path)).response.status).toBe(204);
+    await answeredEmpty(svc.client.DELETE('/api/v1/subscriptions/{subscriptionId}', path), 204);
     await refused(svc.client.GET('/api/v1/subscriptions/{subscriptionId}', path), 404);
   });
 

@@ -101,18 +101,38 @@ export async function http(
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
+/** What a typed client call resolves to (openapi-fetch): `data` on success, `error` on a refusal. */
+export interface Reply {
+  data?: unknown;
+  error?: unknown;
+  response: Response;
+}
+
+/** The success body of a call: never when its operation answers success without one (a 202 or 204 with no content). */
+export type SuccessBody<R> = Exclude<R extends { data?: infer D } ? D : never, undefined>;
+
+/** answered() returns a body, answeredEmpty() checks there is none: each refuses, as a compile error, the other's call. */
+export type StatusWithBody<R> = [SuccessBody<R>] extends [never]
+  ? 'answers without a body: use answeredEmpty()'
+  : number;
+type StatusWithoutBody<R> = [SuccessBody<R>] extends [never] ? number : 'answers with a body: use answered()';
+
 /**
  * The body of a typed client call that answered `status`; fails the test with
  * the error body otherwise.
  */
-export async function answered<T>(
-  call: Promise<{ data?: T; error?: unknown; response: Response }>,
-  status: number,
-): Promise<T> {
+export async function answered<R extends Reply>(call: Promise<R>, status: StatusWithBody<R>): Promise<SuccessBody<R>> {
   const { data, error, response } = await call;
   expect(response.status, JSON.stringify(error)).toBe(status);
   if (data === undefined) throw new Error(`${response.url} answered ${response.status} without a body`);
-  return data;
+  return data as SuccessBody<R>;
+}
+
+/** A typed client call of an operation that answers success without a body (202, 204) answered `status`. */
+export async function answeredEmpty<R extends Reply>(call: Promise<R>, status: StatusWithoutBody<R>): Promise<void> {
+  const { data, error, response } = await call;
+  expect(response.status, JSON.stringify(error)).toBe(status);
+  expect(data).toBeUndefined();
 }
 
 /**

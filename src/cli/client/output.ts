@@ -1,5 +1,5 @@
 import { CliError, exitCodes } from './errors.js';
-import { WorkflowFileError } from '../../workflow-files/compile.js';
+import { WorkflowFileError } from '../../workflow-files/errors.js';
 
 /**
  * What a client command prints: human lines by default; with --json one JSON document on stdout (progress

@@ -118,6 +118,11 @@ export class Session {
     return matches;
   }
 
+  /** A workflow's details: its latest version's graph, inputs and results, and its versions. */
+  workflowDetails(workflowId: string) {
+    return this.call(this.client.GET('/api/v1/workflow/{workflowId}', { params: { path: { workflowId } } }));
+  }
+
   async requireWorkflow(ref: string): Promise<{ workflowId: string; name: string }> {
     const found = await this.findWorkflow(ref);
     if (!found) throw new CliError(`no workflow named "${ref}" in workspace ${await this.workspaceId()}`);
