@@ -19,6 +19,7 @@ export const caseRunChanges = [
   'call-workflow-child-case',
   'human-task-waits',
   'case-rerun-reused-nodes',
+  'call-workflow-deadline-after-waits',
 ] as const;
 
 export type CaseRunChange = (typeof caseRunChanges)[number];
