@@ -199,6 +199,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     runs: caseRuns,
     admission,
     events: subscriptions,
+    taskHistory: repos.tasks,
   });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
   const reruns = new RerunService({ config, repo: repos.cases, workflows, cases });
