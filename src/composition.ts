@@ -202,6 +202,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     admission,
     events: subscriptions,
     authentication,
+    taskHistory: repos.tasks,
   });
   const reruns = new RerunService({ config, repo: repos.cases, workflows, cases });
   return {

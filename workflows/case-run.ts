@@ -336,7 +336,10 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler, waits: Pe
         // One attempt: the child case is the unit a user reruns; its own nodes retry as they are set to.
         scheduler.attempt(id, 1);
         const link = (childCaseId: string) => scheduler.linkChild(id, childCaseId);
-        scheduler.complete(id, await runChildCase(input, node, inputs, startedAt + input.deadlineMs, link));
+        // The deadline leaves out time spent waiting on people, so its end moves on by that much.
+        const waited = changeInForce(input, 'call-workflow-deadline-after-waits') ? waits.waitedMs() : 0;
+        const deadlineAt = startedAt + input.deadlineMs + waited;
+        scheduler.complete(id, await runChildCase(input, node, inputs, deadlineAt, link));
       } else {
         const { caseId, organizationId, workspaceId } = input;
         const request = { caseId, organizationId, workspaceId, node, inputs, attempt: 1 };

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import type { ApiRoutes } from './route.js';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
-import { uuid } from './schemas/common.js';
+import { errorBodySchema, uuid } from './schemas/common.js';
 import {
   completeBodySchema,
   decisionConflict,
@@ -13,6 +13,8 @@ import {
   taskListSchema,
   taskLinkSchema,
   taskSchema,
+  taskStatsQuery,
+  taskStatsSchema,
 } from './schemas/tasks.js';
 import type { LinkState } from '../tasks/task-service.js';
 import { formValues, taskLinkPage } from './views/task-page.js';
@@ -57,6 +59,29 @@ export function registerTaskRoutes(api: ApiRoutes, ctx: AppContext): void {
     responses: { 200: { description: 'A page of tasks', schema: taskListSchema }, ...errors },
     handler: async ({ auth, query, res }) => {
       res.json(taskListView(await tasks.list(auth, query)));
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/api/v1/stats/tasks',
+    summary: "The caller's human task figures per workspace",
+    description:
+      'Per workspace the key reads with Case: Read: tasks waiting for a decision now (open, claimed), those closed ' +
+      'in a window (default: the last day, at most 31 days) by how, and the time from opening to each decision. ' +
+      'Filter: workspaceId (one the key does not reach counts nothing). Computed from the store: the per-tenant ' +
+      'figures /metrics does not label.',
+    tags,
+    auth: true,
+    query: taskStatsQuery,
+    responses: {
+      200: { description: 'Figures per workspace', schema: taskStatsSchema },
+      400: { description: 'Malformed filter or time range, or a window over 31 days', schema: errorBodySchema },
+      401: errors[401],
+      403: { description: 'The key lacks Case: Read', schema: errorBodySchema },
+    },
+    handler: async ({ auth, query, res }) => {
+      res.json(await tasks.stats(auth, query));
     },
   });
 

@@ -1,7 +1,6 @@
 import type { WorkflowGraph } from '../domain/graph.js';
 import { isEntryNode } from '../domain/node-kinds/registry.js';
-import type { VariableSchema, VariableSchemaEntry } from '../domain/variables.js';
-import type { VariableType } from '../domain/vocabulary.js';
+import { typeChecks, variableOptions, type VariableSchema, type VariableSchemaEntry } from '../domain/variables.js';
 
 export interface InputProblem {
   field: string;
@@ -20,41 +19,6 @@ export interface ValidatedInputs {
   inputs: Record<string, unknown>;
   problems: InputProblem[];
   files: FileInputRef[];
-}
-
-const isoDate = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-const typeChecks: Record<VariableType, (v: unknown) => boolean> = {
-  str: (v) => typeof v === 'string',
-  int: (v) => typeof v === 'number' && Number.isInteger(v),
-  float: (v) => typeof v === 'number' && Number.isFinite(v),
-  bool: (v) => typeof v === 'boolean',
-  date: (v) => typeof v === 'string' && isoDate.test(v) && !Number.isNaN(Date.parse(v)),
-  file: (v) => typeof v === 'string',
-  array: (v) => Array.isArray(v),
-  array_files: (v) => Array.isArray(v) && v.every((f) => typeof f === 'string'),
-  object: isPlainObject,
-  json_string: (v) => {
-    if (typeof v !== 'string') return false;
-    try {
-      JSON.parse(v);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  binary: (v) => typeof v === 'string',
-  node: () => true,
-};
-
-/** Whether a value fits a variable: null where nullable, otherwise one of its allowed types. */
-export function valueFits(entry: VariableSchemaEntry, value: unknown): boolean {
-  if (value === null) return entry.is_nullable === true;
-  return entry.allowed_types.some((t) => typeChecks[t.type](value));
 }
 
 /** A variable schema's entries keyed by variable_name. */
@@ -134,6 +98,14 @@ function validateValues(
     }
     if (!types.some((t) => typeChecks[t](value))) {
       problems.push({ field: field(name), message: `expected ${types.join(' or ')}` });
+      continue;
+    }
+    const choices = variableOptions(entry);
+    if (choices && !choices.includes(value)) {
+      problems.push({
+        field: field(name),
+        message: `must be one of ${choices.map((o) => JSON.stringify(o)).join(', ')}`,
+      });
       continue;
     }
     inputs[name] = value;

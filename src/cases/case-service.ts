@@ -13,15 +13,17 @@ import {
   type CaseProgress,
   type CaseResults,
   type FinalizeCaseInput,
+  type NodeLog,
   type NodeRecord,
 } from '../domain/cases.js';
 import type { RunnableVersion, WorkflowGraph } from '../domain/graph.js';
-import type { WaitingTask } from '../domain/human-tasks.js';
+import { taskEventMessage, type WaitingTask } from '../domain/human-tasks.js';
 import { handlerClassName } from '../domain/vocabulary.js';
 import type { FileService } from '../files/file-service.js';
 import type { Outbound } from '../net/outbound.js';
 import { checkTenantUrl } from '../net/url-check.js';
 import type { CaseRepo } from '../store/case-repo.js';
+import type { TaskRepo } from '../store/task-repo.js';
 import type { CaseRecord, CaseSummary } from '../domain/case-records.js';
 import type { Page } from '../domain/page.js';
 import { temporalUiLink, type TemporalHandle } from '../temporal/connection.js';
@@ -58,6 +60,8 @@ export interface CaseServiceDeps {
   runs: CaseRunGateway;
   /** Concurrency caps: admission of accepted cases, and cancelling a queued one. */
   admission: CaseStartsDeps['admission'] & Pick<CaseAdmission, 'cancelQueued'>;
+  /** The history of the case's human tasks, shown in its audit. */
+  taskHistory: Pick<TaskRepo, 'caseEvents'>;
   /** What a case's end owes the workspace's event subscribers. */
   events: Pick<SubscriptionService, 'subscribersOf' | 'deliveriesTo' | 'dispatch' | 'dispatchUnstarted'>;
   /** The creator's key as it stands now, for cases that start after the request that asked for them. */
@@ -535,8 +539,23 @@ export class CaseService {
     return { record, results: record.results ?? {} };
   }
 
+  /** Every node's record, a human_task node's log with its tasks' history (each decision: who, when, what). */
   async audit(auth: AuthContext, caseId: string): Promise<CaseAudit> {
     const record = await this.load(auth, caseId, 'case:read');
+    const audit = await this.nodeAudit(record);
+    const events = await this.deps.taskHistory.caseEvents(caseId);
+    if (events.length === 0) return audit;
+    const nodes = audit.nodes.map((node) => {
+      const own = events.filter((e) => e.nodeId === node.nodeId);
+      if (own.length === 0) return node;
+      const history = own.map((e): NodeLog => ({ level: 'info', message: taskEventMessage(e), at: e.at }));
+      return { ...node, logs: [...node.logs, ...history].sort((a, b) => a.at.localeCompare(b.at)) };
+    });
+    return { ...audit, nodes };
+  }
+
+  private async nodeAudit(record: CaseRecord): Promise<CaseAudit> {
+    const caseId = record.id;
     const { graph } = await this.starts.version(record);
     if (isTerminal(record.status)) {
       const nodes = await this.repo.listNodes(caseId, (id) => graph.nodes[id]?.name ?? id);

@@ -1,7 +1,7 @@
 import type { NodeRecord, ReusedNode } from '../domain/cases.js';
 import type { WorkflowGraph } from '../domain/graph.js';
 import { isEntryNode } from '../domain/node-kinds/registry.js';
-import { valueFits } from './case-inputs.js';
+import { valueFits } from '../domain/variables.js';
 
 /** A node of the original case a rerun from the failed node cannot reuse, and why. */
 export interface UnreusableNode {

@@ -1717,6 +1717,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/stats/tasks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's human task figures per workspace
+     * @description Per workspace the key reads with Case: Read: tasks waiting for a decision now (open, claimed), those closed in a window (default: the last day, at most 31 days) by how, and the time from opening to each decision. Filter: workspaceId (one the key does not reach counts nothing). Computed from the store: the per-tenant figures /metrics does not label.
+     */
+    get: operations['getApiV1StatsTasks'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/tasks/{taskId}': {
     parameters: {
       query?: never;
@@ -18028,6 +18048,114 @@ export interface operations {
       };
       /** @description Unknown task (or one of another organization) */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+    };
+  };
+  getApiV1StatsTasks: {
+    parameters: {
+      query?: {
+        /** @description Only this workspace */
+        workspaceId?: string;
+        /** @description Tasks closed at or after this time; default: a day before to */
+        from?: string;
+        /** @description Tasks closed before this time; default: now. At most 31 days after from */
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Figures per workspace */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description The window used (inclusive) */
+            from: string;
+            /** @description The window used (exclusive) */
+            to: string;
+            workspaces: {
+              workspaceId: string;
+              /** @description Waiting for a decision now, unclaimed (whatever the window) */
+              open: number;
+              /** @description Waiting for a decision now, claimed (whatever the window) */
+              claimed: number;
+              /** @description Completed in the window */
+              completed: number;
+              /** @description Past their due time (or the case’s maximum wait) in the window */
+              expired: number;
+              /** @description Cancelled with their case in the window */
+              cancelled: number;
+              /** @description Opening → decision, over the tasks completed in the window; null when none was */
+              decisionSeconds: {
+                count: number;
+                mean: number;
+                max: number;
+              } | null;
+            }[];
+          };
+        };
+      };
+      /** @description Malformed filter or time range, or a window over 31 days */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Missing, invalid or expired key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description The key lacks Case: Read */
+      403: {
         headers: {
           [name: string]: unknown;
         };

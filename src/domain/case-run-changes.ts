@@ -20,6 +20,7 @@ export const caseRunChanges = [
   'human-task-waits',
   'case-rerun-reused-nodes',
   'creator-key-recheck',
+  'call-workflow-deadline-after-waits',
 ] as const;
 
 export type CaseRunChange = (typeof caseRunChanges)[number];

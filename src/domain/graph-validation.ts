@@ -3,7 +3,7 @@ import { inputKind } from './node-kinds/input.js';
 import { outputKind } from './node-kinds/output.js';
 import { processSchemaOf } from './node-kinds/process-schema.js';
 import { nodeKinds } from './node-kinds/registry.js';
-import type { VariableSchema } from './variables.js';
+import { optionsProblem, type VariableSchema } from './variables.js';
 import { handlerClassName } from './vocabulary.js';
 
 /** One reason a graph cannot be saved; `path` is dotted from the graph root (`nodes.<id>.routes.<routeId>`). */
@@ -117,6 +117,8 @@ function checkVariableSchema(schema: VariableSchema | undefined, path: string, p
         path: `${path}.schema.${key}.id`,
         message: `Variable key ${key} differs from its id ${entry.id}`,
       });
+    const options = optionsProblem(entry);
+    if (options) problems.push({ path: `${path}.schema.${key}.tags`, message: options });
   }
 }
 

@@ -163,3 +163,16 @@ export interface TaskEvent {
   action: string;
   details: Record<string, unknown>;
 }
+
+/** A history entry with the task and node it belongs to, as a case's audit reads them. */
+export interface CaseTaskEvent extends TaskEvent {
+  taskId: string;
+  nodeId: string;
+}
+
+/** A history entry as one line of the node's audit log: what happened to which task, by whom, with its details. */
+export function taskEventMessage(event: CaseTaskEvent): string {
+  const by = event.actorUserId ? ` by user ${event.actorUserId}` : '';
+  const details = Object.keys(event.details).length > 0 ? `: ${JSON.stringify(event.details)}` : '';
+  return `Task ${event.taskId} ${event.action.replaceAll('_', ' ')}${by}${details}`;
+}

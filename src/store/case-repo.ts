@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PostgresAdapter, sql, type Insertable, type Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import {
   nodeClocks,
   terminalStatuses,
@@ -14,6 +14,7 @@ import {
 } from '../domain/cases.js';
 import { pendingDeliveryRow, type NewDelivery } from './callback-repo.js';
 import type { Db } from './database.js';
+import { secondsBetween } from './durations.js';
 import { olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
 import type { Page } from '../domain/page.js';
 import type { CaseParent, CaseRecord, CaseSummary } from '../domain/case-records.js';
@@ -349,11 +350,7 @@ export class CaseRepo {
 
   /** Case counts and run times per workflow and status, aggregated in SQL (one row per group). */
   async stats(filter: CaseStatsFilter): Promise<CaseStatsRow[]> {
-    // Times are ISO text on both dialects; each has its own way to subtract two of them.
-    const seconds =
-      this.db.getExecutor().adapter instanceof PostgresAdapter
-        ? sql<number>`extract(epoch from (finished_at::timestamptz - started_at::timestamptz))`
-        : sql<number>`(julianday(finished_at) - julianday(started_at)) * 86400`;
+    const seconds = secondsBetween(this.db, 'started_at', 'finished_at');
     let query = this.db
       .selectFrom('cases')
       .select((eb) => [

@@ -1,11 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { TaskActor, TaskAssignee, TaskEvent, TaskRecord, TaskStatus } from '../domain/human-tasks.js';
+import type {
+  CaseTaskEvent,
+  TaskActor,
+  TaskAssignee,
+  TaskEvent,
+  TaskRecord,
+  TaskStatus,
+} from '../domain/human-tasks.js';
 import type { VariableSchema } from '../domain/variables.js';
 import type { Db } from './database.js';
+import { secondsBetween } from './durations.js';
 import { olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
 import type { Page } from '../domain/page.js';
-import type { HumanTaskTable } from './tables/tasks.js';
+import type { HumanTaskEventTable, HumanTaskTable } from './tables/tasks.js';
 
 export type NewTask = Pick<
   TaskRecord,
@@ -49,6 +57,24 @@ export interface TaskListFilter extends ListScope {
   sort: 'newest' | 'soonest_due';
   after?: Keyset;
   limit: number;
+}
+
+export interface TaskStatsFilter extends ListScope {
+  /** Closed at or after (ISO time). */
+  closedFrom: string;
+  /** Closed before (ISO time). */
+  closedBefore: string;
+}
+
+/** Tasks of one workspace in one status; for completed ones, the time from opening to the decision. */
+export interface TaskStatsRow {
+  workspaceId: string;
+  status: TaskStatus;
+  tasks: number;
+  /** Tasks with a decision time, which the seconds below cover. */
+  decided: number;
+  totalSeconds: number;
+  maxSeconds: number | null;
 }
 
 /** Sorts after every real time: a task without a due time comes last in the soonest-due list. */
@@ -111,6 +137,15 @@ function changeColumns(change: TaskChange): Partial<HumanTaskTable> {
   if (change.linkHash !== undefined) row.link_hash = change.linkHash;
   if (change.linkExpiresAt !== undefined) row.link_expires_at = change.linkExpiresAt;
   return row;
+}
+
+function toEvent(r: HumanTaskEventTable): TaskEvent {
+  return {
+    at: r.at,
+    actorUserId: r.actor_user_id,
+    action: r.action,
+    details: JSON.parse(r.details) as Record<string, unknown>,
+  };
 }
 
 /** One history entry, in the transaction of the change it records. */
@@ -191,12 +226,21 @@ export class TaskRepo {
       .orderBy('at')
       .orderBy('id')
       .execute();
-    return rows.map((r) => ({
-      at: r.at,
-      actorUserId: r.actor_user_id,
-      action: r.action,
-      details: JSON.parse(r.details) as Record<string, unknown>,
-    }));
+    return rows.map(toEvent);
+  }
+
+  /** The history of every task of a case, oldest first, each entry with its task and node (for the case audit). */
+  async caseEvents(caseId: string): Promise<CaseTaskEvent[]> {
+    const rows = await this.db
+      .selectFrom('human_task_events as e')
+      .innerJoin('human_tasks as t', 't.id', 'e.task_id')
+      .selectAll('e')
+      .select(['t.node_id'])
+      .where('t.case_id', '=', caseId)
+      .orderBy('e.at')
+      .orderBy('e.id')
+      .execute();
+    return rows.map((r) => ({ ...toEvent(r), taskId: r.task_id, nodeId: r.node_id }));
   }
 
   /**
@@ -279,6 +323,42 @@ export class TaskRepo {
       .where('user_id', '=', userId)
       .executeTakeFirst();
     return row?.role;
+  }
+
+  /**
+   * Per workspace and status: the tasks waiting now (open, claimed) and those that closed in the window, with
+   * the time from opening to the decision of the completed ones.
+   */
+  async stats(filter: TaskStatsFilter): Promise<TaskStatsRow[]> {
+    const seconds = secondsBetween(this.db, 'created_at', 'decided_at');
+    let query = this.db
+      .selectFrom('human_tasks')
+      .select((eb) => [
+        'workspace_id',
+        'status',
+        eb.fn.countAll<string | number>().as('tasks'),
+        eb.fn.count<string | number>(seconds).as('decided'),
+        eb.fn.sum<string | number | null>(seconds).as('total_seconds'),
+        eb.fn.max<string | number | null>(seconds).as('max_seconds'),
+      ])
+      .where('organization_id', '=', filter.organizationId)
+      .where((eb) =>
+        eb.or([
+          eb('status', 'in', ['open', 'claimed']),
+          // A closed task changes no more: its last update is when it closed.
+          eb.and([eb('updated_at', '>=', filter.closedFrom), eb('updated_at', '<', filter.closedBefore)]),
+        ]),
+      );
+    if (filter.workspaceIds) query = query.where('workspace_id', 'in', filter.workspaceIds);
+    const rows = await query.groupBy(['workspace_id', 'status']).orderBy('workspace_id').orderBy('status').execute();
+    return rows.map((row) => ({
+      workspaceId: row.workspace_id,
+      status: row.status as TaskStatus,
+      tasks: Number(row.tasks),
+      decided: Number(row.decided),
+      totalSeconds: Number(row.total_seconds ?? 0),
+      maxSeconds: row.max_seconds === null ? null : Number(row.max_seconds),
+    }));
   }
 
   /** Open (and claimed) tasks per workspace, for the metrics. */

@@ -3,6 +3,7 @@ import { Gauge, Histogram, type Registry } from 'prom-client';
 import { assertWorkspaceGrant, canUseWorkspace, listScope, type ListRequest } from '../auth/access.js';
 import type { AuthContext } from '../domain/auth-context.js';
 import { validateFormValues } from '../cases/case-inputs.js';
+import { statsWindow } from '../cases/case-stats.js';
 import type { WorkflowGraph } from '../domain/graph.js';
 import type { GraphProblem } from '../domain/graph-validation.js';
 import {
@@ -22,6 +23,7 @@ import type { Page } from '../domain/page.js';
 import type { TaskEvent, TaskRecord } from '../domain/human-tasks.js';
 import type { TaskRepo } from '../store/task-repo.js';
 import { TaskRefusedError, type TaskDecisionGateway } from '../temporal/gateways/task-decisions.js';
+import { workspaceTaskStats, type TaskStats } from './task-stats.js';
 
 export interface TaskServiceDeps {
   repo: TaskRepo;
@@ -63,6 +65,13 @@ export interface TaskListRequest extends ListRequest {
   workflowId?: string;
   dueBefore?: string;
   sort: 'newest' | 'soonest_due';
+}
+
+/** A window of closing times, optionally one workspace. */
+export interface TaskStatsRequest {
+  workspaceId?: string;
+  from?: string;
+  to?: string;
 }
 
 const decidable: TaskStatus[] = ['open', 'claimed'];
@@ -215,6 +224,23 @@ export class TaskService {
       ...(userId ? { assignedTo: { userId, role: await this.deps.repo.memberRole(auth.organizationId, userId) } } : {}),
       sort: request.sort,
     });
+  }
+
+  /**
+   * The caller's figures per workspace (Case: Read): tasks waiting now, those closed in the window (default the
+   * last day, at most 31 days) and the time to each decision; the per-tenant view /metrics does not label.
+   */
+  async stats(auth: AuthContext, request: TaskStatsRequest): Promise<TaskStats> {
+    const window = statsWindow(request);
+    const scope = listScope(auth, 'case:read', { workspaceId: request.workspaceId, limit: 0 });
+    if (!scope) return { ...window, workspaces: [] };
+    const rows = await this.deps.repo.stats({
+      organizationId: scope.organizationId,
+      workspaceIds: scope.workspaceIds,
+      closedFrom: window.from,
+      closedBefore: window.to,
+    });
+    return { ...window, workspaces: workspaceTaskStats(rows) };
   }
 
   async details(auth: AuthContext, taskId: string): Promise<TaskDetails> {

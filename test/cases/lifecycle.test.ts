@@ -60,6 +60,7 @@ describe('case lifecycle', () => {
       { name: 'age', type: 'float' },
       { name: 'note', nullable: true },
       { name: 'extra', optional: true },
+      { name: 'size', optional: true, tags: [{ variable_name: 'options', value: ['S', 'M'] }] },
     ]);
     const output = g.output([{ name: 'name' }]);
     g.edge(input, output);
@@ -70,6 +71,7 @@ describe('case lifecycle', () => {
       [{ inputs: { name: 'a', note: 'n' } }, 'body.inputs.age'],
       [{ inputs: { name: null, age: 3, note: 'n' } }, 'body.inputs.name'],
       [{ inputs: { name: 'a', age: 3, note: 'n', unknown: 1 } }, 'body.inputs.unknown'],
+      [{ inputs: { name: 'a', age: 3, note: 'n', size: 'XL' } }, 'body.inputs.size'],
       [
         { jobPayloadSchema: { name: { value: 'a' }, age: { value: true }, note: { value: null } } },
         'body.jobPayloadSchema.age',

@@ -5,6 +5,7 @@ import type { CaseRunInput } from '../../src/domain/cases.js';
 import { DomainError } from '../../src/errors.js';
 import { Outbound } from '../../src/net/outbound.js';
 import { CaseRepo } from '../../src/store/case-repo.js';
+import { TaskRepo } from '../../src/store/task-repo.js';
 import { EngineHealth, NoAnswerInTimeError } from '../../src/temporal/engine-health.js';
 import type { CaseRunGateway, StartOutcome } from '../../src/temporal/gateways/case-runs.js';
 import { startTestService, type TestService } from '../support/harness.js';
@@ -71,6 +72,7 @@ describe('execute when the start call fails', () => {
       admission: services.admission,
       events: services.subscriptions,
       authentication: services.authentication,
+      taskHistory: new TaskRepo(store.db),
     });
   }
 

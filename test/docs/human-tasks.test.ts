@@ -42,12 +42,20 @@ describe('docs/human-tasks.md walk-through', () => {
       answers.push(response);
       if (response.status < 300) remember(values, response.body);
     }
-    expect(answers.map((a) => a.status)).toEqual([201, 201, 202, 200, 200, 200, 200, 409, 200]);
-    const [, , , list, status, task, done, , results] = answers;
+    expect(answers.map((a) => a.status)).toEqual([201, 201, 202, 200, 200, 200, 200, 409, 200, 200]);
+    const [, , , list, status, task, done, , results, stats] = answers;
     expect(list?.body.items).toEqual([expect.objectContaining({ title: 'Approve 1250 EUR', status: 'open' })]);
     expect(status?.body.waitingTasks).toEqual([expect.objectContaining({ taskId: values.taskId })]);
     expect(task?.body.instructions).toBe('Pay 1250 EUR to the supplier?');
     expect(done?.body).toMatchObject({ status: 'completed', outputs: { approved: true, note: 'Within budget' } });
     expect(results?.body.results).toMatchObject({ approved: { value: true }, note: { value: 'Within budget' } });
+    expect(stats?.body.workspaces).toEqual([
+      expect.objectContaining({
+        workspaceId: svc.workspaceId,
+        open: 0,
+        completed: 1,
+        decisionSeconds: expect.objectContaining({ count: 1 }),
+      }),
+    ]);
   });
 });

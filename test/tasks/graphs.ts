@@ -1,4 +1,5 @@
 import type { WorkflowNode } from '../../src/domain/graph.js';
+import type { VariableSchemaEntry } from '../../src/domain/variables.js';
 import { Graph, vars } from '../support/graphs.js';
 
 /** The approval route's id (its bool output is the form's `approved` field). */
@@ -6,10 +7,15 @@ const approvedRoute = 'approved';
 
 /**
  * input(amount: float, deadline: date, optional) → human_task "Approve" (form: `approved`, the route's
- * bool, and an optional `note`) → output(approved, note), by the route's edge or its complement: the
+ * bool, an optional `note` and any `fields`) → output(approved, note), by the route's edge or its complement: the
  * case completes either way and its results show the decision.
  */
-export function approvalGraph(process: Record<string, unknown>, extra: Partial<WorkflowNode> = {}) {
+export function approvalGraph(
+  process: Record<string, unknown>,
+  extra: Partial<WorkflowNode> = {},
+  /** More fields of the form, besides `approved` and `note` (the output does not read them). */
+  fields: VariableSchemaEntry[] = [],
+) {
   const graph = new Graph();
   const input = graph.input([
     { name: 'amount', type: 'float' },
@@ -17,6 +23,7 @@ export function approvalGraph(process: Record<string, unknown>, extra: Partial<W
   ]);
   const form = vars([{ name: 'note', type: 'str', nullable: true, optional: true }]);
   form.schema[approvedRoute] = { id: approvedRoute, variable_name: 'approved', allowed_types: [{ type: 'bool' }] };
+  for (const field of fields) form.schema[field.id] = field;
   const task = graph.node({
     name: 'Approve',
     type: 'human_task',

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audit, caseStatus, createWorkflow, results, startCase, waitForEnd } from '../cases/support.js';
 import { createClient, type CaseflowClient, type paths } from '../../src/client/index.js';
-import { newCaller, newKey } from '../support/keys.js';
+import { newCaller, newKey, newWorkspace } from '../support/keys.js';
 import { answered, http, startTestService, type TestService } from '../support/harness.js';
 import { approvalGraph } from './graphs.js';
 import { completeTask, getTask, listTasks, taskOf } from './support.js';
@@ -42,9 +42,13 @@ afterAll(async () => {
 type ReassignBody = paths['/api/v1/tasks/{taskId}/reassign']['post']['requestBody']['content']['application/json'];
 const path = (taskId: string) => ({ params: { path: { taskId } } });
 const claim = (taskId: string, client = svc.client) => client.POST('/api/v1/tasks/{taskId}/claim', path(taskId));
+const release = (taskId: string, client = svc.client) => client.POST('/api/v1/tasks/{taskId}/release', path(taskId));
 const reassign = (taskId: string, body: ReassignBody, client = svc.client) =>
   client.POST('/api/v1/tasks/{taskId}/reassign', { ...path(taskId), body });
 const task = (taskId: string) => answered(getTask(svc, taskId), 200);
+type StatsQuery = NonNullable<paths['/api/v1/stats/tasks']['get']['parameters']['query']>;
+const taskStats = (client = svc.client, query: StatsQuery = {}) =>
+  client.GET('/api/v1/stats/tasks', { params: { query } });
 
 describe('task inbox', () => {
   it('refuses a graph naming an unknown assignee or a form without fields, each with 400 naming the field', async () => {
@@ -73,6 +77,12 @@ describe('task inbox', () => {
     const metrics = await http(`${svc.url}/metrics`, 'GET');
     expect(metrics.text).toMatch(/caseflow_human_tasks_open [1-9]/);
     expect(metrics.text).not.toContain(svc.workspaceId);
+    // Per workspace for the tenant: its open task counted; another organization, or a key without Case: Read, sees none.
+    const ours = (await answered(taskStats(), 200)).workspaces.find((w) => w.workspaceId === svc.workspaceId);
+    expect(ours?.open).toBeGreaterThanOrEqual(1);
+    const theirs = await answered(taskStats(as.otherOrg, { workspaceId: svc.workspaceId }), 200);
+    expect(theirs.workspaces).toEqual([]);
+    expect((await taskStats(as.noCaseGrant)).response.status).toBe(403);
 
     const detail = await answered(getTask(svc, taskId, as.member), 200);
     expect(detail).toMatchObject({ instructions: 'Pay 120 EUR to the supplier?', outputs: null });
@@ -133,6 +143,67 @@ describe('task inbox', () => {
     expect(unknown.response.status).toBe(400);
     await answered(completeTask(svc, taskId, { approved: true }), 200);
     expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+  });
+
+  it('filters by workspace, workflow, due time and status; a claim is given back; the case audit shows each step', async () => {
+    const late = await startCase(svc, workflowId, { amount: 7 });
+    const lateTask = (await taskOf(svc, late)).taskId;
+    // A second approval, due seconds from now (a due time from a date input may be that close), that takes its route.
+    const today = new Date().toISOString().slice(0, 10);
+    const { graph } = approvalGraph({
+      ...process,
+      due: { input: 'deadline', offset_ms: Date.now() + 8_000 - Date.parse(today) },
+    });
+    const soon = await createWorkflow(svc, graph, 'approval due in seconds');
+    const early = await startCase(svc, soon.workflowId, { amount: 8, deadline: today });
+    const earlyTask = (await taskOf(svc, early)).taskId;
+
+    const ids = async (query: Parameters<typeof listTasks>[1]) =>
+      (await listTasks(svc, { limit: 100, ...query })).items.map((t) => t.taskId);
+    expect(await ids({ workflowId: soon.workflowId })).toEqual([earlyTask]);
+    const inHour = new Date(Date.now() + 3600_000).toISOString();
+    const dueSoon = await ids({ dueBefore: inHour });
+    expect([dueSoon.includes(earlyTask), dueSoon.includes(lateTask)]).toEqual([true, false]);
+    // Newest first by default: the later case's task before the earlier one's.
+    const newest = await ids({});
+    expect(newest.indexOf(earlyTask)).toBeLessThan(newest.indexOf(lateTask));
+    expect(await ids({ workspaceId: svc.workspaceId, caseId: late })).toEqual([lateTask]);
+    expect(await ids({ workspaceId: await newWorkspace(svc), caseId: late })).toEqual([]);
+
+    // The assignee claims and gives the claim back; an open task has no claim to give back.
+    await answered(claim(lateTask, as.member), 200);
+    const released = await answered(release(lateTask, as.member), 200);
+    expect(released).toMatchObject({ status: 'open', claimedBy: null });
+    expect(released.history.map((h) => h.action)).toEqual(['opened', 'claimed', 'released']);
+    expect((await release(lateTask, as.member)).response.status).toBe(409);
+    const admins: ReassignBody = { assignee: { type: 'role', role: 'admin' } };
+    await answered(reassign(lateTask, admins), 200);
+    await answered(completeTask(svc, lateTask, { approved: true, note: 'ok' }), 200);
+    expect((await waitForEnd(svc, late)).status).toBe('COMPLETED');
+    // The case audit has the task's history in the node's log: who did what, when.
+    const logs = (await audit(svc, late)).audit.nodes_execution_data[taskNodeId]?.logs ?? [];
+    const lines = logs.map((l) => l.message);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(new RegExp(`^Task ${lateTask} opened: .*"role":"member"`)),
+        `Task ${lateTask} claimed by user ${memberId}`,
+        `Task ${lateTask} released by user ${memberId}`,
+        expect.stringMatching(new RegExp(`^Task ${lateTask} reassigned by user ${svc.userId}: .*"role":"admin"`)),
+        expect.stringMatching(new RegExp(`^Task ${lateTask} completed by user ${svc.userId}: .*"note":"ok"`)),
+      ]),
+    );
+    expect([...logs.map((l) => l.at)].sort()).toEqual(logs.map((l) => l.at));
+
+    // The early task passes its due time: expired, its route taken, the case completed.
+    expect((await waitForEnd(svc, early)).status).toBe('COMPLETED');
+    expect(await ids({ status: 'expired', workflowId: soon.workflowId })).toEqual([earlyTask]);
+    expect(await results(svc, early)).toMatchObject({ approved: { value: true } });
+    // The workspace's figures count the expiry and the decisions, with the time each took.
+    const [figures] = (await answered(taskStats(svc.client, { workspaceId: svc.workspaceId }), 200)).workspaces;
+    expect(figures?.expired).toBeGreaterThanOrEqual(1);
+    expect(figures?.completed).toBeGreaterThanOrEqual(2);
+    expect(figures?.decisionSeconds?.count).toBe(figures?.completed);
+    expect(figures?.decisionSeconds?.max).toBeGreaterThan(0);
   });
 
   it('cancelling the case cancels its open task; lists page by cursor, soonest due first', async () => {

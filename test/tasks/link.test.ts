@@ -94,6 +94,51 @@ describe('completion link', () => {
     expect(decided.outputs).toEqual({ approved: true, note: 'ok by mail' });
   });
 
+  it("offers a field's options as a choice list, fills in defaults, and sends a blank field that may be null as null", async () => {
+    const { graph } = approvalGraph({ title: 'Rate {{ amount }}', assignee: { type: 'workspace' } }, {}, [
+      {
+        id: 'priority',
+        variable_name: 'priority',
+        allowed_types: [{ type: 'str' }],
+        default: 'normal',
+        tags: [{ variable_name: 'options', value: ['low', 'normal', 'high'] }],
+      },
+      { id: 'budget', variable_name: 'budget', allowed_types: [{ type: 'float' }], default: 10 },
+      { id: 'comment', variable_name: 'comment', allowed_types: [{ type: 'str' }], is_nullable: true },
+    ]);
+    const { workflowId: rated } = await createWorkflow(svc, graph, 'approval with choices');
+    const { caseId, taskId } = await openTask(3, {}, rated);
+    // Through the API too, a value that is not one of the options is refused, naming the field.
+    const wrong = await completeTask(svc, taskId, { approved: true, priority: 'urgent', comment: null });
+    expect(wrong.response.status).toBe(400);
+    expect(wrong.error?.metadata).toMatchObject({
+      fields: [{ field: 'body.outputs.priority', message: 'must be one of "low", "normal", "high"' }],
+    });
+
+    const page = await browser.newPage();
+    try {
+      await page.goto(await createLink(taskId));
+      const priority = page.locator('select[name=priority]');
+      expect(await priority.locator('option').allInnerTexts()).toEqual(['—', 'low', 'normal', 'high']);
+      expect(await priority.inputValue()).toBe('normal');
+      expect(await page.locator('input[name=budget]').inputValue()).toBe('10');
+      await page.check('input[name=approved][value=true]');
+      await priority.selectOption('high');
+      await Promise.all([page.waitForLoadState(), page.click('button[type=submit]')]);
+      expect(await page.locator('body').getAttribute('data-outcome')).toBe('done');
+    } finally {
+      await page.close();
+    }
+    expect((await task(taskId)).outputs).toEqual({
+      approved: true,
+      note: null,
+      priority: 'high',
+      budget: 10,
+      comment: null,
+    });
+    expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+  });
+
   it('answers a link it never gave out with a clear page, never a stack trace', async () => {
     const page = await browser.newPage();
     try {

@@ -46,6 +46,16 @@ describe('human tasks on Postgres', () => {
     expect(done.history.map((h) => h.action)).toEqual(['opened', 'completed']);
     expect((await waitForEnd(svc, cases[1] as string)).status).toBe('COMPLETED');
     expect((await list({ status: 'completed' })).items.map((t) => t.taskId)).toEqual([taskId]);
+    // The tenant's figures, computed in Postgres: one open, one completed with its decision time.
+    const stats = await answered(svc.client.GET('/api/v1/stats/tasks', { params: { query: {} } }), 200);
+    expect(stats.workspaces).toEqual([
+      expect.objectContaining({
+        workspaceId: svc.workspaceId,
+        open: 1,
+        completed: 1,
+        decisionSeconds: expect.objectContaining({ count: 1 }),
+      }),
+    ]);
     await answered(
       svc.client.POST('/api/v1/case/{caseId}/cancel', { params: { path: { caseId: String(cases[0]) } } }),
       200,

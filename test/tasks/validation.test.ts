@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { validateGraph } from '../../src/domain/graph-validation.js';
+import type { VariableSchemaEntry } from '../../src/domain/variables.js';
 import { approvalGraph } from './graphs.js';
 
 const valid = {
@@ -44,6 +45,33 @@ describe('human_task graph validation', () => {
       'nodes.T.output_schema',
       'A human_task form needs at least one field (output variable)',
     ]);
+  });
+
+  it("checks a form field's options: 1 to 20 distinct values of its type, its default among them", () => {
+    const withOptions = (value: unknown, extra: Partial<VariableSchemaEntry> = {}) => {
+      const { graph, task } = approvalGraph(valid, {}, [
+        {
+          id: 'level',
+          variable_name: 'level',
+          allowed_types: [{ type: 'int' }],
+          tags: [{ variable_name: 'options', value }],
+          ...extra,
+        },
+      ]);
+      return validateGraph(graph).map((p) => [p.path.replace(task, 'T'), p.message]);
+    };
+    const at = 'nodes.T.output_schema.schema.level.tags';
+    expect(withOptions([1, 2, 3], { default: 2 })).toEqual([]);
+    expect(withOptions([])).toEqual([[at, 'The options tag needs a list of 1 to 20 values']]);
+    expect(withOptions('1,2')).toEqual([[at, 'The options tag needs a list of 1 to 20 values']]);
+    expect(withOptions(Array.from({ length: 21 }, (_, i) => i))).toEqual([
+      [at, 'The options tag needs a list of 1 to 20 values'],
+    ]);
+    expect(withOptions([1, 'two'])).toEqual([
+      [at, `Option "two" is not a text or number value of the variable's types (int)`],
+    ]);
+    expect(withOptions([1, 1])).toEqual([[at, 'The options tag lists a value twice']]);
+    expect(withOptions([1, 2], { default: 3 })).toEqual([[at, 'The default 3 is not one of the options']]);
   });
 
   it('refuses unknown assignees, references, routes and due times, each naming its field', () => {

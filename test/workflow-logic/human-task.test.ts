@@ -22,6 +22,7 @@ import {
 import type { WorkflowOf } from '../../src/temporal/contracts/contract.js';
 import { startWorkflow } from '../../src/temporal/contracts/start.js';
 import { approvalGraph } from '../tasks/graphs.js';
+import { vars } from '../support/graphs.js';
 import { until, untilActivitiesTaken, WorkflowLogic } from './support.js';
 
 /**
@@ -54,7 +55,10 @@ const hour = 3_600_000;
 
 async function runApproval(
   process: Record<string, unknown>,
-  options: { input?: Partial<CaseRunInput>; whileRunning?: (handle: Handle, seen: Recorded) => Promise<void> } = {},
+  options: {
+    input?: Partial<CaseRunInput>;
+    whileRunning?: (handle: Handle, seen: Recorded) => Promise<void>;
+  } = {},
 ) {
   const { graph } = approvalGraph(process);
   const input: CaseRunInput = {
@@ -132,6 +136,66 @@ async function send(handle: Handle, update: TaskDecision): Promise<string> {
 }
 
 describe('case run: waiting on a person', () => {
+  it('refuses a completion once the due time passed: the due timer won, its route is the outcome', async () => {
+    // Approve (due in an hour, then its route) → Confirm (no due time) → output: the case still waits when the late
+    // completion of Approve comes, so the run itself answers it.
+    const { graph } = approvalGraph({
+      ...approval,
+      due: { after_ms: hour },
+      on_due: { action: 'route', route_id: 'approved' },
+    });
+    const approve = Object.values(graph.nodes).find((n) => n.name === 'Approve')!;
+    const output = Object.values(graph.nodes).find((n) => n.type === 'output')!;
+    const confirm = graph.node({
+      name: 'Confirm',
+      type: 'human_task',
+      handler_class: 'human_task',
+      input_schema: vars([{ name: 'approved', type: 'bool' }]),
+      output_schema: vars([{ name: 'confirmed', type: 'bool' }]),
+      process: { title: 'Confirm', assignee: { type: 'workspace' } },
+    });
+    output.input_schema = vars([{ name: 'confirmed', type: 'bool' }]);
+    for (const edge of Object.values(graph.edges)) if (edge.to_node_id === output.id) edge.to_node_id = confirm;
+    graph.edge(confirm, output.id);
+    let refusal = '';
+    const { result, seen } = await runApproval(
+      {},
+      {
+        input: { graph: graph.body() },
+        whileRunning: async (handle, seen) => {
+          await until(() => seen.opened.length === 1);
+          // An hour and a second on the server's clock: Approve is due, takes its route, and Confirm opens.
+          await logic.skip(hour + 1000);
+          await until(() => seen.opened.length === 2);
+          refusal = await send(handle, decision(seen.opened[0]!.taskId, false));
+          await send(handle, { ...decision(seen.opened[1]!.taskId, true), outputs: { confirmed: true } });
+        },
+      },
+    );
+    expect(refusal).toBe('expired');
+    expect(seen.opened.map((t) => t.nodeId)).toEqual([approve.id, confirm]);
+    expect(seen.closed.map((c) => c.status)).toEqual(['expired', 'completed']);
+    expect(result?.status).toBe('COMPLETED');
+    expect(result?.results.confirmed?.value).toBe(true);
+  });
+
+  it('fails the node with kind timeout once the case waited its maximum on people (cases.maxWaitMs)', async () => {
+    // No due time, a one-hour deadline and a three-hour maximum wait: the wait is bounded by the maximum alone.
+    const { err, seen, workflowMs } = await runApproval(approval, { input: { maxWaitMs: 3 * hour } });
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect(workflowMs).toBeGreaterThanOrEqual(3 * hour);
+    expect(seen.closed).toEqual([
+      expect.objectContaining({ status: 'expired', reason: 'The case waited its maximum of 10800000 ms on people' }),
+    ]);
+    const end = seen.ends[0]?.finalize;
+    expect(end?.status).toBe('FAILED');
+    const taskNode = end?.progress.nodes[String(seen.opened[0]?.nodeId)];
+    expect(taskNode?.error).toMatchObject({
+      kind: 'timeout',
+      message: 'The case waited its maximum of 10800000 ms on people (cases.maxWaitMs)',
+    });
+  });
+
   it('opens the task with its rendered instructions, takes the decision, closes the task and completes', async () => {
     let answers: string[] = [];
     const { result, seen } = await runApproval(approval, {
@@ -143,6 +207,9 @@ describe('case run: waiting on a person', () => {
         ]);
         expect(progress.nodes[seen.opened[0]!.nodeId]?.status).toBe('waiting');
         const taskId = seen.opened[0]!.taskId;
+        // The Temporal UI's current details name the task the case waits for.
+        const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+        expect(metadata.currentDetails).toBe(`Waiting for task ${taskId} "Approve 120.5"`);
         // A race of two decisions and a made-up task: one winner, the others refused before any history.
         answers = await Promise.all([
           send(handle, decision(taskId, true)),

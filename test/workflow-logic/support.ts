@@ -113,6 +113,11 @@ export class WorkflowLogic<M extends Mocks<M>> {
     return { ...outcome, wallMs, timers, workflowMs: (closeTime?.getTime() ?? NaN) - startTime.getTime() };
   }
 
+  /** Moves the server's clock on by `ms` (timers due meanwhile fire), while the test acts on a running workflow. */
+  async skip(ms: number): Promise<void> {
+    await this.env.sleep(ms);
+  }
+
   async stop(): Promise<void> {
     this.worker.shutdown();
     await this.running;

@@ -85,6 +85,37 @@ export const taskLinkSchema = z.object({
 
 export const reassignBodySchema = z.object({ assignee: assigneeSchema });
 
+export const taskStatsQuery = z
+  .object({
+    workspaceId: uuid.optional().meta({ description: 'Only this workspace' }),
+    from: isoTime.optional().meta({ description: 'Tasks closed at or after this time; default: a day before to' }),
+    to: isoTime
+      .optional()
+      .meta({ description: 'Tasks closed before this time; default: now. At most 31 days after from' }),
+  })
+  .meta({ description: 'A window of closing times of at most 31 days' });
+
+const count = z.number().int();
+
+export const taskStatsSchema = z.object({
+  from: z.string().meta({ description: 'The window used (inclusive)' }),
+  to: z.string().meta({ description: 'The window used (exclusive)' }),
+  workspaces: z.array(
+    z.object({
+      workspaceId: z.string(),
+      open: count.meta({ description: 'Waiting for a decision now, unclaimed (whatever the window)' }),
+      claimed: count.meta({ description: 'Waiting for a decision now, claimed (whatever the window)' }),
+      completed: count.meta({ description: 'Completed in the window' }),
+      expired: count.meta({ description: 'Past their due time (or the case’s maximum wait) in the window' }),
+      cancelled: count.meta({ description: 'Cancelled with their case in the window' }),
+      decisionSeconds: z
+        .object({ count: count, mean: z.number(), max: z.number() })
+        .nullable()
+        .meta({ description: 'Opening → decision, over the tasks completed in the window; null when none was' }),
+    }),
+  ),
+});
+
 export const taskErrors = {
   400: { description: 'Invalid body, query or id (metadata.fields)', schema: errorBodySchema },
   401: { description: 'Missing, invalid or expired key', schema: errorBodySchema },

@@ -1,5 +1,5 @@
 import type { LinkState } from '../../tasks/task-service.js';
-import type { VariableSchemaEntry } from '../../domain/variables.js';
+import { variableOptions, type VariableSchemaEntry } from '../../domain/variables.js';
 import type { VariableType } from '../../domain/vocabulary.js';
 
 const escapeHtml = (text: string) =>
@@ -13,19 +13,31 @@ const fieldName = (field: string) => field.replace(/^body\.outputs\./, '');
 
 const firstType = (entry: VariableSchemaEntry): VariableType => entry.allowed_types[0]?.type ?? 'str';
 
+/** A value as the text of its field (JSON for structured values). */
+const asText = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
+
+/** A field's control: its options as a choice list, a bool as Yes / No, else by type; its default filled in. */
 function input(entry: VariableSchemaEntry): string {
   const name = escapeHtml(entry.variable_name);
   const type = firstType(entry);
-  if (type === 'bool') {
-    const choice = (value: string, label: string) =>
-      `<label><input type="radio" name="${name}" value="${value}"> ${label}</label>`;
-    return choice('true', 'Yes') + choice('false', 'No');
+  const preset = entry.default ?? null;
+  const options = variableOptions(entry);
+  if (options) {
+    const choice = (value: unknown) =>
+      `<option value="${escapeHtml(asText(value))}"${value === preset ? ' selected' : ''}>${escapeHtml(asText(value))}</option>`;
+    return `<select name="${name}" id="${name}"><option value="">—</option>${options.map(choice).join('')}</select>`;
   }
+  if (type === 'bool') {
+    const choice = (value: boolean, label: string) =>
+      `<label><input type="radio" name="${name}" value="${String(value)}"${value === preset ? ' checked' : ''}> ${label}</label>`;
+    return choice(true, 'Yes') + choice(false, 'No');
+  }
+  const value = preset === null ? '' : ` value="${escapeHtml(asText(preset))}"`;
   if (type === 'int' || type === 'float')
-    return `<input type="number" name="${name}" id="${name}" step="${type === 'int' ? '1' : 'any'}">`;
+    return `<input type="number" name="${name}" id="${name}" step="${type === 'int' ? '1' : 'any'}"${value}>`;
   if (type === 'str' || type === 'date' || type === 'file')
-    return `<input type="text" name="${name}" id="${name}"${type === 'date' ? ' placeholder="2026-12-31T17:00:00Z"' : ''}>`;
-  return `<textarea name="${name}" id="${name}" placeholder="JSON"></textarea>`;
+    return `<input type="text" name="${name}" id="${name}"${type === 'date' ? ' placeholder="2026-12-31T17:00:00Z"' : ''}${value}>`;
+  return `<textarea name="${name}" id="${name}" placeholder="JSON">${preset === null ? '' : escapeHtml(asText(preset))}</textarea>`;
 }
 
 function formPage(state: Extract<LinkState, { page: 'form' }>): string {
@@ -77,7 +89,10 @@ export function taskLinkPage(state: LinkState): { status: number; html: string }
   return { status: statuses[state.page], html: page };
 }
 
-/** The form's values from its url-encoded fields, by each field's type; blanks are left out (the form check judges them). */
+/**
+ * The form's values from its url-encoded fields, by each field's type. A field left blank is null where the
+ * field may be null, else left out (the form check then says it is required, or fills its default).
+ */
 export function formValues(
   form: { schema: Record<string, VariableSchemaEntry> },
   sent: Record<string, unknown>,
@@ -85,7 +100,10 @@ export function formValues(
   const values: Record<string, unknown> = {};
   for (const entry of Object.values(form.schema)) {
     const raw = sent[entry.variable_name];
-    if (typeof raw !== 'string' || raw === '') continue;
+    if (typeof raw !== 'string' || raw === '') {
+      if (entry.is_nullable) values[entry.variable_name] = null;
+      continue;
+    }
     const type = firstType(entry);
     if (type === 'bool') values[entry.variable_name] = raw === 'true' ? true : raw === 'false' ? false : raw;
     else if (type === 'int' || type === 'float')

@@ -37,7 +37,7 @@ export interface HumanTaskTable {
   updated_at: string;
 }
 
-interface HumanTaskEventTable {
+export interface HumanTaskEventTable {
   id: string;
   task_id: string;
   at: string;
