@@ -74,7 +74,7 @@ export async function readCounters(urls: (string | undefined)[]): Promise<Counte
         ? fetch(url, { signal: AbortSignal.timeout(10_000) })
             .then((r) => r.text())
             .catch(() => '')
-        : '',
+        : Promise.resolve(''),
     ),
   );
   return parseCounters(texts.join('\n'));
