@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { describeGrowth, freeWorkflowTaskSlots, readCounters, type Counters } from './bench-counters.js';
 import type { Level, LevelResult } from './bench-e2e-load.js';
 import { cpuByArea, mainThreadProfiles, monotonicUs } from './bench-profile.js';
 import { cpuByGroup, megabytes, sample, type TreeSample } from './bench-proc.js';
@@ -109,11 +110,23 @@ async function measure(subject: Subject, levels: Level[], round: number): Promis
   const rssTimer = setInterval(() => (peakRssKb = Math.max(peakRssKb, sample(subject.roots).rssKb)), 500);
   const rows: Row[] = [];
   let fromUs = monotonicUs();
+  const counterUrls = [subject.metricsUrl, subject.engineMetricsUrl];
+  let countersBefore: Counters = new Map();
+  // An eager start falls back when no workflow-task slot is free: the fewest free during the level says whether that was why.
+  let fewestFreeSlots: number | undefined;
+  const slotTimer = setInterval(() => {
+    if (!subject.workerMetricsUrl) return;
+    void freeWorkflowTaskSlots(subject.workerMetricsUrl).then((free) => {
+      if (free !== undefined) fewestFreeSlots = Math.min(free, fewestFreeSlots ?? free);
+    });
+  }, 1000);
   for await (const line of createInterface({ input: load.stdout })) {
     const message = JSON.parse(line) as { event: 'start' } | { event: 'result'; result: LevelResult };
     if (message.event === 'start') {
       before = sample(subject.roots).threads;
       fromUs = monotonicUs();
+      if (subject.metricsUrl) countersBefore = await readCounters(counterUrls);
+      fewestFreeSlots = undefined;
       continue;
     }
     const r = message.result;
@@ -138,11 +151,19 @@ async function measure(subject: Subject, levels: Level[], round: number): Promis
     for (const [group, ms] of [...cpu].filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1])) {
       console.log(`e2e:     ${(ms / r.cases).toFixed(2).padStart(7)} ms/case  ${group}`);
     }
+    if (subject.metricsUrl) {
+      const grown = describeGrowth(countersBefore, await readCounters(counterUrls), r.cases);
+      if (grown.length > 0)
+        console.log(`e2e [${subject.name}]: counters over the level:\n${grown.map((l) => `e2e:   ${l}`).join('\n')}`);
+    }
+    if (fewestFreeSlots !== undefined)
+      console.log(`e2e [${subject.name}]: fewest free workflow-task slots during the level: ${fewestFreeSlots}`);
     if (r.badSignatures > 0) console.log(`e2e: WARNING ${r.badSignatures} callbacks failed signature verification`);
     // The load process waits for this line between levels and exits after the last.
     if (rows.length < levels.length) load.stdin.write('\n');
   }
   clearInterval(rssTimer);
+  clearInterval(slotTimer);
   const code = await loadExit;
   if (code !== 0) throw new Error(`the load process exited with ${code}`);
   console.log(`e2e [${subject.name}]: peak RSS ${megabytes(peakRssKb)}`);

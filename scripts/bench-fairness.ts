@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { post } from './bench-http.js';
 import type { FairnessJob, FairnessResult, Latencies, TenantJob } from './bench-fairness-load.js';
+import { describeGrowth, readCounters } from './bench-counters.js';
 import { benchTenantOf, distRoot, startCaseflow } from './bench-subjects.js';
 
 /**
@@ -85,6 +86,8 @@ async function measure(variant: Variant): Promise<FairnessResult> {
     };
     // Settled as the e2e bench lets it, so B's idle figure is not the start's.
     await new Promise((r) => setTimeout(r, 10_000));
+    const counterUrls = [subject.metricsUrl, subject.engineMetricsUrl];
+    const countersBefore = await readCounters(counterUrls);
     const load = spawn(process.execPath, [path.join(here, 'bench-fairness-load.js')], {
       env: { ...process.env, BENCH_FAIRNESS_JOB: JSON.stringify(job) },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -94,6 +97,9 @@ async function measure(variant: Variant): Promise<FairnessResult> {
     for await (const line of createInterface({ input: load.stdout })) result = JSON.parse(line) as FairnessResult;
     const code = await exit;
     if (code !== 0 || !result) throw new Error(`the fairness load process exited with ${code}`);
+    const grown = describeGrowth(countersBefore, await readCounters(counterUrls), result.burst.cases);
+    console.log(`fairness [${variant.name}]: counters over the run, per case of A's burst:`);
+    for (const line of grown) console.log(`fairness:   ${line}`);
     return result;
   } finally {
     await subject.stop();

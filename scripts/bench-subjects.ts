@@ -32,6 +32,10 @@ export interface Subject {
   temporalAddress?: string;
   /** Its Prometheus endpoint (caseflow subjects), read for how its runs were started. */
   metricsUrl?: string;
+  /** The embedded Temporal server's Prometheus endpoint (caseflow subjects; an older build's answers nowhere). */
+  engineMetricsUrl?: string;
+  /** The Temporal SDK runtime's own endpoint (served by its Rust threads, not the Node main thread). */
+  workerMetricsUrl?: string;
   job(levels: Level[]): LoadJob;
   stop(): Promise<void>;
 }
@@ -163,11 +167,14 @@ export interface EmbeddedLaunch {
   env: Record<string, string>;
   baseUrl: string;
   temporalAddress: string;
+  engineMetricsUrl: string;
+  workerMetricsUrl: string;
 }
 
 /** Free loopback ports for an embedded `npm start` on `dataDir`: the same launch starts it again on the same data. */
 export async function embeddedLaunch(dataDir: string): Promise<EmbeddedLaunch> {
-  const [port, temporalPort, uiPort, workerMetricsPort] = [
+  const [port, temporalPort, uiPort, workerMetricsPort, engineMetricsPort] = [
+    await freePort(),
     await freePort(),
     await freePort(),
     await freePort(),
@@ -182,9 +189,12 @@ export async function embeddedLaunch(dataDir: string): Promise<EmbeddedLaunch> {
       TEMPORAL_DEV_UI_PORT: String(uiPort),
       // The SDK's own metrics port, fixed by default: another service on this host may hold it.
       CASEFLOW_WORKER_METRICS_PORT: String(workerMetricsPort),
+      TEMPORAL_DEV_METRICS_PORT: String(engineMetricsPort),
     },
     baseUrl: `http://127.0.0.1:${port}`,
     temporalAddress: `127.0.0.1:${temporalPort}`,
+    engineMetricsUrl: `http://127.0.0.1:${engineMetricsPort}/metrics`,
+    workerMetricsUrl: `http://127.0.0.1:${workerMetricsPort}/metrics`,
   };
 }
 
@@ -233,6 +243,8 @@ export async function startCaseflow(root = distRoot, env: Record<string, string>
       roots: [{ pid: child.pid ?? 0, label: 'caseflow', kind: 'caseflow' }],
       temporalAddress: launch.temporalAddress,
       metricsUrl: `${launch.baseUrl}/metrics`,
+      engineMetricsUrl: launch.engineMetricsUrl,
+      workerMetricsUrl: launch.workerMetricsUrl,
       job,
       stop,
     };

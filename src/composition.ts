@@ -98,7 +98,7 @@ function refreshSettings(config: Config): RefreshSettings {
  */
 function buildServices(infra: Infrastructure, repos: Repositories) {
   const { config, logger, temporal, python, metrics, engine } = infra;
-  const caseRuns = new TemporalCaseRuns(temporal, metrics.registry);
+  const caseRuns = new TemporalCaseRuns(temporal, metrics.registry, config.temporal.caseWorkflowTaskTimeoutMs);
   const gates = new SourceGates(python, logger);
   const files = createFileService({ repos, config, logger });
   const box = secretBoxFromConfig(config);

@@ -20,6 +20,7 @@ import { temporalCliPath } from './temporal/binaries.js';
 import { connectTemporal } from './temporal/connection.js';
 import { superviseDevServer, type SupervisedDevServer } from './temporal/dev-server-supervisor.js';
 import { EngineHealth, startEngineProbe } from './temporal/engine-health.js';
+import { countLocalActivityReruns } from './temporal/local-activity-reruns.js';
 import { createWorker } from './temporal/worker.js';
 import { superviseWorker } from './temporal/worker-supervisor.js';
 import { PythonRunnerPool } from './python/pool.js';
@@ -137,6 +138,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           dynamicConfig: dev.dynamicConfig,
           sqlitePragmas: dev.sqlitePragmas,
           goGc: dev.goGc,
+          metricsPort: dev.metricsPort,
         },
         {
           maxRestarts: dev.maxRestarts,
@@ -190,6 +192,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
     let worker: (() => Worker) | undefined;
     if (role !== 'api') {
+      // Made once: a restarted worker counts on in the same metric.
+      const localActivityReruns = countLocalActivityReruns(metrics.registry);
       const supervised = await superviseWorker(
         () =>
           createWorker(
@@ -200,6 +204,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
               shutdownGraceMs: config.shutdownGraceMs,
               tracing: tracing.workerOptions,
               workflowTaskSlots: config.temporal.workflowTaskSlots,
+              activityInterceptors: [localActivityReruns],
             },
           ),
         logger,

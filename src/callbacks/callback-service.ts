@@ -40,7 +40,7 @@ export interface CallbackServiceDeps {
   /** The outbound policy: DNS is checked again at every attempt, a name public at execute may point inside now. */
   outbound: Outbound;
   logger: Logger;
-  metrics: Pick<Metrics, 'callbackAttempt'>;
+  metrics: Pick<Metrics, 'callbackAttempt' | 'callbackFirstAttemptMissed'>;
   /** An event subscription's signing secrets (current first); undefined once it is deleted. */
   subscriptionSecrets: (subscriptionId: string, at: Date) => Promise<string[] | undefined>;
 }
@@ -135,7 +135,11 @@ export class CallbackService {
     const delivery = newDelivery(input);
     await this.deps.repo.createDelivery(delivery);
     const schedule = this.schedule();
-    const result = await this.attempt(delivery, { attempt: 1, retryInMs: schedule.initialIntervalMs });
+    const { result, timedOut } = await this.attempt(delivery, { attempt: 1, retryInMs: schedule.initialIntervalMs });
+    if (result.outcome === 'retry')
+      this.deps.metrics.callbackFirstAttemptMissed(
+        timedOut ? 'timeout' : result.responseStatus !== null ? 'answered' : 'error',
+      );
     return { ...result, schedule };
   }
 
@@ -147,7 +151,7 @@ export class CallbackService {
   async deliverAttempt(input: AttemptInput): Promise<AttemptResult> {
     const delivery = await this.deps.repo.findDelivery(input.deliveryId);
     if (!delivery) throw new Error(`callback delivery ${input.deliveryId} does not exist`);
-    return this.attempt(delivery, input);
+    return (await this.attempt(delivery, input)).result;
   }
 
   private schedule(): RetrySchedule {
@@ -166,7 +170,7 @@ export class CallbackService {
       subscriptionId?: string | null;
     },
     input: Omit<AttemptInput, 'deliveryId'>,
-  ): Promise<AttemptResult> {
+  ): Promise<{ result: AttemptResult; timedOut: boolean }> {
     const { repo, settings } = this.deps;
     const started = new Date();
     const signingSecrets = await this.signingSecrets(delivery, started);
@@ -209,7 +213,7 @@ export class CallbackService {
       'callback attempt',
     );
     this.deps.metrics.callbackAttempt(outcome);
-    return { outcome, responseStatus: http.status, error: http.error };
+    return { result: { outcome, responseStatus: http.status, error: http.error }, timedOut: http.timedOut === true };
   }
 
   /** A subscription's secrets for its deliveries, the workspace's for a case's callbackUrl; undefined: nothing to sign with. */

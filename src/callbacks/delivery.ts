@@ -40,6 +40,8 @@ export interface HttpOutcome {
   status: number | null;
   body: string | null;
   error: string | null;
+  /** No answer within the timeout (a receiver or a process too slow), as opposed to a refused or broken connection. */
+  timedOut?: boolean;
 }
 
 /**
@@ -75,7 +77,8 @@ export async function post(
     const error = classifyStatus(response.status) === 'delivered' ? null : `receiver answered HTTP ${response.status}`;
     return { status: response.status, body: response.body, error };
   } catch (err) {
-    return { status: null, body: null, error: describeError(err, timeoutMs) };
+    const timedOut = err instanceof RequestError && err.name === 'TimeoutError';
+    return { status: null, body: null, error: describeError(err, timeoutMs), timedOut };
   }
 }
 

@@ -109,6 +109,8 @@ export const configSchema = z.object({
         ),
         /** The Go runtime's GOGC for the server (its GC CPU against its heap); unset, Go's default or the service's env. */
         goGc: z.coerce.number().int().min(25).max(10_000).optional(),
+        /** The server's own Prometheus `/metrics` port (its task timeouts, eager-start refusals); unset, a random one. */
+        metricsPort: port.optional(),
       }),
       maxCachedWorkflows: z.coerce.number().int().min(0),
       /**
@@ -117,6 +119,13 @@ export const configSchema = z.object({
        * outstanding poll holds one: size it above the concurrency served plus the pollers.
        */
       workflowTaskSlots: z.coerce.number().int().min(2).max(10_000),
+      /**
+       * A case run's workflow-task timeout: a case's first task runs its local activities (the Python node, the
+       * end's write and callback), so the timeout bounds the whole case's time in this process. The worker
+       * heartbeats the task at 80 % of it, and past it the server hands the task again (the work repeats); a
+       * longer one also delays the hand-over of a task whose worker died. Temporal caps it at 120 s.
+       */
+      caseWorkflowTaskTimeoutMs: z.coerce.number().int().min(1000).max(120_000),
       /** How often the engine is pinged while it answers (every second while it does not). */
       probeIntervalMs: z.coerce.number().int().min(100),
       /**
@@ -341,8 +350,10 @@ const envMap: Record<string, string> = {
   TEMPORAL_DEV_DYNAMIC_CONFIG: 'temporal.devServer.dynamicConfig',
   TEMPORAL_DEV_SQLITE_PRAGMAS: 'temporal.devServer.sqlitePragmas',
   TEMPORAL_DEV_GOGC: 'temporal.devServer.goGc',
+  TEMPORAL_DEV_METRICS_PORT: 'temporal.devServer.metricsPort',
   CASEFLOW_MAX_CACHED_WORKFLOWS: 'temporal.maxCachedWorkflows',
   CASEFLOW_WORKFLOW_TASK_SLOTS: 'temporal.workflowTaskSlots',
+  CASEFLOW_CASE_WORKFLOW_TASK_TIMEOUT_MS: 'temporal.caseWorkflowTaskTimeoutMs',
   TEMPORAL_PROBE_INTERVAL_MS: 'temporal.probeIntervalMs',
   TEMPORAL_PROBE_TIMEOUT_MS: 'temporal.probeTimeoutMs',
   CASEFLOW_WORKER_METRICS_PORT: 'temporal.workerMetricsPort',

@@ -12,6 +12,9 @@ export interface PoolLoad {
 /** How one callback attempt went: delivered, to be retried, or given up (failed). */
 export type CallbackOutcome = 'delivered' | 'retry' | 'failed';
 
+/** Why a case's first callback attempt left the delivery to the retry workflow. */
+export type FirstAttemptMiss = 'timeout' | 'answered' | 'error';
+
 export interface Metrics {
   registry: Registry;
   /** Records one answered HTTP request (route: the pattern, not the raw path). */
@@ -23,6 +26,8 @@ export interface Metrics {
   /** One node of a finished case, by its handler class and status. */
   nodeFinished(labels: { kind: string; status: string }, seconds: number): void;
   callbackAttempt(outcome: CallbackOutcome): void;
+  /** A case's first callback attempt (made in its run) is to be retried: a retry workflow starts. */
+  callbackFirstAttemptMissed(reason: FirstAttemptMiss): void;
   /** The Python pool whose queue and busy servers the gauges report (the worker's). */
   watchPythonPool(load: () => PoolLoad): void;
   /** Prometheus text: our registry, then the Temporal worker's metrics when a worker runs here. */
@@ -92,6 +97,12 @@ export function createMetrics(workerMetricsUrl?: string): Metrics {
     help: 'Callback delivery attempts that did not deliver (to be retried or given up)',
     registers,
   });
+  const firstAttemptMisses = new Counter({
+    name: 'caseflow_callback_first_attempt_misses_total',
+    help: "Cases' first callback attempts that start a retry workflow, by why: timeout (no answer in callbacks.timeoutMs), answered (not 2xx), error (connection)",
+    labelNames: ['reason'] as const,
+    registers,
+  });
   let poolLoad: (() => PoolLoad) | undefined;
   new Gauge({
     name: 'caseflow_python_pool_queue_depth',
@@ -141,6 +152,9 @@ export function createMetrics(workerMetricsUrl?: string): Metrics {
     callbackAttempt(outcome) {
       callbackAttempts.inc({ outcome });
       if (outcome !== 'delivered') callbackFailures.inc();
+    },
+    callbackFirstAttemptMissed(reason) {
+      firstAttemptMisses.inc({ reason });
     },
     watchPythonPool(load) {
       poolLoad = load;

@@ -31,6 +31,8 @@ export interface DevServerOptions {
   sqlitePragmas?: Record<string, number | string>;
   /** GOGC in the server's environment. */
   goGc?: number;
+  /** `--metrics-port`: the server's Prometheus endpoint (a random port when absent). */
+  metricsPort?: number;
 }
 
 /**
@@ -103,6 +105,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       args.push('--sqlite-pragma', `${name}=${value}`);
     }
   }
+  if (options.metricsPort !== undefined) args.push('--metrics-port', String(options.metricsPort));
   for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { existsSync } from 'node:fs';
-import { Worker, type WorkerOptions as WorkerOptionsOfSdk } from '@temporalio/worker';
+import { Worker, type ActivityInterceptorsFactory, type WorkerOptions as WorkerOptionsOfSdk } from '@temporalio/worker';
 import { projectRoot } from '../config/paths.js';
 import type { TemporalHandle } from './connection.js';
 import { encryptingDataConverter } from './data-converter.js';
@@ -19,6 +19,8 @@ export interface WorkerOptions {
   taskQueue?: string;
   /** Tracing's activity interceptors and workflow span sink (src/tracing), when it is on. */
   tracing?: Pick<WorkerOptionsOfSdk, 'interceptors' | 'sinks'>;
+  /** Activity interceptors of our own (metrics), after tracing's. */
+  activityInterceptors?: ActivityInterceptorsFactory[];
 }
 
 /** A worker over the prebuilt workflow bundle and every activity. */
@@ -42,5 +44,9 @@ export async function createWorker(
     maxConcurrentWorkflowTaskExecutions: options.workflowTaskSlots,
     shutdownGraceTime: options.shutdownGraceMs ?? 0,
     ...options.tracing,
+    interceptors: {
+      ...options.tracing?.interceptors,
+      activity: [...(options.tracing?.interceptors?.activity ?? []), ...(options.activityInterceptors ?? [])],
+    },
   });
 }

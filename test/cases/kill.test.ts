@@ -40,7 +40,8 @@ describe('worker killed mid-case', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect((await caseStatus(svc, caseId)).status).toBe('RUNNING');
     await workers.crashAndReplace(first);
-    const end = await waitForEnd(svc, caseId, 90_000);
+    // The dead worker's task is handed on once its timeout (temporal.caseWorkflowTaskTimeoutMs, 60 s) has passed.
+    const end = await waitForEnd(svc, caseId, 150_000);
     expect(end.status).toBe('COMPLETED');
     expect(await results(svc, caseId)).toEqual({ text: { value: 'SURVIVE', type: 'str', displayName: 'text' } });
     const a = await audit(svc, caseId);
@@ -55,5 +56,5 @@ describe('worker killed mid-case', () => {
     const history = await svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`).fetchHistory();
     const completions = (history.events ?? []).filter((e) => e.workflowExecutionCompletedEventAttributes);
     expect(completions).toHaveLength(1);
-  }, 180_000);
+  }, 240_000);
 });

@@ -21,6 +21,7 @@ describe('the embedded Temporal dev server tuning (docs/performance.md)', () => 
         'history.visibilityProcessorMaxPollRPS=2,frontend.enableUpdateWorkflowExecution=true',
       TEMPORAL_DEV_SQLITE_PRAGMAS: 'cache_size=-16384,temp_store=memory',
       TEMPORAL_DEV_GOGC: '300',
+      TEMPORAL_DEV_METRICS_PORT: '9091',
     });
     expect(config.temporal.devServer.dynamicConfig).toEqual({
       'history.visibilityProcessorMaxPollRPS': 2,
@@ -28,6 +29,7 @@ describe('the embedded Temporal dev server tuning (docs/performance.md)', () => 
     });
     expect(config.temporal.devServer.sqlitePragmas).toEqual({ cache_size: -16384, temp_store: 'memory' });
     expect(config.temporal.devServer.goGc).toBe(300);
+    expect(config.temporal.devServer.metricsPort).toBe(9091);
   });
 
   it('refuses to change the durability pragmas or a malformed pair, naming the variable', () => {
@@ -42,7 +44,9 @@ describe('the embedded Temporal dev server tuning (docs/performance.md)', () => 
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-dev-flags-'));
     const defaults = loadConfig({}).temporal.devServer;
     let server: DevServer;
+    let metricsPort: number;
     beforeAll(async () => {
+      metricsPort = await freePort();
       server = await startDevServer({
         cliPath: temporalCliPath(process.env.TEMPORAL_CLI_PATH),
         dataDir,
@@ -56,6 +60,7 @@ describe('the embedded Temporal dev server tuning (docs/performance.md)', () => 
         dynamicConfig: { ...defaults.dynamicConfig, 'history.visibilityProcessorMaxPollRPS': 3 },
         sqlitePragmas: { ...defaults.sqlitePragmas, cache_size: -8192 },
         goGc: 250,
+        metricsPort,
       });
     }, 120_000);
     afterAll(async () => {
@@ -79,6 +84,11 @@ describe('the embedded Temporal dev server tuning (docs/performance.md)', () => 
       }
       expect(procList(server.pid, 'environ')).toContain('GOGC=250');
       expect(server.address).toMatch(/^127\.0\.0\.1:\d+$/);
+    });
+
+    it('serves its own metrics on the port given (what the e2e bench reads per level)', async () => {
+      const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
+      expect(text).toMatch(/^# TYPE \w+ (counter|gauge|histogram)/m);
     });
   });
 });

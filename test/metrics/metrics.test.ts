@@ -7,6 +7,7 @@ import { floatChain, py, sleeper } from '../support/graphs.js';
 import { createClient } from '../../src/client/index.js';
 import { answered, http, refused, startTestService, type TestService } from '../support/harness.js';
 import { clientFor, newCaller } from '../support/keys.js';
+import { freePort } from '../../src/net/free-port.js';
 
 interface Sample {
   name: string;
@@ -166,6 +167,46 @@ describe('case metrics on /metrics', () => {
       .filter((name) => name.startsWith('caseflow_'));
     for (const name of used) expect(ours, name).toContain(name);
     expect(ours.filter((name) => !used.has(name))).toEqual([]);
+  });
+});
+
+describe('what overload makes a case do twice (docs/performance.md#overload-work-done-twice)', () => {
+  let svc: TestService;
+  const slow = new Receiver((_call, res) => setTimeout(() => res.end('late'), 3000));
+  const refusing = new Receiver((_call, res) => {
+    res.statusCode = 503;
+    res.end();
+  });
+  beforeAll(async () => {
+    svc = await startTestService({
+      config: {
+        callbacks: { timeoutMs: 1000, initialIntervalMs: 500, maximumIntervalMs: 500, maxElapsedMs: 2000 },
+        temporal: { caseWorkflowTaskTimeoutMs: 45_000 },
+      },
+    });
+    await Promise.all([slow.listen(), refusing.listen()]);
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    await Promise.all([slow.close(), refusing.close()]);
+  });
+
+  it('counts each first callback attempt that starts a retry workflow by why, and gives case runs the configured task timeout', async () => {
+    const wf = await createWorkflow(svc, floatChain('Halve', py('return {"b": inputs["a"] / 2}')).graph, 'twice');
+    const nobody = `http://127.0.0.1:${await freePort()}/hook`;
+    const cases = [];
+    for (const callbackUrl of [slow.url, refusing.url, nobody])
+      cases.push(await startCase(svc, wf.workflowId, { a: 2 }, { callbackUrl }));
+    for (const caseId of cases) expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
+    const misses = (reason: string) => async () =>
+      valueOf(parse((await http(`${svc.url}/metrics`, 'GET')).text), 'caseflow_callback_first_attempt_misses_total', {
+        reason,
+      });
+    for (const reason of ['timeout', 'answered', 'error'])
+      await expect.poll(misses(reason), { timeout: 15_000 }).toBe(1);
+
+    const { raw } = await svc.service.context.temporal.client.workflow.getHandle(`case-${cases[0]}`).describe();
+    expect(Number(raw.executionConfig?.defaultWorkflowTaskTimeout?.seconds)).toBe(45);
   });
 });
 

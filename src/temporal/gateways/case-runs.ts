@@ -59,6 +59,8 @@ export class TemporalCaseRuns implements CaseRunGateway {
   constructor(
     private readonly temporal: TemporalHandle,
     registry: Registry,
+    /** Config temporal.caseWorkflowTaskTimeoutMs: how long a case's task may run here before the server hands it again. */
+    private readonly workflowTaskTimeoutMs: number,
   ) {
     // Eager start falls back silently (no free workflow-task slot in the worker): this is how an operator sees it.
     this.starts = new Counter({
@@ -81,6 +83,7 @@ export class TemporalCaseRuns implements CaseRunGateway {
           args: [input],
           workflowIdConflictPolicy: 'FAIL',
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          workflowTaskTimeout: this.workflowTaskTimeoutMs,
           // Shown in the Temporal Web UI, so a run is recognisable without opening its input.
           staticSummary: labels.summary,
           staticDetails: labels.details,
