@@ -21,6 +21,7 @@ import type { FileService } from '../files/file-service.js';
 import type { Outbound } from '../net/outbound.js';
 import { checkTenantUrl } from '../net/url-check.js';
 import type { CaseRepo } from '../store/case-repo.js';
+import type { NewDelivery } from '../store/callback-repo.js';
 import type { CaseRecord, CaseSummary } from '../domain/case-records.js';
 import type { Page } from '../domain/page.js';
 import { temporalUiLink, type TemporalHandle } from '../temporal/connection.js';
@@ -460,8 +461,11 @@ export class CaseService {
     };
   }
 
-  /** Records a run's end in its case (the worker's last step); false when the case had already ended. */
-  async finalize(input: FinalizeCaseInput): Promise<boolean> {
+  /**
+   * Records a run's end in its case (the worker's last step), with the case's callback delivery when
+   * it has one (written in the same transaction); false when the case had already ended (nothing written).
+   */
+  async finalize(input: FinalizeCaseInput, callback?: NewDelivery): Promise<boolean> {
     const { events } = this.deps;
     const { progress } = input;
     const workspaceId = input.workspaceId ?? (await this.repo.find(input.caseId))?.workspaceId;
@@ -481,6 +485,7 @@ export class CaseService {
               results: progress.results,
               ...(progress.error ? { error: progress.error } : {}),
             }),
+      callback,
     );
     if (!finished) {
       // A retried end (the process died after the commit): start what did not start then.

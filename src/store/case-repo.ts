@@ -491,7 +491,9 @@ export class CaseRepo {
 
   /**
    * Records the end of a run in one transaction: the terminal status, error
-   * and results (only if the case is not terminal yet) and one row per node.
+   * and results (only if the case is not terminal yet), one row per node, the
+   * subscribers' deliveries (`outbox`, returned) and the case's own callback
+   * delivery (`callback`, pending: its first attempt follows the commit).
    * Returns what the metrics need of the finished case (read back by the same
    * statement), or undefined when the case already had a terminal status (a
    * replayed or retried finalization), in which case nothing is written.
@@ -499,6 +501,7 @@ export class CaseRepo {
   async finalize(
     input: FinalizeCaseInput,
     outbox?: CaseEndOutbox,
+    callback?: NewDelivery,
   ): Promise<(FinishedCase & { deliveries: NewDelivery[] }) | undefined> {
     const { progress } = input;
     return this.db.transaction().execute(async (trx) => {
@@ -524,11 +527,12 @@ export class CaseRepo {
         finishedAt: finished.finished_at,
       };
       const deliveries = outbox ? outbox(ended) : [];
-      if (deliveries.length > 0) {
+      const written = callback ? [...deliveries, callback] : deliveries;
+      if (written.length > 0) {
         const at = now();
         await trx
           .insertInto('callback_deliveries')
-          .values(deliveries.map((d) => pendingDeliveryRow(d, at)))
+          .values(written.map((d) => pendingDeliveryRow(d, at)))
           .onConflict((oc) => oc.column('id').doNothing())
           .execute();
       }

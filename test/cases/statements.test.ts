@@ -44,9 +44,9 @@ async function runCase(): Promise<{ initiate: string[]; rest: string[] }> {
 /**
  * Initiate: the key, the workflow with its active version's id, the case. Execute: the key, the
  * case, the concurrency caps in force (one statement, src/cases/admission), RUNNING, the run's id
- * (returning the case). The end: the final write in a transaction (4), whether its organization
- * has queued cases to admit, then the callback's delivery, signing secret and first attempt (6,
- * src/callbacks).
+ * (returning the case). The end: the final write with the callback's delivery row in a transaction
+ * (5), whether its organization has queued cases to admit, then the first attempt (4; the signing
+ * secret is cached, src/callbacks).
  */
 const initiateStatements = 3;
 const caseStatements = 18;
@@ -64,5 +64,6 @@ describe('store statements per case', () => {
     // The counting sees the case's own writes (a wrapper that saw nothing would pass the bounds).
     expect(initiated.filter((sql) => sql.startsWith('insert into "cases"'))).toHaveLength(1);
     expect(rest.filter((sql) => sql.startsWith('insert into "case_nodes"'))).toHaveLength(1);
+    expect(rest.filter((sql) => sql.startsWith('insert into "callback_deliveries"'))).toHaveLength(1);
   });
 });
