@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { PostgresAdapter, sql, type Insertable, type Selectable } from 'kysely';
+import {
+  PostgresAdapter,
+  sql,
+  type ExpressionBuilder,
+  type ExpressionWrapper,
+  type Insertable,
+  type Selectable,
+  type SqlBool,
+} from 'kysely';
 import {
   nodeClocks,
   terminalStatuses,
@@ -14,6 +22,7 @@ import {
 } from '../domain/cases.js';
 import { pendingDeliveryRow, type NewDelivery } from './callback-repo.js';
 import type { Db } from './database.js';
+import type { Database } from './schema.js';
 import { olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
 import type { Page } from '../domain/page.js';
 import type { CaseParent, CaseRecord, CaseSummary } from '../domain/case-records.js';
@@ -31,6 +40,9 @@ export type FinishedCase = Pick<
  * held by the transaction.
  */
 export type CaseEndOutbox = (finished: FinishedCase) => NewDelivery[];
+
+/** A condition on a case's row that a write also requires (e.g. admission's "no cap applies"). */
+export type CaseCondition = (eb: ExpressionBuilder<Database, 'cases'>) => ExpressionWrapper<Database, 'cases', SqlBool>;
 
 /** What a new case is given: the record's own fields, with the optional ones left out rather than null. */
 export interface CreateCaseInput extends Pick<
@@ -386,9 +398,12 @@ export class CaseRepo {
     }));
   }
 
-  /** PENDING → RUNNING with the run's inputs; false when the case was not PENDING (executed twice, cancelled). */
-  async markRunning(id: string, start: StartCaseInput): Promise<boolean> {
-    const result = await this.db
+  /**
+   * PENDING → RUNNING with the run's inputs; false when the case was not PENDING (executed twice,
+   * cancelled) or, with `only`, when that condition on its row does not hold.
+   */
+  async markRunning(id: string, start: StartCaseInput, only?: CaseCondition): Promise<boolean> {
+    let query = this.db
       .updateTable('cases')
       .set({
         status: 'RUNNING',
@@ -400,8 +415,9 @@ export class CaseRepo {
         start_at: start.startAt ?? null,
       })
       .where('id', '=', id)
-      .where('status', '=', 'PENDING')
-      .executeTakeFirst();
+      .where('status', '=', 'PENDING');
+    if (only) query = query.where(only);
+    const result = await query.executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
 
