@@ -493,10 +493,14 @@ export class CaseService {
       return false;
     }
     await events.dispatch(finished.deliveries, finished.organizationId);
-    // Its slot is free: the organization's next queued case takes it now rather than at the periodic pass.
-    this.starts
-      .dispatchQueued(finished.organizationId)
-      .catch((err: unknown) => this.deps.logger.warn({ err }, 'queued cases could not be dispatched after a case end'));
+    // Its slot is free: the organization's next queued case takes it now rather than at the periodic pass (which
+    // also admits a case queued by another process while this end committed).
+    if (finished.organizationHasQueued)
+      this.starts
+        .dispatchQueued(finished.organizationId)
+        .catch((err: unknown) =>
+          this.deps.logger.warn({ err }, 'queued cases could not be dispatched after a case end'),
+        );
     // Counted once: a replayed or retried finalization wrote nothing and ends above.
     const { metrics } = this.deps;
     metrics.caseFinished(input.status, secondsBetween(finished.startedAt, finished.finishedAt));

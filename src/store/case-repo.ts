@@ -510,6 +510,7 @@ export class CaseRepo {
    * and results (only if the case is not terminal yet), one row per node, the
    * subscribers' deliveries (`outbox`, returned) and the case's own callback
    * delivery (`callback`, pending: its first attempt follows the commit).
+   * `organizationHasQueued`: whether the organization had cases queued for a slot as the end committed.
    * Returns what the metrics need of the finished case (read back by the same
    * statement), or undefined when the case already had a terminal status (a
    * replayed or retried finalization), in which case nothing is written.
@@ -518,7 +519,7 @@ export class CaseRepo {
     input: FinalizeCaseInput,
     outbox?: CaseEndOutbox,
     callback?: NewDelivery,
-  ): Promise<(FinishedCase & { deliveries: NewDelivery[] }) | undefined> {
+  ): Promise<(FinishedCase & { deliveries: NewDelivery[]; organizationHasQueued: boolean }) | undefined> {
     const { progress } = input;
     return this.db.transaction().execute(async (trx) => {
       const finished = await trx
@@ -532,7 +533,23 @@ export class CaseRepo {
         })
         .where('id', '=', input.caseId)
         .where('status', 'not in', [...terminalStatuses])
-        .returning(['organization_id', 'workspace_id', 'workflow_id', 'started_at', 'finished_at'])
+        .returning((eb) => [
+          'organization_id',
+          'workspace_id',
+          'workflow_id',
+          'started_at',
+          'finished_at',
+          // Read here rather than by a statement of its own: whether a queued case may take the freed slot.
+          eb
+            .exists(
+              eb
+                .selectFrom('cases as queued')
+                .select('queued.id')
+                .whereRef('queued.organization_id', '=', 'cases.organization_id')
+                .where('queued.status', '=', 'QUEUED'),
+            )
+            .as('organization_has_queued'),
+        ])
         .executeTakeFirst();
       if (!finished) return undefined;
       const ended: FinishedCase = {
@@ -578,7 +595,7 @@ export class CaseRepo {
           .onConflict((oc) => oc.columns(['case_id', 'node_id']).doNothing())
           .execute();
       }
-      return { ...ended, deliveries };
+      return { ...ended, deliveries, organizationHasQueued: Boolean(finished.organization_has_queued) };
     });
   }
 

@@ -45,11 +45,11 @@ async function runCase(): Promise<{ initiate: string[]; rest: string[] }> {
  * Initiate: the key, the workflow with its active version's id, the case. Execute: the key, the
  * case, RUNNING unless a concurrency cap applies (one statement, src/cases/admission), the run's id
  * (returning the case). The end: the final write with the callback's delivery row in a transaction
- * (5), whether its organization has queued cases to admit, then the first attempt (4; the signing
+ * (5, with whether its organization has cases queued), then the first attempt (4; the signing
  * secret is cached, src/callbacks).
  */
 const initiateStatements = 3;
-const caseStatements = 17;
+const caseStatements = 16;
 
 describe('store statements per case', () => {
   it('stay within the counted number, and the graph is not read again once this process has it', async () => {
