@@ -33,7 +33,9 @@ COPY --from=build /app/config ./config
 COPY --from=build /app/src/generation/prompts ./src/generation/prompts
 COPY --from=build /app/src/python/*.py ./src/python/
 COPY --from=build /app/.venv/bin/temporal /usr/local/bin/temporal
+# Two glibc malloc arenas, as `npm start` sets (docs/performance.md: idle memory).
 ENV NODE_ENV=production \
+    MALLOC_ARENA_MAX=2 \
     CASEFLOW_DATA_DIR=/data \
     HOST=0.0.0.0 \
     PORT=8080

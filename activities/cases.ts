@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context, type Info } from '@temporalio/activity';
-import type { FirstAttemptResult, OpenDeliveryInput } from '../src/callbacks/delivery.js';
+import { newDelivery, type FirstAttemptResult, type OpenDeliveryInput } from '../src/callbacks/delivery.js';
 import type { FinalizeCaseInput, NodeError, NodeLog } from '../src/domain/cases.js';
 import type { CreatorCheck } from '../src/temporal/contracts/case-run.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
@@ -142,11 +142,13 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
      * is a result, never retried here (the retry workflow takes over).
      */
     async endCase(input) {
-      await services.cases.finalize(input.finalize);
+      // The callback's delivery row commits with the end (one transaction). When the end was recorded already (a
+      // retried end, or another path's), the attempt writes the row itself (idempotent).
+      const recorded = await services.cases.finalize(input.finalize, input.callback && newDelivery(input.callback));
       recordNodeSpans(input.finalize);
       if (!input.callback) return {};
       try {
-        return { firstAttempt: await services.callbacks.firstAttempt(input.callback) };
+        return { firstAttempt: await services.callbacks.firstAttempt(input.callback, recorded) };
       } catch (err) {
         return { error: err instanceof Error ? err.message : String(err) };
       }

@@ -87,13 +87,24 @@ export function startBenchDevServer(dataDir: string, logger: Logger): Promise<De
   );
 }
 
-/** The Node flags `npm start` gives the service in `root`'s checkout (its package.json), so the bench runs it as users do. */
-function startFlags(root: string): string[] {
+/**
+ * The Node flags and environment (`env K=V … node`) `npm start` gives the service in `root`'s checkout (its
+ * package.json), so the bench runs it as users do.
+ */
+function startCommand(root: string): { flags: string[]; env: Record<string, string> } {
   const pkg = JSON.parse(readFileSync(path.join(root, '..', 'package.json'), 'utf8')) as {
     scripts?: { start?: string };
   };
-  const flags = /\bnode((?: --\S+)*) dist\/src\/cli\/main\.js/.exec(pkg.scripts?.start ?? '')?.[1] ?? '';
-  return flags.split(' ').filter(Boolean);
+  const start = pkg.scripts?.start ?? '';
+  const flags = /\bnode((?: --\S+)*) dist\/src\/cli\/main\.js/.exec(start)?.[1] ?? '';
+  const assignments = /\benv((?: \w+=\S+)+) node\b/.exec(start)?.[1] ?? '';
+  const env = Object.fromEntries(
+    assignments
+      .split(' ')
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+  return { flags: flags.split(' ').filter(Boolean), env };
 }
 
 /**
@@ -108,12 +119,14 @@ export function startServe(
 ): { child: ChildProcess; key: Promise<string> } {
   const profileDir = process.env.BENCH_E2E_PROFILE_DIR;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const start = startCommand(root);
   const child = spawn(
     process.execPath,
-    [...startFlags(root), ...profile, path.join(root, 'src', 'cli', 'main.js'), 'serve', '--role', role],
+    [...start.flags, ...profile, path.join(root, 'src', 'cli', 'main.js'), 'serve', '--role', role],
     {
       env: {
         ...process.env,
+        ...start.env,
         LOG_LEVEL: 'warn',
         // The receiver is on loopback; a real one would be public.
         CASEFLOW_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',

@@ -8,7 +8,7 @@ import type { Logger } from '../logging/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Outbound } from '../net/outbound.js';
 import type { CallbackAttempt, CallbackDelivery, DeliveryStatus } from '../domain/callback-records.js';
-import type { CallbackRepo, NewDelivery } from '../store/callback-repo.js';
+import type { CallbackRepo } from '../store/callback-repo.js';
 import type { CaseRepo } from '../store/case-repo.js';
 import type { TenancyRepo } from '../store/tenancy-repo.js';
 import type {
@@ -23,6 +23,7 @@ import {
   type AttemptInput,
   type AttemptResult,
   type FirstAttemptResult,
+  newDelivery,
   type HttpOutcome,
   type OpenDeliveryInput,
 } from './delivery.js';
@@ -130,10 +131,11 @@ export class CallbackService {
    * itself: most receivers answer the first time, and then no retry workflow
    * is needed at all. A failed attempt is recorded like any other, due again
    * after the schedule's first interval. The row just written is not read back.
+   * `opened`: the case's end wrote the row in its own transaction already.
    */
-  async firstAttempt(input: OpenDeliveryInput): Promise<FirstAttemptResult> {
+  async firstAttempt(input: OpenDeliveryInput, opened = false): Promise<FirstAttemptResult> {
     const delivery = newDelivery(input);
-    await this.deps.repo.createDelivery(delivery);
+    if (!opened) await this.deps.repo.createDelivery(delivery);
     const schedule = this.schedule();
     const { result, timedOut } = await this.attempt(delivery, { attempt: 1, retryInMs: schedule.initialIntervalMs });
     if (result.outcome === 'retry')
@@ -250,16 +252,4 @@ export class CallbackService {
     assertWorkspaceGrant(auth, workspace, grant);
     return { workspaceId: workspace.id, deliveries };
   }
-}
-
-function newDelivery(input: OpenDeliveryInput): NewDelivery {
-  return {
-    id: input.deliveryId,
-    caseId: input.caseId,
-    workspaceId: input.workspaceId,
-    url: input.callbackUrl,
-    body: JSON.stringify(input.body),
-    workflowId: input.workflowId,
-    ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
-  };
 }

@@ -1,4 +1,5 @@
 import { OutboundRefusedError, RequestError, type Outbound } from '../net/outbound.js';
+import type { NewDelivery } from '../store/callback-repo.js';
 import type { RetrySchedule } from '../temporal/contracts/callback-delivery.js';
 
 /** How many bytes of a receiver's response body are kept per attempt. */
@@ -13,6 +14,19 @@ export interface OpenDeliveryInput {
   body: unknown;
   workflowId: string;
   subscriptionId?: string;
+}
+
+/** The row a delivery is recorded as before its first attempt. */
+export function newDelivery(input: OpenDeliveryInput): NewDelivery {
+  return {
+    id: input.deliveryId,
+    caseId: input.caseId,
+    workspaceId: input.workspaceId,
+    url: input.callbackUrl,
+    body: JSON.stringify(input.body),
+    workflowId: input.workflowId,
+    ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
+  };
 }
 
 /** The first attempt, made inside the case run; the schedule is what a retry workflow continues with. */

@@ -24,6 +24,7 @@ import type { Outbound } from '../net/outbound.js';
 import { checkTenantUrl } from '../net/url-check.js';
 import type { CaseRepo } from '../store/case-repo.js';
 import type { TaskRepo } from '../store/task-repo.js';
+import type { NewDelivery } from '../store/callback-repo.js';
 import type { CaseRecord, CaseSummary } from '../domain/case-records.js';
 import type { Page } from '../domain/page.js';
 import { temporalUiLink, type TemporalHandle } from '../temporal/connection.js';
@@ -490,8 +491,11 @@ export class CaseService {
     };
   }
 
-  /** Records a run's end in its case (the worker's last step); false when the case had already ended. */
-  async finalize(input: FinalizeCaseInput): Promise<boolean> {
+  /**
+   * Records a run's end in its case (the worker's last step), with the case's callback delivery when
+   * it has one (written in the same transaction); false when the case had already ended (nothing written).
+   */
+  async finalize(input: FinalizeCaseInput, callback?: NewDelivery): Promise<boolean> {
     const { events } = this.deps;
     const { progress } = input;
     const workspaceId = input.workspaceId ?? (await this.repo.find(input.caseId))?.workspaceId;
@@ -511,6 +515,7 @@ export class CaseService {
               results: progress.results,
               ...(progress.error ? { error: progress.error } : {}),
             }),
+      callback,
     );
     if (!finished) {
       // A retried end (the process died after the commit): start what did not start then.
@@ -518,10 +523,14 @@ export class CaseService {
       return false;
     }
     await events.dispatch(finished.deliveries, finished.organizationId);
-    // Its slot is free: the organization's next queued case takes it now rather than at the periodic pass.
-    this.starts
-      .dispatchQueued(finished.organizationId)
-      .catch((err: unknown) => this.deps.logger.warn({ err }, 'queued cases could not be dispatched after a case end'));
+    // Its slot is free: the organization's next queued case takes it now rather than at the periodic pass (which
+    // also admits a case queued by another process while this end committed).
+    if (finished.organizationHasQueued)
+      this.starts
+        .dispatchQueued(finished.organizationId)
+        .catch((err: unknown) =>
+          this.deps.logger.warn({ err }, 'queued cases could not be dispatched after a case end'),
+        );
     // Counted once: a replayed or retried finalization wrote nothing and ends above.
     const { metrics } = this.deps;
     metrics.caseFinished(input.status, secondsBetween(finished.startedAt, finished.finishedAt));

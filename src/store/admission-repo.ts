@@ -1,6 +1,6 @@
 import { type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import type { ConcurrencyLimit, QueuedCase } from '../domain/admission.js';
-import type { StartCaseInput } from './case-repo.js';
+import type { CaseCondition, StartCaseInput } from './case-repo.js';
 import type { Db } from './database.js';
 import type { Database } from './schema.js';
 
@@ -23,6 +23,28 @@ function holdingSlot(eb: ExpressionBuilder<Database, 'cases'>) {
       ),
     ),
   ]);
+}
+
+/**
+ * No cap applies to the case: its workflow has none, and its organization has none of its own
+ * (`defaultCapped` false) or has set "no cap" over the configured default (`defaultCapped` true).
+ */
+export function uncapped(defaultCapped: boolean): CaseCondition {
+  return (eb) => {
+    const workflowCap = eb
+      .selectFrom('workflows')
+      .select('workflows.id')
+      .whereRef('workflows.id', '=', 'cases.workflow_id')
+      .where('workflows.max_concurrent_cases', 'is not', null);
+    const ownLimit = eb
+      .selectFrom('concurrency_limits')
+      .select('concurrency_limits.organization_id')
+      .whereRef('concurrency_limits.organization_id', '=', 'cases.organization_id');
+    const organizationUncapped = defaultCapped
+      ? eb.exists(ownLimit.where('concurrency_limits.max_concurrent_cases', 'is', null))
+      : eb.not(eb.exists(ownLimit.where('concurrency_limits.max_concurrent_cases', 'is not', null)));
+    return eb.and([eb.not(eb.exists(workflowCap)), organizationUncapped]);
+  };
 }
 
 /** Slots the organization's cases hold. */

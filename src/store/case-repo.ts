@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Insertable, Selectable } from 'kysely';
+import { type ExpressionBuilder, type ExpressionWrapper, type Insertable, type Selectable, type SqlBool } from 'kysely';
 import {
   nodeClocks,
   terminalStatuses,
@@ -15,6 +15,7 @@ import {
 import { pendingDeliveryRow, type NewDelivery } from './callback-repo.js';
 import type { Db } from './database.js';
 import { secondsBetween } from './durations.js';
+import type { Database } from './schema.js';
 import { olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
 import type { Page } from '../domain/page.js';
 import type { CaseParent, CaseRecord, CaseSummary } from '../domain/case-records.js';
@@ -32,6 +33,9 @@ export type FinishedCase = Pick<
  * held by the transaction.
  */
 export type CaseEndOutbox = (finished: FinishedCase) => NewDelivery[];
+
+/** A condition on a case's row that a write also requires (e.g. admission's "no cap applies"). */
+export type CaseCondition = (eb: ExpressionBuilder<Database, 'cases'>) => ExpressionWrapper<Database, 'cases', SqlBool>;
 
 /** What a new case is given: the record's own fields, with the optional ones left out rather than null. */
 export interface CreateCaseInput extends Pick<
@@ -383,9 +387,12 @@ export class CaseRepo {
     }));
   }
 
-  /** PENDING → RUNNING with the run's inputs; false when the case was not PENDING (executed twice, cancelled). */
-  async markRunning(id: string, start: StartCaseInput): Promise<boolean> {
-    const result = await this.db
+  /**
+   * PENDING → RUNNING with the run's inputs; false when the case was not PENDING (executed twice,
+   * cancelled) or, with `only`, when that condition on its row does not hold.
+   */
+  async markRunning(id: string, start: StartCaseInput, only?: CaseCondition): Promise<boolean> {
+    let query = this.db
       .updateTable('cases')
       .set({
         status: 'RUNNING',
@@ -397,8 +404,9 @@ export class CaseRepo {
         start_at: start.startAt ?? null,
       })
       .where('id', '=', id)
-      .where('status', '=', 'PENDING')
-      .executeTakeFirst();
+      .where('status', '=', 'PENDING');
+    if (only) query = query.where(only);
+    const result = await query.executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
 
@@ -488,7 +496,10 @@ export class CaseRepo {
 
   /**
    * Records the end of a run in one transaction: the terminal status, error
-   * and results (only if the case is not terminal yet) and one row per node.
+   * and results (only if the case is not terminal yet), one row per node, the
+   * subscribers' deliveries (`outbox`, returned) and the case's own callback
+   * delivery (`callback`, pending: its first attempt follows the commit).
+   * `organizationHasQueued`: whether the organization had cases queued for a slot as the end committed.
    * Returns what the metrics need of the finished case (read back by the same
    * statement), or undefined when the case already had a terminal status (a
    * replayed or retried finalization), in which case nothing is written.
@@ -496,7 +507,8 @@ export class CaseRepo {
   async finalize(
     input: FinalizeCaseInput,
     outbox?: CaseEndOutbox,
-  ): Promise<(FinishedCase & { deliveries: NewDelivery[] }) | undefined> {
+    callback?: NewDelivery,
+  ): Promise<(FinishedCase & { deliveries: NewDelivery[]; organizationHasQueued: boolean }) | undefined> {
     const { progress } = input;
     return this.db.transaction().execute(async (trx) => {
       const finished = await trx
@@ -510,7 +522,23 @@ export class CaseRepo {
         })
         .where('id', '=', input.caseId)
         .where('status', 'not in', [...terminalStatuses])
-        .returning(['organization_id', 'workspace_id', 'workflow_id', 'started_at', 'finished_at'])
+        .returning((eb) => [
+          'organization_id',
+          'workspace_id',
+          'workflow_id',
+          'started_at',
+          'finished_at',
+          // Read here rather than by a statement of its own: whether a queued case may take the freed slot.
+          eb
+            .exists(
+              eb
+                .selectFrom('cases as queued')
+                .select('queued.id')
+                .whereRef('queued.organization_id', '=', 'cases.organization_id')
+                .where('queued.status', '=', 'QUEUED'),
+            )
+            .as('organization_has_queued'),
+        ])
         .executeTakeFirst();
       if (!finished) return undefined;
       const ended: FinishedCase = {
@@ -521,11 +549,12 @@ export class CaseRepo {
         finishedAt: finished.finished_at,
       };
       const deliveries = outbox ? outbox(ended) : [];
-      if (deliveries.length > 0) {
+      const written = callback ? [...deliveries, callback] : deliveries;
+      if (written.length > 0) {
         const at = now();
         await trx
           .insertInto('callback_deliveries')
-          .values(deliveries.map((d) => pendingDeliveryRow(d, at)))
+          .values(written.map((d) => pendingDeliveryRow(d, at)))
           .onConflict((oc) => oc.column('id').doNothing())
           .execute();
       }
@@ -555,7 +584,7 @@ export class CaseRepo {
           .onConflict((oc) => oc.columns(['case_id', 'node_id']).doNothing())
           .execute();
       }
-      return { ...ended, deliveries };
+      return { ...ended, deliveries, organizationHasQueued: Boolean(finished.organization_has_queued) };
     });
   }
 

@@ -1,3 +1,4 @@
+import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caseWorkflowId } from '../../src/temporal/contracts/case-run.js';
 import { startTestService, type TestService } from '../support/harness.js';
@@ -6,16 +7,22 @@ import { Receiver } from '../callbacks/receiver.js';
 import { createWorkflow, execute, initiate } from './support.js';
 import { floatChain, py } from '../support/graphs.js';
 
+const { EventType } = temporal.api.enums.v1;
+
 let svc: TestService;
 let hook: Receiver;
 let statements: StatementLog;
 let workflowId: string;
+const sealed = { encrypted: 0, decrypted: 0 };
 
 beforeAll(async () => {
   svc = await startTestService({
-    // Every request looks its key up (one statement each), and no background pass runs during a case.
+    // Every request looks its key up and every end its signing secret and subscribers (one statement each, so
+    // the count does not hang on how long a case takes), and no background pass runs during a case.
     config: {
       keyCacheMs: 0,
+      callbacks: { secretCacheMs: 0 },
+      events: { subscriberCacheMs: 0 },
       cases: { resumeUnstartedAfterMs: 3_600_000, reconcileIntervalMs: 3_600_000, admissionIntervalMs: 3_600_000 },
     },
   });
@@ -23,46 +30,127 @@ beforeAll(async () => {
   await hook.listen();
   workflowId = (await createWorkflow(svc, floatChain('Add', py('return {"b": inputs["a"] + 1}')).graph)).workflowId;
   statements = await recordStatements(svc.service.context.store.db);
+  // The client and the worker of this process share the one codec: every payload sealed or opened passes here.
+  const { codec } = svc.service.context.temporal;
+  const encrypt = codec.encrypt.bind(codec);
+  const decrypt = codec.decrypt.bind(codec);
+  codec.encrypt = (payload) => {
+    sealed.encrypted += 1;
+    return encrypt(payload);
+  };
+  codec.decrypt = (payload) => {
+    sealed.decrypted += 1;
+    return decrypt(payload);
+  };
 });
 afterAll(async () => {
   await hook?.close();
   await svc?.stop();
 });
 
-/** One case input → Python → output with a callback; the statements of its initiate and of the rest. */
-async function runCase(): Promise<{ initiate: string[]; rest: string[] }> {
+/** What one case cost the service, counted from outside its code. */
+interface CaseCount {
+  initiate: string[];
+  rest: string[];
+  encrypted: number;
+  decrypted: number;
+  /** The run's history, by event type. */
+  events: temporal.api.enums.v1.EventType[];
+  callbacks: number;
+}
+
+/**
+ * One case input → Python → output with a callback. Its end is read from the raw history (no
+ * payload decoded, so the codec counts only the service's own work).
+ */
+async function runCase(): Promise<CaseCount> {
   statements.take();
+  const before = { ...sealed, callbacks: hook.received.length };
   const caseId = await initiate(svc, { workflowId });
   const initiated = statements.take();
   const r = await execute(svc, caseId, { inputs: { a: 1 }, callbackUrl: hook.url });
   expect(r.status, r.text).toBe(202);
-  const run = await svc.service.context.temporal.client.workflow.getHandle(caseWorkflowId(caseId)).result();
-  expect(run).toMatchObject({ status: 'COMPLETED' });
-  return { initiate: initiated, rest: statements.take() };
+  const handle = svc.service.context.temporal.client.workflow.getHandle(caseWorkflowId(caseId));
+  let events: temporal.api.enums.v1.EventType[] = [];
+  await expect
+    .poll(
+      async () => {
+        events = ((await handle.fetchHistory()).events ?? []).map(
+          (e) => e.eventType ?? EventType.EVENT_TYPE_UNSPECIFIED,
+        );
+        return events.at(-1);
+      },
+      { timeout: 60_000, interval: 50 },
+    )
+    .toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+  return {
+    initiate: initiated,
+    rest: statements.take(),
+    encrypted: sealed.encrypted - before.encrypted,
+    decrypted: sealed.decrypted - before.decrypted,
+    events,
+    callbacks: hook.received.length - before.callbacks,
+  };
+}
+
+/** Write transactions: explicit ones (begin … commit) and writes made outside one (each its own). */
+function writeTransactions(sqls: string[]): number {
+  let open = false;
+  let count = 0;
+  for (const sql of sqls) {
+    if (sql === 'begin') {
+      open = true;
+      count += 1;
+    } else if (sql === 'commit' || sql === 'rollback') open = false;
+    else if (!open && /^(insert|update|delete)\b/.test(sql)) count += 1;
+  }
+  return count;
 }
 
 /**
  * Initiate: the key, the workflow with its active version's id, the case. Execute: the key, the
- * case, the concurrency caps in force (one statement, src/cases/admission), RUNNING, the run's id
- * (returning the case). The end: the final write in a transaction (4), whether its organization
- * has queued cases to admit, then the callback's delivery, signing secret and first attempt (6,
- * src/callbacks).
+ * case, RUNNING unless a concurrency cap applies (one statement, src/cases/admission), the run's id
+ * (returning the case). The end: the workspace's event subscribers, the final write with the
+ * callback's delivery row in one transaction (5, with whether its organization has cases queued),
+ * the signing secret, the first attempt's record (4, src/callbacks). docs/performance.md lists them
+ * (with the caches on, as by default, the keys, subscribers and secret are mostly not read).
  */
 const initiateStatements = 3;
 const caseStatements = 18;
+const caseWriteTransactions = 5;
+/**
+ * Payloads sealed per case: the run's input, summary and details (the client), each local activity's
+ * input, summary and result, the run's result; opened: the run's input (the worker), each local
+ * activity's input and result.
+ */
+const caseEncryptions = 10;
+const caseDecryptions = 5;
 
-describe('store statements per case', () => {
-  it('stay within the counted number, and the graph is not read again once this process has it', async () => {
+describe('what a case costs the service', () => {
+  it('stays within the counted statements, transactions, payload seals and history events', async () => {
     await runCase();
-    const { initiate: initiated, rest } = await runCase();
-    const all = [...initiated, ...rest];
-    expect(initiated.length, initiated.join('\n')).toBeLessThanOrEqual(initiateStatements);
+    const count = await runCase();
+    const all = [...count.initiate, ...count.rest];
+    expect(count.initiate.length, count.initiate.join('\n')).toBeLessThanOrEqual(initiateStatements);
     expect(all.length, all.join('\n')).toBeLessThanOrEqual(caseStatements);
+    expect(writeTransactions(all), all.join('\n')).toBeLessThanOrEqual(caseWriteTransactions);
     expect(all.filter((sql) => sql.includes('"graph"') || sql.includes('select * from "workflow_versions"'))).toEqual(
       [],
     );
     // The counting sees the case's own writes (a wrapper that saw nothing would pass the bounds).
-    expect(initiated.filter((sql) => sql.startsWith('insert into "cases"'))).toHaveLength(1);
-    expect(rest.filter((sql) => sql.startsWith('insert into "case_nodes"'))).toHaveLength(1);
+    expect(count.initiate.filter((sql) => sql.startsWith('insert into "cases"'))).toHaveLength(1);
+    expect(count.rest.filter((sql) => sql.startsWith('insert into "case_nodes"'))).toHaveLength(1);
+    expect(count.rest.filter((sql) => sql.startsWith('insert into "callback_deliveries"'))).toHaveLength(1);
+
+    expect(count.callbacks).toBe(1);
+    expect({ encrypted: count.encrypted, decrypted: count.decrypted }).toEqual({
+      encrypted: caseEncryptions,
+      decrypted: caseDecryptions,
+    });
+    // One workflow task, two local activities (the Python node; the end's write and callback), the status tag.
+    const { EVENT_TYPE_WORKFLOW_TASK_COMPLETED, EVENT_TYPE_MARKER_RECORDED } = EventType;
+    expect(count.events.filter((t) => t === EVENT_TYPE_WORKFLOW_TASK_COMPLETED)).toHaveLength(1);
+    expect(count.events.filter((t) => t === EVENT_TYPE_MARKER_RECORDED)).toHaveLength(2);
+    expect(count.events).toHaveLength(8);
   });
 });

@@ -1,6 +1,6 @@
 import { Gauge, Histogram, type Registry } from 'prom-client';
 import type { CaseRecord } from '../../domain/case-records.js';
-import type { AdmissionRepo, AdmissionTx } from '../../store/admission-repo.js';
+import { uncapped, type AdmissionRepo, type AdmissionTx } from '../../store/admission-repo.js';
 import type { CaseRepo, StartCaseInput } from '../../store/case-repo.js';
 import type { TenancyRepo } from '../../store/tenancy-repo.js';
 import { DomainError } from '../../errors.js';
@@ -77,9 +77,13 @@ export class CaseAdmission {
 
   /**
    * Accepts a PENDING case for its run: RUNNING when a slot is free and nobody of its organization
-   * waits before it for that slot, QUEUED otherwise. Without any cap it is RUNNING at once (no lock).
+   * waits before it for that slot, QUEUED otherwise. Without any cap it is RUNNING at once (no lock):
+   * one statement that checks there is none, so the caps are read only when one applies.
    */
   async admit(record: CaseRecord, start: StartCaseInput): Promise<Admission> {
+    const { cases, defaultCap } = this.deps;
+    if (await cases.markRunning(record.id, start, uncapped(defaultCap !== null)))
+      return { status: 'RUNNING', others: [] };
     const { own, workflowCap } = await this.deps.repo.caps(record.organizationId, record.workflowId);
     const organizationCap = own ? own.maxConcurrentCases : this.deps.defaultCap;
     if (organizationCap === null && workflowCap === null) {
