@@ -43,13 +43,13 @@ async function runCase(): Promise<{ initiate: string[]; rest: string[] }> {
 
 /**
  * Initiate: the key, the workflow with its active version's id, the case. Execute: the key, the
- * case, the concurrency caps in force (one statement, src/cases/admission), RUNNING, the run's id
- * (returning the case). The end: the final write in a transaction (4), whether its organization
+ * case, the concurrency caps in force (one statement, src/cases/admission), whether other
+ * organizations are active (the fair share, one statement), RUNNING, the run's id (returning the case). The end: the final write in a transaction (4), whether its organization
  * has queued cases to admit, then the callback's delivery, signing secret and first attempt (6,
  * src/callbacks).
  */
 const initiateStatements = 3;
-const caseStatements = 18;
+const caseStatements = 19;
 
 describe('store statements per case', () => {
   it('stay within the counted number, and the graph is not read again once this process has it', async () => {
