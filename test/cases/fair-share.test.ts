@@ -1,8 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientFor, newKey } from '../support/keys.js';
 import { answered, startTestService, type TestService } from '../support/harness.js';
 import type { CaseflowClient } from '../../src/client/index.js';
-import { caseStatus, createWorkflow, peakOverlap, startCase, waitForEnd } from './support.js';
+import {
+  caseStatus,
+  createWorkflow,
+  otherOrganization,
+  peakOverlap,
+  startCase,
+  startCaseAs,
+  waitForEnd,
+} from './support.js';
 import { sleeper } from '../support/graphs.js';
 import { planOf, recordStatements } from '../support/statements.js';
 
@@ -26,34 +33,14 @@ beforeAll(async () => {
       },
     },
   });
-  const org = await svc.admin('POST', '/admin/organizations', { name: 'Org B', verified: true });
-  expect(org.status, org.text).toBe(201);
-  const organizationId = String(org.body.id);
-  const workspace = await svc.admin('POST', `/admin/organizations/${organizationId}/workspaces`, { name: 'B' });
-  asB = clientFor(svc, (await newKey(svc, ['case:full', 'workflow:full', 'code:full'], { organizationId })).key);
-  const graph = sleeper(1);
-  const wf = await answered(
-    asB.POST('/api/v1/workflow', {
-      params: { header: { 'x-workspace-id': String(workspace.body.id) } },
-      body: { name: 'B sleeper', activeStatus: 'active', nodes: graph.nodes, edges: graph.edges },
-    }),
-    201,
-  );
-  workflowOfB = wf.workflowId;
+  ({ client: asB, workflowId: workflowOfB } = await otherOrganization(svc, sleeper(1)));
 });
 afterAll(async () => {
   await svc?.stop();
 });
 
 /** One case of organization B, executed; its status as execute answered. */
-async function caseOfB(): Promise<{ caseId: string; status: string }> {
-  const { caseId } = await answered(asB.POST('/api/v1/case', { body: { workflowId: workflowOfB } }), 201);
-  const run = await answered(
-    asB.POST('/api/v1/case/{caseId}/execute', { params: { path: { caseId } }, body: { inputs: { text: 'b' } } }),
-    202,
-  );
-  return { caseId, status: run.status };
-}
+const caseOfB = () => startCaseAs(asB, workflowOfB, { text: 'b' });
 
 async function threeCasesOfA(workflowId: string): Promise<string[]> {
   const ids: string[] = [];
