@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { post } from './bench-http.js';
 import type { FairnessJob, FairnessResult, Latencies, TenantJob } from './bench-fairness-load.js';
 import { describeGrowth, readCounters } from './bench-counters.js';
-import { benchTenantOf, distRoot, startCaseflow } from './bench-subjects.js';
+import { benchTenantOf, distRoot, startCaseflow, type EmbeddedTopology } from './bench-subjects.js';
 
 /**
  * `npm run bench -- fairness`: does one organization's burst starve another's
@@ -21,7 +21,9 @@ import { benchTenantOf, distRoot, startCaseflow } from './bench-subjects.js';
  *
  * A variant is `fair` (the defaults: the embedded server's task-queue fairness on),
  * `fifo` (TEMPORAL_DEV_FAIRNESS=false), or `name:KEY=VALUE+KEY=VALUE` for any
- * other environment of the service.
+ * other environment of the service (all its processes). Two lower-case keys
+ * are the bench's own: `workers=n` starts n `serve --role worker` processes
+ * beside it, `role=api` starts it without a worker of its own (see EmbeddedTopology).
  */
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -33,6 +35,18 @@ const builtIn: Record<string, Record<string, string>> = {
 interface Variant {
   name: string;
   env: Record<string, string>;
+  topology: EmbeddedTopology;
+}
+
+/** The bench's own keys of a variant: its processes, not their environment. */
+function parseTopology(options: Map<string, string>): EmbeddedTopology {
+  for (const key of options.keys())
+    if (key !== 'role' && key !== 'workers') throw new Error(`BENCH_FAIRNESS_VARIANTS: unknown option ${key}`);
+  const role = options.get('role') ?? 'all';
+  const workers = Number(options.get('workers') ?? 0);
+  if (role !== 'all' && role !== 'api') throw new Error(`BENCH_FAIRNESS_VARIANTS: role=${role} (all or api)`);
+  if (!Number.isInteger(workers) || workers < 0) throw new Error(`BENCH_FAIRNESS_VARIANTS: workers=${workers}`);
+  return { role, workers };
 }
 
 function parseVariant(spec: string): Variant {
@@ -40,14 +54,19 @@ function parseVariant(spec: string): Variant {
   const env = builtIn[name];
   if (assignments === undefined) {
     if (!env) throw new Error(`BENCH_FAIRNESS_VARIANTS: unknown variant "${spec}" (fair, fifo, name:KEY=VALUE+…)`);
-    return { name, env };
+    return { name, env, topology: parseTopology(new Map()) };
   }
   const pairs = assignments.split('+').map((a): [string, string] => {
     const at = a.indexOf('=');
     if (at <= 0) throw new Error(`BENCH_FAIRNESS_VARIANTS: "${a}" is not KEY=VALUE`);
     return [a.slice(0, at), a.slice(at + 1)];
   });
-  return { name, env: { ...env, ...Object.fromEntries(pairs) } };
+  const own = (key: string) => key === key.toLowerCase();
+  return {
+    name,
+    env: { ...env, ...Object.fromEntries(pairs.filter(([key]) => !own(key))) },
+    topology: parseTopology(new Map(pairs.filter(([key]) => own(key)))),
+  };
 }
 
 /** A second organization with a workspace, a member and an organization-wide key, through the admin API. */
@@ -72,7 +91,8 @@ async function secondOrganization(baseUrl: string, adminToken: string): Promise<
 
 async function measure(variant: Variant): Promise<FairnessResult> {
   const adminToken = randomBytes(24).toString('hex');
-  const subject = await startCaseflow(distRoot, { ...variant.env, CASEFLOW_ADMIN_TOKEN: adminToken });
+  const env = { ...variant.env, CASEFLOW_ADMIN_TOKEN: adminToken };
+  const subject = await startCaseflow(distRoot, env, 0, variant.topology);
   try {
     const a = subject.job([]);
     if (a.kind !== 'case') throw new Error('the fairness bench measures caseflow');

@@ -221,21 +221,38 @@ async function runCases(job: LoadJob): Promise<void> {
   if (code !== 0) throw new Error(`the fill's template cases: the load process exited with ${code}`);
 }
 
+/** The processes of an embedded caseflow: the one that embeds the Temporal dev server, and workers beside it. */
+export interface EmbeddedTopology {
+  /** `all` (`npm start`) or `api` (no worker of its own: every run goes to the workers). */
+  role: 'all' | 'api';
+  /** `serve --role worker` processes on the same data directory, store and dev server. */
+  workers: number;
+}
+
 /**
  * `npm start` from the build in `root` (this checkout's dist by default), with `env` added to its
  * environment; with `fill`, on stores that already hold that many cases of the last 24 h
- * (bench-fill.ts: 100 real cases, then copies), started again on them.
+ * (bench-fill.ts: 100 real cases, then copies), started again on them. `topology` adds worker
+ * processes beside it, or starts it as `--role api` (workers then run every case).
  */
-export async function startCaseflow(root = distRoot, env: Record<string, string> = {}, fill = 0): Promise<Subject> {
+export async function startCaseflow(
+  root = distRoot,
+  env: Record<string, string> = {},
+  fill = 0,
+  topology: EmbeddedTopology = { role: 'all', workers: 0 },
+): Promise<Subject> {
+  if (topology.role === 'api' && topology.workers < 1) throw new Error('an api-only caseflow needs a worker beside it');
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-bench-e2e-'));
   const launch = await embeddedLaunch(dataDir);
   // Kept, with the service's log, for a look after a run that lost or stalled cases.
   const keep = process.env.BENCH_KEEP_DATA === '1';
   const logFile = keep ? path.join(dataDir, 'service.log') : undefined;
   const environment = { ...launch.env, ...env };
-  const first = startServe(root, 'all', environment, logFile);
+  const first = startServe(root, topology.role, environment, logFile);
   let child = first.child;
+  const workers: ChildProcess[] = [];
   const stop = async () => {
+    for (const worker of workers) await stopChild(worker);
     await stopChild(child);
     if (keep) console.error(`bench: the service's data directory ${dataDir} is kept`);
     else rmSync(dataDir, { recursive: true, force: true });
@@ -248,12 +265,22 @@ export async function startCaseflow(root = distRoot, env: Record<string, string>
       await stopChild(child);
       const filled = fillStores(dataDir, fill);
       console.log(`e2e: filled the stores with ${filled.cases} cases in ${filled.seconds.toFixed(0)} s`);
-      child = startServe(root, 'all', environment, logFile).child;
+      child = startServe(root, topology.role, environment, logFile).child;
       await waitFor('the service', child, answers(`${launch.baseUrl}/readyz`));
     }
+    // Started once the first process has migrated the store and runs the dev server they connect to.
+    // The SDK's metrics port off: the first process holds the launch's.
+    const own = { TEMPORAL_ADDRESS: launch.temporalAddress, CASEFLOW_WORKER_METRICS_PORT: '0' };
+    for (let i = 0; i < topology.workers; i++)
+      workers.push(startServe(root, 'worker', { ...environment, ...own }, logFile).child);
+    // The workers are ready when their first poll lands: give them the time `serve` needs to start.
+    if (workers.length > 0) await new Promise((r) => setTimeout(r, 5000));
     return {
       name: 'caseflow',
-      roots: [{ pid: child.pid ?? 0, label: 'caseflow', kind: 'caseflow' }],
+      roots: [
+        { pid: child.pid ?? 0, label: 'caseflow', kind: 'caseflow' },
+        ...workers.map((w, i) => ({ pid: w.pid ?? 0, label: `worker ${i + 1}`, kind: 'caseflow' as const })),
+      ],
       temporalAddress: launch.temporalAddress,
       metricsUrl: `${launch.baseUrl}/metrics`,
       engineMetricsUrl: launch.engineMetricsUrl,

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { KeyAuthentication } from './auth/key-authentication.js';
 import { CallbackService } from './callbacks/callback-service.js';
 import { WebhookSecrets } from './callbacks/webhook-secrets.js';
@@ -54,7 +55,7 @@ import { ScheduleService } from './schedules/schedule-service.js';
 import { SubscriptionSecrets } from './subscriptions/subscription-secrets.js';
 import { SubscriptionService } from './subscriptions/subscription-service.js';
 import { RetentionService } from './retention/retention-service.js';
-import { CaseAdmission } from './cases/admission/case-admission.js';
+import { CaseAdmission, fairShareSettings } from './cases/admission/case-admission.js';
 import { TemporalRetentionSchedule } from './temporal/gateways/retention-schedule.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
 import { WorkflowService } from './definitions/workflow-service.js';
@@ -185,6 +186,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     cases: repos.cases,
     tenancy: repos.tenancy,
     defaultCap: config.cases.maxConcurrentPerOrganization,
+    fairShare: fairShareSettings(config.cases.fairShare, config.python.poolSize || availableParallelism()),
     registry: metrics.registry,
   });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });

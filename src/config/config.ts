@@ -170,6 +170,19 @@ export const configSchema = z.object({
     maxConcurrentPerOrganization: z.coerce.number().int().min(1).nullable(),
     /** How often queued cases are given the slots freed without a case ending (a person's wait, a raised cap, a crash). */
     admissionIntervalMs: z.coerce.number().int().min(100),
+    /**
+     * Fair share under contention (docs/concurrency.md#fair-share): while another organization is active (a
+     * case queued, or one started within activeWindowMs), an organization without a cap of its own runs at most
+     * max(floor, budget / active organizations) runs younger than runnableMs; alone it is not limited.
+     * budget 0: twice the Python servers.
+     */
+    fairShare: z.object({
+      enabled: bool,
+      budget: z.coerce.number().int().min(0).max(100_000),
+      floor: z.coerce.number().int().min(1).max(100_000),
+      activeWindowMs: z.coerce.number().int().min(1000).max(3_600_000),
+      runnableMs: z.coerce.number().int().min(500).max(3_600_000),
+    }),
   }),
   schedules: z.object({
     /** The shortest interval a schedule may fire at. */
@@ -374,6 +387,11 @@ const envMap: Record<string, string> = {
   CASEFLOW_CASE_MAX_START_DELAY_MS: 'cases.maxStartDelayMs',
   CASEFLOW_CASE_MAX_CONCURRENT_PER_ORGANIZATION: 'cases.maxConcurrentPerOrganization',
   CASEFLOW_CASE_ADMISSION_INTERVAL_MS: 'cases.admissionIntervalMs',
+  CASEFLOW_FAIR_SHARE: 'cases.fairShare.enabled',
+  CASEFLOW_FAIR_SHARE_BUDGET: 'cases.fairShare.budget',
+  CASEFLOW_FAIR_SHARE_FLOOR: 'cases.fairShare.floor',
+  CASEFLOW_FAIR_SHARE_ACTIVE_WINDOW_MS: 'cases.fairShare.activeWindowMs',
+  CASEFLOW_FAIR_SHARE_RUNNABLE_MS: 'cases.fairShare.runnableMs',
   CASEFLOW_SCHEDULE_MIN_INTERVAL_SECONDS: 'schedules.minIntervalSeconds',
   CASEFLOW_SCHEDULE_MAX_CATCHUP_WINDOW_SECONDS: 'schedules.maxCatchupWindowSeconds',
   CASEFLOW_SCHEDULE_MAX_BACKFILL_FIRINGS: 'schedules.maxBackfillFirings',

@@ -1,4 +1,4 @@
-import { type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import type { ConcurrencyLimit, QueuedCase } from '../domain/admission.js';
 import type { CaseCondition, StartCaseInput } from './case-repo.js';
 import type { Db } from './database.js';
@@ -88,6 +88,22 @@ export class AdmissionTx {
   /** Slots the organization's cases hold. */
   held(): Promise<number> {
     return heldBy(this.trx, this.organizationId);
+  }
+
+  /**
+   * Slots the fair share counts (src/cases/admission): held by the organization's cases whose run started
+   * since `since`, leaving out delayed starts still waiting for their time (a long run is mostly waiting).
+   */
+  async heldSince(since: string): Promise<number> {
+    const row = await this.trx
+      .selectFrom('cases')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('cases.organization_id', '=', this.organizationId)
+      .where(holdingSlot)
+      .where('cases.started_at', '>=', since)
+      .where((eb) => eb.or([eb('cases.start_at', 'is', null), eb('cases.start_at', '<=', now())]))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   /** Slots held per workflow, for the workflows named. */
@@ -213,6 +229,26 @@ export class AdmissionRepo {
         .execute();
       return fn(new AdmissionTx(trx, organizationId));
     });
+  }
+
+  /**
+   * What the fair share asks on every execute, in one statement: how many other organizations are active
+   * (started a case since `since`, or have one queued), and whether this one has cases queued.
+   */
+  async contention(organizationId: string, since: string): Promise<{ others: number; queued: boolean }> {
+    const r = await this.db
+      .selectFrom('cases')
+      .select([
+        sql<string>`count(distinct case when organization_id <> ${organizationId} then organization_id end)`.as(
+          'others',
+        ),
+        sql<number>`max(case when organization_id = ${organizationId} and status = 'QUEUED' then 1 else 0 end)`.as(
+          'queued',
+        ),
+      ])
+      .where((eb) => eb.or([eb('started_at', '>=', since), eb('status', '=', 'QUEUED')]))
+      .executeTakeFirstOrThrow();
+    return { others: Number(r.others), queued: r.queued === 1 };
   }
 
   /** Organizations with cases in their queue. */

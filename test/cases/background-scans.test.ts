@@ -1,7 +1,6 @@
-import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
-import { recordStatements, type StatementLog } from '../support/statements.js';
+import { planOf, recordStatements, type StatementLog } from '../support/statements.js';
 
 let svc: TestService;
 let statements: StatementLog;
@@ -19,15 +18,6 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-/** SQLite's plan of `statement`, its parameters bound to null (the plan does not read them: no statistics). */
-async function planOf(statement: string): Promise<string[]> {
-  const parameters = Array.from(statement.matchAll(/\?/g), () => null);
-  const r = await svc.service.context.store.db.executeQuery<{ detail: string }>(
-    CompiledQuery.raw(`explain query plan ${statement}`, parameters),
-  );
-  return r.rows.map((row) => row.detail);
-}
-
 describe('the background passes over every organization', () => {
   it('find RUNNING and QUEUED cases through an index on status, not by reading every case ever run', async () => {
     const { services } = svc.service.context;
@@ -40,7 +30,7 @@ describe('the background passes over every organization', () => {
     const reads = statements.take().filter((sql) => /^select\b/i.test(sql) && sql.includes('from "cases"'));
     expect(reads.length).toBeGreaterThanOrEqual(4);
     for (const sql of reads) {
-      const plan = await planOf(sql);
+      const plan = await planOf(svc.service.context.store.db, sql);
       // A scan of the table or of an index not led by status grows with the table: every case ever run.
       expect(
         plan.filter((line) => /^SCAN cases\b/.test(line)),

@@ -1,8 +1,15 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientFor, newKey } from '../support/keys.js';
 import { answered, refused, startTestService, type TestService } from '../support/harness.js';
-import { caseStatus, createWorkflow, peakOverlap, startCase, waitForEnd } from './support.js';
+import {
+  caseStatus,
+  createWorkflow,
+  otherOrganization,
+  peakOverlap,
+  startCase,
+  startCaseAs,
+  waitForEnd,
+} from './support.js';
 import { sleeper } from '../support/graphs.js';
 import { approvalGraph } from '../tasks/graphs.js';
 import { createSchedule, waitForSchedule } from '../schedules/support.js';
@@ -117,34 +124,14 @@ describe('concurrency caps', () => {
 
   it("another organization is not held back by a full organization's queue", async () => {
     await setCap(svc.organizationId, 1);
-    const org = await svc.admin('POST', '/admin/organizations', { name: 'Org B', verified: true });
-    expect(org.status, org.text).toBe(201);
-    const orgB = String(org.body.id);
-    const workspace = await svc.admin('POST', `/admin/organizations/${orgB}/workspaces`, { name: 'B' });
-    const asB = clientFor(
-      svc,
-      (await newKey(svc, ['case:full', 'workflow:full', 'code:full'], { organizationId: orgB })).key,
-    );
-    const graphB = sleeper(1);
-    const wfB = await answered(
-      asB.POST('/api/v1/workflow', {
-        params: { header: { 'x-workspace-id': String(workspace.body.id) } },
-        body: { name: 'B sleeper', activeStatus: 'active', nodes: graphB.nodes, edges: graphB.edges },
-      }),
-      201,
-    );
+    const { organizationId: orgB, client: asB, workflowId: workflowOfB } = await otherOrganization(svc, sleeper(1));
 
     const wfA = await createWorkflow(svc, sleeper(3));
     const a1 = await startCase(svc, wfA.workflowId, { text: 'a1' });
     const a2 = await startCase(svc, wfA.workflowId, { text: 'a2' });
     expect((await caseStatus(svc, a2)).status).toBe('QUEUED');
 
-    const { caseId: b } = await answered(asB.POST('/api/v1/case', { body: { workflowId: wfB.workflowId } }), 201);
-    const run = await answered(
-      asB.POST('/api/v1/case/{caseId}/execute', { params: { path: { caseId: b } }, body: { inputs: { text: 'b' } } }),
-      202,
-    );
-    expect(run.status).toBe('RUNNING');
+    expect((await startCaseAs(asB, workflowOfB, { text: 'b' })).status).toBe('RUNNING');
     // Org B's cap (the default, 1) is its own: it runs while org A's case still waits.
     const other = await svc.admin('GET', `/admin/organizations/${orgB}/concurrency`);
     expect(other.body).toMatchObject({ maxConcurrentCases: 1, source: 'default', queued: 0 });

@@ -1,3 +1,4 @@
+import { CompiledQuery } from 'kysely';
 import type { Db } from '../../src/store/database.js';
 
 export interface StatementLog {
@@ -19,4 +20,11 @@ export async function recordStatements(db: Db): Promise<StatementLog> {
     return execute(query);
   };
   return { take: () => seen.splice(0) };
+}
+
+/** SQLite's plan of `statement`, its parameters bound to null (the plan does not read them: no statistics). */
+export async function planOf(db: Db, statement: string): Promise<string[]> {
+  const parameters = Array.from(statement.matchAll(/\?/g), () => null);
+  const r = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${statement}`, parameters));
+  return r.rows.map((row) => row.detail);
 }

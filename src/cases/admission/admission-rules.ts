@@ -6,13 +6,33 @@ export interface SlotState {
   organizationCap: number | null;
   /** Slots the organization's cases hold. */
   held: number;
+  /** Its fair share while other organizations are active (docs/concurrency.md#fair-share); null: not limited by one. */
+  share: number | null;
+  /** Slots counted against the share: held by runs younger than the fair share's runnableMs. */
+  recent: number;
   /** Slots held per workflow (only the workflows of the queue read so far). */
   heldByWorkflow: Map<string, number>;
 }
 
-/** The organization has a free slot (or no cap). */
+/** The organization has a free slot under its cap (or no cap) and within its fair share (or none applies). */
 export function hasRoom(state: SlotState): boolean {
-  return state.organizationCap === null || state.held < state.organizationCap;
+  const underCap = state.organizationCap === null || state.held < state.organizationCap;
+  return underCap && (state.share === null || state.recent < state.share);
+}
+
+/** What the fair share needs to know: the organizations contending and how they share the run budget. */
+export interface FairShareRule {
+  budget: number;
+  floor: number;
+}
+
+/**
+ * An organization's share of the run budget while `others` other organizations are active: the budget
+ * split evenly over them and it, never below the floor; null (no limit) when it is alone.
+ */
+export function fairShare(rule: FairShareRule, others: number): number | null {
+  if (others === 0) return null;
+  return Math.max(rule.floor, Math.floor(rule.budget / (others + 1)));
 }
 
 /**
@@ -34,6 +54,7 @@ export function admissible(queue: QueuedCase[], state: SlotState): { admitted: Q
     }
     admitted.push(queued);
     state.held++;
+    state.recent++;
     state.heldByWorkflow.set(queued.workflowId, held + 1);
   }
   return { admitted, full: [...full] };

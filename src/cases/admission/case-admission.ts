@@ -4,7 +4,7 @@ import { uncapped, type AdmissionRepo, type AdmissionTx } from '../../store/admi
 import type { CaseRepo, StartCaseInput } from '../../store/case-repo.js';
 import type { TenancyRepo } from '../../store/tenancy-repo.js';
 import { DomainError } from '../../errors.js';
-import { admissible, hasRoom, type SlotState } from './admission-rules.js';
+import { admissible, fairShare, hasRoom, type FairShareRule, type SlotState } from './admission-rules.js';
 
 export interface CaseAdmissionDeps {
   repo: AdmissionRepo;
@@ -12,7 +12,36 @@ export interface CaseAdmissionDeps {
   tenancy: Pick<TenancyRepo, 'findOrganization'>;
   /** The organization cap where an organization set none (cases.maxConcurrentPerOrganization); null: none. */
   defaultCap: number | null;
+  /** The fair share under contention (cases.fairShare); null: off. */
+  fairShare: FairShareSettings | null;
   registry: Registry;
+}
+
+/** The fair share's rule, and how long a start keeps an organization active and a run counted. */
+export interface FairShareSettings extends FairShareRule {
+  /** An organization that started a case within this long (or has one queued) is active. */
+  activeWindowMs: number;
+  /** A run counts toward its organization's share this long after it started; older, it is taken to be waiting. */
+  runnableMs: number;
+}
+
+/**
+ * The fair share as configured (cases.fairShare), null when it is off. A budget of 0 is twice the
+ * Python servers: each runs a call per core with one waiting, the work a short case is made of.
+ */
+export function fairShareSettings(
+  configured: FairShareSettings & { enabled: boolean },
+  pythonServers: number,
+): FairShareSettings | null {
+  const { enabled, budget, ...rest } = configured;
+  return enabled ? { ...rest, budget: budget || 2 * pythonServers } : null;
+}
+
+/** The limits an admission pass applies to one organization. */
+interface Limits {
+  organizationCap: number | null;
+  /** Its fair share now; null: not limited by one (off, alone, or the operator set its own cap). */
+  share: number | null;
 }
 
 /** Where an execute's case stands after admission. */
@@ -41,11 +70,13 @@ export interface ConcurrencyPolicy {
 const PAGE = 100;
 
 /**
- * Admission under concurrency caps (docs/concurrency.md): a case takes a slot of its organization
- * (and of its workflow, when the workflow has a cap) or waits in its organization's queue, FIFO;
- * queued cases take the slots that free up. Slots are the store's RUNNING cases not waiting on a
- * person, counted under the organization's lock row, so every API and worker process sees the
- * same caps and a case whose run ended (its row ended with it) holds nothing, whatever crashed.
+ * Admission under concurrency caps and the fair share (docs/concurrency.md): a case takes a slot of
+ * its organization (and of its workflow, when the workflow has a cap) or waits in its organization's
+ * queue, FIFO; queued cases take the slots that free up. Slots are the store's RUNNING cases not
+ * waiting on a person, counted under the organization's lock row, so every API and worker process
+ * sees the same caps and a case whose run ended (its row ended with it) holds nothing, whatever
+ * crashed. While another organization is active, an organization without a cap of its own also
+ * keeps within its fair share of the run budget, counting only runs that started moments ago.
  */
 export class CaseAdmission {
   private readonly queuedSeconds: Histogram;
@@ -69,30 +100,31 @@ export class CaseAdmission {
     });
   }
 
-  /** The cap in force for the organization: its own, else the configured default; null: none. */
-  async organizationCap(organizationId: string): Promise<number | null> {
-    const own = await this.deps.repo.findLimit(organizationId);
-    return own ? own.maxConcurrentCases : this.deps.defaultCap;
-  }
-
   /**
    * Accepts a PENDING case for its run: RUNNING when a slot is free and nobody of its organization
-   * waits before it for that slot, QUEUED otherwise. Without any cap it is RUNNING at once (no lock):
-   * one statement that checks there is none, so the caps are read only when one applies.
+   * waits before it for that slot, QUEUED otherwise. Without any cap or share, and with nothing of its
+   * organization queued, it is RUNNING at once (no lock).
+   * With the fair share off and no cap in force, one statement that checks there is none admits it,
+   * so the caps are read only when one applies.
    */
   async admit(record: CaseRecord, start: StartCaseInput): Promise<Admission> {
-    const { cases, defaultCap } = this.deps;
-    if (await cases.markRunning(record.id, start, uncapped(defaultCap !== null)))
+    const { cases, defaultCap, fairShare } = this.deps;
+    // The share depends on other organizations' activity, which that one statement cannot see.
+    if (fairShare === null && (await cases.markRunning(record.id, start, uncapped(defaultCap !== null))))
       return { status: 'RUNNING', others: [] };
     const { own, workflowCap } = await this.deps.repo.caps(record.organizationId, record.workflowId);
     const organizationCap = own ? own.maxConcurrentCases : this.deps.defaultCap;
-    if (organizationCap === null && workflowCap === null) {
+    // The operator's own setting for the organization replaces the fair share.
+    const contention = own ? undefined : await this.contention(record.organizationId);
+    const limits = { organizationCap, share: contention?.share ?? null };
+    // Alone and uncapped it runs at once, unless its own queue (from a busier moment) is still draining: FIFO.
+    if (organizationCap === null && workflowCap === null && limits.share === null && contention?.queued !== true) {
       const accepted = await this.deps.cases.markRunning(record.id, start);
       return accepted ? { status: 'RUNNING', others: [] } : { status: 'NOT_PENDING' };
     }
     return this.deps.repo.locked(record.organizationId, async (tx): Promise<Admission> => {
       if (!(await tx.enqueue(record.id, start))) return { status: 'NOT_PENDING' };
-      const admitted = await this.promoteLocked(tx, organizationCap, record.id);
+      const admitted = await this.promoteLocked(tx, limits, record.id);
       const others = admitted.filter((id) => id !== record.id);
       return { status: admitted.includes(record.id) ? 'RUNNING' : 'QUEUED', others };
     });
@@ -101,8 +133,21 @@ export class CaseAdmission {
   /** Gives the organization's free slots to its queued cases, oldest first; the ids admitted (their runs are to start). */
   async promote(organizationId: string): Promise<string[]> {
     if (!(await this.deps.repo.hasQueued(organizationId))) return [];
-    const organizationCap = await this.organizationCap(organizationId);
-    return this.deps.repo.locked(organizationId, (tx) => this.promoteLocked(tx, organizationCap));
+    const own = await this.deps.repo.findLimit(organizationId);
+    const organizationCap = own ? own.maxConcurrentCases : this.deps.defaultCap;
+    const share = own ? null : ((await this.contention(organizationId))?.share ?? null);
+    return this.deps.repo.locked(organizationId, (tx) => this.promoteLocked(tx, { organizationCap, share }));
+  }
+
+  /**
+   * The organization's fair share now (null: alone, no other organization active)
+   * and whether it has cases queued; undefined when the fair share is off.
+   */
+  private async contention(organizationId: string): Promise<{ share: number | null; queued: boolean } | undefined> {
+    const rule = this.deps.fairShare;
+    if (!rule) return undefined;
+    const { others, queued } = await this.deps.repo.contention(organizationId, msAgo(rule.activeWindowMs));
+    return { share: fairShare(rule, others), queued };
   }
 
   /** The organization's cap (404 for an unknown organization) and its slots now. */
@@ -144,8 +189,11 @@ export class CaseAdmission {
     return this.deps.repo.cancelQueued(caseId);
   }
 
-  private async promoteLocked(tx: AdmissionTx, organizationCap: number | null, newcomer?: string): Promise<string[]> {
-    const state: SlotState = { organizationCap, held: await tx.held(), heldByWorkflow: new Map() };
+  private async promoteLocked(tx: AdmissionTx, limits: Limits, newcomer?: string): Promise<string[]> {
+    const { organizationCap, share } = limits;
+    const rule = this.deps.fairShare;
+    const recent = share === null || !rule ? 0 : await tx.heldSince(msAgo(rule.runnableMs));
+    const state: SlotState = { organizationCap, held: await tx.held(), share, recent, heldByWorkflow: new Map() };
     const admitted: string[] = [];
     const full: string[] = [];
     let after;
@@ -169,4 +217,9 @@ export class CaseAdmission {
     if (newcomer !== undefined && admitted.includes(newcomer)) await tx.neverWaited(newcomer);
     return admitted;
   }
+}
+
+/** The time `ms` ago, as the store writes times. */
+function msAgo(ms: number): string {
+  return new Date(Date.now() - ms).toISOString();
 }

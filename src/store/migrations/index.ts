@@ -27,6 +27,7 @@ import * as concurrency from './100_concurrency.js';
 import * as generationRunsStarted from './106_generation_runs_started.js';
 import * as casesStatusIndex from './112_cases_status_index.js';
 import * as caseCallTrees from './118_case_call_trees.js';
+import * as casesStartedIndex from './124_cases_started_index.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -61,4 +62,5 @@ export const migrations: Record<string, Migration> = {
   '106_generation_runs_started': generationRunsStarted,
   '112_cases_status_index': casesStatusIndex,
   '118_case_call_trees': caseCallTrees,
+  '124_cases_started_index': casesStartedIndex,
 };
