@@ -1,6 +1,7 @@
 import { KeyAuthentication } from './auth/key-authentication.js';
 import { CallbackService } from './callbacks/callback-service.js';
 import { WebhookSecrets } from './callbacks/webhook-secrets.js';
+import { CaseEnds } from './cases/case-ends.js';
 import { CaseService } from './cases/case-service.js';
 import { CaseRunReconciler } from './cases/run-reconciler.js';
 import { RerunBatchService } from './cases/rerun-batch-service.js';
@@ -186,6 +187,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     defaultCap: config.cases.maxConcurrentPerOrganization,
     registry: metrics.registry,
   });
+  // One per process: the worker's activities tell it of case ends, the API's sync deliveries wait on it.
+  const caseEnds = new CaseEnds();
   const cases = new CaseService({
     config,
     logger,
@@ -199,6 +202,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     runs: caseRuns,
     admission,
     events: subscriptions,
+    ends: caseEnds,
   });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
   const reruns = new RerunService({ config, repo: repos.cases, workflows, cases });
@@ -330,6 +334,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       secrets: new HookSecrets(box),
       authentication,
       idempotency,
+      caseEnds,
     }),
   };
 }

@@ -39,6 +39,7 @@ import { statsWindow, workflowStats, type CaseStats, type CaseStatsRequest } fro
 import type { ReusePlan } from './rerun-plan.js';
 import { CaseStarts, engineDown, type CaseStartsDeps } from './case-starts.js';
 import type { CaseAdmission } from './admission/case-admission.js';
+import type { CaseEnds } from './case-ends.js';
 
 export interface CaseServiceDeps {
   config: Config;
@@ -58,6 +59,8 @@ export interface CaseServiceDeps {
   admission: CaseStartsDeps['admission'] & Pick<CaseAdmission, 'cancelQueued'>;
   /** What a case's end owes the workspace's event subscribers. */
   events: Pick<SubscriptionService, 'subscribersOf' | 'deliveriesTo' | 'dispatch' | 'dispatchUnstarted'>;
+  /** Who in this process waits on a case's end (sync hook deliveries): told once it is committed. */
+  ends: Pick<CaseEnds, 'ended'>;
 }
 
 /** A case's status: the record, the nodes running now (first is the current one), the run's Temporal UI page. */
@@ -482,6 +485,7 @@ export class CaseService {
               ...(progress.error ? { error: progress.error } : {}),
             }),
     );
+    this.deps.ends.ended(input.caseId);
     if (!finished) {
       // A retried end (the process died after the commit): start what did not start then.
       await events.dispatchUnstarted(input.caseId);

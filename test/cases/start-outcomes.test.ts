@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../src/domain/auth-context.js';
+import { CaseEnds } from '../../src/cases/case-ends.js';
 import { CaseService } from '../../src/cases/case-service.js';
 import type { CaseRunInput } from '../../src/domain/cases.js';
 import { DomainError } from '../../src/errors.js';
@@ -70,6 +71,7 @@ describe('execute when the start call fails', () => {
       runs,
       admission: services.admission,
       events: services.subscriptions,
+      ends: new CaseEnds(),
     });
   }
 
