@@ -63,6 +63,12 @@ export interface CaseServiceDeps {
   ends: Pick<CaseEnds, 'ended'>;
 }
 
+/** A hook's delivery starting a case: the hook, and the version it resolved for the delivery. */
+export interface HookOrigin {
+  hookId: string;
+  version: RunnableVersion;
+}
+
 /** A case's status: the record, the nodes running now (first is the current one), the run's Temporal UI page. */
 export interface CaseStatus {
   record: CaseRecord;
@@ -119,14 +125,19 @@ export class CaseService {
     this.starts = new CaseStarts(deps);
   }
 
-  /** A PENDING case; `origin.hookId` names the hook whose delivery asks for it (docs/webhook-triggers.md). */
-  async initiate(auth: AuthContext, body: InitiateBody, origin: { hookId?: string } = {}): Promise<CaseRecord> {
+  /**
+   * A PENDING case. With `origin`, a hook's delivery asks for it (docs/webhook-triggers.md) and runs the
+   * version the delivery resolved and mapped its inputs against: not read (and its graph parsed) a second time.
+   */
+  async initiate(auth: AuthContext, body: InitiateBody, origin?: HookOrigin): Promise<CaseRecord> {
     const listed = body.workspaces === undefined ? undefined : this.parseWorkspaces(body.workspaces);
-    const version = await this.deps.workflows.resolveForRun(
-      auth.organizationId,
-      { workflowId: body.workflowId, referenceEntityId: body.referenceEntityId },
-      { versionId: body.workflowVersionId, versionNumber: body.workflowVersionNumber },
-    );
+    const version =
+      origin?.version ??
+      (await this.deps.workflows.resolveForRun(
+        auth.organizationId,
+        { workflowId: body.workflowId, referenceEntityId: body.referenceEntityId },
+        { versionId: body.workflowVersionId, versionNumber: body.workflowVersionNumber },
+      ));
     assertWorkspaceGrant(auth, { id: version.workspaceId, organizationId: version.organizationId }, 'case:full');
     if (listed && !listed.includes(version.workspaceId)) {
       throw DomainError.forbidden('The workflow belongs to none of the workspaces given in `workspaces`');
@@ -144,7 +155,7 @@ export class CaseService {
       refUserId: body.refUserId,
       source: body.source,
       webAppId: body.webAppId,
-      hookId: origin.hookId,
+      hookId: origin?.hookId,
       workspaces: body.workspaces,
       initialInput: checked.inputs,
       createdByKeyId: auth.keyId,

@@ -214,12 +214,11 @@ export class HookService {
       caller,
       {
         workflowId: hook.workflowId,
-        workflowVersionId: version.versionId,
         title: hook.name,
         source: 'api',
         initialInput: {},
       },
-      { hookId: hook.id },
+      { hookId: hook.id, version },
     );
     // Watched from before the run starts: an end before the wait is not missed, so the wait needs no first read.
     const end = hook.mode === 'sync' ? this.deps.caseEnds.watch(pending.id) : undefined;

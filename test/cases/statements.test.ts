@@ -5,6 +5,7 @@ import { recordStatements, type StatementLog } from '../support/statements.js';
 import { Receiver } from '../callbacks/receiver.js';
 import { createWorkflow, execute, initiate } from './support.js';
 import { floatChain, py } from '../support/graphs.js';
+import { createHook, deliver, sign } from '../hooks/support.js';
 
 let svc: TestService;
 let hook: Receiver;
@@ -64,5 +65,34 @@ describe('store statements per case', () => {
     // The counting sees the case's own writes (a wrapper that saw nothing would pass the bounds).
     expect(initiated.filter((sql) => sql.startsWith('insert into "cases"'))).toHaveLength(1);
     expect(rest.filter((sql) => sql.startsWith('insert into "case_nodes"'))).toHaveLength(1);
+  });
+});
+
+/**
+ * A sync hook delivery: the hook, its rate-limit window, its delivery id claimed, the hook's key, the workflow
+ * with its active version's id, the case; then execute's and the end's (as above, without a callback); the
+ * case read once when this process tells the delivery of its end; the delivery id's answer. The version the
+ * delivery resolved is the one the case runs: not read again, its graph not parsed again.
+ */
+const deliveryStatements = 99;
+
+describe('store statements per sync hook delivery', () => {
+  it('stay within the counted number, and the version is read once, from the cache', async () => {
+    const created = await createHook(svc, workflowId, { name: 'statements', scheme: 'standard-webhooks', mode: 'sync' });
+    const delivery = async () => {
+      const body = JSON.stringify({ a: 1 });
+      statements.take();
+      const r = await deliver(svc, created.hookId, body, sign.standardWebhooks(created.secret, body));
+      expect(r.status, r.text).toBe(200);
+      expect(r.body).toMatchObject({ status: 'COMPLETED', results: { b: { value: 2 } } });
+      return statements.take();
+    };
+    await delivery();
+    const all = await delivery();
+    expect(all.length, all.join('\n')).toBeLessThanOrEqual(deliveryStatements);
+    expect(all.filter((sql) => sql.includes('"graph"') || sql.includes('select * from "workflow_versions"'))).toEqual(
+      [],
+    );
+    expect(all.filter((sql) => sql.startsWith('insert into "cases"'))).toHaveLength(1);
   });
 });
