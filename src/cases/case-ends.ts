@@ -18,7 +18,7 @@ export class CaseEnds {
     for (const wake of this.watchers.get(caseId) ?? []) wake();
   }
 
-  /** Starts watching: an end from now on is kept, so a wait begun after it (or a read in between) misses nothing. */
+  /** Starts watching before the caller reads the case: an end between the read and the wait is not missed. */
   watch(caseId: string): CaseEndWatch {
     let ended = false;
     let resolveWait: (() => void) | undefined;

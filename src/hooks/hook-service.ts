@@ -4,7 +4,7 @@ import type { KeyAuthentication } from '../auth/key-authentication.js';
 import type { Grant } from '../domain/grants.js';
 import { generateWebhookSecret } from '../callbacks/signing.js';
 import { inputVariables, validateCaseInputs } from '../cases/case-inputs.js';
-import type { CaseEndWatch, CaseEnds } from '../cases/case-ends.js';
+import type { CaseEnds } from '../cases/case-ends.js';
 import type { CaseService } from '../cases/case-service.js';
 import type { WorkflowService } from '../definitions/workflow-service.js';
 import type { CaseResults } from '../domain/cases.js';
@@ -220,40 +220,40 @@ export class HookService {
       },
       { hookId: hook.id, version },
     );
-    // Watched from before the run starts: an end before the wait is not missed, so the wait needs no first read.
-    const end = hook.mode === 'sync' ? this.deps.caseEnds.watch(pending.id) : undefined;
+    let started: CaseRecord;
     try {
-      let started: CaseRecord;
-      try {
-        started = (await this.deps.cases.execute(caller, pending.id, { inputs: mapped.inputs })).record;
-      } catch (err) {
-        // The delivery is answered with an error: its case must not stay PENDING as if it were waiting.
-        await this.deps.cases.cancel(caller, pending.id).catch(() => undefined);
-        throw err;
-      }
-      const finished = end && (await this.waitForResults(caller, started.id, hook.syncTimeoutMs, end));
-      return finished ? { kind: 'finished', ...finished } : { kind: 'accepted', record: started };
-    } finally {
-      end?.close();
+      started = (await this.deps.cases.execute(caller, pending.id, { inputs: mapped.inputs })).record;
+    } catch (err) {
+      // The delivery is answered with an error: its case must not stay PENDING as if it were waiting.
+      await this.deps.cases.cancel(caller, pending.id).catch(() => undefined);
+      throw err;
     }
+    if (hook.mode === 'sync') {
+      const finished = await this.waitForResults(caller, started.id, hook.syncTimeoutMs);
+      if (finished) return { kind: 'finished', ...finished };
+    }
+    return { kind: 'accepted', record: started };
   }
 
-  /**
-   * The case's results once it has ended within the bound: read when this process records its end, and
-   * polled besides for a case run by another process (split roles), which this one is not told of.
-   */
   private async waitForResults(
     caller: AuthContext,
     caseId: string,
     boundMs: number,
-    end: CaseEndWatch,
   ): Promise<{ record: CaseRecord; results: CaseResults } | undefined> {
     const until = this.now() + boundMs;
-    for (let pause = 50; ; pause = Math.min(pause * 2, 500)) {
-      await end.next(Math.max(0, Math.min(pause, until - this.now())));
-      const finished = await this.deps.cases.results(caller, caseId);
-      if (finished) return finished;
-      if (this.now() >= until) return undefined;
+    // Watched before the first read, so an end between a read and the wait wakes the wait.
+    const end = this.deps.caseEnds.watch(caseId);
+    try {
+      // The polls are for a case run by another process (split roles), which this one is not told of.
+      for (let pause = 50; ; pause = Math.min(pause * 2, 500)) {
+        const finished = await this.deps.cases.results(caller, caseId);
+        if (finished) return finished;
+        const left = until - this.now();
+        if (left <= 0) return undefined;
+        await end.next(Math.min(pause, left));
+      }
+    } finally {
+      end.close();
     }
   }
 
