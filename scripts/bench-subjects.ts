@@ -140,7 +140,11 @@ export async function caseJobOf(baseUrl: string, key: string): Promise<(levels: 
  * The benches' workflow behind a sync Standard Webhooks hook (the `caseflow-hook` subject): deliveries wait up to
  * `syncTimeoutMs` for the case's results, and the hook's rate limit is its highest, above any level's rate.
  */
-export async function hookJobOf(baseUrl: string, key: string, syncTimeoutMs: number): Promise<(levels: Level[]) => LoadJob> {
+export async function hookJobOf(
+  baseUrl: string,
+  key: string,
+  syncTimeoutMs: number,
+): Promise<(levels: Level[]) => LoadJob> {
   const { workflowId } = await benchTenantOf(baseUrl, key);
   const hook = (await post(
     `${baseUrl}/api/v1/workflow/${workflowId}/hooks`,
