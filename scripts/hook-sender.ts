@@ -31,7 +31,7 @@ export async function deliverSum(target: SyncHookTarget, a: number): Promise<num
     headers: { 'content-type': 'application/json', ...headers },
     body,
   });
-  const answer = (await response.json()) as unknown;
+  const answer: unknown = await response.json();
   const ms = performance.now() - started;
   checkSumAnswer(response.status, answer, a + 1);
   return ms;
