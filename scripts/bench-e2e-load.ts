@@ -2,13 +2,15 @@ import { performance } from 'node:perf_hooks';
 import { startCallbackReceiver } from './callback-receiver.js';
 import { percentile } from './bench-stats.js';
 import { post } from './bench-http.js';
+import { deliverSum } from './hook-sender.js';
 
 /**
  * The load side of `npm run bench -- e2e`, run as its own process so its CPU
  * is not the subject's. For caseflow: a webhook receiver plus clients that
  * initiate and execute cases over HTTP and time each one until its signed
  * callback arrives. For a plain webhook (n8n): clients that POST the same
- * inputs and time the response. Reads its job from BENCH_E2E_JOB, writes one
+ * inputs and time the response. For a sync hook (caseflow-hook): the same, each
+ * POST signed (Standard Webhooks) and its answer's Python result checked. Reads its job from BENCH_E2E_JOB, writes one
  * JSON line per level and waits for a line on stdin before the next.
  */
 export interface Level {
@@ -19,6 +21,7 @@ export interface Level {
 export type LoadJob = (
   | { kind: 'case'; baseUrl: string; key: string; workflowId: string; secret: string; levels: Level[] }
   | { kind: 'webhook'; url: string; levels: Level[] }
+  | { kind: 'hook'; url: string; secret: string; levels: Level[] }
 ) & { prefill?: number };
 
 /** A case with no callback after this is reported with what the service says of it: a late callback or a lost one. */
@@ -70,7 +73,7 @@ async function reportLate(job: Extract<LoadJob, { kind: 'case' }>, caseId: strin
   );
 }
 
-/** One case as a webhook receiver sees it: initiate, execute, signed callback received. */
+/** One case as its client sees it: initiate, execute, signed callback received (or one webhook's answer). */
 async function oneCase(i: number): Promise<number> {
   if (job.kind === 'webhook') {
     const started = performance.now();
@@ -78,6 +81,7 @@ async function oneCase(i: number): Promise<number> {
     if (sum !== i + 1) throw new Error(`the webhook answered sum ${String(sum)} for ${i} + 1`);
     return performance.now() - started;
   }
+  if (job.kind === 'hook') return deliverSum(job, i);
   const headers = { 'x-service-key': job.key };
   const started = performance.now();
   const { caseId } = (await post(`${job.baseUrl}/api/v1/case`, { workflowId: job.workflowId }, headers)) as {

@@ -7,7 +7,15 @@ import { describeGrowth, freeWorkflowTaskSlots, readCounters, type Counters } fr
 import type { Level, LevelResult } from './bench-e2e-load.js';
 import { cpuByArea, mainThreadProfiles, monotonicUs } from './bench-profile.js';
 import { cpuByGroup, megabytes, sample, type TreeSample } from './bench-proc.js';
-import { n8nInstallHint, n8nInstalled, startCaseflow, startN8n, startSplit, type Subject } from './bench-subjects.js';
+import {
+  hookJobOf,
+  n8nInstallHint,
+  n8nInstalled,
+  startCaseflow,
+  startN8n,
+  startSplit,
+  type Subject,
+} from './bench-subjects.js';
 
 /**
  * `npm run bench -- e2e`: caseflow as a webhook receiver sees it, driven
@@ -20,11 +28,12 @@ import { n8nInstallHint, n8nInstalled, startCaseflow, startN8n, startSplit, type
  *
  * BENCH_E2E_SUBJECTS (default "caseflow", or "split" with
  * BENCH_E2E_TOPOLOGY=split) lists what to measure, one after the other:
- * `caseflow`, `split`, `n8n`, `n8n-queue`, and `caseflow@<dir>` / `split@<dir>` for the
- * build in another checkout's dist (an A/B in the same minutes).
+ * `caseflow`, `caseflow-hook`, `split`, `n8n`, `n8n-queue`, and `caseflow@<dir>` / `split@<dir>` for the
+ * build in another checkout's dist (an A/B in the same minutes). `caseflow-hook` is `caseflow` driven
+ * as n8n is: one signed POST to a sync webhook trigger per case, timed to its 200 with the results.
  * BENCH_E2E_ROUNDS=n repeats the list, alternating. The end is one table,
  * each row's ratio to the first subject of its round.
- * `caseflow+<name>` runs `caseflow` with the variables of BENCH_E2E_ENV_<name>
+ * `caseflow+<name>` (and `caseflow-hook+<name>`) runs `caseflow` with the variables of BENCH_E2E_ENV_<name>
  * ("K=V K2=V2") added to its environment: a configuration lever A/B'd on one
  * build; BENCH_E2E_PREFILL=n among them runs n cases (c=32, not measured)
  * before the first level, for steady state on filled stores; BENCH_E2E_FILL=n
@@ -33,6 +42,8 @@ import { n8nInstallHint, n8nInstalled, startCaseflow, startN8n, startSplit, type
  * BENCH_E2E_PROFILE_DIR=dir writes V8 CPU profiles of the caseflow processes.
  */
 const here = path.dirname(fileURLToPath(import.meta.url));
+/** How long a `caseflow-hook` delivery waits for its case (the hook's syncTimeoutMs); a 202 after it fails the bench. */
+const SYNC_HOOK_WAIT_MS = 120_000;
 
 interface Row {
   round: number;
@@ -81,11 +92,18 @@ function starter(spec: string): () => Promise<Subject> {
     return { ...subject, name: spec, job: (levels: Level[]) => ({ ...subject.job(levels), prefill }) };
   };
   if (name === 'caseflow') return named(() => startCaseflow(root, env, fill));
+  if (name === 'caseflow-hook') {
+    // The deliveries may wait as long as the case subject waits for a callback before calling it late.
+    const hookEnv = { CASEFLOW_HOOK_MAX_SYNC_TIMEOUT_MS: String(SYNC_HOOK_WAIT_MS), ...env };
+    return named(() =>
+      startCaseflow(root, hookEnv, fill, undefined, (baseUrl, key) => hookJobOf(baseUrl, key, SYNC_HOOK_WAIT_MS)),
+    );
+  }
   if (name === 'split') return named(() => startSplit(root));
   if (name === 'n8n') return () => startN8n();
   if (name === 'n8n-queue') return () => startN8n('queue');
   throw new Error(
-    `BENCH_E2E_SUBJECTS: unknown subject "${spec}" (caseflow, split, n8n, n8n-queue, caseflow@<dir>, split@<dir>)`,
+    `BENCH_E2E_SUBJECTS: unknown subject "${spec}" (caseflow, caseflow-hook, split, n8n, n8n-queue, caseflow@<dir>, split@<dir>)`,
   );
 }
 

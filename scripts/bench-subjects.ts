@@ -13,12 +13,14 @@ import type { Level, LoadJob } from './bench-e2e-load.js';
 import { fillStores } from './bench-fill.js';
 import type { TenantJob } from './bench-fairness-load.js';
 import { pythonAddGraph } from './bench-graph.js';
+import { post } from './bench-http.js';
 import type { Root } from './bench-proc.js';
 
 /**
  * What `npm run bench -- e2e` can measure, each started from nothing in a
  * temporary directory and stopped after:
  * - `caseflow`: `npm start` (one process, embedded Temporal dev server, SQLite);
+ * - `caseflow-hook`: the same, driven through a sync webhook trigger instead of initiate → callback;
  * - `split`: a Temporal dev server of its own, `serve --role api` and two
  *   `serve --role worker` on Postgres (a fresh schema in BENCH_POSTGRES_URL);
  * - either of those `@<dir>`: the service built in another checkout (A/B in the same minutes);
@@ -151,6 +153,24 @@ export async function caseJobOf(baseUrl: string, key: string): Promise<(levels: 
   return (levels) => ({ kind: 'case', ...tenant, levels });
 }
 
+/**
+ * The benches' workflow behind a sync Standard Webhooks hook (the `caseflow-hook` subject): deliveries wait up to
+ * `syncTimeoutMs` for the case's results, and the hook's rate limit is its highest, above any level's rate.
+ */
+export async function hookJobOf(
+  baseUrl: string,
+  key: string,
+  syncTimeoutMs: number,
+): Promise<(levels: Level[]) => LoadJob> {
+  const { workflowId } = await benchTenantOf(baseUrl, key);
+  const hook = (await post(
+    `${baseUrl}/api/v1/workflow/${workflowId}/hooks`,
+    { name: 'bench-e2e', scheme: 'standard-webhooks', mode: 'sync', syncTimeoutMs, rateLimitPerMinute: 100_000 },
+    { 'x-service-key': key },
+  )) as { url: string; secret: string };
+  return (levels) => ({ kind: 'hook', url: hook.url, secret: hook.secret, levels });
+}
+
 /** The key's first workspace with the benches' workflow in it, and that workspace's webhook secret. */
 export async function benchTenantOf(baseUrl: string, key: string): Promise<TenantJob> {
   const call = async (method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}) => {
@@ -229,17 +249,22 @@ export interface EmbeddedTopology {
   workers: number;
 }
 
+/** How a subject's load reaches its cases: set up once the service answers, with its bootstrap key. */
+type JobOf = (baseUrl: string, key: string) => Promise<(levels: Level[]) => LoadJob>;
+
 /**
  * `npm start` from the build in `root` (this checkout's dist by default), with `env` added to its
  * environment; with `fill`, on stores that already hold that many cases of the last 24 h
  * (bench-fill.ts: 100 real cases, then copies), started again on them. `topology` adds worker
- * processes beside it, or starts it as `--role api` (workers then run every case).
+ * processes beside it, or starts it as `--role api` (workers then run every case). `jobOf` sets up
+ * what the load drives (initiate → callback by default).
  */
 export async function startCaseflow(
   root = distRoot,
   env: Record<string, string> = {},
   fill = 0,
   topology: EmbeddedTopology = { role: 'all', workers: 0 },
+  jobOf: JobOf = caseJobOf,
 ): Promise<Subject> {
   if (topology.role === 'api' && topology.workers < 1) throw new Error('an api-only caseflow needs a worker beside it');
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-bench-e2e-'));
@@ -259,7 +284,7 @@ export async function startCaseflow(
   };
   try {
     await waitFor('the service', child, answers(`${launch.baseUrl}/readyz`));
-    const job = await caseJobOf(launch.baseUrl, await first.key);
+    const job = await jobOf(launch.baseUrl, await first.key);
     if (fill > 0) {
       await runCases(job([{ concurrency: 8, cases: 100 }]));
       await stopChild(child);

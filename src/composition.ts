@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { KeyAuthentication } from './auth/key-authentication.js';
 import { CallbackService } from './callbacks/callback-service.js';
 import { WebhookSecrets } from './callbacks/webhook-secrets.js';
+import { CaseEnds } from './cases/case-ends.js';
 import { CaseService } from './cases/case-service.js';
 import { CaseRunReconciler } from './cases/run-reconciler.js';
 import { RerunBatchService } from './cases/rerun-batch-service.js';
@@ -190,6 +191,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     registry: metrics.registry,
   });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
+  // One per process: the worker's activities tell it of case ends, the API's sync deliveries wait on it.
+  const caseEnds = new CaseEnds();
   const cases = new CaseService({
     config,
     logger,
@@ -205,6 +208,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     events: subscriptions,
     authentication,
     taskHistory: repos.tasks,
+    ends: caseEnds,
   });
   const reruns = new RerunService({ config, repo: repos.cases, workflows, cases });
   return {
@@ -336,6 +340,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       authentication,
       idempotency,
       maxPerWorkspace: config.hooks.maxPerWorkspace,
+      caseEnds,
     }),
   };
 }

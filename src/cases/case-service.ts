@@ -44,6 +44,7 @@ import { statsWindow, workflowStats, type CaseStats, type CaseStatsRequest } fro
 import type { ReusePlan } from './rerun-plan.js';
 import { CaseStarts, engineDown, type CaseStartsDeps } from './case-starts.js';
 import type { CaseAdmission } from './admission/case-admission.js';
+import type { CaseEnds } from './case-ends.js';
 
 export interface CaseServiceDeps {
   config: Config;
@@ -67,6 +68,14 @@ export interface CaseServiceDeps {
   events: Pick<SubscriptionService, 'subscribersOf' | 'deliveriesTo' | 'dispatch' | 'dispatchUnstarted'>;
   /** The creator's key as it stands now, for cases that start after the request that asked for them. */
   authentication: Pick<KeyAuthentication, 'actingFor'>;
+  /** Who in this process waits on a case's end (sync hook deliveries): told once it is committed. */
+  ends: Pick<CaseEnds, 'ended'>;
+}
+
+/** A hook's delivery starting a case: the hook, and the version it resolved for the delivery. */
+export interface HookOrigin {
+  hookId: string;
+  version: RunnableVersion;
 }
 
 /** A case's status: the record, the nodes running now (first is the current one), the run's Temporal UI page. */
@@ -125,14 +134,19 @@ export class CaseService {
     this.starts = new CaseStarts(deps);
   }
 
-  /** A PENDING case; `origin.hookId` names the hook whose delivery asks for it (docs/webhook-triggers.md). */
-  async initiate(auth: AuthContext, body: InitiateBody, origin: { hookId?: string } = {}): Promise<CaseRecord> {
+  /**
+   * A PENDING case. With `origin`, a hook's delivery asks for it (docs/webhook-triggers.md) and runs the
+   * version the delivery resolved and mapped its inputs against: not read (and its graph parsed) a second time.
+   */
+  async initiate(auth: AuthContext, body: InitiateBody, origin?: HookOrigin): Promise<CaseRecord> {
     const listed = body.workspaces === undefined ? undefined : this.parseWorkspaces(body.workspaces);
-    const version = await this.deps.workflows.resolveForRun(
-      auth.organizationId,
-      { workflowId: body.workflowId, referenceEntityId: body.referenceEntityId },
-      { versionId: body.workflowVersionId, versionNumber: body.workflowVersionNumber },
-    );
+    const version =
+      origin?.version ??
+      (await this.deps.workflows.resolveForRun(
+        auth.organizationId,
+        { workflowId: body.workflowId, referenceEntityId: body.referenceEntityId },
+        { versionId: body.workflowVersionId, versionNumber: body.workflowVersionNumber },
+      ));
     assertWorkspaceGrant(auth, { id: version.workspaceId, organizationId: version.organizationId }, 'case:full');
     if (listed && !listed.includes(version.workspaceId)) {
       throw DomainError.forbidden('The workflow belongs to none of the workspaces given in `workspaces`');
@@ -150,7 +164,7 @@ export class CaseService {
       refUserId: body.refUserId,
       source: body.source,
       webAppId: body.webAppId,
-      hookId: origin.hookId,
+      hookId: origin?.hookId,
       workspaces: body.workspaces,
       initialInput: checked.inputs,
       createdByKeyId: auth.keyId,
@@ -517,6 +531,7 @@ export class CaseService {
             }),
       callback,
     );
+    this.deps.ends.ended(input.caseId);
     if (!finished) {
       // A retried end (the process died after the commit): start what did not start then.
       await events.dispatchUnstarted(input.caseId);

@@ -1,10 +1,10 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { assertWorkspaceGrant } from '../auth/access.js';
 import type { AuthContext } from '../domain/auth-context.js';
 import type { KeyAuthentication } from '../auth/key-authentication.js';
 import type { Grant } from '../domain/grants.js';
 import { generateWebhookSecret } from '../callbacks/signing.js';
 import { inputVariables, validateCaseInputs } from '../cases/case-inputs.js';
+import type { CaseEnds } from '../cases/case-ends.js';
 import type { CaseService } from '../cases/case-service.js';
 import type { WorkflowService } from '../definitions/workflow-service.js';
 import type { CaseResults } from '../domain/cases.js';
@@ -56,6 +56,8 @@ export interface HookServiceDeps {
   idempotency: IdempotentRequests;
   /** Hooks one workspace may hold (hooks.maxPerWorkspace). */
   maxPerWorkspace: number;
+  /** Case ends recorded in this process: a sync delivery reads the results at once instead of at its next poll. */
+  caseEnds: Pick<CaseEnds, 'watch'>;
   now?: () => number;
 }
 
@@ -220,12 +222,11 @@ export class HookService {
       caller,
       {
         workflowId: hook.workflowId,
-        workflowVersionId: version.versionId,
         title: hook.name,
         source: 'api',
         initialInput: {},
       },
-      { hookId: hook.id },
+      { hookId: hook.id, version },
     );
     let started: CaseRecord;
     try {
@@ -248,12 +249,19 @@ export class HookService {
     boundMs: number,
   ): Promise<{ record: CaseRecord; results: CaseResults } | undefined> {
     const until = this.now() + boundMs;
-    for (let pause = 50; ; pause = Math.min(pause * 2, 500)) {
-      const finished = await this.deps.cases.results(caller, caseId);
-      if (finished) return finished;
-      const left = until - this.now();
-      if (left <= 0) return undefined;
-      await sleep(Math.min(pause, left));
+    // Watched before the first read, so an end between a read and the wait wakes the wait.
+    const end = this.deps.caseEnds.watch(caseId);
+    try {
+      // The polls are for a case run by another process (split roles), which this one is not told of.
+      for (let pause = 50; ; pause = Math.min(pause * 2, 500)) {
+        const finished = await this.deps.cases.results(caller, caseId);
+        if (finished) return finished;
+        const left = until - this.now();
+        if (left <= 0) return undefined;
+        await end.next(Math.min(pause, left));
+      }
+    } finally {
+      end.close();
     }
   }
 

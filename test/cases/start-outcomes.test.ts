@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../src/domain/auth-context.js';
+import { CaseEnds } from '../../src/cases/case-ends.js';
 import { CaseService } from '../../src/cases/case-service.js';
 import type { CaseRunInput } from '../../src/domain/cases.js';
 import { DomainError } from '../../src/errors.js';
@@ -73,6 +74,7 @@ describe('execute when the start call fails', () => {
       events: services.subscriptions,
       authentication: services.authentication,
       taskHistory: new TaskRepo(store.db),
+      ends: new CaseEnds(),
     });
   }
 

@@ -6,6 +6,7 @@ import { recordStatements, type StatementLog } from '../support/statements.js';
 import { Receiver } from '../callbacks/receiver.js';
 import { createWorkflow, execute, initiate } from './support.js';
 import { floatChain, py } from '../support/graphs.js';
+import { createHook, deliver, sign } from '../hooks/support.js';
 
 const { EventType } = temporal.api.enums.v1;
 
@@ -152,5 +153,43 @@ describe('what a case costs the service', () => {
     expect(count.events.filter((t) => t === EVENT_TYPE_WORKFLOW_TASK_COMPLETED)).toHaveLength(1);
     expect(count.events.filter((t) => t === EVENT_TYPE_MARKER_RECORDED)).toHaveLength(2);
     expect(count.events).toHaveLength(8);
+  });
+});
+
+/**
+ * A sync hook delivery besides its reads of the case (18): the hook, its rate-limit window, its delivery id
+ * claimed (an expired claim cleared, the claim, read back), the hook creator's key, the workflow with its
+ * active version's id, the case; execute's 4; the end's 4 and its queued check; the delivery id's answer.
+ * The case is read as its run starts and by the waiting delivery: once the run has started, when this
+ * process tells it of the end, and at its polls, whose number depends on how long the case takes. The
+ * version the delivery resolved is the one the case runs: not read again, its graph not parsed again.
+ */
+const deliveryStatements = 18;
+const caseRead = 'select * from "cases" where "id" = ?';
+
+describe('store statements per sync hook delivery', () => {
+  it('stay within the counted number, and the version is read once, from the cache', async () => {
+    const created = await createHook(svc, workflowId, {
+      name: 'statements',
+      scheme: 'standard-webhooks',
+      mode: 'sync',
+    });
+    const delivery = async () => {
+      const body = JSON.stringify({ a: 1 });
+      statements.take();
+      const r = await deliver(svc, created.hookId, body, sign.standardWebhooks(created.secret, body));
+      expect(r.status, r.text).toBe(200);
+      expect(r.body).toMatchObject({ status: 'COMPLETED', results: { b: { value: 2 } } });
+      return statements.take();
+    };
+    await delivery();
+    const all = await delivery();
+    const others = all.filter((sql) => sql !== caseRead);
+    expect(others.length, others.join('\n')).toBeLessThanOrEqual(deliveryStatements);
+    expect(all.length - others.length).toBeGreaterThanOrEqual(2);
+    expect(all.filter((sql) => sql.includes('"graph"') || sql.includes('select * from "workflow_versions"'))).toEqual(
+      [],
+    );
+    expect(all.filter((sql) => sql.startsWith('insert into "cases"'))).toHaveLength(1);
   });
 });
