@@ -4,7 +4,7 @@ import { uncapped, type AdmissionRepo, type AdmissionTx } from '../../store/admi
 import type { CaseRepo, StartCaseInput } from '../../store/case-repo.js';
 import type { TenancyRepo } from '../../store/tenancy-repo.js';
 import { DomainError } from '../../errors.js';
-import { admissible, fairShare, hasRoom, type FairShareRule, type SlotState } from './admission-rules.js';
+import { admissible, fairShare, hasRoom, saturated, type FairShareRule, type SlotState } from './admission-rules.js';
 
 export interface CaseAdmissionDeps {
   repo: AdmissionRepo;
@@ -14,6 +14,8 @@ export interface CaseAdmissionDeps {
   defaultCap: number | null;
   /** The fair share under contention (cases.fairShare); null: off. */
   fairShare: FairShareSettings | null;
+  /** The admitting process's event-loop utilization over the last moments (0..1): the share engages only when saturated. */
+  load: { utilization(): number };
   registry: Registry;
 }
 
@@ -23,6 +25,8 @@ export interface FairShareSettings extends FairShareRule {
   activeWindowMs: number;
   /** A run counts toward its organization's share this long after it started; older, it is taken to be waiting. */
   runnableMs: number;
+  /** The event-loop utilization (0..1) at which the process is saturated and the share engages; 0: always. */
+  saturation: number;
 }
 
 /**
@@ -40,7 +44,7 @@ export function fairShareSettings(
 /** The limits an admission pass applies to one organization. */
 interface Limits {
   organizationCap: number | null;
-  /** Its fair share now; null: not limited by one (off, alone, or the operator set its own cap). */
+  /** Its fair share now; null: not limited by one (off, the process not saturated, alone, or the operator set its own cap). */
   share: number | null;
 }
 
@@ -83,7 +87,15 @@ export class CaseAdmission {
 
   constructor(private readonly deps: CaseAdmissionDeps) {
     const registers = [deps.registry];
-    const { repo } = deps;
+    const { repo, load } = deps;
+    new Gauge({
+      name: 'caseflow_admission_event_loop_utilization',
+      help: 'Event-loop utilization of this process over the last ~1.5 s (0..1); the fair share engages at cases.fairShare.saturation',
+      registers,
+      collect() {
+        this.set(load.utilization());
+      },
+    });
     new Gauge({
       name: 'caseflow_cases_queued',
       help: 'Cases waiting over a concurrency cap (status QUEUED), all organizations',
@@ -108,14 +120,15 @@ export class CaseAdmission {
    * so the caps are read only when one applies.
    */
   async admit(record: CaseRecord, start: StartCaseInput): Promise<Admission> {
-    const { cases, defaultCap, fairShare } = this.deps;
+    const { cases, defaultCap } = this.deps;
+    const rule = this.engagedShare();
     // The share depends on other organizations' activity, which that one statement cannot see.
-    if (fairShare === null && (await cases.markRunning(record.id, start, uncapped(defaultCap !== null))))
+    if (rule === null && (await cases.markRunning(record.id, start, uncapped(defaultCap !== null))))
       return { status: 'RUNNING', others: [] };
     const { own, workflowCap } = await this.deps.repo.caps(record.organizationId, record.workflowId);
     const organizationCap = own ? own.maxConcurrentCases : this.deps.defaultCap;
     // The operator's own setting for the organization replaces the fair share.
-    const contention = own ? undefined : await this.contention(record.organizationId);
+    const contention = own || !rule ? undefined : await this.contention(rule, record.organizationId);
     const limits = { organizationCap, share: contention?.share ?? null };
     // Alone and uncapped it runs at once, unless its own queue (from a busier moment) is still draining: FIFO.
     if (organizationCap === null && workflowCap === null && limits.share === null && contention?.queued !== true) {
@@ -124,7 +137,7 @@ export class CaseAdmission {
     }
     return this.deps.repo.locked(record.organizationId, async (tx): Promise<Admission> => {
       if (!(await tx.enqueue(record.id, start))) return { status: 'NOT_PENDING' };
-      const admitted = await this.promoteLocked(tx, limits, record.id);
+      const admitted = await this.promoteLocked(tx, limits, rule, record.id);
       const others = admitted.filter((id) => id !== record.id);
       return { status: admitted.includes(record.id) ? 'RUNNING' : 'QUEUED', others };
     });
@@ -135,17 +148,25 @@ export class CaseAdmission {
     if (!(await this.deps.repo.hasQueued(organizationId))) return [];
     const own = await this.deps.repo.findLimit(organizationId);
     const organizationCap = own ? own.maxConcurrentCases : this.deps.defaultCap;
-    const share = own ? null : ((await this.contention(organizationId))?.share ?? null);
-    return this.deps.repo.locked(organizationId, (tx) => this.promoteLocked(tx, { organizationCap, share }));
+    const rule = this.engagedShare();
+    const share = own || !rule ? null : (await this.contention(rule, organizationId)).share;
+    return this.deps.repo.locked(organizationId, (tx) => this.promoteLocked(tx, { organizationCap, share }, rule));
   }
 
   /**
-   * The organization's fair share now (null: alone, no other organization active)
-   * and whether it has cases queued; undefined when the fair share is off.
+   * The fair share when it applies now: on, and this process saturated. Otherwise null, and admission
+   * is as with the share off (the share bounds runs, not CPU: an idle worker need not ration them).
    */
-  private async contention(organizationId: string): Promise<{ share: number | null; queued: boolean } | undefined> {
+  private engagedShare(): FairShareSettings | null {
     const rule = this.deps.fairShare;
-    if (!rule) return undefined;
+    return rule && saturated(rule.saturation, this.deps.load.utilization()) ? rule : null;
+  }
+
+  /** The organization's fair share now (null: alone, no other organization active) and whether it has cases queued. */
+  private async contention(
+    rule: FairShareSettings,
+    organizationId: string,
+  ): Promise<{ share: number | null; queued: boolean }> {
     const { others, queued } = await this.deps.repo.contention(organizationId, msAgo(rule.activeWindowMs));
     return { share: fairShare(rule, others), queued };
   }
@@ -189,9 +210,13 @@ export class CaseAdmission {
     return this.deps.repo.cancelQueued(caseId);
   }
 
-  private async promoteLocked(tx: AdmissionTx, limits: Limits, newcomer?: string): Promise<string[]> {
+  private async promoteLocked(
+    tx: AdmissionTx,
+    limits: Limits,
+    rule: FairShareSettings | null,
+    newcomer?: string,
+  ): Promise<string[]> {
     const { organizationCap, share } = limits;
-    const rule = this.deps.fairShare;
     const recent = share === null || !rule ? 0 : await tx.heldSince(msAgo(rule.runnableMs));
     const state: SlotState = { organizationCap, held: await tx.held(), share, recent, heldByWorkflow: new Map() };
     const admitted: string[] = [];
