@@ -116,19 +116,24 @@ export class CaseAdmission {
    * Accepts a PENDING case for its run: RUNNING when a slot is free and nobody of its organization
    * waits before it for that slot, QUEUED otherwise. Without any cap or share, and with nothing of its
    * organization queued, it is RUNNING at once (no lock).
-   * With the fair share off and no cap in force, one statement that checks there is none admits it,
-   * so the caps are read only when one applies.
+   * Unless the share is engaged (on, and the process saturated), one statement that checks no cap is in
+   * force (and, with the share on, nothing of its organization is queued) admits it, so the caps and
+   * other organizations' activity are read only when they apply.
    */
   async admit(record: CaseRecord, start: StartCaseInput): Promise<Admission> {
     const { cases, defaultCap } = this.deps;
-    const rule = this.engagedShare();
-    // The share depends on other organizations' activity, which that one statement cannot see.
-    if (rule === null && (await cases.markRunning(record.id, start, uncapped(defaultCap !== null))))
+    const busy = this.saturated();
+    // Saturated, the share depends on other organizations' activity, which one statement cannot see; otherwise
+    // that statement also checks nothing of the organization is queued (a queue from a saturated moment drains first).
+    if (
+      !busy &&
+      (await cases.markRunning(record.id, start, uncapped(defaultCap !== null, this.deps.fairShare !== null)))
+    )
       return { status: 'RUNNING', others: [] };
     const { own, workflowCap } = await this.deps.repo.caps(record.organizationId, record.workflowId);
     const organizationCap = own ? own.maxConcurrentCases : this.deps.defaultCap;
     // The operator's own setting for the organization replaces the fair share.
-    const contention = own || !rule ? undefined : await this.contention(rule, record.organizationId);
+    const contention = own ? undefined : await this.contention(record.organizationId, busy);
     const limits = { organizationCap, share: contention?.share ?? null };
     // Alone and uncapped it runs at once, unless its own queue (from a busier moment) is still draining: FIFO.
     if (organizationCap === null && workflowCap === null && limits.share === null && contention?.queued !== true) {
@@ -137,7 +142,7 @@ export class CaseAdmission {
     }
     return this.deps.repo.locked(record.organizationId, async (tx): Promise<Admission> => {
       if (!(await tx.enqueue(record.id, start))) return { status: 'NOT_PENDING' };
-      const admitted = await this.promoteLocked(tx, limits, rule, record.id);
+      const admitted = await this.promoteLocked(tx, limits, record.id);
       const others = admitted.filter((id) => id !== record.id);
       return { status: admitted.includes(record.id) ? 'RUNNING' : 'QUEUED', others };
     });
@@ -148,27 +153,31 @@ export class CaseAdmission {
     if (!(await this.deps.repo.hasQueued(organizationId))) return [];
     const own = await this.deps.repo.findLimit(organizationId);
     const organizationCap = own ? own.maxConcurrentCases : this.deps.defaultCap;
-    const rule = this.engagedShare();
-    const share = own || !rule ? null : (await this.contention(rule, organizationId)).share;
-    return this.deps.repo.locked(organizationId, (tx) => this.promoteLocked(tx, { organizationCap, share }, rule));
+    const share = own ? null : ((await this.contention(organizationId, this.saturated()))?.share ?? null);
+    return this.deps.repo.locked(organizationId, (tx) => this.promoteLocked(tx, { organizationCap, share }));
+  }
+
+  /** The fair share is on and this process is saturated (cases.fairShare.saturation): the share engages. */
+  private saturated(): boolean {
+    const rule = this.deps.fairShare;
+    return rule !== null && saturated(rule.saturation, this.deps.load.utilization());
   }
 
   /**
-   * The fair share when it applies now: on, and this process saturated. Otherwise null, and admission
-   * is as with the share off (the share bounds runs, not CPU: an idle worker need not ration them).
+   * The organization's share now (null: not limited) and whether it has cases queued; undefined when the
+   * fair share is off. Saturated: its fair share while others are active. Not saturated: none, but a queue
+   * left from a saturated moment is let in `budget` young runs at a time while others are active, not all
+   * at once (hundreds of runs let in together would saturate the worker again at once).
    */
-  private engagedShare(): FairShareSettings | null {
-    const rule = this.deps.fairShare;
-    return rule && saturated(rule.saturation, this.deps.load.utilization()) ? rule : null;
-  }
-
-  /** The organization's fair share now (null: alone, no other organization active) and whether it has cases queued. */
   private async contention(
-    rule: FairShareSettings,
     organizationId: string,
-  ): Promise<{ share: number | null; queued: boolean }> {
+    busy: boolean,
+  ): Promise<{ share: number | null; queued: boolean } | undefined> {
+    const rule = this.deps.fairShare;
+    if (!rule) return undefined;
     const { others, queued } = await this.deps.repo.contention(organizationId, msAgo(rule.activeWindowMs));
-    return { share: fairShare(rule, others), queued };
+    if (busy) return { share: fairShare(rule, others), queued };
+    return { share: queued && others > 0 ? rule.budget : null, queued };
   }
 
   /** The organization's cap (404 for an unknown organization) and its slots now. */
@@ -210,13 +219,9 @@ export class CaseAdmission {
     return this.deps.repo.cancelQueued(caseId);
   }
 
-  private async promoteLocked(
-    tx: AdmissionTx,
-    limits: Limits,
-    rule: FairShareSettings | null,
-    newcomer?: string,
-  ): Promise<string[]> {
+  private async promoteLocked(tx: AdmissionTx, limits: Limits, newcomer?: string): Promise<string[]> {
     const { organizationCap, share } = limits;
+    const rule = this.deps.fairShare;
     const recent = share === null || !rule ? 0 : await tx.heldSince(msAgo(rule.runnableMs));
     const state: SlotState = { organizationCap, held: await tx.held(), share, recent, heldByWorkflow: new Map() };
     const admitted: string[] = [];

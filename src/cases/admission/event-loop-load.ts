@@ -18,8 +18,11 @@ export class UtilizationWindow {
 
   add(sample: LoopSample): void {
     this.samples.push(sample);
-    // The second oldest already spans the window: the oldest is no longer needed.
-    while (this.samples.length > 2 && this.samples[1]!.at <= sample.at - this.windowMs) this.samples.shift();
+    // While the second oldest already spans the window, the oldest is no longer needed.
+    for (let second = this.samples[1]; second && second !== sample && second.at <= sample.at - this.windowMs;) {
+      this.samples.shift();
+      second = this.samples[1];
+    }
   }
 
   /** Busy share from the oldest kept sample to `now` (a fresh sample, so a block since the last tick counts); 0 without a span. */
