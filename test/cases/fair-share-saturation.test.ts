@@ -7,14 +7,16 @@ import { sleeper } from '../support/graphs.js';
 
 /**
  * The fair share's saturation gate through the real service (docs/concurrency.md#saturation): a run
- * budget of 3, floor 1 (a share of 1 while two or more organizations are active), at the default threshold. While organization B is active, organization A's
+ * budget of 3, floor 1 (a share of 1 while two or more organizations are active), at a threshold of 0.9. While organization B is active, organization A's
  * cases that wait (a Python node sleeping) all run at once when the process is not saturated; with the
  * event loop really kept busy (a spinning timer in this process, which hosts the service) the share
  * applies, and A's queued cases start once the load is gone (paced: up to the budget of young runs), without
  * waiting for its running case.
  */
 let svc: TestService;
-const threshold = 0.7;
+// Above the default (0.7): this test's client shares the service's loop, and on a machine loaded by other
+// processes its executes alone read 0.7 for moments.
+const threshold = 0.9;
 
 beforeAll(async () => {
   svc = await startTestService({
@@ -40,25 +42,30 @@ afterAll(async () => {
 let spinning: NodeJS.Timeout | undefined;
 afterEach(() => clearInterval(spinning));
 
-/** Keeps this process's event loop busy ~90% of the time, until cleared. */
+/** Keeps this process's event loop busy ~99% of the time, until cleared. */
 function saturate(): void {
   spinning = setInterval(() => {
-    const until = performance.now() + 90;
+    const until = performance.now() + 200;
     while (performance.now() < until);
-  }, 10);
+  }, 1);
 }
 
 const utilization = () => eventLoopLoad().utilization();
+/** The service shares this process; its own start-up, and this test's client on a loaded machine, saturate it for moments. */
+const notSaturated = () => expect.poll(utilization, { timeout: 30_000, interval: 100 }).toBeLessThan(threshold);
 
 /** Organizations A (its cases sleep `seconds`) and B, fresh for each test so earlier runs count for neither. */
 async function organizations(seconds: number) {
   const a = await otherOrganization(svc, sleeper(seconds));
   const b = await otherOrganization(svc, sleeper(1));
   return {
-    /** A's cases, executed one after the other; their statuses as execute answered. */
-    startA: async (count: number) => {
+    /** A's cases, executed one after the other (each, with `idle`, once the process is not saturated); their statuses as execute answered. */
+    startA: async (count: number, idle = false) => {
       const started = [];
-      for (let i = 0; i < count; i++) started.push(await startCaseAs(a.client, a.workflowId, { text: `a${i}` }));
+      for (let i = 0; i < count; i++) {
+        if (idle) await notSaturated();
+        started.push(await startCaseAs(a.client, a.workflowId, { text: `a${i}` }));
+      }
       return started;
     },
     startB: () => startCaseAs(b.client, b.workflowId, { text: 'b' }),
@@ -76,11 +83,11 @@ async function waitForEndAs(client: CaseflowClient, caseId: string) {
 
 describe('fair share saturation gate', () => {
   it('an organization whose cases wait is not limited under contention while the process is not saturated', async () => {
-    const { startA, startB, endOfA } = await organizations(2);
-    // An idle worker: the service's own start-up work has left the window.
-    await expect.poll(utilization, { timeout: 30_000, interval: 200 }).toBeLessThan(threshold);
+    const { startA, startB, endOfA } = await organizations(5);
+    await notSaturated();
     expect((await startB()).status).toBe('RUNNING');
-    const started = await startA(6);
+    // Saturated, A's share would be 1 young run (runnableMs 60 s): the second would wait.
+    const started = await startA(6, true);
     expect(started.map((c) => c.status)).toEqual(Array(6).fill('RUNNING'));
     const ends = await Promise.all(started.map((c) => endOfA(c.caseId)));
     expect(ends.map((e) => e.status)).toEqual(Array(6).fill('COMPLETED'));
