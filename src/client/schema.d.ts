@@ -17929,7 +17929,7 @@ export interface operations {
         caseId?: string;
         workflowId?: string;
         /** @description Only tasks due before this time */
-        dueBefore?: string;
+        dueBefore?: string & (unknown & unknown);
         /** @description newest (default) or soonest_due (tasks without a due time last) */
         sort?: 'newest' | 'soonest_due';
         /** @description Items per page (default 20, at most 100) */
@@ -18073,9 +18073,9 @@ export interface operations {
         /** @description Only this workspace */
         workspaceId?: string;
         /** @description Tasks closed at or after this time; default: a day before to */
-        from?: string;
+        from?: string & (unknown & unknown);
         /** @description Tasks closed before this time; default: now. At most 31 days after from */
-        to?: string;
+        to?: string & (unknown & unknown);
       };
       header?: never;
       path?: never;

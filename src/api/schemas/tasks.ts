@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { memberRoles, taskStatuses } from '../../domain/human-tasks.js';
+import { isoTime } from '../../domain/ids.js';
 import { variableSchemaSchema } from '../../domain/variables.js';
 import { errorBodySchema, nextCursorSchema, pageQueryFields, uuid } from './common.js';
 
@@ -13,8 +14,6 @@ const assigneeSchema = z
     description:
       "One user of the organization, the members with a role, or anyone with Case: Read in the task's workspace",
   });
-
-const isoTime = z.iso.datetime({ offset: true });
 
 export const taskListQuery = z.object({
   workspaceId: uuid.optional().meta({ description: 'Only this workspace' }),
