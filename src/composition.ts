@@ -57,6 +57,7 @@ import { SubscriptionSecrets } from './subscriptions/subscription-secrets.js';
 import { SubscriptionService } from './subscriptions/subscription-service.js';
 import { RetentionService } from './retention/retention-service.js';
 import { CaseAdmission, fairShareSettings } from './cases/admission/case-admission.js';
+import { eventLoopLoad } from './cases/admission/event-loop-load.js';
 import { TemporalRetentionSchedule } from './temporal/gateways/retention-schedule.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
 import { WorkflowService } from './definitions/workflow-service.js';
@@ -188,6 +189,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     tenancy: repos.tenancy,
     defaultCap: config.cases.maxConcurrentPerOrganization,
     fairShare: fairShareSettings(config.cases.fairShare, config.python.poolSize || availableParallelism()),
+    load: eventLoopLoad(),
     registry: metrics.registry,
   });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });

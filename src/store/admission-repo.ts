@@ -27,9 +27,10 @@ function holdingSlot(eb: ExpressionBuilder<Database, 'cases'>) {
 
 /**
  * No cap applies to the case: its workflow has none, and its organization has none of its own
- * (`defaultCapped` false) or has set "no cap" over the configured default (`defaultCapped` true).
+ * (`defaultCapped` false) or has set "no cap" over the configured default (`defaultCapped` true);
+ * with `queueFirst`, also none of its organization's cases is queued (they go first, FIFO).
  */
-export function uncapped(defaultCapped: boolean): CaseCondition {
+export function uncapped(defaultCapped: boolean, queueFirst: boolean): CaseCondition {
   return (eb) => {
     const workflowCap = eb
       .selectFrom('workflows')
@@ -43,7 +44,13 @@ export function uncapped(defaultCapped: boolean): CaseCondition {
     const organizationUncapped = defaultCapped
       ? eb.exists(ownLimit.where('concurrency_limits.max_concurrent_cases', 'is', null))
       : eb.not(eb.exists(ownLimit.where('concurrency_limits.max_concurrent_cases', 'is not', null)));
-    return eb.and([eb.not(eb.exists(workflowCap)), organizationUncapped]);
+    const queued = eb
+      .selectFrom('cases as queued')
+      .select('queued.id')
+      .whereRef('queued.organization_id', '=', 'cases.organization_id')
+      .where('queued.status', '=', 'QUEUED');
+    const conditions = [eb.not(eb.exists(workflowCap)), organizationUncapped];
+    return eb.and(queueFirst ? [...conditions, eb.not(eb.exists(queued))] : conditions);
   };
 }
 

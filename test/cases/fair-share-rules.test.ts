@@ -14,12 +14,20 @@ describe('fair share rules', () => {
   });
 
   it('a budget of 0 is twice the Python servers; off is no rule', () => {
-    const configured = { enabled: true, budget: 0, floor: 2, activeWindowMs: 30_000, runnableMs: 5_000 };
+    const configured = {
+      enabled: true,
+      budget: 0,
+      floor: 2,
+      activeWindowMs: 30_000,
+      runnableMs: 5_000,
+      saturation: 0.7,
+    };
     expect(fairShareSettings(configured, 3)).toEqual({
       budget: 6,
       floor: 2,
       activeWindowMs: 30_000,
       runnableMs: 5_000,
+      saturation: 0.7,
     });
     expect(fairShareSettings({ ...configured, budget: 5 }, 3)).toMatchObject({ budget: 5 });
     expect(fairShareSettings({ ...configured, enabled: false }, 3)).toBeNull();

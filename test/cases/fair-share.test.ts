@@ -18,7 +18,8 @@ import { planOf, recordStatements } from '../support/statements.js';
  * budget of 2 split over the active organizations, floor 1. Organization A alone is not limited; while
  * organization B is active (it started a case within the window), A runs one case at a time and the
  * rest of its cases wait their turn, FIFO, while B's case runs at once; the operator's own setting for
- * A replaces the share.
+ * A replaces the share. The share engages here whatever the load (saturation 0, "always", as an operator
+ * sets it in split roles); fair-share-saturation.test.ts tests the gate.
  */
 let svc: TestService;
 let asB: CaseflowClient;
@@ -29,7 +30,7 @@ beforeAll(async () => {
     config: {
       cases: {
         admissionIntervalMs: 300,
-        fairShare: { enabled: true, budget: 2, floor: 1, activeWindowMs: 60_000, runnableMs: 60_000 },
+        fairShare: { enabled: true, budget: 2, floor: 1, activeWindowMs: 60_000, runnableMs: 60_000, saturation: 0 },
       },
     },
   });

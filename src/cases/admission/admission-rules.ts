@@ -20,6 +20,15 @@ export function hasRoom(state: SlotState): boolean {
   return underCap && (state.share === null || state.recent < state.share);
 }
 
+/**
+ * Whether the admitting process is saturated, so the fair share engages: its event loop was busy at
+ * least `threshold` of the recent window; a threshold of 0 is always (split roles, where the API
+ * process does not see the workers' load).
+ */
+export function saturated(threshold: number, utilization: number): boolean {
+  return threshold === 0 || utilization >= threshold;
+}
+
 /** What the fair share needs to know: the organizations contending and how they share the run budget. */
 export interface FairShareRule {
   budget: number;

@@ -4,7 +4,7 @@ import { uncapped, type AdmissionRepo, type AdmissionTx } from '../../store/admi
 import type { CaseRepo, StartCaseInput } from '../../store/case-repo.js';
 import type { TenancyRepo } from '../../store/tenancy-repo.js';
 import { DomainError } from '../../errors.js';
-import { admissible, fairShare, hasRoom, type FairShareRule, type SlotState } from './admission-rules.js';
+import { admissible, fairShare, hasRoom, saturated, type FairShareRule, type SlotState } from './admission-rules.js';
 
 export interface CaseAdmissionDeps {
   repo: AdmissionRepo;
@@ -14,6 +14,8 @@ export interface CaseAdmissionDeps {
   defaultCap: number | null;
   /** The fair share under contention (cases.fairShare); null: off. */
   fairShare: FairShareSettings | null;
+  /** The admitting process's event-loop utilization over the last moments (0..1): the share engages only when saturated. */
+  load: { utilization(): number };
   registry: Registry;
 }
 
@@ -23,6 +25,8 @@ export interface FairShareSettings extends FairShareRule {
   activeWindowMs: number;
   /** A run counts toward its organization's share this long after it started; older, it is taken to be waiting. */
   runnableMs: number;
+  /** The event-loop utilization (0..1) at which the process is saturated and the share engages; 0: always. */
+  saturation: number;
 }
 
 /**
@@ -40,7 +44,7 @@ export function fairShareSettings(
 /** The limits an admission pass applies to one organization. */
 interface Limits {
   organizationCap: number | null;
-  /** Its fair share now; null: not limited by one (off, alone, or the operator set its own cap). */
+  /** Its fair share now; null: not limited by one (off, the process not saturated, alone, or the operator set its own cap). */
   share: number | null;
 }
 
@@ -83,7 +87,15 @@ export class CaseAdmission {
 
   constructor(private readonly deps: CaseAdmissionDeps) {
     const registers = [deps.registry];
-    const { repo } = deps;
+    const { repo, load } = deps;
+    new Gauge({
+      name: 'caseflow_admission_event_loop_utilization',
+      help: 'Event-loop utilization of this process over the last ~1.5 s (0..1); the fair share engages at cases.fairShare.saturation',
+      registers,
+      collect() {
+        this.set(load.utilization());
+      },
+    });
     new Gauge({
       name: 'caseflow_cases_queued',
       help: 'Cases waiting over a concurrency cap (status QUEUED), all organizations',
@@ -104,18 +116,24 @@ export class CaseAdmission {
    * Accepts a PENDING case for its run: RUNNING when a slot is free and nobody of its organization
    * waits before it for that slot, QUEUED otherwise. Without any cap or share, and with nothing of its
    * organization queued, it is RUNNING at once (no lock).
-   * With the fair share off and no cap in force, one statement that checks there is none admits it,
-   * so the caps are read only when one applies.
+   * Unless the share is engaged (on, and the process saturated), one statement that checks no cap is in
+   * force (and, with the share on, nothing of its organization is queued) admits it, so the caps and
+   * other organizations' activity are read only when they apply.
    */
   async admit(record: CaseRecord, start: StartCaseInput): Promise<Admission> {
-    const { cases, defaultCap, fairShare } = this.deps;
-    // The share depends on other organizations' activity, which that one statement cannot see.
-    if (fairShare === null && (await cases.markRunning(record.id, start, uncapped(defaultCap !== null))))
+    const { cases, defaultCap } = this.deps;
+    const busy = this.saturated();
+    // Saturated, the share depends on other organizations' activity, which one statement cannot see; otherwise
+    // that statement also checks nothing of the organization is queued (a queue from a saturated moment drains first).
+    if (
+      !busy &&
+      (await cases.markRunning(record.id, start, uncapped(defaultCap !== null, this.deps.fairShare !== null)))
+    )
       return { status: 'RUNNING', others: [] };
     const { own, workflowCap } = await this.deps.repo.caps(record.organizationId, record.workflowId);
     const organizationCap = own ? own.maxConcurrentCases : this.deps.defaultCap;
     // The operator's own setting for the organization replaces the fair share.
-    const contention = own ? undefined : await this.contention(record.organizationId);
+    const contention = own ? undefined : await this.contention(record.organizationId, busy);
     const limits = { organizationCap, share: contention?.share ?? null };
     // Alone and uncapped it runs at once, unless its own queue (from a busier moment) is still draining: FIFO.
     if (organizationCap === null && workflowCap === null && limits.share === null && contention?.queued !== true) {
@@ -135,19 +153,31 @@ export class CaseAdmission {
     if (!(await this.deps.repo.hasQueued(organizationId))) return [];
     const own = await this.deps.repo.findLimit(organizationId);
     const organizationCap = own ? own.maxConcurrentCases : this.deps.defaultCap;
-    const share = own ? null : ((await this.contention(organizationId))?.share ?? null);
+    const share = own ? null : ((await this.contention(organizationId, this.saturated()))?.share ?? null);
     return this.deps.repo.locked(organizationId, (tx) => this.promoteLocked(tx, { organizationCap, share }));
   }
 
+  /** The fair share is on and this process is saturated (cases.fairShare.saturation): the share engages. */
+  private saturated(): boolean {
+    const rule = this.deps.fairShare;
+    return rule !== null && saturated(rule.saturation, this.deps.load.utilization());
+  }
+
   /**
-   * The organization's fair share now (null: alone, no other organization active)
-   * and whether it has cases queued; undefined when the fair share is off.
+   * The organization's share now (null: not limited) and whether it has cases queued; undefined when the
+   * fair share is off. Saturated: its fair share while others are active. Not saturated: none, but a queue
+   * left from a saturated moment is let in `budget` young runs at a time while others are active, not all
+   * at once (hundreds of runs let in together would saturate the worker again at once).
    */
-  private async contention(organizationId: string): Promise<{ share: number | null; queued: boolean } | undefined> {
+  private async contention(
+    organizationId: string,
+    busy: boolean,
+  ): Promise<{ share: number | null; queued: boolean } | undefined> {
     const rule = this.deps.fairShare;
     if (!rule) return undefined;
     const { others, queued } = await this.deps.repo.contention(organizationId, msAgo(rule.activeWindowMs));
-    return { share: fairShare(rule, others), queued };
+    if (busy) return { share: fairShare(rule, others), queued };
+    return { share: queued && others > 0 ? rule.budget : null, queued };
   }
 
   /** The organization's cap (404 for an unknown organization) and its slots now. */
