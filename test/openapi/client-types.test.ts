@@ -1,10 +1,10 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import { createClient, type paths } from '../../src/client/index.js';
-import { answered, answeredEmpty } from '../support/harness.js';
+import type { StatusWithBody, StatusWithoutBody } from '../support/harness.js';
 
 /*
  * Type assertions: the type check (`npm run typecheck`) is what fails when they stop holding; the test run
- * only shows them. `@ts-expect-error` fails the check when the line it marks compiles.
+ * only shows them.
  */
 
 type Json<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends {
@@ -33,13 +33,16 @@ describe('the typed client', () => {
   it('answered() takes only calls answering a body, answeredEmpty() only calls answering none', () => {
     const client = createClient({ baseUrl: 'http://127.0.0.1:9' });
     const onHook = { params: { path: { hookId: 'h' } } };
-    // Never called: the calls are here for the type check.
-    const misuses = () => [
-      // @ts-expect-error DELETE of a hook answers 204 without a body
-      answered(client.DELETE('/api/v1/hooks/{hookId}', onHook), 204),
-      // @ts-expect-error GET of a hook answers 200 with one
-      answeredEmpty(client.GET('/api/v1/hooks/{hookId}', onHook), 200),
-    ];
-    expectTypeOf(misuses).toBeFunction();
+    // Never called: their replies' types are what the statuses are derived from.
+    const calls = () =>
+      [client.DELETE('/api/v1/hooks/{hookId}', onHook), client.GET('/api/v1/hooks/{hookId}', onHook)] as const;
+    expectTypeOf(calls).toBeFunction();
+    type DeleteReply = Awaited<ReturnType<typeof calls>[0]>;
+    type GetReply = Awaited<ReturnType<typeof calls>[1]>;
+    // A status argument of these types accepts no number: the misuse does not compile.
+    expectTypeOf<StatusWithBody<DeleteReply>>().toEqualTypeOf<'answers without a body: use answeredEmpty()'>();
+    expectTypeOf<StatusWithoutBody<GetReply>>().toEqualTypeOf<'answers with a body: use answered()'>();
+    expectTypeOf<StatusWithBody<GetReply>>().toEqualTypeOf<number>();
+    expectTypeOf<StatusWithoutBody<DeleteReply>>().toEqualTypeOf<number>();
   });
 });

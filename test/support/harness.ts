@@ -115,7 +115,7 @@ export type SuccessBody<R> = Exclude<R extends { data?: infer D } ? D : never, u
 export type StatusWithBody<R> = [SuccessBody<R>] extends [never]
   ? 'answers without a body: use answeredEmpty()'
   : number;
-type StatusWithoutBody<R> = [SuccessBody<R>] extends [never] ? number : 'answers with a body: use answered()';
+export type StatusWithoutBody<R> = [SuccessBody<R>] extends [never] ? number : 'answers with a body: use answered()';
 
 /**
  * The body of a typed client call that answered `status`; fails the test with
