@@ -110,8 +110,10 @@ function writeTransactions(sqls: string[]): number {
 
 /**
  * Initiate: the key, the workflow with its active version's id, the case. Execute: the key, the
- * case, the concurrency caps in force and whether other organizations are active (the fair share;
- * a statement each, src/cases/admission), RUNNING, the run's id (returning the case). The end: the workspace's event subscribers, the final write with the
+ * case, RUNNING where no cap applies and nothing of its organization is queued (one statement; while
+ * the fair share is engaged, under saturation, the caps and whether other organizations are active
+ * are read too: the bound leaves room for those two, src/cases/admission), the run's id (returning the
+ * case). The end: the workspace's event subscribers, the final write with the
  * callback's delivery row in one transaction (5, with whether its organization has cases queued),
  * the signing secret, the first attempt's record (4, src/callbacks). docs/performance.md lists them
  * (with the caches on, as by default, the keys, subscribers and secret are mostly not read).
