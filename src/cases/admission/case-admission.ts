@@ -166,8 +166,9 @@ export class CaseAdmission {
   /**
    * The organization's share now (null: not limited) and whether it has cases queued; undefined when the
    * fair share is off. Saturated: its fair share while others are active. Not saturated: none, but a queue
-   * left from a saturated moment is let in `budget` young runs at a time while others are active, not all
-   * at once (hundreds of runs let in together would saturate the worker again at once).
+   * left from a saturated moment drains at that same share while others are active, not all at once
+   * (hundreds of runs let in together would saturate the worker again at once, and a drain wider than the
+   * share would take from the others what the share gave them).
    */
   private async contention(
     organizationId: string,
@@ -177,7 +178,7 @@ export class CaseAdmission {
     if (!rule) return undefined;
     const { others, queued } = await this.deps.repo.contention(organizationId, msAgo(rule.activeWindowMs));
     if (busy) return { share: fairShare(rule, others), queued };
-    return { share: queued && others > 0 ? rule.budget : null, queued };
+    return { share: queued ? fairShare(rule, others) : null, queued };
   }
 
   /** The organization's cap (404 for an unknown organization) and its slots now. */
