@@ -143,7 +143,7 @@ export class HookRepo {
 
   /**
    * Replaces the secret if it is still `expected` (a concurrent rotation wins otherwise: false); the old
-   * one stays valid until `previousUntil`.
+   * one stays valid until `previousUntil`. `by`: the rotating key and user, whom deliveries act for from then on.
    */
   async rotateSecret(
     id: string,
