@@ -107,12 +107,15 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
   const box = secretBoxFromConfig(config);
   const vault = new CredentialVault(box);
   const catalog = new CatalogService(repos.catalog, (source, field) => gates.scanOrThrow(source, field));
+  const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
   const tasks = new TaskService({
     repo: repos.tasks,
     cases: repos.cases,
     decisions: new TemporalTaskDecisions(temporal),
     registry: metrics.registry,
     linkTtlMs: config.cases.maxWaitMs,
+    maxOutputBytes: config.cases.maxNodeOutputBytes,
+    authentication,
   });
   const workflows = new WorkflowService(
     repos.workflows,
@@ -182,6 +185,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     outbound,
     subscriberCacheMs: config.events.subscriberCacheMs,
     maxPerWorkspace: config.events.maxSubscriptionsPerWorkspace,
+    authentication,
+    logger: logger.child({ component: 'subscriptions' }),
   });
   const admission = new CaseAdmission({
     repo: repos.admission,
@@ -192,7 +197,6 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     load: eventLoopLoad(),
     registry: metrics.registry,
   });
-  const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
   // One per process: the worker's activities tell it of case ends, the API's sync deliveries wait on it.
   const caseEnds = new CaseEnds();
   const cases = new CaseService({

@@ -88,7 +88,8 @@ export function registerHookRoutes(api: ApiRoutes, ctx: AppContext): void {
     method: 'patch',
     path: '/api/v1/hooks/:hookId',
     summary: 'Change, disable or enable a webhook trigger',
-    description: 'enabled: false makes deliveries answer 404 and start nothing. Requires Workflow: Full.',
+    description:
+      'enabled: false makes deliveries answer 404 and start nothing. Requires Workflow: Full, and Case: Full for any change but a new name or disabling (the hook starts cases).',
     tags,
     auth: true,
     params: hookParams,
@@ -111,7 +112,7 @@ export function registerHookRoutes(api: ApiRoutes, ctx: AppContext): void {
     summary: "Rotate a webhook trigger's secret",
     description:
       'A new secret, shown only in this answer; the old one keeps verifying for graceSeconds so the sender can switch ' +
-      'without refused deliveries. Requires Workflow: Full.',
+      'without refused deliveries. Requires Workflow: Full and Case: Full (the secret starts cases).',
     tags,
     auth: true,
     params: hookParams,

@@ -179,7 +179,11 @@ export function registerTaskRoutes(api: ApiRoutes, ctx: AppContext): void {
   const pageResponses = {
     200: { description: 'HTML: the form, or the thank-you page', html: true },
     400: { description: 'HTML: a link we never gave out', html: true },
-    410: { description: 'HTML: the task was decided, cancelled or is past due', html: true },
+    410: {
+      description:
+        'HTML: the task was decided, cancelled or is past due, or the key that created the link can no longer decide it',
+      html: true,
+    },
   };
 
   api.route({
@@ -229,7 +233,16 @@ export function registerTaskRoutes(api: ApiRoutes, ctx: AppContext): void {
     auth: true,
     params: taskParams,
     body: completeBodySchema,
-    responses: { 200: { description: 'The completed task', schema: taskSchema }, ...errors, ...decisionConflict },
+    responses: {
+      200: { description: 'The completed task', schema: taskSchema },
+      ...errors,
+      ...decisionConflict,
+      413: {
+        description:
+          'The body over the configured size limit, or outputs over cases.maxNodeOutputBytes as JSON (they become the node’s outputs)',
+        schema: errorBodySchema,
+      },
+    },
     handler: async ({ auth, params, body, res }) => {
       res.json(taskView(await tasks.complete(auth, params.taskId, body.outputs)));
     },

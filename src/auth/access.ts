@@ -18,6 +18,11 @@ const grantLabels: Record<Grant, string> = {
   'discovery:full': 'Discovery: Full',
 };
 
+/** The grant as people read it ("Case: Full"). */
+export function grantLabel(grant: Grant): string {
+  return grantLabels[grant];
+}
+
 export function hasGrant(auth: AuthContext, grant: Grant): boolean {
   return grantSatisfied(auth.grants, grant);
 }

@@ -3,6 +3,7 @@ import { ShortLivedCache, type ShortLivedCacheOptions } from '../caching/short-l
 import { DomainError } from '../errors.js';
 import type { KeyForAuthentication, TenancyRepo } from '../store/tenancy-repo.js';
 import { parseKey, secretMatches } from './api-keys.js';
+import { canUseWorkspace, grantLabel } from './access.js';
 import type { AuthContext } from '../domain/auth-context.js';
 import { grantSatisfied, type Grant } from '../domain/grants.js';
 
@@ -80,6 +81,27 @@ export class KeyAuthentication {
       scope: { type: 'workspaces', workspaceIds: reaches ? [workspaceId] : [] },
       grants: new Set(grants.filter((grant) => grantSatisfied(key.grants, grant))),
     };
+  }
+
+  /**
+   * Why the key that created `what` (a case, a completion link, an event subscription) may no longer act for
+   * it: revoked, expired, its user gone, or no longer holding `grant` in the workspace; null when it still may.
+   */
+  async refusal(
+    keyId: string,
+    what: string,
+    workspace: { id: string; organizationId: string },
+    grant: Grant,
+  ): Promise<string | null> {
+    try {
+      const creator = await this.actingFor(keyId, what, workspace.id, [grant]);
+      return canUseWorkspace(creator, workspace, grant)
+        ? null
+        : `The API key that created ${what} no longer reaches its workspace with ${grantLabel(grant)}`;
+    } catch (err) {
+      if (err instanceof DomainError && err.errorCode === 'FORBIDDEN') return err.message;
+      throw err;
+    }
   }
 
   /** Drops a key's cached lookups (every key's without an id): its access changed through this process. */

@@ -1,5 +1,5 @@
 import { DomainError } from '../errors.js';
-import { assertWorkspaceGrant, canUseWorkspace, listScope, type ListRequest } from '../auth/access.js';
+import { assertWorkspaceGrant, listScope, type ListRequest } from '../auth/access.js';
 import type { KeyAuthentication } from '../auth/key-authentication.js';
 import type { AuthContext } from '../domain/auth-context.js';
 import type { Grant } from '../domain/grants.js';
@@ -67,7 +67,7 @@ export interface CaseServiceDeps {
   /** What a case's end owes the workspace's event subscribers. */
   events: Pick<SubscriptionService, 'subscribersOf' | 'deliveriesTo' | 'dispatch' | 'dispatchUnstarted'>;
   /** The creator's key as it stands now, for cases that start after the request that asked for them. */
-  authentication: Pick<KeyAuthentication, 'actingFor'>;
+  authentication: Pick<KeyAuthentication, 'refusal'>;
   /** Who in this process waits on a case's end (sync hook deliveries): told once it is committed. */
   ends: Pick<CaseEnds, 'ended'>;
 }
@@ -348,15 +348,7 @@ export class CaseService {
    */
   async creatorRefusal(check: CreatorCheck): Promise<string | null> {
     const { caseId, organizationId, workspaceId, keyId } = check;
-    try {
-      const creator = await this.deps.authentication.actingFor(keyId, `case ${caseId}`, workspaceId, ['case:full']);
-      return canUseWorkspace(creator, { id: workspaceId, organizationId }, 'case:full')
-        ? null
-        : `The API key that created case ${caseId} no longer reaches its workspace with Case: Full`;
-    } catch (err) {
-      if (err instanceof DomainError && err.errorCode === 'FORBIDDEN') return err.message;
-      throw err;
-    }
+    return this.deps.authentication.refusal(keyId, `case ${caseId}`, { id: workspaceId, organizationId }, 'case:full');
   }
 
   /** Links a scheduled case's run once the firing workflow started it. */

@@ -16,10 +16,19 @@ export function jsonBytes(value: unknown): number {
 
 /** 413 PAYLOAD_TOO_LARGE when the case inputs (as they would start the run) exceed the limit. */
 export function assertCaseInputsWithinLimit(inputs: Record<string, unknown>, maxBytes: number, field: string): void {
-  const size = jsonBytes(inputs);
+  assertWithinLimit(inputs, maxBytes, field, 'the case inputs are');
+}
+
+/** 413 PAYLOAD_TOO_LARGE when a person's decision, which becomes a node's outputs, exceeds cases.maxNodeOutputBytes. */
+export function assertOutputsWithinLimit(outputs: Record<string, unknown>, maxBytes: number, field: string): void {
+  assertWithinLimit(outputs, maxBytes, field, 'the outputs (cases.maxNodeOutputBytes) are');
+}
+
+function assertWithinLimit(value: Record<string, unknown>, maxBytes: number, field: string, what: string): void {
+  const size = jsonBytes(value);
   if (size <= maxBytes) return;
   throw DomainError.tooLarge(
-    `Invalid ${field}: the case inputs are ${size} bytes as JSON, at most ${maxBytes} are allowed; pass large data as files`,
+    `Invalid ${field}: ${what} ${size} bytes as JSON, at most ${maxBytes} are allowed; pass large data as files`,
     {
       field,
       sizeBytes: size,

@@ -1925,7 +1925,7 @@ export interface paths {
     head?: never;
     /**
      * Change, disable or enable a webhook trigger
-     * @description enabled: false makes deliveries answer 404 and start nothing. Requires Workflow: Full.
+     * @description enabled: false makes deliveries answer 404 and start nothing. Requires Workflow: Full, and Case: Full for any change but a new name or disabling (the hook starts cases).
      */
     patch: operations['patchApiV1HooksHookId'];
     trace?: never;
@@ -1941,7 +1941,7 @@ export interface paths {
     put?: never;
     /**
      * Rotate a webhook trigger's secret
-     * @description A new secret, shown only in this answer; the old one keeps verifying for graceSeconds so the sender can switch without refused deliveries. Requires Workflow: Full.
+     * @description A new secret, shown only in this answer; the old one keeps verifying for graceSeconds so the sender can switch without refused deliveries. Requires Workflow: Full and Case: Full (the secret starts cases).
      */
     post: operations['postApiV1HooksHookIdRotateSecret'];
     delete?: never;
@@ -19194,7 +19194,7 @@ export interface operations {
           };
         };
       };
-      /** @description HTML: the task was decided, cancelled or is past due */
+      /** @description HTML: the task was decided, cancelled or is past due, or the key that created the link can no longer decide it */
       410: {
         headers: {
           [name: string]: unknown;
@@ -19281,7 +19281,7 @@ export interface operations {
           };
         };
       };
-      /** @description HTML: the task was decided, cancelled or is past due */
+      /** @description HTML: the task was decided, cancelled or is past due, or the key that created the link can no longer decide it */
       410: {
         headers: {
           [name: string]: unknown;
@@ -19514,7 +19514,7 @@ export interface operations {
           };
         };
       };
-      /** @description The body is over the configured size limit */
+      /** @description The body over the configured size limit, or outputs over cases.maxNodeOutputBytes as JSON (they become the node’s outputs) */
       413: {
         headers: {
           [name: string]: unknown;

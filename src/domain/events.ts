@@ -41,6 +41,8 @@ export interface EventSubscription {
   eventTypes: string[];
   description: string | null;
   enabled: boolean;
+  /** The key it acts for (created it or last set its URL); null for subscriptions made before it was kept. */
+  createdByKeyId: string | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -152,6 +152,8 @@ export interface TaskRecord {
   decidedVia: TaskActor['via'] | null;
   decidedAt: string | null;
   linkExpiresAt: string | null;
+  /** The key that created the completion link, which the link acts for; null without one (or made before it was kept). */
+  linkKeyId: string | null;
   createdAt: string;
   updatedAt: string;
 }

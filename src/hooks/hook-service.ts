@@ -66,8 +66,9 @@ const RATE_WINDOW_MS = 60_000;
 /**
  * Inbound webhook triggers: a hook belongs to one workflow; a signed delivery
  * to its URL starts a case of that workflow with inputs mapped from the body
- * and headers. Managing hooks needs Workflow: Full (and Case: Full to create
- * one, since it starts cases); deliveries carry no API key, only a signature.
+ * and headers. Managing hooks needs Workflow: Full (and Case: Full to create,
+ * rotate or change one other than renaming or disabling it, since it starts
+ * cases); deliveries carry no API key, only a signature.
  */
 export class HookService {
   private readonly now: () => number;
@@ -135,17 +136,36 @@ export class HookService {
     return hook;
   }
 
-  async update(auth: AuthContext, hookId: string, changes: HookChanges): Promise<HookRecord> {
+  /**
+   * A hook to rotate the secret of, or to change other than by a new name or disabling it: Workflow: Full and,
+   * as to create one, Case: Full. The secret starts cases as the hook's creator, and a change shapes them (the
+   * mapping, answers with their results, a wider tolerance or rate, enabling): a key that may not start cases
+   * must not get either. Renaming and disabling (as deleting) start nothing.
+   */
+  private async loadToStart(auth: AuthContext, hookId: string, changes?: HookChanges): Promise<HookRecord> {
     const hook = await this.load(auth, hookId, 'workflow:full');
+    const startsNothing =
+      changes !== undefined &&
+      Object.entries(changes).every(([field, value]) => field === 'name' || (field === 'enabled' && value === false));
+    if (!startsNothing)
+      assertWorkspaceGrant(auth, { id: hook.workspaceId, organizationId: hook.organizationId }, 'case:full');
+    return hook;
+  }
+
+  async update(auth: AuthContext, hookId: string, changes: HookChanges): Promise<HookRecord> {
+    const hook = await this.loadToStart(auth, hookId, changes);
     if (changes.mapping) await this.checkMapping(hook.organizationId, hook.workflowId, changes.mapping);
     const updated = await this.deps.repo.update(hook.id, changes);
     if (!updated) throw DomainError.notFound(`Hook ${hookId} does not exist`);
     return updated;
   }
 
-  /** A new secret, answered this once; the old one keeps verifying for `graceSeconds`. */
+  /**
+   * A new secret, answered this once; the old one keeps verifying for `graceSeconds`. Deliveries then act for
+   * the rotating key (who holds the secret answers for it): revoking that key stops them, as for a creator's.
+   */
   async rotate(auth: AuthContext, hookId: string, graceSeconds: number): Promise<HookWithSecret> {
-    const hook = await this.load(auth, hookId, 'workflow:full');
+    const hook = await this.loadToStart(auth, hookId);
     const secret = generateWebhookSecret();
     const until = new Date(this.now() + graceSeconds * 1000).toISOString();
     const rotated = await this.deps.repo.rotateSecret(
@@ -153,6 +173,7 @@ export class HookService {
       hook.secretCiphertext,
       this.deps.secrets.seal(hook.id, secret),
       until,
+      { createdByKeyId: auth.keyId, createdByUserId: auth.userId },
     );
     if (!rotated) throw DomainError.conflict('The secret was rotated by another request at the same time; retry');
     const stored = await this.deps.repo.find(hook.id);

@@ -172,6 +172,9 @@ export class ScheduleService {
           ? current.catchupWindowMs
           : this.catchupWindowMs(body.catchupWindowSeconds),
       paused: body.paused ?? current.paused,
+      // Whoever changes what it fires (inputs, callbackUrl, version) answers for its firings from then on.
+      createdByKeyId: auth.keyId,
+      createdByUserId: auth.userId,
     };
     // Temporal first: a failure there changes nothing the caller sees, and the same PATCH may be sent again.
     await this.deps.engine.update({ ...current, ...changes, timing }).catch((err: unknown) => {

@@ -30,7 +30,8 @@ function cronProblem(cron: string, timeZone: string, minIntervalSeconds: number)
   if (cron.trim().split(/\s+/).length !== 5) return 'expected five fields: minute hour day-of-month month day-of-week';
   let gap;
   try {
-    gap = shortestCronGap(cron, timeZone);
+    // Only whether it is under the minimum matters: bounded by it, the check stays cheap for any cron.
+    gap = shortestCronGap(cron, timeZone, new Date(), minIntervalSeconds * 1000);
   } catch (err) {
     return `not a valid cron expression: ${err instanceof Error ? err.message : String(err)}`;
   }

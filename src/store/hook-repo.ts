@@ -143,15 +143,23 @@ export class HookRepo {
 
   /**
    * Replaces the secret if it is still `expected` (a concurrent rotation wins otherwise: false); the old
-   * one stays valid until `previousUntil`.
+   * one stays valid until `previousUntil`. `by`: the rotating key and user, whom deliveries act for from then on.
    */
-  async rotateSecret(id: string, expected: string, next: string, previousUntil: string): Promise<boolean> {
+  async rotateSecret(
+    id: string,
+    expected: string,
+    next: string,
+    previousUntil: string,
+    by: Pick<HookRecord, 'createdByKeyId' | 'createdByUserId'>,
+  ): Promise<boolean> {
     const result = await this.db
       .updateTable('hooks')
       .set({
         secret_ciphertext: next,
         previous_secret_ciphertext: expected,
         previous_secret_expires_at: previousUntil,
+        created_by_key_id: by.createdByKeyId,
+        created_by_user_id: by.createdByUserId,
         updated_at: new Date().toISOString(),
       })
       .where('id', '=', id)

@@ -12,7 +12,16 @@ export type NewSchedule = Omit<ScheduleRecord, 'id' | 'createdAt' | 'updatedAt'>
 export type ScheduleChanges = Partial<
   Pick<
     ScheduleRecord,
-    'workflowVersionId' | 'title' | 'timing' | 'inputs' | 'callbackUrl' | 'overlap' | 'catchupWindowMs' | 'paused'
+    | 'workflowVersionId'
+    | 'title'
+    | 'timing'
+    | 'inputs'
+    | 'callbackUrl'
+    | 'overlap'
+    | 'catchupWindowMs'
+    | 'paused'
+    | 'createdByKeyId'
+    | 'createdByUserId'
   >
 >;
 
@@ -55,6 +64,8 @@ function columns(s: ScheduleChanges): Updateable<ScheduleTable> {
     ...(s.overlap !== undefined ? { overlap: s.overlap } : {}),
     ...(s.catchupWindowMs !== undefined ? { catchup_window_ms: s.catchupWindowMs } : {}),
     ...(s.paused !== undefined ? { paused: s.paused ? 1 : 0 } : {}),
+    ...(s.createdByKeyId !== undefined ? { created_by_key_id: s.createdByKeyId } : {}),
+    ...(s.createdByUserId !== undefined ? { created_by_user_id: s.createdByUserId } : {}),
   };
 }
 

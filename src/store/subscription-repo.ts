@@ -19,7 +19,9 @@ export interface NewSubscription extends Omit<EventSubscription, 'createdAt' | '
   secretCiphertext: string;
 }
 
-export type SubscriptionChanges = Partial<Pick<EventSubscription, 'url' | 'eventTypes' | 'description' | 'enabled'>>;
+export type SubscriptionChanges = Partial<
+  Pick<EventSubscription, 'url' | 'eventTypes' | 'description' | 'enabled' | 'createdByKeyId'>
+>;
 
 function toSubscription(r: Selectable<EventSubscriptionTable>): EventSubscription {
   return {
@@ -30,6 +32,7 @@ function toSubscription(r: Selectable<EventSubscriptionTable>): EventSubscriptio
     eventTypes: JSON.parse(r.event_types) as string[],
     description: r.description,
     enabled: r.enabled === 1,
+    createdByKeyId: r.created_by_key_id,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -69,6 +72,7 @@ export class SubscriptionRepo {
       secret_ciphertext: subscription.secretCiphertext,
       previous_secret_ciphertext: null,
       previous_expires_at: null,
+      created_by_key_id: subscription.createdByKeyId,
       created_at: at,
       updated_at: at,
     };
@@ -117,6 +121,7 @@ export class SubscriptionRepo {
         ...(changes.eventTypes !== undefined ? { event_types: JSON.stringify(changes.eventTypes) } : {}),
         ...(changes.description !== undefined ? { description: changes.description } : {}),
         ...(changes.enabled !== undefined ? { enabled: changes.enabled ? 1 : 0 } : {}),
+        ...(changes.createdByKeyId !== undefined ? { created_by_key_id: changes.createdByKeyId } : {}),
         updated_at: now(),
       })
       .where('id', '=', id)

@@ -45,6 +45,7 @@ export interface TaskChange {
   decidedAt?: string;
   linkHash?: string | null;
   linkExpiresAt?: string | null;
+  linkKeyId?: string | null;
 }
 
 export interface TaskListFilter extends ListScope {
@@ -115,6 +116,7 @@ function toTask(r: HumanTaskTable): TaskRecord {
     decidedVia: r.decided_via as TaskActor['via'] | null,
     decidedAt: r.decided_at,
     linkExpiresAt: r.link_expires_at,
+    linkKeyId: r.link_key_id,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -136,6 +138,7 @@ function changeColumns(change: TaskChange): Partial<HumanTaskTable> {
   if (change.decidedAt !== undefined) row.decided_at = change.decidedAt;
   if (change.linkHash !== undefined) row.link_hash = change.linkHash;
   if (change.linkExpiresAt !== undefined) row.link_expires_at = change.linkExpiresAt;
+  if (change.linkKeyId !== undefined) row.link_key_id = change.linkKeyId;
   return row;
 }
 
@@ -199,6 +202,7 @@ export class TaskRepo {
           decided_at: null,
           link_hash: null,
           link_expires_at: null,
+          link_key_id: null,
           created_at: at,
           updated_at: at,
         })

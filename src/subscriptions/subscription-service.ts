@@ -7,6 +7,8 @@ import type { CallbackDeliveryInput } from '../temporal/contracts/callback-deliv
 import type { CaseError, TerminalStatus } from '../domain/cases.js';
 import { caseEndEvent, type CaseEventBody, type EventType } from '../domain/events.js';
 import { DomainError } from '../errors.js';
+import type { KeyAuthentication } from '../auth/key-authentication.js';
+import type { Logger } from '../logging/logger.js';
 import type { Outbound } from '../net/outbound.js';
 import { checkTenantUrl } from '../net/url-check.js';
 import type { CallbackAttempt, CallbackDelivery } from '../domain/callback-records.js';
@@ -31,6 +33,9 @@ export interface SubscriptionServiceDeps {
   subscriberCacheMs: number;
   /** Subscriptions one workspace may hold (events.maxSubscriptionsPerWorkspace). */
   maxPerWorkspace: number;
+  /** Whether the key a subscription acts for may still read the cases it is told of. */
+  authentication: Pick<KeyAuthentication, 'refusal'>;
+  logger: Logger;
 }
 
 export interface NewSubscriptionRequest {
@@ -105,6 +110,7 @@ export class SubscriptionService {
         eventTypes: unique(request.eventTypes),
         description: request.description ?? null,
         enabled: request.enabled ?? true,
+        createdByKeyId: auth.keyId,
         secretCiphertext: ciphertext,
       },
       this.deps.maxPerWorkspace,
@@ -131,7 +137,8 @@ export class SubscriptionService {
     const current = await this.load(auth, id, 'case:full');
     if (update.url !== undefined) await checkTenantUrl(this.deps.outbound, update.url, 'body.url');
     const changes: SubscriptionChanges = {
-      ...(update.url !== undefined ? { url: update.url } : {}),
+      // Who points it somewhere is whom it acts for from then on.
+      ...(update.url !== undefined ? { url: update.url, createdByKeyId: auth.keyId } : {}),
       ...(update.eventTypes !== undefined ? { eventTypes: unique(update.eventTypes) } : {}),
       ...(update.description !== undefined ? { description: update.description } : {}),
       ...(update.enabled !== undefined ? { enabled: update.enabled } : {}),
@@ -280,13 +287,36 @@ export class SubscriptionService {
     });
   }
 
+  /**
+   * The workspace's enabled subscriptions whose key may still read its cases: a subscription sends every
+   * case's results to a URL its key chose, so it stops with that key (revoked, expired, its user gone), as a
+   * hook's deliveries and a schedule's firings do; within subscriberCacheMs of the change.
+   */
   private async enabledIn(workspaceId: string): Promise<EventSubscription[]> {
     const hit = this.subscribers.get(workspaceId);
     if (hit) return hit;
     const read = this.subscribers.beginRead();
     const enabled = await this.deps.repo.listEnabled(workspaceId);
-    this.subscribers.set(workspaceId, enabled, read);
-    return enabled;
+    const acting: EventSubscription[] = [];
+    for (const subscription of enabled) {
+      const refusal = await this.refusal(subscription);
+      if (refusal) this.deps.logger.warn({ subscriptionId: subscription.id, workspaceId }, refusal);
+      else acting.push(subscription);
+    }
+    this.subscribers.set(workspaceId, acting, read);
+    return acting;
+  }
+
+  /** Why the subscription's key may no longer read the cases it would be told of; null when it may (or it names none). */
+  private refusal(subscription: EventSubscription): Promise<string | null> {
+    const { createdByKeyId, id, workspaceId, organizationId } = subscription;
+    if (createdByKeyId === null) return Promise.resolve(null);
+    return this.deps.authentication.refusal(
+      createdByKeyId,
+      `subscription ${id}`,
+      { id: workspaceId, organizationId },
+      'case:read',
+    );
   }
 
   /** The subscription after checking the grant in its workspace; another organization's is a 404. */

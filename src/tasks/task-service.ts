@@ -3,6 +3,7 @@ import { Gauge, Histogram, type Registry } from 'prom-client';
 import { assertWorkspaceGrant, canUseWorkspace, listScope, type ListRequest } from '../auth/access.js';
 import type { AuthContext } from '../domain/auth-context.js';
 import { validateFormValues } from '../cases/case-inputs.js';
+import { assertOutputsWithinLimit } from '../cases/payload-limits.js';
 import { statsWindow } from '../cases/case-stats.js';
 import type { WorkflowGraph } from '../domain/graph.js';
 import type { GraphProblem } from '../domain/graph-validation.js';
@@ -22,6 +23,7 @@ import type { CaseRepo } from '../store/case-repo.js';
 import type { Page } from '../domain/page.js';
 import type { TaskEvent, TaskRecord } from '../domain/human-tasks.js';
 import type { TaskRepo } from '../store/task-repo.js';
+import type { KeyAuthentication } from '../auth/key-authentication.js';
 import { TaskRefusedError, type TaskDecisionGateway } from '../temporal/gateways/task-decisions.js';
 import { workspaceTaskStats, type TaskStats } from './task-stats.js';
 
@@ -33,6 +35,10 @@ export interface TaskServiceDeps {
   registry: Registry;
   /** How long a completion link of a task without a due time lasts (the case's maximum wait). */
   linkTtlMs: number;
+  /** The most a decision's outputs may be as JSON: they are the node's outputs (cases.maxNodeOutputBytes). */
+  maxOutputBytes: number;
+  /** Whether the key that created a completion link may still act for it (each time the link is used). */
+  authentication: Pick<KeyAuthentication, 'refusal'>;
 }
 
 /** A completion link as created: the token is in the URL only, shown once. */
@@ -47,7 +53,9 @@ export type LinkState =
   | { page: 'done'; task: TaskRecord }
   | { page: 'invalid' }
   | { page: 'expired' }
-  | { page: 'closed'; status: TaskStatus };
+  | { page: 'closed'; status: TaskStatus }
+  /** The key that created the link was revoked, expired, its user left or it lost Case: Full there. */
+  | { page: 'withdrawn' };
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
@@ -295,7 +303,7 @@ export class TaskService {
     const moved = await this.deps.repo.transition(
       taskId,
       { statuses: decidable },
-      { status: 'open', assignee, claimedBy: null, linkHash: null, linkExpiresAt: null },
+      { status: 'open', assignee, claimedBy: null, linkHash: null, linkExpiresAt: null, linkKeyId: null },
       { actorUserId: auth.userId, action: 'reassigned', details: { from: task.assignee, to: assignee } },
     );
     if (!moved) throw finished((await this.deps.repo.find(taskId)) ?? task);
@@ -317,7 +325,8 @@ export class TaskService {
   /**
    * A single-use link for a person without a key (Case: Full): it replaces the
    * task's previous link and expires with the task (its due time), else after
-   * the case's maximum wait. Only its hash is stored.
+   * the case's maximum wait. Only its hash is stored. The link acts for the key
+   * that created it: once that key may no longer decide here, neither may the link.
    */
   async createLink(auth: AuthContext, taskId: string): Promise<TaskLink> {
     const task = await this.load(auth, taskId);
@@ -329,7 +338,7 @@ export class TaskService {
     const stored = await this.deps.repo.transition(
       taskId,
       { statuses: decidable },
-      { linkHash: hashToken(token), linkExpiresAt: expiresAt },
+      { linkHash: hashToken(token), linkExpiresAt: expiresAt, linkKeyId: auth.keyId },
       { actorUserId: auth.userId, action: 'link_created', details: { expiresAt } },
     );
     if (!stored) throw finished((await this.deps.repo.find(taskId)) ?? task);
@@ -342,6 +351,17 @@ export class TaskService {
     if (!task) return { page: 'invalid' };
     if (!decidable.includes(task.status)) return { page: 'closed', status: task.status };
     if (task.linkExpiresAt !== null && task.linkExpiresAt <= new Date().toISOString()) return { page: 'expired' };
+    const { linkKeyId, workspaceId, organizationId } = task;
+    if (
+      linkKeyId !== null &&
+      (await this.deps.authentication.refusal(
+        linkKeyId,
+        `the completion link of task ${task.id}`,
+        { id: workspaceId, organizationId },
+        'case:full',
+      )) !== null
+    )
+      return { page: 'withdrawn' };
     return { page: 'form', task };
   }
 
@@ -370,6 +390,8 @@ export class TaskService {
   ): Promise<void> {
     const checked = validateFormValues(task.form, values, 'body.outputs');
     if (checked.problems.length > 0) throw DomainError.invalidFields(checked.problems);
+    // The outputs go into the case's history as the node's, and on to the next nodes: bounded as a node's are.
+    assertOutputsWithinLimit(checked.inputs, this.deps.maxOutputBytes, 'body.outputs');
     try {
       await this.deps.decisions.complete(task.temporalWorkflowId, {
         taskId: task.id,

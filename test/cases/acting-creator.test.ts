@@ -63,6 +63,28 @@ describe("a schedule whose creator's key can no longer be used", () => {
   it('creates no case when its user left the organization', { timeout: 60_000 }, () => firingAfter('leave'));
 });
 
+describe('a schedule changed by another key', () => {
+  it(
+    'acts for the key that changed it: once that key is revoked, its firings create nothing',
+    { timeout: 60_000 },
+    async () => {
+      const who = await creator();
+      const created = await createSchedule(svc, workflowId, { cron: '0 0 1 1 *', inputs: { text: 'x' } });
+      const changed = await svc.request('PATCH', `/api/v1/schedules/${created.scheduleId}`, {
+        key: who.key,
+        body: { inputs: { text: 'chosen by a member who then leaves' } },
+      });
+      expect(changed.status, changed.text).toBe(200);
+      await who.revoke();
+      // The schedule's creator is still good; what it fires was chosen by a key that no longer is.
+      expect((await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/trigger`)).status).toBe(202);
+      const s = await waitForSchedule(svc, created.scheduleId, (x) => x.recentFirings.length === 1);
+      expect(s.recentFirings[0]).toMatchObject({ status: 'failed', caseId: null });
+      expect(s.recentFirings[0]?.error).toMatch(/revoked/);
+    },
+  );
+});
+
 describe("a hook whose creator's key can no longer be used", () => {
   it('refuses deliveries with 403 once the key is revoked, and starts nothing', async () => {
     const who = await creator();

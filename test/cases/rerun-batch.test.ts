@@ -3,7 +3,7 @@ import type { CaseStatus } from '../../src/domain/cases.js';
 import { CaseRepo } from '../../src/store/case-repo.js';
 import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
 import type { CaseflowClient } from '../../src/client/index.js';
-import { clientFor, newCaller } from '../support/keys.js';
+import { clientFor, newCaller, newKey, newWorkspace } from '../support/keys.js';
 import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import { caseStatus, createWorkflow, startCase, waitForEnd } from './support.js';
 import { Graph, py } from '../support/graphs.js';
@@ -241,5 +241,16 @@ describe('bulk rerun', () => {
     // Only our batch reran the case.
     expect((await batchUntilEnded(ours.batchId)).started).toBe(1);
     expect((await caseStatus(svc, String(failed))).reruns).toHaveLength(1);
+    // A key of this organization scoped to another workspace neither matches our cases nor sees our batch.
+    const nextDoor = clientFor(
+      svc,
+      (await newKey(svc, ['case:full'], { workspaceIds: [await newWorkspace(svc)] })).key,
+    );
+    const scoped = await answered(
+      nextDoor.POST('/api/v1/case/rerun', { body: { filter: { workflowId }, from: 'start' } }),
+      202,
+    );
+    expect(scoped.matched).toBe(0);
+    await refused(nextDoor.GET('/api/v1/case/rerun/{batchId}', onOurs), 404);
   });
 });

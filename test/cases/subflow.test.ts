@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientFor, newCaller } from '../support/keys.js';
+import { clientFor, newCaller, newWorkspace } from '../support/keys.js';
 import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 import { audit, caseStatus, createWorkflow, results, startCase, waitForEnd } from './support.js';
@@ -210,12 +210,13 @@ describe('call_workflow: running a child case', () => {
 });
 
 describe('call_workflow: checks at save', () => {
-  it('refuses an unknown callee, and another organization’s workflow reads as unknown', async () => {
+  it('refuses an unknown callee; another organization’s or another workspace’s workflow reads as unknown', async () => {
     const ours = await createWorkflow(svc, textChain('Echo', py('return {"text": inputs["text"]}')));
     const g = caller({ workflow_id: ours.workflowId });
     const foreign = await refused(save(g, 'attacker', clientFor(svc, otherOrg.key), otherOrg.workspaceId), 400);
+    const nextDoor = await refused(save(g, 'next door', svc.client, await newWorkspace(svc)), 400);
     const unknown = await refused(save(caller({ workflow_id: crypto.randomUUID() }), 'unknown'), 400);
-    for (const r of [foreign, unknown]) {
+    for (const r of [foreign, nextDoor, unknown]) {
       expect(r.errorCode).toBe('VALIDATION_ERROR');
       expect(r.message).toMatch(/process\.workflow_id: workflow .+ does not exist in this workspace/);
     }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientFor, newCaller, newKey } from '../support/keys.js';
+import { parseKey } from '../../src/auth/api-keys.js';
 import {
   answered,
   answeredEmpty,
@@ -87,6 +88,25 @@ describe('managing hooks', () => {
       }),
       403,
     );
+  });
+
+  it('needs Case: Full to rotate or change one too (its secret starts cases, a change shapes them); renaming, disabling, deleting do not', async () => {
+    const hook = await createHook({ scheme: 'github' });
+    const noCase = clientFor(svc, noCaseKey);
+    await refused(noCase.POST('/api/v1/hooks/{hookId}/rotate-secret', { ...hookPath(hook.hookId), body: {} }), 403);
+    for (const body of [{ mode: 'sync' as const }, { enabled: true }, { mapping: { title: { body: '/x' } } }])
+      await refused(noCase.PATCH('/api/v1/hooks/{hookId}', { ...hookPath(hook.hookId), body }), 403);
+    const intact = await answered(svc.client.GET('/api/v1/hooks/{hookId}', hookPath(hook.hookId)), 200);
+    expect(intact).toMatchObject({ mode: 'async', mapping: null });
+    // The creator's secret is still the one in force.
+    const body = JSON.stringify({ title: 'mine' });
+    expect((await deliver(svc, hook.hookId, body, sign.github(hook.secret, body))).status).toBe(202);
+    const stopped = await answered(
+      noCase.PATCH('/api/v1/hooks/{hookId}', { ...hookPath(hook.hookId), body: { name: 'stopped', enabled: false } }),
+      200,
+    );
+    expect(stopped).toMatchObject({ name: 'stopped', enabled: false });
+    await answeredEmpty(noCase.DELETE('/api/v1/hooks/{hookId}', hookPath(hook.hookId)), 204);
   });
 
   it("gives another organization 404 for everything of this one's hooks", async () => {
@@ -264,6 +284,26 @@ describe('deliveries', () => {
     expect((await deliver(svc, hook.hookId, body, sign.github(secret, body))).status).toBe(401);
     expect((await deliver(svc, hook.hookId, body, sign.github(hook.secret, body))).status).toBe(401);
     expect((await deliver(svc, hook.hookId, body, sign.github(again.secret, body))).status).toBe(202);
+  });
+
+  it('acts for the key that last rotated its secret: once that key is revoked, deliveries are 403', async () => {
+    const hook = await createHook({ scheme: 'github' });
+    const rotator = await newKey(svc, ['workflow:full', 'case:full']);
+    const rotate = (client: ReturnType<typeof clientFor>) =>
+      answered(
+        client.POST('/api/v1/hooks/{hookId}/rotate-secret', { ...hookPath(hook.hookId), body: { graceSeconds: 0 } }),
+        200,
+      );
+    const { secret } = await rotate(clientFor(svc, rotator.key));
+    const body = JSON.stringify({ title: 'held by the rotator' });
+    expect((await deliver(svc, hook.hookId, body, sign.github(secret, body))).status).toBe(202);
+    const revoked = await svc.admin('POST', `/admin/keys/${parseKey(rotator.key)?.id}/revoke`);
+    expect(revoked.status, revoked.text).toBeLessThan(300);
+    // The secret its holder kept after leaving starts nothing, though the hook's creator is still good.
+    const refusedDelivery = await deliver(svc, hook.hookId, body, sign.github(secret, body));
+    expect(refusedDelivery.status, refusedDelivery.text).toBe(403);
+    const ours = await rotate(svc.client);
+    expect((await deliver(svc, hook.hookId, body, sign.github(ours.secret, body))).status).toBe(202);
   });
 
   it('a disabled or deleted hook answers 404 and starts nothing; enabling it again works', async () => {

@@ -45,6 +45,19 @@ describe('the shortest gap between two firings of a cron', () => {
   });
 });
 
+describe('the shortest gap under a bound (what the minimum asks)', () => {
+  it('is exact under the bound, and only at or over it otherwise', () => {
+    // Sunday 1:30, which comes twice on 2026-11-01 in New York: one real hour apart there, a week elsewhere.
+    const sunday = (below: number) => shortestCronGap('30 1 * * 0', 'America/New_York', january, below).ms / 1000;
+    expect(sunday(Infinity)).toBe(3600);
+    expect(sunday(2 * 3600_000)).toBe(3600);
+    expect(sunday(1800_000)).toBeGreaterThanOrEqual(1800);
+    // A cron firing once in years (a fifth Sunday of February) keeps the minimum wherever its clocks change.
+    for (const zone of ['Europe/Berlin', 'Africa/Casablanca', 'Australia/Lord_Howe'])
+      expect(shortestCronGap('0 0 * 2 0#5', zone, january, 60_000).ms).toBeGreaterThanOrEqual(60_000);
+  });
+});
+
 describe('the shortest gap, against cron-parser walking the firings one by one', () => {
   /** The shortest gap among the firings of the coming two years (at most 3000), in UTC. */
   const walked = (cron: string): number => {

@@ -6,6 +6,7 @@ import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { Graph, py, textChain } from '../support/graphs.js';
 import { clientFor, newCaller, newKey } from '../support/keys.js';
 import { CaseRepo } from '../../src/store/case-repo.js';
+import { parseKey } from '../../src/auth/api-keys.js';
 
 type EventType = 'case.completed' | 'case.failed' | 'case.timed_out' | 'case.cancelled';
 
@@ -258,7 +259,12 @@ describe('event subscriptions', () => {
   });
 
   it('refuses a URL the outbound policy refuses, and bad event types, creating nothing', async () => {
-    for (const url of ['http://169.254.169.254/latest/meta-data', 'http://10.1.2.3/hook', 'ftp://example.com/x']) {
+    const metadata = [
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::ffff:169.254.169.254]/latest/meta-data',
+      'http://2852039166/latest/meta-data',
+    ];
+    for (const url of [...metadata, 'http://10.1.2.3/hook', 'ftp://example.com/x']) {
       const r = await refused(
         svc.client.POST('/api/v1/subscriptions', {
           body: { workspaceId: svc.workspaceId, url, eventTypes: ['case.failed'] },
@@ -318,6 +324,35 @@ describe('event subscriptions', () => {
     });
     await answeredEmpty(svc.client.DELETE('/api/v1/subscriptions/{subscriptionId}', path), 204);
     await refused(svc.client.GET('/api/v1/subscriptions/{subscriptionId}', path), 404);
+  });
+
+  it("stops sending once the key it acts for is revoked: it sent every case's results to a URL that key chose", async () => {
+    const { key } = await newKey(svc, ['case:full']);
+    const theirs = await receiver();
+    const ours = await receiver();
+    const created = await answered(
+      clientFor(svc, key).POST('/api/v1/subscriptions', {
+        body: { workspaceId: svc.workspaceId, url: theirs.url, eventTypes: ['case.completed'] },
+      }),
+      201,
+    );
+    const revoked = await svc.admin('POST', `/admin/keys/${parseKey(key)?.id}/revoke`);
+    expect(revoked.status, revoked.text).toBeLessThan(300);
+    await subscribe(ours.url, ['case.completed']);
+    await waitForEnd(svc, await startCase(svc, echo, { text: 'after the revocation' }));
+    await expect.poll(() => ours.received.length, { timeout: 15_000 }).toBe(1);
+    expect(theirs.received).toEqual([]);
+
+    // Pointed at its URL again by a key that may read the cases, it acts for that key and sends again.
+    const path = { params: { path: { subscriptionId: created.id } } };
+    await answered(
+      svc.client.PATCH('/api/v1/subscriptions/{subscriptionId}', { ...path, body: { url: theirs.url } }),
+      200,
+    );
+    const caseId = await startCase(svc, echo, { text: 'owned again' });
+    await waitForEnd(svc, caseId);
+    await expect.poll(() => theirs.received.length, { timeout: 15_000 }).toBe(1);
+    expect(JSON.parse(theirs.received[0]!.body)).toMatchObject({ data: { caseId } });
   });
 
   it('lists a page at a time', async () => {

@@ -52,6 +52,7 @@ describe.each(['sqlite', 'postgres'] as const)('subscription store on %s', (dial
         eventTypes,
         description: null,
         enabled,
+        createdByKeyId: null,
         secretCiphertext: ciphertext,
       },
       100,

@@ -83,6 +83,13 @@ describe('task inbox', () => {
     const theirs = await answered(taskStats(as.otherOrg, { workspaceId: svc.workspaceId }), 200);
     expect(theirs.workspaces).toEqual([]);
     expect((await taskStats(as.noCaseGrant)).response.status).toBe(403);
+    // A key scoped to another workspace of this organization counts none of this one's, asked for by id or not.
+    const elsewhere = await newKey(svc, ['case:read'], { workspaceIds: [await newWorkspace(svc)] });
+    const scoped = createClient({ baseUrl: svc.url, key: elsewhere.key });
+    expect((await answered(taskStats(scoped, { workspaceId: svc.workspaceId }), 200)).workspaces).toEqual([]);
+    expect((await answered(taskStats(scoped), 200)).workspaces.map((w) => w.workspaceId)).not.toContain(
+      svc.workspaceId,
+    );
 
     const detail = await answered(getTask(svc, taskId, as.member), 200);
     expect(detail).toMatchObject({ instructions: 'Pay 120 EUR to the supplier?', outputs: null });

@@ -5,8 +5,15 @@ import type { VariableType } from '../../domain/vocabulary.js';
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 
-/** A used, expired or unknown link is the browser's request at fault; the form and its outcome are not. */
-const statuses: Record<LinkState['page'], number> = { form: 200, done: 200, invalid: 400, expired: 410, closed: 410 };
+/** A used, expired, withdrawn or unknown link is the browser's request at fault; the form and its outcome are not. */
+const statuses: Record<LinkState['page'], number> = {
+  form: 200,
+  done: 200,
+  invalid: 400,
+  expired: 410,
+  closed: 410,
+  withdrawn: 410,
+};
 
 /** Where each problem's field is named: `body.outputs.<name>` as the form check reports it. */
 const fieldName = (field: string) => field.replace(/^body\.outputs\./, '');
@@ -68,6 +75,11 @@ function body(state: LinkState): { title: string; html: string } {
     };
   if (state.page === 'expired')
     return { title: 'Link expired', html: '<h1>Link expired</h1><p>This task is past its due time.</p>' };
+  if (state.page === 'withdrawn')
+    return {
+      title: 'Link withdrawn',
+      html: '<h1>Link withdrawn</h1><p>The access this link was given out under has ended: ask for a new link.</p>',
+    };
   if (state.page === 'closed')
     return {
       title: 'Already decided',

@@ -19,6 +19,8 @@ export interface EventSubscriptionTable {
   /** The secret before the last rotation, still signed with until previous_expires_at. */
   previous_secret_ciphertext: string | null;
   previous_expires_at: string | null;
+  /** The key that created it or last set its URL: it delivers only while that key may read cases there. */
+  created_by_key_id: string | null;
   created_at: string;
   updated_at: string;
 }

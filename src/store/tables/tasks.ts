@@ -33,6 +33,8 @@ export interface HumanTaskTable {
   /** sha256 of the completion link's token (the token is shown once). */
   link_hash: string | null;
   link_expires_at: string | null;
+  /** The key that created the completion link (it acts for that key); null without a link. */
+  link_key_id: string | null;
   created_at: string;
   updated_at: string;
 }
