@@ -262,6 +262,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     caseReconciler: new CaseRunReconciler({
       repo: repos.cases,
       runs: caseRuns,
+      cases,
+      callbacks: callbackDeliveries,
       logger,
       childStartGraceMs: config.cases.resumeUnstartedAfterMs,
     }),
