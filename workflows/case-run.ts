@@ -507,7 +507,7 @@ function reusedNodes(input: CaseRunInput): CaseRunInput['reused'] {
 export const caseRun: WorkflowOf<typeof caseRunContract> = async function caseRun(input) {
   refuseNewerRevision(input);
   const scheduler = new CaseScheduler({ ...input, reused: reusedNodes(input) });
-  const waits = new PersonWaits(input);
+  const waits = new PersonWaits(input, (change) => changeInForce(input, change));
   setHandler(caseProgressQuery, () => ({ ...scheduler.progress(), waitingTasks: waits.waiting() }));
   const refusal = await creatorRefusal(input);
   const status =

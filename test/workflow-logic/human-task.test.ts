@@ -196,6 +196,20 @@ describe('case run: waiting on a person', () => {
     });
   });
 
+  it('opens the task without a due time when its due date input is null: only the maximum wait ends it', async () => {
+    // Due at the nullable `deadline` input, left null; taken for a date already past, the route would end the case.
+    const { err, seen, workflowMs } = await runApproval(
+      { ...approval, due: { input: 'deadline' }, on_due: { action: 'route', route_id: 'approved' } },
+      { input: { maxWaitMs: 3 * hour } },
+    );
+    expect(seen.opened).toHaveLength(1);
+    expect(seen.opened[0]?.wait.dueAt).toBeUndefined();
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect(workflowMs).toBeGreaterThanOrEqual(3 * hour);
+    const taskNode = seen.ends[0]?.finalize.progress.nodes[String(seen.opened[0]?.nodeId)];
+    expect(taskNode?.error?.kind).toBe('timeout');
+  });
+
   it('opens the task with its rendered instructions, takes the decision, closes the task and completes', async () => {
     let answers: string[] = [];
     const { result, seen } = await runApproval(approval, {
