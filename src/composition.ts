@@ -266,6 +266,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     caseReconciler: new CaseRunReconciler({
       repo: repos.cases,
       runs: caseRuns,
+      cases,
+      callbacks: callbackDeliveries,
       logger,
       childStartGraceMs: config.cases.resumeUnstartedAfterMs,
     }),

@@ -39,7 +39,12 @@ import { nodeKinds } from '../src/domain/node-kinds/registry.js';
 import { NodeSlots } from '../src/domain/node-slots.js';
 import { handlerClassName } from '../src/domain/vocabulary.js';
 import { searchAttributes } from '../src/temporal/contracts/search-attributes.js';
-import { callbackDeliveryContract, type CallbackDeliveryInput } from '../src/temporal/contracts/callback-delivery.js';
+import {
+  callbackDeliveryContract,
+  caseCallbackDelivery,
+  caseCallbackWorkflowId,
+  type CallbackDeliveryInput,
+} from '../src/temporal/contracts/callback-delivery.js';
 import {
   caseFailedType,
   caseProgressQuery,
@@ -409,15 +414,8 @@ async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: Cas
     runId: workflowInfo().runId,
     progress: final,
   };
-  const delivery: CallbackDeliveryInput | undefined = input.callbackUrl
-    ? {
-        deliveryId: `${input.caseId}-${status}`,
-        caseId: input.caseId,
-        workspaceId: input.workspaceId,
-        callbackUrl: input.callbackUrl,
-        body: { caseId: input.caseId, status, results: final.results, ...(final.error ? { error: final.error } : {}) },
-      }
-    : undefined;
+  const { callbackUrl } = input;
+  const delivery = callbackUrl ? caseCallbackDelivery({ ...input, callbackUrl }, status, final) : undefined;
   if (changeInForce(input, 'case-end-in-one-local-activity')) {
     const callback = delivery && { ...delivery, workflowId: workflowInfo().workflowId };
     const ended = callback ? await endCaseAndCallBack({ finalize, callback }) : await endCase({ finalize });
@@ -451,7 +449,7 @@ function warnFirstAttempt(input: CaseRunInput, error: string): void {
 async function startRetries(input: CaseRunInput, delivery: CallbackDeliveryInput, attemptsMade: number): Promise<void> {
   try {
     await startChildWorkflow(callbackDeliveryContract, {
-      workflowId: `callback-${input.caseId}`,
+      workflowId: caseCallbackWorkflowId(input.caseId),
       args: [attemptsMade > 0 ? { ...delivery, attemptsMade } : delivery],
       parentClosePolicy: ParentClosePolicy.ABANDON,
       // Found in the Temporal UI by the case's own tags (with its final status).
@@ -509,7 +507,7 @@ function reusedNodes(input: CaseRunInput): CaseRunInput['reused'] {
 export const caseRun: WorkflowOf<typeof caseRunContract> = async function caseRun(input) {
   refuseNewerRevision(input);
   const scheduler = new CaseScheduler({ ...input, reused: reusedNodes(input) });
-  const waits = new PersonWaits(input);
+  const waits = new PersonWaits(input, (change) => changeInForce(input, change));
   setHandler(caseProgressQuery, () => ({ ...scheduler.progress(), waitingTasks: waits.waiting() }));
   const refusal = await creatorRefusal(input);
   const status =

@@ -25,7 +25,7 @@ import {
   type TaskRefusal,
   type WaitingTask,
 } from '../src/domain/human-tasks.js';
-import { NodeFailure, type WaitingNodeKind } from '../src/domain/node-kinds/kind.js';
+import { NodeFailure, type ChangeInForce, type WaitingNodeKind } from '../src/domain/node-kinds/kind.js';
 import { completeTaskUpdate } from '../src/temporal/contracts/case-run.js';
 
 /** The task's row: retried for as long as the store is away (a task must open and close, however late). */
@@ -77,7 +77,11 @@ export class PersonWaits {
   private waitedBefore = 0;
   private openSince = 0;
 
-  constructor(private readonly input: CaseRunInput) {
+  constructor(
+    private readonly input: CaseRunInput,
+    /** Whether a change of the run's commands applies to this run (the case run's changeInForce). */
+    private readonly inForce: ChangeInForce,
+  ) {
     setHandler(completeTaskUpdate, (decision) => this.decide(decision), {
       validator: (d: TaskDecision) => this.check(d),
     });
@@ -134,7 +138,7 @@ export class PersonWaits {
   ): Promise<NodeCompletion> {
     const { caseId, organizationId, workspaceId } = this.input;
     const context = { caseId, organizationId, workspaceId, node, process: node.process ?? {}, inputs };
-    const wait = kind.prepare({ ...context, caseInputs: this.input.inputs, attempt: 1 }, Date.now());
+    const wait = kind.prepare({ ...context, caseInputs: this.input.inputs, attempt: 1 }, Date.now(), this.inForce);
     const task: Task = {
       id: uuid4(),
       nodeId: node.id,

@@ -6,6 +6,7 @@ import { executeBodySchema, initiateBodySchema, rerunBodySchema } from '../cases
 import type { CaseResults } from '../domain/cases.js';
 import type { CaseRecord } from '../domain/case-records.js';
 import type { ApiRoutes } from './route.js';
+import { statsRoute } from './stats-route.js';
 import {
   auditSchema,
   cancelledSchema,
@@ -167,9 +168,8 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     },
   });
 
-  api.route({
-    method: 'get',
-    path: '/api/v1/stats/cases',
+  statsRoute(api, {
+    figures: 'cases',
     summary: "The caller's case figures per workflow",
     description:
       'Counts by status and run times (execute → end) of the cases created in a window (default: the last day, at most ' +
@@ -177,16 +177,10 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
       'workspace or workflow the key does not reach counts nothing. Computed from the store: the per-tenant figures ' +
       '/metrics does not label.',
     tags,
-    auth: true,
     query: caseStatsQuery,
-    responses: {
-      200: { description: 'Figures per workflow', schema: caseStatsSchema },
-      400: { description: 'Malformed filter or time range, or a window over 31 days', schema: errorBodySchema },
-      ...caseReadRefusals,
-    },
-    handler: async ({ auth, query, res }) => {
-      res.json(await cases.stats(auth, query));
-    },
+    answer: { description: 'Figures per workflow', schema: caseStatsSchema },
+    refusals: caseReadRefusals,
+    stats: (auth, query) => cases.stats(auth, query),
   });
 
   api.route({

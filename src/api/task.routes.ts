@@ -1,6 +1,7 @@
 import { publicUrl } from '../config/config.js';
 import type { AppContext } from '../context.js';
 import type { ApiRoutes } from './route.js';
+import { statsRoute } from './stats-route.js';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import { errorBodySchema, uuid } from './schemas/common.js';
@@ -62,9 +63,8 @@ export function registerTaskRoutes(api: ApiRoutes, ctx: AppContext): void {
     },
   });
 
-  api.route({
-    method: 'get',
-    path: '/api/v1/stats/tasks',
+  statsRoute(api, {
+    figures: 'tasks',
     summary: "The caller's human task figures per workspace",
     description:
       'Per workspace the key reads with Case: Read: tasks waiting for a decision now (open, claimed), those closed ' +
@@ -72,17 +72,10 @@ export function registerTaskRoutes(api: ApiRoutes, ctx: AppContext): void {
       'Filter: workspaceId (one the key does not reach counts nothing). Computed from the store: the per-tenant ' +
       'figures /metrics does not label.',
     tags,
-    auth: true,
     query: taskStatsQuery,
-    responses: {
-      200: { description: 'Figures per workspace', schema: taskStatsSchema },
-      400: { description: 'Malformed filter or time range, or a window over 31 days', schema: errorBodySchema },
-      401: errors[401],
-      403: { description: 'The key lacks Case: Read', schema: errorBodySchema },
-    },
-    handler: async ({ auth, query, res }) => {
-      res.json(await tasks.stats(auth, query));
-    },
+    answer: { description: 'Figures per workspace', schema: taskStatsSchema },
+    refusals: { 401: errors[401], 403: { description: 'The key lacks Case: Read', schema: errorBodySchema } },
+    stats: (auth, query) => tasks.stats(auth, query),
   });
 
   api.route({

@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import type { SelectQueryBuilder, Transaction } from 'kysely';
 import type { Db } from './database.js';
 import type { Database } from './schema.js';
 
@@ -16,42 +16,37 @@ type WorkspaceRows = 'schedules' | 'hooks' | 'event_subscriptions';
 
 /** At most `max` rows of `table` in the workspace. */
 export function perWorkspace(table: WorkspaceRows, workspaceId: string, max: number): RowLimit {
-  return {
-    owner: { table: 'workspaces', id: workspaceId },
-    max,
-    count: async (trx) =>
-      counted(
-        await trx
-          .selectFrom(table)
-          .select((eb) => eb.fn.countAll<Count>().as('n'))
-          .where('workspace_id', '=', workspaceId)
-          .executeTakeFirstOrThrow(),
-      ),
-  };
+  return rowLimit({ table: 'workspaces', id: workspaceId }, max, (trx) =>
+    trx.selectFrom(table).where('workspace_id', '=', workspaceId),
+  );
 }
 
 /** At most `max` bulk rerun batches of the organization RUNNING at once. */
 export function runningRerunBatches(organizationId: string, max: number): RowLimit {
-  return {
-    owner: { table: 'organizations', id: organizationId },
-    max,
-    count: async (trx) =>
-      counted(
-        await trx
-          .selectFrom('case_rerun_batches')
-          .select((eb) => eb.fn.countAll<Count>().as('n'))
-          .where('organization_id', '=', organizationId)
-          .where('status', '=', 'RUNNING')
-          .executeTakeFirstOrThrow(),
-      ),
-  };
+  return rowLimit({ table: 'organizations', id: organizationId }, max, (trx) =>
+    trx.selectFrom('case_rerun_batches').where('organization_id', '=', organizationId).where('status', '=', 'RUNNING'),
+  );
 }
 
 /** A COUNT(*) as the drivers give it: a number (SQLite), a string or bigint (Postgres). */
 type Count = number | string | bigint;
 
-function counted(row: { n: Count }): number {
-  return Number(row.n);
+/** A limit whose count is COUNT(*) of the rows `rows` selects. */
+function rowLimit<TB extends keyof Database>(
+  owner: RowLimit['owner'],
+  max: number,
+  rows: (trx: Trx) => SelectQueryBuilder<Database, TB, object>,
+): RowLimit {
+  return {
+    owner,
+    max,
+    count: async (trx) => {
+      const row = await rows(trx)
+        .select((eb) => eb.fn.countAll<Count>().as('n'))
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+  };
 }
 
 /**

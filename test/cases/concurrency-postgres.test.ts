@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../support/harness.js';
+import type { TestService } from '../support/harness.js';
+import { startAdmissionService } from './admission-support.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
 import { caseStatus, createWorkflow, execute, initiate, peakOverlap, waitForEnd } from './support.js';
 import { sleeper } from '../support/graphs.js';
@@ -13,7 +14,7 @@ let svc: TestService;
 
 beforeAll(async () => {
   schema = await createPostgresSchema();
-  svc = await startTestService({ databaseUrl: schema.url, config: { cases: { admissionIntervalMs: 300 } } });
+  svc = await startAdmissionService({}, { databaseUrl: schema.url });
 }, 120_000);
 afterAll(async () => {
   await svc?.stop();

@@ -1,15 +1,8 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answered, refused, startTestService, type TestService } from '../support/harness.js';
-import {
-  caseStatus,
-  createWorkflow,
-  otherOrganization,
-  peakOverlap,
-  startCase,
-  startCaseAs,
-  waitForEnd,
-} from './support.js';
+import { answered, refused, type TestService } from '../support/harness.js';
+import { caseStatus, createWorkflow, peakOverlap, startCase, waitForEnd } from './support.js';
+import { sleepingOrganization, startAdmissionService } from './admission-support.js';
 import { sleeper } from '../support/graphs.js';
 import { approvalGraph } from '../tasks/graphs.js';
 import { createSchedule, waitForSchedule } from '../schedules/support.js';
@@ -23,7 +16,7 @@ import { temporalScheduleId } from '../../src/temporal/contracts/scheduled-case.
 let svc: TestService;
 
 beforeAll(async () => {
-  svc = await startTestService({ config: { cases: { maxConcurrentPerOrganization: 1, admissionIntervalMs: 300 } } });
+  svc = await startAdmissionService({ maxConcurrentPerOrganization: 1 });
 });
 afterAll(async () => {
   await svc?.stop();
@@ -124,14 +117,14 @@ describe('concurrency caps', () => {
 
   it("another organization is not held back by a full organization's queue", async () => {
     await setCap(svc.organizationId, 1);
-    const { organizationId: orgB, client: asB, workflowId: workflowOfB } = await otherOrganization(svc, sleeper(1));
+    const { organizationId: orgB, client: asB, start: startB } = await sleepingOrganization(svc, 1);
 
     const wfA = await createWorkflow(svc, sleeper(3));
     const a1 = await startCase(svc, wfA.workflowId, { text: 'a1' });
     const a2 = await startCase(svc, wfA.workflowId, { text: 'a2' });
     expect((await caseStatus(svc, a2)).status).toBe('QUEUED');
 
-    expect((await startCaseAs(asB, workflowOfB, { text: 'b' })).status).toBe('RUNNING');
+    expect((await startB('b')).status).toBe('RUNNING');
     // Org B's cap (the default, 1) is its own: it runs while org A's case still waits.
     const other = await svc.admin('GET', `/admin/organizations/${orgB}/concurrency`);
     expect(other.body).toMatchObject({ maxConcurrentCases: 1, source: 'default', queued: 0 });

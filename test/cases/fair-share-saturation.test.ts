@@ -1,9 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { answered, startTestService, type TestService } from '../support/harness.js';
-import type { CaseflowClient } from '../../src/client/index.js';
+import type { TestService } from '../support/harness.js';
 import { eventLoopLoad } from '../../src/cases/admission/event-loop-load.js';
-import { otherOrganization, startCaseAs } from './support.js';
-import { sleeper } from '../support/graphs.js';
+import { fairShare, sleepingOrganization, startAdmissionService } from './admission-support.js';
 
 /**
  * The fair share's saturation gate through the real service (docs/concurrency.md#saturation): a run
@@ -19,21 +17,7 @@ let svc: TestService;
 const threshold = 0.9;
 
 beforeAll(async () => {
-  svc = await startTestService({
-    config: {
-      cases: {
-        admissionIntervalMs: 300,
-        fairShare: {
-          enabled: true,
-          budget: 3,
-          floor: 1,
-          activeWindowMs: 60_000,
-          runnableMs: 60_000,
-          saturation: threshold,
-        },
-      },
-    },
-  });
+  svc = await startAdmissionService({ fairShare: fairShare(3, 1, threshold) });
 });
 afterAll(async () => {
   await svc?.stop();
@@ -56,29 +40,21 @@ const notSaturated = () => expect.poll(utilization, { timeout: 30_000, interval:
 
 /** Organizations A (its cases sleep `seconds`) and B, fresh for each test so earlier runs count for neither. */
 async function organizations(seconds: number) {
-  const a = await otherOrganization(svc, sleeper(seconds));
-  const b = await otherOrganization(svc, sleeper(1));
+  const a = await sleepingOrganization(svc, seconds);
+  const b = await sleepingOrganization(svc, 1);
   return {
     /** A's cases, executed one after the other (each, with `idle`, once the process is not saturated); their statuses as execute answered. */
     startA: async (count: number, idle = false) => {
       const started = [];
       for (let i = 0; i < count; i++) {
         if (idle) await notSaturated();
-        started.push(await startCaseAs(a.client, a.workflowId, { text: `a${i}` }));
+        started.push(await a.start(`a${i}`));
       }
       return started;
     },
-    startB: () => startCaseAs(b.client, b.workflowId, { text: 'b' }),
-    endOfA: (caseId: string) => waitForEndAs(a.client, caseId),
+    startB: () => b.start('b'),
+    endOfA: a.end,
   };
-}
-
-async function waitForEndAs(client: CaseflowClient, caseId: string) {
-  const status = () => answered(client.GET('/api/v1/case/{caseId}/status', { params: { path: { caseId } } }), 200);
-  await expect
-    .poll(async () => (await status()).status, { timeout: 120_000, interval: 200 })
-    .toMatch(/COMPLETED|FAILED|CANCELLED|TIMED_OUT/);
-  return status();
 }
 
 describe('fair share saturation gate', () => {

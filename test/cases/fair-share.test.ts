@@ -1,15 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answered, startTestService, type TestService } from '../support/harness.js';
-import type { CaseflowClient } from '../../src/client/index.js';
-import {
-  caseStatus,
-  createWorkflow,
-  otherOrganization,
-  peakOverlap,
-  startCase,
-  startCaseAs,
-  waitForEnd,
-} from './support.js';
+import type { TestService } from '../support/harness.js';
+import { caseStatus, createWorkflow, peakOverlap, startCase, waitForEnd } from './support.js';
+import { fairShare, sleepingOrganization, startAdmissionService } from './admission-support.js';
 import { sleeper } from '../support/graphs.js';
 import { planOf, recordStatements } from '../support/statements.js';
 
@@ -22,26 +14,18 @@ import { planOf, recordStatements } from '../support/statements.js';
  * sets it in split roles); fair-share-saturation.test.ts tests the gate.
  */
 let svc: TestService;
-let asB: CaseflowClient;
-let workflowOfB: string;
+let organizationB: Awaited<ReturnType<typeof sleepingOrganization>>;
 
 beforeAll(async () => {
-  svc = await startTestService({
-    config: {
-      cases: {
-        admissionIntervalMs: 300,
-        fairShare: { enabled: true, budget: 2, floor: 1, activeWindowMs: 60_000, runnableMs: 60_000, saturation: 0 },
-      },
-    },
-  });
-  ({ client: asB, workflowId: workflowOfB } = await otherOrganization(svc, sleeper(1)));
+  svc = await startAdmissionService({ fairShare: fairShare(2, 1, 0) });
+  organizationB = await sleepingOrganization(svc, 1);
 });
 afterAll(async () => {
   await svc?.stop();
 });
 
 /** One case of organization B, executed; its status as execute answered. */
-const caseOfB = () => startCaseAs(asB, workflowOfB, { text: 'b' });
+const caseOfB = () => organizationB.start('b');
 
 async function threeCasesOfA(workflowId: string): Promise<string[]> {
   const ids: string[] = [];
@@ -76,9 +60,7 @@ describe('fair share under contention', () => {
     expect(peakOverlap(ends.map((e) => ({ start: String(e.startedAt), end: String(e.finishedAt) })))).toBe(1);
     const starts = ends.map((e) => Date.parse(String(e.startedAt)));
     expect([...starts].sort((x, y) => x - y)).toEqual(starts);
-    const statusOfB = () =>
-      answered(asB.GET('/api/v1/case/{caseId}/status', { params: { path: { caseId: b.caseId } } }), 200);
-    await expect.poll(async () => (await statusOfB()).status, { timeout: 60_000, interval: 100 }).toBe('COMPLETED');
+    expect((await organizationB.end(b.caseId)).status).toBe('COMPLETED');
   }, 180_000);
 
   it("the operator's own setting for the organization replaces its share", async () => {

@@ -1,8 +1,6 @@
-import { expect } from 'vitest';
-import type { CaseflowClient, paths } from '../../src/client/index.js';
+import type { paths } from '../../src/client/index.js';
 import type { Graph } from '../support/graphs.js';
 import { answered, type TestResponse, type TestService } from '../support/harness.js';
-import { clientFor, newKey } from '../support/keys.js';
 
 type InitiateBody = paths['/api/v1/case']['post']['requestBody']['content']['application/json'];
 
@@ -103,41 +101,4 @@ export function peakOverlap(spans: Array<{ start: string; end: string }>): numbe
     peak = Math.max(peak, open);
   }
   return peak;
-}
-
-/** A second organization (verified, one workspace), a client with a key for its cases, and `graph` as its workflow. */
-export async function otherOrganization(
-  svc: TestService,
-  graph: Graph,
-): Promise<{ organizationId: string; client: CaseflowClient; workflowId: string }> {
-  const org = await svc.admin('POST', '/admin/organizations', { name: 'Org B', verified: true });
-  expect(org.status, org.text).toBe(201);
-  const organizationId = String(org.body.id);
-  const workspace = await svc.admin('POST', `/admin/organizations/${organizationId}/workspaces`, { name: 'B' });
-  const client = clientFor(
-    svc,
-    (await newKey(svc, ['case:full', 'workflow:full', 'code:full'], { organizationId })).key,
-  );
-  const wf = await answered(
-    client.POST('/api/v1/workflow', {
-      params: { header: { 'x-workspace-id': String(workspace.body.id) } },
-      body: { name: 'B workflow', activeStatus: 'active', nodes: graph.nodes, edges: graph.edges },
-    }),
-    201,
-  );
-  return { organizationId, client, workflowId: wf.workflowId };
-}
-
-/** A case of `workflowId` initiated and executed through `client`: its id and its status as execute answered. */
-export async function startCaseAs(
-  client: CaseflowClient,
-  workflowId: string,
-  inputs: Record<string, unknown>,
-): Promise<{ caseId: string; status: string }> {
-  const { caseId } = await answered(client.POST('/api/v1/case', { body: { workflowId } }), 201);
-  const run = await answered(
-    client.POST('/api/v1/case/{caseId}/execute', { params: { path: { caseId } }, body: { inputs } }),
-    202,
-  );
-  return { caseId, status: run.status };
 }

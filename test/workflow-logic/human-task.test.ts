@@ -7,10 +7,12 @@ import type { TaskActivities } from '../../activities/tasks.js';
 import { caseRunRevision } from '../../src/domain/case-run-changes.js';
 import type { CaseRunInput } from '../../src/domain/cases.js';
 import {
+  assigneeKey,
   taskRefusedType,
   type CloseTaskInput,
   type EscalateTaskInput,
   type OpenTaskInput,
+  type TaskAssignee,
   type TaskDecision,
 } from '../../src/domain/human-tasks.js';
 import {
@@ -196,6 +198,20 @@ describe('case run: waiting on a person', () => {
     });
   });
 
+  it('opens the task without a due time when its due date input is null: only the maximum wait ends it', async () => {
+    // Due at the nullable `deadline` input, left null; taken for a date already past, the route would end the case.
+    const { err, seen, workflowMs } = await runApproval(
+      { ...approval, due: { input: 'deadline' }, on_due: { action: 'route', route_id: 'approved' } },
+      { input: { maxWaitMs: 3 * hour } },
+    );
+    expect(seen.opened).toHaveLength(1);
+    expect(seen.opened[0]?.wait.dueAt).toBeUndefined();
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect(workflowMs).toBeGreaterThanOrEqual(3 * hour);
+    const taskNode = seen.ends[0]?.finalize.progress.nodes[String(seen.opened[0]?.nodeId)];
+    expect(taskNode?.error?.kind).toBe('timeout');
+  });
+
   it('opens the task with its rendered instructions, takes the decision, closes the task and completes', async () => {
     let answers: string[] = [];
     const { result, seen } = await runApproval(approval, {
@@ -265,24 +281,27 @@ describe('case run: waiting on a person', () => {
   });
 
   it('refuses a completion by the assignee the task escalated away from', async () => {
-    let refusal = '';
-    await runApproval(
-      {
-        ...approval,
-        due: { after_ms: hour },
-        on_due: { action: 'escalate', assignee: { type: 'role', role: 'admin' } },
-      },
+    const admin: TaskAssignee = { type: 'role', role: 'admin' };
+    const answers: string[] = [];
+    const { result } = await runApproval(
+      { ...approval, due: { after_ms: hour }, on_due: { action: 'escalate', assignee: admin } },
       {
         input: { maxWaitMs: 3 * hour },
         whileRunning: async (handle, seen) => {
           await until(() => seen.opened.length === 1);
-          // Let the due timer fire: the server skips time while the test waits on the result.
-          await Promise.race([handle.result().catch(() => undefined), until(() => seen.escalated.length === 1)]);
-          refusal = await send(handle, decision(seen.opened[0]!.taskId, true, { asAssignee: 'workspace' }));
+          // An hour and a second on the server's clock: the task is due and goes to the admins.
+          await logic.skip(hour + 1000);
+          await until(() => seen.escalated.length === 1);
+          const taskId = seen.opened[0]!.taskId;
+          answers.push(await send(handle, decision(taskId, true, { asAssignee: 'workspace' })));
+          // The new assignee decides, so the run ends here rather than at its maximum wait.
+          answers.push(await send(handle, decision(taskId, true, { asAssignee: assigneeKey(admin) })));
         },
       },
     );
-    expect(refusal).toBe('unauthorized');
+    expect(answers).toEqual(['unauthorized', 'accepted']);
+    expect(result?.status).toBe('COMPLETED');
+    expect(result?.results.approved?.value).toBe(true);
   });
 
   it('cancelling the case cancels its open task', async () => {

@@ -8,6 +8,21 @@ interface ApiResult<T> {
   response: Response;
 }
 
+/** A call's success body; never for an operation that answers success without one (202, 204). */
+type SuccessBody<R> = Exclude<R extends { data?: infer D } ? D : never, undefined>;
+
+/**
+ * What call() and send() take besides the call: nothing more for the calls each is for, and for the
+ * other's calls a property no promise has, named for the mistake, so the misuse does not compile
+ * (call() on an answer without a body would fail at run time after the service did the work).
+ */
+export type AnswersBody<R> = [SuccessBody<R>] extends [never]
+  ? { 'answers without a body: use send()': never }
+  : unknown;
+export type AnswersNoBody<R> = [SuccessBody<R>] extends [never]
+  ? unknown
+  : { 'answers with a body: use call()': never };
+
 interface ErrorBody {
   message?: unknown;
   metadata?: { fields?: unknown; violations?: unknown };
@@ -38,14 +53,14 @@ export class Session {
   }
 
   /** The answer's body, or a CliError carrying the service's message and field list. */
-  async call<T>(request: Promise<ApiResult<T>>): Promise<T> {
+  async call<R extends ApiResult<unknown>>(request: Promise<R> & AnswersBody<R>): Promise<SuccessBody<R>> {
     const { data, response } = await this.answer(request);
-    if (data !== undefined) return data;
+    if (data !== undefined) return data as SuccessBody<R>;
     throw new CliError(`the service answered no body (HTTP ${response.status})`, exitCodes.unavailable);
   }
 
   /** For answers without a body (202, 204): resolves when the service accepted the request. */
-  async send(request: Promise<ApiResult<unknown>>): Promise<void> {
+  async send<R extends ApiResult<unknown>>(request: Promise<R> & AnswersNoBody<R>): Promise<void> {
     await this.answer(request);
   }
 

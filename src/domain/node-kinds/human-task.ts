@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { WorkflowNode } from '../graph.js';
 import { memberRoles, renderInstructions, templateNames, type TaskAssignee } from '../human-tasks.js';
-import { NodeFailure, waitingKind, type NodeProblem, type Zod } from './kind.js';
+import { NodeFailure, waitingKind, type ChangeInForce, type NodeProblem, type Zod } from './kind.js';
 
 /** The shortest due time a task may be given: a person needs at least a minute. */
 const minDueMs = 60_000;
@@ -93,12 +93,22 @@ function check(node: WorkflowNode, process: HumanTaskProcess): NodeProblem[] {
   return problems;
 }
 
-/** The due time in epoch ms: `now` plus the duration, or the date input plus its offset. */
-function dueAt(process: HumanTaskProcess, inputs: Record<string, unknown>, now: number): number | undefined {
+/**
+ * The due time in epoch ms: `now` plus the duration, or the date input plus its offset; none when the
+ * date input is null (a nullable input left null, an optional one left out), which runs started before
+ * that rule replay as the failure it was.
+ */
+function dueAt(
+  process: HumanTaskProcess,
+  inputs: Record<string, unknown>,
+  now: number,
+  inForce: ChangeInForce,
+): number | undefined {
   const due = process.due;
   if (!due) return undefined;
   if ('after_ms' in due) return now + due.after_ms;
   const value = inputs[due.input];
+  if ((value === null || value === undefined) && inForce('human-task-null-due-date')) return undefined;
   const at = typeof value === 'string' ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(at))
     throw new NodeFailure(`The due date input ${due.input} is not a date (got ${JSON.stringify(value ?? null)})`, {
@@ -120,13 +130,14 @@ export const humanTaskKind = waitingKind({
     'A person decides: process { title, instructions?, assignee, due?, on_due? }; the form is the output_schema, the case waits for its completion.',
   process: processSchema,
   check,
-  prepare({ node, process, inputs }, now) {
+  prepare({ node, process, inputs }, now, inForce) {
     const assignee: TaskAssignee = process.assignee;
+    const due = dueAt(process, inputs, now, inForce);
     return {
       title: renderInstructions(process.title, inputs).slice(0, 255),
       instructions: renderInstructions(process.instructions ?? '', inputs),
       assignee,
-      ...(process.due ? { dueAt: dueAt(process, inputs, now) } : {}),
+      ...(due !== undefined ? { dueAt: due } : {}),
       onDue: process.on_due ?? { action: 'fail' },
       form: node.output_schema ?? { schema: {}, variable_addition_allowed: false },
     };

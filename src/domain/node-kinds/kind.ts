@@ -1,4 +1,5 @@
 import type { z, ZodType } from 'zod';
+import type { CaseRunChange } from '../case-run-changes.js';
 import { defaultNodeTimeoutMs, type CaseResults, type NodeLog } from '../cases.js';
 import type { WorkflowNode } from '../graph.js';
 import type { PersonWait } from '../human-tasks.js';
@@ -108,11 +109,16 @@ export interface ActivityKindDefinition<Schema extends ZodType> extends KindDefi
  * workflow and as deterministically as an inline kind, what to ask and until
  * when; the case run opens the task and waits durably for the decision (a
  * Temporal Update) or the due time, which is neither inline nor an activity.
- * `now` is the workflow clock.
+ * `now` is the workflow clock; `inForce` says whether a change of the case
+ * run's commands applies to this run (asked only where the outcome differs,
+ * so a run recorded before the change replays its old path).
  */
 export interface WaitingKindDefinition<Schema extends ZodType> extends KindDefinition<Schema> {
-  readonly prepare: (context: NodeContext<z.output<Schema>>, now: number) => PersonWait;
+  readonly prepare: (context: NodeContext<z.output<Schema>>, now: number, inForce: ChangeInForce) => PersonWait;
 }
+
+/** Whether a change of the case run's commands applies to the run asking (see case-run-changes.ts). */
+export type ChangeInForce = (change: CaseRunChange) => boolean;
 
 /**
  * Run by the case engine itself as a child case (a Temporal child workflow): no `evaluate`, no `run`;
@@ -140,7 +146,7 @@ export interface ActivityNodeKind extends RegisteredKind {
 
 export interface WaitingNodeKind extends RegisteredKind {
   readonly runs: 'waiting';
-  prepare(context: NodeContext<unknown>, now: number): PersonWait;
+  prepare(context: NodeContext<unknown>, now: number, inForce: ChangeInForce): PersonWait;
 }
 
 /** Whether the case run waits on a person for nodes of this kind (the question the engine asks). */
@@ -194,7 +200,7 @@ export function waitingKind<Schema extends ZodType>(definition: WaitingKindDefin
   return {
     ...registered(rest),
     runs: 'waiting',
-    prepare: (context, now) => prepare(withProcess<Schema>(context), now),
+    prepare: (context, now, inForce) => prepare(withProcess<Schema>(context), now, inForce),
   };
 }
 

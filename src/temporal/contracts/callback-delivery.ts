@@ -1,3 +1,4 @@
+import type { CaseError, CaseResults, TerminalStatus } from '../../domain/cases.js';
 import type { CaseEventBody } from '../../domain/events.js';
 import { workflowContract } from './contract.js';
 
@@ -28,6 +29,28 @@ export interface CallbackDeliveryInput {
   subscriptionId?: string;
   /** Attempts already made before the workflow started (the case run makes the first one itself). */
   attemptsMade?: number;
+}
+
+/** The workflow id of the retries of a case's callback (its callbackUrl). */
+export const caseCallbackWorkflowId = (caseId: string): string => `callback-${caseId}`;
+
+/**
+ * The delivery a case's end owes its callbackUrl, whoever records the end (the case run, or the reconciler for a
+ * run that could not): one per case and status, so a retried end finds the same row.
+ */
+export function caseCallbackDelivery(
+  target: { caseId: string; workspaceId: string; callbackUrl: string },
+  status: TerminalStatus,
+  end: { results: CaseResults; error?: CaseError },
+): CallbackDeliveryInput {
+  const { caseId, workspaceId, callbackUrl } = target;
+  return {
+    deliveryId: `${caseId}-${status}`,
+    caseId,
+    workspaceId,
+    callbackUrl,
+    body: { caseId, status, results: end.results, ...(end.error ? { error: end.error } : {}) },
+  };
 }
 
 /** The retry schedule, read from configuration by an activity so the workflow stays deterministic. */

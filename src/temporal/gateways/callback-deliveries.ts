@@ -7,7 +7,7 @@ import { runTags, type RunTags } from '../contracts/search-attributes.js';
 
 /** What the callbacks area needs of delivery workflows in Temporal (CallbackService takes this, tests a fake). */
 export interface CallbackDeliveryGateway {
-  /** Starts a delivery's retry workflow under `workflowId`; 'conflict' when one with that id is running. */
+  /** Starts a delivery's retry workflow under `workflowId`; 'conflict' when one with that id ran or is running. */
   start(workflowId: string, input: CallbackDeliveryInput, tags: RunTags): Promise<'started' | 'conflict'>;
 }
 
@@ -21,6 +21,8 @@ export class TemporalCallbackDeliveries implements CallbackDeliveryGateway {
         taskQueue: this.temporal.taskQueue,
         workflowId,
         args: [input],
+        // A delivery's workflow runs once: a second start (a retried case end) is a conflict even after it closed.
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
         ...runTags(this.temporal.searchAttributes, tags),
       });
       return 'started';
