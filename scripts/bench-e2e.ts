@@ -209,7 +209,9 @@ function printProfileAreas(rows: Row[], startedMs: number): void {
   if (files.length === 0) return;
   for (const row of rows) {
     const areas = cpuByArea(files, row.fromUs, row.toUs);
-    console.log(`e2e [${row.subject}]: concurrency ${row.result.concurrency}, Node main thread by area (CPU profile):`);
+    console.log(
+      `e2e [${row.subject}]: concurrency ${row.result.concurrency}, Node main thread by area (CPU profile, monotonic µs ${row.fromUs}-${row.toUs}):`,
+    );
     for (const [area, ms] of [...areas].sort((a, b) => b[1] - a[1])) {
       console.log(`e2e:     ${(ms / row.result.cases).toFixed(2).padStart(7)} ms/case  ${area}`);
     }

@@ -1,5 +1,6 @@
 import { benchPython } from './bench-python.js';
 import { benchCases } from './bench-cases.js';
+import { benchCodec } from './bench-codec.js';
 import { benchE2e, benchSideBySide } from './bench-e2e.js';
 import { benchFairness } from './bench-fairness.js';
 
@@ -10,6 +11,7 @@ import { benchFairness } from './bench-fairness.js';
 const benches: Record<string, () => Promise<void>> = {
   python: benchPython,
   cases: benchCases,
+  codec: benchCodec,
   e2e: benchE2e,
   'side-by-side': benchSideBySide,
   fairness: benchFairness,

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes, randomFillSync } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/config.js';
@@ -22,6 +22,29 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+
+/**
+ * Fresh random IVs, drawn from the CSPRNG a few hundred at a time: one `randomBytes` call per seal cost about
+ * half of what the AES-GCM operation itself costs (~1.8 against ~3.5 µs here). Each IV is handed
+ * out once; the next draw overwrites the pool only after every IV of the last one was handed out.
+ */
+class IvPool {
+  private readonly pool = Buffer.allocUnsafeSlow(IV_BYTES * 256);
+  private offset = this.pool.length;
+
+  /** A view of the pool: the cipher copies it, and so does `seal`'s output, before the next draw. */
+  next(): Buffer {
+    if (this.offset === this.pool.length) {
+      randomFillSync(this.pool);
+      this.offset = 0;
+    }
+    const iv = this.pool.subarray(this.offset, this.offset + IV_BYTES);
+    this.offset += IV_BYTES;
+    return iv;
+  }
+}
+
+const ivs = new IvPool();
 
 export interface MasterKey {
   id: string;
@@ -67,7 +90,7 @@ export class SecretBox {
   /** Binary form for callers with their own framing (Temporal payloads): `iv[12] | ciphertext | tag[16]` under the current key. */
   seal(plaintext: Uint8Array, context = ''): Buffer {
     const key = this.keys.get(this.currentKeyId) as Buffer;
-    const iv = randomBytes(IV_BYTES);
+    const iv = ivs.next();
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     cipher.setAAD(Buffer.from(context, 'utf8'));
     const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);

@@ -36,6 +36,17 @@ describe('SecretBox', () => {
     expect(box.decrypt(box.encrypt('ünïcødé ✓'))).toBe('ünïcødé ✓');
   });
 
+  it('never hands out an IV twice, across draws of its IV pool (256 IVs a draw)', () => {
+    const box = new SecretBox([{ id: 'a', key: keyA }]);
+    const ivs = new Set<string>();
+    for (let i = 0; i < 1000; i++) {
+      const sealed = box.seal(Buffer.from('same plaintext'));
+      ivs.add(sealed.subarray(0, 12).toString('hex'));
+      expect(box.open('a', sealed).toString()).toBe('same plaintext');
+    }
+    expect(ivs.size).toBe(1000);
+  });
+
   it('binds a value to its context (associated data)', () => {
     const box = new SecretBox([{ id: 'a', key: keyA }]);
     const sealed = box.encrypt('s', 'webhook-secret:ws-1');
