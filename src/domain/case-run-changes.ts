@@ -21,6 +21,7 @@ export const caseRunChanges = [
   'case-rerun-reused-nodes',
   'creator-key-recheck',
   'call-workflow-deadline-after-waits',
+  'case-node-outcomes-in-turn',
 ] as const;
 
 export type CaseRunChange = (typeof caseRunChanges)[number];
