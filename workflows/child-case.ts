@@ -138,6 +138,10 @@ async function startChildRun(
       args: [start.input],
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+      // The parent's workflow-task timeout (temporal.caseWorkflowTaskTimeoutMs), not Temporal's 10 s: the child's
+      // first task runs its local activities too, and past the timeout they run again (performance.md, overload).
+      // An attribute of the start command, not a command of its own: histories replay the same either way.
+      workflowTaskTimeout: workflowInfo().taskTimeoutMs,
       memo: { ...memo },
       staticSummary: start.summary,
       staticDetails: start.details,
