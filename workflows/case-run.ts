@@ -55,6 +55,7 @@ import {
 import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
 import { activeDeadline, PersonWaits } from './human-tasks.js';
 import { runChildCase } from './child-case.js';
+import { inTurn, NodeTurns } from './node-turns.js';
 import { startChildWorkflow } from './start-child.js';
 
 /**
@@ -153,18 +154,19 @@ const { endCase: endCaseAndCallBack } = proxyLocalActivities<CaseActivities>({
  * regular activity for long ones. Each call is one attempt: the workflow
  * retries itself (see runWithRetries) so the audit knows the attempt count.
  * The summary names the node, so the Temporal UI's timeline reads like the
- * workflow rather than a row of `runNode`.
+ * workflow rather than a row of `runNode`. A local activity's outcome takes
+ * its turn (NodeTurns): only those come grouped differently on replay.
  */
-function nodeActivity(node: WorkflowNode): CaseActivities['runNode'] {
+function nodeActivity(node: WorkflowNode, turns: NodeTurns | undefined): CaseActivities['runNode'] {
   const { timeoutMs } = nodeExecution(node, nodeKinds.of(node));
   const options = {
     startToCloseTimeout: timeoutMs + ACTIVITY_GRACE_MS,
     retry: { maximumAttempts: 1 },
     summary: `${node.name} (${handlerClassName(node)})`,
   };
-  return timeoutMs <= localActivityMaxMs
-    ? proxyLocalActivities<CaseActivities>(options).runNode
-    : proxyActivities<CaseActivities>(options).runNode;
+  if (timeoutMs > localActivityMaxMs) return proxyActivities<CaseActivities>(options).runNode;
+  const { runNode } = proxyLocalActivities<CaseActivities>(options);
+  return (request) => inTurn(turns, runNode(request));
 }
 
 /**
@@ -197,9 +199,10 @@ async function runWithRetries(
   node: WorkflowNode,
   request: RunNodeRequest,
   hooks: AttemptHooks,
+  turns: NodeTurns | undefined,
 ): Promise<RunNodeResponse> {
   const { maxAttempts } = nodeExecution(node, nodeKinds.of(node));
-  const run = nodeActivity(node);
+  const run = nodeActivity(node, turns);
   let turnedAway = 0;
   for (let attempt = 1; ;) {
     hooks.started(attempt);
@@ -315,6 +318,8 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler, waits: Pe
   const slots = changeInForce(input, 'case-node-concurrency-cap')
     ? new NodeSlots(input.maxParallelNodes ?? defaultMaxParallelNodes)
     : undefined;
+  // Runs started before outcomes took turns react to each as it comes, as their histories recorded.
+  const turns = changeInForce(input, 'case-node-outcomes-in-turn') ? new NodeTurns() : undefined;
   // Only activity nodes take a slot: a node waiting on a person for days must not hold one.
   const takesSlot = (id: string): boolean =>
     slots !== undefined && nodeKinds.of(scheduler.node(id))?.runs === 'activity';
@@ -344,7 +349,7 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler, waits: Pe
         // The deadline leaves out time spent waiting on people, so its end moves on by that much.
         const waited = changeInForce(input, 'call-workflow-deadline-after-waits') ? waits.waitedMs() : 0;
         const deadlineAt = startedAt + input.deadlineMs + waited;
-        scheduler.complete(id, await runChildCase(input, node, inputs, deadlineAt, link));
+        scheduler.complete(id, await runChildCase(input, node, inputs, { deadlineAt, link, turns }));
       } else {
         const { caseId, organizationId, workspaceId } = input;
         const request = { caseId, organizationId, workspaceId, node, inputs, attempt: 1 };
@@ -352,7 +357,7 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler, waits: Pe
           started: (attempt) => scheduler.attempt(id, attempt),
           retrying: (details) => scheduler.spend(id, details?.usage),
         };
-        scheduler.complete(id, await runWithRetries(node, request, hooks));
+        scheduler.complete(id, await runWithRetries(node, request, hooks, turns));
       }
     } catch (err) {
       if (isCancellation(err)) scheduler.cancel(id);

@@ -26,6 +26,7 @@ import {
   type ChildCaseMemo,
 } from '../src/temporal/contracts/case-run.js';
 import { runTags, searchAttributes } from '../src/temporal/contracts/search-attributes.js';
+import { inTurn, type NodeTurns } from './node-turns.js';
 import { startChildWorkflow } from './start-child.js';
 
 /**
@@ -63,6 +64,15 @@ function childFailure(err: unknown, childCaseId: string): NodeFailure | undefine
   return fail(`${child} failed: ${cause?.message ?? err.message}`, 'child_failed');
 }
 
+/** Where the call stands in its case: the case's deadline (workflow clock), how to show the child on the node, the turns its outcomes take. */
+interface ChildCall {
+  deadlineAt: number;
+  /** Records the child case id on the node (the audit shows it). */
+  link: (childCaseId: string) => void;
+  /** Absent for runs started before outcomes took turns (see NodeTurns). */
+  turns: NodeTurns | undefined;
+}
+
 /**
  * Runs the node: writes the child case (its id drawn here, deterministically, so a retried write
  * finds its row), starts its caseRun as a child run with what is left until `deadlineAt` (this case's
@@ -70,26 +80,28 @@ function childFailure(err: unknown, childCaseId: string): NodeFailure | undefine
  * and waits for it. The child's results become the node's outputs; a child that fails, times out,
  * is cancelled or terminated fails the node with its error. When this case ends first (cancel,
  * deadline, a failing sibling) the child is cancelled and waited for, and the node counts as
- * cancelled. `link` records the child case id on the node (the audit shows it).
+ * cancelled.
  */
 export async function runChildCase(
   input: CaseRunInput,
   node: WorkflowNode,
   inputs: Record<string, unknown>,
-  deadlineAt: number,
-  link: (childCaseId: string) => void,
+  { deadlineAt, link, turns }: ChildCall,
 ): Promise<NodeCompletion> {
   const childCaseId = uuid4();
   const { caseId, organizationId, workspaceId } = input;
-  const start = await startChildCase({
-    parent: { caseId, organizationId, workspaceId, nodeId: node.id, callDepth: input.callDepth ?? 0 },
-    childCaseId,
-    process: node.process ?? {},
-    inputs,
-    remainingMs: deadlineAt - Date.now(),
-  });
+  const start = await inTurn(
+    turns,
+    startChildCase({
+      parent: { caseId, organizationId, workspaceId, nodeId: node.id, callDepth: input.callDepth ?? 0 },
+      childCaseId,
+      process: node.process ?? {},
+      inputs,
+      remainingMs: deadlineAt - Date.now(),
+    }),
+  );
   link(childCaseId);
-  const child = await startChildRun(input, node, childCaseId, start);
+  const child = await startChildRun(input, node, childCaseId, start, turns);
   try {
     const outcome = await child.result();
     const at = new Date().toISOString();
@@ -110,7 +122,13 @@ export async function runChildCase(
  * Starts the child's caseRun; when it cannot start (this case ended first, or the start failed)
  * the child's row ends too, so no case stays RUNNING without a run.
  */
-async function startChildRun(input: CaseRunInput, node: WorkflowNode, childCaseId: string, start: ChildCaseStart) {
+async function startChildRun(
+  input: CaseRunInput,
+  node: WorkflowNode,
+  childCaseId: string,
+  start: ChildCaseStart,
+  turns: NodeTurns | undefined,
+) {
   const memo: ChildCaseMemo = { parentCaseId: input.caseId, parentNodeId: node.id };
   // Tagged like the parent only where the namespace has caseflow's attributes (the parent run carries them).
   const tagged = workflowInfo().typedSearchAttributes.get(searchAttributes.organizationId) !== undefined;
@@ -120,6 +138,10 @@ async function startChildRun(input: CaseRunInput, node: WorkflowNode, childCaseI
       args: [start.input],
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+      // The parent's workflow-task timeout (temporal.caseWorkflowTaskTimeoutMs), not Temporal's 10 s: the child's
+      // first task runs its local activities too, and past the timeout they run again (performance.md, overload).
+      // An attribute of the start command, not a command of its own: histories replay the same either way.
+      workflowTaskTimeout: workflowInfo().taskTimeoutMs,
       memo: { ...memo },
       staticSummary: start.summary,
       staticDetails: start.details,
@@ -131,7 +153,7 @@ async function startChildRun(input: CaseRunInput, node: WorkflowNode, childCaseI
       ? 'Cancelled before it started: its parent case ended first'
       : `Its run could not start: ${err instanceof Error ? err.message : String(err)}`;
     await CancellationScope.nonCancellable(() =>
-      endUnstartedChildCase({ childCaseId, status: cancelled ? 'CANCELLED' : 'FAILED', message }),
+      inTurn(turns, endUnstartedChildCase({ childCaseId, status: cancelled ? 'CANCELLED' : 'FAILED', message })),
     );
     throw err;
   }

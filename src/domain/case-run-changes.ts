@@ -21,6 +21,7 @@ export const caseRunChanges = [
   'case-rerun-reused-nodes',
   'creator-key-recheck',
   'call-workflow-deadline-after-waits',
+  'case-node-outcomes-in-turn',
   'human-task-null-due-date',
 ] as const;
 

@@ -108,6 +108,8 @@ describe('call_workflow: running a child case', () => {
     const described = await svc.service.context.temporal.client.workflow.getHandle(`case-${childId}`).describe();
     expect(described.parentExecution?.workflowId).toBe(`case-${caseId}`);
     expect(described.memo).toMatchObject({ parentCaseId: caseId, parentNodeId: callNodeId(g) });
+    // Its workflow-task timeout is its parent's (temporal.caseWorkflowTaskTimeoutMs), not Temporal's 10 s.
+    expect(Number(described.raw.executionConfig?.defaultWorkflowTaskTimeout?.seconds)).toBe(60);
     // …and found by Temporal's own ParentWorkflowId search attribute (visibility lags a little).
     const children: string[] = [];
     for (const until = Date.now() + 10_000; children.length === 0 && Date.now() < until;) {

@@ -39,6 +39,16 @@ import { workflowBundlePath } from '../../src/temporal/worker.js';
  * - with the `call-workflow-child-case` change (`subflow-*`, revision 5,
  *   payloads decrypted): a parent whose call_workflow node's child case
  *   completed, failed, and was cancelled with its parent.
+ * - on commit 4242847 (`turnless-*`, revision 9), before node outcomes took
+ *   turns (`case-node-outcomes-in-turn`), over mocked activities (plain JSON
+ *   payloads): a human task, a call_workflow node and its child, a route,
+ *   four parallel branches with busy and failed nodes; and `turnless-apart`,
+ *   two parallel local activities that ended apart (the first's successor a
+ *   regular activity, the second turned away as busy), which replays on no
+ *   path: the nondeterminism error of issue 31.
+ * - after it (`turns-*`, revision 10, recorded by replay-live.test.ts): the
+ *   same kinds, the deadline, a cancel, and the two runs that end apart (busy
+ *   and failed), which replay only with the turns.
  *
  * During a rolling deploy a run started by new code (with a revision) can
  * have its tasks taken by a worker of older code, which asks `patched()` and
@@ -46,6 +56,11 @@ import { workflowBundlePath } from '../../src/temporal/worker.js';
  * revision 4 are such runs, exactly as an 8afbb5c worker records them.
  */
 const dir = path.join(import.meta.dirname, 'histories');
+/** The one recorded history no code replays (see above): kept to show the error the turns are for. */
+const unreplayable = 'turnless-apart.bin';
+/** Replayed without turns, the busy node's timer comes where the history has its sibling's activity. */
+const apartError =
+  /Nondeterminism error: Timer machine does not handle this event: HistoryEvent\(id: \d+, ActivityTaskScheduled\)/;
 const histories = readdirSync(dir).filter((f) => f.endsWith('.bin'));
 
 /** A recorded history whose run had been started with `revision` in its input. */
@@ -89,6 +104,21 @@ describe('case-run replay', () => {
       'tagged-local-failed.bin',
       'tagged-regular-completed.bin',
       'timed-out.bin',
+      'turnless-apart.bin',
+      'turnless-call-child.bin',
+      'turnless-call.bin',
+      'turnless-parallel.bin',
+      'turnless-route.bin',
+      'turnless-task.bin',
+      'turns-busy-apart.bin',
+      'turns-call-child.bin',
+      'turns-call.bin',
+      'turns-cancelled.bin',
+      'turns-deadline.bin',
+      'turns-many.bin',
+      'turns-retried-apart.bin',
+      'turns-route.bin',
+      'turns-task.bin',
     ]);
   });
 
@@ -119,7 +149,7 @@ describe('case-run replay', () => {
     expect(defaultMaxParallelNodes).toBeLessThan(10);
   });
 
-  it.each(histories)('replays %s on the current workflow bundle', async (file) => {
+  it.each(histories.filter((f) => f !== unreplayable))('replays %s on the current workflow bundle', async (file) => {
     const history = temporal.api.history.v1.History.decode(readFileSync(path.join(dir, file)));
     await expect(
       Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath } }, history, `replay-${file}`),
@@ -130,6 +160,18 @@ describe('case-run replay', () => {
     'replays %s as a run started with revision 4 whose tasks an older worker took (its patch markers matched)',
     async (file) => {
       await expect(replay(startedWithRevision(file, 4), `replay-rev4-${file}`)).resolves.toBeUndefined();
+    },
+  );
+
+  it(`${unreplayable}: local activities that ended apart, recorded before they took turns, replay on no path`, async () => {
+    const history = temporal.api.history.v1.History.decode(readFileSync(path.join(dir, unreplayable)));
+    await expect(replay(history, 'replay-apart')).rejects.toThrow(apartError);
+  });
+
+  it.each(['turns-busy-apart.bin', 'turns-retried-apart.bin'])(
+    '%s would not replay as a run started before outcomes took turns (the old path)',
+    async (file) => {
+      await expect(replay(startedWithRevision(file, 9), `replay-rev9-${file}`)).rejects.toThrow(apartError);
     },
   );
 
