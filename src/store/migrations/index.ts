@@ -28,6 +28,7 @@ import * as generationRunsStarted from './106_generation_runs_started.js';
 import * as casesStatusIndex from './112_cases_status_index.js';
 import * as caseCallTrees from './118_case_call_trees.js';
 import * as casesStartedIndex from './124_cases_started_index.js';
+import * as processLoads from './127_process_loads.js';
 
 /**
  * Every migration, by name; names sort in the order they apply. Each area
@@ -63,4 +64,5 @@ export const migrations: Record<string, Migration> = {
   '112_cases_status_index': casesStatusIndex,
   '118_case_call_trees': caseCallTrees,
   '124_cases_started_index': casesStartedIndex,
+  '127_process_loads': processLoads,
 };
