@@ -57,7 +57,7 @@ import { SubscriptionSecrets } from './subscriptions/subscription-secrets.js';
 import { SubscriptionService } from './subscriptions/subscription-service.js';
 import { RetentionService } from './retention/retention-service.js';
 import { CaseAdmission, fairShareSettings } from './cases/admission/case-admission.js';
-import { eventLoopLoad } from './cases/admission/event-loop-load.js';
+import { CaseWorkLoad } from './cases/admission/case-work-load.js';
 import { TemporalRetentionSchedule } from './temporal/gateways/retention-schedule.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
 import { WorkflowService } from './definitions/workflow-service.js';
@@ -183,13 +183,16 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     subscriberCacheMs: config.events.subscriberCacheMs,
     maxPerWorkspace: config.events.maxSubscriptionsPerWorkspace,
   });
+  const caseWorkLoad = new CaseWorkLoad(repos.processLoads, config.cases.fairShare.loadIntervalMs, (err, message) =>
+    logger.warn({ err }, message),
+  );
   const admission = new CaseAdmission({
     repo: repos.admission,
     cases: repos.cases,
     tenancy: repos.tenancy,
     defaultCap: config.cases.maxConcurrentPerOrganization,
     fairShare: fairShareSettings(config.cases.fairShare, config.python.poolSize || availableParallelism()),
-    load: eventLoopLoad(),
+    load: caseWorkLoad,
     registry: metrics.registry,
   });
   const authentication = new KeyAuthentication(repos.tenancy, { ttlMs: config.keyCacheMs, maxEntries: 10_000 });
@@ -222,6 +225,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     cases,
     /** Concurrency caps: organizations' caps (the operator's), the queue's admission rules. */
     admission,
+    /** The fair share's saturation signal: the event-loop load of the processes that run case work (each publishes its own). */
+    caseWorkLoad,
     /** Schedules: rows here, Temporal Schedules there; their firings create cases through `cases`. */
     schedules: new ScheduleService({
       config,
