@@ -1,8 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { answered, startTestService, type TestService } from '../support/harness.js';
-import type { CaseflowClient } from '../../src/client/index.js';
+import { startTestService, type TestService } from '../support/harness.js';
 import { eventLoopLoad } from '../../src/cases/admission/event-loop-load.js';
-import { otherOrganization, startCaseAs } from './support.js';
+import { otherOrganization, startCaseAs, waitForEndAs } from './support.js';
 import { sleeper } from '../support/graphs.js';
 
 /**
@@ -71,14 +70,6 @@ async function organizations(seconds: number) {
     startB: () => startCaseAs(b.client, b.workflowId, { text: 'b' }),
     endOfA: (caseId: string) => waitForEndAs(a.client, caseId),
   };
-}
-
-async function waitForEndAs(client: CaseflowClient, caseId: string) {
-  const status = () => answered(client.GET('/api/v1/case/{caseId}/status', { params: { path: { caseId } } }), 200);
-  await expect
-    .poll(async () => (await status()).status, { timeout: 120_000, interval: 200 })
-    .toMatch(/COMPLETED|FAILED|CANCELLED|TIMED_OUT/);
-  return status();
 }
 
 describe('fair share saturation gate', () => {

@@ -141,3 +141,12 @@ export async function startCaseAs(
   );
   return { caseId, status: run.status };
 }
+
+/** Waits for the case's end through `client` (another organization's key); its status then. */
+export async function waitForEndAs(client: CaseflowClient, caseId: string) {
+  const status = () => answered(client.GET('/api/v1/case/{caseId}/status', { params: { path: { caseId } } }), 200);
+  await expect
+    .poll(async () => (await status()).status, { timeout: 120_000, interval: 200 })
+    .toMatch(/COMPLETED|FAILED|CANCELLED|TIMED_OUT/);
+  return status();
+}
