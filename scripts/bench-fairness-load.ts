@@ -158,13 +158,16 @@ async function stagesOf(
   const [nodeStart, nodeEnd] = [epoch(code?.started_at), epoch(code?.finished_at)];
   const attempt = epoch(deliveries.deliveries[0]?.attempts[0]?.startedAt);
   const executed = times.started + times.submitMs;
-  return {
+  const stages = {
     submit: times.submitMs,
     toNode: nodeStart - executed,
     node: nodeEnd - nodeStart,
     toCallback: attempt - nodeEnd,
     delivery: times.arrivedAt - attempt,
   };
+  const missing = stageNames.filter((name) => !Number.isFinite(stages[name]));
+  if (missing.length > 0) console.error(`fairness: case ${caseId}: its records show no ${missing.join(', ')}`);
+  return stages;
 }
 
 /**
@@ -197,9 +200,10 @@ async function oneAtATime(min: number, more: () => boolean): Promise<Latencies> 
     submits.push(submitMs);
     stages.push(await stagesOf(job.b, caseId, { started, submitMs, arrivedAt }));
   }
+  // A stage a case's records do not show (NaN, said above) is left out: a NaN would sort anywhere and be the p50.
   const p50 = (values: number[]) =>
     percentile(
-      [...values].sort((x, y) => x - y),
+      values.filter(Number.isFinite).sort((x, y) => x - y),
       50,
     );
   return {
