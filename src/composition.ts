@@ -58,6 +58,7 @@ import { SubscriptionService } from './subscriptions/subscription-service.js';
 import { RetentionService } from './retention/retention-service.js';
 import { CaseAdmission, fairShareSettings } from './cases/admission/case-admission.js';
 import { CaseWorkLoad } from './cases/admission/case-work-load.js';
+import { eventLoopLoad } from './cases/admission/event-loop-load.js';
 import { TemporalRetentionSchedule } from './temporal/gateways/retention-schedule.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
 import { WorkflowService } from './definitions/workflow-service.js';
@@ -183,8 +184,11 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     subscriberCacheMs: config.events.subscriberCacheMs,
     maxPerWorkspace: config.events.maxSubscriptionsPerWorkspace,
   });
-  const caseWorkLoad = new CaseWorkLoad(repos.processLoads, config.cases.fairShare.loadIntervalMs, (err, message) =>
-    logger.warn({ err }, message),
+  const caseWorkLoad = new CaseWorkLoad(
+    repos.processLoads,
+    eventLoopLoad(),
+    config.cases.fairShare.loadIntervalMs,
+    (err, message) => logger.warn({ err }, message),
   );
   const admission = new CaseAdmission({
     repo: repos.admission,
@@ -225,7 +229,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     cases,
     /** Concurrency caps: organizations' caps (the operator's), the queue's admission rules. */
     admission,
-    /** The fair share's saturation signal: the event-loop load of the processes that run case work (each publishes its own). */
+    /** The fair share's saturation signal: this process's event-loop load and that of the processes that run case work. */
     caseWorkLoad,
     /** Schedules: rows here, Temporal Schedules there; their firings create cases through `cases`. */
     schedules: new ScheduleService({

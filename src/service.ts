@@ -26,7 +26,6 @@ import { superviseWorker } from './temporal/worker-supervisor.js';
 import { PythonRunnerPool } from './python/pool.js';
 import { tracingSettings, type TracingSettings } from './tracing/settings.js';
 import { startTracing } from './tracing/tracing.js';
-import { eventLoopLoad } from './cases/admission/event-loop-load.js';
 
 /** Room for the longest query the document allows, each character percent-encoded as 4 UTF-8 bytes. */
 const maxRequestHeadBytes = 64 * 1024;
@@ -195,7 +194,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     if (role !== 'api') {
       // Its loop carries the runs: every process's fair share reads it from the store. Pushed before the worker's
       // stop, so the row goes only once the worker has drained.
-      stops.push(services.caseWorkLoad.publish(eventLoopLoad()));
+      stops.push(services.caseWorkLoad.publish());
       // Made once: a restarted worker counts on in the same metric.
       const localActivityReruns = countLocalActivityReruns(metrics.registry);
       const supervised = await superviseWorker(

@@ -26,7 +26,8 @@ describe.each([
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-load-'));
   const warnings: string[] = [];
   const warn = (_err: unknown, message: string) => warnings.push(message);
-  const loadOf = () => new CaseWorkLoad(repo, intervalMs, warn);
+  /** A process whose own loop reads `own`. */
+  const loadOf = (own = 0) => new CaseWorkLoad(repo, { utilization: () => own }, intervalMs, warn);
   const rows = () => store.db.selectFrom('process_loads').selectAll().execute();
   /** A row as a process that stopped publishing `ms` ago left it. */
   const leftBehind = (id: string, utilization: number, ms: number) =>
@@ -47,11 +48,11 @@ describe.each([
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("an API process reads a worker's published load, not its own loop, and not a dead process's row", async () => {
-    const api = loadOf();
-    const worker = loadOf();
+  it("an API process reads the higher of its own loop and a worker's published load, not a dead process's row", async () => {
+    const api = loadOf(0.3);
+    const worker = loadOf(0.95);
     await leftBehind('dead', 1, 2 * staleMs);
-    const stop = worker.publish({ utilization: () => 0.95 });
+    const stop = worker.publish();
     // The worker's own reading counts for it at once; the API process sees it once published and read.
     expect(worker.utilization()).toBe(0.95);
     await expect.poll(() => api.utilization(), { timeout: 5000, interval: 20 }).toBe(0.95);
@@ -60,17 +61,19 @@ describe.each([
     await new Promise((r) => setTimeout(r, intervalMs));
     expect(api.utilization()).toBe(0.95);
 
-    // Stopped, the worker's row goes: the API process reads the quiet one (the dead ones are stale).
+    // Stopped, the worker's row goes: the API process reads the quiet one (the dead ones are stale), then its own.
     await stop();
     expect((await rows()).map((r) => r.process_id).sort()).toEqual(['died just now', 'quiet']);
     await expect.poll(() => api.utilization(), { timeout: 5000, interval: 20 }).toBe(0.4);
+    await store.db.deleteFrom('process_loads').where('process_id', '=', 'quiet').execute();
+    await expect.poll(() => api.utilization(), { timeout: 5000, interval: 20 }).toBe(0.3);
     expect(warnings).toEqual([]);
   });
 
   it('a process that starts publishing prunes the rows of processes dead for longer than a row stays fresh', async () => {
     await leftBehind('long dead', 0.9, 2 * staleMs);
     await leftBehind('alive', 0.4, 0);
-    const stop = loadOf().publish({ utilization: () => 0.1 });
+    const stop = loadOf(0.1).publish();
     await expect
       .poll(async () => (await rows()).map((r) => r.utilization).sort(), { timeout: 5000, interval: 20 })
       .toEqual([0.1, 0.4]);

@@ -17,10 +17,10 @@ const READS_PER_INTERVAL = 4;
 
 /**
  * The fair share's saturation signal across processes (docs/concurrency.md#fair-share, split roles): the highest
- * event-loop utilization among the processes that run case work (worker and embedded). Each of them publishes its
- * own into the store every `intervalMs` (`publish`); any process's admission reads the others' fresh rows and, when
- * it runs case work itself, adds its own live reading. An API-only process's own loop does not count: rationing
- * runs would not relieve it.
+ * event-loop utilization of this process and of the processes that run case work (worker and embedded). Each of
+ * those publishes its own into the store every `intervalMs` (`publish`); any process's admission reads the others'
+ * fresh rows beside its own live reading. An API process's own loop counts too: measured in split roles, intake
+ * saturates it before the worker's, and rationing the runs is what let another organization's cases through.
  *
  * `utilization()` stays synchronous and off a case's path: it answers from the last read and starts the next when
  * that one is older than a quarter interval, so a burst of executes costs one statement per 250 ms, not one each. A
@@ -28,7 +28,6 @@ const READS_PER_INTERVAL = 4;
  */
 export class CaseWorkLoad {
   private readonly processId = randomUUID();
-  private own: LoadSource | undefined;
   private others = 0;
   /** performance.now() when the last read was begun, and when one last answered. */
   private askedAt = Number.NEGATIVE_INFINITY;
@@ -39,6 +38,8 @@ export class CaseWorkLoad {
 
   constructor(
     private readonly repo: ProcessLoadRepo,
+    /** This process's own loop (EventLoopLoad). */
+    private readonly own: LoadSource,
     private readonly intervalMs: number,
     private readonly warn: (err: unknown, message: string) => void,
   ) {}
@@ -52,20 +53,19 @@ export class CaseWorkLoad {
     return new Date(Date.now() - this.staleMs).toISOString();
   }
 
-  /** The highest utilization (0..1) of the processes that run case work, this one's live. */
+  /** The highest utilization (0..1) of this process (live) and of the processes that run case work. */
   utilization(): number {
     const now = performance.now();
     if (now - this.askedAt >= this.intervalMs / READS_PER_INTERVAL) this.read(now);
     const others = now - this.answeredAt < this.staleMs ? this.others : 0;
-    return Math.max(this.own?.utilization() ?? 0, others);
+    return Math.max(this.own.utilization(), others);
   }
 
   /**
-   * From now on this process runs case work: its own utilization counts here, and goes to the store every interval
-   * (an unref'd timer) for the other processes. The returned stop ends that and removes its row.
+   * From now on this process runs case work: its utilization goes to the store every interval (an unref'd timer)
+   * for the other processes. The returned stop ends that and removes its row.
    */
-  publish(own: LoadSource): () => Promise<void> {
-    this.own = own;
+  publish(): () => Promise<void> {
     let writing = Promise.resolve();
     let busy = false;
     let stopped = false;
@@ -74,7 +74,7 @@ export class CaseWorkLoad {
       if (busy || stopped) return;
       busy = true;
       writing = this.settle(
-        this.repo.report(this.processId, own.utilization(), new Date().toISOString()),
+        this.repo.report(this.processId, this.own.utilization(), new Date().toISOString()),
         'this process could not publish its event-loop load',
       ).finally(() => (busy = false));
     };
@@ -85,7 +85,6 @@ export class CaseWorkLoad {
     return async () => {
       stopped = true;
       clearInterval(timer);
-      this.own = undefined;
       await writing;
       await this.repo.remove(this.processId);
     };
