@@ -57,6 +57,7 @@ import { SubscriptionSecrets } from './subscriptions/subscription-secrets.js';
 import { SubscriptionService } from './subscriptions/subscription-service.js';
 import { RetentionService } from './retention/retention-service.js';
 import { CaseAdmission, fairShareSettings } from './cases/admission/case-admission.js';
+import { CaseWorkLoad } from './cases/admission/case-work-load.js';
 import { eventLoopLoad } from './cases/admission/event-loop-load.js';
 import { TemporalRetentionSchedule } from './temporal/gateways/retention-schedule.js';
 import { TenancyService } from './tenancy/tenancy-service.js';
@@ -188,13 +189,19 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     authentication,
     logger: logger.child({ component: 'subscriptions' }),
   });
+  const caseWorkLoad = new CaseWorkLoad(
+    repos.processLoads,
+    eventLoopLoad(),
+    config.cases.fairShare.loadIntervalMs,
+    (err, message) => logger.warn({ err }, message),
+  );
   const admission = new CaseAdmission({
     repo: repos.admission,
     cases: repos.cases,
     tenancy: repos.tenancy,
     defaultCap: config.cases.maxConcurrentPerOrganization,
     fairShare: fairShareSettings(config.cases.fairShare, config.python.poolSize || availableParallelism()),
-    load: eventLoopLoad(),
+    load: caseWorkLoad,
     registry: metrics.registry,
   });
   // One per process: the worker's activities tell it of case ends, the API's sync deliveries wait on it.
@@ -226,6 +233,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     cases,
     /** Concurrency caps: organizations' caps (the operator's), the queue's admission rules. */
     admission,
+    /** The fair share's saturation signal: this process's event-loop load and that of the processes that run case work. */
+    caseWorkLoad,
     /** Schedules: rows here, Temporal Schedules there; their firings create cases through `cases`. */
     schedules: new ScheduleService({
       config,

@@ -192,6 +192,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
     let worker: (() => Worker) | undefined;
     if (role !== 'api') {
+      // Its loop carries the runs: every process's fair share reads it from the store. Pushed before the worker's
+      // stop, so the row goes only once the worker has drained.
+      stops.push(services.caseWorkLoad.publish());
       // Made once: a restarted worker counts on in the same metric.
       const localActivityReruns = countLocalActivityReruns(metrics.registry);
       const supervised = await superviseWorker(

@@ -174,8 +174,8 @@ export const configSchema = z.object({
      * Fair share under contention (docs/concurrency.md#fair-share): while another organization is active (a
      * case queued, or one started within activeWindowMs), an organization without a cap of its own runs at most
      * max(floor, budget / active organizations) runs younger than runnableMs; alone it is not limited.
-     * It engages only while the admitting process's event-loop utilization is at least `saturation` (0: always).
-     * budget 0: twice the Python servers.
+     * It engages only while the highest event-loop utilization of the processes that run case work is at least
+     * `saturation` (0: always); each of them publishes its own every loadIntervalMs. budget 0: twice the Python servers.
      */
     fairShare: z.object({
       enabled: bool,
@@ -184,6 +184,7 @@ export const configSchema = z.object({
       activeWindowMs: z.coerce.number().int().min(1000).max(3_600_000),
       runnableMs: z.coerce.number().int().min(500).max(3_600_000),
       saturation: z.coerce.number().min(0).max(1),
+      loadIntervalMs: z.coerce.number().int().min(100).max(3_600_000),
     }),
   }),
   schedules: z.object({
@@ -395,6 +396,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_FAIR_SHARE_ACTIVE_WINDOW_MS: 'cases.fairShare.activeWindowMs',
   CASEFLOW_FAIR_SHARE_RUNNABLE_MS: 'cases.fairShare.runnableMs',
   CASEFLOW_FAIR_SHARE_SATURATION: 'cases.fairShare.saturation',
+  CASEFLOW_FAIR_SHARE_LOAD_INTERVAL_MS: 'cases.fairShare.loadIntervalMs',
   CASEFLOW_SCHEDULE_MIN_INTERVAL_SECONDS: 'schedules.minIntervalSeconds',
   CASEFLOW_SCHEDULE_MAX_CATCHUP_WINDOW_SECONDS: 'schedules.maxCatchupWindowSeconds',
   CASEFLOW_SCHEDULE_MAX_BACKFILL_FIRINGS: 'schedules.maxBackfillFirings',

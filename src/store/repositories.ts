@@ -17,6 +17,7 @@ import { RerunBatchRepo } from './rerun-batch-repo.js';
 import { SubscriptionRepo } from './subscription-repo.js';
 import { RetentionRepo } from './retention-repo.js';
 import { AdmissionRepo } from './admission-repo.js';
+import { ProcessLoadRepo } from './process-load-repo.js';
 import { TenancyRepo } from './tenancy-repo.js';
 import { WorkflowRepo } from './workflow-repo.js';
 
@@ -43,6 +44,7 @@ export function createRepositories(db: Db) {
     subscriptions: new SubscriptionRepo(db),
     retention: new RetentionRepo(db),
     admission: new AdmissionRepo(db),
+    processLoads: new ProcessLoadRepo(db),
   };
 }
 

@@ -19,12 +19,18 @@ const sealed = { encrypted: 0, decrypted: 0 };
 beforeAll(async () => {
   svc = await startTestService({
     // Every request looks its key up and every end its signing secret and subscribers (one statement each, so
-    // the count does not hang on how long a case takes), and no background pass runs during a case.
+    // the count does not hang on how long a case takes), and no background pass runs during a case: nor does the
+    // once-a-second publishing of the process's load, whose reading by admission (a quarter interval) then lasts.
     config: {
       keyCacheMs: 0,
       callbacks: { secretCacheMs: 0 },
       events: { subscriberCacheMs: 0 },
-      cases: { resumeUnstartedAfterMs: 3_600_000, reconcileIntervalMs: 3_600_000, admissionIntervalMs: 3_600_000 },
+      cases: {
+        resumeUnstartedAfterMs: 3_600_000,
+        reconcileIntervalMs: 3_600_000,
+        admissionIntervalMs: 3_600_000,
+        fairShare: { loadIntervalMs: 3_600_000 },
+      },
     },
   });
   hook = new Receiver();

@@ -20,16 +20,18 @@ export class WorkerProcesses {
 
   constructor(private readonly svc: () => TestService) {}
 
-  start(): ChildProcess {
-    const { dataDir, taskQueue } = this.svc();
+  /** A worker; `nodeArgs` go to node before the CLI (a module to preload). */
+  start(nodeArgs: string[] = []): ChildProcess {
+    const { dataDir, taskQueue, config } = this.svc();
     const child = spawn(
       process.execPath,
-      [path.join(projectRoot, 'dist/src/cli/main.js'), 'serve', '--role', 'worker'],
+      [...nodeArgs, path.join(projectRoot, 'dist/src/cli/main.js'), 'serve', '--role', 'worker'],
       {
         env: {
           ...process.env,
           TEMPORAL_ADDRESS: inject('temporalAddress'),
           CASEFLOW_DATA_DIR: dataDir,
+          ...(config.databaseUrl ? { DATABASE_URL: config.databaseUrl } : {}),
           CASEFLOW_TASK_QUEUE: taskQueue,
           CASEFLOW_WORKER_METRICS_PORT: '0',
           LOG_LEVEL: 'warn',

@@ -14,7 +14,10 @@ export interface CaseAdmissionDeps {
   defaultCap: number | null;
   /** The fair share under contention (cases.fairShare); null: off. */
   fairShare: FairShareSettings | null;
-  /** The admitting process's event-loop utilization over the last moments (0..1): the share engages only when saturated. */
+  /**
+   * The highest event-loop utilization over the last moments (0..1) of this process and of the processes that run
+   * case work (CaseWorkLoad): the share engages only when saturated.
+   */
   load: { utilization(): number };
   registry: Registry;
 }
@@ -90,7 +93,7 @@ export class CaseAdmission {
     const { repo, load } = deps;
     new Gauge({
       name: 'caseflow_admission_event_loop_utilization',
-      help: 'Event-loop utilization of this process over the last ~1.5 s (0..1); the fair share engages at cases.fairShare.saturation',
+      help: 'Highest event-loop utilization over the last ~1.5 s (0..1) of this process and of the processes that run case work, as its admission reads it; the fair share engages at cases.fairShare.saturation',
       registers,
       collect() {
         this.set(load.utilization());
@@ -157,7 +160,7 @@ export class CaseAdmission {
     return this.deps.repo.locked(organizationId, (tx) => this.promoteLocked(tx, { organizationCap, share }));
   }
 
-  /** The fair share is on and this process is saturated (cases.fairShare.saturation): the share engages. */
+  /** The fair share is on and this process or case work is saturated (cases.fairShare.saturation): the share engages. */
   private saturated(): boolean {
     const rule = this.deps.fairShare;
     return rule !== null && saturated(rule.saturation, this.deps.load.utilization());

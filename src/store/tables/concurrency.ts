@@ -12,7 +12,16 @@ export interface AdmissionLockTable {
   locked_at: string;
 }
 
+/** A process that runs case work: its event-loop utilization as it last published it (the fair share's gate). */
+export interface ProcessLoadTable {
+  process_id: string;
+  /** 0..1, over the process's last ~1.5 s. */
+  utilization: number;
+  updated_at: string;
+}
+
 export interface ConcurrencyTables {
   concurrency_limits: ConcurrencyLimitTable;
   admission_locks: AdmissionLockTable;
+  process_loads: ProcessLoadTable;
 }
