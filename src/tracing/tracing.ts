@@ -5,7 +5,7 @@ import { projectRoot } from '../config/paths.js';
 import type { TracingSettings } from './settings.js';
 
 /** The workflow side's interceptors, compiled; the bundle takes them by path (scripts/bundle-workflows.ts). */
-export const workflowTracingPath = path.join(projectRoot, 'dist', 'src', 'tracing', 'workflow-interceptors.js');
+export const workflowTracingPath = path.join(projectRoot, 'dist', 'src', 'tracing', 'workflow-interceptors.cjs');
 
 /** The process's tracing: what Temporal's client and worker get, and the flush at stop. */
 export interface Tracing {
