@@ -27,8 +27,8 @@ export function createApp(ctx: AppContext): App {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
-  // Off, no middleware at all: tracing costs a request nothing.
-  if (ctx.tracing.enabled) app.use(requestSpans());
+  // Off, no middleware at all (and OpenTelemetry not loaded): tracing costs a request nothing.
+  if (ctx.tracing.api) app.use(requestSpans(ctx.tracing.api));
   app.use(requestLog(ctx.logger));
   app.use(httpMetrics(ctx.metrics));
   app.use(temporalCodecCors(ctx));
