@@ -11,7 +11,6 @@ import type { TokenUsage } from '../src/domain/token-usage.js';
 import { handlerClassName } from '../src/domain/vocabulary.js';
 import { jsonBytes } from '../src/cases/payload-limits.js';
 import { nodeFiles } from '../src/files/node-files.js';
-import { recordNodeSpans } from '../src/tracing/node-spans.js';
 import type { ActivityDeps } from './deps.js';
 
 export interface RunNodeRequest {
@@ -131,7 +130,7 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
 
     async finalizeCase(input) {
       const recorded = await services.cases.finalize(input);
-      recordNodeSpans(input);
+      deps.tracing.recordNodeSpans(input);
       return recorded;
     },
 
@@ -145,7 +144,7 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
       // The callback's delivery row commits with the end (one transaction). When the end was recorded already (a
       // retried end, or another path's), the attempt writes the row itself (idempotent).
       const recorded = await services.cases.finalize(input.finalize, input.callback && newDelivery(input.callback));
-      recordNodeSpans(input.finalize);
+      deps.tracing.recordNodeSpans(input.finalize);
       if (!input.callback) return {};
       try {
         return { firstAttempt: await services.callbacks.firstAttempt(input.callback, recorded) };

@@ -33,7 +33,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
   const config = loadConfig({}, {});
   const services = new Proxy({}, { get: () => untouchable });
   const ctx = { config, logger: createLogger('silent'), services, tracing: noTracing } as unknown as AppContext;
-  return createApp(ctx).openApiDocument;
+  return createApp(ctx).openApiDocument();
 }
 
 /** Marks, in the copy the types are generated from, a property an anyOf member requires (typedRequiredChoices). */

@@ -130,7 +130,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
     ttlMs: config.callbacks.secretCacheMs,
     maxEntries: 10_000,
   });
-  const outbound = new Outbound(config.outbound);
+  const outbound = new Outbound({ ...config.outbound, withTraceContext: infra.tracing.withTraceContext });
   const smokeTestTimeoutMs = config.connections.smokeTestTimeoutMs;
   const discovery = new DiscoveryService({ repo: repos.discovery, tenancy: repos.tenancy });
   /** What connected systems a workspace offers generation: prompt runs' tools and process runs' bindings alike. */
@@ -303,6 +303,7 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       outbound,
       python,
       smokeTestTimeoutMs,
+      withTraceContext: infra.tracing.withTraceContext,
     }),
     /** Worker side: the LLM of llm_agent nodes (the key stays in this process's configuration). */
     llmNodes: new LlmNodes(config.llm),

@@ -201,7 +201,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         () =>
           createWorker(
             temporal,
-            { config, logger, python, services },
+            { config, logger, python, services, tracing },
             {
               maxCachedWorkflows: config.temporal.maxCachedWorkflows,
               shutdownGraceMs: config.shutdownGraceMs,

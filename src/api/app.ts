@@ -19,7 +19,8 @@ import { temporalCodecCors } from './temporal-codec.routes.js';
 
 export interface App {
   app: Express;
-  openApiDocument: Record<string, unknown>;
+  /** The OpenAPI document, built at its first use and kept (openapi.ts: not at start). */
+  openApiDocument: () => Record<string, unknown>;
 }
 
 /** The express application: logging, metrics, JSON parsing, every route, one error shape. */
@@ -27,8 +28,8 @@ export function createApp(ctx: AppContext): App {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
-  // Off, no middleware at all: tracing costs a request nothing.
-  if (ctx.tracing.enabled) app.use(requestSpans());
+  // Off, no middleware at all (and OpenTelemetry not loaded): tracing costs a request nothing.
+  if (ctx.tracing.api) app.use(requestSpans(ctx.tracing.api));
   app.use(requestLog(ctx.logger));
   app.use(httpMetrics(ctx.metrics));
   app.use(temporalCodecCors(ctx));
@@ -43,12 +44,13 @@ export function createApp(ctx: AppContext): App {
   for (const register of routeRegistrations) register(api, ctx);
   api.rejectOtherMethods();
   openApi.link(openApiLinks);
-  const openApiDocument = openApi.document(publicUrl(ctx.config));
+  let document: Record<string, unknown> | undefined;
+  const openApiDocument = () => (document ??= openApi.document(publicUrl(ctx.config)));
 
   // With a listener of its own (metrics.port) the API port does not serve /metrics at all.
   if (ctx.config.metrics.port === undefined) app.get('/metrics', serveMetrics(ctx));
   app.get('/openapi.json', (_req, res) => {
-    res.json(openApiDocument);
+    res.json(openApiDocument());
   });
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(undefined, { swaggerOptions: { url: '/openapi.json' } }));
   app.use(router);

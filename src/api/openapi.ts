@@ -87,72 +87,96 @@ function operationIdOf(method: string, path: string): string {
   return method.toLowerCase() + words.map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('');
 }
 
+/** One operation's entry under `paths`, its shared schemas hoisted into `schemas`. */
+function operationOf(op: OperationSpec, schemas: Record<string, JsonSchema>): JsonSchema {
+  const responses: Record<string, JsonSchema> = {};
+  for (const [status, spec] of Object.entries(op.responses)) {
+    const schema = spec.schema ?? (Number(status) >= 400 ? errorBodySchema : undefined);
+    const content: Record<string, JsonSchema> = {};
+    if (schema) content['application/json'] = { schema: hoistDefs(jsonSchema(schema, 'output'), 'output', schemas) };
+    if (spec.html) content['text/html'] = { schema: { type: 'string' } };
+    responses[status] =
+      Object.keys(content).length > 0 ? { description: spec.description, content } : { description: spec.description };
+  }
+  const operation: JsonSchema = {
+    operationId: operationIdOf(op.method, op.path),
+    summary: op.summary,
+    tags: op.tags,
+    parameters: [
+      ...parameters(op.params, 'path'),
+      ...parameters(op.query, 'query'),
+      ...parameters(op.headers, 'header'),
+    ],
+    responses,
+  };
+  if (op.description) operation.description = op.description;
+  if (op.deprecated) operation.deprecated = true;
+  if (!op.secured) operation.security = [];
+  if (op.body)
+    operation.requestBody = {
+      required: op.bodyRequired ?? true,
+      content: {
+        [op.bodyMediaType ?? 'application/json']: {
+          schema: hoistDefs(jsonSchema(op.body, 'input'), 'input', schemas),
+        },
+      },
+    };
+  return operation;
+}
+
+/** Adds each link to its source response (OpenApiBuilder.link checked that both ends exist). */
+function addLinks(paths: Record<string, Record<string, JsonSchema>>, links: readonly LinkSpec[]): void {
+  const find = (key: string) => {
+    const [method = '', path = ''] = key.split(' ');
+    return paths[path]?.[method.toLowerCase()] ?? {};
+  };
+  for (const link of links) {
+    const responses = find(link.from).responses as Record<string, JsonSchema>;
+    const response = responses[String(link.status)] ?? {};
+    const target = find(link.to);
+    const targetLinks = (response.links ??= {}) as Record<string, JsonSchema>;
+    targetLinks[String(target.operationId)] = {
+      operationId: target.operationId,
+      ...(link.parameters ? { parameters: link.parameters } : {}),
+      ...(link.requestBody ? { requestBody: link.requestBody } : {}),
+    };
+  }
+}
+
+/**
+ * The routes' operations and links, recorded as they are registered; the document is assembled from them when
+ * asked for (the first `/openapi.json`, the client generator), not at start: its JSON Schemas are ~2.6 MB of heap
+ * that a process serving cases would otherwise hold from start.
+ */
 export class OpenApiBuilder {
-  private readonly paths: Record<string, Record<string, JsonSchema>> = {};
-  private readonly schemas: Record<string, JsonSchema> = {};
+  private readonly operations: OperationSpec[] = [];
+  private readonly links: LinkSpec[] = [];
 
   add(op: OperationSpec): void {
-    const responses: Record<string, JsonSchema> = {};
-    for (const [status, spec] of Object.entries(op.responses)) {
-      const schema = spec.schema ?? (Number(status) >= 400 ? errorBodySchema : undefined);
-      const content: Record<string, JsonSchema> = {};
-      if (schema)
-        content['application/json'] = { schema: hoistDefs(jsonSchema(schema, 'output'), 'output', this.schemas) };
-      if (spec.html) content['text/html'] = { schema: { type: 'string' } };
-      responses[status] =
-        Object.keys(content).length > 0
-          ? { description: spec.description, content }
-          : { description: spec.description };
-    }
-    const operation: JsonSchema = {
-      operationId: operationIdOf(op.method, op.path),
-      summary: op.summary,
-      tags: op.tags,
-      parameters: [
-        ...parameters(op.params, 'path'),
-        ...parameters(op.query, 'query'),
-        ...parameters(op.headers, 'header'),
-      ],
-      responses,
-    };
-    if (op.description) operation.description = op.description;
-    if (op.deprecated) operation.deprecated = true;
-    if (!op.secured) operation.security = [];
-    if (op.body)
-      operation.requestBody = {
-        required: op.bodyRequired ?? true,
-        content: {
-          [op.bodyMediaType ?? 'application/json']: {
-            schema: hoistDefs(jsonSchema(op.body, 'input'), 'input', this.schemas),
-          },
-        },
-      };
-    (this.paths[op.path] ??= {})[op.method] = operation;
+    this.operations.push(op);
   }
 
-  /** Adds each link to its source response; a link naming an operation or response that does not exist is a bug. */
+  /** Checked now, so that a link to an operation or response that does not exist fails at start. */
   link(links: readonly LinkSpec[]): void {
     const find = (key: string) => {
       const [method = '', path = ''] = key.split(' ');
-      const operation = this.paths[path]?.[method.toLowerCase()];
+      const operation = this.operations.find((op) => op.path === path && op.method === method.toLowerCase());
       if (!operation) throw new Error(`OpenAPI link names an unknown operation: ${key}`);
       return operation;
     };
     for (const link of links) {
-      const responses = find(link.from).responses as Record<string, JsonSchema>;
-      const response = responses[String(link.status)];
-      if (!response) throw new Error(`OpenAPI link from an undocumented response: ${link.from} ${link.status}`);
-      const target = find(link.to);
-      const links = (response.links ??= {}) as Record<string, JsonSchema>;
-      links[String(target.operationId)] = {
-        operationId: target.operationId,
-        ...(link.parameters ? { parameters: link.parameters } : {}),
-        ...(link.requestBody ? { requestBody: link.requestBody } : {}),
-      };
+      find(link.to);
+      if (!(link.status in find(link.from).responses))
+        throw new Error(`OpenAPI link from an undocumented response: ${link.from} ${link.status}`);
     }
+    this.links.push(...links);
   }
 
   document(serverUrl: string): JsonSchema {
+    const paths: Record<string, Record<string, JsonSchema>> = {};
+    const schemas: Record<string, JsonSchema> = {};
+    for (const op of this.operations) (paths[op.path] ??= {})[op.method] = operationOf(op, schemas);
+    addLinks(paths, this.links);
     return {
       openapi: '3.1.0',
       info: {
@@ -165,7 +189,7 @@ export class OpenApiBuilder {
       },
       servers: [{ url: serverUrl }],
       security: [{ serviceKey: [] }, { bearer: [] }],
-      paths: this.paths,
+      paths,
       components: {
         securitySchemes: {
           serviceKey: {
@@ -176,7 +200,7 @@ export class OpenApiBuilder {
           },
           bearer: { type: 'http', scheme: 'bearer', description: 'The same API key as `Authorization: Bearer <key>`.' },
         },
-        schemas: { ...this.schemas, Error: jsonSchema(errorBodySchema, 'output') },
+        schemas: { ...schemas, Error: jsonSchema(errorBodySchema, 'output') },
       },
     };
   }

@@ -1,4 +1,4 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import type * as OtelApi from '@opentelemetry/api';
 import type { Request, RequestHandler, Response } from 'express';
 
 /**
@@ -39,11 +39,12 @@ function finish(req: Request, res: Response): { name: string; attributes: Record
 }
 
 /**
- * A server span per request (installed only when tracing is on), active while the request is handled so
- * the case run it starts and the calls it makes are its children. Method, route template, status and
- * tenant ids only: no headers, query values or bodies.
+ * A server span per request (installed only when tracing is on, with the API it loaded), active while the
+ * request is handled so the case run it starts and the calls it makes are its children. Method, route
+ * template, status and tenant ids only: no headers, query values or bodies.
  */
-export function requestSpans(): RequestHandler {
+export function requestSpans(otel: typeof OtelApi): RequestHandler {
+  const { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace } = otel;
   const tracer = trace.getTracer('caseflow');
   return (req, res, next) => {
     const parent = continuesCallerTrace(req) ? propagation.extract(ROOT_CONTEXT, req.headers) : ROOT_CONTEXT;

@@ -13,7 +13,7 @@ import { OAuthNeedsReauthorization, OAuthRefreshUnavailable } from './oauth-temp
 import type { OAuthTokens } from './oauth-tokens.js';
 import { redactValue, secretStrings } from './redact.js';
 import { smokeTest } from './smoke-test.js';
-import { withTraceContext } from '../tracing/propagation.js';
+import type { Tracing } from '../tracing/tracing.js';
 import type { SmokeTestOutcome } from '../domain/connections.js';
 import type { Connection, StoredCredential } from '../domain/connections.js';
 
@@ -25,6 +25,8 @@ export interface ConnectionRuntimeDeps {
   outbound: Outbound;
   python: { run(request: PythonRunRequest): Promise<PythonRunResult> };
   smokeTestTimeoutMs: number;
+  /** The activity's trace context for the action's HTTP calls (src/tracing); none when tracing is off. */
+  withTraceContext: Tracing['withTraceContext'];
 }
 
 const unusable = (what: string) => new NodeFailure(what, { kind: 'configuration', retryable: false });
@@ -142,7 +144,7 @@ export class ConnectionRuntime {
       declaredOutputs: catalogOutputs(action),
       network: true,
       // The activity's span: the API the action calls continues the case's trace (nothing when tracing is off).
-      traceContext: withTraceContext(undefined),
+      traceContext: this.deps.withTraceContext(undefined),
       timeoutMs: request.timeoutMs,
       organizationId: scope.organizationId,
       deadline: request.deadline,

@@ -6,7 +6,7 @@ import { TargetList } from './allowed-targets.js';
 import { HostAddresses } from './host-addresses.js';
 import { canonicalIp, checkedAs, type IpAddress } from './ip-address.js';
 import { pinnedAgents, pinnedLookup, type KeepAliveOptions } from './pinned-agents.js';
-import { withTraceContext } from '../tracing/propagation.js';
+import type { Tracing } from '../tracing/tracing.js';
 
 /** Resolves a host name to all its addresses (node's dns.lookup by default; tests inject their own). */
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
@@ -39,6 +39,8 @@ export interface OutboundOptions {
   hostAddresses?: HostAddresses;
   /** Connection reuse (tests shorten the idle time). */
   keepAlive?: KeepAliveOptions;
+  /** Adds the active trace context to a request's headers when tracing is on (src/tracing); none by default. */
+  withTraceContext?: Tracing['withTraceContext'];
 }
 
 /**
@@ -109,6 +111,7 @@ export class Outbound {
   private readonly targets: TargetList;
   private readonly resolve: Resolver;
   private readonly hostAddresses: HostAddresses;
+  private readonly withTraceContext: Tracing['withTraceContext'];
   private readonly verdicts = new Map<string, Verdict>();
   /** got with this policy's fixed options merged once, not at every request. */
   private readonly client: Got;
@@ -118,6 +121,7 @@ export class Outbound {
     this.targets = new TargetList(options.allowTargets ?? '');
     this.resolve = options.resolve ?? defaultResolve;
     this.hostAddresses = options.hostAddresses ?? new HostAddresses();
+    this.withTraceContext = options.withTraceContext ?? ((headers) => headers);
     this.client = got.extend({
       agent: pinnedAgents(options.keepAlive ?? defaultKeepAlive),
       retry: { limit: 0 },
@@ -272,7 +276,7 @@ export class Outbound {
     const stream = this.client.stream(url, {
       method: options.method ?? 'GET',
       // The receiver continues the caller's trace (callbacks, deliveries, token and test calls) when tracing is on.
-      headers: withTraceContext(options.headers),
+      headers: this.withTraceContext(options.headers),
       body: options.body,
       timeout: { request: options.timeoutMs },
       // Connect to the address that was checked, never to a fresh lookup's answer; the agents pool by it.

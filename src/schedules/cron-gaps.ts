@@ -171,3 +171,18 @@ function offsetReader(timeZone: string): (at: number) => number {
 function wallTime(at: Date, timeZone: string): Date {
   return new Date(at.getTime() + offsetReader(timeZone)(at.getTime()));
 }
+
+/** How many times a cron fires from `start` to `end`, both included, counted up to `cap` + 1 (timing.ts). */
+export function cronFirings(cron: string, timeZone: string, start: Date, end: Date, cap: number): number {
+  const times = CronExpressionParser.parse(cron, {
+    tz: timeZone,
+    currentDate: new Date(start.getTime() - 1),
+    endDate: end,
+  });
+  let count = 0;
+  while (count <= cap && times.hasNext()) {
+    times.next();
+    count++;
+  }
+  return count;
+}

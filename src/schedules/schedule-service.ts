@@ -85,7 +85,7 @@ export class ScheduleService {
     const workspace = { id: workflow.workspaceId, organizationId: workflow.organizationId };
     assertWorkspaceGrant(auth, workspace, 'workflow:full');
     assertWorkspaceGrant(auth, workspace, 'case:full');
-    const timing = checkedTiming(body, this.deps.config.schedules.minIntervalSeconds);
+    const timing = await checkedTiming(body, this.deps.config.schedules.minIntervalSeconds);
     const catchupWindowMs = this.catchupWindowMs(body.catchupWindowSeconds);
     const fire = {
       workflowId: workflow.id,
@@ -144,7 +144,7 @@ export class ScheduleService {
       body.cron !== undefined || body.intervalSeconds !== undefined
         ? { cron: body.cron, intervalSeconds: body.intervalSeconds }
         : { cron: was.cron, intervalSeconds: was.intervalSeconds };
-    const timing = checkedTiming(
+    const timing = await checkedTiming(
       {
         ...mode,
         offsetSeconds: mode.intervalSeconds === undefined ? undefined : nullable(body.offsetSeconds, was.offsetSeconds),
@@ -221,7 +221,7 @@ export class ScheduleService {
     if (end.getTime() > Date.now())
       throw DomainError.invalidFields([{ field: 'body.endAt', message: 'a backfill covers the past only' }]);
     const cap = this.deps.config.schedules.maxBackfillFirings;
-    const firings = firingsBetween(record.timing, start, end, cap);
+    const firings = await firingsBetween(record.timing, start, end, cap);
     if (firings > cap)
       throw DomainError.invalidFields([
         { field: 'body.startAt', message: `the range holds more than ${cap} firings (schedules.maxBackfillFirings)` },

@@ -1,7 +1,11 @@
-import { CronExpressionParser } from 'cron-parser';
 import type { ScheduleTiming } from '../domain/schedules.js';
 import { DomainError } from '../errors.js';
-import { shortestCronGap } from './cron-gaps.js';
+
+/**
+ * What reads cron expressions (cron-gaps.ts: cron-parser, and luxon under it), loaded by the first cron checked
+ * or backfilled, not at start: most processes never read one, and they cost ~1 MB of heap and their load.
+ */
+const cronReader = () => import('./cron-gaps.js');
 
 /** The timing fields of a request, in the request's units (seconds). */
 export interface TimingRequest {
@@ -25,9 +29,10 @@ function knownTimeZone(timeZone: string): boolean {
   }
 }
 
-function cronProblem(cron: string, timeZone: string, minIntervalSeconds: number): string | undefined {
+async function cronProblem(cron: string, timeZone: string, minIntervalSeconds: number): Promise<string | undefined> {
   // cron-parser also takes 4 and 6 fields, which Temporal reads differently (its 6th field is the year).
   if (cron.trim().split(/\s+/).length !== 5) return 'expected five fields: minute hour day-of-month month day-of-week';
+  const { shortestCronGap } = await cronReader();
   let gap;
   try {
     // Only whether it is under the minimum matters: bounded by it, the check stays cheap for any cron.
@@ -46,7 +51,7 @@ function cronProblem(cron: string, timeZone: string, minIntervalSeconds: number)
  * whose closest two firings (clock changes included), no shorter than the configured minimum, an
  * offset inside the interval, startAt before endAt. A 400 naming every field at fault otherwise.
  */
-export function checkedTiming(request: TimingRequest, minIntervalSeconds: number): ScheduleTiming {
+export async function checkedTiming(request: TimingRequest, minIntervalSeconds: number): Promise<ScheduleTiming> {
   const problems: Problem[] = [];
   const { cron, intervalSeconds, offsetSeconds, timeZone, startAt, endAt } = request;
   if (!knownTimeZone(timeZone))
@@ -54,7 +59,7 @@ export function checkedTiming(request: TimingRequest, minIntervalSeconds: number
   if ((cron === undefined) === (intervalSeconds === undefined)) {
     problems.push({ field: 'body.cron', message: 'send either cron or intervalSeconds' });
   } else if (cron !== undefined) {
-    const problem = knownTimeZone(timeZone) ? cronProblem(cron, timeZone, minIntervalSeconds) : undefined;
+    const problem = knownTimeZone(timeZone) ? await cronProblem(cron, timeZone, minIntervalSeconds) : undefined;
     if (problem) problems.push({ field: 'body.cron', message: problem });
     if (offsetSeconds !== undefined)
       problems.push({ field: 'body.offsetSeconds', message: 'goes with intervalSeconds only' });
@@ -93,7 +98,7 @@ export function timingRequest(timing: ScheduleTiming): TimingRequest {
  * How many times the schedule fires from `start` to `end`, both included as Temporal's backfill
  * includes them, counted up to `cap` + 1, so a backfill over its bound is refused before Temporal is asked.
  */
-export function firingsBetween(timing: ScheduleTiming, start: Date, end: Date, cap: number): number {
+export async function firingsBetween(timing: ScheduleTiming, start: Date, end: Date, cap: number): Promise<number> {
   if (timing.cron === undefined) {
     const offset = timing.offsetMs ?? 0;
     // Temporal's intervals are aligned to the epoch plus the offset.
@@ -101,15 +106,5 @@ export function firingsBetween(timing: ScheduleTiming, start: Date, end: Date, c
     const last = Math.floor((end.getTime() - offset) / timing.intervalMs);
     return Math.min(Math.max(0, last - first + 1), cap + 1);
   }
-  const times = CronExpressionParser.parse(timing.cron, {
-    tz: timing.timeZone,
-    currentDate: new Date(start.getTime() - 1),
-    endDate: end,
-  });
-  let count = 0;
-  while (count <= cap && times.hasNext()) {
-    times.next();
-    count++;
-  }
-  return count;
+  return (await cronReader()).cronFirings(timing.cron, timing.timeZone, start, end, cap);
 }

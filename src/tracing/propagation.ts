@@ -1,11 +1,11 @@
-import { context, propagation } from '@opentelemetry/api';
+import type * as OtelApi from '@opentelemetry/api';
+import type { Tracing } from './tracing.js';
 
-/**
- * The headers with the active trace context added (`traceparent`, `tracestate`), so the receiver of an
- * outgoing call can continue the trace. Unchanged when tracing is off (no propagator is registered).
- */
-export function withTraceContext(headers: Record<string, string> | undefined): Record<string, string> | undefined {
-  const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
-  return Object.keys(carrier).length === 0 ? headers : { ...headers, ...carrier };
+/** `withTraceContext` of tracing that is on (tracing.ts): the active context injected by the registered propagator. */
+export function traceContextInjector({ context, propagation }: typeof OtelApi): Tracing['withTraceContext'] {
+  return (headers) => {
+    const carrier: Record<string, string> = {};
+    propagation.inject(context.active(), carrier);
+    return Object.keys(carrier).length === 0 ? headers : { ...headers, ...carrier };
+  };
 }

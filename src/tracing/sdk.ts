@@ -1,8 +1,8 @@
 /**
- * The OpenTelemetry SDK, loaded by tracing.ts only when tracing is on: a Node tracer provider (async-hooks
+ * The OpenTelemetry API and SDK, loaded by tracing.ts only when tracing is on: a Node tracer provider (async-hooks
  * context, W3C trace context propagation) exporting OTLP/HTTP JSON in batches, and Temporal's interceptors.
  */
-import { context, propagation, trace } from '@opentelemetry/api';
+import * as api from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -14,6 +14,8 @@ import {
   OpenTelemetryWorkflowClientInterceptor,
   makeWorkflowExporter,
 } from '@temporalio/interceptors-opentelemetry';
+import { nodeSpanRecorder } from './node-spans.js';
+import { traceContextInjector } from './propagation.js';
 import type { TracingSettings } from './settings.js';
 import type { Tracing } from './tracing.js';
 
@@ -24,6 +26,7 @@ export function openTelemetry(settings: TracingSettings): Tracing {
   provider.register();
   return {
     enabled: true,
+    api,
     clientInterceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
     workerOptions: {
       interceptors: {
@@ -36,12 +39,14 @@ export function openTelemetry(settings: TracingSettings): Tracing {
       },
       sinks: { exporter: makeWorkflowExporter(processor, resource) },
     },
+    withTraceContext: traceContextInjector(api),
+    recordNodeSpans: nodeSpanRecorder(api),
     async shutdown() {
       await provider.shutdown();
       // A later start in the same process (tests) registers its own provider.
-      trace.disable();
-      propagation.disable();
-      context.disable();
+      api.trace.disable();
+      api.propagation.disable();
+      api.context.disable();
     },
   };
 }

@@ -37,14 +37,14 @@ beforeAll(async () => {
   });
   await provider.start();
   svc = await startTestService({ temporalAddress: env.address, role: 'api' });
-  const { config, logger, python, services, temporal } = svc.service.context;
+  const { config, logger, python, services, temporal, tracing } = svc.service.context;
   worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue: svc.taskQueue,
     workflowBundle: { codePath: workflowBundlePath },
     // The service's client seals payloads: its worker must open them.
     dataConverter: encryptingDataConverter(temporal.codec),
-    activities: createActivities({ config, logger, python, services }),
+    activities: createActivities({ config, logger, python, services, tracing }),
     shutdownGraceTime: '2s',
   });
   running = worker.run();

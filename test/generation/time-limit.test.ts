@@ -129,7 +129,7 @@ it('cancels a run that passes the 25-minute limit, recording why', async () => {
     connection: env.nativeConnection,
     taskQueue,
     workflowBundle: { codePath: workflowBundlePath },
-    activities: createActivities({ config, logger, python, services }),
+    activities: createActivities({ config, logger, python, services, tracing: noTracing }),
     shutdownGraceTime: '2s',
   });
   const record = await worker.runUntil(async () => {
