@@ -277,6 +277,8 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       runs: caseRuns,
       cases,
       callbacks: callbackDeliveries,
+      deliveries: repos.callbacks,
+      events: subscriptions,
       logger,
       childStartGraceMs: config.cases.resumeUnstartedAfterMs,
     }),

@@ -194,7 +194,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     if (role !== 'api') {
       // Its loop carries the runs: every process's fair share reads it from the store. Pushed before the worker's
       // stop, so the row goes only once the worker has drained.
-      stops.push(services.caseWorkLoad.publish());
+      if (config.cases.fairShare.enabled) stops.push(services.caseWorkLoad.publish());
       // Made once: a restarted worker counts on in the same metric.
       const localActivityReruns = countLocalActivityReruns(metrics.registry);
       const supervised = await superviseWorker(
@@ -250,20 +250,26 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
       // A run that ended without writing its case (store down, terminated) must not leave it RUNNING.
       const reconciler = services.caseReconciler;
-      let reconciling = false;
+      let reconciling: Promise<void> | undefined;
       const reconcile = setInterval(() => {
         // A slow pass is not overlapped by the next, and none runs while the engine cannot answer.
         if (reconciling || !engine.isUp()) return;
-        reconciling = true;
-        reconciler
+        reconciling = reconciler
           .reconcile()
-          .catch((err: unknown) => logger.error({ err }, 'case reconciliation failed'))
+          .then(
+            () => undefined,
+            (err: unknown) => logger.error({ err }, 'case reconciliation failed'),
+          )
           .finally(() => {
-            reconciling = false;
+            reconciling = undefined;
           });
       }, config.cases.reconcileIntervalMs);
       reconcile.unref();
-      stops.push(clearing(reconcile));
+      // A pass between a case's end and its deliveries' start finishes before the engine's connection closes.
+      stops.push(async () => {
+        clearInterval(reconcile);
+        await reconciling;
+      });
 
       // Uploads a crashed process left in 'receiving' are released at start and every minute.
       const cleanUploads = () => {

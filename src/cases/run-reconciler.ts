@@ -11,6 +11,8 @@ import {
 import { caseWorkflowId } from '../temporal/contracts/case-run.js';
 import type { CallbackDeliveryGateway } from '../temporal/gateways/callback-deliveries.js';
 import type { CaseRunGateway } from '../temporal/gateways/case-runs.js';
+import type { CallbackRepo } from '../store/callback-repo.js';
+import type { SubscriptionService } from '../subscriptions/subscription-service.js';
 import type { CaseService } from './case-service.js';
 
 const PAGE = 100;
@@ -32,14 +34,26 @@ export class CaseRunReconciler {
       cases: Pick<CaseService, 'finalize'>;
       /** Starts the callback's delivery workflow (signed, retried, every attempt logged). */
       callbacks: CallbackDeliveryGateway;
+      /** Reads a delivery's row: a callback owed is started only while its row waits for a first attempt. */
+      deliveries: Pick<CallbackRepo, 'findDelivery'>;
+      /** Starts the event deliveries of an end that did not start (their rows commit with the end). */
+      events: Pick<SubscriptionService, 'dispatchUnstarted'>;
       logger: Logger;
       /** A sub-workflow case younger than this may still be waiting for its parent to start its run. */
       childStartGraceMs: number;
     },
   ) {}
 
+  /**
+   * Deliveries of ends this process recorded (or may have: the end failed after its commit) that did not all
+   * start, by case id: tried again at each pass until they do. A closed case is not RUNNING, so no later pass
+   * would look at it again; starting twice is harmless (delivery workflows refuse a duplicate id).
+   */
+  private readonly owed = new Map<string, () => Promise<void>>();
+
   /** One pass over every RUNNING case with a linked run (or a sub-workflow case's); how many were closed. */
   async reconcile(): Promise<number> {
+    await this.settleOwed();
     let closed = 0;
     let afterId: string | undefined;
     const childrenStartedBefore = new Date(Date.now() - this.deps.childStartGraceMs).toISOString();
@@ -65,6 +79,9 @@ export class CaseRunReconciler {
     const callback = callbackUrl
       ? caseCallbackDelivery({ caseId: record.id, workspaceId, callbackUrl }, outcome.status, outcome)
       : undefined;
+    const delivery = callback && newDelivery({ ...callback, workflowId: caseCallbackWorkflowId(record.id) });
+    // From here the end may be committed though finalize throws (its dispatch after the commit failed).
+    this.owed.set(record.id, () => this.startOwed(record, outcome.status, callback));
     const finished = await this.deps.cases.finalize(
       {
         caseId: record.id,
@@ -83,29 +100,54 @@ export class CaseRunReconciler {
           ...(outcome.error ? { error: outcome.error } : {}),
         },
       },
-      callback && newDelivery({ ...callback, workflowId: caseCallbackWorkflowId(record.id) }),
+      delivery,
     );
-    if (!finished) return false;
+    if (!finished) {
+      this.owed.delete(record.id);
+      return false;
+    }
     this.deps.logger.warn(
       { caseId: record.id, runId, status: outcome.status },
       'closed a case whose run ended without recording it',
     );
-    if (callback) await this.callBack(record, outcome.status, callback);
+    await this.settle(record.id);
     return true;
   }
 
-  /** The case is closed whatever happens here: a start that fails leaves its delivery pending, to redeliver. */
-  private async callBack(record: CaseRecord, status: TerminalStatus, callback: CallbackDeliveryInput): Promise<void> {
-    const { organizationId, workspaceId, workflowId } = record;
+  private async settleOwed(): Promise<void> {
+    for (const caseId of [...this.owed.keys()]) await this.settle(caseId);
+  }
+
+  /** Starts what the case's end owes; kept for the next pass when Temporal (or the store) refuses. */
+  private async settle(caseId: string): Promise<void> {
+    const start = this.owed.get(caseId);
+    if (!start) return;
     try {
-      await this.deps.callbacks.start(caseCallbackWorkflowId(record.id), callback, {
-        organizationId,
-        workspaceId,
-        workflowId,
-        caseStatus: status,
-      });
+      await start();
+      this.owed.delete(caseId);
     } catch (err) {
-      this.deps.logger.error({ err, caseId: record.id }, 'the callback of a reconciled case could not start');
+      this.deps.logger.error(
+        { err, caseId },
+        'the deliveries of a reconciled case could not start; tried again next pass',
+      );
     }
+  }
+
+  /**
+   * The event deliveries that did not start, and the callback while its row waits for its first attempt (no row:
+   * the end was not committed, and the next pass records it afresh).
+   */
+  private async startOwed(record: CaseRecord, status: TerminalStatus, callback?: CallbackDeliveryInput): Promise<void> {
+    await this.deps.events.dispatchUnstarted(record.id);
+    if (!callback) return;
+    const row = await this.deps.deliveries.findDelivery(callback.deliveryId);
+    if (row?.status !== 'pending' || row.attempts > 0) return;
+    const { organizationId, workspaceId, workflowId } = record;
+    await this.deps.callbacks.start(caseCallbackWorkflowId(record.id), callback, {
+      organizationId,
+      workspaceId,
+      workflowId,
+      caseStatus: status,
+    });
   }
 }

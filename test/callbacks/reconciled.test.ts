@@ -1,10 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
+import { Registry } from 'prom-client';
 import { answered, startTestService, type TestService } from '../support/harness.js';
 import { caseStatus, createWorkflow, startCase } from '../cases/support.js';
 import { sleeper } from '../support/graphs.js';
 import { Receiver, type ReceivedCallback } from './receiver.js';
 import { callbacksOf, webhookSecret } from './support.js';
+import { CaseRunReconciler } from '../../src/cases/run-reconciler.js';
+import { createActivities } from '../../activities/index.js';
+import { caseCallbackDelivery } from '../../src/temporal/contracts/callback-delivery.js';
+import { createRepositories } from '../../src/store/repositories.js';
+import { TemporalCallbackDeliveries } from '../../src/temporal/gateways/callback-deliveries.js';
+import { TemporalCaseRuns } from '../../src/temporal/gateways/case-runs.js';
 
 /** The payload after verifying its Standard Webhooks signature with `secret` (throws when it does not verify). */
 function verified(secret: string, call: ReceivedCallback): Record<string, unknown> {
@@ -76,5 +83,89 @@ describe('a case the reconciler closes', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(callback.received).toHaveLength(1);
     expect(subscriber.received).toHaveLength(1);
+  }, 60_000);
+
+  it('starts the deliveries Temporal refused after the end at a later pass, the case being closed already', async () => {
+    callback.received.length = 0;
+    subscriber.received.length = 0;
+    const wf = await createWorkflow(svc, sleeper(20));
+    const caseId = await startCase(svc, wf.workflowId, { text: 'y' }, { callbackUrl: callback.url });
+    const { context } = svc.service;
+    await context.temporal.client.workflow.getHandle(`case-${caseId}`).terminate('test: closed behind the service');
+
+    // Temporal refuses the callback's start once, and the subscribers' dispatch throws after the end's commit.
+    const real = new TemporalCallbackDeliveries(context.temporal);
+    let refusals = 1;
+    const { cases, subscriptions } = context.services;
+    let failDispatch = true;
+    const repos = createRepositories(context.store.db);
+    const reconciler = new CaseRunReconciler({
+      repo: repos.cases,
+      runs: new TemporalCaseRuns(context.temporal, new Registry(), context.config.temporal.caseWorkflowTaskTimeoutMs),
+      cases: {
+        finalize: async (...args) => {
+          const finished = await cases.finalize(...args);
+          if (failDispatch) throw new Error('test: the engine refused the dispatch');
+          return finished;
+        },
+      },
+      callbacks: {
+        start: (...args) => (refusals-- > 0 ? Promise.reject(new Error('test: refused')) : real.start(...args)),
+      },
+      deliveries: repos.callbacks,
+      events: subscriptions,
+      logger: context.logger,
+      childStartGraceMs: 0,
+    });
+    await reconciler.reconcile();
+    expect((await caseStatus(svc, caseId)).status).toBe('FAILED');
+    failDispatch = false;
+    // This pass finds no RUNNING case; what the end owes starts: the callback once refused, then started.
+    expect(await reconciler.reconcile()).toBe(0);
+    expect(await reconciler.reconcile()).toBe(0);
+    await expect.poll(() => callback.received.length, { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => subscriber.received.length, { timeout: 15_000 }).toBe(1);
+    expect(verified(await webhookSecret(svc), callback.received[0]!)).toMatchObject({ caseId, status: 'FAILED' });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(callback.received).toHaveLength(1);
+    expect(subscriber.received).toHaveLength(1);
+  }, 60_000);
+
+  it("a terminated run's late end sends no second, contradicting callback once the reconciler recorded the case", async () => {
+    callback.received.length = 0;
+    const wf = await createWorkflow(svc, sleeper(20));
+    const caseId = await startCase(svc, wf.workflowId, { text: 'z' }, { callbackUrl: callback.url });
+    const { context } = svc.service;
+    await context.temporal.client.workflow.getHandle(`case-${caseId}`).terminate('test: closed behind the service');
+    expect(await context.services.caseReconciler.reconcile()).toBe(1);
+    await expect.poll(() => callback.received.length, { timeout: 15_000 }).toBe(1);
+
+    // The run's end local activity, still running in the worker when the run was terminated, ends now.
+    const activities = createActivities({ ...context, services: context.services });
+    const results = {};
+    const progress = {
+      caseId,
+      status: 'COMPLETED' as const,
+      nodes: {},
+      executed: [],
+      failed: [],
+      running: [],
+      remaining: [],
+      results,
+    };
+    const late = caseCallbackDelivery(
+      { caseId, workspaceId: svc.workspaceId, callbackUrl: callback.url },
+      'COMPLETED',
+      { results },
+    );
+    const ended = await activities.endCase({
+      finalize: { caseId, workspaceId: svc.workspaceId, status: 'COMPLETED', runId: '', progress },
+      callback: { ...late, workflowId: `case-${caseId}` },
+    });
+    expect(ended).toEqual({});
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(callback.received).toHaveLength(1);
+    expect(verified(await webhookSecret(svc), callback.received[0]!)).toMatchObject({ caseId, status: 'FAILED' });
+    expect((await caseStatus(svc, caseId)).status).toBe('FAILED');
   }, 60_000);
 });
