@@ -146,6 +146,9 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
       const recorded = await services.cases.finalize(input.finalize, input.callback && newDelivery(input.callback));
       deps.tracing.recordNodeSpans(input.finalize);
       if (!input.callback) return {};
+      // Ended otherwise meanwhile (the run was terminated and the reconciler recorded it): that end has its own
+      // callback; this one's status would contradict it. A retried end of the same status still attempts.
+      if (!recorded && !(await services.cases.endedAs(input.finalize.caseId, input.finalize.status))) return {};
       try {
         return { firstAttempt: await services.callbacks.firstAttempt(input.callback, recorded) };
       } catch (err) {
