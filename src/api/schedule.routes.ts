@@ -122,7 +122,9 @@ export function registerScheduleRoutes(api: ApiRoutes, ctx: AppContext): void {
       method: 'post',
       path: `/api/v1/schedules/:scheduleId/${action}`,
       summary: paused ? 'Pause a schedule' : 'Resume a schedule',
-      description: `${paused ? 'No firing until resumed.' : 'Fires again at its next time; times missed while paused do not run (backfill them).'} ${managed}`,
+      description: paused
+        ? `No firing until resumed. ${managed}`
+        : 'Fires again at its next time; times missed while paused do not run (backfill them). Requires Workflow: Full and Case: Full in the workflow’s workspace: resumed, the schedule makes cases.',
       tags,
       auth: true,
       params: scheduleParams,

@@ -967,7 +967,7 @@ export interface paths {
     put?: never;
     /**
      * Resume a schedule
-     * @description Fires again at its next time; times missed while paused do not run (backfill them). Requires Workflow: Full (and Case: Full) in the workflow’s workspace.
+     * @description Fires again at its next time; times missed while paused do not run (backfill them). Requires Workflow: Full and Case: Full in the workflow’s workspace: resumed, the schedule makes cases.
      */
     post: operations['postApiV1SchedulesScheduleIdResume'];
     delete?: never;

@@ -194,7 +194,8 @@ export class ScheduleService {
   }
 
   async pause(auth: AuthContext, scheduleId: string, paused: boolean): Promise<ScheduleDetails> {
-    const record = await this.load(auth, scheduleId, 'workflow:full');
+    // Pausing stops firings (Workflow: Full); resuming makes cases again, which needs Case: Full as firing does.
+    const record = await this.load(auth, scheduleId, paused ? 'workflow:full' : 'case:full');
     const note = `${paused ? 'paused' : 'resumed'} through the API by key ${auth.keyId}`;
     await (paused ? this.deps.engine.pause(record.id, note) : this.deps.engine.unpause(record.id, note)).catch(
       (err: unknown) => {

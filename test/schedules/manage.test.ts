@@ -131,6 +131,11 @@ describe('schedule management', () => {
     expect(create.response.status).toBe(403);
     const after = await getSchedule(svc, s.scheduleId);
     expect(after).toMatchObject({ paused: false, recentFirings: [] });
+    // Without Case: Full a key may stop the firings, not start them again (resumed, they make cases).
+    await answered(as.noCase.POST('/api/v1/schedules/{scheduleId}/pause', { params: { path } }), 200);
+    const resume = await as.noCase.POST('/api/v1/schedules/{scheduleId}/resume', { params: { path } });
+    expect(resume.response.status).toBe(403);
+    expect(await getSchedule(svc, s.scheduleId)).toMatchObject({ paused: true });
   });
 
   it('bounds a backfill: past times only, at most schedules.maxBackfillFirings', async () => {
