@@ -144,10 +144,7 @@ export class HookService {
    */
   private async loadToStart(auth: AuthContext, hookId: string, changes?: HookChanges): Promise<HookRecord> {
     const hook = await this.load(auth, hookId, 'workflow:full');
-    const startsNothing =
-      changes !== undefined &&
-      Object.entries(changes).every(([field, value]) => field === 'name' || (field === 'enabled' && value === false));
-    if (!startsNothing)
+    if (changes === undefined || !startsNothing(changes))
       assertWorkspaceGrant(auth, { id: hook.workspaceId, organizationId: hook.organizationId }, 'case:full');
     return hook;
   }
@@ -155,7 +152,10 @@ export class HookService {
   async update(auth: AuthContext, hookId: string, changes: HookChanges): Promise<HookRecord> {
     const hook = await this.loadToStart(auth, hookId, changes);
     if (changes.mapping) await this.checkMapping(hook.organizationId, hook.workflowId, changes.mapping);
-    const updated = await this.deps.repo.update(hook.id, changes);
+    // Whoever shapes what deliveries start answers for them from then on, as after a rotation: revoking that key
+    // stops them. Renaming or disabling leaves them acting for whom they did.
+    const by = startsNothing(changes) ? undefined : { createdByKeyId: auth.keyId, createdByUserId: auth.userId };
+    const updated = await this.deps.repo.update(hook.id, changes, by);
     if (!updated) throw DomainError.notFound(`Hook ${hookId} does not exist`);
     return updated;
   }
@@ -327,4 +327,11 @@ function withSource(problem: FieldProblem, sources: HookMapping | undefined): Fi
   const name = problem.field.slice('inputs.'.length);
   const source = sources?.[name];
   return source ? { ...problem, message: `${problem.message} (mapped from ${describeSource(source)})` } : problem;
+}
+
+/** A change that starts nothing and shapes nothing a delivery starts: a new name, or disabling (as deleting). */
+function startsNothing(changes: HookChanges): boolean {
+  return Object.entries(changes).every(
+    ([field, value]) => field === 'name' || (field === 'enabled' && value === false),
+  );
 }

@@ -122,10 +122,16 @@ export class HookRepo {
     });
   }
 
-  async update(id: string, changes: HookChanges): Promise<HookRecord | undefined> {
+  /** `by`: the key and user deliveries act for from then on (a change that shapes what they start); unchanged without. */
+  async update(
+    id: string,
+    changes: HookChanges,
+    by?: Pick<HookRecord, 'createdByKeyId' | 'createdByUserId'>,
+  ): Promise<HookRecord | undefined> {
     await this.db
       .updateTable('hooks')
       .set({
+        ...(by ? { created_by_key_id: by.createdByKeyId, created_by_user_id: by.createdByUserId } : {}),
         name: changes.name,
         mapping:
           changes.mapping === undefined ? undefined : changes.mapping === null ? null : JSON.stringify(changes.mapping),

@@ -306,6 +306,28 @@ describe('deliveries', () => {
     expect((await deliver(svc, hook.hookId, body, sign.github(ours.secret, body))).status).toBe(202);
   });
 
+  it('acts for the key that last reshaped it (not one that renamed it): once that key is revoked, deliveries are 403', async () => {
+    const hook = await createHook({ scheme: 'github' });
+    const keys = {
+      shaper: await newKey(svc, ['workflow:full', 'case:full']),
+      renamer: await newKey(svc, ['workflow:full']),
+    };
+    const path = hookPath(hook.hookId);
+    const shaper = clientFor(svc, keys.shaper.key);
+    await answered(shaper.PATCH('/api/v1/hooks/{hookId}', { ...path, body: { toleranceSeconds: 600 } }), 200);
+    const renamer = clientFor(svc, keys.renamer.key);
+    await answered(renamer.PATCH('/api/v1/hooks/{hookId}', { ...path, body: { name: 'renamed' } }), 200);
+    const body = JSON.stringify({ title: 'shaped' });
+    expect((await deliver(svc, hook.hookId, body, sign.github(hook.secret, body))).status).toBe(202);
+    // Revoking the renamer changes nothing; revoking the key that set the tolerance stops the deliveries.
+    for (const key of [keys.renamer, keys.shaper]) {
+      const revoked = await svc.admin('POST', `/admin/keys/${parseKey(key.key)?.id}/revoke`);
+      expect(revoked.status, revoked.text).toBeLessThan(300);
+    }
+    const refused = await deliver(svc, hook.hookId, body, sign.github(hook.secret, body));
+    expect(refused.status, refused.text).toBe(403);
+  });
+
   it('a disabled or deleted hook answers 404 and starts nothing; enabling it again works', async () => {
     const hook = await createHook({ scheme: 'github' });
     const body = JSON.stringify({ title: 'off' });
