@@ -87,6 +87,8 @@ const deliveryWorkflowId = (deliveryId: string) => `event-${deliveryId}`;
  */
 export class SubscriptionService {
   private readonly subscribers: ShortLivedCache<string, EventSubscription[]>;
+  /** Subscriptions whose refusal this process has logged (at most the subscriptions there are). */
+  private readonly refusedLogged = new Set<string>();
 
   constructor(private readonly deps: SubscriptionServiceDeps) {
     this.subscribers = new ShortLivedCache({ ttlMs: deps.subscriberCacheMs, maxEntries: 10_000 });
@@ -297,12 +299,17 @@ export class SubscriptionService {
     if (hit) return hit;
     const read = this.subscribers.beginRead();
     const enabled = await this.deps.repo.listEnabled(workspaceId);
+    const refusals = await Promise.all(enabled.map((subscription) => this.refusal(subscription)));
     const acting: EventSubscription[] = [];
-    for (const subscription of enabled) {
-      const refusal = await this.refusal(subscription);
-      if (refusal) this.deps.logger.warn({ subscriptionId: subscription.id, workspaceId }, refusal);
-      else acting.push(subscription);
-    }
+    enabled.forEach((subscription, i) => {
+      const refusal = refusals[i];
+      if (!refusal) acting.push(subscription);
+      // Once per subscription and process: the read repeats every subscriberCacheMs while the workspace has ends.
+      else if (!this.refusedLogged.has(subscription.id)) {
+        this.refusedLogged.add(subscription.id);
+        this.deps.logger.warn({ subscriptionId: subscription.id, workspaceId }, refusal);
+      }
+    });
     this.subscribers.set(workspaceId, acting, read);
     return acting;
   }
