@@ -94,7 +94,8 @@ describe('case histories in Temporal', () => {
   it('replay on the encrypting worker, recorded (clear) histories included', async () => {
     const dataConverter = encryptingDataConverter(svc.service.context.temporal.codec);
     const dir = path.join(import.meta.dirname, '..', 'nodes', 'histories');
-    const recorded = readdirSync(dir).filter((f) => f.endsWith('.bin'));
+    // turnless-apart.bin replays on no code path by design (test/nodes/replay.test.ts asserts its error).
+    const recorded = readdirSync(dir).filter((f) => f.endsWith('.bin') && f !== 'turnless-apart.bin');
     expect(recorded.length).toBeGreaterThan(20);
     for (const file of recorded) {
       const history = temporal.api.history.v1.History.decode(readFileSync(path.join(dir, file)));
