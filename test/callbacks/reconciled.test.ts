@@ -141,7 +141,7 @@ describe('a case the reconciler closes', () => {
     await expect.poll(() => callback.received.length, { timeout: 15_000 }).toBe(1);
 
     // The run's end local activity, still running in the worker when the run was terminated, ends now.
-    const activities = createActivities({ ...context, services: context.services });
+    const activities = createActivities(context);
     const results = {};
     const progress = {
       caseId,
