@@ -81,7 +81,8 @@ export class CaseRunReconciler {
       : undefined;
     const delivery = callback && newDelivery({ ...callback, workflowId: caseCallbackWorkflowId(record.id) });
     // From here the end may be committed though finalize throws (its dispatch after the commit failed).
-    this.owed.set(record.id, () => this.startOwed(record, outcome.status, callback));
+    const owes = () => this.startOwed(record, outcome.status, callback);
+    this.owed.set(record.id, owes);
     const finished = await this.deps.cases.finalize(
       {
         caseId: record.id,
@@ -103,29 +104,29 @@ export class CaseRunReconciler {
       delivery,
     );
     if (!finished) {
-      this.owed.delete(record.id);
+      // Another pass recorded the end: what it owes is that pass's (its own entry, not this one, stays).
+      if (this.owed.get(record.id) === owes) this.owed.delete(record.id);
       return false;
     }
     this.deps.logger.warn(
       { caseId: record.id, runId, status: outcome.status },
       'closed a case whose run ended without recording it',
     );
-    await this.settle(record.id);
+    await this.settle(record.id, owes);
     return true;
   }
 
   private async settleOwed(): Promise<void> {
-    for (const caseId of [...this.owed.keys()]) await this.settle(caseId);
+    for (const [caseId, owes] of [...this.owed]) await this.settle(caseId, owes);
   }
 
   /** Starts what the case's end owes; kept for the next pass when Temporal (or the store) refuses. */
-  private async settle(caseId: string): Promise<void> {
-    const start = this.owed.get(caseId);
-    if (!start) return;
+  private async settle(caseId: string, owes: () => Promise<void>): Promise<void> {
     try {
-      await start();
-      this.owed.delete(caseId);
+      await owes();
+      if (this.owed.get(caseId) === owes) this.owed.delete(caseId);
     } catch (err) {
+      this.owed.set(caseId, owes);
       this.deps.logger.error(
         { err, caseId },
         'the deliveries of a reconciled case could not start; tried again next pass',
