@@ -52,7 +52,8 @@ describe('fair dispatch across organizations', () => {
 
     const order: string[] = [];
     while (!order.includes(b) && order.length <= BACKLOG) order.push(await poll(taskQueue));
-    // First in, first out would hand it out last (61st); fairly, it goes second or so.
-    expect(order.length).toBeLessThanOrEqual(5);
+    // First in, first out would hand it out last (61st); fairly, it goes among the first: seen 2nd to 8th, behind the
+    // few of A's the server had already read ahead when B's came (how many varies with timing).
+    expect(order.length).toBeLessThanOrEqual(12);
   });
 });
