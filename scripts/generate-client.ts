@@ -39,7 +39,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
 /** Marks, in the copy the types are generated from, a property an anyOf member requires (typedRequiredChoices). */
 const presentMark = 'x-caseflow-present';
 
-/** What such a property is typed as: any value but undefined (which a JSON body cannot carry). */
+/** What such a property is typed as: a value, never undefined (which a JSON body cannot carry). */
 const present = ts.factory.createUnionTypeNode([ts.factory.createTypeLiteralNode([]), NULL]);
 
 type Json = Record<string, unknown>;
