@@ -80,9 +80,11 @@ export class CaseRunReconciler {
       ? caseCallbackDelivery({ caseId: record.id, workspaceId, callbackUrl }, outcome.status, outcome)
       : undefined;
     const delivery = callback && newDelivery({ ...callback, workflowId: caseCallbackWorkflowId(record.id) });
-    // From here the end may be committed though finalize throws (its dispatch after the commit failed).
-    const owes = () => this.startOwed(record, outcome.status, callback);
-    this.owed.set(record.id, owes);
+    const owes = (events: boolean) => () => this.startOwed(record, outcome.status, callback, events);
+    // From here the end may be committed though finalize throws (its dispatch after the commit failed): then the
+    // events are owed too.
+    const ifThrown = owes(true);
+    this.owed.set(record.id, ifThrown);
     const finished = await this.deps.cases.finalize(
       {
         caseId: record.id,
@@ -103,16 +105,15 @@ export class CaseRunReconciler {
       },
       delivery,
     );
-    if (!finished) {
-      // Another pass recorded the end: what it owes is that pass's (its own entry, not this one, stays).
-      if (this.owed.get(record.id) === owes) this.owed.delete(record.id);
-      return false;
-    }
+    // It did not throw: not recorded, another pass owes what the end owes (its own entry stays); recorded, finalize
+    // dispatched the events, and only the callback is left.
+    if (this.owed.get(record.id) === ifThrown) this.owed.delete(record.id);
+    if (!finished) return false;
     this.deps.logger.warn(
       { caseId: record.id, runId, status: outcome.status },
       'closed a case whose run ended without recording it',
     );
-    await this.settle(record.id, owes);
+    if (callback) await this.settle(record.id, owes(false));
     return true;
   }
 
@@ -135,11 +136,16 @@ export class CaseRunReconciler {
   }
 
   /**
-   * The event deliveries that did not start, and the callback while its row waits for its first attempt (no row:
-   * the end was not committed, and the next pass records it afresh).
+   * The event deliveries that did not start (with `events`), and the callback while its row waits for its first
+   * attempt (no row: the end was not committed, and the next pass records it afresh).
    */
-  private async startOwed(record: CaseRecord, status: TerminalStatus, callback?: CallbackDeliveryInput): Promise<void> {
-    await this.deps.events.dispatchUnstarted(record.id);
+  private async startOwed(
+    record: CaseRecord,
+    status: TerminalStatus,
+    callback: CallbackDeliveryInput | undefined,
+    events: boolean,
+  ): Promise<void> {
+    if (events) await this.deps.events.dispatchUnstarted(record.id);
     if (!callback) return;
     const row = await this.deps.deliveries.findDelivery(callback.deliveryId);
     if (row?.status !== 'pending' || row.attempts > 0) return;
