@@ -2,7 +2,7 @@ import { newDelivery } from '../callbacks/delivery.js';
 import type { Logger } from '../logging/logger.js';
 import type { CaseRepo } from '../store/case-repo.js';
 import type { CaseRecord } from '../domain/case-records.js';
-import type { TerminalStatus } from '../domain/cases.js';
+import { outcomeOnly, type TerminalStatus } from '../domain/cases.js';
 import {
   caseCallbackDelivery,
   caseCallbackWorkflowId,
@@ -91,17 +91,7 @@ export class CaseRunReconciler {
         workspaceId,
         status: outcome.status,
         runId: runId ?? '',
-        progress: {
-          caseId: record.id,
-          status: outcome.status,
-          nodes: {},
-          executed: [],
-          failed: [],
-          running: [],
-          remaining: [],
-          results: outcome.results,
-          ...(outcome.error ? { error: outcome.error } : {}),
-        },
+        progress: outcomeOnly(record.id, outcome.status, outcome),
       },
       delivery,
     );

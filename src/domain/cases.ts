@@ -174,6 +174,25 @@ export interface CaseProgress {
   waitingTasks?: WaitingTask[];
 }
 
+/** The end of a case known only by its outcome, with no node records (a run closed behind the service). */
+export function outcomeOnly(
+  caseId: string,
+  status: TerminalStatus,
+  end: { results: CaseResults; error?: CaseError },
+): CaseProgress {
+  return {
+    caseId,
+    status,
+    nodes: {},
+    executed: [],
+    failed: [],
+    running: [],
+    remaining: [],
+    results: end.results,
+    ...(end.error ? { error: end.error } : {}),
+  };
+}
+
 export interface FinalizeCaseInput {
   caseId: string;
   /** The case's workspace (whose event subscribers hear of the end); absent from runs started before it was passed. */

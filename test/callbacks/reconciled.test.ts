@@ -9,6 +9,7 @@ import { callbacksOf, webhookSecret } from './support.js';
 import { CaseRunReconciler } from '../../src/cases/run-reconciler.js';
 import { createActivities } from '../../activities/index.js';
 import { caseCallbackDelivery } from '../../src/temporal/contracts/callback-delivery.js';
+import { outcomeOnly } from '../../src/domain/cases.js';
 import { createRepositories } from '../../src/store/repositories.js';
 import { TemporalCallbackDeliveries } from '../../src/temporal/gateways/callback-deliveries.js';
 import { TemporalCaseRuns } from '../../src/temporal/gateways/case-runs.js';
@@ -142,21 +143,11 @@ describe('a case the reconciler closes', () => {
 
     // The run's end local activity, still running in the worker when the run was terminated, ends now.
     const activities = createActivities(context);
-    const results = {};
-    const progress = {
-      caseId,
-      status: 'COMPLETED' as const,
-      nodes: {},
-      executed: [],
-      failed: [],
-      running: [],
-      remaining: [],
-      results,
-    };
+    const progress = outcomeOnly(caseId, 'COMPLETED', { results: {} });
     const late = caseCallbackDelivery(
       { caseId, workspaceId: svc.workspaceId, callbackUrl: callback.url },
       'COMPLETED',
-      { results },
+      progress,
     );
     const ended = await activities.endCase({
       finalize: { caseId, workspaceId: svc.workspaceId, status: 'COMPLETED', runId: '', progress },

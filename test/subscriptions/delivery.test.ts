@@ -7,6 +7,7 @@ import { Graph, py, textChain } from '../support/graphs.js';
 import { clientFor, newCaller, newKey } from '../support/keys.js';
 import { CaseRepo } from '../../src/store/case-repo.js';
 import { parseKey } from '../../src/auth/api-keys.js';
+import { outcomeOnly } from '../../src/domain/cases.js';
 
 type EventType = 'case.completed' | 'case.failed' | 'case.timed_out' | 'case.cancelled';
 
@@ -200,16 +201,7 @@ describe('event subscriptions', () => {
       workspaceId: svc.workspaceId,
       status: 'COMPLETED' as const,
       runId: 'run-that-died',
-      progress: {
-        caseId,
-        status: 'COMPLETED' as const,
-        nodes: {},
-        executed: [],
-        failed: [],
-        running: [],
-        remaining: [],
-        results: {},
-      },
+      progress: outcomeOnly(caseId, 'COMPLETED', { results: {} }),
     };
     const subscribers = await services.subscriptions.subscribersOf(svc.workspaceId, 'COMPLETED');
     await new CaseRepo(store.db).finalize(end, (ended) =>
