@@ -139,6 +139,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           sqlitePragmas: dev.sqlitePragmas,
           goGc: dev.goGc,
           metricsPort: dev.metricsPort,
+          leanVisibility: dev.leanVisibility,
         },
         {
           maxRestarts: dev.maxRestarts,

@@ -111,6 +111,8 @@ export const configSchema = z.object({
         goGc: z.coerce.number().int().min(25).max(10_000).optional(),
         /** The server's own Prometheus `/metrics` port (its task timeouts, eager-start refusals); unset, a random one. */
         metricsPort: port.optional(),
+        /** Drop the SQLite visibility indexes no caseflow list needs (src/temporal/dev-server-visibility.ts). */
+        leanVisibility: bool,
       }),
       maxCachedWorkflows: z.coerce.number().int().min(0),
       /**
@@ -367,6 +369,7 @@ const envMap: Record<string, string> = {
   TEMPORAL_DEV_SQLITE_PRAGMAS: 'temporal.devServer.sqlitePragmas',
   TEMPORAL_DEV_GOGC: 'temporal.devServer.goGc',
   TEMPORAL_DEV_METRICS_PORT: 'temporal.devServer.metricsPort',
+  TEMPORAL_DEV_LEAN_VISIBILITY: 'temporal.devServer.leanVisibility',
   CASEFLOW_MAX_CACHED_WORKFLOWS: 'temporal.maxCachedWorkflows',
   CASEFLOW_WORKFLOW_TASK_SLOTS: 'temporal.workflowTaskSlots',
   CASEFLOW_CASE_WORKFLOW_TASK_TIMEOUT_MS: 'temporal.caseWorkflowTaskTimeoutMs',

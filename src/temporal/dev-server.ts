@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from '../logging/logger.js';
 import { searchAttributeRegistrations } from './contracts/search-attributes.js';
+import { pruneVisibilityIndexes } from './dev-server-visibility.js';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -33,6 +34,8 @@ export interface DevServerOptions {
   goGc?: number;
   /** `--metrics-port`: the server's Prometheus endpoint (a random port when absent). */
   metricsPort?: number;
+  /** Drop the visibility indexes no caseflow list needs (with dbFilename; dev-server-visibility.ts). */
+  leanVisibility?: boolean;
 }
 
 /**
@@ -75,6 +78,18 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   mkdirSync(options.dataDir, { recursive: true });
   const pidFile = path.join(options.dataDir, 'temporal-dev-server.pid');
   await killOrphan(pidFile, options.logger);
+  const { dbFilename } = options;
+  if (dbFilename && options.leanVisibility) {
+    // The server creates its schema on its first start only, and the indexes go while no server has
+    // the file open: a first start runs it once to create the file, headless, and stops it.
+    if (!existsSync(dbFilename)) await (await launch({ ...options, ui: false }, pidFile)).stop();
+    const dropped = pruneVisibilityIndexes(dbFilename);
+    if (dropped.length > 0) options.logger.info({ dropped: dropped.length }, 'unused visibility indexes dropped');
+  }
+  return launch(options, pidFile);
+}
+
+async function launch(options: DevServerOptions, pidFile: string): Promise<DevServer> {
   const ip = options.ip ?? '127.0.0.1';
   const args = [
     'server',
