@@ -81,15 +81,21 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const { dbFilename } = options;
   if (dbFilename && options.leanVisibility) {
     // The server creates its schema on its first start only, and the indexes go while no server has
-    // the file open: a first start runs it once to create the file, headless, and stops it.
-    if (!existsSync(dbFilename)) await (await launch({ ...options, ui: false }, pidFile)).stop();
+    // the file open: a first start runs it once, headless, to create the file. It is killed, not
+    // stopped (a graceful stop takes seconds): nothing ran on it, and what it wrote is in the WAL.
+    if (!existsSync(dbFilename)) await (await launch({ ...options, ui: false }, pidFile)).kill();
     const dropped = pruneVisibilityIndexes(dbFilename);
     if (dropped.length > 0) options.logger.info({ dropped: dropped.length }, 'unused visibility indexes dropped');
   }
   return launch(options, pidFile);
 }
 
-async function launch(options: DevServerOptions, pidFile: string): Promise<DevServer> {
+/** A server as launched: a first start's preparatory run is killed rather than stopped. */
+interface LaunchedServer extends DevServer {
+  kill(): Promise<void>;
+}
+
+async function launch(options: DevServerOptions, pidFile: string): Promise<LaunchedServer> {
   const ip = options.ip ?? '127.0.0.1';
   const args = [
     'server',
@@ -165,6 +171,12 @@ async function launch(options: DevServerOptions, pidFile: string): Promise<DevSe
     stop: async () => {
       stopping = true;
       await stopChild(child);
+      rmSync(pidFile, { force: true });
+    },
+    kill: async () => {
+      stopping = true;
+      child.kill('SIGKILL');
+      await exitInfo;
       rmSync(pidFile, { force: true });
     },
   };
