@@ -5,6 +5,7 @@ import { WebhookSecrets } from './callbacks/webhook-secrets.js';
 import { CaseEnds } from './cases/case-ends.js';
 import { CaseService } from './cases/case-service.js';
 import { CaseRunReconciler } from './cases/run-reconciler.js';
+import { DeliverySweep } from './callbacks/delivery-sweep.js';
 import { RerunBatchService } from './cases/rerun-batch-service.js';
 import { RerunService } from './cases/rerun-service.js';
 import { CatalogService } from './catalog/catalog-service.js';
@@ -281,6 +282,17 @@ function buildServices(infra: Infrastructure, repos: Repositories) {
       events: subscriptions,
       logger,
       childStartGraceMs: config.cases.resumeUnstartedAfterMs,
+    }),
+    /** API side: starts the workflows of pending deliveries nothing is delivering (a process died before their start). */
+    deliverySweep: new DeliverySweep({
+      repo: repos.callbacks,
+      tenancy: repos.tenancy,
+      deliveries: callbackDeliveries,
+      runs: caseRuns,
+      graceMs: config.callbacks.sweepGraceMs,
+      batch: 100,
+      logger: logger.child({ component: 'delivery-sweep' }),
+      registry: metrics.registry,
     }),
     codeNodes: new CodeNodeService(repos.codeNodes, gates),
     catalog,

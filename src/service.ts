@@ -250,27 +250,23 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       stops.push(clearing(admit));
 
       // A run that ended without writing its case (store down, terminated) must not leave it RUNNING.
-      const reconciler = services.caseReconciler;
-      let reconciling: Promise<void> | undefined;
-      const reconcile = setInterval(() => {
-        // A slow pass is not overlapped by the next, and none runs while the engine cannot answer.
-        if (reconciling || !engine.isUp()) return;
-        reconciling = reconciler
-          .reconcile()
-          .then(
-            () => undefined,
-            (err: unknown) => logger.error({ err }, 'case reconciliation failed'),
-          )
-          .finally(() => {
-            reconciling = undefined;
-          });
-      }, config.cases.reconcileIntervalMs);
-      reconcile.unref();
-      // A pass between a case's end and its deliveries' start finishes before the engine's connection closes.
-      stops.push(async () => {
-        clearInterval(reconcile);
-        await reconciling;
-      });
+      stops.push(
+        everyPass(
+          () => services.caseReconciler.reconcile(),
+          config.cases.reconcileIntervalMs,
+          engine,
+          (err) => logger.error({ err }, 'case reconciliation failed'),
+        ),
+      );
+      // A delivery written but never started (a process killed between the two, Temporal refusing) is not lost.
+      stops.push(
+        everyPass(
+          () => services.deliverySweep.sweep(),
+          config.callbacks.sweepIntervalMs,
+          engine,
+          (err) => logger.error({ err }, 'the delivery sweep failed'),
+        ),
+      );
 
       // Uploads a crashed process left in 'receiving' are released at start and every minute.
       const cleanUploads = () => {
@@ -312,6 +308,33 @@ function listen(app: Express, port: number, host: string): Promise<Server> {
     const server = createServer({ maxHeaderSize: maxRequestHeadBytes }, app).listen(port, host, () => resolve(server));
     server.once('error', reject);
   });
+}
+
+/**
+ * Runs `pass` every `intervalMs`: a slow pass is not overlapped by the next, and none runs while the engine cannot
+ * answer. The stop step it returns waits for a pass under way, so one between a case's end and its deliveries' start
+ * finishes before the engine's connection closes.
+ */
+function everyPass(
+  pass: () => Promise<unknown>,
+  intervalMs: number,
+  engine: EngineHealth,
+  onError: (err: unknown) => void,
+): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    if (running || !engine.isUp()) return;
+    running = pass()
+      .then(() => undefined, onError)
+      .finally(() => {
+        running = undefined;
+      });
+  }, intervalMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
 }
 
 /** A stop step that clears an interval. */

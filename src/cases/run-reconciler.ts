@@ -33,7 +33,7 @@ export class CaseRunReconciler {
       /** Records the end: the subscribers' deliveries and the callback's row in its transaction, then their dispatch. */
       cases: Pick<CaseService, 'finalize'>;
       /** Starts the callback's delivery workflow (signed, retried, every attempt logged). */
-      callbacks: CallbackDeliveryGateway;
+      callbacks: Pick<CallbackDeliveryGateway, 'start'>;
       /** Reads a delivery's row: a callback owed is started only while its row waits for a first attempt. */
       deliveries: Pick<CallbackRepo, 'findDelivery'>;
       /** Starts the event deliveries of an end that did not start (their rows commit with the end). */
@@ -47,7 +47,8 @@ export class CaseRunReconciler {
   /**
    * Deliveries of ends this process recorded (or may have: the end failed after its commit) that did not all
    * start, by case id: tried again at each pass until they do. A closed case is not RUNNING, so no later pass
-   * would look at it again; starting twice is harmless (delivery workflows refuse a duplicate id).
+   * would look at it again; starting twice is harmless (delivery workflows refuse a duplicate id). Entries of a process
+   * that dies are left to the delivery sweep (src/callbacks/delivery-sweep.ts), which finds their rows pending.
    */
   private readonly owed = new Map<string, () => Promise<void>>();
 

@@ -249,6 +249,10 @@ export const configSchema = z.object({
     redeliverWindowMs: z.coerce.number().int().min(1000),
     redeliverPerCase: z.coerce.number().int().min(1),
     redeliverPerWorkspace: z.coerce.number().int().min(1),
+    /** How often the API's sweep looks for pending deliveries nothing is delivering. */
+    sweepIntervalMs: z.coerce.number().int().min(100),
+    /** How long past its due time a pending delivery is left to whatever starts its workflow (a redelivery's start must not race it). */
+    sweepGraceMs: z.coerce.number().int().min(1000),
   }),
   /** Defaults for organizations without their own retention policy (days; null: kept), and the purge's pace. */
   retention: z.object({
@@ -431,6 +435,8 @@ const envMap: Record<string, string> = {
   CASEFLOW_REDELIVER_WINDOW_MS: 'callbacks.redeliverWindowMs',
   CASEFLOW_REDELIVER_PER_CASE: 'callbacks.redeliverPerCase',
   CASEFLOW_REDELIVER_PER_WORKSPACE: 'callbacks.redeliverPerWorkspace',
+  CASEFLOW_CALLBACK_SWEEP_INTERVAL_MS: 'callbacks.sweepIntervalMs',
+  CASEFLOW_CALLBACK_SWEEP_GRACE_MS: 'callbacks.sweepGraceMs',
   CASEFLOW_OUTBOUND_ALLOW_CIDRS: 'outbound.allowCidrs',
   CASEFLOW_OUTBOUND_ALLOW_TARGETS: 'outbound.allowTargets',
   CASEFLOW_EVENT_SUBSCRIBER_CACHE_MS: 'events.subscriberCacheMs',

@@ -1,4 +1,4 @@
-import { PostgresAdapter, type Insertable, type QueryCreator, type Selectable } from 'kysely';
+import { PostgresAdapter, sql, type Insertable, type QueryCreator, type Selectable } from 'kysely';
 import type { CallbackAttempt, CallbackDelivery, DeliveryStatus } from '../domain/callback-records.js';
 import type { Db } from './database.js';
 import { olderThan, pageOf, type Keyset } from './paging.js';
@@ -21,6 +21,12 @@ export interface AttemptRecord extends CallbackAttempt {
   /** The delivery's state after this attempt. */
   status: DeliveryStatus;
   nextAttemptAt: string | null;
+}
+
+/** Where a walk through overdue deliveries stands: the last row's due time and id (ids break ties). */
+export interface DueKeyset {
+  dueAt: string;
+  id: string;
 }
 
 export interface WebhookSecretRow {
@@ -144,6 +150,24 @@ export class CallbackRepo {
     return rows.map(toDelivery);
   }
 
+  /**
+   * Pending deliveries whose next attempt was due before `dueBefore`, oldest due first, one page after `after`
+   * (row values: one range of the status index in SQLite and Postgres, never the whole table).
+   */
+  async overdueDeliveries(dueBefore: string, after: DueKeyset | undefined, limit: number): Promise<CallbackDelivery[]> {
+    let query = this.db
+      .selectFrom('callback_deliveries')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<', dueBefore);
+    if (after)
+      query = query.where(
+        sql<boolean>`(${sql.ref('next_attempt_at')}, ${sql.ref('id')}) > (${after.dueAt}, ${after.id})`,
+      );
+    const rows = await query.orderBy('next_attempt_at').orderBy('id').limit(limit).execute();
+    return rows.map(toDelivery);
+  }
+
   /** Attempts of the given deliveries, keyed by delivery id, in attempt order. */
   async listAttempts(deliveryIds: string[]): Promise<Map<string, CallbackAttempt[]>> {
     const byDelivery = new Map<string, CallbackAttempt[]>(deliveryIds.map((id) => [id, []]));
@@ -216,6 +240,17 @@ export class CallbackRepo {
       .set({ status, next_attempt_at: null, updated_at: now() })
       .where('id', '=', id)
       .execute();
+  }
+
+  /** Fails a delivery still pending whose workflow ended without recording it; false when it is no longer pending. */
+  async failStalled(id: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('callback_deliveries')
+      .set({ status: 'failed', next_attempt_at: null, updated_at: now() })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   async findWebhookSecret(workspaceId: string): Promise<WebhookSecretRow | undefined> {

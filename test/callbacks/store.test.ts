@@ -5,7 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookSecrets } from '../../src/callbacks/webhook-secrets.js';
 import { SecretBox } from '../../src/crypto/secret-box.js';
-import { CallbackRepo } from '../../src/store/callback-repo.js';
+import { CallbackRepo, type DueKeyset } from '../../src/store/callback-repo.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import { TenancyRepo } from '../../src/store/tenancy-repo.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
@@ -99,5 +99,77 @@ describe.each(['sqlite', 'postgres'] as const)('callback store on %s', (dialect)
     expect((await repo.listAttempts([delivery.id])).get(delivery.id)).toEqual([
       { attempt: 1, startedAt: attempt.startedAt, durationMs: 5, responseStatus: 200, responseBody: 'ok', error: null },
     ]);
+  });
+
+  it('pages through pending deliveries overdue before a time, oldest due first, past ties by id', async () => {
+    const caseId = randomUUID();
+    const make = async (name: string, dueAt: string | null, status: 'pending' | 'delivered' = 'pending') => {
+      const id = `${caseId}-${name}`;
+      await repo.createDelivery({
+        id,
+        caseId,
+        workspaceId,
+        url: 'http://127.0.0.1:1/hook',
+        body: '{}',
+        workflowId: id,
+      });
+      if (dueAt !== null || status !== 'pending') {
+        await repo.recordAttempt({
+          deliveryId: id,
+          attempt: 1,
+          startedAt: new Date().toISOString(),
+          durationMs: 1,
+          responseStatus: null,
+          responseBody: null,
+          error: 'ECONNREFUSED',
+          status,
+          nextAttemptAt: dueAt,
+        });
+      }
+      return id;
+    };
+    const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
+    const tie = at(-600_000);
+    // Written now, so due now: overdue for a cut-off a second ahead.
+    const fresh = await make('fresh', null);
+    const [tiedA, tiedB] = [await make('tied-a', tie), await make('tied-b', tie)];
+    const older = await make('older', at(-900_000));
+    await make('later', at(3_600_000));
+    await make('delivered', null, 'delivered');
+    const mine = (rows: { id: string }[]) => rows.map((r) => r.id).filter((id) => id.startsWith(caseId));
+
+    const cutOff = at(1000);
+    expect(mine(await repo.overdueDeliveries(cutOff, undefined, 100))).toEqual([older, tiedA, tiedB, fresh]);
+    expect(mine(await repo.overdueDeliveries(at(-60_000), undefined, 100))).toEqual([older, tiedA, tiedB]);
+    const walked: string[] = [];
+    let after: DueKeyset | undefined;
+    for (;;) {
+      const page = await repo.overdueDeliveries(cutOff, after, 1);
+      const last = page.at(-1);
+      if (!last?.nextAttemptAt) break;
+      walked.push(last.id);
+      after = { dueAt: last.nextAttemptAt, id: last.id };
+    }
+    expect(walked.filter((id) => id.startsWith(caseId))).toEqual([older, tiedA, tiedB, fresh]);
+  });
+
+  it('fails a stalled delivery only while it is pending: a delivered one stays delivered', async () => {
+    const caseId = randomUUID();
+    const delivery = (name: string) => ({
+      id: `${caseId}-${name}`,
+      caseId,
+      workspaceId,
+      url: 'http://127.0.0.1:1/hook',
+      body: '{}',
+      workflowId: `event-${caseId}-${name}`,
+    });
+    await repo.createDelivery(delivery('stalled'));
+    await repo.createDelivery(delivery('delivered'));
+    await repo.finishDelivery(`${caseId}-delivered`, 'delivered');
+    expect(await repo.failStalled(`${caseId}-stalled`)).toBe(true);
+    expect(await repo.failStalled(`${caseId}-stalled`)).toBe(false);
+    expect(await repo.failStalled(`${caseId}-delivered`)).toBe(false);
+    expect(await repo.findDelivery(`${caseId}-stalled`)).toMatchObject({ status: 'failed', nextAttemptAt: null });
+    expect(await repo.findDelivery(`${caseId}-delivered`)).toMatchObject({ status: 'delivered' });
   });
 });

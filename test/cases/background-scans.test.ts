@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.js';
 import { planOf, recordStatements, type StatementLog } from '../support/statements.js';
+import { createRepositories } from '../../src/store/repositories.js';
 
 let svc: TestService;
 let statements: StatementLog;
@@ -39,6 +40,39 @@ describe('the background passes over every organization', () => {
       expect(
         plan.filter((line) => /^SEARCH cases\b/.test(line) && !/\((\w+=\? AND )*status=\?/.test(line)),
         `${sql}\n${plan.join('\n')}`,
+      ).toEqual([]);
+    }
+  });
+
+  it('find overdue deliveries through an index on status and due time, in its order, not by reading every delivery', async () => {
+    const { services, store } = svc.service.context;
+    statements.take();
+    await services.deliverySweep.sweep();
+    // A later page of the same walk (the sweep goes on from where its last pass stopped).
+    await createRepositories(store.db).callbacks.overdueDeliveries(new Date().toISOString(), { dueAt: '', id: '' }, 10);
+    const reads = statements
+      .take()
+      .filter((sql) => /^select\b/i.test(sql) && sql.includes('from "callback_deliveries"'));
+    expect(reads).toHaveLength(2);
+    for (const sql of reads) {
+      const plan = await planOf(store.db, sql);
+      const shown = `${sql}\n${plan.join('\n')}`;
+      expect(
+        plan.filter((line) => /^SCAN callback_deliveries\b/.test(line)),
+        shown,
+      ).toEqual([]);
+      expect(
+        plan.filter(
+          (line) =>
+            /^SEARCH callback_deliveries\b/.test(line) &&
+            !/USING INDEX callback_deliveries_status_due \(status=\? AND /.test(line),
+        ),
+        shown,
+      ).toEqual([]);
+      // Sorting would read every overdue delivery to return the first few.
+      expect(
+        plan.filter((line) => /TEMP B-TREE/.test(line)),
+        shown,
       ).toEqual([]);
     }
   });

@@ -28,6 +28,7 @@ import * as generationRunsStarted from './106_generation_runs_started.js';
 import * as casesStatusIndex from './112_cases_status_index.js';
 import * as caseCallTrees from './118_case_call_trees.js';
 import * as casesStartedIndex from './124_cases_started_index.js';
+import * as callbackDeliveriesDueIndex from './125_callback_deliveries_due_index.js';
 import * as processLoads from './127_process_loads.js';
 import * as actingKeys from './131_acting_keys.js';
 
@@ -65,6 +66,7 @@ export const migrations: Record<string, Migration> = {
   '112_cases_status_index': casesStatusIndex,
   '118_case_call_trees': caseCallTrees,
   '124_cases_started_index': casesStartedIndex,
+  '125_callback_deliveries_due_index': callbackDeliveriesDueIndex,
   '127_process_loads': processLoads,
   '131_acting_keys': actingKeys,
 };
