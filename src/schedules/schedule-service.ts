@@ -19,7 +19,7 @@ import type { BackfillBody, CreateScheduleBody, UpdateScheduleBody } from './sch
 import { checkedTiming, firingsBetween, timingRequest } from './timing.js';
 
 export interface ScheduleServiceDeps {
-  config: Pick<Config, 'schedules'>;
+  config: Pick<Config, 'schedules' | 'temporal'>;
   logger: Logger;
   repo: ScheduleRepo;
   workflows: Pick<WorkflowRepo, 'findWorkflowByIdOrEntityId'>;
@@ -290,6 +290,7 @@ export class ScheduleService {
         details: `${started.labels.details} · schedule ${schedule.id}`,
         searchAttributes: runTags(this.deps.searchAttributes, started.labels.tags).typedSearchAttributes ?? [],
       },
+      workflowTaskTimeoutMs: this.deps.config.temporal.caseWorkflowTaskTimeoutMs,
     };
   }
 
