@@ -20,14 +20,13 @@ import type { WorkflowNode } from '../src/domain/graph.js';
 import { NodeFailure } from '../src/domain/node-kinds/kind.js';
 import {
   caseFailedType,
-  caseRunContract,
   caseTimedOutType,
   caseWorkflowId,
   type ChildCaseMemo,
 } from '../src/temporal/contracts/case-run.js';
 import { runTags, searchAttributes } from '../src/temporal/contracts/search-attributes.js';
 import { inTurn, type NodeTurns } from './node-turns.js';
-import { startChildWorkflow } from './start-child.js';
+import { startCaseRun } from './start-child.js';
 
 /**
  * A call_workflow node of the case run: a child case with its own row and its own caseRun, started
@@ -133,15 +132,11 @@ async function startChildRun(
   // Tagged like the parent only where the namespace has caseflow's attributes (the parent run carries them).
   const tagged = workflowInfo().typedSearchAttributes.get(searchAttributes.organizationId) !== undefined;
   try {
-    return await startChildWorkflow(caseRunContract, {
+    // The parent's workflow-task timeout is the case one (temporal.caseWorkflowTaskTimeoutMs): it started as a case.
+    return await startCaseRun(start.input, workflowInfo().taskTimeoutMs, {
       workflowId: caseWorkflowId(childCaseId),
-      args: [start.input],
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
-      // The parent's workflow-task timeout (temporal.caseWorkflowTaskTimeoutMs), not Temporal's 10 s: the child's
-      // first task runs its local activities too, and past the timeout they run again (performance.md, overload).
-      // An attribute of the start command, not a command of its own: histories replay the same either way.
-      workflowTaskTimeout: workflowInfo().taskTimeoutMs,
       memo: { ...memo },
       staticSummary: start.summary,
       staticDetails: start.details,

@@ -19,14 +19,14 @@ import {
   type TaskMeta,
 } from '../src/domain/generation/run-state.js';
 import type { RunStatus, Specialty } from '../src/domain/generation/run.js';
-import { caseFailedType, caseRunContract, type CaseFailureDetails } from '../src/temporal/contracts/case-run.js';
+import { caseFailedType, type CaseFailureDetails } from '../src/temporal/contracts/case-run.js';
 import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
 import {
   cancelGenerationSignal,
   generationRunQuery,
   type generationRunContract,
 } from '../src/temporal/contracts/generation-run.js';
-import { executeChildWorkflow } from './start-child.js';
+import { startCaseRun } from './start-child.js';
 
 /**
  * LLM calls: a timeout per attempt, retries (429, 5xx, timeouts, malformed
@@ -117,20 +117,19 @@ export const generationRun: WorkflowOf<typeof generationRunContract> = async fun
 
   async function dryRun(review: ReviewOutcome, round: number): Promise<ReviewProblem[]> {
     try {
-      const outcome = await executeChildWorkflow(caseRunContract, {
+      const run = {
+        caseId: `dry-run-${input.runId}-${round}`,
+        organizationId: input.organizationId,
+        workspaceId: input.workspaceId,
+        graph: review.dryRunGraph ?? review.graph,
+        inputs: review.sampleInputs,
+        deadlineMs: 120_000,
+      };
+      const child = await startCaseRun(run, input.caseWorkflowTaskTimeoutMs, {
         workflowId: `generation-dry-run-${input.runId}-${round}`,
-        args: [
-          {
-            caseId: `dry-run-${input.runId}-${round}`,
-            organizationId: input.organizationId,
-            workspaceId: input.workspaceId,
-            graph: review.dryRunGraph ?? review.graph,
-            inputs: review.sampleInputs,
-            deadlineMs: 120_000,
-          },
-        ],
         parentClosePolicy: ParentClosePolicy.TERMINATE,
       });
+      const outcome = await child.result();
       return outcome.status === 'COMPLETED'
         ? []
         : [{ stepId: null, message: `The dry run ended ${outcome.status}`, fromDryRun: true }];

@@ -5,10 +5,10 @@ import {
 } from '@temporalio/common';
 import { ChildWorkflowFailure, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ScheduleActivities } from '../activities/schedules.js';
-import { caseRunContract, caseWorkflowId } from '../src/temporal/contracts/case-run.js';
+import { caseWorkflowId } from '../src/temporal/contracts/case-run.js';
 import type { WorkflowOf } from '../src/temporal/contracts/contract.js';
 import type { scheduledCaseContract } from '../src/temporal/contracts/scheduled-case.js';
-import { startChildWorkflow } from './start-child.js';
+import { startCaseRun } from './start-child.js';
 
 const { openScheduledFiring, linkScheduledCase } = proxyActivities<ScheduleActivities>({
   startToCloseTimeout: '1 minute',
@@ -37,9 +37,8 @@ export const scheduledCase: WorkflowOf<typeof scheduledCaseContract> = async fun
   const { run, labels } = opened;
   let child;
   try {
-    child = await startChildWorkflow(caseRunContract, {
+    child = await startCaseRun(run, opened.workflowTaskTimeoutMs, {
       workflowId: caseWorkflowId(run.caseId),
-      args: [run],
       staticSummary: labels.summary,
       staticDetails: labels.details,
       typedSearchAttributes: labels.searchAttributes,

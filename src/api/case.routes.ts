@@ -17,6 +17,7 @@ import {
   caseListSchema,
   executedSchema,
   initiatedSchema,
+  intakeLimited,
   notFinishedSchema,
   rerunStartedSchema,
   resultsBodySchema,
@@ -24,6 +25,7 @@ import {
 } from './schemas/cases.js';
 import { errorBodySchema, startIdempotencyHeaders, uuid } from './schemas/common.js';
 import { answerIdempotently } from './idempotency.js';
+import { intakeRateLimit } from './rate-limits.js';
 import {
   auditView,
   cancelledView,
@@ -114,6 +116,7 @@ const caseReadRefusals = {
 export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
   const { cases, idempotency, reruns } = ctx.services;
   const tags = ['Cases'];
+  const intake = intakeRateLimit(ctx.services.rateLimits, ctx.config.cases.intakeRateLimit);
 
   api.route({
     method: 'post',
@@ -138,8 +141,10 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
         schema: errorBodySchema,
       },
       413: { description: 'initialInput over cases.maxInputBytes as JSON', schema: errorBodySchema },
+      ...intakeLimited,
     },
     handler: async ({ auth, body, req, res }) => {
+      await intake(res, auth, 'initiate');
       await answerIdempotently(idempotency, auth, { req, res, body }, async () => ({
         status: 201,
         body: initiatedView(await cases.initiate(auth, body)),
@@ -206,8 +211,10 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
         schema: errorBodySchema,
       },
       413: { description: 'Case inputs over cases.maxInputBytes as JSON', schema: errorBodySchema },
+      ...intakeLimited,
     },
     handler: async ({ auth, params, body, req, res }) => {
+      await intake(res, auth, 'execute');
       await answerIdempotently(idempotency, auth, { req, res, body }, async () => {
         const { record, temporalUiUrl } = await cases.execute(auth, params.caseId, body);
         return { status: 202, body: executedView(record, temporalUiUrl) };

@@ -3,9 +3,16 @@ import type { AppContext } from '../context.js';
 import { executeBodySchema, initiateBodySchema, withOneInputForm } from '../cases/schemas.js';
 import { registerCaseReads } from './case.routes.js';
 import type { ApiRoutes } from './route.js';
-import { caseErrors as errors, jobExecutedSchema, jobInitiatedSchema, jobStatusSchema } from './schemas/cases.js';
+import {
+  caseErrors as errors,
+  intakeLimited,
+  jobExecutedSchema,
+  jobInitiatedSchema,
+  jobStatusSchema,
+} from './schemas/cases.js';
 import { errorBodySchema, startIdempotencyHeaders, uuid } from './schemas/common.js';
 import { answerIdempotently } from './idempotency.js';
+import { intakeRateLimit } from './rate-limits.js';
 import { jobExecutedView, jobInitiatedView, jobStatusView } from './views/cases.js';
 
 const jobParams = z.object({ jobExecutionId: uuid });
@@ -14,6 +21,8 @@ const jobParams = z.object({ jobExecutionId: uuid });
 export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
   const { cases, idempotency } = ctx.services;
   const tags = ['Jobs (deprecated)'];
+  // The same budgets as the case paths': a job is a case under its old path.
+  const intake = intakeRateLimit(ctx.services.rateLimits, ctx.config.cases.intakeRateLimit);
 
   api.route({
     method: 'post',
@@ -35,8 +44,10 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
         schema: errorBodySchema,
       },
       413: { description: 'initialInput over cases.maxInputBytes as JSON', schema: errorBodySchema },
+      ...intakeLimited,
     },
     handler: async ({ auth, body, req, res }) => {
+      await intake(res, auth, 'initiate');
       await answerIdempotently(idempotency, auth, { req, res, body }, async () => ({
         status: 201,
         body: jobInitiatedView(await cases.initiate(auth, body)),
@@ -57,8 +68,10 @@ export function registerJobRoutes(api: ApiRoutes, ctx: AppContext): void {
       ...errors,
       409: { description: 'Already executed', schema: errorBodySchema },
       413: { description: 'Job inputs over cases.maxInputBytes as JSON', schema: errorBodySchema },
+      ...intakeLimited,
     },
     handler: async ({ auth, body, res }) => {
+      await intake(res, auth, 'execute');
       const { jobExecutionId, ...execute } = body;
       const { record, temporalUiUrl } = await cases.execute(auth, jobExecutionId, execute);
       res.status(202).json(jobExecutedView(record, temporalUiUrl));

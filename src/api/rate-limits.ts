@@ -1,4 +1,6 @@
 import type { Response } from 'express';
+import type { Config } from '../config/config.js';
+import type { AuthContext } from '../domain/auth-context.js';
 import type { Quota, QuotaState, RateLimiter } from '../rate-limits/rate-limiter.js';
 
 /** The draft-8 (draft-ietf-httpapi-ratelimit-headers-08) fields for the quotas a request counted against. */
@@ -35,4 +37,25 @@ export async function countRefusal(
   quotas: readonly Quota[],
 ): Promise<void> {
   if (!counted.has(res)) await takeRateLimit(res, limiter, what, quotas);
+}
+
+/** Where a case starts over the API: initiate and execute each spend a budget of their own. */
+type IntakeStep = 'initiate' | 'execute';
+
+/**
+ * The API's case intake per organization (config cases.intakeRateLimit, docs/concurrency.md#intake-rate): counted
+ * first, so one organization's flood is refused before it costs a lookup or a start. Off (null), nothing is counted
+ * and the store is not touched.
+ */
+export function intakeRateLimit(
+  limiter: RateLimiter,
+  settings: Config['cases']['intakeRateLimit'],
+): (res: Response, auth: AuthContext, step: IntakeStep) => Promise<void> {
+  const { perOrganization, windowMs } = settings;
+  return async (res, auth, step) => {
+    if (perOrganization === null) return;
+    await takeRateLimit(res, limiter, `case ${step} requests of this organization`, [
+      { name: 'organization', key: `intake:${step}:${auth.organizationId}`, limit: perOrganization, windowMs },
+    ]);
+  };
 }

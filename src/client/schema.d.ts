@@ -8828,6 +8828,25 @@ export interface operations {
           };
         };
       };
+      /** @description Over the organization's intake rate (cases.intakeRateLimit: perOrganization requests per windowMs, each of initiate and execute; off by default); Retry-After, RateLimit, RateLimit-Policy headers */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
     };
   };
   getApiV1StatsCases: {
@@ -9091,6 +9110,25 @@ export interface operations {
       };
       /** @description Case inputs over cases.maxInputBytes as JSON */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Over the organization's intake rate (cases.intakeRateLimit: perOrganization requests per windowMs, each of initiate and execute; off by default); Retry-After, RateLimit, RateLimit-Policy headers */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -12808,6 +12846,25 @@ export interface operations {
           };
         };
       };
+      /** @description Over the organization's intake rate (cases.intakeRateLimit: perOrganization requests per windowMs, each of initiate and execute; off by default); Retry-After, RateLimit, RateLimit-Policy headers */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
     };
   };
   postJobExecute: {
@@ -12962,6 +13019,25 @@ export interface operations {
       };
       /** @description Job inputs over cases.maxInputBytes as JSON */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            statusCode: number;
+            message: string;
+            errorCode: string;
+            /** Format: date-time */
+            timestamp: string;
+            path: string;
+            metadata?: {
+              [key: string]: unknown;
+            };
+          };
+        };
+      };
+      /** @description Over the organization's intake rate (cases.intakeRateLimit: perOrganization requests per windowMs, each of initiate and execute; off by default); Retry-After, RateLimit, RateLimit-Policy headers */
+      429: {
         headers: {
           [name: string]: unknown;
         };

@@ -170,6 +170,15 @@ export const configSchema = z.object({
     maxStartDelayMs: z.coerce.number().int().min(1000),
     /** Cases of one organization running at once where it has no cap of its own (docs/concurrency.md); null: no cap. */
     maxConcurrentPerOrganization: z.coerce.number().int().min(1).nullable(),
+    /**
+     * The API's intake per organization (docs/concurrency.md#intake-rate): at most `perOrganization` initiates, and
+     * as many executes, in each fixed window of `windowMs`, counted in the store across API processes; over it 429
+     * with Retry-After. null (the default): no limit, and nothing counted.
+     */
+    intakeRateLimit: z.object({
+      perOrganization: z.coerce.number().int().min(1).nullable(),
+      windowMs: z.coerce.number().int().min(1000),
+    }),
     /** How often queued cases are given the slots freed without a case ending (a person's wait, a raised cap, a crash). */
     admissionIntervalMs: z.coerce.number().int().min(100),
     /**
@@ -396,6 +405,8 @@ const envMap: Record<string, string> = {
   CASEFLOW_CASE_MAX_WAIT_MS: 'cases.maxWaitMs',
   CASEFLOW_CASE_MAX_START_DELAY_MS: 'cases.maxStartDelayMs',
   CASEFLOW_CASE_MAX_CONCURRENT_PER_ORGANIZATION: 'cases.maxConcurrentPerOrganization',
+  CASEFLOW_CASE_INTAKE_RATE_LIMIT: 'cases.intakeRateLimit.perOrganization',
+  CASEFLOW_CASE_INTAKE_RATE_WINDOW_MS: 'cases.intakeRateLimit.windowMs',
   CASEFLOW_CASE_ADMISSION_INTERVAL_MS: 'cases.admissionIntervalMs',
   CASEFLOW_FAIR_SHARE: 'cases.fairShare.enabled',
   CASEFLOW_FAIR_SHARE_BUDGET: 'cases.fairShare.budget',

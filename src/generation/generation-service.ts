@@ -227,6 +227,7 @@ export class GenerationService {
       planner: this.ctx.config.llm.baseUrl ? 'llm' : 'offline',
       timeLimitMs: this.ctx.config.generation.timeLimitMs,
       maxReviewRounds: this.ctx.config.generation.maxReviewRounds,
+      caseWorkflowTaskTimeoutMs: this.ctx.config.temporal.caseWorkflowTaskTimeoutMs,
       ...(source ? { process: source } : {}),
     };
     const record = initialRunRecord(input);

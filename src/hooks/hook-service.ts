@@ -1,4 +1,5 @@
 import { assertWorkspaceGrant } from '../auth/access.js';
+import { actingKeyAfter, startsNothing, type InertFields } from '../auth/acting-key.js';
 import type { AuthContext } from '../domain/auth-context.js';
 import type { KeyAuthentication } from '../auth/key-authentication.js';
 import type { Grant } from '../domain/grants.js';
@@ -62,6 +63,9 @@ export interface HookServiceDeps {
 }
 
 const RATE_WINDOW_MS = 60_000;
+
+/** A new name, or disabling a hook, starts nothing (startsNothing). */
+const inert: InertFields<HookChanges> = { name: 'name', off: { field: 'enabled', value: false } };
 
 /**
  * Inbound webhook triggers: a hook belongs to one workflow; a signed delivery
@@ -144,7 +148,7 @@ export class HookService {
    */
   private async loadToStart(auth: AuthContext, hookId: string, changes?: HookChanges): Promise<HookRecord> {
     const hook = await this.load(auth, hookId, 'workflow:full');
-    if (changes === undefined || !startsNothing(changes))
+    if (changes === undefined || !startsNothing(changes, inert))
       assertWorkspaceGrant(auth, { id: hook.workspaceId, organizationId: hook.organizationId }, 'case:full');
     return hook;
   }
@@ -154,8 +158,7 @@ export class HookService {
     if (changes.mapping) await this.checkMapping(hook.organizationId, hook.workflowId, changes.mapping);
     // Whoever shapes what deliveries start answers for them from then on, as after a rotation: revoking that key
     // stops them. Renaming or disabling leaves them acting for whom they did.
-    const by = startsNothing(changes) ? undefined : { createdByKeyId: auth.keyId, createdByUserId: auth.userId };
-    const updated = await this.deps.repo.update(hook.id, changes, by);
+    const updated = await this.deps.repo.update(hook.id, changes, actingKeyAfter(auth, changes, inert));
     if (!updated) throw DomainError.notFound(`Hook ${hookId} does not exist`);
     return updated;
   }
@@ -327,11 +330,4 @@ function withSource(problem: FieldProblem, sources: HookMapping | undefined): Fi
   const name = problem.field.slice('inputs.'.length);
   const source = sources?.[name];
   return source ? { ...problem, message: `${problem.message} (mapped from ${describeSource(source)})` } : problem;
-}
-
-/** A change that starts nothing and shapes nothing a delivery starts: a new name, or disabling (as deleting). */
-function startsNothing(changes: HookChanges): boolean {
-  return Object.entries(changes).every(
-    ([field, value]) => field === 'name' || (field === 'enabled' && value === false),
-  );
 }

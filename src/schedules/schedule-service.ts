@@ -1,4 +1,5 @@
 import { assertWorkspaceGrant, listScope, type ListRequest } from '../auth/access.js';
+import { actingKeyAfter, type InertFields } from '../auth/acting-key.js';
 import type { AuthContext } from '../domain/auth-context.js';
 import type { Grant } from '../domain/grants.js';
 import type { CaseService, ScheduledCaseRequest } from '../cases/case-service.js';
@@ -18,7 +19,7 @@ import type { BackfillBody, CreateScheduleBody, UpdateScheduleBody } from './sch
 import { checkedTiming, firingsBetween, timingRequest } from './timing.js';
 
 export interface ScheduleServiceDeps {
-  config: Pick<Config, 'schedules'>;
+  config: Pick<Config, 'schedules' | 'temporal'>;
   logger: Logger;
   repo: ScheduleRepo;
   workflows: Pick<WorkflowRepo, 'findWorkflowByIdOrEntityId'>;
@@ -44,6 +45,9 @@ export interface ScheduleListRequest extends ListRequest {
 
 const RECENT_FIRINGS = 20;
 const ENGINE_RETRY_AFTER_S = 5;
+
+/** A new title (or none), or pausing, starts nothing (startsNothing): the firings keep acting for whom they did. */
+const inert: InertFields<UpdateScheduleBody> = { name: 'title', off: { field: 'paused', value: true } };
 
 /** A DomainError as a failed firing records it: the message and each field at fault. */
 function refusal(err: DomainError): string {
@@ -172,9 +176,8 @@ export class ScheduleService {
           ? current.catchupWindowMs
           : this.catchupWindowMs(body.catchupWindowSeconds),
       paused: body.paused ?? current.paused,
-      // Whoever changes what it fires (inputs, callbackUrl, version) answers for its firings from then on.
-      createdByKeyId: auth.keyId,
-      createdByUserId: auth.userId,
+      // Whoever changes what it fires, with what, when, or resumes it answers for its firings from then on.
+      ...actingKeyAfter(auth, body, inert),
     };
     // Temporal first: a failure there changes nothing the caller sees, and the same PATCH may be sent again.
     await this.deps.engine.update({ ...current, ...changes, timing }).catch((err: unknown) => {
@@ -202,7 +205,9 @@ export class ScheduleService {
         throw engineError(err);
       },
     );
-    return this.details((await this.deps.repo.update(record.id, { paused })) ?? record);
+    // Resuming is a change that starts cases, as PATCH { paused: false } is: the resuming key answers for them.
+    const changes = { paused, ...actingKeyAfter(auth, { paused }, inert) };
+    return this.details((await this.deps.repo.update(record.id, changes)) ?? record);
   }
 
   /** Fires now, even while an earlier firing runs; firing needs Case: Full. */
@@ -285,6 +290,7 @@ export class ScheduleService {
         details: `${started.labels.details} · schedule ${schedule.id}`,
         searchAttributes: runTags(this.deps.searchAttributes, started.labels.tags).typedSearchAttributes ?? [],
       },
+      workflowTaskTimeoutMs: this.deps.config.temporal.caseWorkflowTaskTimeoutMs,
     };
   }
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseKey } from '../../src/auth/api-keys.js';
+import { createRepositories } from '../../src/store/repositories.js';
 import { startTestService, type TestService } from '../support/harness.js';
 import { newKey } from '../support/keys.js';
 import { Graph } from '../support/graphs.js';
@@ -26,11 +27,17 @@ afterAll(async () => {
 });
 
 /** A member's key that may create schedules and hooks, and how to take it away. */
-async function creator(): Promise<{ key: string; revoke: () => Promise<void>; leave: () => Promise<void> }> {
+async function creator(): Promise<{
+  key: string;
+  keyId: string | undefined;
+  revoke: () => Promise<void>;
+  leave: () => Promise<void>;
+}> {
   const { key, userId } = await newKey(svc, ['workflow:full', 'case:full']);
   const keyId = parseKey(key)?.id;
   return {
     key,
+    keyId,
     revoke: async () => expect((await svc.admin('POST', `/admin/keys/${keyId}/revoke`)).status).toBeLessThan(300),
     leave: async () =>
       expect((await svc.admin('DELETE', `/admin/organizations/${svc.organizationId}/members/${userId}`)).status).toBe(
@@ -63,6 +70,14 @@ describe("a schedule whose creator's key can no longer be used", () => {
   it('creates no case when its user left the organization', { timeout: 60_000 }, () => firingAfter('leave'));
 });
 
+/** The schedule's one firing, triggered by the organization's own key once `who` was revoked. */
+async function firingAfterRevoking(scheduleId: string, who: { revoke: () => Promise<void> }) {
+  await who.revoke();
+  expect((await svc.request('POST', `/api/v1/schedules/${scheduleId}/trigger`)).status).toBe(202);
+  const s = await waitForSchedule(svc, scheduleId, (x) => x.recentFirings.length === 1);
+  return s.recentFirings[0];
+}
+
 describe('a schedule changed by another key', () => {
   it(
     'acts for the key that changed it: once that key is revoked, its firings create nothing',
@@ -75,12 +90,50 @@ describe('a schedule changed by another key', () => {
         body: { inputs: { text: 'chosen by a member who then leaves' } },
       });
       expect(changed.status, changed.text).toBe(200);
-      await who.revoke();
       // The schedule's creator is still good; what it fires was chosen by a key that no longer is.
-      expect((await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/trigger`)).status).toBe(202);
-      const s = await waitForSchedule(svc, created.scheduleId, (x) => x.recentFirings.length === 1);
-      expect(s.recentFirings[0]).toMatchObject({ status: 'failed', caseId: null });
-      expect(s.recentFirings[0]?.error).toMatch(/revoked/);
+      const firing = await firingAfterRevoking(created.scheduleId, who);
+      expect(firing).toMatchObject({ status: 'failed', caseId: null });
+      expect(firing?.error).toMatch(/revoked/);
+    },
+  );
+});
+
+describe('a schedule only retitled or paused by another key', () => {
+  it(
+    'still acts for the key that set what it fires: revoking the retitling key stops nothing',
+    { timeout: 60_000 },
+    async () => {
+      const [setter, retitler] = [await creator(), await creator()];
+      const mine = await svc.request('POST', `/api/v1/workflow/${workflowId}/schedules`, {
+        key: setter.key,
+        body: { cron: '0 0 1 1 *', inputs: { text: 'x' } },
+      });
+      expect(mine.status, mine.text).toBe(201);
+      const scheduleId = String(mine.body.scheduleId);
+      for (const body of [{ title: 'retitled' }, { paused: true }]) {
+        const changed = await svc.request('PATCH', `/api/v1/schedules/${scheduleId}`, { key: retitler.key, body });
+        expect(changed.status, changed.text).toBe(200);
+      }
+      const firing = await firingAfterRevoking(scheduleId, retitler);
+      expect(firing).toMatchObject({ status: 'started' });
+      const record = await createRepositories(svc.service.context.store.db).cases.find(String(firing?.caseId));
+      expect(record).toMatchObject({ title: 'retitled', createdByKeyId: setter.keyId });
+    },
+  );
+
+  it(
+    'acts for the key that resumed it: once that key is revoked, its firings create nothing',
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const resumer = await creator();
+      const created = await createSchedule(svc, workflowId, { cron: '0 0 1 1 *', inputs: { text: 'x' }, paused: true });
+      const resumed = await svc.request('POST', `/api/v1/schedules/${created.scheduleId}/resume`, { key: resumer.key });
+      expect(resumed.status, resumed.text).toBe(200);
+      const firing = await firingAfterRevoking(created.scheduleId, resumer);
+      expect(firing).toMatchObject({ status: 'failed', caseId: null });
+      expect(firing?.error).toMatch(/revoked/);
     },
   );
 });

@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answered, startTestService, type TestService } from '../support/harness.js';
 import { presign, upload } from '../files/support.js';
 import { authorIntegration, connect, connection } from '../connections/support.js';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
+import { caseRunRevision } from '../../src/domain/case-run-changes.js';
+import type { CaseRunInput } from '../../src/domain/cases.js';
 import { newCaller, newWorkspace } from '../support/keys.js';
 import { generate as generateRun, nodesOf as nodesOfWorkflow } from './process-support.js';
 
@@ -22,7 +25,29 @@ describe('generation with the offline planner', () => {
     answered(svc.client.GET('/api/v1/workflow/{workflowId}', { params: { path: { workflowId } } }), 200);
   const nodesOf = (workflowId: string) => nodesOfWorkflow(svc, workflowId);
 
-  it('builds a branching workflow it has rules for, which validates and dry-runs (completed)', async () => {
+  /**
+   * The dry run's case run was started as the API starts one: with this code's revision (so it records no patch
+   * marker) and the case workflow-task timeout (config temporal.caseWorkflowTaskTimeoutMs, 60 s), not Temporal's 10 s.
+   */
+  async function expectDryRunStartedAsACase(workflowId: string): Promise<void> {
+    const { client, codec } = svc.service.context.temporal;
+    const generation = await client.workflow.getHandle(`generation-${workflowId}`).fetchHistory();
+    const dryRuns = (generation.events ?? [])
+      .map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)
+      .filter((child) => child?.workflowType?.name === 'caseRun');
+    expect(dryRuns.length).toBeGreaterThan(0);
+    for (const dryRun of dryRuns) {
+      const child = client.workflow.getHandle(String(dryRun?.workflowId));
+      const { raw } = await child.describe();
+      expect(Number(raw.executionConfig?.defaultWorkflowTaskTimeout?.seconds)).toBe(60);
+      const events = (await child.fetchHistory()).events ?? [];
+      const [input] = await codec.decode(events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? []);
+      expect(input && defaultPayloadConverter.fromPayload<CaseRunInput>(input).revision).toBe(caseRunRevision);
+      expect(events.map((e) => e.markerRecordedEventAttributes?.markerName)).not.toContain('core_patch');
+    }
+  }
+
+  it('builds a branching workflow it has rules for, which validates and dry-runs (completed) as a case run', async () => {
     const { workflowId, run } = await generate(
       'Given a support ticket, clean the text, then count the words. If the word count is over 200, escalate the ticket.',
     );
@@ -45,6 +70,7 @@ describe('generation with the offline planner', () => {
     expect(described.typedSearchAttributes.get(searchAttributes.organizationId)).toBe(svc.organizationId);
     expect(described.typedSearchAttributes.get(searchAttributes.workspaceId)).toBe(svc.workspaceId);
     expect(described.typedSearchAttributes.get(searchAttributes.workflowId)).toBe(workflowId);
+    await expectDryRunStartedAsACase(workflowId);
   });
 
   it('ends partial and names the steps it cannot fill without an LLM or an integration', async () => {

@@ -18,7 +18,7 @@ const act = (scheduleId: string, action: 'pause' | 'resume') =>
   answered(svc.client.POST(`/api/v1/schedules/{scheduleId}/${action}`, { params: { path: { scheduleId } } }), 200);
 
 describe('a schedule firing', () => {
-  it('creates and runs a case per firing, with source scheduled and the schedule id', async () => {
+  it('creates and runs a case per firing, with source scheduled, the schedule id and the case task timeout', async () => {
     const wf = await createWorkflow(svc, echo());
     const created = await createSchedule(svc, wf.workflowId, { intervalSeconds: 2, inputs: { text: 'tick' } });
     expect(created).toMatchObject({ inEngine: true, paused: false, overlap: 'skip', timeZone: 'UTC' });
@@ -39,6 +39,9 @@ describe('a schedule firing', () => {
       status: 'COMPLETED',
     });
     expect(await results(svc, caseId)).toMatchObject({ text: { value: 'echo:tick' } });
+    // The firing's child run has the case workflow-task timeout (temporal.caseWorkflowTaskTimeoutMs), not Temporal's 10 s.
+    const { raw } = await svc.service.context.temporal.client.workflow.getHandle(`case-${caseId}`).describe();
+    expect(Number(raw.executionConfig?.defaultWorkflowTaskTimeout?.seconds)).toBe(60);
     expect(await deleteSchedule(svc, created.scheduleId)).toBe(204);
     const gone = await svc.client.GET('/api/v1/schedules/{scheduleId}', {
       params: { path: { scheduleId: created.scheduleId } },

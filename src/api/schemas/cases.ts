@@ -139,6 +139,15 @@ export const caseErrors = {
   404: { description: 'Unknown case (or one of another organization)', schema: errorBodySchema },
 };
 
+/** The answer of initiate and execute over the organization's intake rate (off by default). */
+export const intakeLimited = {
+  429: {
+    description:
+      "Over the organization's intake rate (cases.intakeRateLimit: perOrganization requests per windowMs, each of initiate and execute; off by default); Retry-After, RateLimit, RateLimit-Policy headers",
+    schema: errorBodySchema,
+  },
+};
+
 export const initiatedSchema = z.object({
   caseId: z.string(),
   workflowVersionId: z.string(),

@@ -21,6 +21,8 @@ export interface GenerationRunInput {
   planner: 'llm' | 'offline';
   timeLimitMs: number;
   maxReviewRounds: number;
+  /** The dry run's workflow-task timeout, a case run's (temporal.caseWorkflowTaskTimeoutMs); absent on runs started before. */
+  caseWorkflowTaskTimeoutMs?: number;
   /** Set when the run builds from a discovered process: the process as read at start, and the connections offered. */
   process?: ProcessSource;
 }

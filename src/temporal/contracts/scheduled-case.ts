@@ -33,6 +33,8 @@ export type OpenedFiring =
       run: CaseRunInput;
       /** How the case's run is shown and filtered in the Temporal UI. */
       labels: { summary: string; details: string; searchAttributes: SearchAttributePair[] };
+      /** The run's workflow-task timeout (temporal.caseWorkflowTaskTimeoutMs); absent in firings opened before. */
+      workflowTaskTimeoutMs?: number;
     }
   | Extract<FiringOutcome, { firing: 'queued' }>
   | { firing: 'failed'; error: string }
