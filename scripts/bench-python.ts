@@ -31,7 +31,9 @@ export async function benchPython(): Promise<void> {
   }
   cold.sort((a, b) => a - b);
 
-  const pool = await PythonRunnerPool.create({});
+  // BENCH_PYTHON_PREARM=0: the same build without children armed ahead of the call (an A/B of that lever alone).
+  const prearm = process.env.BENCH_PYTHON_PREARM;
+  const pool = await PythonRunnerPool.create({ prearmedPerServer: prearm === undefined ? undefined : Number(prearm) });
   try {
     const caps = pool.stats().capabilities;
     if (!pool.stats().sandboxed) {
