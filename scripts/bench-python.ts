@@ -33,7 +33,11 @@ export async function benchPython(): Promise<void> {
 
   // BENCH_PYTHON_PREARM=0: the same build without children armed ahead of the call (an A/B of that lever alone).
   const prearm = process.env.BENCH_PYTHON_PREARM;
-  const pool = await PythonRunnerPool.create({ prearmedPerServer: prearm === undefined ? undefined : Number(prearm) });
+  // No server recycled while measuring: an ended server's CPU reaches this process late or not at all.
+  const pool = await PythonRunnerPool.create({
+    recycleAfter: 1_000_000,
+    prearmedPerServer: prearm === undefined ? undefined : Number(prearm),
+  });
   try {
     const caps = pool.stats().capabilities;
     if (!pool.stats().sandboxed) {
