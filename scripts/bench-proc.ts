@@ -96,6 +96,28 @@ export function sample(roots: Root[]): TreeSample {
   return { threads, rssKb, rssByProcess };
 }
 
+/** User + system ticks of a process, those of the children it has reaped included. */
+function ticksWithReaped(pid: number | 'self'): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return Number(stat[11]) + Number(stat[12]) + Number(stat[13]) + Number(stat[14]);
+  } catch {
+    return 0; // exited while we looked: its parent has it now
+  }
+}
+
+/**
+ * CPU milliseconds this process and every process under `roots` have used so far, the exited
+ * ones included (each counts in the process that reaped it). The difference of two readings is
+ * what was spent between them, also by the processes that ended or started in between.
+ */
+export function cpuMsWithChildren(roots: number[]): { total: number; self: number } {
+  let ticks = ticksWithReaped('self');
+  for (const root of roots) for (const pid of processTree(root)) ticks += ticksWithReaped(pid);
+  const own = process.cpuUsage();
+  return { total: ticks * TICK_MS, self: (own.user + own.system) / 1000 };
+}
+
 /** CPU milliseconds per group between two samples. */
 export function cpuByGroup(before: ThreadSample[], after: ThreadSample[]): Map<string, number> {
   const sum = (list: ThreadSample[]) =>

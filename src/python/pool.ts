@@ -46,6 +46,7 @@ interface Settings {
   maxQueuedPerOrganization: number;
   maxQueued: number;
   scratchMb: number;
+  prearm: { children: number; idleMs: number };
 }
 
 /** Past a call's own timeout (which the server enforces by killing the child), the server itself is suspect. */
@@ -102,6 +103,10 @@ export class PythonRunnerPool {
       maxQueuedPerOrganization: Math.max(1, options.maxQueuedPerOrganization ?? 32),
       maxQueued: Math.max(1, options.maxQueued ?? 256),
       scratchMb: Math.max(1, options.scratchMb ?? 64),
+      prearm: {
+        children: Math.max(0, options.prearmedPerServer ?? 1),
+        idleMs: Math.max(0, options.prearmIdleMs ?? 2_000),
+      },
     };
     const policyPath = options.policyPath ?? findProjectFile('config/python-policy.json');
     const policy: unknown = JSON.parse(await readFile(policyPath, 'utf8'));
@@ -131,6 +136,7 @@ export class PythonRunnerPool {
         slots: settings.concurrency,
         mb: settings.scratchMb,
       },
+      prearm: settings.prearm,
     });
 
     // Probe: start the first sandboxed server; its ready frame reports Landlock/seccomp/uid.

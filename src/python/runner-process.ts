@@ -38,6 +38,11 @@ export interface InitMessage {
    * made by bwrap; unsandboxed, plain directories the server makes, without a size limit).
    */
   scratch: { prefix: string; slots: number; mb: number };
+  /**
+   * Children kept forked and contained ahead of the next call (each on a free scratch slot), while
+   * calls come: let go once no call has come for `idleMs`.
+   */
+  prearm: { children: number; idleMs: number };
 }
 
 const READY_TIMEOUT_MS = 15_000;

@@ -7,13 +7,16 @@ server answers `ready` with the capabilities it found. Then every request
 `{id, op: run|scan|ping, ...}` gets one response `{id, ...}`. A request frame
 is a 4-byte length of its JSON header, the header, then the bytes of its file
 inputs back to back (each file's size is in the header): no base64. Run and scan
-each get a fresh contained child from the zygote (forked before any request
-was read), which receives only its own request, so many requests can be in
-flight and none can see another.
+each get a fresh child from the zygote (forked before any request was read),
+which receives only its own request, so many requests can be in flight and none
+can see another. While calls come, a child is forked and contained ahead of the
+next call (a spare, `prearm` in init): the call then only narrows its limits
+and hands it the request.
 """
 import json
 import os
 import re
+import select
 import selectors
 import shutil
 import signal
@@ -83,6 +86,13 @@ class Server:
         self.egress_socket = init.get("egressSocket") if self.network else None
         self.errors = []
         self.scratch = Scratch(init.get("scratch") or {})
+        prearm = init.get("prearm") or {}
+        self.prearm = max(0, int(prearm.get("children") or 0))
+        self.prearm_idle = max(0, int(prearm.get("idleMs") or 0)) / 1000.0
+        # Children forked and armed but holding no call (idle), or let go and not yet exited, by pid.
+        self.spares = {}
+        self.last_request = float("-inf")
+        self.crash_replaced = False
         self.preload()
         # Before the zygote forks: every child inherits the patched stdlib (hardening.py).
         self.formats = hardening.install(self.policy.blocked_attrs, self.policy.check_attr)
@@ -153,12 +163,16 @@ class Server:
     def serve(self):
         os.set_blocking(0, False)
         self.sel.register(0, selectors.EVENT_READ, ("stdin", None))
+        # Not blocking: a call may take an exit report out of turn (next_child).
+        os.set_blocking(self.zygote.exits, False)
         self.sel.register(self.zygote.exits, selectors.EVENT_READ, ("exits", None))
-        while not (self.closing and not self.jobs):
+        while not (self.closing and not self.jobs and not self.spares):
             timeout = None
-            if self.jobs:
-                nearest = min(j["deadline"] for j in self.jobs.values())
-                timeout = max(0.0, nearest - time.monotonic())
+            due = [j["deadline"] for j in self.jobs.values()]
+            if self.idle_spares():
+                due.append(self.last_request + self.prearm_idle)
+            if due:
+                timeout = max(0.0, min(due) - time.monotonic())
             for key, _ in self.sel.select(timeout):
                 kind, job = key.data
                 # One batch can hold a job's exit and its pipe: once finish() has
@@ -176,10 +190,10 @@ class Server:
                 if job["deadline"] <= now and not job["killed"]:
                     job["killed"] = True
                     job["deadline"] = now + 5
-                    try:
-                        os.kill(job["pid"], signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                    kill(job["pid"])
+            if now - self.last_request >= self.prearm_idle:
+                for child in self.idle_spares():
+                    self.let_go(child)
 
     def on_stdin(self):
         try:
@@ -189,6 +203,8 @@ class Server:
         if not data:
             self.closing = True
             self.sel.unregister(0)
+            for child in self.idle_spares():
+                self.let_go(child)
             return
         self.inbuf += data
         while len(self.inbuf) >= 4:
@@ -233,31 +249,108 @@ class Server:
         self.spawn(req, frame)
 
     def spawn(self, req, frame):
+        self.last_request = time.monotonic()
+        self.crash_replaced = False
+        for _ in range(2):  # a spare found dead leaves the call to the next child, once
+            child = self.next_child()
+            if child is None:  # the pool sends at most one call per slot; a server that lost one says so
+                write_frame(fail(req.get("id"), "sandbox", "no scratch space is free on this runner", 0))
+                break
+            if self.hand_over(child, req, frame):
+                break
+        else:
+            write_frame(fail(req.get("id"), "sandbox", "no Python process could take the call", 0))
+        self.refill()
+
+    def next_child(self):
+        """An armed spare, else a fresh child on a free slot; None when no slot is free."""
+        while True:
+            child = next(iter(self.idle_spares()), None) or self.fork_child()
+            if child is not None or not self.spares:
+                return child
+            # A child let go holds its slot until it exits; it was SIGKILLed, so that is a moment.
+            select.select([self.zygote.exits], [], [], 1.0)
+            self.on_exits()
+
+    def fork_child(self):
+        """A child on a free slot: it contains itself on that slot's scratch, then waits for its call."""
         slot = self.scratch.take()
-        if slot is None:  # the pool sends at most one call per slot; a server that lost one says so
-            write_frame(fail(req.get("id"), "sandbox", "no scratch space is free on this runner", 0))
-            return
+        if slot is None:
+            return None
+        pid, sock = self.zygote.fork(slot)
+        child = {"pid": pid, "sock": sock, "slot": slot, "idle": True}
+        self.spares[pid] = child
+        return child
+
+    def hand_over(self, child, req, frame):
+        """The call's own limits on the child, then its request. False when the child cannot take
+        it (it died unseen): it is let go without the call."""
+        pid = child["pid"]
         timeout_ms = timeout_of(req)
-        pid, r = self.zygote.fork()
-        job = {"id": req.get("id"), "pid": pid, "pipe": r, "buf": bytearray(), "slot": slot,
-               "deadline": time.monotonic() + timeout_ms / 1000.0, "killed": False, "overflow": False,
-               "timeoutMs": timeout_ms, "start": time.monotonic(), "op": req.get("op")}
-        self.jobs[pid] = job
+        start = time.monotonic()
         try:
-            write_all(r, struct.pack(">II", slot, len(frame)) + frame)
-        except OSError:  # the child died before reading; its exit report finishes the job
-            pass
+            sandbox_os.set_call_limits(pid, *self.call_limits(req, timeout_ms))
+            write_all(child["sock"], struct.pack(">I", len(frame)) + frame)
+        except (OSError, ValueError):
+            self.let_go(child)
+            return False
+        del self.spares[pid]
+        r = child["sock"]
+        job = {"id": req.get("id"), "pid": pid, "pipe": r, "buf": bytearray(), "slot": child["slot"],
+               "deadline": start + timeout_ms / 1000.0, "killed": False, "overflow": False,
+               "timeoutMs": timeout_ms, "start": start, "op": req.get("op")}
+        self.jobs[pid] = job
         os.set_blocking(r, False)
         self.sel.register(r, selectors.EVENT_READ, ("pipe", job))
+        return True
+
+    def call_limits(self, req, timeout_ms):
+        """(address space bytes, CPU seconds) of one call."""
+        mem_mb = min(max(int(req.get("memoryMb") or 256), 32), 8192)
+        return self.baseline_vm + (mem_mb << 20), int(timeout_ms / 1000) + 1
+
+    def idle_spares(self):
+        return [c for c in self.spares.values() if c["idle"]]
+
+    def refill(self):
+        """Arms spares up to `prearm` on free slots, while calls come."""
+        if self.closing or time.monotonic() - self.last_request >= self.prearm_idle:
+            return
+        while len(self.idle_spares()) < self.prearm and self.fork_child() is not None:
+            pass
+
+    def let_go(self, child):
+        """A spare that will get no call is killed (it holds none, so nothing is lost); its exit
+        report frees its slot."""
+        child["idle"] = False
+        if child["sock"] is not None:
+            os.close(child["sock"])
+            child["sock"] = None
+        kill(child["pid"])
+
+    def spare_exited(self, child):
+        crashed = child["idle"]  # it died holding no call and not let go: killed from outside
+        if child["sock"] is not None:
+            os.close(child["sock"])
+        del self.spares[child["pid"]]
+        self.scratch.release(child["slot"])
+        if crashed and not self.crash_replaced:  # replaced, once per call at most (no fork loop)
+            self.crash_replaced = True
+            self.refill()
 
     def on_exits(self):
-        data = os.read(self.zygote.exits, 4096)
+        try:
+            data = os.read(self.zygote.exits, 4096)
+        except BlockingIOError:
+            return
         if not data:
             raise RuntimeError("the zygote exited")
         for pid, status in struct.iter_unpack(">ii", data):
             job = self.jobs.get(pid)
             if job is not None:
                 self.finish(job, status)
+            elif pid in self.spares:
+                self.spare_exited(self.spares[pid])
 
     def on_pipe(self, job):
         try:
@@ -270,10 +363,7 @@ class Server:
             return
         if len(job["buf"]) + len(data) > MAX_CHILD_BYTES:
             job["overflow"] = True
-            try:
-                os.kill(job["pid"], signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            kill(job["pid"])
             return
         job["buf"] += data
 
@@ -302,6 +392,8 @@ class Server:
             body = encode(fail(job["id"], "output", "the code produced a result that cannot be returned",
                                res.get("childMs", 0)))
         write_body(body)
+        # After the answer: the spare for the next call is forked off the critical path.
+        self.refill()
 
     def response(self, job, status):
         rid = job["id"]
@@ -375,6 +467,13 @@ def empty_dir(path):
 
 def timeout_of(req):
     return min(max(int(req.get("timeoutMs") or 10000), 50), 600000)
+
+
+def kill(pid):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def write_all(fd, data):
@@ -452,9 +551,9 @@ class Zygote:
         os.close(exits_w)
         return cls(pid, ctl, exits_r)
 
-    def fork(self):
-        """(pid, fd of the socket to that fresh child)."""
-        self.ctl.send(b"F")
+    def fork(self, slot):
+        """(pid, fd of the socket to a fresh child that contains itself on scratch slot `slot`)."""
+        self.ctl.send(struct.pack(">I", slot))
         msg, fds, _, _ = socket.recv_fds(self.ctl, 16, 1)
         if not fds:
             raise RuntimeError("the zygote did not fork")
@@ -468,15 +567,17 @@ class Zygote:
         while True:
             for key, _ in sel.select():
                 if key.data is None:
-                    if not ctl.recv(16):
+                    msg = ctl.recv(16)
+                    if not msg:
                         return
+                    (slot,) = struct.unpack(">I", msg)
                     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
                     pid = os.fork()
                     if pid == 0:
                         code = 70
                         try:
                             ours.close()
-                            Child(server, theirs.detach()).run()
+                            Child(server, theirs.detach(), slot).run()
                             code = 0
                         finally:
                             os._exit(code)
@@ -498,13 +599,13 @@ def fail(rid, kind, message, ms):
 
 
 class Child:
-    """Code that runs in the forked child: contain first, then run."""
+    """Code that runs in the forked child: contain first, then wait for the call and run it."""
 
-    def __init__(self, server, sock):
+    def __init__(self, server, sock, slot):
         self.s = server
         self.w = sock
+        self.slot = slot
         self.req = {}
-        self.timeout_ms = 0
 
     def close_fds(self):
         s = self.s
@@ -518,11 +619,14 @@ class Child:
         for fd in (0, 1, 2):
             os.dup2(s.devnull, fd)
 
-    def contain(self, scratch):
+    def arm(self, scratch):
+        """Everything that is the same for every call, before any call arrives. The call's own
+        memory and CPU limits are set by the server (set_call_limits) before it sends the request,
+        maybe while this runs: so they are not touched here, and seccomp then stops this process
+        from changing any limit."""
         s = self.s
-        mem_mb = min(max(int(self.req.get("memoryMb") or 256), 32), 8192)
-        cpu = int(self.timeout_ms / 1000) + 1
-        sandbox_os.set_rlimits(s.baseline_vm + (mem_mb << 20), cpu, 32 << 20, 64)
+        self.close_fds()
+        sandbox_os.set_rlimits(32 << 20, 64)
         if s.landlock:
             s.landlock.restrict(scratch)
         elif s.require:
@@ -531,22 +635,23 @@ class Child:
             s.child_seccomp.load()
         elif s.require:
             raise OSError("seccomp is not available")
+        os.chdir(scratch)
 
     def run(self):
         try:
-            self.close_fds()
-            (slot,) = struct.unpack(">I", read_exact(self.w, 4))
-            scratch = self.s.scratch.dirs[slot]
+            self.arm(self.s.scratch.dirs[self.slot])
+            problem = None
+        except OSError as e:  # said in answer to the call, which then does not run
+            problem = e
+        try:
             self.req = read_request(self.w)
-        except (OSError, ValueError, RecursionError) as e:
+        except EOFError:  # let go without a call
+            return
+        except (OSError, ValueError, RecursionError, MemoryError) as e:  # read under the call's own limits
             self.send(fail(None, "error", f"the request could not be read ({type(e).__name__})", 0))
             return
-        try:
-            self.timeout_ms = timeout_of(self.req)
-            self.contain(scratch)
-            os.chdir(scratch)
-        except OSError as e:
-            self.send(fail(None, "sandbox", f"could not contain the Python process: {e}", 0))
+        if problem is not None:
+            self.send(fail(None, "sandbox", f"could not contain the Python process: {problem}", 0))
             return
         if self.req.get("op") == "scan":
             self.scan()

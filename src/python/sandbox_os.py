@@ -249,13 +249,20 @@ def child_filter(network):
     return Seccomp(_build(CHILD_DENY, True, network, not network))
 
 
-def set_rlimits(memory_bytes, cpu_seconds, file_bytes, open_files):
-    """RLIMIT_NPROC=0 stops any new process or thread for a non-root uid;
-    soft CPU < hard CPU so the child first gets SIGXCPU, then SIGKILL."""
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+def set_rlimits(file_bytes, open_files):
+    """The limits every call shares. RLIMIT_NPROC=0 stops any new process or
+    thread for a non-root uid."""
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
     resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if os.getuid() != 0:
         resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+
+
+def set_call_limits(pid, memory_bytes, cpu_seconds):
+    """The limits that differ per call, set by the server on the child `pid`
+    (soft and hard; soft CPU < hard CPU so the child first gets SIGXCPU, then
+    SIGKILL). Lowering another process's limits needs only the same uid, no
+    capability; the child's seccomp filter denies it setrlimit/prlimit."""
+    resource.prlimit(pid, resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.prlimit(pid, resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))

@@ -111,6 +111,13 @@ export interface PythonPoolOptions {
    * scratch space is at most (size + networkSize) × concurrencyPerServer × scratchMb.
    */
   scratchMb?: number;
+  /**
+   * Children each server keeps forked and contained ahead of the next call, on free slots (default 1;
+   * 0: every call forks its child when it arrives). Armed only while calls come: let go once a
+   * server has had no call for `prearmIdleMs` (default 2 000), so an idle pool holds none.
+   */
+  prearmedPerServer?: number;
+  prearmIdleMs?: number;
   /** Recycle a server after this many calls (default 1000). */
   recycleAfter?: number;
   /** Default 10 000 ms; a request may set its own up to 600 000. */

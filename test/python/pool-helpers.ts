@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { expect } from 'vitest';
 import { PythonRunnerPool } from '../../src/python/pool.js';
@@ -9,6 +10,36 @@ export async function createPool(options: PythonPoolOptions = {}): Promise<Pytho
   expect(pool.stats().capabilities?.problems).toEqual([]);
   expect(pool.stats().sandboxed).toBe(true);
   return pool;
+}
+
+/** All host descendants of pid (bwrap forks before python starts). */
+export function descendants(pid: number): number[] {
+  const parent = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parent.set(Number(name), ppid);
+    } catch {
+      // process went away
+    }
+  }
+  const out = [pid];
+  for (let i = 0; i < out.length; i += 1) {
+    for (const [child, ppid] of parent) if (ppid === out[i]) out.push(child);
+  }
+  return out;
+}
+
+/** Polls `probe` every 50 ms (10 s at most) until it returns a value. */
+export async function until<T>(probe: () => T | undefined): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const value = probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('not within 10 s');
 }
 
 export const NORMAL = 'def main(inputs):\n    return {"sum": inputs["a"] + inputs["b"]}\n';

@@ -1,7 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test } from 'vitest';
 import { PythonRunnerPool } from '../../src/python/pool.js';
-import { createPool, expectHealthy, failed, main, NORMAL } from './pool-helpers.js';
+import { createPool, descendants, expectHealthy, failed, main, NORMAL, until } from './pool-helpers.js';
 
 const pools: PythonRunnerPool[] = [];
 async function track(p: Promise<PythonRunnerPool>): Promise<PythonRunnerPool> {
@@ -13,37 +12,7 @@ afterEach(async () => {
   await Promise.all(pools.splice(0).map((p) => p.close()));
 });
 
-/** All host descendants of pid (bwrap forks before python starts). */
-function descendants(pid: number): number[] {
-  const parent = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      parent.set(Number(name), ppid);
-    } catch {
-      // process went away
-    }
-  }
-  const out = [pid];
-  for (let i = 0; i < out.length; i += 1) {
-    for (const [child, ppid] of parent) if (ppid === out[i]) out.push(child);
-  }
-  return out;
-}
-
 const SLEEPY = main('import time\ntime.sleep(1)\nreturn {"done": True}');
-
-/** Polls `probe` every 50 ms (10 s at most) until it returns a value. */
-async function until<T>(probe: () => T | undefined): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const value = probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('not within 10 s');
-}
 
 /** The pid of a server other than `other` once a call is in flight (a replacement, or the network server). */
 function runningElsewhere(pool: PythonRunnerPool, other: number): Promise<number> {

@@ -84,14 +84,15 @@ return {"cwd": os.getcwd()}`),
       inputs: {},
     });
     const { cwd } = succeeded(left);
-    const next = await osOnly.run({
-      form: 'main',
-      source: main(`${OS}st = os.statvfs(".")
-return {"cwd": os.getcwd(), "entries": os.listdir("."), "used": st.f_blocks - st.f_bfree}`),
-      inputs: {},
-    });
-    // The same slot (the lowest free one), nothing of the last call left in it.
-    expect(next).toMatchObject({ ok: true, outputs: { cwd, entries: [], used: 0 } });
+    const look = main(`${OS}st = os.statvfs(".")
+return {"cwd": os.getcwd(), "entries": os.listdir("."), "used": st.f_blocks - st.f_bfree}`);
+    // The same slot comes round again within a few calls (a call takes the spare armed on the lowest
+    // free slot while the last one ran), nothing of the last call left in it.
+    let next: Record<string, unknown> = {};
+    for (let i = 0; i < 4 && next.cwd !== cwd; i += 1) {
+      next = succeeded(await osOnly.run({ form: 'main', source: look, inputs: {} }));
+    }
+    expect(next).toEqual({ cwd, entries: [], used: 0 });
     await expectHealthy(osOnly);
   });
 
