@@ -26,13 +26,18 @@ export interface TreeSample {
   rssByProcess: Map<string, number>;
 }
 
+/** The fields of a /proc stat file after the process's name (the first is its state). */
+function statFields(file: string): string[] {
+  return readFileSync(file, 'utf8').split(') ')[1]?.split(' ') ?? [];
+}
+
 /** Every process under `root` (inclusive), from /proc's parent links. */
 export function processTree(root: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+      const ppid = Number(statFields(`/proc/${entry}/stat`)[1]);
       children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
     } catch {
       // exited while we looked
@@ -78,7 +83,7 @@ export function sample(roots: Root[]): TreeSample {
         const processGroup = pid === root.pid ? root.label : childGroup(processName, root);
         rssByProcess.set(processGroup, (rssByProcess.get(processGroup) ?? 0) + rss);
         for (const tid of readdirSync(`/proc/${pid}/task`)) {
-          const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+          const stat = statFields(`/proc/${pid}/task/${tid}/stat`);
           const ticks = Number(stat[11]) + Number(stat[12]);
           const group =
             pid !== root.pid
@@ -88,6 +93,11 @@ export function sample(roots: Root[]): TreeSample {
                 : root.label;
           threads.push({ group, ticks });
         }
+        // The processes it reaped (the Python runner's per-call children, a recycled Python server): their CPU
+        // left the live threads above when they ended, so it is counted here, or it would vanish between samples.
+        const stat = statFields(`/proc/${pid}/stat`);
+        const reapedGroup = pid !== root.pid ? processGroup : root.kind === 'caseflow' ? 'python' : root.label;
+        threads.push({ group: reapedGroup, ticks: Number(stat[13]) + Number(stat[14]) });
       } catch {
         // exited while we looked
       }
@@ -99,7 +109,7 @@ export function sample(roots: Root[]): TreeSample {
 /** User + system ticks of a process, those of the children it has reaped included. */
 function ticksWithReaped(pid: number | 'self'): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    const stat = statFields(`/proc/${pid}/stat`);
     return Number(stat[11]) + Number(stat[12]) + Number(stat[13]) + Number(stat[14]);
   } catch {
     return 0; // exited while we looked: its parent has it now
