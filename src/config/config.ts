@@ -112,7 +112,7 @@ const configSchema = () =>
               z.union([z.number(), z.string().regex(/^\w+$/)]),
             ),
           ),
-          /** The Go runtime's GOGC for the server (its GC CPU against its heap); unset, Go's default or the service's env. */
+          /** The Go runtime's GOGC for the server (its GC CPU against its heap after bursts): config/default.json's 50. */
           goGc: z.coerce.number().int().min(25).max(10_000).optional(),
           /** The server's own Prometheus `/metrics` port (its task timeouts, eager-start refusals); unset, a random one. */
           metricsPort: port.optional(),

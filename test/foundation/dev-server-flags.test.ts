@@ -29,6 +29,8 @@ describe('the embedded Temporal dev server tuning (docs/performance.md)', () => 
     });
     expect(config.temporal.devServer.sqlitePragmas).toEqual({ cache_size: -16384, temp_store: 'memory' });
     expect(config.temporal.devServer.goGc).toBe(300);
+    // Unset, the embedded server collects at half of Go's default growth (docs/performance.md, "Twelfth round").
+    expect(loadConfig({}).temporal.devServer.goGc).toBe(50);
     expect(config.temporal.devServer.metricsPort).toBe(9091);
   });
 
