@@ -44,301 +44,306 @@ const listOf = (parse: (value: string) => unknown, message: string) =>
     }
   }, message);
 
-export const configSchema = z.object({
-  dataDir: z.string().min(1),
-  host: z.string().min(1),
-  port,
-  publicUrl: z.url().optional(),
-  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-  /** auto: readable lines when stdout is a terminal, JSON otherwise (log shippers). */
-  logFormat: z.enum(['auto', 'json', 'pretty']),
-  bodyLimit: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 2mb'),
-  shutdownGraceMs: z.coerce.number().int().min(0),
-  /** How long a successful API key lookup is reused (0: never); revocation elsewhere takes effect within it. */
-  keyCacheMs: z.coerce.number().int().min(0).max(1000),
-  databaseUrl: z
-    .string()
-    .regex(/^(postgres(ql)?|sqlite):\/\//, 'a postgres://… or sqlite://… URL')
-    .optional(),
-  adminToken: z.string().min(16, 'at least 16 characters').optional(),
-  /** Who may read /metrics (docs/running.md#metrics). */
-  metrics: z.object({
-    /** A bearer token /metrics requires; unset, whoever reaches its port reads it. */
-    token: z.string().min(16, 'at least 16 characters').optional(),
-    /** Serve /metrics on a listener of its own (0 picks a free port) instead of the API port. */
-    port: port.optional(),
-    /** The address of that listener. */
+/**
+ * Built where the configuration is read, not at import: its ~2.5 MB of zod objects are garbage once it has been
+ * (docs/performance.md, "Twelfth round").
+ */
+const configSchema = () =>
+  z.object({
+    dataDir: z.string().min(1),
     host: z.string().min(1),
-  }),
-  temporal: z
-    .object({
-      address: z
-        .string()
-        .regex(/^[^:\s]+:\d+$/, 'host:port')
-        .optional(),
-      namespace: z.string().min(1),
-      taskQueue: z.string().min(1),
-      apiKey: z.string().min(1).optional(),
-      tls: bool.optional(),
-      tlsCertPath: z.string().optional(),
-      tlsKeyPath: z.string().optional(),
-      tlsCaPath: z.string().optional(),
-      tlsServerName: z.string().optional(),
-      cliPath: z.string().optional(),
-      uiUrl: z.url().optional(),
-      /** Tenants' answers link to uiUrl: only for a UI that enforces access (the embedded one has none). */
-      tenantsMayUseUi: bool,
-      devServer: z.object({
-        port,
-        uiPort: port,
-        startTimeoutMs: z.coerce.number().int().min(1000),
-        /** Restarts of a server that died allowed within restartWindowMs; past them liveness fails. */
-        maxRestarts: z.coerce.number().int().min(0),
-        restartWindowMs: z.coerce.number().int().min(1000),
-        /** Task-queue fairness across organizations (the server's matching.enableFairness); see docs/performance.md#fairness. */
-        fairness: bool,
-        /** `--dynamic-config-value` pairs (docs/performance.md); an env value is `key=json,key=json`. */
-        dynamicConfig: z.preprocess(keyValues, z.record(z.string().regex(/^[\w.]+$/), jsonScalar)),
-        /** `--sqlite-pragma` pairs beside journal_mode=wal and synchronous=normal, which are fixed (durability). */
-        sqlitePragmas: z.preprocess(
-          keyValues,
-          z.partialRecord(
-            z.enum(['cache_size', 'mmap_size', 'temp_store', 'busy_timeout', 'wal_autocheckpoint']),
-            z.union([z.number(), z.string().regex(/^\w+$/)]),
+    port,
+    publicUrl: z.url().optional(),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    /** auto: readable lines when stdout is a terminal, JSON otherwise (log shippers). */
+    logFormat: z.enum(['auto', 'json', 'pretty']),
+    bodyLimit: z.string().regex(/^\d+(b|kb|mb)$/i, 'a size such as 512kb or 2mb'),
+    shutdownGraceMs: z.coerce.number().int().min(0),
+    /** How long a successful API key lookup is reused (0: never); revocation elsewhere takes effect within it. */
+    keyCacheMs: z.coerce.number().int().min(0).max(1000),
+    databaseUrl: z
+      .string()
+      .regex(/^(postgres(ql)?|sqlite):\/\//, 'a postgres://… or sqlite://… URL')
+      .optional(),
+    adminToken: z.string().min(16, 'at least 16 characters').optional(),
+    /** Who may read /metrics (docs/running.md#metrics). */
+    metrics: z.object({
+      /** A bearer token /metrics requires; unset, whoever reaches its port reads it. */
+      token: z.string().min(16, 'at least 16 characters').optional(),
+      /** Serve /metrics on a listener of its own (0 picks a free port) instead of the API port. */
+      port: port.optional(),
+      /** The address of that listener. */
+      host: z.string().min(1),
+    }),
+    temporal: z
+      .object({
+        address: z
+          .string()
+          .regex(/^[^:\s]+:\d+$/, 'host:port')
+          .optional(),
+        namespace: z.string().min(1),
+        taskQueue: z.string().min(1),
+        apiKey: z.string().min(1).optional(),
+        tls: bool.optional(),
+        tlsCertPath: z.string().optional(),
+        tlsKeyPath: z.string().optional(),
+        tlsCaPath: z.string().optional(),
+        tlsServerName: z.string().optional(),
+        cliPath: z.string().optional(),
+        uiUrl: z.url().optional(),
+        /** Tenants' answers link to uiUrl: only for a UI that enforces access (the embedded one has none). */
+        tenantsMayUseUi: bool,
+        devServer: z.object({
+          port,
+          uiPort: port,
+          startTimeoutMs: z.coerce.number().int().min(1000),
+          /** Restarts of a server that died allowed within restartWindowMs; past them liveness fails. */
+          maxRestarts: z.coerce.number().int().min(0),
+          restartWindowMs: z.coerce.number().int().min(1000),
+          /** Task-queue fairness across organizations (the server's matching.enableFairness); see docs/performance.md#fairness. */
+          fairness: bool,
+          /** `--dynamic-config-value` pairs (docs/performance.md); an env value is `key=json,key=json`. */
+          dynamicConfig: z.preprocess(keyValues, z.record(z.string().regex(/^[\w.]+$/), jsonScalar)),
+          /** `--sqlite-pragma` pairs beside journal_mode=wal and synchronous=normal, which are fixed (durability). */
+          sqlitePragmas: z.preprocess(
+            keyValues,
+            z.partialRecord(
+              z.enum(['cache_size', 'mmap_size', 'temp_store', 'busy_timeout', 'wal_autocheckpoint']),
+              z.union([z.number(), z.string().regex(/^\w+$/)]),
+            ),
           ),
-        ),
-        /** The Go runtime's GOGC for the server (its GC CPU against its heap); unset, Go's default or the service's env. */
-        goGc: z.coerce.number().int().min(25).max(10_000).optional(),
-        /** The server's own Prometheus `/metrics` port (its task timeouts, eager-start refusals); unset, a random one. */
-        metricsPort: port.optional(),
-        /** Drop the SQLite visibility indexes no caseflow list needs (src/temporal/dev-server-visibility.ts). */
-        leanVisibility: bool,
+          /** The Go runtime's GOGC for the server (its GC CPU against its heap after bursts): config/default.json's 50. */
+          goGc: z.coerce.number().int().min(25).max(10_000).optional(),
+          /** The server's own Prometheus `/metrics` port (its task timeouts, eager-start refusals); unset, a random one. */
+          metricsPort: port.optional(),
+          /** Drop the SQLite visibility indexes no caseflow list needs (src/temporal/dev-server-visibility.ts). */
+          leanVisibility: bool,
+        }),
+        maxCachedWorkflows: z.coerce.number().int().min(0),
+        /**
+         * Workflow tasks the worker runs at once. An eager start needs a free one (else it silently becomes a
+         * normal start through the task queue), each case's task holds one for its local activities, and each
+         * outstanding poll holds one: size it above the concurrency served plus the pollers.
+         */
+        workflowTaskSlots: z.coerce.number().int().min(2).max(10_000),
+        /**
+         * A case run's workflow-task timeout: a case's first task runs its local activities (the Python node, the
+         * end's write and callback), so the timeout bounds the whole case's time in this process. The worker
+         * heartbeats the task at 80 % of it, and past it the server hands the task again (the work repeats); a
+         * longer one also delays the hand-over of a task whose worker died. Temporal caps it at 120 s.
+         */
+        caseWorkflowTaskTimeoutMs: z.coerce.number().int().min(1000).max(120_000),
+        /** How often the engine is pinged while it answers (every second while it does not). */
+        probeIntervalMs: z.coerce.number().int().min(100),
+        /**
+         * How long a ping may take before the engine counts as down. A loaded engine answers late, it is not
+         * gone (a refused connection fails at once whatever this is): too short and a burst is refused with 503s.
+         */
+        probeTimeoutMs: z.coerce.number().int().min(100),
+        workerMetricsPort: port,
+        /** Tag runs with our search attributes; off for a namespace where they are not registered (docs/running.md). */
+        searchAttributes: bool,
+      })
+      .refine((t) => !t.tenantsMayUseUi || t.uiUrl !== undefined, {
+        path: ['tenantsMayUseUi'],
+        message: 'needs TEMPORAL_UI_URL: the base URL of a Temporal UI that enforces access',
       }),
-      maxCachedWorkflows: z.coerce.number().int().min(0),
+    cases: z.object({
+      defaultDeadlineMs: z.coerce.number().int().min(1000),
+      maxDeadlineMs: z.coerce.number().int().min(1000),
+      maxInputBytes: z.coerce.number().int().min(1024),
+      maxNodeOutputBytes: z.coerce.number().int().min(1024),
+      /** A case accepted for execution whose run has not started after this long is started by the API's recovery loop. */
+      resumeUnstartedAfterMs: z.coerce.number().int().min(100),
+      /** How often the API compares RUNNING cases with their Temporal runs and closes those whose run ended unrecorded. */
+      reconcileIntervalMs: z.coerce.number().int().min(100),
+      /** Activity nodes of one case running at once; the rest wait for a slot (recorded in the run's input at start). */
+      maxParallelNodes: z.coerce.number().int().min(1).max(100),
+      /** How deep call_workflow nodes may nest cases (a case calling a case … ); checked at save and at run time. */
+      maxCallDepth: z.coerce.number().int().min(1).max(50),
+      /** Sub-workflow cases one top-level case may start through its calls, at any depth; checked as each starts. */
+      maxCallCases: z.coerce.number().int().min(1),
+      /** Reruns a bulk rerun starts per second at most (each batch on its own). */
+      rerunBatchPerSecond: z.coerce.number().int().min(1).max(1000),
+      /** Cases one bulk rerun may match; a wider filter is refused. */
+      rerunBatchMaxCases: z.coerce.number().int().min(1),
+      /** Bulk reruns one organization may have running at once; another is refused (409) until one ends. */
+      maxRunningRerunBatches: z.coerce.number().int().min(1),
+      /** The longest a case may wait on people (human_task nodes) in all; waiting does not count against its deadline. */
+      maxWaitMs: z.coerce.number().int().min(60_000),
+      /** How far ahead an execute's startAt may be (a delayed start). */
+      maxStartDelayMs: z.coerce.number().int().min(1000),
+      /** Cases of one organization running at once where it has no cap of its own (docs/concurrency.md); null: no cap. */
+      maxConcurrentPerOrganization: z.coerce.number().int().min(1).nullable(),
       /**
-       * Workflow tasks the worker runs at once. An eager start needs a free one (else it silently becomes a
-       * normal start through the task queue), each case's task holds one for its local activities, and each
-       * outstanding poll holds one: size it above the concurrency served plus the pollers.
+       * The API's intake per organization (docs/concurrency.md#intake-rate): at most `perOrganization` initiates, and
+       * as many executes, in each fixed window of `windowMs`, counted in the store across API processes; over it 429
+       * with Retry-After. null (the default): no limit, and nothing counted.
        */
-      workflowTaskSlots: z.coerce.number().int().min(2).max(10_000),
+      intakeRateLimit: z.object({
+        perOrganization: z.coerce.number().int().min(1).nullable(),
+        windowMs: z.coerce.number().int().min(1000),
+      }),
+      /** How often queued cases are given the slots freed without a case ending (a person's wait, a raised cap, a crash). */
+      admissionIntervalMs: z.coerce.number().int().min(100),
       /**
-       * A case run's workflow-task timeout: a case's first task runs its local activities (the Python node, the
-       * end's write and callback), so the timeout bounds the whole case's time in this process. The worker
-       * heartbeats the task at 80 % of it, and past it the server hands the task again (the work repeats); a
-       * longer one also delays the hand-over of a task whose worker died. Temporal caps it at 120 s.
+       * Fair share under contention (docs/concurrency.md#fair-share): while another organization is active (a
+       * case queued, or one started within activeWindowMs), an organization without a cap of its own runs at most
+       * max(floor, budget / active organizations) runs younger than runnableMs; alone it is not limited.
+       * It engages only while the highest event-loop utilization of the processes that run case work is at least
+       * `saturation` (0: always); each of them publishes its own every loadIntervalMs. budget 0: twice the Python servers.
        */
-      caseWorkflowTaskTimeoutMs: z.coerce.number().int().min(1000).max(120_000),
-      /** How often the engine is pinged while it answers (every second while it does not). */
-      probeIntervalMs: z.coerce.number().int().min(100),
-      /**
-       * How long a ping may take before the engine counts as down. A loaded engine answers late, it is not
-       * gone (a refused connection fails at once whatever this is): too short and a burst is refused with 503s.
-       */
-      probeTimeoutMs: z.coerce.number().int().min(100),
-      workerMetricsPort: port,
-      /** Tag runs with our search attributes; off for a namespace where they are not registered (docs/running.md). */
-      searchAttributes: bool,
-    })
-    .refine((t) => !t.tenantsMayUseUi || t.uiUrl !== undefined, {
-      path: ['tenantsMayUseUi'],
-      message: 'needs TEMPORAL_UI_URL: the base URL of a Temporal UI that enforces access',
+      fairShare: z.object({
+        enabled: bool,
+        budget: z.coerce.number().int().min(0).max(100_000),
+        floor: z.coerce.number().int().min(1).max(100_000),
+        activeWindowMs: z.coerce.number().int().min(1000).max(3_600_000),
+        runnableMs: z.coerce.number().int().min(500).max(3_600_000),
+        saturation: z.coerce.number().min(0).max(1),
+        loadIntervalMs: z.coerce.number().int().min(100).max(3_600_000),
+      }),
     }),
-  cases: z.object({
-    defaultDeadlineMs: z.coerce.number().int().min(1000),
-    maxDeadlineMs: z.coerce.number().int().min(1000),
-    maxInputBytes: z.coerce.number().int().min(1024),
-    maxNodeOutputBytes: z.coerce.number().int().min(1024),
-    /** A case accepted for execution whose run has not started after this long is started by the API's recovery loop. */
-    resumeUnstartedAfterMs: z.coerce.number().int().min(100),
-    /** How often the API compares RUNNING cases with their Temporal runs and closes those whose run ended unrecorded. */
-    reconcileIntervalMs: z.coerce.number().int().min(100),
-    /** Activity nodes of one case running at once; the rest wait for a slot (recorded in the run's input at start). */
-    maxParallelNodes: z.coerce.number().int().min(1).max(100),
-    /** How deep call_workflow nodes may nest cases (a case calling a case … ); checked at save and at run time. */
-    maxCallDepth: z.coerce.number().int().min(1).max(50),
-    /** Sub-workflow cases one top-level case may start through its calls, at any depth; checked as each starts. */
-    maxCallCases: z.coerce.number().int().min(1),
-    /** Reruns a bulk rerun starts per second at most (each batch on its own). */
-    rerunBatchPerSecond: z.coerce.number().int().min(1).max(1000),
-    /** Cases one bulk rerun may match; a wider filter is refused. */
-    rerunBatchMaxCases: z.coerce.number().int().min(1),
-    /** Bulk reruns one organization may have running at once; another is refused (409) until one ends. */
-    maxRunningRerunBatches: z.coerce.number().int().min(1),
-    /** The longest a case may wait on people (human_task nodes) in all; waiting does not count against its deadline. */
-    maxWaitMs: z.coerce.number().int().min(60_000),
-    /** How far ahead an execute's startAt may be (a delayed start). */
-    maxStartDelayMs: z.coerce.number().int().min(1000),
-    /** Cases of one organization running at once where it has no cap of its own (docs/concurrency.md); null: no cap. */
-    maxConcurrentPerOrganization: z.coerce.number().int().min(1).nullable(),
-    /**
-     * The API's intake per organization (docs/concurrency.md#intake-rate): at most `perOrganization` initiates, and
-     * as many executes, in each fixed window of `windowMs`, counted in the store across API processes; over it 429
-     * with Retry-After. null (the default): no limit, and nothing counted.
-     */
-    intakeRateLimit: z.object({
-      perOrganization: z.coerce.number().int().min(1).nullable(),
-      windowMs: z.coerce.number().int().min(1000),
+    schedules: z.object({
+      /** The shortest interval a schedule may fire at. */
+      minIntervalSeconds: z.coerce.number().int().min(1),
+      /** The longest catch-up window: how late a firing missed while Temporal was down may still run. */
+      maxCatchupWindowSeconds: z.coerce.number().int().min(10).max(2_000_000),
+      /** The most firings one backfill may ask for. */
+      maxBackfillFirings: z.coerce.number().int().min(1),
+      /** Schedules one workspace may hold; another is refused (409) until one is deleted. */
+      maxPerWorkspace: z.coerce.number().int().min(1),
     }),
-    /** How often queued cases are given the slots freed without a case ending (a person's wait, a raised cap, a crash). */
-    admissionIntervalMs: z.coerce.number().int().min(100),
-    /**
-     * Fair share under contention (docs/concurrency.md#fair-share): while another organization is active (a
-     * case queued, or one started within activeWindowMs), an organization without a cap of its own runs at most
-     * max(floor, budget / active organizations) runs younger than runnableMs; alone it is not limited.
-     * It engages only while the highest event-loop utilization of the processes that run case work is at least
-     * `saturation` (0: always); each of them publishes its own every loadIntervalMs. budget 0: twice the Python servers.
-     */
-    fairShare: z.object({
-      enabled: bool,
-      budget: z.coerce.number().int().min(0).max(100_000),
-      floor: z.coerce.number().int().min(1).max(100_000),
-      activeWindowMs: z.coerce.number().int().min(1000).max(3_600_000),
-      runnableMs: z.coerce.number().int().min(500).max(3_600_000),
-      saturation: z.coerce.number().min(0).max(1),
-      loadIntervalMs: z.coerce.number().int().min(100).max(3_600_000),
+    python: z.object({
+      /** Fork servers in the sandboxed pool; 0 means one per CPU. */
+      poolSize: z.coerce.number().int().min(0).max(64),
+      /** Fork servers kept started while idle; the pool grows to poolSize on demand and back after a minute idle. */
+      warmServers: z.coerce.number().int().min(1).max(64),
+      allowUnsandboxed: bool,
+      defaultTimeoutMs: z.coerce.number().int().min(100).max(600_000),
+      /** Calls one organization may have waiting for a runner; more are refused as retryable back-pressure. */
+      maxQueuedPerOrganization: z.coerce.number().int().min(1),
+      /** Calls waiting for a runner in all, the last guard. */
+      maxQueued: z.coerce.number().int().min(1),
+      /** Scratch space of one Python call in MB: its own tmpfs, emptied when the call ends. */
+      scratchMb: z.coerce.number().int().min(1).max(4096),
     }),
-  }),
-  schedules: z.object({
-    /** The shortest interval a schedule may fire at. */
-    minIntervalSeconds: z.coerce.number().int().min(1),
-    /** The longest catch-up window: how late a firing missed while Temporal was down may still run. */
-    maxCatchupWindowSeconds: z.coerce.number().int().min(10).max(2_000_000),
-    /** The most firings one backfill may ask for. */
-    maxBackfillFirings: z.coerce.number().int().min(1),
-    /** Schedules one workspace may hold; another is refused (409) until one is deleted. */
-    maxPerWorkspace: z.coerce.number().int().min(1),
-  }),
-  python: z.object({
-    /** Fork servers in the sandboxed pool; 0 means one per CPU. */
-    poolSize: z.coerce.number().int().min(0).max(64),
-    /** Fork servers kept started while idle; the pool grows to poolSize on demand and back after a minute idle. */
-    warmServers: z.coerce.number().int().min(1).max(64),
-    allowUnsandboxed: bool,
-    defaultTimeoutMs: z.coerce.number().int().min(100).max(600_000),
-    /** Calls one organization may have waiting for a runner; more are refused as retryable back-pressure. */
-    maxQueuedPerOrganization: z.coerce.number().int().min(1),
-    /** Calls waiting for a runner in all, the last guard. */
-    maxQueued: z.coerce.number().int().min(1),
-    /** Scratch space of one Python call in MB: its own tmpfs, emptied when the call ends. */
-    scratchMb: z.coerce.number().int().min(1).max(4096),
-  }),
-  secrets: z.object({ masterKey: z.string().min(1).optional(), keyFile: z.string().min(1).optional() }),
-  files: z.object({
-    storage: z.enum(['local', 's3']),
-    uploadUrlTtlSeconds: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(7 * 24 * 3600),
-    signingSecret: z.string().min(32, 'at least 32 characters').optional(),
-    /** File reads by the nodes of one case (each read of a file counts, retries too). */
-    maxReadsPerCase: z.coerce.number().int().min(1),
-    /** Bytes of files read by the nodes of one case, in total. */
-    maxReadBytesPerCase: z.coerce.number().int().min(1),
-    s3: z.object({
-      bucket: z.string().min(1).optional(),
-      region: z.string().min(1),
-      endpoint: z.url().optional(),
-      accessKeyId: z.string().min(1).optional(),
-      secretAccessKey: z.string().min(1).optional(),
-      forcePathStyle: bool.optional(),
-      prefix: z.string(),
+    secrets: z.object({ masterKey: z.string().min(1).optional(), keyFile: z.string().min(1).optional() }),
+    files: z.object({
+      storage: z.enum(['local', 's3']),
+      uploadUrlTtlSeconds: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(7 * 24 * 3600),
+      signingSecret: z.string().min(32, 'at least 32 characters').optional(),
+      /** File reads by the nodes of one case (each read of a file counts, retries too). */
+      maxReadsPerCase: z.coerce.number().int().min(1),
+      /** Bytes of files read by the nodes of one case, in total. */
+      maxReadBytesPerCase: z.coerce.number().int().min(1),
+      s3: z.object({
+        bucket: z.string().min(1).optional(),
+        region: z.string().min(1),
+        endpoint: z.url().optional(),
+        accessKeyId: z.string().min(1).optional(),
+        secretAccessKey: z.string().min(1).optional(),
+        forcePathStyle: bool.optional(),
+        prefix: z.string(),
+      }),
     }),
-  }),
-  callbacks: z.object({
-    timeoutMs: z.coerce.number().int().min(100),
-    initialIntervalMs: z.coerce.number().int().min(1),
-    backoffCoefficient: z.coerce.number().min(1),
-    maximumIntervalMs: z.coerce.number().int().min(1),
-    maxElapsedMs: z.coerce.number().int().min(0),
-    secretRotationOverlapMs: z.coerce.number().int().min(0),
-    /** How long a workspace's signing secrets are reused by the deliveries of this process (at most 1 s; 0: off). */
-    secretCacheMs: z.coerce.number().int().min(0).max(1000),
-    /** Redeliveries allowed per window, per case and per workspace. */
-    redeliverWindowMs: z.coerce.number().int().min(1000),
-    redeliverPerCase: z.coerce.number().int().min(1),
-    redeliverPerWorkspace: z.coerce.number().int().min(1),
-    /** How often the API's sweep looks for pending deliveries nothing is delivering. */
-    sweepIntervalMs: z.coerce.number().int().min(100),
-    /** How long past its due time a pending delivery is left to whatever starts its workflow (a redelivery's start must not race it). */
-    sweepGraceMs: z.coerce.number().int().min(1000),
-  }),
-  /** Defaults for organizations without their own retention policy (days; null: kept), and the purge's pace. */
-  retention: z.object({
-    keepDays: z.coerce.number().int().min(1).nullable(),
-    keepFailedDays: z.coerce.number().int().min(1).nullable(),
-    batchSize: z.coerce.number().int().min(1).max(10_000),
-    intervalMinutes: z.coerce.number().int().min(1),
-  }),
-  events: z.object({
-    /** How long a workspace's enabled event subscriptions are reused by case ends in one process (0: off). */
-    subscriberCacheMs: z.coerce.number().int().min(0).max(60_000),
-    /** Event subscriptions one workspace may hold; another is refused (409) until one is deleted. */
-    maxSubscriptionsPerWorkspace: z.coerce.number().int().min(1),
-  }),
-  /** An OpenAI-compatible chat-completions endpoint; without baseUrl generation uses the offline planner. */
-  llm: z.object({
-    baseUrl: z.url().optional(),
-    apiKey: z.string().min(1).optional(),
-    model: z.string().min(1),
-    timeoutMs: z.coerce.number().int().min(1000),
-  }),
-  /** Inbound webhook triggers (docs/webhook-triggers.md). */
-  hooks: z.object({
-    /** Bytes of one delivery's body; a larger one is refused with 413 before anything else is read. */
-    maxPayloadBytes: z.coerce
-      .number()
-      .int()
-      .min(1024)
-      .max(10 * 1024 * 1024),
-    /** The longest a synchronous hook may hold a delivery waiting for the case's results. */
-    maxSyncTimeoutMs: z.coerce.number().int().min(1000).max(120_000),
-    /** Hooks one workspace may hold; another is refused (409) until one is deleted. */
-    maxPerWorkspace: z.coerce.number().int().min(1),
-  }),
-  generation: z.object({
-    /** A run still going after this long is cancelled (contract: 25 minutes). */
-    timeLimitMs: z.coerce.number().int().min(1000),
-    /** Review rounds that send errors back to the builders before the run settles for partial. */
-    maxReviewRounds: z.coerce.number().int().min(0).max(10),
-    /** Requests per key to the generation endpoints in one fixed window. */
-    rateLimitMax: z.coerce.number().int().min(1),
-    rateLimitWindowMs: z.coerce.number().int().min(1000),
-    /** Bytes of one attached file given to the agents (text files only). */
-    maxFileBytes: z.coerce.number().int().min(1024),
-  }),
-  outbound: z.object({
-    /** CIDRs tenant-supplied URLs may reach although private, special-purpose or this host's own; metadata and link-local stay refused. */
-    allowCidrs: listOf((v) => new CidrList(v), 'a comma-separated list of CIDRs such as 10.0.0.0/8,127.0.0.1/32'),
-    /** host:port destinations reachable although private or this host's own: one service each, not a range. */
-    allowTargets: listOf(
-      (v) => new TargetList(v),
-      'a comma-separated list of host:port such as 127.0.0.1:8787,echo.internal:8080,[::1]:9000',
-    ),
-  }),
-  connections: z.object({
-    /** How long a connection's smoke test waits for the action's endpoint. */
-    smokeTestTimeoutMs: z.coerce.number().int().min(100).max(120_000),
-    /** OAuth connections: token requests and the refresh workflow's plan (docs/connections.md). */
-    oauth: z.object({
-      /** One request to a provider's token endpoint. */
-      tokenRequestTimeoutMs: z.coerce.number().int().min(1000).max(120_000),
-      /** Tokens are refreshed this long before they expire at most... */
-      refreshMarginMs: z.coerce.number().int().min(0),
-      /** ...or this fraction of their lifetime when that is shorter. */
-      refreshMarginFraction: z.coerce.number().min(0).max(0.9),
-      /** An idle connection's tokens are refreshed at least this often. */
-      idleRefreshMs: z.coerce.number().int().min(60_000),
-      /** Refreshes per refresh-workflow run before it continues as new. */
-      refreshesPerRun: z.coerce.number().int().min(1).max(1000),
-      /** Backoff after a refresh failed for a transient reason (5xx, timeout), doubling up to the maximum. */
-      retryInitialMs: z.coerce.number().int().min(1000),
-      retryMaxMs: z.coerce.number().int().min(1000),
+    callbacks: z.object({
+      timeoutMs: z.coerce.number().int().min(100),
+      initialIntervalMs: z.coerce.number().int().min(1),
+      backoffCoefficient: z.coerce.number().min(1),
+      maximumIntervalMs: z.coerce.number().int().min(1),
+      maxElapsedMs: z.coerce.number().int().min(0),
+      secretRotationOverlapMs: z.coerce.number().int().min(0),
+      /** How long a workspace's signing secrets are reused by the deliveries of this process (at most 1 s; 0: off). */
+      secretCacheMs: z.coerce.number().int().min(0).max(1000),
+      /** Redeliveries allowed per window, per case and per workspace. */
+      redeliverWindowMs: z.coerce.number().int().min(1000),
+      redeliverPerCase: z.coerce.number().int().min(1),
+      redeliverPerWorkspace: z.coerce.number().int().min(1),
+      /** How often the API's sweep looks for pending deliveries nothing is delivering. */
+      sweepIntervalMs: z.coerce.number().int().min(100),
+      /** How long past its due time a pending delivery is left to whatever starts its workflow (a redelivery's start must not race it). */
+      sweepGraceMs: z.coerce.number().int().min(1000),
     }),
-  }),
-});
+    /** Defaults for organizations without their own retention policy (days; null: kept), and the purge's pace. */
+    retention: z.object({
+      keepDays: z.coerce.number().int().min(1).nullable(),
+      keepFailedDays: z.coerce.number().int().min(1).nullable(),
+      batchSize: z.coerce.number().int().min(1).max(10_000),
+      intervalMinutes: z.coerce.number().int().min(1),
+    }),
+    events: z.object({
+      /** How long a workspace's enabled event subscriptions are reused by case ends in one process (0: off). */
+      subscriberCacheMs: z.coerce.number().int().min(0).max(60_000),
+      /** Event subscriptions one workspace may hold; another is refused (409) until one is deleted. */
+      maxSubscriptionsPerWorkspace: z.coerce.number().int().min(1),
+    }),
+    /** An OpenAI-compatible chat-completions endpoint; without baseUrl generation uses the offline planner. */
+    llm: z.object({
+      baseUrl: z.url().optional(),
+      apiKey: z.string().min(1).optional(),
+      model: z.string().min(1),
+      timeoutMs: z.coerce.number().int().min(1000),
+    }),
+    /** Inbound webhook triggers (docs/webhook-triggers.md). */
+    hooks: z.object({
+      /** Bytes of one delivery's body; a larger one is refused with 413 before anything else is read. */
+      maxPayloadBytes: z.coerce
+        .number()
+        .int()
+        .min(1024)
+        .max(10 * 1024 * 1024),
+      /** The longest a synchronous hook may hold a delivery waiting for the case's results. */
+      maxSyncTimeoutMs: z.coerce.number().int().min(1000).max(120_000),
+      /** Hooks one workspace may hold; another is refused (409) until one is deleted. */
+      maxPerWorkspace: z.coerce.number().int().min(1),
+    }),
+    generation: z.object({
+      /** A run still going after this long is cancelled (contract: 25 minutes). */
+      timeLimitMs: z.coerce.number().int().min(1000),
+      /** Review rounds that send errors back to the builders before the run settles for partial. */
+      maxReviewRounds: z.coerce.number().int().min(0).max(10),
+      /** Requests per key to the generation endpoints in one fixed window. */
+      rateLimitMax: z.coerce.number().int().min(1),
+      rateLimitWindowMs: z.coerce.number().int().min(1000),
+      /** Bytes of one attached file given to the agents (text files only). */
+      maxFileBytes: z.coerce.number().int().min(1024),
+    }),
+    outbound: z.object({
+      /** CIDRs tenant-supplied URLs may reach although private, special-purpose or this host's own; metadata and link-local stay refused. */
+      allowCidrs: listOf((v) => new CidrList(v), 'a comma-separated list of CIDRs such as 10.0.0.0/8,127.0.0.1/32'),
+      /** host:port destinations reachable although private or this host's own: one service each, not a range. */
+      allowTargets: listOf(
+        (v) => new TargetList(v),
+        'a comma-separated list of host:port such as 127.0.0.1:8787,echo.internal:8080,[::1]:9000',
+      ),
+    }),
+    connections: z.object({
+      /** How long a connection's smoke test waits for the action's endpoint. */
+      smokeTestTimeoutMs: z.coerce.number().int().min(100).max(120_000),
+      /** OAuth connections: token requests and the refresh workflow's plan (docs/connections.md). */
+      oauth: z.object({
+        /** One request to a provider's token endpoint. */
+        tokenRequestTimeoutMs: z.coerce.number().int().min(1000).max(120_000),
+        /** Tokens are refreshed this long before they expire at most... */
+        refreshMarginMs: z.coerce.number().int().min(0),
+        /** ...or this fraction of their lifetime when that is shorter. */
+        refreshMarginFraction: z.coerce.number().min(0).max(0.9),
+        /** An idle connection's tokens are refreshed at least this often. */
+        idleRefreshMs: z.coerce.number().int().min(60_000),
+        /** Refreshes per refresh-workflow run before it continues as new. */
+        refreshesPerRun: z.coerce.number().int().min(1).max(1000),
+        /** Backoff after a refresh failed for a transient reason (5xx, timeout), doubling up to the maximum. */
+        retryInitialMs: z.coerce.number().int().min(1000),
+        retryMaxMs: z.coerce.number().int().min(1000),
+      }),
+    }),
+  });
 
-export type Config = z.infer<typeof configSchema>;
+export type Config = z.infer<ReturnType<typeof configSchema>>;
 
 /** Environment variables and the config key each one sets. */
 const envMap: Record<string, string> = {
@@ -513,7 +518,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json
     if (value !== undefined && value !== '') setPath(raw, key, value);
   }
   deepMerge(raw, overrides);
-  const parsed = configSchema.safeParse(raw);
+  const parsed = configSchema().safeParse(raw);
   if (!parsed.success) {
     const sources = Object.fromEntries(Object.entries(envMap).map(([name, key]) => [key, name]));
     throw new ConfigError(

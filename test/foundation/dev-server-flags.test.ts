@@ -29,6 +29,8 @@ describe('the embedded Temporal dev server tuning (docs/performance.md)', () => 
     });
     expect(config.temporal.devServer.sqlitePragmas).toEqual({ cache_size: -16384, temp_store: 'memory' });
     expect(config.temporal.devServer.goGc).toBe(300);
+    // Unset, the embedded server collects at half of Go's default growth (docs/performance.md, "Twelfth round").
+    expect(loadConfig({}).temporal.devServer.goGc).toBe(50);
     expect(config.temporal.devServer.metricsPort).toBe(9091);
   });
 
@@ -90,5 +92,18 @@ describe('the embedded Temporal dev server tuning (docs/performance.md)', () => 
       const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
       expect(text).toMatch(/^# TYPE \w+ (counter|gauge|histogram)/m);
     });
+
+    it('runs its history task schedulers with few workers (512 each by default start ~2,300 goroutines)', async () => {
+      // The runtime reporter publishes its gauges (one series per service of the process) a few seconds after start.
+      let goroutines = 0;
+      for (let i = 0; i < 30 && goroutines === 0; i++) {
+        const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
+        const values = [...text.matchAll(/^num_goroutines\{[^}]*\} (\S+)$/gm)].map((m) => Number(m[1]));
+        goroutines = Math.max(0, ...values);
+        if (goroutines === 0) await new Promise((r) => setTimeout(r, 1000));
+      }
+      expect(goroutines).toBeGreaterThan(0);
+      expect(goroutines).toBeLessThan(1000);
+    }, 60_000);
   });
 });
