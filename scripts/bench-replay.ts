@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { IllegalStateError } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
+// A CommonJS module whose exports Node's ESM loader cannot name.
+import proto from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { projectRoot } from '../src/config/paths.js';
 import { workflowBundlePath } from '../src/temporal/worker.js';
@@ -26,7 +27,7 @@ export async function benchReplay(): Promise<void> {
     // An earlier bench of this process (cases) made the runtime: replay on it as it is.
     if (!(err instanceof IllegalStateError)) throw err;
   }
-  const history = temporal.api.history.v1.History.decode(
+  const history = proto.temporal.api.history.v1.History.decode(
     readFileSync(path.join(projectRoot, 'test', 'nodes', 'histories', HISTORY)),
   );
   let start: NodeJS.CpuUsage | undefined;
