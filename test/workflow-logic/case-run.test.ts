@@ -18,7 +18,7 @@ import { startWorkflow } from '../../src/temporal/contracts/start.js';
 import type { WorkflowOf } from '../../src/temporal/contracts/contract.js';
 import type { WorkflowNode } from '../../src/domain/graph.js';
 import { busyFailureKind } from '../../src/domain/node-kinds/kind.js';
-import { floatChain, py } from '../support/graphs.js';
+import { floatChain, Graph, py } from '../support/graphs.js';
 import { hangUntilCancelled, scheduledAt, until, WorkflowLogic } from './support.js';
 
 /**
@@ -355,7 +355,18 @@ describe('two runs at once in one worker', () => {
    * with the wrong results.
    */
   it('keeps runs of one graph with different inputs apart', async () => {
-    const chain = floatChain('Double', py('return {"b": inputs["a"] * 2}'), { execution: { timeout_ms: 60_000 } });
+    // input(a) → Double(a → b) → output(a, b): the output reads `a`, recorded two tasks before, when Double ends.
+    const graph = new Graph();
+    const a = { name: 'a', type: 'float' };
+    const b = { name: 'b', type: 'float' };
+    const source = py('return {"b": inputs["a"] * 2}');
+    const [entry, code, output] = [
+      graph.input([a]),
+      graph.python('Double', source, [a], [b], { execution: { timeout_ms: 60_000 } }),
+      graph.output([a, b]),
+    ];
+    graph.chain(entry, code, output);
+    graph.edge(entry, output);
     const values = [2, 5];
     const asked: number[] = [];
     const ends: EndCaseInput[] = [];
@@ -374,12 +385,12 @@ describe('two runs at once in one worker', () => {
     };
     // Each run's result is awaited once both have closed (see closed()).
     const handles: WorkflowHandle[] = [];
-    const inputs = values.map((a): CaseRunInput => ({
+    const inputs = values.map((value): CaseRunInput => ({
       caseId: randomUUID(),
       organizationId: randomUUID(),
       workspaceId: randomUUID(),
-      graph: { nodes: chain.graph.nodes, edges: chain.graph.edges },
-      inputs: { a },
+      graph: { nodes: graph.nodes, edges: graph.edges },
+      inputs: { a: value },
       deadlineMs: 3_600_000,
       revision: caseRunRevision,
     }));
@@ -396,11 +407,18 @@ describe('two runs at once in one worker', () => {
 
     expect(runs.map((run) => run.result?.status)).toEqual(['COMPLETED', 'COMPLETED']);
     expect(asked.sort()).toEqual(values);
-    for (const input of inputs) {
-      const a = input.inputs.a as number;
-      const { progress } = recordedEnd(ends.filter((end) => end.finalize.caseId === input.caseId)).finalize;
-      expect(progress.nodes[chain.code]).toMatchObject({ status: 'completed', inputs: { a }, outputs: { b: a * 2 } });
-      expect(Object.values(progress.results).map((r) => r.value)).toEqual([a * 2]);
+    for (const { caseId, inputs: given } of inputs) {
+      const value = given.a as number;
+      const { progress } = recordedEnd(ends.filter((end) => end.finalize.caseId === caseId)).finalize;
+      expect(progress.nodes[code]).toMatchObject({
+        status: 'completed',
+        inputs: { a: value },
+        outputs: { b: value * 2 },
+      });
+      expect(Object.entries(progress.results).map(([name, r]) => [name, r.value])).toEqual([
+        ['a', value],
+        ['b', value * 2],
+      ]);
     }
   });
 });
