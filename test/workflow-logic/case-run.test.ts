@@ -18,7 +18,7 @@ import { startWorkflow } from '../../src/temporal/contracts/start.js';
 import type { WorkflowOf } from '../../src/temporal/contracts/contract.js';
 import type { WorkflowNode } from '../../src/domain/graph.js';
 import { busyFailureKind } from '../../src/domain/node-kinds/kind.js';
-import { floatChain, Graph, py } from '../support/graphs.js';
+import { floatChain, Graph, py, type Var } from '../support/graphs.js';
 import { hangUntilCancelled, scheduledAt, until, WorkflowLogic } from './support.js';
 
 /**
@@ -357,8 +357,8 @@ describe('two runs at once in one worker', () => {
   it('keeps runs of one graph with different inputs apart', async () => {
     // input(a) → Double(a → b) → output(a, b): the output reads `a`, recorded two tasks before, when Double ends.
     const graph = new Graph();
-    const a = { name: 'a', type: 'float' };
-    const b = { name: 'b', type: 'float' };
+    const a: Var = { name: 'a', type: 'float' };
+    const b: Var = { name: 'b', type: 'float' };
     const source = py('return {"b": inputs["a"] * 2}');
     const [entry, code, output] = [
       graph.input([a]),
