@@ -3,6 +3,7 @@ import { benchCases } from './bench-cases.js';
 import { benchCodec } from './bench-codec.js';
 import { benchE2e, benchSideBySide } from './bench-e2e.js';
 import { benchFairness } from './bench-fairness.js';
+import { benchReplay } from './bench-replay.js';
 
 /**
  * `npm run bench`: the figures the issues name, printed, never asserted.
@@ -12,6 +13,7 @@ const benches: Record<string, () => Promise<void>> = {
   python: benchPython,
   cases: benchCases,
   codec: benchCodec,
+  replay: benchReplay,
   e2e: benchE2e,
   'side-by-side': benchSideBySide,
   fairness: benchFairness,

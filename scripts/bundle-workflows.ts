@@ -4,6 +4,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { projectRoot } from '../src/config/paths.js';
 import { workflowFailureConverterPath } from '../src/temporal/data-converter.js';
 import { workflowBundlePath } from '../src/temporal/worker.js';
+import { preloadedWorkflowModules } from '../src/temporal/workflow-preload.js';
 import { workflowTracingPath } from '../src/tracing/tracing.js';
 
 /**
@@ -33,6 +34,8 @@ async function main(): Promise<void> {
     failureConverterPath: workflowFailureConverterPath,
     // Runs started with a trace context trace their workflow and activity calls; the others are untouched.
     workflowInterceptorModules: [workflowTracingPath],
+    // Evaluated once per workflow context, not once per run: the modules that keep nothing of a run.
+    preloadModules: preloadedWorkflowModules,
     logger: { info() {}, warn: console.warn, error: console.error, debug() {}, trace() {}, log() {} },
   });
   const code = slim(bundle.code);

@@ -112,17 +112,20 @@ export function assigneeKey(assignee: TaskAssignee): string {
   return 'workspace';
 }
 
-/** `{{ variable_name }}` in a task's instructions. */
-export const templatePlaceholder = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
+/**
+ * `{{ variable_name }}` in a task's instructions: a new expression at each use, as a global one keeps state
+ * (`lastIndex`), which the workflow bundle's preloaded modules may not (src/temporal/workflow-preload.ts).
+ */
+export const templatePlaceholder = (): RegExp => /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 
 /** The names the instructions refer to. */
 export function templateNames(template: string): string[] {
-  return [...template.matchAll(templatePlaceholder)].map((m) => m[1] ?? '');
+  return [...template.matchAll(templatePlaceholder())].map((m) => m[1] ?? '');
 }
 
 /** Each placeholder replaced by the value of that name (text as is, other values as JSON, missing as empty). */
 export function renderInstructions(template: string, values: Record<string, unknown>): string {
-  return template.replace(templatePlaceholder, (_match, name: string) => {
+  return template.replace(templatePlaceholder(), (_match, name: string) => {
     const value = values[name];
     if (value === undefined || value === null) return '';
     return typeof value === 'string' ? value : JSON.stringify(value);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
-import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   nodeFailedType,
@@ -18,7 +18,7 @@ import { startWorkflow } from '../../src/temporal/contracts/start.js';
 import type { WorkflowOf } from '../../src/temporal/contracts/contract.js';
 import type { WorkflowNode } from '../../src/domain/graph.js';
 import { busyFailureKind } from '../../src/domain/node-kinds/kind.js';
-import { floatChain, py } from '../support/graphs.js';
+import { floatChain, Graph, py, type Var } from '../support/graphs.js';
 import { hangUntilCancelled, scheduledAt, until, WorkflowLogic } from './support.js';
 
 /**
@@ -68,6 +68,14 @@ const delivered: FirstAttemptResult = {
   },
 };
 
+/** Starts a case run of `input` on the worker's task queue. */
+const startCase = (input: CaseRunInput) => (client: Client, taskQueue: string) =>
+  startWorkflow(client.workflow, caseRunContract, {
+    taskQueue,
+    workflowId: caseWorkflowId(input.caseId),
+    args: [input],
+  });
+
 /** One case over a runNode that answers as `answer` says (given the 0-based call number). */
 async function runCase(
   answer: (request: RunNodeRequest, call: number) => Promise<RunNodeResponse>,
@@ -104,16 +112,7 @@ async function runCase(
     },
   };
   const { whileRunning } = options;
-  const run = await logic.run(
-    mocks,
-    (client, taskQueue) =>
-      startWorkflow(client.workflow, caseRunContract, {
-        taskQueue,
-        workflowId: caseWorkflowId(input.caseId),
-        args: [input],
-      }),
-    whileRunning && ((handle) => whileRunning(handle, calls)),
-  );
+  const run = await logic.run(mocks, startCase(input), whileRunning && ((handle) => whileRunning(handle, calls)));
   return { ...run, calls, ends, checkedKeys, chain, input };
 }
 
@@ -337,5 +336,89 @@ describe('cancellation', () => {
         error: { message: 'The case was cancelled' },
       },
     });
+  });
+});
+
+/**
+ * Waits until the run has closed without awaiting its result: awaiting one lets the test server skip time, and
+ * a run ending in a local activity (which the server does not see) would then be skipped to its timeout.
+ */
+async function closed(handle: WorkflowHandle): Promise<void> {
+  while ((await handle.describe()).status.name === 'RUNNING') await new Promise((r) => setTimeout(r, 10));
+}
+
+describe('two runs at once in one worker', () => {
+  /**
+   * The workflow modules are preloaded (src/temporal/workflow-preload.ts): one copy serves every run of the
+   * worker's context. Two runs of one graph (the same node ids) with different inputs, each holding its state
+   * while the other's node runs: a run that saw the other's (a module-level map of node outputs, say) would end
+   * with the wrong results.
+   */
+  it('keeps runs of one graph with different inputs apart', async () => {
+    // input(a) → Double(a → b) → output(a, b): the output reads `a`, recorded two tasks before, when Double ends.
+    const graph = new Graph();
+    const a: Var = { name: 'a', type: 'float' };
+    const b: Var = { name: 'b', type: 'float' };
+    const source = py('return {"b": inputs["a"] * 2}');
+    const [entry, code, output] = [
+      graph.input([a]),
+      graph.python('Double', source, [a], [b], { execution: { timeout_ms: 60_000 } }),
+      graph.output([a, b]),
+    ];
+    graph.chain(entry, code, output);
+    graph.edge(entry, output);
+    const values = [2, 5];
+    const asked: number[] = [];
+    const ends: EndCaseInput[] = [];
+    const mocks: CaseMocks = {
+      checkCreator: () => Promise.resolve(null),
+      async runNode(request) {
+        asked.push(Number(request.inputs.a));
+        // Neither node answers before both runs have scheduled theirs.
+        await until(() => asked.length === values.length);
+        return doubled(request);
+      },
+      endCase(end) {
+        ends.push(end);
+        return Promise.resolve({});
+      },
+    };
+    // Each run's result is awaited once both have closed (see closed()).
+    const handles: WorkflowHandle[] = [];
+    const inputs = values.map((value): CaseRunInput => ({
+      caseId: randomUUID(),
+      organizationId: randomUUID(),
+      workspaceId: randomUUID(),
+      graph: { nodes: graph.nodes, edges: graph.edges },
+      inputs: { a: value },
+      deadlineMs: 3_600_000,
+      revision: caseRunRevision,
+    }));
+
+    const runs = await Promise.all(
+      inputs.map((input) =>
+        logic.run(mocks, startCase(input), async (handle) => {
+          handles.push(handle);
+          await until(() => handles.length === inputs.length);
+          await Promise.all(handles.map(closed));
+        }),
+      ),
+    );
+
+    expect(runs.map((run) => run.result?.status)).toEqual(['COMPLETED', 'COMPLETED']);
+    expect(asked.sort()).toEqual(values);
+    for (const { caseId, inputs: given } of inputs) {
+      const value = given.a as number;
+      const { progress } = recordedEnd(ends.filter((end) => end.finalize.caseId === caseId)).finalize;
+      expect(progress.nodes[code]).toMatchObject({
+        status: 'completed',
+        inputs: { a: value },
+        outputs: { b: value * 2 },
+      });
+      expect(Object.entries(progress.results).map(([name, r]) => [name, r.value])).toEqual([
+        ['a', value],
+        ['b', value * 2],
+      ]);
+    }
   });
 });

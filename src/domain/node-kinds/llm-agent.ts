@@ -63,7 +63,7 @@ export function answerFields(node: WorkflowNode, descriptions: Record<string, st
 /** The user message: each placeholder replaced by the node input it names (text as is, other values as JSON). */
 export function renderTemplate(node: WorkflowNode, template: string, inputs: Record<string, unknown>): string {
   const declared = new Set(Object.values(node.input_schema?.schema ?? {}).map((e) => e.variable_name));
-  return template.replace(templatePlaceholder, (_match, name: string) => {
+  return template.replace(templatePlaceholder(), (_match, name: string) => {
     if (!declared.has(name)) throw misconfigured(`user_template names {{${name}}}, which is not an input of the node`);
     const value = inputs[name];
     if (value === undefined) return '';
