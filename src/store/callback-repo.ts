@@ -1,6 +1,7 @@
 import { PostgresAdapter, sql, type Insertable, type QueryCreator, type Selectable } from 'kysely';
 import type { CallbackAttempt, CallbackDelivery, DeliveryStatus } from '../domain/callback-records.js';
 import type { Db } from './database.js';
+import { CompiledStatement } from './compiled-statement.js';
 import { olderThan, pageOf, type Keyset } from './paging.js';
 import type { Page } from '../domain/page.js';
 import type { Database } from './schema.js';
@@ -86,8 +87,49 @@ export function pendingDeliveryRow(delivery: NewDelivery, at: string): Insertabl
   };
 }
 
+/** What recording an attempt writes: the attempt's row, and the delivery's state after it. */
+type AttemptValues = AttemptRecord & { updatedAt: string };
+
+/** The attempt's row; a retried activity's second record of the same attempt replaces the first. */
+function insertAttempt(db: QueryCreator<Database>, v: AttemptValues) {
+  const values = {
+    started_at: v.startedAt,
+    duration_ms: v.durationMs,
+    response_status: v.responseStatus,
+    response_body: v.responseBody,
+    error: v.error,
+  };
+  return db
+    .insertInto('callback_attempts')
+    .values({ delivery_id: v.deliveryId, attempt: v.attempt, ...values })
+    .onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doUpdateSet(values));
+}
+
+/** The delivery's state after the attempt. */
+function deliveryState(v: AttemptValues) {
+  return { status: v.status, attempts: v.attempt, next_attempt_at: v.nextAttemptAt, updated_at: v.updatedAt };
+}
+
 /** Callback deliveries, their attempts, and the workspaces' (encrypted) signing secrets. */
 export class CallbackRepo {
+  /**
+   * recordAttempt's statements, which every callback runs, compiled once (compiled-statement.ts): the attempt, the
+   * delivery's state after it, and on Postgres both in one statement.
+   */
+  private readonly attemptStatements = {
+    attempt: new CompiledStatement(insertAttempt),
+    deliveryState: new CompiledStatement((db, v: AttemptValues) =>
+      db.updateTable('callback_deliveries').set(deliveryState(v)).where('id', '=', v.deliveryId),
+    ),
+    both: new CompiledStatement((db, v: AttemptValues) =>
+      db
+        .with('attempt', (cte) => insertAttempt(cte, v))
+        .updateTable('callback_deliveries')
+        .set(deliveryState(v))
+        .where('id', '=', v.deliveryId),
+    ),
+  };
+
   constructor(private readonly db: Db) {}
 
   /** Inserts a pending delivery; a second call with the same id changes nothing (workflow retries, API + activity). */
@@ -200,36 +242,14 @@ export class CallbackRepo {
    * of four; SQLite has no such WITH and runs them in one transaction.
    */
   async recordAttempt(record: AttemptRecord): Promise<void> {
-    const values = {
-      started_at: record.startedAt,
-      duration_ms: record.durationMs,
-      response_status: record.responseStatus,
-      response_body: record.responseBody,
-      error: record.error,
-    };
-    const insertAttempt = (db: QueryCreator<Database>) =>
-      db
-        .insertInto('callback_attempts')
-        .values({ delivery_id: record.deliveryId, attempt: record.attempt, ...values })
-        .onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doUpdateSet(values));
-    const deliveryState = {
-      status: record.status,
-      attempts: record.attempt,
-      next_attempt_at: record.nextAttemptAt,
-      updated_at: now(),
-    };
+    const values: AttemptValues = { ...record, updatedAt: now() };
     if (this.db.getExecutor().adapter instanceof PostgresAdapter) {
-      await this.db
-        .with('attempt', insertAttempt)
-        .updateTable('callback_deliveries')
-        .set(deliveryState)
-        .where('id', '=', record.deliveryId)
-        .execute();
+      await this.attemptStatements.both.run(this.db, values);
       return;
     }
     await this.db.transaction().execute(async (trx) => {
-      await insertAttempt(trx).execute();
-      await trx.updateTable('callback_deliveries').set(deliveryState).where('id', '=', record.deliveryId).execute();
+      await this.attemptStatements.attempt.run(trx, values);
+      await this.attemptStatements.deliveryState.run(trx, values);
     });
   }
 

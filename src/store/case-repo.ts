@@ -14,6 +14,7 @@ import {
 } from '../domain/cases.js';
 import { pendingDeliveryRow, type NewDelivery } from './callback-repo.js';
 import type { Db } from './database.js';
+import { CompiledStatement } from './compiled-statement.js';
 import { secondsBetween } from './durations.js';
 import type { Database } from './schema.js';
 import { olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
@@ -243,11 +244,66 @@ function newRow(id: string, input: CreateCaseInput): Insertable<CaseTable> {
  * terminal status is never overwritten.
  */
 export class CaseRepo {
+  /** The statements every case runs, compiled once (compiled-statement.ts). */
+  private readonly statements = {
+    insert: new CompiledStatement((db, row: Insertable<CaseTable>) => db.insertInto('cases').values(row)),
+    find: new CompiledStatement((db, v: { id: string }) => db.selectFrom('cases').selectAll().where('id', '=', v.id)),
+    setRunId: new CompiledStatement((db, v: { id: string; runId: string }) =>
+      db
+        .updateTable('cases')
+        .set({ temporal_run_id: v.runId })
+        .where('id', '=', v.id)
+        .where('temporal_run_id', 'is', null)
+        .returningAll(),
+    ),
+    finalize: new CompiledStatement(
+      (
+        db,
+        v: {
+          id: string;
+          status: CaseStatus;
+          error: string | null;
+          results: string;
+          runId: string;
+          finishedAt: string;
+        },
+      ) =>
+        db
+          .updateTable('cases')
+          .set({
+            status: v.status,
+            error: v.error,
+            results: v.results,
+            temporal_run_id: v.runId,
+            finished_at: v.finishedAt,
+          })
+          .where('id', '=', v.id)
+          .where('status', 'not in', [...terminalStatuses])
+          .returning((eb) => [
+            'organization_id',
+            'workspace_id',
+            'workflow_id',
+            'started_at',
+            'finished_at',
+            // Read here rather than by a statement of its own: whether a queued case may take the freed slot.
+            eb
+              .exists(
+                eb
+                  .selectFrom('cases as queued')
+                  .select('queued.id')
+                  .whereRef('queued.organization_id', '=', 'cases.organization_id')
+                  .where('queued.status', '=', 'QUEUED'),
+              )
+              .as('organization_has_queued'),
+          ]),
+    ),
+  };
+
   constructor(private readonly db: Db) {}
 
   async create(input: CreateCaseInput): Promise<CaseRecord> {
     const row = newRow(input.id ?? randomUUID(), input);
-    await this.db.insertInto('cases').values(row).execute();
+    await this.statements.insert.run(this.db, row);
     return toCase(row as Selectable<CaseTable>);
   }
 
@@ -319,7 +375,7 @@ export class CaseRepo {
   }
 
   async find(id: string): Promise<CaseRecord | undefined> {
-    const r = await this.db.selectFrom('cases').selectAll().where('id', '=', id).executeTakeFirst();
+    const [r] = (await this.statements.find.run(this.db, { id })).rows;
     return r && toCase(r);
   }
 
@@ -472,13 +528,7 @@ export class CaseRepo {
 
   /** Links the case's run; the case as it now stands, or undefined when a run was linked already. */
   async setRunId(id: string, runId: string): Promise<CaseRecord | undefined> {
-    const r = await this.db
-      .updateTable('cases')
-      .set({ temporal_run_id: runId })
-      .where('id', '=', id)
-      .where('temporal_run_id', 'is', null)
-      .returningAll()
-      .executeTakeFirst();
+    const [r] = (await this.statements.setRunId.run(this.db, { id, runId })).rows;
     return r && toCase(r);
   }
 
@@ -511,35 +561,16 @@ export class CaseRepo {
   ): Promise<(FinishedCase & { deliveries: NewDelivery[]; organizationHasQueued: boolean }) | undefined> {
     const { progress } = input;
     return this.db.transaction().execute(async (trx) => {
-      const finished = await trx
-        .updateTable('cases')
-        .set({
+      const [finished] = (
+        await this.statements.finalize.run(trx, {
+          id: input.caseId,
           status: input.status,
           error: progress.error ? json(progress.error) : null,
           results: json(progress.results),
-          temporal_run_id: input.runId,
-          finished_at: now(),
+          runId: input.runId,
+          finishedAt: now(),
         })
-        .where('id', '=', input.caseId)
-        .where('status', 'not in', [...terminalStatuses])
-        .returning((eb) => [
-          'organization_id',
-          'workspace_id',
-          'workflow_id',
-          'started_at',
-          'finished_at',
-          // Read here rather than by a statement of its own: whether a queued case may take the freed slot.
-          eb
-            .exists(
-              eb
-                .selectFrom('cases as queued')
-                .select('queued.id')
-                .whereRef('queued.organization_id', '=', 'cases.organization_id')
-                .where('queued.status', '=', 'QUEUED'),
-            )
-            .as('organization_has_queued'),
-        ])
-        .executeTakeFirst();
+      ).rows;
       if (!finished) return undefined;
       const ended: FinishedCase = {
         organizationId: finished.organization_id,

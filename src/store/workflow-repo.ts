@@ -7,6 +7,7 @@ import {
   type WorkflowVersionSnapshot,
 } from '../domain/graph.js';
 import type { Db } from './database.js';
+import { CompiledStatement } from './compiled-statement.js';
 import { containsText, olderThan, pageOf, type Keyset, type ListScope } from './paging.js';
 import type { Page } from '../domain/page.js';
 import type {
@@ -135,7 +136,31 @@ export function toSnapshot(workflow: WorkflowRecord, version: WorkflowVersionRec
  * numbered one past the latest; only a version's status changes in place
  * (activate / deactivate), and at most one version is active at a time.
  */
+/** A workflow by `column` with the id of its latest active version (null when none is active). */
+function workflowForRun(column: 'workflows.id' | 'workflows.entity_id') {
+  return new CompiledStatement((db, v: { value: string }) =>
+    db
+      .selectFrom('workflows')
+      .selectAll('workflows')
+      .select((eb) =>
+        eb
+          .selectFrom('workflow_versions')
+          .select('workflow_versions.id')
+          .whereRef('workflow_versions.workflow_id', '=', 'workflows.id')
+          .where('workflow_versions.status', '=', 'active')
+          .orderBy('workflow_versions.version_number', 'desc')
+          .limit(1)
+          .as('active_version_id'),
+      )
+      .where(column, '=', v.value),
+  );
+}
+
 export class WorkflowRepo {
+  /** The query of findWorkflowForRun, which every initiate runs: compiled once per column (compiled-statement.ts). */
+  private readonly forRunById = workflowForRun('workflows.id');
+  private readonly forRunByEntityId = workflowForRun('workflows.entity_id');
+
   constructor(private readonly db: Db) {}
 
   async create(input: CreateWorkflowInput): Promise<WorkflowWithVersion> {
@@ -363,23 +388,8 @@ export class WorkflowRepo {
    * active), in one query: the decision an unpinned run takes, always read from the store.
    */
   async findWorkflowForRun(by: { id: string } | { entityId: string }): Promise<WorkflowForRun | undefined> {
-    const [column, value] =
-      'id' in by ? (['workflows.id', by.id] as const) : (['workflows.entity_id', by.entityId] as const);
-    const r = await this.db
-      .selectFrom('workflows')
-      .selectAll('workflows')
-      .select((eb) =>
-        eb
-          .selectFrom('workflow_versions')
-          .select('workflow_versions.id')
-          .whereRef('workflow_versions.workflow_id', '=', 'workflows.id')
-          .where('workflow_versions.status', '=', 'active')
-          .orderBy('workflow_versions.version_number', 'desc')
-          .limit(1)
-          .as('active_version_id'),
-      )
-      .where(column, '=', value)
-      .executeTakeFirst();
+    const [statement, value] = 'id' in by ? [this.forRunById, by.id] : [this.forRunByEntityId, by.entityId];
+    const [r] = (await statement.run(this.db, { value })).rows;
     return r && { workflow: toWorkflow(r), activeVersionId: r.active_version_id };
   }
 
