@@ -13,9 +13,10 @@ export interface InertFields<T> {
 type ActingKey = { createdByKeyId: string; createdByUserId: string };
 
 /**
- * A change that starts nothing and shapes nothing its hook or schedule starts later: every field sent is the name, or
- * the flag turning it off. Anything else (what it starts, with what inputs, when or how often, turning it on again)
- * shapes the cases it starts as its acting key.
+ * A change that starts nothing and changes what its hook or schedule does: every field sent is the name, or the flag
+ * turning it off. A schedule's title is the label of the cases it fires, not what they do: a key that only retitled
+ * answers for nothing they do. Anything else (what it starts, with what inputs, when or how often, turning it on
+ * again) shapes the cases it starts as its acting key.
  */
 export function startsNothing<T extends object>(changes: NoInfer<Partial<T>>, inert: InertFields<T>): boolean {
   return Object.entries(changes).every(

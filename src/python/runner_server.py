@@ -284,16 +284,22 @@ class Server:
 
     def hand_over(self, child, req, frame):
         """The call's own limits on the child, then its request. False when the child cannot take
-        it (it died unseen): it is let go without the call."""
+        it (it died unseen): it is let go without the call, which goes to another child. A host that
+        refuses the limits (a security module on prlimit) fails the call saying so: no other child
+        would fare better."""
         pid = child["pid"]
         timeout_ms = timeout_of(req)
         start = time.monotonic()
         try:
             sandbox_os.set_call_limits(pid, *self.call_limits(req, timeout_ms))
             write_all(child["sock"], struct.pack(">I", len(frame)) + frame)
-        except (OSError, ValueError):
+        except (ProcessLookupError, BrokenPipeError, ConnectionResetError):
             self.let_go(child)
             return False
+        except (OSError, ValueError) as err:
+            self.let_go(child)
+            write_frame(fail(req.get("id"), "sandbox", f"the call's limits could not be set: {err}", 0))
+            return True
         del self.spares[pid]
         r = child["sock"]
         job = {"id": req.get("id"), "pid": pid, "pipe": r, "buf": bytearray(), "slot": child["slot"],

@@ -23,20 +23,25 @@ function valueOf(values: object, name: string): unknown {
  * Compiled by the first store it runs on (a repository serves one store, so one dialect).
  */
 export class CompiledStatement<V extends object, R> {
-  private compiled?: { sql: string; parameters: readonly unknown[] };
+  private compiled?: { sql: string; parameters: readonly unknown[]; keys: readonly string[] };
 
   constructor(private readonly build: (db: Db, values: V) => Compilable<R>) {}
 
   /** Runs the statement on `db` (the store, or a transaction of it) with `values`. */
   async run(db: Db, values: V): Promise<QueryResult<R>> {
     const compiled = (this.compiled ??= this.compile(db, values));
+    // A key the first run lacked is not in the SQL: its value would be dropped without a word.
+    if (Object.keys(values).some((name) => !compiled.keys.includes(name)))
+      throw new Error(`a compiled statement was run with values it was not compiled for (${compiled.keys.join(', ')})`);
     const parameters = compiled.parameters.map((p) => (p instanceof Slot ? valueOf(values, p.name) : p));
     return db.executeQuery<R>(CompiledQuery.raw(compiled.sql, parameters));
   }
 
-  private compile(db: Db, first: V): { sql: string; parameters: readonly unknown[] } {
+  private compile(db: Db, first: V): { sql: string; parameters: readonly unknown[]; keys: readonly string[] } {
+    const keys = Object.keys(first);
     // The stand-ins are not of V's types: kysely only carries them into the parameter list, where run replaces them.
-    const slots = Object.fromEntries(Object.keys(first).map((name) => [name, new Slot(name)])) as V;
-    return this.build(db, slots).compile();
+    const slots = Object.fromEntries(keys.map((name) => [name, new Slot(name)])) as V;
+    const { sql, parameters } = this.build(db, slots).compile();
+    return { sql, parameters, keys };
   }
 }

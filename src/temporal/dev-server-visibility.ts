@@ -10,8 +10,8 @@ import Database from 'better-sqlite3';
  * does not use (worker deployments, versioning, pause, batcher), and the numeric sorts the UI does not
  * offer (history length and size, duration, transitions). Kept: the default order, by workflow id,
  * type, status, execution time, task queue, parent and root workflow, namespace division and the
- * schedule columns, and every Keyword column (caseflow's own search attributes are Keywords, an
- * operator may register more). A list filtered on a dropped column still answers, by scanning.
+ * schedule columns, and every custom Keyword column (caseflow's own search attributes are Keywords,
+ * an operator may register more; the server's own spare Keyword columns are dropped). A list filtered on a dropped column still answers, by scanning.
  */
 export const UNUSED_VISIBILITY_INDEXES: readonly string[] = [
   'by_history_length',

@@ -63,4 +63,13 @@ describe.each(['sqlite', 'postgres'] as const)('a compiled statement on %s', (di
     expect((await find.run(store.db, { id: ids[0] })).rows).toEqual([{ id: ids[0] }]);
     await expect(find.run(store.db, { id: undefined })).rejects.toThrow(/without a value for id/);
   });
+
+  it('refuses a run with a value its first run lacked, which the SQL would have dropped', async () => {
+    const find = new CompiledStatement((db: Db, v: { id: string; name?: string }) => {
+      const query = db.selectFrom('organizations').select('id').where('id', '=', v.id);
+      return v.name === undefined ? query : query.where('name', '=', v.name);
+    });
+    expect((await find.run(store.db, { id: ids[0] })).rows).toEqual([{ id: ids[0] }]);
+    await expect(find.run(store.db, { id: ids[0], name: 'Other' })).rejects.toThrow(/not compiled for/);
+  });
 });
