@@ -65,8 +65,11 @@ describe.each(['sqlite', 'postgres'] as const)('a compiled statement on %s', (di
   });
 
   it('refuses a run with a value its first run lacked, which the SQL would have dropped', async () => {
-    const find = new CompiledStatement((db: Db, v: { id: string; name?: string }) => {
-      const query = db.selectFrom('organizations').select('id').where('id', '=', v.id);
+    const find = new CompiledStatement((db: Db, v: { id: string | undefined; name?: string }) => {
+      const query = db
+        .selectFrom('organizations')
+        .select('id')
+        .where('id', '=', v.id ?? '');
       return v.name === undefined ? query : query.where('name', '=', v.name);
     });
     expect((await find.run(store.db, { id: ids[0] })).rows).toEqual([{ id: ids[0] }]);
