@@ -54,7 +54,7 @@ describe('pending deliveries nothing is delivering', () => {
       .toEqual([expect.objectContaining({ status: 'delivered', workflowId: `callback-${caseId}` })]);
   }, 60_000);
 
-  it('sends a swept delivery through the outbound policy at its attempt, as any other', async () => {
+  it('sends a swept delivery through the outbound policy at its attempt, like every other delivery', async () => {
     const wf = await createWorkflow(svc, sleeper(0));
     const caseId = await startCase(svc, wf.workflowId, { text: 'z' });
     const { context } = svc.service;

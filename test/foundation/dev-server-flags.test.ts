@@ -3,10 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
-import { createLogger } from '../../src/logging/logger.js';
 import { freePort } from '../../src/net/free-port.js';
-import { temporalCliPath } from '../../src/temporal/binaries.js';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
+import { headlessDevServer } from '../support/dev-server.js';
 
 /** A process's argv or environment as /proc holds it (NUL-separated). */
 const procList = (pid: number, file: 'cmdline' | 'environ') => readFileSync(`/proc/${pid}/${file}`, 'utf8').split('\0');
@@ -50,15 +49,7 @@ describe('the embedded Temporal dev server tuning (docs/performance.md)', () => 
     beforeAll(async () => {
       metricsPort = await freePort();
       server = await startDevServer({
-        cliPath: temporalCliPath(process.env.TEMPORAL_CLI_PATH),
-        dataDir,
-        dbFilename: path.join(dataDir, 'temporal.db'),
-        port: await freePort(),
-        uiPort: 0,
-        ui: false,
-        namespace: 'default',
-        startTimeoutMs: 90_000,
-        logger: createLogger('warn'),
+        ...(await headlessDevServer(dataDir)),
         dynamicConfig: { ...defaults.dynamicConfig, 'history.visibilityProcessorMaxPollRPS': 3 },
         sqlitePragmas: { ...defaults.sqlitePragmas, cache_size: -8192 },
         goGc: 250,

@@ -4,28 +4,15 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logging/logger.js';
-import { freePort } from '../../src/net/free-port.js';
-import { temporalCliPath } from '../../src/temporal/binaries.js';
 import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
 import { UNUSED_VISIBILITY_INDEXES } from '../../src/temporal/dev-server-visibility.js';
+import { headlessDevServer } from '../support/dev-server.js';
 
 const dataDirs: string[] = [];
 
 async function start(dataDir: string, leanVisibility: boolean): Promise<DevServer> {
-  return startDevServer({
-    cliPath: temporalCliPath(process.env.TEMPORAL_CLI_PATH),
-    dataDir,
-    dbFilename: path.join(dataDir, 'temporal.db'),
-    port: await freePort(),
-    uiPort: 0,
-    ui: false,
-    namespace: 'default',
-    startTimeoutMs: 90_000,
-    logger: createLogger('warn'),
-    leanVisibility,
-  });
+  return startDevServer({ ...(await headlessDevServer(dataDir)), leanVisibility });
 }
 
 function visibilityIndexes(dataDir: string): string[] {
