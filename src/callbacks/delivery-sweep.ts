@@ -14,7 +14,7 @@ import type { CallbackDeliveryGateway } from '../temporal/gateways/callback-deli
 import type { CaseRunGateway } from '../temporal/gateways/case-runs.js';
 
 export interface DeliverySweepDeps {
-  repo: Pick<CallbackRepo, 'overdueDeliveries' | 'failStalled'>;
+  repo: Pick<CallbackRepo, 'overdueDeliveries' | 'failPending'>;
   tenancy: Pick<TenancyRepo, 'findWorkspace'>;
   deliveries: CallbackDeliveryGateway;
   /** Whether the case run a callback's row names is still running (it then starts the retries itself). */
@@ -27,15 +27,41 @@ export interface DeliverySweepDeps {
   registry: Registry;
 }
 
+/** Why the sweep ends a delivery rather than start its workflow: shown as the error of its last attempt. */
+export const sweptEnds = {
+  stalled:
+    'not delivered: its delivery workflow ended without recording its end (terminated in Temporal, or the store ' +
+    'was down through its last write); redeliver it to send it again',
+  workspaceGone: 'not delivered: its workspace was deleted',
+  forgotten:
+    "not sent again: it stayed pending longer than Temporal keeps a delivery's workflow, so an attempt of that " +
+    'workflow may have reached the receiver; redeliver it to send it again',
+} as const;
+
+type SweptEnd = keyof typeof sweptEnds;
+
+/** What one pass reads once: the workspaces' organizations, and from when Temporal may have forgotten a workflow. */
+interface Pass {
+  organizations: Map<string, string | undefined>;
+  /** A delivery created before this (ms) may have had a workflow that Temporal has deleted since. */
+  forgottenBefore: number;
+}
+
 /**
  * Starts the delivery workflow of every pending delivery (a case's callback, a subscription's event) that nothing is
  * delivering: its next attempt is overdue by more than the grace period, so the process that was to start its workflow
  * died between the commit that wrote the row and the start (a reconciled end, a redelivery), or Temporal refused the
  * start. The workflow id is the one the row was written for, and a delivery workflow never starts twice under one id
- * (REJECT_DUPLICATE), so a delivery whose workflow runs is left to it. One whose workflow closed without recording
- * its end (terminated, or the store down through its last write) is failed: nothing would ever deliver it, and
- * once Temporal forgets that workflow a start would send it again. Each pass looks at one batch, going on from where
- * the last one stopped, so a backlog of overdue deliveries whose workflows run does not hide the ones behind it.
+ * (REJECT_DUPLICATE), so a delivery whose workflow runs is left to it. Ended instead, with the reason as its last
+ * attempt (so later passes no longer read it): one whose workflow closed without recording its end (terminated, or
+ * the store down through its last write), nothing would ever deliver it; one whose workspace is gone; and one older
+ * than the namespace's retention whose workflow Temporal no longer knows. A workflow closes after its delivery's row
+ * was written and Temporal keeps it for the retention after its close, so for a younger delivery "unknown to
+ * Temporal" means never started and REJECT_DUPLICATE holds; for an older one it may mean deleted, and a start would
+ * be accepted and send the receiver again what an attempt of that workflow may have delivered unrecorded. Each pass
+ * looks at one batch, going on from where the last one stopped, so a backlog of overdue deliveries whose workflows
+ * run does not hide the ones behind it. Every call to Temporal is bounded (the gateway's), so a start that hangs
+ * fails its delivery's turn and the pass goes on with the next one.
  */
 export class DeliverySweep {
   private readonly swept: Counter<'action'>;
@@ -45,7 +71,10 @@ export class DeliverySweep {
   constructor(private readonly deps: DeliverySweepDeps) {
     this.swept = new Counter({
       name: 'caseflow_callback_deliveries_swept_total',
-      help: 'Pending deliveries (callbacks and events) nothing was delivering: started (their workflow), failed (it had ended without recording them)',
+      help:
+        'Pending deliveries (callbacks and events) nothing was delivering: started (their workflow), failed (nothing ' +
+        'would deliver them: their workflow ended without recording them, their workspace is gone, or Temporal ' +
+        'forgot a workflow that may have sent them)',
       labelNames: ['action'] as const,
       registers: [deps.registry],
     });
@@ -53,16 +82,17 @@ export class DeliverySweep {
 
   /** One pass over a batch of overdue deliveries; how many workflows it started. */
   async sweep(): Promise<number> {
-    const { repo, batch, graceMs } = this.deps;
+    const { repo, batch, graceMs, deliveries } = this.deps;
     const dueBefore = new Date(Date.now() - graceMs).toISOString();
     const page = await repo.overdueDeliveries(dueBefore, this.after, batch);
+    const pass: Pass = { organizations: new Map(), forgottenBefore: 0 };
+    if (page.length > 0) pass.forgottenBefore = Date.now() - (await deliveries.retentionMs());
     const last = page.at(-1);
     this.after = page.length < batch || !last?.nextAttemptAt ? undefined : { dueAt: last.nextAttemptAt, id: last.id };
-    const organizations = new Map<string, string | undefined>();
     let started = 0;
     for (const delivery of page) {
       try {
-        if (await this.restart(delivery, organizations)) started++;
+        if (await this.restart(delivery, pass)) started++;
       } catch (err) {
         this.deps.logger.error({ err, deliveryId: delivery.id }, 'could not start the workflow of a pending delivery');
       }
@@ -70,14 +100,18 @@ export class DeliverySweep {
     return started;
   }
 
-  private async restart(delivery: CallbackDelivery, organizations: Map<string, string | undefined>): Promise<boolean> {
+  private async restart(delivery: CallbackDelivery, pass: Pass): Promise<boolean> {
     const workflowId = await this.workflowOf(delivery);
     if (!workflowId) return false;
     const { id, caseId, workspaceId, url, attempts, subscriptionId } = delivery;
-    if (!organizations.has(workspaceId))
-      organizations.set(workspaceId, (await this.deps.tenancy.findWorkspace(workspaceId))?.organizationId);
-    const organizationId = organizations.get(workspaceId);
-    if (!organizationId) return false;
+    if (!pass.organizations.has(workspaceId))
+      pass.organizations.set(workspaceId, (await this.deps.tenancy.findWorkspace(workspaceId))?.organizationId);
+    const organizationId = pass.organizations.get(workspaceId);
+    if (!organizationId) return this.end(delivery, workflowId, 'workspaceGone');
+    if (Date.parse(delivery.createdAt) < pass.forgottenBefore) {
+      const state = await this.deps.deliveries.state(workflowId);
+      return state === 'running' ? false : this.end(delivery, workflowId, state === 'closed' ? 'stalled' : 'forgotten');
+    }
     const body = JSON.parse(delivery.body) as CaseCallbackBody | CaseEventBody;
     const input: CallbackDeliveryInput = {
       deliveryId: id,
@@ -92,14 +126,9 @@ export class DeliverySweep {
     const caseStatus = 'data' in body ? body.data.status : body.status;
     const outcome = await this.deps.deliveries.start(workflowId, input, { organizationId, workspaceId, caseStatus });
     if (outcome === 'conflict') {
-      if ((await this.deps.deliveries.closed(workflowId)) && (await this.deps.repo.failStalled(id))) {
-        this.swept.inc({ action: 'failed' });
-        this.deps.logger.warn(
-          { deliveryId: id, caseId, workflowId, attempts },
-          'failed a pending delivery whose workflow ended without recording it',
-        );
-      }
-      return false;
+      return (await this.deps.deliveries.state(workflowId)) === 'closed'
+        ? this.end(delivery, workflowId, 'stalled')
+        : false;
     }
     this.swept.inc({ action: 'started' });
     this.deps.logger.warn(
@@ -107,6 +136,19 @@ export class DeliverySweep {
       'started the workflow of a pending delivery nothing was delivering',
     );
     return true;
+  }
+
+  /** Fails the delivery as read, saying why; false (nothing started) either way. */
+  private async end(delivery: CallbackDelivery, workflowId: string, why: SweptEnd): Promise<false> {
+    if (await this.deps.repo.failPending(delivery, sweptEnds[why])) {
+      this.swept.inc({ action: 'failed' });
+      const { id, caseId, attempts } = delivery;
+      this.deps.logger.warn(
+        { deliveryId: id, caseId, workflowId, attempts, reason: why },
+        'failed a pending delivery nothing would deliver',
+      );
+    }
+    return false;
   }
 
   /**

@@ -262,15 +262,37 @@ export class CallbackRepo {
       .execute();
   }
 
-  /** Fails a delivery still pending whose workflow ended without recording it; false when it is no longer pending. */
-  async failStalled(id: string): Promise<boolean> {
-    const result = await this.db
-      .updateTable('callback_deliveries')
-      .set({ status: 'failed', next_attempt_at: null, updated_at: now() })
-      .where('id', '=', id)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+  /**
+   * Fails a delivery still as it was read (pending, after `attempts`), saying why as one more attempt that sent
+   * nothing, the way an attempt refused before its request shows it; false when it changed since (an attempt
+   * recorded, another end). For a delivery nothing will deliver any more (see DeliverySweep).
+   */
+  async failPending(delivery: Pick<CallbackDelivery, 'id' | 'attempts'>, reason: string): Promise<boolean> {
+    const at = now();
+    const attempt = delivery.attempts + 1;
+    return this.db.transaction().execute(async (trx) => {
+      const ended = await trx
+        .updateTable('callback_deliveries')
+        .set({ status: 'failed', attempts: attempt, next_attempt_at: null, updated_at: at })
+        .where('id', '=', delivery.id)
+        .where('status', '=', 'pending')
+        .where('attempts', '=', delivery.attempts)
+        .executeTakeFirst();
+      if (ended.numUpdatedRows === 0n) return false;
+      await insertAttempt(trx, {
+        deliveryId: delivery.id,
+        attempt,
+        startedAt: at,
+        durationMs: 0,
+        responseStatus: null,
+        responseBody: null,
+        error: reason,
+        status: 'failed',
+        nextAttemptAt: null,
+        updatedAt: at,
+      }).execute();
+      return true;
+    });
   }
 
   async findWebhookSecret(workspaceId: string): Promise<WebhookSecretRow | undefined> {

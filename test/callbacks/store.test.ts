@@ -153,7 +153,7 @@ describe.each(['sqlite', 'postgres'] as const)('callback store on %s', (dialect)
     expect(walked.filter((id) => id.startsWith(caseId))).toEqual([older, tiedA, tiedB, fresh]);
   });
 
-  it('fails a stalled delivery only while it is pending: a delivered one stays delivered', async () => {
+  it('fails a pending delivery with its reason only as it was read: not once an attempt came in, never a delivered one', async () => {
     const caseId = randomUUID();
     const delivery = (name: string) => ({
       id: `${caseId}-${name}`,
@@ -163,13 +163,33 @@ describe.each(['sqlite', 'postgres'] as const)('callback store on %s', (dialect)
       body: '{}',
       workflowId: `event-${caseId}-${name}`,
     });
-    await repo.createDelivery(delivery('stalled'));
-    await repo.createDelivery(delivery('delivered'));
-    await repo.finishDelivery(`${caseId}-delivered`, 'delivered');
-    expect(await repo.failStalled(`${caseId}-stalled`)).toBe(true);
-    expect(await repo.failStalled(`${caseId}-stalled`)).toBe(false);
-    expect(await repo.failStalled(`${caseId}-delivered`)).toBe(false);
-    expect(await repo.findDelivery(`${caseId}-stalled`)).toMatchObject({ status: 'failed', nextAttemptAt: null });
-    expect(await repo.findDelivery(`${caseId}-delivered`)).toMatchObject({ status: 'delivered' });
+    for (const name of ['stalled', 'delivered', 'attempted']) await repo.createDelivery(delivery(name));
+    const read = async (name: string) => (await repo.findDelivery(`${caseId}-${name}`))!;
+    const [stalled, delivered, attempted] = [await read('stalled'), await read('delivered'), await read('attempted')];
+    await repo.finishDelivery(delivered.id, 'delivered');
+    await repo.recordAttempt({
+      deliveryId: attempted.id,
+      attempt: 1,
+      startedAt: new Date().toISOString(),
+      durationMs: 3,
+      responseStatus: 500,
+      responseBody: null,
+      error: 'receiver answered HTTP 500',
+      status: 'pending',
+      nextAttemptAt: new Date(Date.now() + 1000).toISOString(),
+    });
+    expect(await repo.failPending(stalled, 'why')).toBe(true);
+    expect(await repo.failPending(stalled, 'why')).toBe(false);
+    expect(await repo.failPending(delivered, 'why')).toBe(false);
+    expect(await repo.failPending(attempted, 'why')).toBe(false);
+    expect(await read('stalled')).toMatchObject({ status: 'failed', attempts: 1, nextAttemptAt: null });
+    expect((await repo.listAttempts([stalled.id])).get(stalled.id)).toEqual([
+      expect.objectContaining({ attempt: 1, responseStatus: null, responseBody: null, error: 'why', durationMs: 0 }),
+    ]);
+    expect(await read('delivered')).toMatchObject({ status: 'delivered', attempts: 0 });
+    expect(await read('attempted')).toMatchObject({ status: 'pending', attempts: 1 });
+    expect((await repo.listAttempts([attempted.id])).get(attempted.id)).toEqual([
+      expect.objectContaining({ attempt: 1, error: 'receiver answered HTTP 500' }),
+    ]);
   });
 });

@@ -6,31 +6,52 @@ import { startWorkflow } from '../contracts/start.js';
 import { runTags, type RunTags } from '../contracts/search-attributes.js';
 import { within } from '../engine-health.js';
 
-/** A describe is bounded: one that never answers would otherwise hold up every later pass of the delivery sweep. */
-const DESCRIBE_TIMEOUT_MS = 15_000;
+/**
+ * Each call is bounded: one that never answers (a frontend that accepts the connection and hangs) would otherwise
+ * hold the pass that made it (the reconciler's, the delivery sweep's) and every later one.
+ */
+const CALL_TIMEOUT_MS = 15_000;
+/** A namespace's retention is read again after this: an operator's change is seen within it. */
+const RETENTION_READ_EVERY_MS = 10 * 60_000;
+
+/** What Temporal knows of a delivery's workflow: running, closed, or none (never started, or deleted since). */
+export type DeliveryWorkflowState = 'running' | 'closed' | 'absent';
 
 /** What the callbacks area needs of delivery workflows in Temporal (CallbackService takes this, tests a fake). */
 export interface CallbackDeliveryGateway {
-  /** Starts a delivery's retry workflow under `workflowId`; 'conflict' when one with that id ran or is running. */
+  /**
+   * Starts a delivery's retry workflow under `workflowId`; 'conflict' when one with that id ran or is running.
+   * Rejects when Temporal does not answer in time: the start may still have been accepted.
+   */
   start(workflowId: string, input: CallbackDeliveryInput, tags: RunTags): Promise<'started' | 'conflict'>;
-  /** Whether the workflow under `workflowId` ran and closed; false while it runs, or when Temporal has none. */
-  closed(workflowId: string): Promise<boolean>;
+  state(workflowId: string): Promise<DeliveryWorkflowState>;
+  /** How long the namespace keeps a closed workflow: after that a start under its id is no longer refused. */
+  retentionMs(): Promise<number>;
 }
 
 /** Callback deliveries on the process's Temporal client. */
 export class TemporalCallbackDeliveries implements CallbackDeliveryGateway {
-  constructor(private readonly temporal: TemporalHandle) {}
+  private retention: { ms: number; readAt: number } | undefined;
+
+  constructor(
+    private readonly temporal: Pick<TemporalHandle, 'client' | 'namespace' | 'taskQueue' | 'searchAttributes'>,
+    /** Tests shorten it. */
+    private readonly callTimeoutMs = CALL_TIMEOUT_MS,
+  ) {}
 
   async start(workflowId: string, input: CallbackDeliveryInput, tags: RunTags): Promise<'started' | 'conflict'> {
+    const { client, taskQueue, searchAttributes } = this.temporal;
     try {
-      await startWorkflow(this.temporal.client.workflow, callbackDeliveryContract, {
-        taskQueue: this.temporal.taskQueue,
-        workflowId,
-        args: [input],
-        // A delivery's workflow runs once: a second start (a retried case end) is a conflict even after it closed.
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        ...runTags(this.temporal.searchAttributes, tags),
-      });
+      await this.bounded('starting a delivery workflow', () =>
+        startWorkflow(client.workflow, callbackDeliveryContract, {
+          taskQueue,
+          workflowId,
+          args: [input],
+          // A delivery's workflow runs once: a second start (a retried case end) is a conflict even after it closed.
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          ...runTags(searchAttributes, tags),
+        }),
+      );
       return 'started';
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return 'conflict';
@@ -38,16 +59,35 @@ export class TemporalCallbackDeliveries implements CallbackDeliveryGateway {
     }
   }
 
-  async closed(workflowId: string): Promise<boolean> {
+  async state(workflowId: string): Promise<DeliveryWorkflowState> {
+    const { client } = this.temporal;
     try {
-      const { client } = this.temporal;
-      const describe = client.withDeadline(Date.now() + DESCRIBE_TIMEOUT_MS, () =>
+      const { status } = await this.bounded('describing a delivery workflow', () =>
         client.workflow.getHandle(workflowId).describe(),
       );
-      return (await within(DESCRIBE_TIMEOUT_MS, 'describing a delivery workflow', describe)).status.name !== 'RUNNING';
+      return status.name === 'RUNNING' ? 'running' : 'closed';
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
+      if (err instanceof WorkflowNotFoundError) return 'absent';
       throw err;
     }
+  }
+
+  async retentionMs(): Promise<number> {
+    if (this.retention && Date.now() - this.retention.readAt < RETENTION_READ_EVERY_MS) return this.retention.ms;
+    const { client, namespace } = this.temporal;
+    const { config } = await this.bounded("reading the namespace's retention", () =>
+      client.workflowService.describeNamespace({ namespace }),
+    );
+    const ttl = config?.workflowExecutionRetentionTtl;
+    // Seconds come as a Long (no valueOf) or a number: both print as decimal digits.
+    const ms = Number(String(ttl?.seconds ?? 0)) * 1000 + Math.floor((ttl?.nanos ?? 0) / 1e6);
+    this.retention = { ms, readAt: Date.now() };
+    return ms;
+  }
+
+  /** The gRPC deadline, and a timer besides: a deadline alone does not bound the native client's reconnects. */
+  private bounded<T>(what: string, call: () => Promise<T>): Promise<T> {
+    const { client } = this.temporal;
+    return within(this.callTimeoutMs, what, client.withDeadline(Date.now() + this.callTimeoutMs, call));
   }
 }
