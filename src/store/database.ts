@@ -5,7 +5,8 @@ import SQLite from 'better-sqlite3';
 import type Pg from 'pg';
 import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
-import { migrations } from './migrations/index.js';
+import { concurrentIndexes, migrations } from './migrations/index.js';
+import { buildConcurrentIndexes } from './migrations/concurrent-index.js';
 import { isStoreUnavailable } from './unavailable.js';
 
 export type Db = Kysely<Database>;
@@ -113,7 +114,9 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error('Migration failed', { cause: error });
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  const built = await buildConcurrentIndexes(db, concurrentIndexes);
+  return [...applied, ...built.map((name) => `index ${name} (built concurrently)`)];
 }
 
 export async function pingStore(db: Db): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Migration } from 'kysely';
+import type { ConcurrentIndex } from './concurrent-index.js';
 import * as tenancy from './001_tenancy.js';
 import * as workflows from './010_workflows.js';
 import * as cases from './011_cases.js';
@@ -70,3 +71,9 @@ export const migrations: Record<string, Migration> = {
   '127_process_loads': processLoads,
   '131_acting_keys': actingKeys,
 };
+
+/**
+ * Indexes on tables that may be large when their migration runs: built CONCURRENTLY on Postgres once the migrations
+ * have committed (concurrent-index.ts). A new one: a migration made with concurrentIndexMigration, and one entry here.
+ */
+export const concurrentIndexes: readonly ConcurrentIndex[] = [callbackDeliveriesDueIndex.callbackDeliveriesDue];

@@ -1,0 +1,78 @@
+import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
+
+/** An index added to a table that may be large (and written to) by the time its migration runs. */
+export interface ConcurrentIndex {
+  name: string;
+  table: string;
+  columns: readonly string[];
+}
+
+/** Advisory-lock class of the index builds (the key within it is the schema and the index name). */
+const BUILD_LOCK_CLASS = 0x63660125;
+/** How often a process waits for another's build of the same index to finish. */
+const BUILD_LOCK_POLL_MS = 250;
+
+const onPostgres = <DB>(db: Kysely<DB>) => db.getExecutor().adapter instanceof PostgresAdapter;
+
+/**
+ * The migration of such an index. On SQLite it is built in the migration (one writer at a time: nothing to gain).
+ * On Postgres a plain CREATE INDEX holds every write to the table for the whole build, and CREATE INDEX
+ * CONCURRENTLY cannot run inside a transaction, where kysely's migrator runs all pending migrations (one
+ * transaction, under its advisory lock): there the migration records it, and buildConcurrentIndexes builds it
+ * once the migrations have committed.
+ */
+export function concurrentIndexMigration(index: ConcurrentIndex): Required<Migration> {
+  return {
+    async up(db) {
+      if (!onPostgres(db))
+        await db.schema
+          .createIndex(index.name)
+          .on(index.table)
+          .columns([...index.columns])
+          .execute();
+    },
+    async down(db) {
+      await db.schema.dropIndex(index.name).ifExists().execute();
+    },
+  };
+}
+
+/**
+ * Builds on Postgres the indexes that are missing or left invalid, CONCURRENTLY: writes to the table go on while it
+ * builds. Runs after the migrations on a connection of its own, outside any transaction. One process builds a
+ * given index at a time (a session advisory lock, polled: a session waiting inside a statement holds a snapshot,
+ * which the build would wait for in turn). The names built.
+ */
+export async function buildConcurrentIndexes<DB>(
+  db: Kysely<DB>,
+  indexes: readonly ConcurrentIndex[],
+): Promise<string[]> {
+  if (!onPostgres(db)) return [];
+  return db.connection().execute(async (connection) => {
+    const built: string[] = [];
+    for (const index of indexes) if (await buildOne(connection, index)) built.push(index.name);
+    return built;
+  });
+}
+
+async function buildOne<DB>(db: Kysely<DB>, index: ConcurrentIndex): Promise<boolean> {
+  const key = sql`${sql.lit(BUILD_LOCK_CLASS)}, hashtext(current_schema() || '.' || ${index.name})`;
+  for (;;) {
+    const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${key}) as locked`.execute(db);
+    if (rows[0]?.locked) break;
+    await new Promise((resolve) => setTimeout(resolve, BUILD_LOCK_POLL_MS));
+  }
+  try {
+    const { rows } = await sql<{ valid: boolean }>`
+      select indisvalid as valid from pg_index where indexrelid = to_regclass(${index.name})`.execute(db);
+    const existing = rows[0];
+    if (existing?.valid) return false;
+    // A build that failed or was interrupted leaves an invalid index: kept up by every write, used by no query.
+    if (existing) await sql`drop index concurrently ${sql.id(index.name)}`.execute(db);
+    const columns = sql.join(index.columns.map((column) => sql.id(column)));
+    await sql`create index concurrently ${sql.id(index.name)} on ${sql.id(index.table)} (${columns})`.execute(db);
+    return true;
+  } finally {
+    await sql`select pg_advisory_unlock(${key})`.execute(db);
+  }
+}

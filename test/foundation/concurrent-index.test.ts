@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
+import { TenancyRepo } from '../../src/store/tenancy-repo.js';
+import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
+
+const INDEX = 'callback_deliveries_status_due';
+const MIGRATION = '125_callback_deliveries_due_index';
+
+describe('an index on a large table, on Postgres (migration 125)', () => {
+  let store: Store;
+  let dataDir: string;
+  let schema: PostgresSchema;
+  let workspaceId: string;
+  const clients: pg.Client[] = [];
+
+  /** A connection of the test's own, in the store's schema. */
+  const session = async () => {
+    const client = new pg.Client({ connectionString: schema.url });
+    await client.connect();
+    clients.push(client);
+    return client;
+  };
+  /** A pending delivery's row, inserted on `client`. */
+  const insertDelivery = (client: pg.Client) => {
+    const at = new Date().toISOString();
+    return client.query(
+      `insert into callback_deliveries (id, case_id, workspace_id, url, body, status, attempts, next_attempt_at,
+         workflow_id, created_at, updated_at) values ($1, $2, $3, 'http://127.0.0.1:1/', '{}', 'pending', 0, $4, 'w', $4, $4)`,
+      [randomUUID(), randomUUID(), workspaceId, at],
+    );
+  };
+  const indexState = async (client: pg.Client) =>
+    (
+      await client.query<{ valid: boolean; definition: string }>(
+        'select indisvalid as valid, pg_get_indexdef(indexrelid) as definition from pg_index where indexrelid = to_regclass($1)',
+        [INDEX],
+      )
+    ).rows[0];
+  /** The store as it was before migration 125 ran. */
+  const before125 = async (client: pg.Client) => {
+    await client.query(`drop index ${INDEX}`);
+    await client.query('delete from kysely_migration where name = $1', [MIGRATION]);
+  };
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-concurrent-index-'));
+    schema = await createPostgresSchema();
+    store = openStore(dataDir, schema.url);
+    await migrateToLatest(store.db);
+    const tenancy = new TenancyRepo(store.db);
+    workspaceId = (await tenancy.createWorkspace((await tenancy.createOrganization('Org', true)).id, 'WS')).id;
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.end()));
+    await store.close();
+    await schema.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('is built while the table takes writes: one waiting on the build is not held behind it', async () => {
+    const admin = await session();
+    await before125(admin);
+    // A writer whose transaction is open when the build begins: any build of the index waits for it to end.
+    const open = await session();
+    await open.query('begin');
+    await insertDelivery(open);
+    let migrated: Promise<string[]> | undefined;
+    try {
+      migrated = migrateToLatest(store.db);
+      // The build has begun: another session holds or asks a lock on the table to build its index.
+      const { rows } = await admin.query<{ oid: number }>("select 'callback_deliveries'::regclass::oid as oid");
+      for (;;) {
+        const building = await admin.query(
+          `select 1 from pg_locks join pg_stat_activity using (pid)
+           where relation = $1 and mode in ('ShareLock', 'ShareUpdateExclusiveLock') and backend_type = 'client backend'`,
+          [rows[0]?.oid],
+        );
+        if (building.rowCount) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // A plain CREATE INDEX waits for a lock that holds every later write behind it; a concurrent build does not.
+      const writer = await session();
+      await writer.query('set statement_timeout = 5000');
+      await insertDelivery(writer);
+    } finally {
+      await open.query('commit');
+    }
+    expect(await migrated).toEqual([MIGRATION, `index ${INDEX} (built concurrently)`]);
+    expect(await indexState(admin)).toMatchObject({ valid: true });
+  }, 60_000);
+
+  it('rebuilds an index a failed build left invalid, and leaves a valid one alone', async () => {
+    const admin = await session();
+    await before125(admin);
+    await insertDelivery(admin);
+    // A concurrent build that fails (here on its expression) leaves the index behind, invalid.
+    await expect(
+      admin.query(`create index concurrently ${INDEX} on callback_deliveries ((1 / (attempts - attempts)))`),
+    ).rejects.toThrow(/division by zero/);
+    expect(await indexState(admin)).toMatchObject({ valid: false });
+    expect(await migrateToLatest(store.db)).toEqual([MIGRATION, `index ${INDEX} (built concurrently)`]);
+    expect(await indexState(admin)).toMatchObject({
+      valid: true,
+      definition: expect.stringContaining('(status, next_attempt_at, id)'),
+    });
+    expect(await migrateToLatest(store.db)).toEqual([]);
+  }, 60_000);
+});
