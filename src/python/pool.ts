@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
 import { CallQueue, PythonPoolBusy, type CallKind, type QueuedCall } from './call-queue.js';
-import { assessCapabilities, refusalMessage, UNSANDBOXED_ENV } from './capabilities.js';
+import { assessCapabilities, limitsRefused, refusalMessage, UNSANDBOXED_ENV } from './capabilities.js';
 import { EgressProxy } from './egress.js';
 import { encodeRequest } from './framing.js';
 import { buildLaunch, SANDBOX_EGRESS_DIR, SANDBOX_SCRATCH_PREFIX, type LaunchSpec } from './launch.js';
@@ -169,8 +169,10 @@ export class PythonRunnerPool {
     const optedIn = options.allowUnsandboxed === true || process.env[UNSANDBOXED_ENV] === '1';
     let mode: Mode = 'contained';
     if (!caps.fullContainment) {
-      mode = optedIn ? 'unsandboxed' : 'refusing';
-      if (optedIn) logger.warn({ problems: caps.problems }, 'python runs WITHOUT full containment (operator opted in)');
+      // Opting in to less containment does not make a call's limits settable: every call would still fail.
+      mode = optedIn && !limitsRefused(caps) ? 'unsandboxed' : 'refusing';
+      if (mode === 'unsandboxed')
+        logger.warn({ problems: caps.problems }, 'python runs WITHOUT full containment (operator opted in)');
       else logger.error({ problems: caps.problems }, refusalMessage(caps));
       probe?.kill();
       probe = null;

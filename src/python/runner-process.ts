@@ -6,6 +6,8 @@ import type { LaunchSpec } from './launch.js';
 export interface ServerCaps {
   landlockAbi: number;
   seccomp: boolean;
+  /** The host let the server set a process's memory and CPU limits (prlimit), as it does for each call. */
+  callLimits: boolean;
   uid: number;
   arch: string;
   network: boolean;

@@ -123,6 +123,14 @@ class Server:
             self.errors.append(f"seccomp: {e}")
         # Forked before any request is read, so no child can find another call's bytes.
         self.zygote = Zygote.start(self)
+        # Each call's limits are set on its child from here: a host that refuses that is known now, not at
+        # every call. The zygote is a process of this server's as a child is.
+        self.call_limits_ok = True
+        try:
+            sandbox_os.probe_call_limits(self.zygote.pid)
+        except OSError as e:
+            self.call_limits_ok = False
+            self.errors.append(f"prlimit: {e}")
         self.sel = selectors.DefaultSelector()
         self.inbuf = bytearray()
         self.jobs = {}
@@ -152,6 +160,7 @@ class Server:
         return {
             "landlockAbi": self.abi if self.landlock else 0,
             "seccomp": self.seccomp_ok,
+            "callLimits": self.call_limits_ok,
             "uid": os.getuid(),
             "arch": sandbox_os.MACHINE,
             "network": self.network,

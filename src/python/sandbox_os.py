@@ -266,3 +266,10 @@ def set_call_limits(pid, memory_bytes, cpu_seconds):
     capability; the child's seccomp filter denies it setrlimit/prlimit."""
     resource.prlimit(pid, resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.prlimit(pid, resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+
+
+def probe_call_limits(pid):
+    """Sets `pid`'s memory and CPU limits to what they are, as a call sets a child's: raises
+    OSError on a host that refuses it (a security module on prlimit), which would refuse every call."""
+    for limit in (resource.RLIMIT_AS, resource.RLIMIT_CPU):
+        resource.prlimit(pid, limit, resource.prlimit(pid, limit))

@@ -149,10 +149,12 @@ export interface PythonSandboxCapabilities {
   userNamespaces: boolean;
   landlockAbi: number;
   seccomp: boolean;
+  /** Each call's memory and CPU limits can be set (the host allows prlimit); without it no call can run. */
+  callLimits: boolean;
   nonRootUid: boolean;
   arch: string;
   python: string;
-  /** bwrap + Landlock + seccomp + non-root uid all present. */
+  /** bwrap + Landlock + seccomp + call limits + non-root uid all present. */
   fullContainment: boolean;
   /** Why full containment is missing, empty when it is not. */
   problems: string[];

@@ -1,3 +1,5 @@
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { PythonRunnerPool } from '../../src/python/pool.js';
 import { createPool, descendants, expectHealthy, failed, main, NORMAL, until } from './pool-helpers.js';
@@ -176,5 +178,23 @@ describe('hosts without full containment', () => {
       inputs: {},
     });
     expect(scratch).toMatchObject({ ok: true, outputs: { n: 'kept' } });
+  });
+
+  test('a host that refuses prlimit is found at start: said in the log, every call refused saying so, opted in or not', async () => {
+    // bwrap under a seccomp filter that refuses prlimit on another process, as a host's security policy may.
+    const bwrapPath = fileURLToPath(new URL('./refuse-prlimit.py', import.meta.url));
+    for (const allowUnsandboxed of [false, true]) {
+      const lines: string[] = [];
+      const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+      const pool = await track(PythonRunnerPool.create({ size: 1, bwrapPath, allowUnsandboxed, logger }));
+      expect(pool.stats().capabilities).toMatchObject({ bwrap: true, callLimits: false, fullContainment: false });
+      expect(pool.stats().sandboxed).toBe(false);
+      const refusal = lines
+        .map((line) => JSON.parse(line) as { level: number; msg: string })
+        .find((l) => l.level >= 50);
+      expect(refusal?.msg).toMatch(/refuses prlimit: .*Operation not permitted.*Allow the Python servers prlimit/);
+      const r = await pool.run({ form: 'main', source: NORMAL, inputs: { a: 1, b: 1 } });
+      expect(failed(r)).toMatchObject({ kind: 'sandbox', message: refusal?.msg });
+    }
   });
 });
