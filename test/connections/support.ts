@@ -135,8 +135,15 @@ export function connect(svc: TestService, body: ConnectionInput, key = svc.key) 
   return clientFor(svc, key).POST('/api/v1/integration/connect', { body: { connection: body } });
 }
 
-/** A workflow's history as searchable text, every payload decrypted as the service reads it (test/support/history.ts). */
+/**
+ * A workflow's whole history as searchable text, every payload decrypted as the service reads it
+ * (test/support/history.ts). Read once the workflow has closed: what the store shows (a case's end, a run's record)
+ * is written by an activity before the workflow task that records its result, and ends the workflow, completes.
+ */
 export async function historyText(svc: TestService, workflowId: string): Promise<string> {
   const { client, codec } = svc.service.context.temporal;
-  return decodedHistoryText(await client.workflow.getHandle(workflowId).fetchHistory(), codec);
+  const handle = client.workflow.getHandle(workflowId);
+  // Closed however it ended: a failed or cancelled run's history is read as well.
+  await handle.result().catch(() => undefined);
+  return decodedHistoryText(await handle.fetchHistory(), codec);
 }

@@ -29,5 +29,8 @@ describe('a waiting case across a worker crash', () => {
       approved: { value: true },
       note: { value: 'after the crash' },
     });
-  });
+    // Legitimately long under load, hence more than the default 60 s: two worker processes start (the built CLI: store,
+    // Python pool, Temporal connection), and the task the completion signals waits out the dead worker's sticky
+    // queue (the SDK's 10 s schedule-to-start) before the new worker gets it. Every wait above is on a condition.
+  }, 180_000);
 });
