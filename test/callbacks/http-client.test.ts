@@ -1,8 +1,14 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { classifyStatus, post } from '../../src/callbacks/delivery.js';
 import { freePort } from '../../src/net/free-port.js';
-import { Outbound, OutboundRequestError } from '../../src/net/outbound.js';
+import { Outbound, OutboundRequestError, type Resolver } from '../../src/net/outbound.js';
 import { Receiver, type Responder } from './receiver.js';
 
 /**
@@ -134,5 +140,53 @@ describe('the outbound HTTP client', () => {
     await expect(refused).rejects.toBeInstanceOf(OutboundRequestError);
     await expect(refused).rejects.toMatchObject({ code: 'ERR_INVALID_CHAR' });
     expect(hook.connections).toBe(0);
+  });
+
+  it('speaks TLS to the checked address, naming the host (SNI), and checks its certificate', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'caseflow-outbound-tls-'));
+    const [key, cert] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
+    execFileSync(
+      'openssl',
+      [
+        ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=hook.test'],
+        ...['-addext', 'subjectAltName=DNS:hook.test', '-keyout', key, '-out', cert],
+      ],
+      { stdio: 'ignore' },
+    );
+    const named: string[] = [];
+    let requests = 0;
+    const server = createHttpsServer(
+      {
+        key: readFileSync(key),
+        cert: readFileSync(cert),
+        // The default context serves every name; the callback only records the one asked for.
+        SNICallback: (name, done) => {
+          named.push(name);
+          done(null);
+        },
+      },
+      (_req, res) => {
+        requests += 1;
+        res.end('ok');
+      },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const resolve: Resolver = async () => [{ address: '127.0.0.1', family: 4 }];
+      const outbound = new Outbound({ allowCidrs: '127.0.0.1/32', resolve });
+      const { port } = server.address() as AddressInfo;
+      // Self-signed: refused by the certificate check, as any receiver whose certificate no CA vouches for.
+      expect(await send(`https://hook.test:${port}/hook`, 2000, outbound)).toEqual({
+        status: null,
+        body: null,
+        error: 'DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate',
+        timedOut: false,
+      });
+      expect(named).toEqual(['hook.test']);
+      expect(requests).toBe(0);
+    } finally {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
