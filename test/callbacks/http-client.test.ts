@@ -1,14 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { classifyStatus, post } from '../../src/callbacks/delivery.js';
 import { freePort } from '../../src/net/free-port.js';
 import { Outbound, OutboundRequestError, type Resolver } from '../../src/net/outbound.js';
+import { selfSignedCertificate } from '../support/self-signed.js';
 import { Receiver, type Responder } from './receiver.js';
 
 /**
@@ -143,22 +140,11 @@ describe('the outbound HTTP client', () => {
   });
 
   it('speaks TLS to the checked address, naming the host (SNI), and checks its certificate', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'caseflow-outbound-tls-'));
-    const [key, cert] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
-    execFileSync(
-      'openssl',
-      [
-        ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=hook.test'],
-        ...['-addext', 'subjectAltName=DNS:hook.test', '-keyout', key, '-out', cert],
-      ],
-      { stdio: 'ignore' },
-    );
     const named: string[] = [];
     let requests = 0;
     const server = createHttpsServer(
       {
-        key: readFileSync(key),
-        cert: readFileSync(cert),
+        ...selfSignedCertificate('DNS:hook.test'),
         // The default context serves every name; the callback only records the one asked for.
         SNICallback: (name, done) => {
           named.push(name);
@@ -186,7 +172,6 @@ describe('the outbound HTTP client', () => {
       expect(requests).toBe(0);
     } finally {
       server.close();
-      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
