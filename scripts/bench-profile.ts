@@ -36,7 +36,7 @@ interface CpuProfile {
 const areas: Array<[string, RegExp]> = [
   ['store (kysely, SQLite)', /node_modules\/(kysely|better-sqlite3|pg)\/|\/src\/store\//],
   ['Python calls', /\/src\/python\//],
-  ['callback delivery (got, signing, outbound policy)', /node_modules\/got\/|\/src\/(callbacks|net)\//],
+  ['callback delivery (HTTP client, signing, outbound policy)', /node_modules\/got\/|\/src\/(callbacks|net)\//],
   ['Temporal SDK (worker, client, core bridge)', /node_modules\/(@temporalio|rxjs|protobufjs)\//],
   [
     'HTTP API (express, body parsing, validation, request log)',

@@ -1,6 +1,7 @@
 import { benchPython } from './bench-python.js';
 import { benchCases } from './bench-cases.js';
 import { benchCodec } from './bench-codec.js';
+import { benchOutbound } from './bench-outbound.js';
 import { benchE2e, benchSideBySide } from './bench-e2e.js';
 import { benchFairness } from './bench-fairness.js';
 import { benchReplay } from './bench-replay.js';
@@ -13,6 +14,7 @@ const benches: Record<string, () => Promise<void>> = {
   python: benchPython,
   cases: benchCases,
   codec: benchCodec,
+  outbound: benchOutbound,
   replay: benchReplay,
   e2e: benchE2e,
   'side-by-side': benchSideBySide,

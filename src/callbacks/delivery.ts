@@ -1,4 +1,4 @@
-import { OutboundRefusedError, RequestError, type Outbound } from '../net/outbound.js';
+import { OutboundRefusedError, OutboundRequestError, type Outbound } from '../net/outbound.js';
 import type { NewDelivery } from '../store/callback-repo.js';
 import type { RetrySchedule } from '../temporal/contracts/callback-delivery.js';
 
@@ -91,15 +91,15 @@ export async function post(
     const error = classifyStatus(response.status) === 'delivered' ? null : `receiver answered HTTP ${response.status}`;
     return { status: response.status, body: response.body, error };
   } catch (err) {
-    const timedOut = err instanceof RequestError && err.name === 'TimeoutError';
+    const timedOut = err instanceof OutboundRequestError && err.timedOut;
     return { status: null, body: null, error: describeError(err, timeoutMs), timedOut };
   }
 }
 
 function describeError(err: unknown, timeoutMs: number): string {
   if (err instanceof OutboundRefusedError) return err.message;
-  if (err instanceof RequestError) {
-    if (err.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
+  if (err instanceof OutboundRequestError) {
+    if (err.timedOut) return `no answer within ${timeoutMs} ms`;
     return err.code ? `${err.code}: ${err.message}` : err.message;
   }
   return err instanceof Error ? err.message : String(err);

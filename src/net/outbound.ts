@@ -1,11 +1,11 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { connect as netConnect, type Socket } from 'node:net';
-import got, { RequestError, type Got } from 'got';
 import { CidrList, alwaysRefused, privateRanges, specialPurposeRanges } from './address-ranges.js';
 import { TargetList } from './allowed-targets.js';
 import { HostAddresses } from './host-addresses.js';
+import { exchange, OutboundRequestError, type OutboundResponse } from './http-exchange.js';
 import { canonicalIp, checkedAs, type IpAddress } from './ip-address.js';
-import { pinnedAgents, pinnedLookup, type KeepAliveOptions } from './pinned-agents.js';
+import { pinnedAgents, pinnedLookup, type KeepAliveOptions, type PinnedAgents } from './pinned-agents.js';
 import type { Tracing } from '../tracing/tracing.js';
 
 /** Resolves a host name to all its addresses (node's dns.lookup by default; tests inject their own). */
@@ -90,11 +90,6 @@ export interface OutboundRequest {
   resendOnStaleSocket?: boolean;
 }
 
-export interface OutboundResponse {
-  status: number;
-  body: string;
-}
-
 const defaultResolve: Resolver = (hostname) =>
   new Promise((resolve, reject) =>
     dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))),
@@ -113,8 +108,7 @@ export class Outbound {
   private readonly hostAddresses: HostAddresses;
   private readonly withTraceContext: Tracing['withTraceContext'];
   private readonly verdicts = new Map<string, Verdict>();
-  /** got with this policy's fixed options merged once, not at every request. */
-  private readonly client: Got;
+  private readonly agents: PinnedAgents;
 
   constructor(options: OutboundOptions = {}) {
     this.allowed = new CidrList(options.allowCidrs ?? '');
@@ -122,12 +116,7 @@ export class Outbound {
     this.resolve = options.resolve ?? defaultResolve;
     this.hostAddresses = options.hostAddresses ?? new HostAddresses();
     this.withTraceContext = options.withTraceContext ?? ((headers) => headers);
-    this.client = got.extend({
-      agent: pinnedAgents(options.keepAlive ?? defaultKeepAlive),
-      retry: { limit: 0 },
-      followRedirect: false,
-      throwHttpErrors: false,
-    });
+    this.agents = pinnedAgents(options.keepAlive ?? defaultKeepAlive);
   }
 
   /**
@@ -256,7 +245,10 @@ export class Outbound {
     return { url: parsed, address: await this.checkHost(parsed.hostname.replace(/^\[|\]$/g, ''), port) };
   }
 
-  /** One request; a 3xx is returned as is. Throws OutboundRefusedError before connecting, or got's RequestError. */
+  /**
+   * One request (never a redirect followed: a 3xx is returned as is). Throws OutboundRefusedError before connecting,
+   * or OutboundRequestError when no answer came.
+   */
   async request(url: string, options: OutboundRequest): Promise<OutboundResponse> {
     const checked = await this.checkUrl(url);
     const started = Date.now();
@@ -264,43 +256,27 @@ export class Outbound {
       return await this.send(checked.url, checked.address, options);
     } catch (err) {
       // A kept-alive socket the peer closed as it was taken, before any answer: once more on a new one, if allowed.
-      const stale = err instanceof RequestError && err.request?.reusedSocket && staleSocketCodes.has(err.code);
+      const stale = err instanceof OutboundRequestError && err.reusedSocket && staleSocketCodes.has(err.code ?? '');
       const left = options.timeoutMs - (Date.now() - started);
       if (!stale || !options.resendOnStaleSocket || left <= 0) throw err;
       return this.send(checked.url, checked.address, { ...options, timeoutMs: left });
     }
   }
 
-  private async send(url: URL, pinned: LookupAddress, options: OutboundRequest): Promise<OutboundResponse> {
-    let status = 0;
-    const stream = this.client.stream(url, {
+  private send(url: URL, pinned: LookupAddress, options: OutboundRequest): Promise<OutboundResponse> {
+    return exchange({
+      url,
       method: options.method ?? 'GET',
       // The receiver continues the caller's trace (callbacks, deliveries, token and test calls) when tracing is on.
       headers: this.withTraceContext(options.headers),
       body: options.body,
-      timeout: { request: options.timeoutMs },
+      timeoutMs: options.timeoutMs,
+      maxResponseBytes: options.maxResponseBytes,
+      agent: url.protocol === 'https:' ? this.agents.https : this.agents.http,
       // Connect to the address that was checked, never to a fresh lookup's answer; the agents pool by it.
-      dnsLookup: pinnedLookup(pinned),
+      lookup: pinnedLookup(pinned),
     });
-    stream.on('response', (response: { statusCode: number }) => {
-      status = response.statusCode;
-    });
-    const chunks: Buffer[] = [];
-    let kept = 0;
-    try {
-      for await (const chunk of stream) {
-        const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-        chunks.push(buffer.subarray(0, options.maxResponseBytes - kept));
-        kept += Math.min(buffer.length, options.maxResponseBytes - kept);
-        // Enough kept: leaving the loop destroys the stream, so an endless answer costs nothing.
-        if (kept >= options.maxResponseBytes) break;
-      }
-    } catch (err) {
-      // A body cut short after the status arrived still counts as that status.
-      if (status === 0) throw err;
-    }
-    return { status, body: Buffer.concat(chunks).toString('utf8') };
   }
 }
 
-export { RequestError };
+export { OutboundRequestError };

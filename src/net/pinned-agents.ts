@@ -55,7 +55,7 @@ export interface KeepAliveOptions {
   maxIdlePerAddress: number;
 }
 
-interface PinnedAgents {
+export interface PinnedAgents {
   http: HttpAgent;
   https: HttpsAgent;
 }

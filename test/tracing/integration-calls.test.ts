@@ -1,15 +1,12 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { field } from '../catalog/support.js';
 import { createWorkflow, initiate, waitForEnd } from '../cases/support.js';
 import { authorIntegration, connect, connection, localServer, type LocalServer } from '../connections/support.js';
 import { answered, startTestService, type TestService } from '../support/harness.js';
+import { selfSignedCertificate } from '../support/self-signed.js';
 import { Graph, vars, type Var } from '../support/graphs.js';
 import { tracingSettings } from '../../src/tracing/settings.js';
 import { OtlpReceiver } from './otlp-receiver.js';
@@ -41,22 +38,13 @@ let plain: LocalServer;
 let tls: { url: string; received: Array<{ url: string; traceparent: unknown }>; close(): void };
 let ca: string;
 let workflowId: string;
-const certDir = mkdtempSync(path.join(tmpdir(), 'caseflow-trace-tls-'));
 
 /** A self-signed certificate for 127.0.0.1 and an HTTPS server with it, recording each request's traceparent. */
 async function tlsServer() {
-  const [key, cert] = [path.join(certDir, 'key.pem'), path.join(certDir, 'cert.pem')];
-  execFileSync(
-    'openssl',
-    [
-      ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1'],
-      ...['-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert],
-    ],
-    { stdio: 'ignore' },
-  );
-  ca = readFileSync(cert, 'utf8');
+  const { key, cert } = selfSignedCertificate('IP:127.0.0.1');
+  ca = cert;
   const received: Array<{ url: string; traceparent: unknown }> = [];
-  const server = createServer({ key: readFileSync(key), cert: ca }, (req, res) => {
+  const server = createServer({ key, cert }, (req, res) => {
     received.push({ url: req.url ?? '', traceparent: req.headers.traceparent });
     res.end('{}');
   });
@@ -93,7 +81,6 @@ afterAll(async () => {
   await svc?.stop();
   await Promise.all([otlp.close(), plain?.close()]);
   tls?.close();
-  rmSync(certDir, { recursive: true, force: true });
 });
 
 describe('integration calls with tracing on', () => {
