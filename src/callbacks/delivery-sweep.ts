@@ -11,6 +11,8 @@ import {
 } from '../temporal/contracts/callback-delivery.js';
 import { caseWorkflowId } from '../temporal/contracts/case-run.js';
 import type { CallbackDeliveryGateway } from '../temporal/gateways/callback-deliveries.js';
+import { NoAnswerInTimeError } from '../temporal/engine-health.js';
+import { isTemporalUnavailable } from '../temporal/unavailable.js';
 import type { CaseRunGateway } from '../temporal/gateways/case-runs.js';
 
 export interface DeliverySweepDeps {
@@ -60,8 +62,8 @@ interface Pass {
  * Temporal" means never started and REJECT_DUPLICATE holds; for an older one it may mean deleted, and a start would
  * be accepted and send the receiver again what an attempt of that workflow may have delivered unrecorded. Each pass
  * looks at one batch, going on from where the last one stopped, so a backlog of overdue deliveries whose workflows
- * run does not hide the ones behind it. Every call to Temporal is bounded (the gateway's), so a start that hangs
- * fails its delivery's turn and the pass goes on with the next one.
+ * run does not hide the ones behind it. Every call to Temporal is bounded (the gateway's): a call Temporal leaves
+ * unanswered, or one it is unreachable for, ends the pass there, and the next pass begins with that delivery.
  */
 export class DeliverySweep {
   private readonly swept: Counter<'action'>;
@@ -88,14 +90,23 @@ export class DeliverySweep {
     const pass: Pass = { organizations: new Map(), forgottenBefore: 0 };
     if (page.length > 0) pass.forgottenBefore = Date.now() - (await deliveries.retentionMs());
     const last = page.at(-1);
+    const resumeAt = this.after;
     this.after = page.length < batch || !last?.nextAttemptAt ? undefined : { dueAt: last.nextAttemptAt, id: last.id };
     let started = 0;
+    let previous = resumeAt;
     for (const delivery of page) {
       try {
         if (await this.restart(delivery, pass)) started++;
       } catch (err) {
         this.deps.logger.error({ err, deliveryId: delivery.id }, 'could not start the workflow of a pending delivery');
+        // Temporal is unreachable or left the call unanswered: the rest would wait out the same deadline one by
+        // one. The next pass begins with this delivery.
+        if (err instanceof NoAnswerInTimeError || isTemporalUnavailable(err)) {
+          this.after = previous;
+          break;
+        }
       }
+      if (delivery.nextAttemptAt) previous = { dueAt: delivery.nextAttemptAt, id: delivery.id };
     }
     return started;
   }
