@@ -1,9 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { freePort } from '../../src/net/free-port.js';
+import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
 import { headlessDevServer } from '../support/dev-server.js';
 
@@ -83,6 +85,46 @@ describe('the embedded Temporal dev server tuning (docs/performance.md)', () => 
       const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
       expect(text).toMatch(/^# TYPE \w+ (counter|gauge|histogram)/m);
     });
+
+    it('reads search attributes and the namespace from its caches, not from SQLite on each tagged start', async () => {
+      // The dev server forces both reads through to the database on every use unless told not to (docs/performance.md).
+      const reads = async () => {
+        const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
+        const series = (operation: string) =>
+          [...text.matchAll(new RegExp(`^persistence_requests\\{[^}]*operation="${operation}"[^}]*\\} (\\S+)$`, 'gm'))]
+            .map((m) => Number(m[1]))
+            .reduce((a, b) => a + b, 0);
+        return series('GetCurrentClusterMetadata') + series('GetNamespace');
+      };
+      const connection = await Connection.connect({ address: server.address });
+      try {
+        const client = new Client({ connection });
+        const start = (i: number) =>
+          client.workflow.start('untouched', {
+            taskQueue: 'nobody-polls',
+            workflowId: `tagged-${i}`,
+            typedSearchAttributes: [{ key: searchAttributes.organizationId, value: 'org' }],
+          });
+        // The caches fill on first use; the server publishes its counters every second or so.
+        const published = () => new Promise((resolve) => setTimeout(resolve, 2500));
+        await start(0);
+        await published();
+        const before = await reads();
+        for (let i = 1; i <= 20; i++) await start(i);
+        await published();
+        // Forced through, each start alone read both several times (the visibility writes that follow too).
+        expect((await reads()) - before).toBeLessThan(5);
+        // And the runs' visibility rows carry the attribute: the UI's filters still find them.
+        let listed = 0;
+        for (let i = 0; i < 50 && listed < 21; i++) {
+          listed = (await client.workflow.count(`${searchAttributes.organizationId.name} = 'org'`)).count;
+          if (listed < 21) await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        expect(listed).toBe(21);
+      } finally {
+        await connection.close();
+      }
+    }, 60_000);
 
     it('runs its history task schedulers with few workers (512 each by default start ~2,300 goroutines)', async () => {
       // The runtime reporter publishes its gauges (one series per service of the process) a few seconds after start.
