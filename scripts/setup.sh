@@ -25,15 +25,25 @@ if [ -x .venv/bin/pip ] && [ "$(.venv/bin/st --version 2>/dev/null)" != "st, ver
     || echo "[setup] WARNING: could not install schemathesis; test/openapi/schemathesis.test.ts will fail (see docs/api.md)"
 fi
 
-# bubblewrap provides the namespaces the Python sandbox runs in.
-if ! command -v bwrap >/dev/null 2>&1; then
+# A Debian package the service needs at run time: installed when run as root with apt-get, otherwise named
+# with what happens without it ($2).
+apt_install() {
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "[setup] installing bubblewrap"
-    (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get install -y -qq bubblewrap >/dev/null; }) \
-      || echo "[setup] WARNING: could not install bubblewrap; untrusted Python will refuse to run (see docs/python.md)"
+    echo "[setup] installing $1"
+    (apt-get install -y -qq "$1" >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get install -y -qq "$1" >/dev/null; }) \
+      || echo "[setup] WARNING: could not install $1; $2"
   else
-    echo "[setup] WARNING: bwrap not found; install the 'bubblewrap' package (see docs/python.md)"
+    echo "[setup] WARNING: $1 is not installed; install the '$1' package: $2"
   fi
+}
+
+# bubblewrap provides the namespaces the Python sandbox runs in.
+command -v bwrap >/dev/null 2>&1 || apt_install bubblewrap "untrusted Python will refuse to run (see docs/python.md)"
+
+# jemalloc: `npm start` and the image preload it into the Node process, which then hands memory freed after a
+# burst back to the system (docs/performance.md, thirteenth round). Without it glibc's malloc is used, as before.
+if env LD_PRELOAD=libjemalloc.so.2 /bin/true 2>&1 | grep -q 'cannot be preloaded'; then
+  apt_install libjemalloc2 "the service will use glibc's malloc (see docs/running.md)"
 fi
 
 if [ "${CASEFLOW_SKIP_BUILD:-}" != "1" ]; then

@@ -52,6 +52,25 @@ const fairnessConfig = [
   'matching.numTaskqueueWritePartitions=1',
 ];
 
+/**
+ * Pollers are spread over a task queue's read partitions (four by default), and each partition a poll
+ * reaches loads its matcher, reader, writer and backlog: ~10 MB of the server's memory for the three that
+ * fairness writes no task to (docs/performance.md, thirteenth round). A database whose every start ran
+ * with fairness holds tasks in partition 0 only, so it is read from that one alone; one that ran without
+ * fairness, or was made before this marker beside it, keeps four, so that the tasks left in the others
+ * are still handed out.
+ */
+const onePartitionConfig = 'matching.numTaskqueueReadPartitions=1';
+
+/** Whether every task the server's database ever held went to partition 0; keeps the marker saying so. */
+function tasksInOnePartition(options: DevServerOptions): boolean {
+  if (!options.dbFilename) return options.fairness === true;
+  const marker = `${options.dbFilename}.one-partition`;
+  if (!options.fairness) rmSync(marker, { force: true });
+  else if (!existsSync(options.dbFilename)) writeFileSync(marker, 'every start of this database ran with fairness\n');
+  return options.fairness === true && existsSync(marker);
+}
+
 export interface DevServerExit {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -79,15 +98,17 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const pidFile = path.join(options.dataDir, 'temporal-dev-server.pid');
   await killOrphan(pidFile, options.logger);
   const { dbFilename } = options;
+  // Before the first start below makes the database file.
+  const onePartition = tasksInOnePartition(options);
   if (dbFilename && options.leanVisibility) {
     // The server creates its schema on its first start only, and the indexes go while no server has
     // the file open: a first start runs it once, headless, to create the file. It is killed, not
     // stopped (a graceful stop takes seconds): nothing ran on it, and what it wrote is in the WAL.
-    if (!existsSync(dbFilename)) await (await launch({ ...options, ui: false }, pidFile)).kill();
+    if (!existsSync(dbFilename)) await (await launch({ ...options, ui: false }, pidFile, onePartition)).kill();
     const dropped = pruneVisibilityIndexes(dbFilename);
     if (dropped.length > 0) options.logger.info({ dropped: dropped.length }, 'unused visibility indexes dropped');
   }
-  return launch(options, pidFile);
+  return launch(options, pidFile, onePartition);
 }
 
 /** A server as launched: a first start's preparatory run is killed rather than stopped. */
@@ -95,7 +116,7 @@ interface LaunchedServer extends DevServer {
   kill(): Promise<void>;
 }
 
-async function launch(options: DevServerOptions, pidFile: string): Promise<LaunchedServer> {
+async function launch(options: DevServerOptions, pidFile: string, onePartition: boolean): Promise<LaunchedServer> {
   const ip = options.ip ?? '127.0.0.1';
   const args = [
     'server',
@@ -136,6 +157,7 @@ async function launch(options: DevServerOptions, pidFile: string): Promise<Launc
   if (options.ui && options.codecEndpoint) args.push('--ui-codec-endpoint', options.codecEndpoint);
   for (const registration of searchAttributeRegistrations()) args.push('--search-attribute', registration);
   if (options.fairness) for (const value of fairnessConfig) args.push('--dynamic-config-value', value);
+  if (onePartition) args.push('--dynamic-config-value', onePartitionConfig);
   const env = options.goGc === undefined ? process.env : { ...process.env, GOGC: String(options.goGc) };
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   if (child.pid === undefined) throw new Error(`could not start ${options.cliPath}`);

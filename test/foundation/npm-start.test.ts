@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { projectRoot } from '../../src/config/paths.js';
 import { freePort } from '../../src/net/free-port.js';
 import { createClient } from '../../src/client/index.js';
 import { answered, http } from '../support/harness.js';
+import { processTree } from '../../scripts/bench-proc.js';
 
 interface Started {
   child: ChildProcess;
@@ -24,6 +25,13 @@ function npmStart(env: Record<string, string>): Started {
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   return { child, output: () => output };
+}
+
+/** The memory mappings of the service's own Node process under npm. */
+function serviceMaps(started: Started): string {
+  const pids = processTree(started.child.pid ?? -1);
+  const service = pids.find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('dist/src/cli/main.js'));
+  return readFileSync(`/proc/${service}/maps`, 'utf8');
 }
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
@@ -100,6 +108,9 @@ describe('npm start on an empty data directory', () => {
     expect(ready).toMatchObject({ checks: { store: { ok: true }, temporal: { ok: true } } });
     await answered(createClient({ baseUrl: base, key }).GET('/api/v1/me'), 200);
     expect(existsSync(path.join(dataDir, 'temporal.db'))).toBe(true);
+    // The service allocates with jemalloc, which hands memory freed after a burst back (docs/performance.md).
+    expect(serviceMaps(first)).toContain('libjemalloc.so.2');
+    expect(first.output()).not.toContain('cannot be preloaded');
     expect(existsSync(path.join(dataDir, 'caseflow.db'))).toBe(true);
     const ui = await fetch(`http://127.0.0.1:${ports.ui}/`);
     expect(ui.status).toBe(200);
