@@ -475,6 +475,12 @@ const envMap: Record<string, string> = {
 
 type Json = { [key: string]: unknown };
 
+function getPath(source: Json, dotted: string): unknown {
+  let node: unknown = source;
+  for (const key of dotted.split('.')) node = isObject(node) ? node[key] : undefined;
+  return node;
+}
+
 function setPath(target: Json, dotted: string, value: unknown): void {
   const keys = dotted.split('.');
   let node = target;
@@ -515,7 +521,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Json
   }
   for (const [name, key] of Object.entries(envMap)) {
     const value = env[name];
-    if (value !== undefined && value !== '') setPath(raw, key, value);
+    if (value === undefined || value === '') continue;
+    // A `key=value,…` variable changes the entries it names and keeps the others of its record (the engine's defaults).
+    const current = getPath(raw, key);
+    const pairs = keyValues(value);
+    setPath(raw, key, isObject(current) && isObject(pairs) ? { ...current, ...pairs } : value);
   }
   deepMerge(raw, overrides);
   const parsed = configSchema().safeParse(raw);

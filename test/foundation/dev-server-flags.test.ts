@@ -24,10 +24,16 @@ describe('the embedded Temporal dev server tuning (docs/performance.md)', () => 
       TEMPORAL_DEV_GOGC: '300',
       TEMPORAL_DEV_METRICS_PORT: '9091',
     });
+    // Merged over config/default.json's: a variable naming one setting keeps the others.
     expect(config.temporal.devServer.dynamicConfig).toEqual({
+      ...loadConfig({}).temporal.devServer.dynamicConfig,
       'history.visibilityProcessorMaxPollRPS': 2,
       'frontend.enableUpdateWorkflowExecution': true,
     });
+    expect(config.temporal.devServer.dynamicConfig).toHaveProperty(
+      'system.forceSearchAttributesCacheRefreshOnRead',
+      false,
+    );
     expect(config.temporal.devServer.sqlitePragmas).toEqual({ cache_size: -16384, temp_store: 'memory' });
     expect(config.temporal.devServer.goGc).toBe(300);
     // Unset, the embedded server collects at half of Go's default growth (docs/performance.md, "Twelfth round").
