@@ -88,6 +88,7 @@ describe.each(['sqlite', 'postgres'] as const)('compiled rows on %s', (dialect) 
     // What a caller could pass through a looser type: a row without a field, a row with one more.
     const withoutVerified = { id: 'd2', name: 'Org d2', created_at: '2026-11-26T15:00:00Z' } as Row;
     await expect(insert.run(store.db, [withoutVerified])).rejects.toThrow(/without a value for 0\.verified/);
-    await expect(insert.run(store.db, [{ ...row('d3'), extra: 1 }])).rejects.toThrow(/not compiled for/);
+    const withExtra: Row = Object.assign(row('d3'), { extra: 1 });
+    await expect(insert.run(store.db, [withExtra])).rejects.toThrow(/not compiled for/);
   });
 });
