@@ -1,6 +1,7 @@
 import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import type { ConcurrencyLimit, QueuedCase } from '../domain/admission.js';
 import type { CaseCondition, StartCaseInput } from './case-repo.js';
+import { CompiledStatement } from './compiled-statement.js';
 import type { Db } from './database.js';
 import type { Database } from './schema.js';
 
@@ -175,6 +176,34 @@ export class AdmissionTx {
  * each counts what the previous one wrote.
  */
 export class AdmissionRepo {
+  /** What an execute reads while the fair share is engaged, compiled once (compiled-statement.ts). */
+  private readonly statements = {
+    caps: new CompiledStatement((db, v: { organizationId: string; workflowId: string }) =>
+      db
+        .selectFrom('workflows')
+        .leftJoin('concurrency_limits', (join) => join.on('concurrency_limits.organization_id', '=', v.organizationId))
+        .select([
+          'workflows.max_concurrent_cases as workflow_cap',
+          'concurrency_limits.organization_id as own_organization',
+          'concurrency_limits.max_concurrent_cases as own_cap',
+        ])
+        .where('workflows.id', '=', v.workflowId),
+    ),
+    contention: new CompiledStatement((db, v: { organizationId: string; since: string }) =>
+      db
+        .selectFrom('cases')
+        .select([
+          sql<string>`count(distinct case when organization_id <> ${v.organizationId} then organization_id end)`.as(
+            'others',
+          ),
+          sql<number>`max(case when organization_id = ${v.organizationId} and status = 'QUEUED' then 1 else 0 end)`.as(
+            'queued',
+          ),
+        ])
+        .where((eb) => eb.or([eb('started_at', '>=', v.since), eb('status', '=', 'QUEUED')])),
+    ),
+  };
+
   constructor(private readonly db: Db) {}
 
   async findLimit(organizationId: string): Promise<ConcurrencyLimit | undefined> {
@@ -209,16 +238,7 @@ export class AdmissionRepo {
     organizationId: string,
     workflowId: string,
   ): Promise<{ own: { maxConcurrentCases: number | null } | undefined; workflowCap: number | null }> {
-    const r = await this.db
-      .selectFrom('workflows')
-      .leftJoin('concurrency_limits', (join) => join.on('concurrency_limits.organization_id', '=', organizationId))
-      .select([
-        'workflows.max_concurrent_cases as workflow_cap',
-        'concurrency_limits.organization_id as own_organization',
-        'concurrency_limits.max_concurrent_cases as own_cap',
-      ])
-      .where('workflows.id', '=', workflowId)
-      .executeTakeFirst();
+    const [r] = (await this.statements.caps.run(this.db, { organizationId, workflowId })).rows;
     return {
       own: r?.own_organization ? { maxConcurrentCases: r.own_cap ?? null } : undefined,
       workflowCap: r?.workflow_cap ?? null,
@@ -243,18 +263,8 @@ export class AdmissionRepo {
    * (started a case since `since`, or have one queued), and whether this one has cases queued.
    */
   async contention(organizationId: string, since: string): Promise<{ others: number; queued: boolean }> {
-    const r = await this.db
-      .selectFrom('cases')
-      .select([
-        sql<string>`count(distinct case when organization_id <> ${organizationId} then organization_id end)`.as(
-          'others',
-        ),
-        sql<number>`max(case when organization_id = ${organizationId} and status = 'QUEUED' then 1 else 0 end)`.as(
-          'queued',
-        ),
-      ])
-      .where((eb) => eb.or([eb('started_at', '>=', since), eb('status', '=', 'QUEUED')]))
-      .executeTakeFirstOrThrow();
+    const [r] = (await this.statements.contention.run(this.db, { organizationId, since })).rows;
+    if (!r) throw new Error('the contention query answered no row');
     return { others: Number(r.others), queued: r.queued === 1 };
   }
 

@@ -13,6 +13,12 @@ function valueOf(values: object, name: string): unknown {
   return value;
 }
 
+interface Compiled {
+  sql: string;
+  parameters: readonly unknown[];
+  keys: ReadonlySet<string>;
+}
+
 /**
  * A statement kysely builds and compiles once, then runs with each call's values: for the few statements
  * every case runs, building and compiling the query anew cost about as much main-thread CPU as SQLite
@@ -23,7 +29,7 @@ function valueOf(values: object, name: string): unknown {
  * Compiled by the first store it runs on (a repository serves one store, so one dialect).
  */
 export class CompiledStatement<V extends object, R> {
-  private compiled?: { sql: string; parameters: readonly unknown[]; keys: readonly string[] };
+  private compiled?: Compiled;
 
   constructor(private readonly build: (db: Db, values: V) => Compilable<R>) {}
 
@@ -31,17 +37,20 @@ export class CompiledStatement<V extends object, R> {
   async run(db: Db, values: V): Promise<QueryResult<R>> {
     const compiled = (this.compiled ??= this.compile(db, values));
     // A key the first run lacked is not in the SQL: its value would be dropped without a word.
-    if (Object.keys(values).some((name) => !compiled.keys.includes(name)))
-      throw new Error(`a compiled statement was run with values it was not compiled for (${compiled.keys.join(', ')})`);
+    if (Object.keys(values).some((name) => !compiled.keys.has(name)))
+      throw new Error(
+        `a compiled statement was run with values it was not compiled for (${[...compiled.keys].join(', ')})`,
+      );
     const parameters = compiled.parameters.map((p) => (p instanceof Slot ? valueOf(values, p.name) : p));
     return db.executeQuery<R>(CompiledQuery.raw(compiled.sql, parameters));
   }
 
-  private compile(db: Db, first: V): { sql: string; parameters: readonly unknown[]; keys: readonly string[] } {
+  private compile(db: Db, first: V): Compiled {
     const keys = Object.keys(first);
     // The stand-ins are not of V's types: kysely only carries them into the parameter list, where run replaces them.
     const slots = Object.fromEntries(keys.map((name) => [name, new Slot(name)])) as V;
     const { sql, parameters } = this.build(db, slots).compile();
-    return { sql, parameters, keys };
+    // A set: a multi-row insert's values are hundreds of names (compiled-rows.ts).
+    return { sql, parameters, keys: new Set(keys) };
   }
 }

@@ -1,7 +1,7 @@
 import { Gauge, Histogram, type Registry } from 'prom-client';
 import type { CaseRecord } from '../../domain/case-records.js';
 import { uncapped, type AdmissionRepo, type AdmissionTx } from '../../store/admission-repo.js';
-import type { CaseRepo, StartCaseInput } from '../../store/case-repo.js';
+import type { CaseCondition, CaseRepo, StartCaseInput } from '../../store/case-repo.js';
 import type { TenancyRepo } from '../../store/tenancy-repo.js';
 import { DomainError } from '../../errors.js';
 import { admissible, fairShare, hasRoom, saturated, type FairShareRule, type SlotState } from './admission-rules.js';
@@ -87,8 +87,11 @@ const PAGE = 100;
  */
 export class CaseAdmission {
   private readonly queuedSeconds: Histogram;
+  /** The condition of the one-statement admission, made once: the store compiles its statement once per condition. */
+  private readonly uncapped: CaseCondition;
 
   constructor(private readonly deps: CaseAdmissionDeps) {
+    this.uncapped = uncapped(deps.defaultCap !== null, deps.fairShare !== null);
     const registers = [deps.registry];
     const { repo, load } = deps;
     new Gauge({
@@ -124,14 +127,10 @@ export class CaseAdmission {
    * other organizations' activity are read only when they apply.
    */
   async admit(record: CaseRecord, start: StartCaseInput): Promise<Admission> {
-    const { cases, defaultCap } = this.deps;
     const busy = this.saturated();
     // Saturated, the share depends on other organizations' activity, which one statement cannot see; otherwise
     // that statement also checks nothing of the organization is queued (a queue from a saturated moment drains first).
-    if (
-      !busy &&
-      (await cases.markRunning(record.id, start, uncapped(defaultCap !== null, this.deps.fairShare !== null)))
-    )
+    if (!busy && (await this.deps.cases.markRunning(record.id, start, this.uncapped)))
       return { status: 'RUNNING', others: [] };
     const { own, workflowCap } = await this.deps.repo.caps(record.organizationId, record.workflowId);
     const organizationCap = own ? own.maxConcurrentCases : this.deps.defaultCap;
