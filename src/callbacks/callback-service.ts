@@ -17,6 +17,8 @@ import type {
   RetrySchedule,
 } from '../temporal/contracts/callback-delivery.js';
 import type { CallbackDeliveryGateway } from '../temporal/gateways/callback-deliveries.js';
+import { NoAnswerInTimeError } from '../temporal/engine-health.js';
+import { isTemporalUnavailable } from '../temporal/unavailable.js';
 import {
   classifyStatus,
   post,
@@ -99,6 +101,15 @@ export class CallbackService {
     const started = await this.deps.deliveries
       .start(workflowId, input, { organizationId: auth.organizationId, workspaceId, caseStatus: body.status })
       .catch(async (err: unknown) => {
+        // No answer, or Temporal unreachable: the start may have landed. The row stays pending and the delivery
+        // sweep starts it under this id or finds it running: deleting it would make the caller's retry a second copy.
+        if (err instanceof NoAnswerInTimeError || isTemporalUnavailable(err)) {
+          this.deps.logger.warn(
+            { err, caseId, deliveryId, workflowId },
+            'redelivery accepted; its start is left to the delivery sweep',
+          );
+          return 'started' as const;
+        }
         await this.deps.repo.deleteDelivery(deliveryId);
         throw err;
       });

@@ -88,7 +88,10 @@ export class DeliverySweep {
     const dueBefore = new Date(Date.now() - graceMs).toISOString();
     const page = await repo.overdueDeliveries(dueBefore, this.after, batch);
     const pass: Pass = { organizations: new Map(), forgottenBefore: 0 };
-    if (page.length > 0) pass.forgottenBefore = Date.now() - (await deliveries.retentionMs());
+    if (page.length > 0) {
+      const retentionMs = await deliveries.retentionMs();
+      if (retentionMs !== undefined) pass.forgottenBefore = Date.now() - retentionMs;
+    }
     const last = page.at(-1);
     const resumeAt = this.after;
     this.after = page.length < batch || !last?.nextAttemptAt ? undefined : { dueAt: last.nextAttemptAt, id: last.id };

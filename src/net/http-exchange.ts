@@ -53,6 +53,21 @@ const decoders = new Map<string, () => Unzip | BrotliDecompress>([
 ]);
 const acceptEncoding = [...decoders.keys()].join(', ');
 
+/**
+ * Headers that frame the message or steer the connection: set by a caller (a tenant's custom auth header is one),
+ * one could make a kept-alive socket, shared by every request to that address, read the next answer wrongly.
+ */
+const framingHeaders = new Set([
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+]);
+
 function decoded(response: IncomingMessage): Readable {
   const decoder = decoders.get(String(response.headers['content-encoding']).toLowerCase());
   // An answer that does not decode ends there (its status stands): the callback below ignores the error.
@@ -67,6 +82,11 @@ function decoded(response: IncomingMessage): Readable {
  */
 export function exchange(x: Exchange): Promise<OutboundResponse> {
   return new Promise((resolve, reject) => {
+    const framing = Object.keys(x.headers ?? {}).find((name) => framingHeaders.has(name.toLowerCase()));
+    if (framing !== undefined) {
+      reject(new OutboundRequestError(`header ${framing} is the client's to set`, 'ERR_FRAMING_HEADER', false, false));
+      return;
+    }
     // No content-length here: node sets it when the whole body is given to end() (no chunked encoding).
     const headers: OutgoingHttpHeaders = { 'accept-encoding': acceptEncoding, ...x.headers };
     const send = x.url.protocol === 'https:' ? httpsRequest : httpRequest;

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { CallbackDeliveryInput } from '../../src/temporal/contracts/callback-delivery.js';
 import { answered, refused, startTestService, type TestService } from '../support/harness.js';
 import { freePort } from '../../src/net/free-port.js';
 import { Receiver } from './receiver.js';
 import { startWorkflow } from '../../src/temporal/contracts/start.js';
+import { NoAnswerInTimeError } from '../../src/temporal/engine-health.js';
+import { TemporalCallbackDeliveries } from '../../src/temporal/gateways/callback-deliveries.js';
 import { callbackDeliveryContract } from '../../src/temporal/contracts/callback-delivery.js';
 import { clientFor, newKey, newWorkspace } from '../support/keys.js';
 import { callbacksOf, webhookSecret } from './support.js';
@@ -275,6 +277,26 @@ describe('case completion callbacks', () => {
     const second = await answered(redeliver(args.caseId), 202);
     expect(second.workflowId).toBe(`callback-${args.caseId}-redeliver-2`);
     await svc.service.context.temporal.client.workflow.getHandle(second.workflowId).result();
+  });
+
+  it('keeps a redelivery whose start Temporal left unanswered: accepted, pending for the sweep, not a second copy on retry', async () => {
+    const hook = await receiver();
+    const args = input(hook.url);
+    await (await startDelivery(args)).result();
+    const start = vi
+      .spyOn(TemporalCallbackDeliveries.prototype, 'start')
+      .mockRejectedValueOnce(new NoAnswerInTimeError('starting a delivery workflow did not answer within 15000 ms'));
+    try {
+      const { deliveryId, workflowId } = await answered(redeliver(args.caseId), 202);
+      expect(workflowId).toBe(`callback-${args.caseId}-redeliver-1`);
+      const listed = await deliveries(args.caseId);
+      expect(listed.map((d) => [d.id, d.status])).toEqual([
+        [args.deliveryId, 'delivered'],
+        [deliveryId, 'pending'],
+      ]);
+    } finally {
+      start.mockRestore();
+    }
   });
 
   it('rotates the secret: the new one is shown, and the old one still verifies during the overlap', async () => {

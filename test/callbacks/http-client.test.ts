@@ -139,6 +139,15 @@ describe('the outbound HTTP client', () => {
     expect(hook.connections).toBe(0);
   });
 
+  it('refuses a caller-set header that frames the message or steers the shared socket, sending nothing', async () => {
+    const hook = await receiver((_call, res) => res.end('ok'));
+    for (const name of ['Content-Length', 'transfer-encoding', 'Connection', 'expect']) {
+      const refused = loopback.request(hook.url, { headers: { [name]: '0' }, timeoutMs: 500, maxResponseBytes: 10 });
+      await expect(refused).rejects.toMatchObject({ code: 'ERR_FRAMING_HEADER', timedOut: false });
+    }
+    expect(hook.connections).toBe(0);
+  });
+
   it('speaks TLS to the checked address, naming the host (SNI), and checks its certificate', async () => {
     const named: string[] = [];
     let requests = 0;

@@ -157,6 +157,7 @@ describe('pending deliveries nothing is delivering', () => {
     // As a delivery whose workflow made an attempt it could not record (a 2xx, then the store down), closed, and was
     // deleted a retention later: started again under its id, it would send the receiver what it may have had.
     const retentionMs = await new TemporalCallbackDeliveries(context.temporal).retentionMs();
+    if (retentionMs === undefined) throw new Error('the dev server states a retention');
     const longAgo = new Date(Date.now() - retentionMs - 3_600_000).toISOString();
     await context.store.db
       .updateTable('callback_deliveries')

@@ -70,9 +70,12 @@ async function buildOne<DB>(db: Kysely<DB>, index: ConcurrentIndex): Promise<boo
     // A build that failed or was interrupted leaves an invalid index: kept up by every write, used by no query.
     if (existing) await sql`drop index concurrently ${sql.id(index.name)}`.execute(db);
     const columns = sql.join(index.columns.map((column) => sql.id(column)));
+    // A role's statement_timeout would cut every build on a large table short, and each start would try again.
+    await sql`set statement_timeout = 0`.execute(db);
     await sql`create index concurrently ${sql.id(index.name)} on ${sql.id(index.table)} (${columns})`.execute(db);
     return true;
   } finally {
+    await sql`reset statement_timeout`.execute(db);
     await sql`select pg_advisory_unlock(${key})`.execute(db);
   }
 }

@@ -25,13 +25,16 @@ export interface CallbackDeliveryGateway {
    */
   start(workflowId: string, input: CallbackDeliveryInput, tags: RunTags): Promise<'started' | 'conflict'>;
   state(workflowId: string): Promise<DeliveryWorkflowState>;
-  /** How long the namespace keeps a closed workflow: after that a start under its id is no longer refused. */
-  retentionMs(): Promise<number>;
+  /**
+   * How long the namespace keeps a closed workflow: after that a start under its id is no longer refused. Undefined
+   * when the namespace states none (nothing is then taken as forgotten).
+   */
+  retentionMs(): Promise<number | undefined>;
 }
 
 /** Callback deliveries on the process's Temporal client. */
 export class TemporalCallbackDeliveries implements CallbackDeliveryGateway {
-  private retention: { ms: number; readAt: number } | undefined;
+  private retention: { ms: number | undefined; readAt: number } | undefined;
 
   constructor(
     private readonly temporal: Pick<TemporalHandle, 'client' | 'namespace' | 'taskQueue' | 'searchAttributes'>,
@@ -72,7 +75,7 @@ export class TemporalCallbackDeliveries implements CallbackDeliveryGateway {
     }
   }
 
-  async retentionMs(): Promise<number> {
+  async retentionMs(): Promise<number | undefined> {
     if (this.retention && Date.now() - this.retention.readAt < RETENTION_READ_EVERY_MS) return this.retention.ms;
     const { client, namespace } = this.temporal;
     const { config } = await this.bounded("reading the namespace's retention", () =>
@@ -80,7 +83,9 @@ export class TemporalCallbackDeliveries implements CallbackDeliveryGateway {
     );
     const ttl = config?.workflowExecutionRetentionTtl;
     // Seconds come as a Long (no valueOf) or a number: both print as decimal digits.
-    const ms = Number(String(ttl?.seconds ?? 0)) * 1000 + Math.floor((ttl?.nanos ?? 0) / 1e6);
+    const read = Number(String(ttl?.seconds ?? 0)) * 1000 + Math.floor((ttl?.nanos ?? 0) / 1e6);
+    // None stated (or nonsense): unknown, not "forgets at once", which would fail every overdue delivery.
+    const ms = Number.isFinite(read) && read > 0 ? read : undefined;
     this.retention = { ms, readAt: Date.now() };
     return ms;
   }

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { DeliverySweep } from '../../src/callbacks/delivery-sweep.js';
+import type { CallbackDelivery } from '../../src/domain/callback-records.js';
+import type { TemporalHandle } from '../../src/temporal/connection.js';
+import {
+  TemporalCallbackDeliveries,
+  type CallbackDeliveryGateway,
+} from '../../src/temporal/gateways/callback-deliveries.js';
+
+const yearAgo = new Date(Date.now() - 365 * 86_400_000).toISOString();
+
+/** A redelivery written a year ago whose workflow was never started, as the store returns it. */
+function oldPending(): CallbackDelivery {
+  const caseId = randomUUID();
+  return {
+    id: `${caseId}-redeliver`,
+    caseId,
+    workspaceId: randomUUID(),
+    url: 'http://127.0.0.1:1/hook',
+    body: JSON.stringify({ caseId, status: 'COMPLETED', results: {} }),
+    status: 'pending',
+    attempts: 0,
+    nextAttemptAt: yearAgo,
+    workflowId: `callback-${caseId}-redeliver-1`,
+    subscriptionId: null,
+    createdAt: yearAgo,
+    updatedAt: yearAgo,
+  };
+}
+
+/** The sweep over one old delivery, against a Temporal that states the given retention and knows no workflow. */
+async function sweepOld(retentionMs: number | undefined): Promise<{ started: string[]; failed: string[] }> {
+  const started: string[] = [];
+  const failed: string[] = [];
+  const deliveries: CallbackDeliveryGateway = {
+    start: (workflowId) => {
+      started.push(workflowId);
+      return Promise.resolve('started');
+    },
+    state: () => Promise.resolve('absent'),
+    retentionMs: () => Promise.resolve(retentionMs),
+  };
+  const row = oldPending();
+  await new DeliverySweep({
+    repo: {
+      overdueDeliveries: () => Promise.resolve([row]),
+      failPending: (delivery, reason) => {
+        failed.push(reason);
+        return Promise.resolve(delivery.id === row.id);
+      },
+    },
+    tenancy: { findWorkspace: (id) => Promise.resolve({ id, organizationId: randomUUID(), name: 'w', createdAt: '' }) },
+    deliveries,
+    runs: { closedRun: () => Promise.resolve(undefined) },
+    graceMs: 0,
+    batch: 10,
+    logger: pino({ level: 'silent' }),
+    registry: new Registry(),
+  }).sweep();
+  return { started, failed };
+}
+
+describe("the delivery sweep and the namespace's retention", () => {
+  it('takes a delivery older than the retention whose workflow Temporal does not know as forgotten', async () => {
+    const { started, failed } = await sweepOld(86_400_000);
+    expect(started).toEqual([]);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatch(/longer than Temporal keeps/);
+  });
+
+  it('starts it when the namespace states no retention, instead of failing every overdue delivery', async () => {
+    const { started, failed } = await sweepOld(undefined);
+    expect(started).toHaveLength(1);
+    expect(failed).toEqual([]);
+  });
+
+  it('reads a namespace that states no retention as unknown, not as one that forgets at once', async () => {
+    const answer = (config: object) =>
+      ({
+        client: {
+          withDeadline: <T>(_deadline: number, call: () => Promise<T>) => call(),
+          workflowService: { describeNamespace: () => Promise.resolve({ config }) },
+        },
+        namespace: 'default',
+        taskQueue: 'q',
+        searchAttributes: false,
+      }) as unknown as Pick<TemporalHandle, 'client' | 'namespace' | 'taskQueue' | 'searchAttributes'>;
+    expect(await new TemporalCallbackDeliveries(answer({})).retentionMs()).toBeUndefined();
+    const day = { workflowExecutionRetentionTtl: { seconds: 86_400, nanos: 0 } };
+    expect(await new TemporalCallbackDeliveries(answer(day)).retentionMs()).toBe(86_400_000);
+  });
+});
