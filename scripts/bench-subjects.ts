@@ -289,7 +289,13 @@ export async function startCaseflow(
       await runCases(job([{ concurrency: 8, cases: 100 }]));
       await stopChild(child);
       const filled = fillStores(dataDir, fill);
-      console.log(`e2e: filled the stores with ${filled.cases} cases in ${filled.seconds.toFixed(0)} s`);
+      const perCase = (bytes: number) =>
+        `${(bytes / 2 ** 20).toFixed(0)} MB, ${(bytes / filled.cases).toFixed(0)} B/case`;
+      console.log(
+        `e2e: filled the stores with ${filled.cases} cases in ${filled.seconds.toFixed(0)} s ` +
+          `(${(filled.cases / filled.seconds).toFixed(0)} cases/s; indexes ${filled.indexSeconds.toFixed(0)} s): ` +
+          `caseflow.db ${perCase(filled.bytes.caseflow)}, temporal.db ${perCase(filled.bytes.temporal)}`,
+      );
       child = startServe(root, topology.role, environment, logFile).child;
       await waitFor('the service', child, answers(`${launch.baseUrl}/readyz`));
     }
