@@ -5,32 +5,12 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DeliverySweep } from '../../src/callbacks/delivery-sweep.js';
-import type { CallbackDelivery } from '../../src/domain/callback-records.js';
 import { TemporalCallbackDeliveries } from '../../src/temporal/gateways/callback-deliveries.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { unstartedRedelivery } from './support.js';
 
 /** Short for the test; the service's is 15 s. */
 const CALL_TIMEOUT_MS = 1000;
-
-/** A pending delivery nothing started, as the store returns it. */
-function pending(): CallbackDelivery {
-  const caseId = randomUUID();
-  const at = new Date().toISOString();
-  return {
-    id: `${caseId}-redeliver`,
-    caseId,
-    workspaceId: randomUUID(),
-    url: 'http://127.0.0.1:1/hook',
-    body: JSON.stringify({ caseId, status: 'COMPLETED', results: {} }),
-    status: 'pending',
-    attempts: 0,
-    nextAttemptAt: at,
-    workflowId: `callback-${caseId}-redeliver-1`,
-    subscriptionId: null,
-    createdAt: at,
-    updatedAt: at,
-  };
-}
 
 describe('a Temporal frontend that accepts the connection and never answers', () => {
   let proxy: TcpProxy;
@@ -57,7 +37,7 @@ describe('a Temporal frontend that accepts the connection and never answers', ()
       { client, namespace: 'default', taskQueue, searchAttributes: false },
       CALL_TIMEOUT_MS,
     );
-    const rows = [pending(), pending()];
+    const rows = [unstartedRedelivery(), unstartedRedelivery()];
     const errors: string[] = [];
     /** Where each pass began: after the delivery of this id, or from the oldest (undefined). */
     const passesBegan: Array<string | undefined> = [];

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import type { CallbackDelivery } from '../../src/domain/callback-records.js';
 import { answered, type TestService } from '../support/harness.js';
 import { clientFor } from '../support/keys.js';
 import type { ReceivedCallback } from './receiver.js';
@@ -42,3 +44,22 @@ export const passesByHand = {
     sweepGraceMs: 1500,
   },
 };
+
+/** A pending redelivery whose workflow nothing started, as the store returns it, written at `at` (ISO). */
+export function unstartedRedelivery(at = new Date().toISOString()): CallbackDelivery {
+  const caseId = randomUUID();
+  return {
+    id: `${caseId}-redeliver`,
+    caseId,
+    workspaceId: randomUUID(),
+    url: 'http://127.0.0.1:1/hook',
+    body: JSON.stringify({ caseId, status: 'COMPLETED', results: {} }),
+    status: 'pending',
+    attempts: 0,
+    nextAttemptAt: at,
+    workflowId: `callback-${caseId}-redeliver-1`,
+    subscriptionId: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+}

@@ -3,33 +3,14 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { DeliverySweep } from '../../src/callbacks/delivery-sweep.js';
-import type { CallbackDelivery } from '../../src/domain/callback-records.js';
 import type { TemporalHandle } from '../../src/temporal/connection.js';
 import {
   TemporalCallbackDeliveries,
   type CallbackDeliveryGateway,
 } from '../../src/temporal/gateways/callback-deliveries.js';
+import { unstartedRedelivery } from './support.js';
 
 const yearAgo = new Date(Date.now() - 365 * 86_400_000).toISOString();
-
-/** A redelivery written a year ago whose workflow was never started, as the store returns it. */
-function oldPending(): CallbackDelivery {
-  const caseId = randomUUID();
-  return {
-    id: `${caseId}-redeliver`,
-    caseId,
-    workspaceId: randomUUID(),
-    url: 'http://127.0.0.1:1/hook',
-    body: JSON.stringify({ caseId, status: 'COMPLETED', results: {} }),
-    status: 'pending',
-    attempts: 0,
-    nextAttemptAt: yearAgo,
-    workflowId: `callback-${caseId}-redeliver-1`,
-    subscriptionId: null,
-    createdAt: yearAgo,
-    updatedAt: yearAgo,
-  };
-}
 
 /** The sweep over one old delivery, against a Temporal that states the given retention and knows no workflow. */
 async function sweepOld(retentionMs: number | undefined): Promise<{ started: string[]; failed: string[] }> {
@@ -43,7 +24,7 @@ async function sweepOld(retentionMs: number | undefined): Promise<{ started: str
     state: () => Promise.resolve('absent'),
     retentionMs: () => Promise.resolve(retentionMs),
   };
-  const row = oldPending();
+  const row = unstartedRedelivery(yearAgo);
   await new DeliverySweep({
     repo: {
       overdueDeliveries: () => Promise.resolve([row]),
