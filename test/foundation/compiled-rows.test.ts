@@ -37,9 +37,8 @@ describe.each(['sqlite', 'postgres'] as const)('compiled rows on %s', (dialect) 
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const names = () => store.db.selectFrom('organizations').select(['id', 'name', 'verified']).orderBy('id').execute();
-
-  it('is built once per row count and writes each run its own rows, the fixed parts kept', async () => {
+  /** An insert of organizations that records the row count of each build. */
+  const countingInsert = () => {
     const built: number[] = [];
     const insert = new CompiledRows((db: Db, rows: Row[]) => {
       built.push(rows.length);
@@ -48,6 +47,12 @@ describe.each(['sqlite', 'postgres'] as const)('compiled rows on %s', (dialect) 
         .values(rows)
         .onConflict((oc) => oc.column('id').doNothing());
     });
+    return { built, insert };
+  };
+  const names = () => store.db.selectFrom('organizations').select(['id', 'name', 'verified']).orderBy('id').execute();
+
+  it('is built once per row count and writes each run its own rows, the fixed parts kept', async () => {
+    const { built, insert } = countingInsert();
     await insert.run(store.db, [row('a1'), row('a2', 0)]);
     await store.db.transaction().execute(async (trx) => {
       await insert.run(trx, [row('b1'), row('b2')]);
@@ -67,14 +72,7 @@ describe.each(['sqlite', 'postgres'] as const)('compiled rows on %s', (dialect) 
   });
 
   it('keeps the statements of the 16 counts last compiled', async () => {
-    const built: number[] = [];
-    const insert = new CompiledRows((db: Db, rows: Row[]) => {
-      built.push(rows.length);
-      return db
-        .insertInto('organizations')
-        .values(rows)
-        .onConflict((oc) => oc.column('id').doNothing());
-    });
+    const { built, insert } = countingInsert();
     const rowsOf = (count: number) => Array.from({ length: count }, (_, i) => row(`e${i}`));
     for (let count = 1; count <= 17; count += 1) await insert.run(store.db, rowsOf(count));
     await insert.run(store.db, rowsOf(17));
