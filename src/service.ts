@@ -158,7 +158,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger.warn({ err }, 'a database connection was lost; the pool reconnects'),
     );
     stops.push(() => store.close());
-    const applied = await migrateToLatest(store.db);
+    const applied = await migrateToLatest(store.db, (index) =>
+      logger.warn({ index }, 'waiting for another process to finish building an index of the store (CONCURRENTLY)'),
+    );
     logger.info({ store: store.location, dialect: store.dialect, applied }, 'store ready');
 
     const temporal = await connectTemporal(config, address, devServer?.uiUrl, tracing.clientInterceptors);

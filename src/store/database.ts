@@ -6,7 +6,7 @@ import type Pg from 'pg';
 import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 import { concurrentIndexes, migrations } from './migrations/index.js';
-import { buildConcurrentIndexes } from './migrations/concurrent-index.js';
+import { buildConcurrentIndexes, type OnWaitingForBuild } from './migrations/concurrent-index.js';
 import { isStoreUnavailable } from './unavailable.js';
 
 export type Db = Kysely<Database>;
@@ -97,7 +97,7 @@ function withStatementCache(database: SQLite.Database): SqliteDatabase {
   };
 }
 
-export async function migrateToLatest(db: Db): Promise<string[]> {
+export async function migrateToLatest(db: Db, onWaitingForBuild?: OnWaitingForBuild): Promise<string[]> {
   // kysely looks for its own tables in any schema unless told which: with two
   // databases in one Postgres (one schema each) it would find the other's.
   const migrationTableSchema =
@@ -115,7 +115,7 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error('Migration failed', { cause: error });
   const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-  const built = await buildConcurrentIndexes(db, concurrentIndexes);
+  const built = await buildConcurrentIndexes(db, concurrentIndexes, onWaitingForBuild);
   return [...applied, ...built.map((name) => `index ${name} (built concurrently)`)];
 }
 

@@ -10,6 +10,8 @@ import { createPostgresSchema, type PostgresSchema } from '../support/postgres.j
 
 const INDEX = 'callback_deliveries_status_due';
 const MIGRATION = '125_callback_deliveries_due_index';
+/** The advisory-lock class of the builds (src/store/migrations/concurrent-index.ts). */
+const BUILD_LOCK_CLASS = 0x63660125;
 
 describe('an index on a large table, on Postgres (migration 125)', () => {
   let store: Store;
@@ -109,5 +111,23 @@ describe('an index on a large table, on Postgres (migration 125)', () => {
       definition: expect.stringContaining('(status, next_attempt_at, id)'),
     });
     expect(await migrateToLatest(store.db)).toEqual([]);
+  }, 60_000);
+
+  it('says so while it waits for another process building the same index, and builds it once that one is done', async () => {
+    const admin = await session();
+    await before125(admin);
+    // Another process's build: the same session advisory lock (concurrent-index.ts's class and key).
+    const other = await session();
+    await other.query(`select pg_advisory_lock(${BUILD_LOCK_CLASS}, hashtext(current_schema() || '.' || $1))`, [INDEX]);
+    const waitedFor: string[] = [];
+    const migrating = migrateToLatest(store.db, (index) => waitedFor.push(index));
+    await expect.poll(() => waitedFor, { timeout: 10_000 }).toEqual([INDEX]);
+    expect(await indexState(admin)).toBeUndefined();
+    await other.query(`select pg_advisory_unlock(${BUILD_LOCK_CLASS}, hashtext(current_schema() || '.' || $1))`, [
+      INDEX,
+    ]);
+    expect(await migrating).toEqual([MIGRATION, `index ${INDEX} (built concurrently)`]);
+    expect(waitedFor).toEqual([INDEX]);
+    expect(await indexState(admin)).toMatchObject({ valid: true });
   }, 60_000);
 });

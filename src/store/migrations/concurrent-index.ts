@@ -11,6 +11,11 @@ export interface ConcurrentIndex {
 const BUILD_LOCK_CLASS = 0x63660125;
 /** How often a process waits for another's build of the same index to finish. */
 const BUILD_LOCK_POLL_MS = 250;
+/** How often a process still waiting for another's build says so. */
+const WAITING_SAID_EVERY_MS = 30_000;
+
+/** Told when this process waits for another's build of `index`, at once and then every 30 s while it waits. */
+export type OnWaitingForBuild = (index: string) => void;
 
 const onPostgres = <DB>(db: Kysely<DB>) => db.getExecutor().adapter instanceof PostgresAdapter;
 
@@ -46,20 +51,27 @@ export function concurrentIndexMigration(index: ConcurrentIndex): Required<Migra
 export async function buildConcurrentIndexes<DB>(
   db: Kysely<DB>,
   indexes: readonly ConcurrentIndex[],
+  onWaiting: OnWaitingForBuild = () => undefined,
 ): Promise<string[]> {
   if (!onPostgres(db)) return [];
   return db.connection().execute(async (connection) => {
     const built: string[] = [];
-    for (const index of indexes) if (await buildOne(connection, index)) built.push(index.name);
+    for (const index of indexes) if (await buildOne(connection, index, onWaiting)) built.push(index.name);
     return built;
   });
 }
 
-async function buildOne<DB>(db: Kysely<DB>, index: ConcurrentIndex): Promise<boolean> {
+async function buildOne<DB>(db: Kysely<DB>, index: ConcurrentIndex, onWaiting: OnWaitingForBuild): Promise<boolean> {
   const key = sql`${sql.lit(BUILD_LOCK_CLASS)}, hashtext(current_schema() || '.' || ${index.name})`;
+  // The start waits here, for as long as another process builds: an operator is told why.
+  let saidAt: number | undefined;
   for (;;) {
     const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${key}) as locked`.execute(db);
     if (rows[0]?.locked) break;
+    if (saidAt === undefined || Date.now() - saidAt >= WAITING_SAID_EVERY_MS) {
+      saidAt = Date.now();
+      onWaiting(index.name);
+    }
     await new Promise((resolve) => setTimeout(resolve, BUILD_LOCK_POLL_MS));
   }
   try {
