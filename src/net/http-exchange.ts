@@ -95,7 +95,7 @@ export function exchange(x: Exchange): Promise<OutboundResponse> {
       request = send(x.url, { method: x.method, headers, agent: x.agent, lookup: x.lookup });
     } catch (err) {
       // A header value node refuses (a newline in a tenant's credential): no request left.
-      reject(requestError(err as NodeJS.ErrnoException, false));
+      reject(requestError(err instanceof Error ? err : new Error(String(err)), false));
       return;
     }
     let status = 0;
@@ -140,5 +140,5 @@ export function exchange(x: Exchange): Promise<OutboundResponse> {
   });
 }
 
-const requestError = (err: NodeJS.ErrnoException, reusedSocket: boolean): OutboundRequestError =>
-  new OutboundRequestError(err.message, err.code, false, reusedSocket);
+const requestError = (err: Error & { code?: unknown }, reusedSocket: boolean): OutboundRequestError =>
+  new OutboundRequestError(err.message, typeof err.code === 'string' ? err.code : undefined, false, reusedSocket);

@@ -3,11 +3,7 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { DeliverySweep } from '../../src/callbacks/delivery-sweep.js';
-import type { TemporalHandle } from '../../src/temporal/connection.js';
-import {
-  TemporalCallbackDeliveries,
-  type CallbackDeliveryGateway,
-} from '../../src/temporal/gateways/callback-deliveries.js';
+import { namespaceRetentionMs, type CallbackDeliveryGateway } from '../../src/temporal/gateways/callback-deliveries.js';
 import { unstartedRedelivery } from './support.js';
 
 const yearAgo = new Date(Date.now() - 365 * 86_400_000).toISOString();
@@ -58,19 +54,10 @@ describe("the delivery sweep and the namespace's retention", () => {
     expect(failed).toEqual([]);
   });
 
-  it('reads a namespace that states no retention as unknown, not as one that forgets at once', async () => {
-    const answer = (config: object) =>
-      ({
-        client: {
-          withDeadline: <T>(_deadline: number, call: () => Promise<T>) => call(),
-          workflowService: { describeNamespace: () => Promise.resolve({ config }) },
-        },
-        namespace: 'default',
-        taskQueue: 'q',
-        searchAttributes: false,
-      }) as unknown as Pick<TemporalHandle, 'client' | 'namespace' | 'taskQueue' | 'searchAttributes'>;
-    expect(await new TemporalCallbackDeliveries(answer({})).retentionMs()).toBeUndefined();
-    const day = { workflowExecutionRetentionTtl: { seconds: 86_400, nanos: 0 } };
-    expect(await new TemporalCallbackDeliveries(answer(day)).retentionMs()).toBe(86_400_000);
+  it('reads a namespace that states no retention as unknown, not as one that forgets at once', () => {
+    expect(namespaceRetentionMs(undefined)).toBeUndefined();
+    expect(namespaceRetentionMs({})).toBeUndefined();
+    expect(namespaceRetentionMs({ seconds: 0, nanos: 0 })).toBeUndefined();
+    expect(namespaceRetentionMs({ seconds: 86_400, nanos: 0 })).toBe(86_400_000);
   });
 });

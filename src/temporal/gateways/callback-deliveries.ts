@@ -81,11 +81,7 @@ export class TemporalCallbackDeliveries implements CallbackDeliveryGateway {
     const { config } = await this.bounded("reading the namespace's retention", () =>
       client.workflowService.describeNamespace({ namespace }),
     );
-    const ttl = config?.workflowExecutionRetentionTtl;
-    // Seconds come as a Long (no valueOf) or a number: both print as decimal digits.
-    const read = Number(String(ttl?.seconds ?? 0)) * 1000 + Math.floor((ttl?.nanos ?? 0) / 1e6);
-    // None stated (or nonsense): unknown, not "forgets at once", which would fail every overdue delivery.
-    const ms = Number.isFinite(read) && read > 0 ? read : undefined;
+    const ms = namespaceRetentionMs(config?.workflowExecutionRetentionTtl);
     this.retention = { ms, readAt: Date.now() };
     return ms;
   }
@@ -95,4 +91,16 @@ export class TemporalCallbackDeliveries implements CallbackDeliveryGateway {
     const { client } = this.temporal;
     return within(this.callTimeoutMs, what, client.withDeadline(Date.now() + this.callTimeoutMs, call));
   }
+}
+
+/**
+ * A namespace's retention (a protobuf Duration) in ms; undefined when none is stated (or it is nonsense): unknown,
+ * not "forgets at once", which would fail every overdue delivery.
+ */
+export function namespaceRetentionMs(
+  ttl: { seconds?: { toString(): string } | number | null; nanos?: number | null } | null | undefined,
+): number | undefined {
+  // Seconds come as a Long (no valueOf) or a number: both print as decimal digits.
+  const ms = Number(String(ttl?.seconds ?? 0)) * 1000 + Math.floor((ttl?.nanos ?? 0) / 1e6);
+  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }
