@@ -17,8 +17,7 @@ import type {
   RetrySchedule,
 } from '../temporal/contracts/callback-delivery.js';
 import type { CallbackDeliveryGateway } from '../temporal/gateways/callback-deliveries.js';
-import { NoAnswerInTimeError } from '../temporal/engine-health.js';
-import { isTemporalUnavailable } from '../temporal/unavailable.js';
+import { isTemporalUnanswered } from '../temporal/unavailable.js';
 import {
   classifyStatus,
   post,
@@ -103,7 +102,7 @@ export class CallbackService {
       .catch(async (err: unknown) => {
         // No answer, or Temporal unreachable: the start may have landed. The row stays pending and the delivery
         // sweep starts it under this id or finds it running: deleting it would make the caller's retry a second copy.
-        if (err instanceof NoAnswerInTimeError || isTemporalUnavailable(err)) {
+        if (isTemporalUnanswered(err)) {
           this.deps.logger.warn(
             { err, caseId, deliveryId, workflowId },
             'redelivery accepted; its start is left to the delivery sweep',

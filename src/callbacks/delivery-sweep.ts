@@ -11,8 +11,7 @@ import {
 } from '../temporal/contracts/callback-delivery.js';
 import { caseWorkflowId } from '../temporal/contracts/case-run.js';
 import type { CallbackDeliveryGateway } from '../temporal/gateways/callback-deliveries.js';
-import { NoAnswerInTimeError } from '../temporal/engine-health.js';
-import { isTemporalUnavailable } from '../temporal/unavailable.js';
+import { isTemporalUnanswered } from '../temporal/unavailable.js';
 import type { CaseRunGateway } from '../temporal/gateways/case-runs.js';
 
 export interface DeliverySweepDeps {
@@ -104,7 +103,7 @@ export class DeliverySweep {
         this.deps.logger.error({ err, deliveryId: delivery.id }, 'could not start the workflow of a pending delivery');
         // Temporal is unreachable or left the call unanswered: the rest would wait out the same deadline one by
         // one. The next pass begins with this delivery.
-        if (err instanceof NoAnswerInTimeError || isTemporalUnavailable(err)) {
+        if (isTemporalUnanswered(err)) {
           this.after = previous;
           break;
         }

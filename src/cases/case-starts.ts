@@ -9,8 +9,8 @@ import type { CaseRepo } from '../store/case-repo.js';
 import type { CaseRecord } from '../domain/case-records.js';
 import { temporalUiLink, type TemporalHandle } from '../temporal/connection.js';
 import type { WorkflowService } from '../definitions/workflow-service.js';
-import { isTemporalUnavailable } from '../temporal/unavailable.js';
-import { NoAnswerInTimeError, type EngineHealth } from '../temporal/engine-health.js';
+import { isTemporalUnanswered } from '../temporal/unavailable.js';
+import type { EngineHealth } from '../temporal/engine-health.js';
 import { caseWorkflowId } from '../temporal/contracts/case-run.js';
 import type { CaseRunGateway, CaseRunLabels } from '../temporal/gateways/case-runs.js';
 import { planReuse, type ReusePlan } from './rerun-plan.js';
@@ -130,7 +130,7 @@ export class CaseStarts {
     try {
       runId = await this.startRun(record, version, run, request.startDelayMs);
     } catch (err) {
-      const unreachable = isTemporalUnavailable(err) || err instanceof NoAnswerInTimeError;
+      const unreachable = isTemporalUnanswered(err);
       // Tell the rest of the process now rather than at the probe's next round.
       if (unreachable) this.deps.engine.markDown(String(err));
       const outcome = await this.deps.runs.settle(caseId);
