@@ -72,12 +72,20 @@ export function within<T>(ms: number, what: string, work: Promise<T>): Promise<T
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** What sets a gRPC deadline on the calls made in it: a Client or a NativeConnection. */
+interface DeadlineScope {
+  withDeadline<R>(deadline: number, fn: () => Promise<R>): Promise<R>;
+}
+
+/** A call to Temporal bounded twice: its gRPC deadline, and `within`'s timer (the deadline alone is not enough). */
+export function boundedCall<T>(scope: DeadlineScope, ms: number, what: string, call: () => Promise<T>): Promise<T> {
+  return within(ms, what, scope.withDeadline(Date.now() + ms, call));
+}
+
 /** One bounded round trip to the engine. */
 export function pingEngine(connection: NativeConnection, timeoutMs: number): Promise<void> {
-  return within(
-    timeoutMs,
-    'the workflow engine',
-    connection.withDeadline(Date.now() + timeoutMs, () => connection.workflowService.getSystemInfo({})),
+  return boundedCall(connection, timeoutMs, 'the workflow engine', () =>
+    connection.workflowService.getSystemInfo({}),
   ).then(() => undefined);
 }
 

@@ -4,7 +4,7 @@ import type { TemporalHandle } from '../connection.js';
 import { callbackDeliveryContract } from '../contracts/callback-delivery.js';
 import { startWorkflow } from '../contracts/start.js';
 import { runTags, type RunTags } from '../contracts/search-attributes.js';
-import { within } from '../engine-health.js';
+import { boundedCall } from '../engine-health.js';
 
 /**
  * Each call is bounded: one that never answers (a frontend that accepts the connection and hangs) would otherwise
@@ -86,10 +86,8 @@ export class TemporalCallbackDeliveries implements CallbackDeliveryGateway {
     return ms;
   }
 
-  /** The gRPC deadline, and a timer besides: a deadline alone does not bound the native client's reconnects. */
   private bounded<T>(what: string, call: () => Promise<T>): Promise<T> {
-    const { client } = this.temporal;
-    return within(this.callTimeoutMs, what, client.withDeadline(Date.now() + this.callTimeoutMs, call));
+    return boundedCall(this.temporal.client, this.callTimeoutMs, what, call);
   }
 }
 

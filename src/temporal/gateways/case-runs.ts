@@ -5,7 +5,7 @@ import type { TemporalHandle } from '../connection.js';
 import { caseProgressQuery, caseRunContract, caseWorkflowId } from '../contracts/case-run.js';
 import type { WorkflowOf } from '../contracts/contract.js';
 import { startWorkflow } from '../contracts/start.js';
-import { within } from '../engine-health.js';
+import { boundedCall } from '../engine-health.js';
 import { cancelIfRunning } from './cancel-if-running.js';
 import { runTags, type RunTags } from '../contracts/search-attributes.js';
 import { tenantPriority } from './tenant-priority.js';
@@ -73,28 +73,24 @@ export class TemporalCaseRuns implements CaseRunGateway {
 
   async start(input: CaseRunInput, labels: CaseRunLabels, startDelayMs?: number): Promise<string> {
     const { client, taskQueue, searchAttributes } = this.temporal;
-    const handle = await within(
-      START_TIMEOUT_MS,
-      'the workflow start',
-      client.withDeadline(Date.now() + START_TIMEOUT_MS, () =>
-        startWorkflow(client.workflow, caseRunContract, {
-          taskQueue,
-          workflowId: caseWorkflowId(input.caseId),
-          args: [input],
-          workflowIdConflictPolicy: 'FAIL',
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          workflowTaskTimeout: this.workflowTaskTimeoutMs,
-          // Shown in the Temporal Web UI, so a run is recognisable without opening its input.
-          staticSummary: labels.summary,
-          staticDetails: labels.details,
-          priority: tenantPriority(input.organizationId),
-          // What the Temporal UI filters runs by; the workflow sets the case status again at the end.
-          ...runTags(searchAttributes, labels.tags),
-          // The client shares the worker's NativeConnection: the first task comes back with the start.
-          // A delayed start has no first task yet (Temporal refuses the two together).
-          ...(startDelayMs === undefined ? { requestEagerStart: true } : { startDelay: startDelayMs }),
-        }),
-      ),
+    const handle = await boundedCall(client, START_TIMEOUT_MS, 'the workflow start', () =>
+      startWorkflow(client.workflow, caseRunContract, {
+        taskQueue,
+        workflowId: caseWorkflowId(input.caseId),
+        args: [input],
+        workflowIdConflictPolicy: 'FAIL',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        workflowTaskTimeout: this.workflowTaskTimeoutMs,
+        // Shown in the Temporal Web UI, so a run is recognisable without opening its input.
+        staticSummary: labels.summary,
+        staticDetails: labels.details,
+        priority: tenantPriority(input.organizationId),
+        // What the Temporal UI filters runs by; the workflow sets the case status again at the end.
+        ...runTags(searchAttributes, labels.tags),
+        // The client shares the worker's NativeConnection: the first task comes back with the start.
+        // A delayed start has no first task yet (Temporal refuses the two together).
+        ...(startDelayMs === undefined ? { requestEagerStart: true } : { startDelay: startDelayMs }),
+      }),
     );
     this.starts.inc({ start: startDelayMs !== undefined ? 'delayed' : handle.eagerlyStarted ? 'eager' : 'fallback' });
     return handle.firstExecutionRunId;
@@ -103,12 +99,8 @@ export class TemporalCaseRuns implements CaseRunGateway {
   async settle(caseId: string): Promise<StartOutcome> {
     const { client } = this.temporal;
     try {
-      const existing = await within(
-        SETTLE_TIMEOUT_MS,
-        'describe',
-        client.withDeadline(Date.now() + SETTLE_TIMEOUT_MS, () =>
-          client.workflow.getHandle(caseWorkflowId(caseId)).describe(),
-        ),
+      const existing = await boundedCall(client, SETTLE_TIMEOUT_MS, 'describe', () =>
+        client.workflow.getHandle(caseWorkflowId(caseId)).describe(),
       );
       return { run: 'started', runId: existing.runId };
     } catch (err) {
@@ -119,11 +111,7 @@ export class TemporalCaseRuns implements CaseRunGateway {
   async progress(workflowId: string): Promise<CaseProgress | undefined> {
     const { client } = this.temporal;
     const handle = client.workflow.getHandle<CaseRunWorkflow>(workflowId);
-    return within(
-      QUERY_TIMEOUT_MS,
-      'the progress query',
-      client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle.query(caseProgressQuery)),
-    );
+    return boundedCall(client, QUERY_TIMEOUT_MS, 'the progress query', () => handle.query(caseProgressQuery));
   }
 
   cancel(workflowId: string): Promise<boolean> {
@@ -134,7 +122,7 @@ export class TemporalCaseRuns implements CaseRunGateway {
     const { client } = this.temporal;
     const handle = client.workflow.getHandle<CaseRunWorkflow>(workflowId, runId);
     const bounded = <T>(what: string, read: () => Promise<T>) =>
-      within(RECONCILE_READ_TIMEOUT_MS, what, client.withDeadline(Date.now() + RECONCILE_READ_TIMEOUT_MS, read));
+      boundedCall(client, RECONCILE_READ_TIMEOUT_MS, what, read);
     let status: string;
     try {
       status = (await bounded('describing a case run', () => handle.describe())).status.name;
