@@ -1,3 +1,4 @@
+import { setImmediate as afterPendingCallbacks } from 'node:timers/promises';
 import { DomainError } from '../errors.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
@@ -129,6 +130,10 @@ export class CaseStarts {
     let runId: string | null;
     try {
       runId = await this.startRun(record, version, run, request.startDelayMs);
+      // An eager start brings the run's first workflow task back with the answer: the worker's activation for
+      // it waits behind this continuation. Let it go first, so the case begins before its row is written and
+      // the 202 is sent (both only the caller waits for, and it waits for the callback anyway).
+      await afterPendingCallbacks();
     } catch (err) {
       const unreachable = isTemporalUnanswered(err);
       // Tell the rest of the process now rather than at the probe's next round.

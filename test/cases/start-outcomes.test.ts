@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../src/domain/auth-context.js';
 import { CaseEnds } from '../../src/cases/case-ends.js';
 import { CaseService } from '../../src/cases/case-service.js';
+import type { CaseRecord } from '../../src/domain/case-records.js';
 import type { CaseRunInput } from '../../src/domain/cases.js';
 import { DomainError } from '../../src/errors.js';
 import { Outbound } from '../../src/net/outbound.js';
@@ -57,13 +58,17 @@ describe('execute when the start call fails', () => {
     await svc?.stop();
   });
 
-  function casesOver(runs: CaseRunGateway, engine = new EngineHealth()): CaseService {
+  function casesOver(
+    runs: CaseRunGateway,
+    engine = new EngineHealth(),
+    repo = new CaseRepo(svc.service.context.store.db),
+  ): CaseService {
     const { config, logger, temporal, metrics, store, services } = svc.service.context;
     return new CaseService({
       config,
       logger,
       temporal,
-      repo: new CaseRepo(store.db),
+      repo,
       workflows: services.workflows,
       files: services.files,
       outbound: new Outbound(),
@@ -116,5 +121,31 @@ describe('execute when the start call fails', () => {
     expect(outcome).toMatchObject({ errorCode: 'SERVICE_UNAVAILABLE' });
     expect(runs.started).toEqual([]);
     expect(row).toMatchObject({ status: 'PENDING', inputs: null });
+  });
+
+  it('lets what the start queued (an eagerly started run’s first activation) run before the run id is written', async () => {
+    const order: string[] = [];
+    class EagerRuns extends ScriptedRuns {
+      override start(input: CaseRunInput): Promise<string> {
+        // The worker's activation for an eagerly started run arrives as a callback queued beside the answer.
+        setImmediate(() => order.push('activation'));
+        return super.start(input);
+      }
+    }
+    class OrderedRepo extends CaseRepo {
+      override setRunId(caseId: string, runId: string): Promise<CaseRecord | undefined> {
+        order.push('run id written');
+        return super.setRunId(caseId, runId);
+      }
+    }
+    const cases = casesOver(
+      new EagerRuns(false, { run: 'absent' }),
+      undefined,
+      new OrderedRepo(svc.service.context.store.db),
+    );
+    const { id } = await cases.initiate(auth, { workflowId, source: 'api', initialInput: {} });
+    const outcome = await cases.execute(auth, id, { inputs: { text: 'x' } });
+    expect(outcome).toMatchObject({ record: { status: 'RUNNING', temporalRunId: 'run-1' } });
+    expect(order).toEqual(['activation', 'run id written']);
   });
 });
