@@ -177,6 +177,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       size: config.python.poolSize || undefined,
       warmServers: config.python.warmServers,
       allowUnsandboxed: config.python.allowUnsandboxed,
+      bwrapPath: config.python.bwrapPath,
       defaultTimeoutMs: config.python.defaultTimeoutMs,
       maxQueuedPerOrganization: config.python.maxQueuedPerOrganization,
       maxQueued: config.python.maxQueued,

@@ -219,6 +219,8 @@ const configSchema = () =>
       /** Fork servers kept started while idle; the pool grows to poolSize on demand and back after a minute idle. */
       warmServers: z.coerce.number().int().min(1).max(64),
       allowUnsandboxed: bool,
+      /** The bubblewrap binary the sandbox starts through; missing, the pool runs unsandboxed (opted in) or refuses. */
+      bwrapPath: z.string().refine((p) => path.isAbsolute(p), 'an absolute path'),
       defaultTimeoutMs: z.coerce.number().int().min(100).max(600_000),
       /** Calls one organization may have waiting for a runner; more are refused as retryable back-pressure. */
       maxQueuedPerOrganization: z.coerce.number().int().min(1),
@@ -427,6 +429,7 @@ const envMap: Record<string, string> = {
   CASEFLOW_PYTHON_POOL_SIZE: 'python.poolSize',
   CASEFLOW_PYTHON_WARM_SERVERS: 'python.warmServers',
   CASEFLOW_PYTHON_ALLOW_UNSANDBOXED: 'python.allowUnsandboxed',
+  CASEFLOW_PYTHON_BWRAP_PATH: 'python.bwrapPath',
   CASEFLOW_PYTHON_TIMEOUT_MS: 'python.defaultTimeoutMs',
   CASEFLOW_PYTHON_MAX_QUEUED_PER_ORG: 'python.maxQueuedPerOrganization',
   CASEFLOW_PYTHON_MAX_QUEUED: 'python.maxQueued',

@@ -1,5 +1,6 @@
 import { got } from 'got';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { pythonSandboxModes, type PythonSandboxMode } from '../python/types.js';
 
 /** What the Python pool gauges read at each scrape. */
 export interface PoolLoad {
@@ -7,6 +8,7 @@ export interface PoolLoad {
   busyServers: number;
   /** Calls that never ran since the pool started, by reason (queue full, deadline, cancelled). */
   shed: Record<string, number>;
+  mode: PythonSandboxMode;
 }
 
 /** How one callback attempt went: delivered, to be retried, or given up (failed). */
@@ -28,7 +30,7 @@ export interface Metrics {
   callbackAttempt(outcome: CallbackOutcome): void;
   /** A case's first callback attempt (made in its run) is to be retried: a retry workflow starts. */
   callbackFirstAttemptMissed(reason: FirstAttemptMiss): void;
-  /** The Python pool whose queue and busy servers the gauges report (the worker's). */
+  /** The Python pool whose queue, busy servers and sandbox mode the gauges report (the worker's). */
   watchPythonPool(load: () => PoolLoad): void;
   /** Prometheus text: our registry, then the Temporal worker's metrics when a worker runs here. */
   render(): Promise<string>;
@@ -118,6 +120,18 @@ export function createMetrics(workerMetricsUrl?: string): Metrics {
     registers,
     collect() {
       if (poolLoad) this.set(poolLoad().busyServers);
+    },
+  });
+  new Gauge({
+    name: 'caseflow_python_sandbox_mode',
+    help: 'How the Python pool runs tenant code: 1 for its mode (contained, unsandboxed, refusing), 0 for the others',
+    labelNames: ['mode'] as const,
+    registers,
+    collect() {
+      if (!poolLoad) return;
+      const current = poolLoad().mode;
+      // Every mode has a sample, so a panel or an alert on `refusing` reads 0 rather than nothing.
+      for (const mode of pythonSandboxModes) this.set({ mode }, mode === current ? 1 : 0);
     },
   });
   new Counter({

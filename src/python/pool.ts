@@ -17,6 +17,7 @@ import type {
   PythonRunRequest,
   PythonRunResult,
   PythonSandboxCapabilities,
+  PythonSandboxMode,
   ScanViolation,
 } from './types.js';
 
@@ -24,7 +25,6 @@ export type * from './types.js';
 export { PythonPoolBusy } from './call-queue.js';
 
 type Kind = CallKind;
-type Mode = 'contained' | 'unsandboxed' | 'refusing';
 
 interface Call extends QueuedCall {
   /** The request's JSON header; the attachments (file bytes) follow it in the frame. */
@@ -79,7 +79,7 @@ export class PythonRunnerPool {
     private readonly runnerDir: string,
     private readonly launch: (network: boolean) => LaunchSpec,
     private readonly init: (network: boolean) => InitMessage,
-    private readonly mode: Mode,
+    private readonly mode: PythonSandboxMode,
     private readonly caps: PythonSandboxCapabilities,
     private readonly egress: EgressProxy,
   ) {
@@ -167,7 +167,7 @@ export class PythonRunnerPool {
     const caps = assessCapabilities(bwrapError, probe?.caps ?? null);
     logger.info({ capabilities: caps }, 'python sandbox capabilities');
     const optedIn = options.allowUnsandboxed === true || process.env[UNSANDBOXED_ENV] === '1';
-    let mode: Mode = 'contained';
+    let mode: PythonSandboxMode = 'contained';
     if (!caps.fullContainment) {
       // Opting in to less containment does not make a call's limits settable: every call would still fail.
       mode = optedIn && !limitsRefused(caps) ? 'unsandboxed' : 'refusing';
@@ -287,6 +287,7 @@ export class PythonRunnerPool {
       ...this.counters,
       capabilities: this.caps,
       pids: all.filter((s) => !s.exited).map((s) => s.pid ?? 0),
+      mode: this.mode,
       sandboxed: this.mode === 'contained',
       egress: this.egress.stats(),
     };

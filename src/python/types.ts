@@ -91,6 +91,13 @@ export interface ScanViolation {
   message: string;
 }
 
+/**
+ * How the pool runs tenant code: `contained` (full containment), `unsandboxed` (without it, the operator opted
+ * in) or `refusing` (without it and not opted in, or the host refuses call limits: every run fails, scans still work).
+ */
+export const pythonSandboxModes = ['contained', 'unsandboxed', 'refusing'] as const;
+export type PythonSandboxMode = (typeof pythonSandboxModes)[number];
+
 export interface PythonPoolOptions {
   /** Fork servers in the isolated pool at most (default: CPU count). */
   size?: number;
@@ -131,6 +138,7 @@ export interface PythonPoolOptions {
   /** Run without full containment when the host lacks it (also CASEFLOW_PYTHON_ALLOW_UNSANDBOXED=1). */
   allowUnsandboxed?: boolean;
   pythonPath?: string;
+  /** The bubblewrap binary (default /usr/bin/bwrap); absent there, the pool runs unsandboxed or refuses. */
   bwrapPath?: string;
   /** uid/gid of the servers when Node runs as root (default 65534 = nobody). */
   runAsUid?: number;
@@ -181,6 +189,8 @@ export interface PythonPoolStats {
   capabilities: PythonSandboxCapabilities | null;
   /** Host pids of the server processes (diagnostics and tests). */
   pids: number[];
+  mode: PythonSandboxMode;
+  /** `mode === 'contained'`. */
   sandboxed: boolean;
   /** Network calls' tunnels: allowed, refused by reason, cut by the byte cap. */
   egress: EgressStats;

@@ -33,6 +33,16 @@ describe('configuration', () => {
       expect(message).toContain('adminToken (from CASEFLOW_ADMIN_TOKEN)');
     }
   });
+
+  it("reads the sandbox's bwrap path from CASEFLOW_PYTHON_BWRAP_PATH, only as an absolute path", () => {
+    expect(loadConfig({}).python.bwrapPath).toBe('/usr/bin/bwrap');
+    expect(loadConfig({ CASEFLOW_PYTHON_BWRAP_PATH: '/opt/bwrap/bin/bwrap' }).python.bwrapPath).toBe(
+      '/opt/bwrap/bin/bwrap',
+    );
+    expect(() => loadConfig({ CASEFLOW_PYTHON_BWRAP_PATH: 'bin/bwrap' })).toThrow(
+      'python.bwrapPath (from CASEFLOW_PYTHON_BWRAP_PATH): an absolute path',
+    );
+  });
 });
 
 describe('operator CLI', () => {

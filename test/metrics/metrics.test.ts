@@ -8,33 +8,7 @@ import { createClient } from '../../src/client/index.js';
 import { answered, http, refused, startTestService, type TestService } from '../support/harness.js';
 import { clientFor, newCaller } from '../support/keys.js';
 import { freePort } from '../../src/net/free-port.js';
-
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** The samples of a Prometheus text exposition. */
-function parse(text: string): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match) continue;
-    const labels: Record<string, string> = {};
-    for (const [, key, value] of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[key!] = value!;
-    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
-  }
-  return samples;
-}
-
-/** The value of the one sample with this name and these labels (among others); undefined when absent. */
-function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
-  const found = samples.filter(
-    (s) => s.name === name && Object.entries(labels).every(([key, value]) => s.labels[key] === value),
-  );
-  return found.length === 0 ? undefined : found.reduce((sum, s) => sum + s.value, 0);
-}
+import { parseSamples, valueOf, type Sample } from '../support/prometheus.js';
 
 describe('case metrics on /metrics', () => {
   let svc: TestService;
@@ -52,7 +26,7 @@ describe('case metrics on /metrics', () => {
   async function scrape(): Promise<Sample[]> {
     const r = await http(`${svc.url}/metrics`, 'GET');
     expect(r.status).toBe(200);
-    return parse(r.text);
+    return parseSamples(r.text);
   }
 
   it('counts cases started and finished by workflow and status, with durations by case and node kind', async () => {
@@ -106,7 +80,7 @@ describe('case metrics on /metrics', () => {
     const r = await http(`${svc.url}/metrics`, 'GET');
     expect(r.status).toBe(200);
     for (const id of [wf.workflowId, svc.organizationId, svc.workspaceId]) expect(r.text).not.toContain(id);
-    const labels = new Set(parse(r.text).flatMap((s) => Object.keys(s.labels)));
+    const labels = new Set(parseSamples(r.text).flatMap((s) => Object.keys(s.labels)));
     for (const tenantLabel of ['workflow_id', 'organization_id', 'workspace_id', 'case_id'])
       expect(labels).not.toContain(tenantLabel);
   });
@@ -199,9 +173,13 @@ describe('what overload makes a case do twice (docs/performance.md#overload-work
       cases.push(await startCase(svc, wf.workflowId, { a: 2 }, { callbackUrl }));
     for (const caseId of cases) expect((await waitForEnd(svc, caseId)).status).toBe('COMPLETED');
     const misses = (reason: string) => async () =>
-      valueOf(parse((await http(`${svc.url}/metrics`, 'GET')).text), 'caseflow_callback_first_attempt_misses_total', {
-        reason,
-      });
+      valueOf(
+        parseSamples((await http(`${svc.url}/metrics`, 'GET')).text),
+        'caseflow_callback_first_attempt_misses_total',
+        {
+          reason,
+        },
+      );
     for (const reason of ['timeout', 'answered', 'error'])
       await expect.poll(misses(reason), { timeout: 15_000 }).toBe(1);
 

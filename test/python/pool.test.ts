@@ -155,6 +155,7 @@ describe('hosts without full containment', () => {
     delete process.env.CASEFLOW_PYTHON_ALLOW_UNSANDBOXED;
     const pool = await track(PythonRunnerPool.create({ size: 1, bwrapPath: '/nonexistent/bwrap' }));
     const caps = pool.stats().capabilities;
+    expect(pool.stats().mode).toBe('refusing');
     expect(caps?.fullContainment).toBe(false);
     expect(caps?.problems.join(' ')).toMatch(/bwrap could not start the sandbox: not found/);
     const r = await pool.run({ form: 'main', source: NORMAL, inputs: { a: 1, b: 1 } });
@@ -168,7 +169,7 @@ describe('hosts without full containment', () => {
     const pool = await track(
       PythonRunnerPool.create({ size: 1, bwrapPath: '/nonexistent/bwrap', allowUnsandboxed: true }),
     );
-    expect(pool.stats().sandboxed).toBe(false);
+    expect(pool.stats()).toMatchObject({ mode: 'unsandboxed', sandboxed: false });
     const r = await pool.run({ form: 'main', source: NORMAL, inputs: { a: 1, b: 1 } });
     expect(r).toMatchObject({ ok: true, outputs: { sum: 2 } });
     // Its scratch slots are directories in the staged runner dir (removed with it at close).
@@ -188,7 +189,7 @@ describe('hosts without full containment', () => {
       const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
       const pool = await track(PythonRunnerPool.create({ size: 1, bwrapPath, allowUnsandboxed, logger }));
       expect(pool.stats().capabilities).toMatchObject({ bwrap: true, callLimits: false, fullContainment: false });
-      expect(pool.stats().sandboxed).toBe(false);
+      expect(pool.stats()).toMatchObject({ mode: 'refusing', sandboxed: false });
       const refusal = lines
         .map((line) => JSON.parse(line) as { level: number; msg: string })
         .find((l) => l.level >= 50);

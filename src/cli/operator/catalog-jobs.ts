@@ -23,6 +23,7 @@ async function withCatalog(needsScanner: boolean, fn: (catalog: CatalogService) 
     ? await PythonRunnerPool.create({
         size: 1,
         allowUnsandboxed: config.python.allowUnsandboxed,
+        bwrapPath: config.python.bwrapPath,
         logger: logger.child({ component: 'python' }),
       })
     : undefined;
