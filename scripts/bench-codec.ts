@@ -29,8 +29,12 @@ export async function benchCodec(): Promise<void> {
   // Built once: the codec only reads what it seals.
   const clear = Object.values(all).map(payload);
   let scavenges = 0;
+  let scavengeMs = 0;
   const gc = new PerformanceObserver((list) => {
-    scavenges += list.getEntries().filter(isScavenge).length;
+    for (const entry of list.getEntries().filter(isScavenge)) {
+      scavenges++;
+      scavengeMs += entry.duration;
+    }
   });
   gc.observe({ entryTypes: ['gc'] });
   const start = process.cpuUsage();
@@ -50,7 +54,7 @@ export async function benchCodec(): Promise<void> {
   const perCase = (used.user + used.system) / 1000 / CASES;
   const operations = Object.keys(all).length + Object.keys(opened).length;
   console.log(
-    `codec: ${perCase.toFixed(4)} ms CPU per case (${operations} operations, ${((perCase * 1000) / operations).toFixed(2)} µs each) over ${CASES} cases; ${scavenges} scavenges (${((scavenges * 1000) / CASES).toFixed(1)} per 1000 cases)`,
+    `codec: ${perCase.toFixed(4)} ms CPU per case (${operations} operations, ${((perCase * 1000) / operations).toFixed(2)} µs each) over ${CASES} cases; ${scavenges} scavenges (${((scavenges * 1000) / CASES).toFixed(1)} per 1000 cases, ${(scavengeMs / CASES).toFixed(4)} ms per case)`,
   );
 }
 
