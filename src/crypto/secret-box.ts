@@ -32,7 +32,7 @@ class IvPool {
   private readonly pool = Buffer.allocUnsafeSlow(IV_BYTES * 256);
   private offset = this.pool.length;
 
-  /** A view of the pool: the cipher copies it, and so does `seal`'s output, before the next draw. */
+  /** A view of the pool: `seal` copies it into its output before the next draw. */
   next(): Buffer {
     if (this.offset === this.pool.length) {
       randomFillSync(this.pool);
@@ -89,12 +89,28 @@ export class SecretBox {
 
   /** Binary form for callers with their own framing (Temporal payloads): `iv[12] | ciphertext | tag[16]` under the current key. */
   seal(plaintext: Uint8Array, context = ''): Buffer {
+    return this.sealWritten(plaintext.length, (body) => body.set(plaintext), context);
+  }
+
+  /**
+   * `seal` of a plaintext of known length that `write` puts straight into the output's middle (it must fill all
+   * `length` bytes), so a framed plaintext needs no buffer of its own. One output buffer for iv, ciphertext and tag.
+   */
+  sealWritten(length: number, write: (body: Buffer) => void, context = ''): Buffer {
     const key = this.keys.get(this.currentKeyId) as Buffer;
-    const iv = ivs.next();
+    const sealed = Buffer.allocUnsafe(IV_BYTES + length + TAG_BYTES);
+    const iv = sealed.subarray(0, IV_BYTES);
+    ivs.next().copy(iv);
+    const body = sealed.subarray(IV_BYTES, IV_BYTES + length);
+    write(body);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     cipher.setAAD(Buffer.from(context, 'utf8'));
-    const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-    return Buffer.concat([iv, body, cipher.getAuthTag()]);
+    // GCM is a stream mode: `update` returns exactly as many bytes as it was given and `final` none, so the
+    // ciphertext takes the plaintext's place.
+    cipher.update(body).copy(body);
+    cipher.final();
+    cipher.getAuthTag().copy(sealed, IV_BYTES + length);
+    return sealed;
   }
 
   /** Opens what `seal` made under the key `keyId` (the caller keeps the id next to the bytes). */
@@ -105,12 +121,15 @@ export class SecretBox {
     const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES));
     decipher.setAAD(Buffer.from(context, 'utf8'));
     decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+    // As in `sealWritten`: `update` gives the whole plaintext, `final` only checks the tag.
+    const plaintext = decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES));
     try {
-      return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
+      decipher.final();
     } catch {
       // GCM's tag check failed: wrong key material, tampering, or another row's context.
       throw new SecretBoxError('ciphertext failed authentication');
     }
+    return plaintext;
   }
 
   /** True when the value was encrypted under a key other than the current one. */

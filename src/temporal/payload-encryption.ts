@@ -15,6 +15,7 @@ export const encryptedEncoding = 'binary/encrypted';
 export const keyIdMetadata = 'encryption-key-id';
 /** Associated data: a secret-box value of another kind (a credential, a webhook secret) does not open as a payload. */
 const context = 'temporal-payload';
+const noBytes = new Uint8Array(0);
 
 export class PayloadEncryptionError extends Error {
   constructor(message: string) {
@@ -38,19 +39,18 @@ export class PayloadEncryption implements PayloadCodec {
   }
 
   encrypt(payload: Payload): Payload {
+    const entries = Object.entries(payload.metadata ?? {});
+    const data = payload.data ?? noBytes;
     return {
-      metadata: {
-        encoding: Buffer.from(encryptedEncoding),
-        [keyIdMetadata]: Buffer.from(this.box.currentKeyId),
-      },
-      data: this.box.seal(frame(payload), context),
+      metadata: { encoding: Buffer.from(encryptedEncoding), [keyIdMetadata]: Buffer.from(this.box.currentKeyId) },
+      data: this.box.sealWritten(frameLength(entries, data), (body) => writeFrame(body, entries, data), context),
     };
   }
 
   decrypt(payload: Payload): Payload {
-    const keyId = Buffer.from(payload.metadata?.[keyIdMetadata] ?? []).toString();
+    const keyId = text(payload.metadata?.[keyIdMetadata] ?? noBytes);
     try {
-      return unframe(this.box.open(keyId, payload.data ?? new Uint8Array(), context));
+      return unframe(this.box.open(keyId, payload.data ?? noBytes, context));
     } catch (err) {
       if (err instanceof SecretBoxError) throw new PayloadEncryptionError(`encrypted payload: ${err.message}`);
       throw err;
@@ -60,41 +60,59 @@ export class PayloadEncryption implements PayloadCodec {
 
 export function isEncrypted(payload: Payload): boolean {
   const encoding = payload.metadata?.encoding;
-  return encoding !== undefined && Buffer.from(encoding).toString() === encryptedEncoding;
+  return encoding !== undefined && text(encoding) === encryptedEncoding;
 }
 
-/** `count, (key length, key, value length, value)*, data`, lengths as 32-bit big-endian. */
-function frame(payload: Payload): Buffer {
-  const parts: Buffer[] = [];
-  const entries = Object.entries(payload.metadata ?? {});
-  parts.push(uint32(entries.length));
+/** The bytes as UTF-8, read in place (`Buffer.from(bytes)` would copy them first). */
+function text(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString();
+}
+
+type Entries = Array<[string, Uint8Array]>;
+
+/**
+ * The frame is `count, (key length, key, value length, value)*, data`, lengths as 32-bit big-endian, keys in UTF-8.
+ * Its length is known before it is written, so it is written once, into the sealed output (`SecretBox.sealWritten`).
+ */
+function frameLength(entries: Entries, data: Uint8Array): number {
+  let length = 4 + data.length;
+  for (const [key, value] of entries) length += 4 + Buffer.byteLength(key) + 4 + value.length;
+  return length;
+}
+
+function writeFrame(out: Buffer, entries: Entries, data: Uint8Array): void {
+  let offset = out.writeUInt32BE(entries.length, 0);
   for (const [key, value] of entries) {
-    const name = Buffer.from(key);
-    parts.push(uint32(name.length), name, uint32(value.length), Buffer.from(value));
+    const keyLength = out.write(key, offset + 4);
+    offset = out.writeUInt32BE(keyLength, offset) + keyLength;
+    offset = out.writeUInt32BE(value.length, offset);
+    out.set(value, offset);
+    offset += value.length;
   }
-  if (payload.data) parts.push(Buffer.from(payload.data));
-  return Buffer.concat(parts);
+  out.set(data, offset);
 }
 
+/** The payload framed in `bytes`; its metadata values and data are views of `bytes`. */
 function unframe(bytes: Buffer): Payload {
   let offset = 0;
-  const take = (length: number): Buffer => {
+  const need = (length: number): void => {
     if (offset + length > bytes.length) throw new PayloadEncryptionError('encrypted payload: frame is truncated');
-    const part = bytes.subarray(offset, offset + length);
-    offset += length;
-    return part;
   };
-  const count = take(4).readUInt32BE();
+  const length = (): number => {
+    need(4);
+    offset += 4;
+    return bytes.readUInt32BE(offset - 4);
+  };
+  const take = (size: number): Buffer => {
+    need(size);
+    offset += size;
+    return bytes.subarray(offset - size, offset);
+  };
+  const count = length();
   const metadata: Record<string, Uint8Array> = {};
   for (let i = 0; i < count; i++) {
-    const key = take(take(4).readUInt32BE()).toString();
-    metadata[key] = take(take(4).readUInt32BE());
+    const key = take(length()).toString();
+    metadata[key] = take(length());
   }
   return { metadata, data: bytes.subarray(offset) };
-}
-
-function uint32(value: number): Buffer {
-  const buffer = Buffer.alloc(4);
-  buffer.writeUInt32BE(value);
-  return buffer;
 }

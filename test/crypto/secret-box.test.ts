@@ -82,6 +82,27 @@ describe('SecretBox', () => {
     expect(() => old.decrypt(sealedNew)).toThrow('no master key with id "new" is configured');
   });
 
+  it('opens a value sealed by the earlier seal (iv, ciphertext and tag concatenated): the format is unchanged', () => {
+    // Made by main at f1297aa with the key 0x00..0x1f: `encrypt('whsec_fixed-vector', 'webhook-secret:ws-1')`.
+    const box = new SecretBox([{ id: 'fixed', key: Buffer.from(Array.from({ length: 32 }, (_, i) => i)) }]);
+    const vector = 'v1:fixed:VtpUezWgqN5MaECrY71hTL6zOusJgGaGkuAdhGKe0qPZIMvbnqa19G4SgnXQnA';
+    expect(box.decrypt(vector, 'webhook-secret:ws-1')).toBe('whsec_fixed-vector');
+    expect(() => box.decrypt(vector, 'webhook-secret:ws-2')).toThrow('ciphertext failed authentication');
+  });
+
+  it('seals in one buffer what the caller writes into it, binary and empty plaintexts included', () => {
+    const box = new SecretBox([{ id: 'a', key: keyA }]);
+    const plaintext = randomBytes(5000);
+    const written = box.sealWritten(plaintext.length, (body) => plaintext.copy(body), 'ctx');
+    expect(written.length).toBe(12 + plaintext.length + 16);
+    expect(written.includes(plaintext.subarray(0, 64))).toBe(false);
+    expect(box.open('a', written, 'ctx').equals(plaintext)).toBe(true);
+    expect(() => box.open('a', written, 'other')).toThrow('ciphertext failed authentication');
+    const empty = box.seal(new Uint8Array(0));
+    expect(empty.length).toBe(28);
+    expect(box.open('a', empty).length).toBe(0);
+  });
+
   it('rejects bad key rings', () => {
     expect(() => new SecretBox([])).toThrow('empty');
     expect(() => new SecretBox([{ id: 'a', key: randomBytes(16) }])).toThrow('must be 32 bytes');
