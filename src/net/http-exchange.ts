@@ -6,8 +6,9 @@ import {
   type OutgoingHttpHeaders,
 } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { pipeline, type Readable } from 'node:stream';
-import { createBrotliDecompress, createUnzip, type BrotliDecompress, type Unzip } from 'node:zlib';
+import { pipeline, type Readable, type Transform } from 'node:stream';
+import { createBrotliDecompress, createUnzip } from 'node:zlib';
+import { InflateEither } from './inflate-either.js';
 import type { PinnedLookup } from './pinned-agents.js';
 
 /**
@@ -45,10 +46,13 @@ export interface OutboundResponse {
   body: string;
 }
 
-/** Compressed answers are asked for and undone, as got did; a Map, so a header value never reaches a prototype key. */
-const decoders = new Map<string, () => Unzip | BrotliDecompress>([
+/**
+ * Compressed answers are asked for and undone, as got did, and `deflate` raw as well as zlib-wrapped (browsers read
+ * both); a Map, so a header value never reaches a prototype key.
+ */
+const decoders = new Map<string, () => Transform>([
   ['gzip', createUnzip],
-  ['deflate', createUnzip],
+  ['deflate', () => new InflateEither()],
   ['br', createBrotliDecompress],
 ]);
 const acceptEncoding = [...decoders.keys()].join(', ');
@@ -128,8 +132,10 @@ export function exchange(x: Exchange): Promise<OutboundResponse> {
         chunks.push(chunk.subarray(0, x.maxResponseBytes - kept));
         kept += Math.min(chunk.length, x.maxResponseBytes - kept);
         if (kept < x.maxResponseBytes) return;
-        // Enough kept: an endless answer costs nothing more (its socket is not reused).
+        // Enough kept: an endless answer costs nothing more (its socket is not reused), nor does a compressed one
+        // that arrived whole (its decoder stops: a bomb is not inflated to its end).
         request.destroy();
+        body.destroy();
         finish();
       });
       body.on('end', finish);
