@@ -109,11 +109,15 @@ export function exchange(x: Exchange): Promise<OutboundResponse> {
       clearTimeout(timer);
       resolve({ status, body: Buffer.concat(chunks).toString('utf8') });
     };
+    let body: Readable | undefined;
+    // Destroying the request alone ends neither an answer that arrived whole (its socket is back in the pool) nor
+    // its decoding, which may still be at work: the body is destroyed too.
+    const drop = (err?: OutboundRequestError): void => {
+      request.destroy(err);
+      body?.destroy();
+    };
     const timer = setTimeout(
-      () =>
-        request.destroy(
-          new OutboundRequestError(`Timeout awaiting 'request' for ${x.timeoutMs}ms`, 'ETIMEDOUT', true, false),
-        ),
+      () => drop(new OutboundRequestError(`Timeout awaiting 'request' for ${x.timeoutMs}ms`, 'ETIMEDOUT', true, false)),
       x.timeoutMs,
     );
     request.on('error', (err: NodeJS.ErrnoException) => {
@@ -126,21 +130,20 @@ export function exchange(x: Exchange): Promise<OutboundResponse> {
     });
     request.on('response', (response) => {
       status = response.statusCode ?? 0;
-      const body = decoded(response);
-      body.on('data', (chunk: Buffer) => {
+      const answer = decoded(response);
+      body = answer;
+      answer.on('data', (chunk: Buffer) => {
         if (kept >= x.maxResponseBytes) return;
         chunks.push(chunk.subarray(0, x.maxResponseBytes - kept));
         kept += Math.min(chunk.length, x.maxResponseBytes - kept);
         if (kept < x.maxResponseBytes) return;
-        // Enough kept: an endless answer costs nothing more (its socket is not reused), nor does a compressed one
-        // that arrived whole (its decoder stops: a bomb is not inflated to its end).
-        request.destroy();
-        body.destroy();
+        // Enough kept: an endless answer costs nothing more (its socket is not reused), nor a bomb's inflating.
+        drop();
         finish();
       });
-      body.on('end', finish);
-      body.on('error', finish);
-      body.on('close', finish);
+      answer.on('end', finish);
+      answer.on('error', finish);
+      answer.on('close', finish);
     });
     request.end(x.body);
   });

@@ -21,22 +21,23 @@ vi.mock('node:zlib', async (importOriginal) => {
   return { ...zlib, createInflateRaw: recorded(zlib.createInflateRaw), createUnzip: recorded(zlib.createUnzip) };
 });
 
-/** 50 MB of zeros in ~50 KB. */
-const bomb = deflateRawSync(Buffer.alloc(50_000_000));
+/** 20 MB of zeros in ~20 KB: an answer that arrives in one read, whole before its first byte is inflated. */
+const bomb = deflateRawSync(Buffer.alloc(20_000_000));
 
+// A stream waited on forever is this component broken: the bounded waits fail in seconds, not at the default minute.
 describe('InflateEither', () => {
   beforeEach(() => {
     inflaters.length = 0;
   });
 
-  it('reads at its reader’s pace: a bomb nobody reads is not inflated into memory', async () => {
+  it('reads at its reader’s pace: a bomb nobody reads is not inflated into memory', { timeout: 5000 }, async () => {
     const inflate = new InflateEither();
     inflate.end(bomb);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(inflate.readableLength).toBeLessThanOrEqual(inflate.readableHighWaterMark);
     let total = 0;
     for await (const chunk of inflate) total += (chunk as Buffer).length;
-    expect(total).toBe(50_000_000);
+    expect(total).toBe(20_000_000);
   });
 
   it('destroys its inflater when destroyed, mid-stream', async () => {
@@ -45,12 +46,11 @@ describe('InflateEither', () => {
     await once(inflate, 'data');
     inflate.destroy();
     const [inflater] = inflaters;
-    await once(inflater!, 'close');
-    expect(inflater!.destroyed).toBe(true);
+    await expect.poll(() => inflater!.closed).toBe(true);
     expect(inflater!.bytesWritten).toBeLessThan(bomb.length);
   });
 
-  it('fails with its inflater’s error, mid-stream or at its end', async () => {
+  it('fails with its inflater’s error, mid-stream or at its end', { timeout: 5000 }, async () => {
     const header = deflateSync('x').subarray(0, 2);
     const broken = new InflateEither().resume();
     // A zlib header, then no valid deflate block: the stream is not ended, the error is still ours.
@@ -74,7 +74,7 @@ describe('InflateEither', () => {
       const outbound = new Outbound({ allowCidrs: '127.0.0.1/32' });
       expect(await post(outbound, hook.url, '{}', {}, 5000)).toMatchObject({ status: 200, body: '\0'.repeat(1024) });
       const [inflater] = inflaters;
-      if (!inflater!.closed) await once(inflater!, 'close');
+      await expect.poll(() => inflater!.closed).toBe(true);
       // Inflated to its end, it would have read all of it.
       expect(inflater!.bytesWritten).toBeLessThan(bomb.length / 2);
     });
