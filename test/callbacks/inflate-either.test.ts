@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import type { Transform } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { deflateRawSync, deflateSync, type Zlib } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { post } from '../../src/callbacks/delivery.js';
@@ -38,6 +39,13 @@ describe('InflateEither', () => {
     let total = 0;
     for await (const chunk of inflate) total += (chunk as Buffer).length;
     expect(total).toBe(20_000_000);
+  });
+
+  it('ends an empty body empty, without error', async () => {
+    const inflate = new InflateEither().resume();
+    inflate.end();
+    await finished(inflate);
+    expect(inflaters).toHaveLength(0);
   });
 
   it('destroys its inflater when destroyed, mid-stream', async () => {
