@@ -6,8 +6,9 @@ import {
   type OutgoingHttpHeaders,
 } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { pipeline, type Readable } from 'node:stream';
-import { createBrotliDecompress, createUnzip, type BrotliDecompress, type Unzip } from 'node:zlib';
+import { pipeline, type Readable, type Transform } from 'node:stream';
+import { createBrotliDecompress, createUnzip } from 'node:zlib';
+import { InflateEither } from './inflate-either.js';
 import type { PinnedLookup } from './pinned-agents.js';
 
 /**
@@ -45,10 +46,13 @@ export interface OutboundResponse {
   body: string;
 }
 
-/** Compressed answers are asked for and undone, as got did; a Map, so a header value never reaches a prototype key. */
-const decoders = new Map<string, () => Unzip | BrotliDecompress>([
+/**
+ * Compressed answers are asked for and undone, as got did, and `deflate` raw as well as zlib-wrapped (browsers read
+ * both); a Map, so a header value never reaches a prototype key.
+ */
+const decoders = new Map<string, () => Transform>([
   ['gzip', createUnzip],
-  ['deflate', createUnzip],
+  ['deflate', () => new InflateEither()],
   ['br', createBrotliDecompress],
 ]);
 const acceptEncoding = [...decoders.keys()].join(', ');
@@ -105,11 +109,15 @@ export function exchange(x: Exchange): Promise<OutboundResponse> {
       clearTimeout(timer);
       resolve({ status, body: Buffer.concat(chunks).toString('utf8') });
     };
+    let body: Readable | undefined;
+    // Destroying the request alone ends neither an answer that arrived whole (its socket is back in the pool) nor
+    // its decoding, which may still be at work: the body is destroyed too.
+    const drop = (err?: OutboundRequestError): void => {
+      request.destroy(err);
+      body?.destroy();
+    };
     const timer = setTimeout(
-      () =>
-        request.destroy(
-          new OutboundRequestError(`Timeout awaiting 'request' for ${x.timeoutMs}ms`, 'ETIMEDOUT', true, false),
-        ),
+      () => drop(new OutboundRequestError(`Timeout awaiting 'request' for ${x.timeoutMs}ms`, 'ETIMEDOUT', true, false)),
       x.timeoutMs,
     );
     request.on('error', (err: NodeJS.ErrnoException) => {
@@ -122,19 +130,20 @@ export function exchange(x: Exchange): Promise<OutboundResponse> {
     });
     request.on('response', (response) => {
       status = response.statusCode ?? 0;
-      const body = decoded(response);
-      body.on('data', (chunk: Buffer) => {
+      const answer = decoded(response);
+      body = answer;
+      answer.on('data', (chunk: Buffer) => {
         if (kept >= x.maxResponseBytes) return;
         chunks.push(chunk.subarray(0, x.maxResponseBytes - kept));
         kept += Math.min(chunk.length, x.maxResponseBytes - kept);
         if (kept < x.maxResponseBytes) return;
-        // Enough kept: an endless answer costs nothing more (its socket is not reused).
-        request.destroy();
+        // Enough kept: an endless answer costs nothing more (its socket is not reused), nor a bomb's inflating.
+        drop();
         finish();
       });
-      body.on('end', finish);
-      body.on('error', finish);
-      body.on('close', finish);
+      answer.on('end', finish);
+      answer.on('error', finish);
+      answer.on('close', finish);
     });
     request.end(x.body);
   });

@@ -1,6 +1,6 @@
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { classifyStatus, post } from '../../src/callbacks/delivery.js';
 import { freePort } from '../../src/net/free-port.js';
@@ -44,6 +44,72 @@ describe('the outbound HTTP client', () => {
       'accept-encoding': 'gzip, deflate, br',
     });
     expect(call!.headers['transfer-encoding']).toBeUndefined();
+  });
+
+  it('undoes a deflate answer raw (RFC 1951), zlib-wrapped (RFC 1950) or gzip mislabelled, and an empty one', async () => {
+    const text = 'thanks, '.repeat(40);
+    for (const encoded of [deflateRawSync(text), deflateSync(text), gzipSync(text)]) {
+      const hook = await receiver((_call, res) => {
+        res.setHeader('content-encoding', 'deflate');
+        res.end(encoded);
+      });
+      expect(await send(hook.url)).toEqual({ status: 200, body: text, error: null });
+    }
+    const empty = await receiver((_call, res) => {
+      res.setHeader('content-encoding', 'deflate');
+      res.end();
+    });
+    const started = Date.now();
+    expect(await send(empty.url, 5000)).toEqual({ status: 200, body: '', error: null });
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('ends a raw deflate answer with what it decoded when bytes follow its stream, well within the timeout', async () => {
+    const trailing = Buffer.from('not deflate at all');
+    const oneWrite = await receiver((_call, res) => {
+      res.setHeader('content-encoding', 'deflate');
+      res.end(Buffer.concat([deflateRawSync('thanks'), trailing]));
+    });
+    const later = await receiver((_call, res) => {
+      res.setHeader('content-encoding', 'deflate');
+      res.write(deflateRawSync('thanks'));
+      setTimeout(() => res.write(trailing), 20);
+      setTimeout(() => res.end(trailing), 40);
+    });
+    for (const hook of [oneWrite, later]) {
+      const started = Date.now();
+      expect(await send(hook.url, 5000)).toEqual({ status: 200, body: 'thanks', error: null });
+      expect(Date.now() - started).toBeLessThan(2000);
+    }
+    // An answer held open after them ends with its timeout, not later, with the decoded part kept.
+    const held = await receiver((_call, res) => {
+      res.setHeader('content-encoding', 'deflate');
+      res.write(Buffer.concat([deflateRawSync('thanks'), trailing]));
+    });
+    const started = Date.now();
+    expect(await send(held.url, 300)).toEqual({ status: 200, body: 'thanks', error: null });
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  it('keeps 1 KB of a raw deflate bomb, and drops the connection of one still coming', async () => {
+    // 50 MB of zeros in ~50 KB.
+    const bomb = deflateRawSync(Buffer.alloc(50_000_000));
+    const whole = await receiver((_call, res) => {
+      res.setHeader('content-encoding', 'deflate');
+      res.end(bomb);
+    });
+    let closed = false;
+    const coming = await receiver((_call, res) => {
+      res.setHeader('content-encoding', 'deflate');
+      res.write(bomb);
+      res.on('close', () => (closed = true));
+    });
+    for (const hook of [whole, coming]) {
+      const started = Date.now();
+      expect(await send(hook.url, 5000)).toEqual({ status: 200, body: '\0'.repeat(1024), error: null });
+      expect(Date.now() - started).toBeLessThan(2000);
+    }
+    await expect.poll(() => closed).toBe(true);
   });
 
   it('gives up on a receiver that does not answer within the timeout: timed out, retried', async () => {
