@@ -81,8 +81,8 @@ describe('a filled store whose runs carry their retention timers (BENCH_E2E_FILL
     await svc.stop({ keepData: true });
     svc = undefined;
 
-    // 40 copies, one falling due every 2 s from the fill's end: the first at once, the last 78 s later.
-    fillStores(dataDir, { cases: 40, deletingPerSecond: 0.5 });
+    // 40 copies, one falling due every 4 s from the fill's end: the first at once, the last 156 s later.
+    fillStores(dataDir, { cases: 40, deletingPerSecond: 0.25 });
     const runs = runsOf(dataDir, templateIds);
     expect(runs.copies).toHaveLength(40);
     const due = runs.copies.slice(0, 3);
@@ -99,7 +99,7 @@ describe('a filled store whose runs carry their retention timers (BENCH_E2E_FILL
         if (Date.now() > until) throw new Error('the due copies were not deleted within 45 s');
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
-      // Due 60-78 s after the fill: still there, and so are the templates (their timers are a day away).
+      // Due 120-156 s after the fill: still there, and so are the templates (their timers are a day away).
       for (const run of [...notDue, ...runs.templates]) expect(await exists(client, run)).toBe(true);
       // The copy's history went with it, not its template's: each names its own tree inside the server's blobs.
       for (const run of due) expect(historyNodes(dataDir, run.runId)).toBe(0);
