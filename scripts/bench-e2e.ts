@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describeGrowth, freeWorkflowTaskSlots, readCounters, type Counters } from './bench-counters.js';
 import type { Level, LevelResult } from './bench-e2e-load.js';
+import type { FillOptions } from './bench-fill.js';
 import { cpuByArea, mainThreadProfiles, monotonicUs } from './bench-profile.js';
 import { cpuByGroup, megabytes, sample, type TreeSample } from './bench-proc.js';
 import {
@@ -37,7 +38,8 @@ import {
  * ("K=V K2=V2") added to its environment: a configuration lever A/B'd on one
  * build; BENCH_E2E_PREFILL=n among them runs n cases (c=32, not measured)
  * before the first level, for steady state on filled stores; BENCH_E2E_FILL=n
- * starts it on stores filled with n cases of the last 24 h (bench-fill.ts).
+ * starts it on stores filled with n cases of the last 24 h (bench-fill.ts), and BENCH_E2E_FILL_DELETING=r
+ * with it gives them their retention timers, r falling due per second from the fill's end.
  * `npm run bench -- side-by-side` is caseflow, split, n8n and n8n-queue (n8n when installed).
  * BENCH_E2E_PROFILE_DIR=dir writes V8 CPU profiles of the caseflow processes.
  */
@@ -68,7 +70,11 @@ function parseLevels(spec: string): Level[] {
 }
 
 /** A `caseflow+<name>` variant's environment (BENCH_E2E_ENV_<name>), its prefill and fill taken out. */
-function variantEnv(variant: string | undefined): { env: Record<string, string>; prefill?: number; fill?: number } {
+function variantEnv(variant: string | undefined): {
+  env: Record<string, string>;
+  prefill?: number;
+  fill?: FillOptions;
+} {
   if (!variant) return { env: {} };
   const spec = process.env[`BENCH_E2E_ENV_${variant}`];
   if (spec === undefined) throw new Error(`BENCH_E2E_SUBJECTS: caseflow+${variant} needs BENCH_E2E_ENV_${variant}`);
@@ -78,8 +84,13 @@ function variantEnv(variant: string | undefined): { env: Record<string, string>;
       .filter(Boolean)
       .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
   );
-  const { BENCH_E2E_PREFILL: prefill, BENCH_E2E_FILL: fill, ...rest } = env;
-  return { env: rest, ...(prefill ? { prefill: Number(prefill) } : {}), ...(fill ? { fill: Number(fill) } : {}) };
+  const { BENCH_E2E_PREFILL: prefill, BENCH_E2E_FILL: fill, BENCH_E2E_FILL_DELETING: deleting, ...rest } = env;
+  if (deleting && !fill) throw new Error(`BENCH_E2E_ENV_${variant}: BENCH_E2E_FILL_DELETING needs BENCH_E2E_FILL`);
+  return {
+    env: rest,
+    ...(prefill ? { prefill: Number(prefill) } : {}),
+    ...(fill ? { fill: { cases: Number(fill), ...(deleting ? { deletingPerSecond: Number(deleting) } : {}) } } : {}),
+  };
 }
 
 function starter(spec: string): () => Promise<Subject> {

@@ -92,7 +92,7 @@ async function secondOrganization(baseUrl: string, adminToken: string): Promise<
 async function measure(variant: Variant): Promise<FairnessResult> {
   const adminToken = randomBytes(24).toString('hex');
   const env = { ...variant.env, CASEFLOW_ADMIN_TOKEN: adminToken };
-  const subject = await startCaseflow(distRoot, env, 0, variant.topology);
+  const subject = await startCaseflow(distRoot, env, undefined, variant.topology);
   try {
     const a = subject.job([]);
     if (a.kind !== 'case') throw new Error('the fairness bench measures caseflow');

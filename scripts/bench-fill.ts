@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
+import {
+  retentionTimerOf,
+  retentionTimers,
+  temporalTime,
+  uuidText,
+  withIds,
+  type IdSwaps,
+} from './bench-fill-server-rows.js';
 
 /**
  * Steady state for `npm run bench -- e2e` (BENCH_E2E_FILL=n): fills a stopped
@@ -12,11 +20,22 @@ import SQLite from 'better-sqlite3';
  *   and nodes, and its visibility row (the server's own triggers keep the
  *   full-text tables).
  * Each copy gets a case id, run id and times of its own (random ids, as the
- * service and the server make them); the history blobs are the template's
- * bytes, so the filled runs are for size, not for reading.
- * What is left out: the runs' timer and transfer tasks, so the namespace's
- * retention does not delete them during the bench.
+ * service and the server make them), inside the server's state blobs too
+ * (bench-fill-server-rows.ts); the history blobs are the template's bytes,
+ * so the filled runs are for size, not for reading.
+ * The runs' transfer tasks are left out, and their retention timers unless
+ * `deletingPerSecond` is set.
  */
+export interface FillOptions {
+  cases: number;
+  /**
+   * Every copy carries its run's retention timer (DeleteHistoryEvent), the oldest due first, this many falling
+   * due per second from the fill's end: the server deletes day-old runs while it takes new ones, as it does at
+   * steady state. Absent: no timer, nothing deleted during the bench.
+   */
+  deletingPerSecond?: number;
+}
+
 export interface FillResult {
   cases: number;
   seconds: number;
@@ -64,8 +83,6 @@ function spread(now: number, i: number, n: number): Date {
   return new Date(now - 24 * 3600_000 + Math.floor((i * 24 * 3600_000) / n));
 }
 
-const temporalTime = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '+00:00');
-
 /**
  * A scratch copy's settings while it is written: no journal and no syncs (the bench throws the directory away
  * if the fill fails), and a cache that holds the primary keys' pages, which random ids touch all over.
@@ -97,7 +114,42 @@ function dropIndexes(db: SQLite.Database, tables: readonly string[]): () => void
 const fileBytes = (db: SQLite.Database) =>
   Number(db.pragma('page_count', { simple: true })) * Number(db.pragma('page_size', { simple: true }));
 
-export function fillStores(dataDir: string, cases: number): FillResult {
+/**
+ * One retention timer per copied run, in the order the runs were copied (the oldest first), the k-th due at
+ * `due(k)`: copies of one template share its task id, so each needs a time of its own in the timer queue's
+ * (time, task id) key.
+ */
+function writeRetentionTimers(
+  temporal: SQLite.Database,
+  templates: ReadonlyArray<{ workflowId: string; runText: string; timer: { row: Row; copy: Copy } | undefined }>,
+  copiedAfter: number,
+  due: (k: number) => Date,
+): void {
+  const page = temporal.prepare(
+    'select rowid, workflow_id, run_id from executions where rowid > ? order by rowid limit 10000',
+  );
+  for (let k = 0, after = copiedAfter; ;) {
+    const copies = page.all(after) as Array<{ rowid: number; workflow_id: string; run_id: Buffer }>;
+    if (copies.length === 0) return;
+    temporal.transaction(() => {
+      for (const copy of copies) {
+        const t = templates[k % templates.length];
+        if (!t?.timer) throw new Error('bench fill: a template without its retention timer');
+        const swaps: IdSwaps = [
+          [t.runText, uuidText(copy.run_id)],
+          [t.workflowId, copy.workflow_id],
+        ];
+        t.timer.copy(retentionTimerOf(t.timer.row, swaps, due(k)));
+        k++;
+      }
+    })();
+    after = copies.at(-1)?.rowid ?? after;
+  }
+}
+
+export function fillStores(dataDir: string, { cases, deletingPerSecond }: FillOptions): FillResult {
+  // Whole milliseconds in the timer key: at most one due per millisecond keeps every copy's time its own.
+  if (deletingPerSecond && deletingPerSecond > 1000) throw new Error('bench fill: at most 1000 deletions a second');
   const started = performance.now();
   const caseflow = new SQLite(path.join(dataDir, 'caseflow.db'));
   const temporal = new SQLite(path.join(dataDir, 'temporal.db'));
@@ -114,6 +166,7 @@ export function fillStores(dataDir: string, cases: number): FillResult {
     const treesOf = temporal.prepare('select * from history_tree where tree_id = ?');
     const historyOf = temporal.prepare('select * from history_node where tree_id = ?');
     const visibilityOf = temporal.prepare('select * from executions_visibility where workflow_id = ?');
+    const timers = deletingPerSecond ? retentionTimers(temporal) : undefined;
     const copy = {
       case: copier(caseflow, 'cases'),
       node: copier(caseflow, 'case_nodes'),
@@ -124,6 +177,7 @@ export function fillStores(dataDir: string, cases: number): FillResult {
       tree: copier(temporal, 'history_tree'),
       history: copier(temporal, 'history_node'),
       visibility: copier(temporal, 'executions_visibility'),
+      timer: copier(temporal, 'timer_tasks'),
     };
     const times = ['start_time', 'execution_time', 'close_time'];
     const template = templates.map((c) => {
@@ -131,7 +185,15 @@ export function fillStores(dataDir: string, cases: number): FillResult {
       const execution = executionOf.get(workflowId) as Row | undefined;
       if (!execution) throw new Error(`bench fill: no Temporal run for ${workflowId}`);
       const caseTimes = ['created_at', 'started_at', 'finished_at'];
+      const current = currentOf.get(workflowId) as Row;
+      const trees = treesOf.all(execution.run_id) as Row[];
+      const runText = uuidText(execution.run_id as Buffer);
+      const timer = timers?.get(runText);
+      if (timers && !timer) throw new Error(`bench fill: no retention timer for the run of ${workflowId}`);
       return {
+        workflowId,
+        runText,
+        blobs: { data: execution.data as Buffer, state: execution.state as Buffer, current: current.data as Buffer },
         case: copy.case(c, ['id', 'entity_id', 'temporal_workflow_id', 'temporal_run_id', ...caseTimes]),
         nodes: (nodesOf.all(c.id) as Row[]).map((n) => copy.node(n, ['case_id', 'started_at', 'finished_at'])),
         deliveries: (deliveriesOf.all(c.id) as Row[]).map((d) => ({
@@ -140,13 +202,16 @@ export function fillStores(dataDir: string, cases: number): FillResult {
           copy: copy.delivery(d, ['id', 'case_id', 'workflow_id', 'created_at', 'updated_at']),
           attempts: (attemptsOf.all(d.id) as Row[]).map((a) => copy.attempt(a, ['delivery_id', 'started_at'])),
         })),
-        execution: copy.execution(execution, ['workflow_id', 'run_id']),
-        current: copy.current(currentOf.get(workflowId) as Row, ['workflow_id', 'run_id', 'start_time']),
-        trees: (treesOf.all(execution.run_id) as Row[]).map((t) => copy.tree(t, ['tree_id'])),
+        execution: copy.execution(execution, ['workflow_id', 'run_id', 'data', 'state']),
+        current: copy.current(current, ['workflow_id', 'run_id', 'start_time', 'data']),
+        trees: trees.map((t) => ({ data: t.data as Buffer, copy: copy.tree(t, ['tree_id', 'data']) })),
         history: (historyOf.all(execution.run_id) as Row[]).map((h) => copy.history(h, ['tree_id'])),
         visibility: copy.visibility(visibilityOf.get(workflowId) as Row, ['run_id', 'workflow_id', ...times]),
+        timer: timer && { row: timer, copy: copy.timer(timer, ['data', 'visibility_timestamp']) },
       };
     });
+    // The copies' mutable state rows follow these in insertion order: the retention timers are written from them.
+    const copiedAfter = Number(temporal.prepare('select coalesce(max(rowid), 0) from executions').pluck().get());
     const indexCaseflow = dropIndexes(caseflow, ['cases', 'case_nodes', 'callback_deliveries', 'callback_attempts']);
     const indexTemporal = dropIndexes(temporal, [
       'executions',
@@ -165,6 +230,10 @@ export function fillStores(dataDir: string, cases: number): FillResult {
       const caseId = randomUUID();
       const workflowId = `case-${caseId}`;
       const run = runId();
+      const swaps: IdSwaps = [
+        [t.runText, run.text],
+        [t.workflowId, workflowId],
+      ];
       t.case({
         id: caseId,
         entity_id: randomUUID(),
@@ -180,9 +249,19 @@ export function fillStores(dataDir: string, cases: number): FillResult {
         d.copy({ id: deliveryId, case_id: caseId, workflow_id: workflowId, created_at: iso, updated_at: iso });
         for (const attempt of d.attempts) attempt({ delivery_id: deliveryId, started_at: iso });
       }
-      t.execution({ workflow_id: workflowId, run_id: run.bytes });
-      t.current({ workflow_id: workflowId, run_id: run.bytes, start_time: time });
-      for (const tree of t.trees) tree({ tree_id: run.bytes });
+      t.execution({
+        workflow_id: workflowId,
+        run_id: run.bytes,
+        data: withIds(t.blobs.data, swaps),
+        state: withIds(t.blobs.state, swaps),
+      });
+      t.current({
+        workflow_id: workflowId,
+        run_id: run.bytes,
+        start_time: time,
+        data: withIds(t.blobs.current, swaps),
+      });
+      for (const tree of t.trees) tree.copy({ tree_id: run.bytes, data: withIds(tree.data, swaps) });
       for (const node of t.history) node({ tree_id: run.bytes });
       t.visibility({
         run_id: run.text,
@@ -204,6 +283,12 @@ export function fillStores(dataDir: string, cases: number): FillResult {
     indexCaseflow();
     indexTemporal();
     const indexSeconds = (performance.now() - indexing) / 1000;
+    // Last, so that the first falls due as the fill ends, not while the indexes are built.
+    if (deletingPerSecond) {
+      const from = Date.now();
+      const due = (k: number) => new Date(from + Math.floor((k * 1000) / deletingPerSecond));
+      writeRetentionTimers(temporal, template, copiedAfter, due);
+    }
     // As the service and the server keep them (each sets it again when it opens its file).
     for (const db of [caseflow, temporal]) db.pragma('journal_mode = wal');
     return {

@@ -10,7 +10,7 @@ import { freePort } from '../src/net/free-port.js';
 import { temporalCliPath } from '../src/temporal/binaries.js';
 import { startDevServer, stopChild, type DevServer } from '../src/temporal/dev-server.js';
 import type { Level, LoadJob } from './bench-e2e-load.js';
-import { fillStores } from './bench-fill.js';
+import { fillStores, type FillOptions } from './bench-fill.js';
 import type { TenantJob } from './bench-fairness-load.js';
 import { pythonAddGraph } from './bench-graph.js';
 import { post } from './bench-http.js';
@@ -254,15 +254,16 @@ type JobOf = (baseUrl: string, key: string) => Promise<(levels: Level[]) => Load
 
 /**
  * `npm start` from the build in `root` (this checkout's dist by default), with `env` added to its
- * environment; with `fill`, on stores that already hold that many cases of the last 24 h
- * (bench-fill.ts: 100 real cases, then copies), started again on them. `topology` adds worker
+ * environment; with `fill`, on stores that already hold `fill.cases` cases of the last 24 h
+ * (bench-fill.ts: 100 real cases, then copies; with `fill.deletingPerSecond`, their retention timers falling
+ * due at that rate), started again on them. `topology` adds worker
  * processes beside it, or starts it as `--role api` (workers then run every case). `jobOf` sets up
  * what the load drives (initiate → callback by default).
  */
 export async function startCaseflow(
   root = distRoot,
   env: Record<string, string> = {},
-  fill = 0,
+  fill: FillOptions = { cases: 0 },
   topology: EmbeddedTopology = { role: 'all', workers: 0 },
   jobOf: JobOf = caseJobOf,
 ): Promise<Subject> {
@@ -285,7 +286,7 @@ export async function startCaseflow(
   try {
     await waitFor('the service', child, answers(`${launch.baseUrl}/readyz`));
     const job = await jobOf(launch.baseUrl, await first.key);
-    if (fill > 0) {
+    if (fill.cases > 0) {
       await runCases(job([{ concurrency: 8, cases: 100 }]));
       await stopChild(child);
       const filled = fillStores(dataDir, fill);
@@ -294,7 +295,8 @@ export async function startCaseflow(
       console.log(
         `e2e: filled the stores with ${filled.cases} cases in ${filled.seconds.toFixed(0)} s ` +
           `(${(filled.cases / filled.seconds).toFixed(0)} cases/s; indexes ${filled.indexSeconds.toFixed(0)} s): ` +
-          `caseflow.db ${perCase(filled.bytes.caseflow)}, temporal.db ${perCase(filled.bytes.temporal)}`,
+          `caseflow.db ${perCase(filled.bytes.caseflow)}, temporal.db ${perCase(filled.bytes.temporal)}` +
+          (fill.deletingPerSecond ? `; ${fill.deletingPerSecond} runs/s fall due for deletion from now` : ''),
       );
       child = startServe(root, topology.role, environment, logFile).child;
       await waitFor('the service', child, answers(`${launch.baseUrl}/readyz`));
