@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { CidrList } from '../net/address-ranges.js';
 import { TargetList } from '../net/allowed-targets.js';
+import { keyValues } from './key-values.js';
 import { projectRoot } from './paths.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -12,26 +13,8 @@ const bool = z.preprocess(
 );
 
 const jsonScalar = z.union([z.number(), z.boolean(), z.string()]);
-
-/** `a=1,b=x` (an environment variable) as `{ a: 1, b: 'x' }`, each value read as JSON when it is; objects pass through. */
-function keyValues(value: unknown): unknown {
-  if (typeof value !== 'string') return value;
-  const pairs = value
-    .split(',')
-    .map((pair) => pair.trim())
-    .filter(Boolean)
-    .map((pair) => {
-      const at = pair.indexOf('=');
-      if (at <= 0) return [pair, undefined];
-      const raw = pair.slice(at + 1);
-      try {
-        return [pair.slice(0, at), JSON.parse(raw) as unknown];
-      } catch {
-        return [pair.slice(0, at), raw];
-      }
-    });
-  return Object.fromEntries(pairs);
-}
+/** A scalar, or a flat object of them for a setting the server reads as a struct (`history.cacheBackgroundEvict`). */
+const dynamicConfigValue = z.union([jsonScalar, z.record(z.string().regex(/^\w+$/), jsonScalar)]);
 
 /** A comma-separated list that `parse` reads (and throws on when malformed). */
 const listOf = (parse: (value: string) => unknown, message: string) =>
@@ -103,7 +86,7 @@ const configSchema = () =>
           /** Task-queue fairness across organizations (the server's matching.enableFairness); see docs/performance.md#fairness. */
           fairness: bool,
           /** `--dynamic-config-value` pairs (docs/performance.md); an env value is `key=json,key=json`. */
-          dynamicConfig: z.preprocess(keyValues, z.record(z.string().regex(/^[\w.]+$/), jsonScalar)),
+          dynamicConfig: z.preprocess(keyValues, z.record(z.string().regex(/^[\w.]+$/), dynamicConfigValue)),
           /** `--sqlite-pragma` pairs beside journal_mode=wal and synchronous=normal, which are fixed (durability). */
           sqlitePragmas: z.preprocess(
             keyValues,

@@ -9,6 +9,8 @@ import type { Logger } from '../logging/logger.js';
 import { searchAttributeRegistrations } from './contracts/search-attributes.js';
 import { pruneVisibilityIndexes } from './dev-server-visibility.js';
 
+type DynamicConfigScalar = number | boolean | string;
+
 export interface DevServerOptions {
   cliPath: string;
   dataDir: string;
@@ -26,8 +28,8 @@ export interface DevServerOptions {
   /** Dispatch tasks fairly across fairness keys (organizations) instead of first in, first out. */
   fairness?: boolean;
   logger: Logger;
-  /** `--dynamic-config-value key=JSON` for each entry (docs/performance.md). */
-  dynamicConfig?: Record<string, number | boolean | string>;
+  /** `--dynamic-config-value key=JSON` for each entry (docs/performance.md); an object for a setting read as a struct. */
+  dynamicConfig?: Record<string, DynamicConfigScalar | Record<string, DynamicConfigScalar>>;
   /** `--sqlite-pragma` beside the fixed journal_mode=wal and synchronous=normal (with dbFilename). */
   sqlitePragmas?: Record<string, number | string>;
   /** GOGC in the server's environment. */

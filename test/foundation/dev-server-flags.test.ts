@@ -49,16 +49,53 @@ describe('the embedded Temporal dev server tuning (docs/performance.md)', () => 
     expect(() => loadConfig({ TEMPORAL_DEV_DYNAMIC_CONFIG: 'not a key=1' })).toThrow(/TEMPORAL_DEV_DYNAMIC_CONFIG/);
   });
 
+  it('reads an object value from the environment, splitting pairs only at commas outside braces and strings', () => {
+    const { dynamicConfig } = loadConfig({
+      TEMPORAL_DEV_DYNAMIC_CONFIG:
+        'history.cacheBackgroundEvict={"Enabled":true, "LoopInterval":"10s","MaxEntryPerCall":64},history.cacheTTL="1m", frontend.example="a,{b"',
+    }).temporal.devServer;
+    expect(dynamicConfig['history.cacheBackgroundEvict']).toEqual({
+      Enabled: true,
+      LoopInterval: '10s',
+      MaxEntryPerCall: 64,
+    });
+    expect(dynamicConfig['history.cacheTTL']).toBe('1m');
+    expect(dynamicConfig['frontend.example']).toBe('a,{b');
+    expect(dynamicConfig['history.visibilityProcessorMaxPollRPS']).toBe(2);
+  });
+
+  it('refuses a dynamic config value that is not a scalar or a flat object of scalars', () => {
+    for (const value of [
+      'history.cacheBackgroundEvict={"Enabled":true,"LoopInterval":"10s"',
+      'history.cacheBackgroundEvict={"Enabled":{"on":true}}',
+      'history.cacheBackgroundEvict={"Loop Interval":"10s"}',
+      'history.cacheTTL="1m',
+      'history.example=[1,2]',
+    ]) {
+      expect(() => loadConfig({ TEMPORAL_DEV_DYNAMIC_CONFIG: value }), value).toThrow(/TEMPORAL_DEV_DYNAMIC_CONFIG/);
+    }
+    const nested = { temporal: { devServer: { dynamicConfig: { 'history.example': { a: [1] } } } } };
+    expect(() => loadConfig({}, nested)).toThrow(/dynamicConfig\.history\.example/);
+  });
+
   describe('a server started with them', () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-dev-flags-'));
     const defaults = loadConfig({}).temporal.devServer;
+    const evict = defaults.dynamicConfig['history.cacheBackgroundEvict'];
+    if (typeof evict !== 'object') throw new Error('config/default.json: history.cacheBackgroundEvict is an object');
+    // The defaults with the history cache's TTL and eviction loop short enough to watch within a test.
+    const overrides = {
+      'history.visibilityProcessorMaxPollRPS': 3,
+      'history.cacheTTL': '3s',
+      'history.cacheBackgroundEvict': { ...evict, LoopInterval: '1s' },
+    };
     let server: DevServer;
     let metricsPort: number;
     beforeAll(async () => {
       metricsPort = await freePort();
       server = await startDevServer({
         ...(await headlessDevServer(dataDir)),
-        dynamicConfig: { ...defaults.dynamicConfig, 'history.visibilityProcessorMaxPollRPS': 3 },
+        dynamicConfig: { ...defaults.dynamicConfig, ...overrides },
         sqlitePragmas: { ...defaults.sqlitePragmas, cache_size: -8192 },
         goGc: 250,
         metricsPort,
@@ -79,9 +116,12 @@ describe('the embedded Temporal dev server tuning (docs/performance.md)', () => 
       }
       const dynamic = flagValues(argv, '--dynamic-config-value');
       expect(dynamic).toContain('history.visibilityProcessorMaxPollRPS=3');
+      expect(dynamic).toContain('history.cacheTTL="3s"');
+      expect(dynamic).toContain(
+        'history.cacheBackgroundEvict={"Enabled":true,"LoopInterval":"1s","MaxEntryPerCall":1024}',
+      );
       for (const [key, value] of Object.entries(defaults.dynamicConfig)) {
-        if (key !== 'history.visibilityProcessorMaxPollRPS')
-          expect(dynamic).toContain(`${key}=${JSON.stringify(value)}`);
+        if (!(key in overrides)) expect(dynamic).toContain(`${key}=${JSON.stringify(value)}`);
       }
       expect(procList(server.pid, 'environ')).toContain('GOGC=250');
       expect(server.address).toMatch(/^127\.0\.0\.1:\d+$/);
@@ -130,6 +170,40 @@ describe('the embedded Temporal dev server tuning (docs/performance.md)', () => 
       } finally {
         await connection.close();
       }
+    }, 60_000);
+
+    it('lets go of runs idle for history.cacheTTL (the background eviction the object value turns on)', async () => {
+      // The server ignores a value it cannot read as the struct (logging a warning the embedded server's level hides):
+      // without eviction, these runs and the system workflows' stay cached for the default hour.
+      const cached = async () => {
+        const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text());
+        const match = /^cache_usage\{[^}]*cache_type="mutablestate"[^}]*\} (\S+)$/m.exec(text);
+        return match ? Number(match[1]) : undefined;
+      };
+      const connection = await Connection.connect({ address: server.address });
+      try {
+        const client = new Client({ connection });
+        for (let i = 0; i < 5; i++) {
+          const handle = await client.workflow.start('untouched', {
+            taskQueue: 'nobody-polls',
+            workflowId: `idle-${i}`,
+          });
+          await handle.terminate();
+        }
+      } finally {
+        await connection.close();
+      }
+      // Published every second or so: first the entries the starts put, then none once they have expired.
+      const reaches = async (expected: (count: number) => boolean) => {
+        for (let i = 0; i < 40; i++) {
+          const count = await cached();
+          if (count !== undefined && expected(count)) return true;
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+        return false;
+      };
+      expect(await reaches((count) => count > 0)).toBe(true);
+      expect(await reaches((count) => count === 0)).toBe(true);
     }, 60_000);
 
     it('runs its history task schedulers with few workers (512 each by default start ~2,300 goroutines)', async () => {
