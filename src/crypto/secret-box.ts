@@ -89,26 +89,36 @@ export class SecretBox {
 
   /** Binary form for callers with their own framing (Temporal payloads): `iv[12] | ciphertext | tag[16]` under the current key. */
   seal(plaintext: Uint8Array, context = ''): Buffer {
-    return this.sealWritten(plaintext.length, (body) => body.set(plaintext), context);
+    return this.sealWritten(
+      plaintext.length,
+      (body) => {
+        body.set(plaintext);
+        return plaintext.length;
+      },
+      context,
+    );
   }
 
   /**
-   * `seal` of a plaintext of known length that `write` puts straight into the output's middle (it must fill all
-   * `length` bytes), so a framed plaintext needs no buffer of its own. One output buffer for iv, ciphertext and tag.
+   * `seal` of a plaintext of known length that `write` puts straight into the output's middle and answers how many
+   * bytes it wrote, so a framed plaintext needs no buffer of its own. One output buffer for iv, ciphertext and tag.
    */
-  sealWritten(length: number, write: (body: Buffer) => void, context = ''): Buffer {
+  sealWritten(length: number, write: (body: Buffer) => number, context = ''): Buffer {
     const key = this.keys.get(this.currentKeyId) as Buffer;
     const sealed = Buffer.allocUnsafe(IV_BYTES + length + TAG_BYTES);
     const iv = sealed.subarray(0, IV_BYTES);
     ivs.next().copy(iv);
     const body = sealed.subarray(IV_BYTES, IV_BYTES + length);
-    write(body);
+    // The buffer is not zeroed: bytes `write` left would be old heap memory sealed into the output.
+    const written = write(body);
+    if (written !== length) throw new Error(`secret box: ${written} bytes written of a ${length}-byte plaintext`);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     cipher.setAAD(Buffer.from(context, 'utf8'));
-    // GCM is a stream mode: `update` returns exactly as many bytes as it was given and `final` none, so the
-    // ciphertext takes the plaintext's place.
-    cipher.update(body).copy(body);
-    cipher.final();
+    // GCM is a stream mode: `update` returns as many bytes as it was given and `final` none, so the ciphertext
+    // takes the plaintext's place. Checked, because a short answer would leave plaintext in the output.
+    const ciphertext = cipher.update(body);
+    if (ciphertext.length !== length || cipher.final().length !== 0) throw new Error('secret box: short GCM output');
+    ciphertext.copy(body);
     cipher.getAuthTag().copy(sealed, IV_BYTES + length);
     return sealed;
   }
@@ -122,14 +132,14 @@ export class SecretBox {
     decipher.setAAD(Buffer.from(context, 'utf8'));
     decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
     // As in `sealWritten`: `update` gives the whole plaintext, `final` only checks the tag.
-    const plaintext = decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES));
     try {
+      const plaintext = decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES));
       decipher.final();
+      return plaintext;
     } catch {
       // GCM's tag check failed: wrong key material, tampering, or another row's context.
       throw new SecretBoxError('ciphertext failed authentication');
     }
-    return plaintext;
   }
 
   /** True when the value was encrypted under a key other than the current one. */

@@ -80,7 +80,8 @@ function frameLength(entries: Entries, data: Uint8Array): number {
   return length;
 }
 
-function writeFrame(out: Buffer, entries: Entries, data: Uint8Array): void {
+/** Writes the frame at the start of `out`; the bytes written. */
+function writeFrame(out: Buffer, entries: Entries, data: Uint8Array): number {
   let offset = out.writeUInt32BE(entries.length, 0);
   for (const [key, value] of entries) {
     const keyLength = out.write(key, offset + 4);
@@ -90,6 +91,7 @@ function writeFrame(out: Buffer, entries: Entries, data: Uint8Array): void {
     offset += value.length;
   }
   out.set(data, offset);
+  return offset + data.length;
 }
 
 /** The payload framed in `bytes`; its metadata values and data are views of `bytes`. */

@@ -103,6 +103,11 @@ describe('SecretBox', () => {
     expect(box.open('a', empty).length).toBe(0);
   });
 
+  it('refuses to seal a plaintext its writer did not fill (the rest would be old heap memory)', () => {
+    const box = new SecretBox([{ id: 'a', key: keyA }]);
+    expect(() => box.sealWritten(10, (body) => body.write('short'), 'ctx')).toThrow('5 bytes written of a 10-byte');
+  });
+
   it('rejects bad key rings', () => {
     expect(() => new SecretBox([])).toThrow('empty');
     expect(() => new SecretBox([{ id: 'a', key: randomBytes(16) }])).toThrow('must be 32 bytes');
