@@ -130,10 +130,6 @@ export class CaseStarts {
     let runId: string | null;
     try {
       runId = await this.startRun(record, version, run, request.startDelayMs);
-      // An eager start brings the run's first workflow task back with the answer: the worker's activation for
-      // it waits behind this continuation. Let it go first, so the case begins before its row is written and
-      // the 202 is sent (both only the caller waits for, and it waits for the callback anyway).
-      await afterPendingCallbacks();
     } catch (err) {
       const unreachable = isTemporalUnanswered(err);
       // Tell the rest of the process now rather than at the probe's next round.
@@ -152,6 +148,10 @@ export class CaseStarts {
         throw err;
       }
     }
+    // An eager start (every start without a delay) brings the run's first workflow task back with the answer: the
+    // worker's activation for it waits behind this continuation. Let it go first, so the case begins before its
+    // row is written and the 202 is sent (both only the caller waits for, and it waits for the callback anyway).
+    if (runId !== null && request.startDelayMs === undefined) await afterPendingCallbacks();
     const updated = await this.recordStarted(caseId, runId).catch((err: unknown) => {
       // The run is started: the answer is 202 whatever the store says now (a 503 would tell the caller it was
       // not); the recovery loop links the run id once the store answers again.
