@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { pythonSandboxModes } from '../python/types.js';
 import { pingEngine, within } from '../temporal/engine-health.js';
 import type { ApiRoutes } from './route.js';
 
@@ -8,16 +7,6 @@ const checkSchema = z.object({ ok: z.boolean(), error: z.string().optional(), la
 const readinessSchema = z.object({
   status: z.enum(['ready', 'not_ready']),
   checks: z.object({ store: checkSchema, temporal: checkSchema }),
-  python: z
-    .object({
-      sandbox: z
-        .enum(pythonSandboxModes)
-        .describe(
-          'contained: full containment; unsandboxed: without it, the operator opted in; refusing: without it and not ' +
-            'opted in (or the host refuses call limits), so every Python call fails while scans still work',
-        ),
-    })
-    .describe('Informational: how the Python pool runs tenant code; it does not change the status'),
 });
 
 /** Each check answers within this, so an orchestrator's probe never hangs on a part that is gone. */
@@ -66,9 +55,6 @@ export function registerSystemRoutes(api: ApiRoutes, ctx: AppContext): void {
     method: 'get',
     path: '/readyz',
     summary: 'Readiness: the store and Temporal answer',
-    description:
-      "Ready when the store and Temporal answer. `python.sandbox` shows the Python pool's mode and never makes the " +
-      'answer 503: a refusing sandbox is a configuration state, and cases with Python nodes fail with a clear error.',
     tags: ['Operations'],
     auth: false,
     responses: {
@@ -86,11 +72,7 @@ export function registerSystemRoutes(api: ApiRoutes, ctx: AppContext): void {
         ),
       ]);
       const ready = store.ok && temporal.ok;
-      res.status(ready ? 200 : 503).json({
-        status: ready ? 'ready' : 'not_ready',
-        checks: { store, temporal },
-        python: { sandbox: ctx.python.stats().mode },
-      });
+      res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks: { store, temporal } });
     },
   });
 }

@@ -28,10 +28,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /**
-     * Readiness: the store and Temporal answer
-     * @description Ready when the store and Temporal answer. `python.sandbox` shows the Python pool's mode and never makes the answer 503: a refusing sandbox is a configuration state, and cases with Python nodes fail with a clear error.
-     */
+    /** Readiness: the store and Temporal answer */
     get: operations['getReadyz'];
     put?: never;
     post?: never;
@@ -2484,14 +2481,6 @@ export interface operations {
                 latencyMs: number;
               };
             };
-            /** @description Informational: how the Python pool runs tenant code; it does not change the status */
-            python: {
-              /**
-               * @description contained: full containment; unsandboxed: without it, the operator opted in; refusing: without it and not opted in (or the host refuses call limits), so every Python call fails while scans still work
-               * @enum {string}
-               */
-              sandbox: 'contained' | 'unsandboxed' | 'refusing';
-            };
           };
         };
       };
@@ -2515,14 +2504,6 @@ export interface operations {
                 error?: string;
                 latencyMs: number;
               };
-            };
-            /** @description Informational: how the Python pool runs tenant code; it does not change the status */
-            python: {
-              /**
-               * @description contained: full containment; unsandboxed: without it, the operator opted in; refusing: without it and not opted in (or the host refuses call limits), so every Python call fails while scans still work
-               * @enum {string}
-               */
-              sandbox: 'contained' | 'unsandboxed' | 'refusing';
             };
           };
         };

@@ -37,8 +37,6 @@ describe('operator surface: admin gate before the body, generic readiness errors
     expect(res).toMatchObject({
       status: 'not_ready',
       checks: { store: { ok: false, error: 'store unavailable' }, temporal: { ok: true } },
-      // Informational on a 503 too: the mode, no path or error of the sandbox.
-      python: { sandbox: 'contained' },
     });
     expect(JSON.stringify(res)).not.toMatch(/destroy|driver|sqlite|\//i);
   });
