@@ -13,7 +13,7 @@ const MIGRATION = '125_callback_deliveries_due_index';
 /** The advisory-lock class of the builds (src/store/migrations/concurrent-index.ts). */
 const BUILD_LOCK_CLASS = 0x63660125;
 
-describe('an index on a large table, on Postgres (migration 125)', () => {
+describe('an index on a large table, on Postgres (migrations 112, 124, 125)', () => {
   let store: Store;
   let dataDir: string;
   let schema: PostgresSchema;
@@ -36,11 +36,11 @@ describe('an index on a large table, on Postgres (migration 125)', () => {
       [randomUUID(), randomUUID(), workspaceId, at],
     );
   };
-  const indexState = async (client: pg.Client) =>
+  const indexState = async (client: pg.Client, name = INDEX) =>
     (
       await client.query<{ valid: boolean; definition: string }>(
         'select indisvalid as valid, pg_get_indexdef(indexrelid) as definition from pg_index where indexrelid = to_regclass($1)',
-        [INDEX],
+        [name],
       )
     ).rows[0];
   /** The store as it was before migration 125 ran. */
@@ -129,5 +129,30 @@ describe('an index on a large table, on Postgres (migration 125)', () => {
     expect(await migrating).toEqual([MIGRATION, `index ${INDEX} (built concurrently)`]);
     expect(waitedFor).toEqual([INDEX]);
     expect(await indexState(admin)).toMatchObject({ valid: true });
+  }, 60_000);
+
+  it('builds the earlier indexes on cases (migrations 112 and 124) the same way on a store upgraded from before them', async () => {
+    const admin = await session();
+    const onCases = { cases_status_id: '112_cases_status_index', cases_started: '124_cases_started_index' };
+    for (const [index, migration] of Object.entries(onCases)) {
+      await admin.query(`drop index ${index}`);
+      await admin.query('delete from kysely_migration where name = $1', [migration]);
+    }
+    expect(await migrateToLatest(store.db)).toEqual([
+      '112_cases_status_index',
+      '124_cases_started_index',
+      'index cases_status_id (built concurrently)',
+      'index cases_started (built concurrently)',
+    ]);
+    expect(await indexState(admin, 'cases_status_id')).toMatchObject({
+      valid: true,
+      definition: expect.stringContaining('(status, id)'),
+    });
+    expect(await indexState(admin, 'cases_started')).toMatchObject({
+      valid: true,
+      definition: expect.stringContaining('(started_at)'),
+    });
+    // Built plain by an earlier version, or concurrently by this one: a valid index is left alone.
+    expect(await migrateToLatest(store.db)).toEqual([]);
   }, 60_000);
 });

@@ -76,4 +76,8 @@ export const migrations: Record<string, Migration> = {
  * Indexes on tables that may be large when their migration runs: built CONCURRENTLY on Postgres once the migrations
  * have committed (concurrent-index.ts). A new one: a migration made with concurrentIndexMigration, and one entry here.
  */
-export const concurrentIndexes: readonly ConcurrentIndex[] = [callbackDeliveriesDueIndex.callbackDeliveriesDue];
+export const concurrentIndexes: readonly ConcurrentIndex[] = [
+  casesStatusIndex.casesStatus,
+  casesStartedIndex.casesStarted,
+  callbackDeliveriesDueIndex.callbackDeliveriesDue,
+];
