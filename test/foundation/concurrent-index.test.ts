@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projectRoot } from '../../src/config/paths.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import { TenancyRepo } from '../../src/store/tenancy-repo.js';
 import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
@@ -152,7 +154,34 @@ describe('an index on a large table, on Postgres (migrations 112, 124, 125)', ()
       valid: true,
       definition: expect.stringContaining('(started_at)'),
     });
-    // Built plain by an earlier version, or concurrently by this one: a valid index is left alone.
+    // Built concurrently by this version, or plain by an earlier one: a valid index is left alone.
     expect(await migrateToLatest(store.db)).toEqual([]);
+    await admin.query('drop index cases_started');
+    await admin.query('create index cases_started on cases (started_at)');
+    expect(await migrateToLatest(store.db)).toEqual([]);
+  }, 60_000);
+
+  it('an operator command run during the build says on stderr what it waits for, then does its work', async () => {
+    const admin = await session();
+    await admin.query('drop index cases_status_id');
+    await admin.query('delete from kysely_migration where name = $1', ['112_cases_status_index']);
+    const other = await session();
+    const lock = `${BUILD_LOCK_CLASS}, hashtext(current_schema() || '.' || $1)`;
+    await other.query(`select pg_advisory_lock(${lock})`, ['cases_status_id']);
+    const command = spawn('node', [path.join(projectRoot, 'dist/src/cli/main.js'), 'org', 'list'], {
+      env: { ...process.env, CASEFLOW_DATA_DIR: dataDir, DATABASE_URL: schema.url },
+    });
+    let stderr = '';
+    let stdout = '';
+    command.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    command.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => command.on('exit', resolve));
+    await expect
+      .poll(() => stderr, { timeout: 20_000 })
+      .toContain("waiting for another process to finish building the store's index cases_status_id");
+    await other.query(`select pg_advisory_unlock(${lock})`, ['cases_status_id']);
+    expect(await exited).toBe(0);
+    expect(JSON.parse(stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Org' })]));
+    expect(await indexState(admin, 'cases_status_id')).toMatchObject({ valid: true });
   }, 60_000);
 });

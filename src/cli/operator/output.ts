@@ -7,3 +7,11 @@ export function fail(message: string): never {
   process.stderr.write(`caseflow: ${message}\n`);
   process.exit(1);
 }
+
+/**
+ * Said on stderr while the store's migration waits for another process (the service, upgrading too) to finish
+ * building an index CONCURRENTLY: on a large table that takes minutes, and a silent command looks hung.
+ */
+export function sayWaitingForIndexBuild(index: string): void {
+  process.stderr.write(`caseflow: waiting for another process to finish building the store's index ${index}\n`);
+}
