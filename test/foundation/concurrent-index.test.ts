@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/config/paths.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import { TenancyRepo } from '../../src/store/tenancy-repo.js';
-import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
+import { createPostgresSchema, postgresBaseUrl, type PostgresSchema } from '../support/postgres.js';
 
 const INDEX = 'callback_deliveries_status_due';
 const MIGRATION = '125_callback_deliveries_due_index';
@@ -193,6 +193,28 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
       definition: expect.stringContaining('(status, next_attempt_at, id)'),
     });
     expect(await migrateToLatest(store.db)).toEqual([]);
+  }, 60_000);
+
+  it("looks for the index in the store's schema only: one of that name in another schema on the search_path is not it", async () => {
+    const admin = await session();
+    await before125(admin);
+    const elsewhere = await createPostgresSchema();
+    const other = new pg.Client({ connectionString: elsewhere.url });
+    await other.connect();
+    clients.push(other);
+    await other.query(`create table callback_deliveries (status text)`);
+    await other.query(`create index ${INDEX} on callback_deliveries (status)`);
+    const names = async (client: pg.Client) =>
+      (await client.query<{ name: string }>('select current_schema() as name')).rows[0]?.name;
+    const searchPath = `-c search_path=${await names(admin)},${await names(other)}`;
+    const sharing = openStore(dataDir, `${postgresBaseUrl}?options=${encodeURIComponent(searchPath)}`);
+    try {
+      expect(await migrateToLatest(sharing.db)).toEqual([MIGRATION, `index ${INDEX} (built concurrently)`]);
+      expect(await indexState(admin)).toMatchObject({ valid: true });
+    } finally {
+      await sharing.close();
+      await elsewhere.drop();
+    }
   }, 60_000);
 
   it('says so while it waits for another process building the same index, and builds it once that one is done', async () => {

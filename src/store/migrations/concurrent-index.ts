@@ -81,8 +81,10 @@ async function buildOne<DB>(db: Kysely<DB>, index: ConcurrentIndex, onWaiting: O
     await new Promise((resolve) => setTimeout(resolve, BUILD_LOCK_POLL_MS));
   }
   try {
+    // In the store's own schema: unqualified, a same-named index in another schema on the search_path would answer.
     const { rows } = await sql<{ valid: boolean }>`
-      select indisvalid as valid from pg_index where indexrelid = to_regclass(${index.name})`.execute(db);
+      select indisvalid as valid from pg_index
+      where indexrelid = to_regclass(format('%I.%I', current_schema(), ${index.name}::text))`.execute(db);
     const existing = rows[0];
     if (existing?.valid) return false;
     // A build that failed or was interrupted leaves an invalid index: kept up by every write, used by no query.
