@@ -35,7 +35,7 @@ export async function benchCases(): Promise<void> {
   );
   const service = await startService({ config, logger, role: 'all', onBootstrap: (b) => (bootstrap = b) });
   try {
-    if (!service.context.python.stats().sandboxed)
+    if (service.context.python.stats().mode !== 'contained')
       console.log('cases: python runs WITHOUT full containment on this host');
     const key = bootstrap?.key.key ?? '';
     const call = async (method: string, urlPath: string, body: unknown, headers: Record<string, string> = {}) => {

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { loadConfig } from '../src/config/config.js';
 import { PythonRunnerPool } from '../src/python/pool.js';
 import { cpuMsWithChildren } from './bench-proc.js';
 
@@ -35,12 +36,13 @@ export async function benchPython(): Promise<void> {
   const prearm = process.env.BENCH_PYTHON_PREARM;
   // No server recycled while measuring: an ended server's CPU reaches this process late or not at all.
   const pool = await PythonRunnerPool.create({
+    bwrapPath: loadConfig().python.bwrapPath,
     recycleAfter: 1_000_000,
     prearmedPerServer: prearm === undefined ? undefined : Number(prearm),
   });
   try {
     const caps = pool.stats().capabilities;
-    if (!pool.stats().sandboxed) {
+    if (pool.stats().mode !== 'contained') {
       console.log(`python: full containment unavailable (${caps?.problems.join('; ')}); bench skipped`);
       return;
     }

@@ -19,6 +19,7 @@ import type { BootstrapResult } from './tenancy/tenancy-service.js';
 import { temporalCliPath } from './temporal/binaries.js';
 import { connectTemporal } from './temporal/connection.js';
 import { superviseDevServer, type SupervisedDevServer } from './temporal/dev-server-supervisor.js';
+import { devServerEngine } from './temporal/dev-server.js';
 import { EngineHealth, startEngineProbe } from './temporal/engine-health.js';
 import { countLocalActivityReruns } from './temporal/local-activity-reruns.js';
 import { createWorker } from './temporal/worker.js';
@@ -133,13 +134,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           codecEndpoint: temporalCodecEndpoint(config),
           namespace: config.temporal.namespace,
           startTimeoutMs: dev.startTimeoutMs,
-          fairness: dev.fairness,
           logger,
-          dynamicConfig: dev.dynamicConfig,
-          sqlitePragmas: dev.sqlitePragmas,
-          goGc: dev.goGc,
           metricsPort: dev.metricsPort,
-          leanVisibility: dev.leanVisibility,
+          ...devServerEngine(dev),
         },
         {
           maxRestarts: dev.maxRestarts,

@@ -88,7 +88,7 @@ export class PythonRunnerPool {
     this.idleCheck.unref();
   }
 
-  static async create(options: PythonPoolOptions = {}): Promise<PythonRunnerPool> {
+  static async create(options: PythonPoolOptions): Promise<PythonRunnerPool> {
     const logger = options.logger ?? pino({ enabled: false });
     const cpus = availableParallelism();
     const size = Math.max(1, options.size ?? cpus);
@@ -115,7 +115,7 @@ export class PythonRunnerPool {
     const uid = asRoot ? (options.runAsUid ?? 65534) : undefined;
     const gid = asRoot ? (options.runAsGid ?? 65534) : undefined;
     const pythonPath = options.pythonPath ?? '/usr/bin/python3';
-    const bwrapPath = options.bwrapPath ?? '/usr/bin/bwrap';
+    const { bwrapPath } = options;
     const auditHook = options.auditHook ?? true;
     const egress = await EgressProxy.start(
       options.egress ?? {},
@@ -288,7 +288,6 @@ export class PythonRunnerPool {
       capabilities: this.caps,
       pids: all.filter((s) => !s.exited).map((s) => s.pid ?? 0),
       mode: this.mode,
-      sandboxed: this.mode === 'contained',
       egress: this.egress.stats(),
     };
   }

@@ -138,8 +138,11 @@ export interface PythonPoolOptions {
   /** Run without full containment when the host lacks it (also CASEFLOW_PYTHON_ALLOW_UNSANDBOXED=1). */
   allowUnsandboxed?: boolean;
   pythonPath?: string;
-  /** The bubblewrap binary (default /usr/bin/bwrap); absent there, the pool runs unsandboxed or refuses. */
-  bwrapPath?: string;
+  /**
+   * The bubblewrap binary (the service's: python.bwrapPath, config/default.json); absent there, the pool runs
+   * unsandboxed or refuses.
+   */
+  bwrapPath: string;
   /** uid/gid of the servers when Node runs as root (default 65534 = nobody). */
   runAsUid?: number;
   runAsGid?: number;
@@ -190,8 +193,6 @@ export interface PythonPoolStats {
   /** Host pids of the server processes (diagnostics and tests). */
   pids: number[];
   mode: PythonSandboxMode;
-  /** `mode === 'contained'`. */
-  sandboxed: boolean;
   /** Network calls' tunnels: allowed, refused by reason, cut by the byte cap. */
   egress: EgressStats;
 }

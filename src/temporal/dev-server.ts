@@ -5,6 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { NativeConnection } from '@temporalio/worker';
+import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import { searchAttributeRegistrations } from './contracts/search-attributes.js';
 import { pruneVisibilityIndexes } from './dev-server-visibility.js';
@@ -38,6 +39,18 @@ export interface DevServerOptions {
   metricsPort?: number;
   /** Drop the visibility indexes no caseflow list needs (with dbFilename; dev-server-visibility.ts). */
   leanVisibility?: boolean;
+}
+
+/**
+ * The engine's settings in the configuration (temporal.devServer: fairness, dynamic config, SQLite pragmas, GOGC,
+ * lean visibility), as the service's server starts with them; the tests' server starts with the same, so tests run
+ * the engine as users do. The pragmas and lean visibility apply to a server with a database file.
+ */
+export function devServerEngine(
+  dev: Config['temporal']['devServer'],
+): Pick<DevServerOptions, 'fairness' | 'dynamicConfig' | 'sqlitePragmas' | 'goGc' | 'leanVisibility'> {
+  const { fairness, dynamicConfig, sqlitePragmas, goGc, leanVisibility } = dev;
+  return { fairness, dynamicConfig, sqlitePragmas, goGc, leanVisibility };
 }
 
 /**

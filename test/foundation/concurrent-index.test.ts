@@ -8,17 +8,47 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/config/paths.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import { TenancyRepo } from '../../src/store/tenancy-repo.js';
-import { createPostgresSchema, type PostgresSchema } from '../support/postgres.js';
+import { createPostgresSchema, postgresBaseUrl, type PostgresSchema } from '../support/postgres.js';
 
 const INDEX = 'callback_deliveries_status_due';
 const MIGRATION = '125_callback_deliveries_due_index';
 /** The advisory-lock class of the builds (src/store/migrations/concurrent-index.ts). */
 const BUILD_LOCK_CLASS = 0x63660125;
 
-describe('an index on a large table, on Postgres (migrations 112, 124, 125)', () => {
+/** Cases as a version before migration 118 wrote them: each with its parent (null: a top-level case). */
+type CallTrees = Map<string, string | null>;
+
+/** A top-level case, `wide` sub-workflow cases under it, and under the first of them a chain `deep` levels down. */
+function callTree(trees: CallTrees, wide: number, deep: number): void {
+  const top = randomUUID();
+  trees.set(top, null);
+  const under = Array.from({ length: wide }, () => randomUUID());
+  for (const id of under) trees.set(id, top);
+  let parent = under[0] ?? top;
+  for (let level = 0; level < deep; level += 1) {
+    const [next, sibling] = [randomUUID(), randomUUID()];
+    trees.set(next, parent).set(sibling, parent);
+    parent = next;
+  }
+}
+
+/** Each sub-workflow case's top-level case, found by walking up its parents. */
+function topsOf(trees: CallTrees): Map<string, string> {
+  const tops = new Map<string, string>();
+  for (const [id, parent] of trees) {
+    if (parent === null) continue;
+    let top = parent;
+    for (let above = trees.get(top); above; above = trees.get(top)) top = above;
+    tops.set(id, top);
+  }
+  return tops;
+}
+
+describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)', () => {
   let store: Store;
   let dataDir: string;
   let schema: PostgresSchema;
+  let organizationId: string;
   let workspaceId: string;
   const clients: pg.Client[] = [];
 
@@ -45,6 +75,64 @@ describe('an index on a large table, on Postgres (migrations 112, 124, 125)', ()
         [name],
       )
     ).rows[0];
+  /** Cases as a version before migration 118 wrote them, on `client`. */
+  const writeCases = async (client: pg.Client, trees: CallTrees) => {
+    // Their workflows and versions are not written: the foreign keys go unchecked in this session.
+    await client.query('set session_replication_role = replica');
+    await client.query(
+      `insert into cases (id, organization_id, workspace_id, workflow_id, entity_id, workflow_version_id,
+         workflow_version_number, source, initial_input, status, created_by_key_id, created_by_user_id, created_at,
+         parent_case_id)
+       select id, $3, $4, 'w', 'e', 'v', 1, 'api', '{}', 'COMPLETED', 'k', 'u', now()::text, parent
+       from unnest($1::text[], $2::text[]) as t (id, parent)`,
+      [[...trees.keys()], [...trees.values()], organizationId, workspaceId],
+    );
+    await client.query('reset session_replication_role');
+  };
+  /** The store as it was before migration 118 ran (the column goes, and its index with it), holding just `trees`. */
+  const before118 = async (client: pg.Client, trees: CallTrees) => {
+    await client.query('delete from cases');
+    await client.query('alter table cases drop column root_case_id');
+    await client.query('delete from kysely_migration where name = $1', ['118_case_call_trees']);
+    await writeCases(client, trees);
+  };
+  /** The root_case_id of each sub-workflow case in `trees` (null where not filled). */
+  const rootsIn = async (client: pg.Client, trees: CallTrees) => {
+    const { rows } = await client.query<{ id: string; root: string | null }>(
+      'select id, root_case_id as root from cases where id = any($1)',
+      [[...trees].filter(([, parent]) => parent !== null).map(([id]) => id)],
+    );
+    return new Map(rows.map((row) => [row.id, row.root]));
+  };
+  /** Whether a client session holds or asks, on `table`, the lock of an index build. */
+  const buildingOn = async (client: pg.Client, table: string) =>
+    (
+      await client.query(
+        `select 1 from pg_locks join pg_stat_activity using (pid)
+         where relation = $1::regclass and mode in ('ShareLock', 'ShareUpdateExclusiveLock')
+           and backend_type = 'client backend'`,
+        [table],
+      )
+    ).rowCount !== 0;
+  /** Another process's build of `index`: the session advisory lock concurrent-index.ts takes, on `client`. */
+  const buildLock = (client: pg.Client, index: string, take: boolean) =>
+    client.query(
+      `select pg_advisory_${take ? 'lock' : 'unlock'}(${BUILD_LOCK_CLASS}, hashtext(current_schema() || '.' || $1))`,
+      [index],
+    );
+  /**
+   * A start on a store from before migration 118 holding `trees`, held once its migrations have committed (another
+   * process builds cases_root): the start, and the release of that hold.
+   */
+  const upgradeHeldAfter118 = async (admin: pg.Client, trees: CallTrees) => {
+    await before118(admin, trees);
+    const other = await session();
+    await buildLock(other, 'cases_root', true);
+    const waitedFor: string[] = [];
+    const migrating = migrateToLatest(store.db, (index) => waitedFor.push(index));
+    await expect.poll(() => waitedFor, { timeout: 10_000 }).toEqual(['cases_root']);
+    return { migrating, release: () => buildLock(other, 'cases_root', false) };
+  };
   /** The store as it was before migration 125 ran. */
   const before125 = async (client: pg.Client) => {
     await client.query(`drop index ${INDEX}`);
@@ -57,7 +145,8 @@ describe('an index on a large table, on Postgres (migrations 112, 124, 125)', ()
     store = openStore(dataDir, schema.url);
     await migrateToLatest(store.db);
     const tenancy = new TenancyRepo(store.db);
-    workspaceId = (await tenancy.createWorkspace((await tenancy.createOrganization('Org', true)).id, 'WS')).id;
+    organizationId = (await tenancy.createOrganization('Org', true)).id;
+    workspaceId = (await tenancy.createWorkspace(organizationId, 'WS')).id;
   });
   afterAll(async () => {
     await Promise.all(clients.map((client) => client.end()));
@@ -77,16 +166,7 @@ describe('an index on a large table, on Postgres (migrations 112, 124, 125)', ()
     try {
       migrated = migrateToLatest(store.db);
       // The build has begun: another session holds or asks a lock on the table to build its index.
-      const { rows } = await admin.query<{ oid: number }>("select 'callback_deliveries'::regclass::oid as oid");
-      for (;;) {
-        const building = await admin.query(
-          `select 1 from pg_locks join pg_stat_activity using (pid)
-           where relation = $1 and mode in ('ShareLock', 'ShareUpdateExclusiveLock') and backend_type = 'client backend'`,
-          [rows[0]?.oid],
-        );
-        if (building.rowCount) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await expect.poll(() => buildingOn(admin, 'callback_deliveries'), { interval: 50, timeout: 30_000 }).toBe(true);
       // A plain CREATE INDEX waits for a lock that holds every later write behind it; a concurrent build does not.
       const writer = await session();
       await writer.query('set statement_timeout = 5000');
@@ -115,19 +195,39 @@ describe('an index on a large table, on Postgres (migrations 112, 124, 125)', ()
     expect(await migrateToLatest(store.db)).toEqual([]);
   }, 60_000);
 
+  it("looks for the index in the store's schema only: one of that name in another schema on the search_path is not it", async () => {
+    const admin = await session();
+    await before125(admin);
+    const elsewhere = await createPostgresSchema();
+    const other = new pg.Client({ connectionString: elsewhere.url });
+    await other.connect();
+    clients.push(other);
+    await other.query(`create table callback_deliveries (status text)`);
+    await other.query(`create index ${INDEX} on callback_deliveries (status)`);
+    const names = async (client: pg.Client) =>
+      (await client.query<{ name: string }>('select current_schema() as name')).rows[0]?.name;
+    const searchPath = `-c search_path=${await names(admin)},${await names(other)}`;
+    const sharing = openStore(dataDir, `${postgresBaseUrl}?options=${encodeURIComponent(searchPath)}`);
+    try {
+      expect(await migrateToLatest(sharing.db)).toEqual([MIGRATION, `index ${INDEX} (built concurrently)`]);
+      expect(await indexState(admin)).toMatchObject({ valid: true });
+    } finally {
+      await sharing.close();
+      await elsewhere.drop();
+    }
+  }, 60_000);
+
   it('says so while it waits for another process building the same index, and builds it once that one is done', async () => {
     const admin = await session();
     await before125(admin);
     // Another process's build: the same session advisory lock (concurrent-index.ts's class and key).
     const other = await session();
-    await other.query(`select pg_advisory_lock(${BUILD_LOCK_CLASS}, hashtext(current_schema() || '.' || $1))`, [INDEX]);
+    await buildLock(other, INDEX, true);
     const waitedFor: string[] = [];
     const migrating = migrateToLatest(store.db, (index) => waitedFor.push(index));
     await expect.poll(() => waitedFor, { timeout: 10_000 }).toEqual([INDEX]);
     expect(await indexState(admin)).toBeUndefined();
-    await other.query(`select pg_advisory_unlock(${BUILD_LOCK_CLASS}, hashtext(current_schema() || '.' || $1))`, [
-      INDEX,
-    ]);
+    await buildLock(other, INDEX, false);
     expect(await migrating).toEqual([MIGRATION, `index ${INDEX} (built concurrently)`]);
     expect(waitedFor).toEqual([INDEX]);
     expect(await indexState(admin)).toMatchObject({ valid: true });
@@ -166,8 +266,7 @@ describe('an index on a large table, on Postgres (migrations 112, 124, 125)', ()
     await admin.query('drop index cases_status_id');
     await admin.query('delete from kysely_migration where name = $1', ['112_cases_status_index']);
     const other = await session();
-    const lock = `${BUILD_LOCK_CLASS}, hashtext(current_schema() || '.' || $1)`;
-    await other.query(`select pg_advisory_lock(${lock})`, ['cases_status_id']);
+    await buildLock(other, 'cases_status_id', true);
     const command = spawn('node', [path.join(projectRoot, 'dist/src/cli/main.js'), 'org', 'list'], {
       env: { ...process.env, CASEFLOW_DATA_DIR: dataDir, DATABASE_URL: schema.url },
     });
@@ -179,9 +278,87 @@ describe('an index on a large table, on Postgres (migrations 112, 124, 125)', ()
     await expect
       .poll(() => stderr, { timeout: 20_000 })
       .toContain("waiting for another process to finish building the store's index cases_status_id");
-    await other.query(`select pg_advisory_unlock(${lock})`, ['cases_status_id']);
+    await buildLock(other, 'cases_status_id', false);
     expect(await exited).toBe(0);
     expect(JSON.parse(stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Org' })]));
     expect(await indexState(admin, 'cases_status_id')).toMatchObject({ valid: true });
+  }, 60_000);
+
+  it('migration 118 on a store from before it: the column in the migration, its fill and index after it commits, cases written to throughout', async () => {
+    const admin = await session();
+    const trees: CallTrees = new Map();
+    callTree(trees, 2, 4);
+    callTree(trees, 700, 2);
+    const { migrating, release } = await upgradeHeldAfter118(admin, trees);
+    // The migrations have committed: the column is there, nothing filled in them.
+    expect([...(await rootsIn(admin, trees)).values()].every((root) => root === null)).toBe(true);
+    // A writer whose transaction is open when the build begins: the build waits for it to end.
+    const open = await session();
+    await open.query('begin');
+    await writeCases(open, new Map([[randomUUID(), null]]));
+    try {
+      await release();
+      await expect.poll(() => buildingOn(admin, 'cases'), { interval: 50, timeout: 30_000 }).toBe(true);
+      const writer = await session();
+      await writer.query('set statement_timeout = 5000');
+      await writeCases(writer, new Map([[randomUUID(), null]]));
+    } finally {
+      await open.query('commit');
+    }
+    expect(await migrating).toEqual(['118_case_call_trees', 'index cases_root (built concurrently)']);
+    expect(await indexState(admin, 'cases_root')).toMatchObject({
+      valid: true,
+      definition: expect.stringContaining('(root_case_id)'),
+    });
+    expect(await rootsIn(admin, trees)).toEqual(topsOf(trees));
+  }, 60_000);
+
+  it("migration 118's fill cut short goes on where it stopped at the next start", async () => {
+    const admin = await session();
+    const trees: CallTrees = new Map();
+    callTree(trees, 1200, 3);
+    const { migrating, release } = await upgradeHeldAfter118(admin, trees);
+    // The last sub-workflow case the fill comes to (it goes in the order of the parents index) is held: the fill fills
+    // two batches and waits on the third.
+    const holder = await session();
+    await holder.query('begin');
+    await holder.query(
+      'select id from cases where parent_case_id is not null order by parent_case_id desc, id desc limit 1 for update',
+    );
+    await release();
+    const waiting = async () =>
+      (
+        await admin.query<{ pid: number }>(
+          `select pid from pg_stat_activity where wait_event_type = 'Lock' and query like '%with recursive up (id, ancestor, level)%'`,
+        )
+      ).rows[0]?.pid;
+    await expect.poll(waiting, { interval: 50, timeout: 30_000 }).toBeDefined();
+    // Cut short there (as a timeout or the end of its process would): that batch is undone, the two before it stay.
+    await admin.query('select pg_cancel_backend($1)', [await waiting()]);
+    await expect(migrating).rejects.toThrow();
+    await holder.query('rollback');
+    const filled = [...(await rootsIn(admin, trees)).values()].filter((root) => root !== null);
+    expect(filled).toHaveLength(1000);
+    expect(await indexState(admin, 'cases_root')).toBeUndefined();
+    expect(await migrateToLatest(store.db)).toEqual(['index cases_root (built concurrently)']);
+    expect(await rootsIn(admin, trees)).toEqual(topsOf(trees));
+    expect(await indexState(admin, 'cases_root')).toMatchObject({ valid: true });
+  }, 60_000);
+
+  it('a store that ran migration 118 already is left as it is, its index built plain or concurrently', async () => {
+    const admin = await session();
+    // As the earlier 118 left it: filled and indexed in the migration.
+    await admin.query('drop index cases_root');
+    await admin.query('create index cases_root on cases (root_case_id)');
+    const state = async () => ({
+      rows: (await admin.query('select id, xmin::text, root_case_id from cases order by id')).rows,
+      index: (await admin.query("select 'cases_root'::regclass::oid as oid")).rows,
+    });
+    const before = await state();
+    expect(
+      before.rows.filter((row: { root_case_id: string | null }) => row.root_case_id !== null).length,
+    ).toBeGreaterThan(0);
+    expect(await migrateToLatest(store.db)).toEqual([]);
+    expect(await state()).toEqual(before);
   }, 60_000);
 });

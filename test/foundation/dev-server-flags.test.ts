@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { freePort } from '../../src/net/free-port.js';
 import { searchAttributes } from '../../src/temporal/contracts/search-attributes.js';
@@ -39,6 +39,16 @@ describe('the embedded Temporal dev server tuning (docs/performance.md)', () => 
     // Unset, the embedded server collects at half of Go's default growth (docs/performance.md, "Twelfth round").
     expect(loadConfig({}).temporal.devServer.goGc).toBe(50);
     expect(config.temporal.devServer.metricsPort).toBe(9091);
+  });
+
+  it("starts the test run's shared server with the engine's defaults, as the service starts its own", () => {
+    const pid = inject('temporalPid');
+    const defaults = loadConfig({}).temporal.devServer;
+    const dynamic = flagValues(procList(pid, 'cmdline'), '--dynamic-config-value');
+    for (const [key, value] of Object.entries(defaults.dynamicConfig))
+      expect(dynamic).toContain(`${key}=${JSON.stringify(value)}`);
+    expect(dynamic).toContain('matching.enableFairness=true');
+    expect(procList(pid, 'environ')).toContain(`GOGC=${defaults.goGc}`);
   });
 
   it('refuses to change the durability pragmas or a malformed pair, naming the variable', () => {

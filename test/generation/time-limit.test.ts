@@ -51,7 +51,11 @@ beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'caseflow-gen-limit-'));
   store = openStore(dataDir);
   await migrateToLatest(store.db);
-  python = await PythonRunnerPool.create({ size: 1, logger: createLogger('silent') });
+  python = await PythonRunnerPool.create({
+    size: 1,
+    bwrapPath: loadConfig({}).python.bwrapPath,
+    logger: createLogger('silent'),
+  });
 });
 
 afterAll(async () => {

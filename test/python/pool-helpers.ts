@@ -1,14 +1,18 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { expect } from 'vitest';
+import { loadConfig } from '../../src/config/config.js';
 import { PythonRunnerPool } from '../../src/python/pool.js';
 import type { PythonPoolOptions, PythonRunResult } from '../../src/python/types.js';
 
-export async function createPool(options: PythonPoolOptions = {}): Promise<PythonRunnerPool> {
-  const pool = await PythonRunnerPool.create({ size: 2, ...options });
+/** The bubblewrap binary the service's pool starts through (python.bwrapPath, config/default.json). */
+const configuredBwrapPath = loadConfig({}).python.bwrapPath;
+
+export async function createPool(options: Partial<PythonPoolOptions> = {}): Promise<PythonRunnerPool> {
+  const pool = await PythonRunnerPool.create({ size: 2, bwrapPath: configuredBwrapPath, ...options });
   // These tests are about the contained runner; a host without it must fail loudly, not skip.
   expect(pool.stats().capabilities?.problems).toEqual([]);
-  expect(pool.stats().sandboxed).toBe(true);
+  expect(pool.stats().mode).toBe('contained');
   return pool;
 }
 
@@ -94,7 +98,7 @@ export interface ContainmentPools {
   listener: CountingListener;
 }
 
-export async function startContainmentPools(options: PythonPoolOptions = {}): Promise<ContainmentPools> {
+export async function startContainmentPools(options: Partial<PythonPoolOptions> = {}): Promise<ContainmentPools> {
   return {
     full: await createPool(options),
     osOnly: await createPool({ ...options, auditHook: false }),

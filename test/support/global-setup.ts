@@ -2,14 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { temporalCliPath } from '../../src/temporal/binaries.js';
-import { startDevServer } from '../../src/temporal/dev-server.js';
+import { devServerEngine, startDevServer } from '../../src/temporal/dev-server.js';
 import { freePort } from '../../src/net/free-port.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     temporalAddress: string;
+    /** Its process (test/foundation/dev-server-flags.test.ts reads its flags). */
+    temporalPid: number;
   }
 }
 
@@ -28,11 +31,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     ui: false,
     namespace: 'default',
     startTimeoutMs: 90_000,
-    // As the service runs its embedded server (temporal.devServer.fairness).
-    fairness: true,
     logger: createLogger('warn'),
+    // The engine as the service runs its embedded server by default (config/default.json, temporal.devServer).
+    ...devServerEngine(loadConfig({}).temporal.devServer),
   });
   project.provide('temporalAddress', server.address);
+  project.provide('temporalPid', server.pid);
   return async () => {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });

@@ -5,6 +5,11 @@ export interface ConcurrentIndex {
   name: string;
   table: string;
   columns: readonly string[];
+  /**
+   * Rows written before its migration whose indexed column it fills, first: in the migration on SQLite; on Postgres
+   * before the build, in short transactions of its own. It skips rows already filled, so one cut short resumes.
+   */
+  fill?: <DB>(db: Kysely<DB>) => Promise<void>;
 }
 
 /** Advisory-lock class of the index builds (the key within it is the schema and the index name). */
@@ -23,18 +28,19 @@ const onPostgres = <DB>(db: Kysely<DB>) => db.getExecutor().adapter instanceof P
  * The migration of such an index. On SQLite it is built in the migration (one writer at a time: nothing to gain).
  * On Postgres a plain CREATE INDEX holds every write to the table for the whole build, and CREATE INDEX
  * CONCURRENTLY cannot run inside a transaction, where kysely's migrator runs all pending migrations (one
- * transaction, under its advisory lock): there the migration records it, and buildConcurrentIndexes builds it
- * once the migrations have committed.
+ * transaction, under its advisory lock): there the migration records it, and buildConcurrentIndexes fills and builds
+ * it once the migrations have committed.
  */
 export function concurrentIndexMigration(index: ConcurrentIndex): Required<Migration> {
   return {
     async up(db) {
-      if (!onPostgres(db))
-        await db.schema
-          .createIndex(index.name)
-          .on(index.table)
-          .columns([...index.columns])
-          .execute();
+      if (onPostgres(db)) return;
+      await index.fill?.(db);
+      await db.schema
+        .createIndex(index.name)
+        .on(index.table)
+        .columns([...index.columns])
+        .execute();
     },
     async down(db) {
       await db.schema.dropIndex(index.name).ifExists().execute();
@@ -43,8 +49,8 @@ export function concurrentIndexMigration(index: ConcurrentIndex): Required<Migra
 }
 
 /**
- * Builds on Postgres the indexes that are missing or left invalid, CONCURRENTLY: writes to the table go on while it
- * builds. Runs after the migrations on a connection of its own, outside any transaction. One process builds a
+ * Fills and builds on Postgres the indexes that are missing or left invalid, CONCURRENTLY: writes to the table go on
+ * while it builds. Runs after the migrations on a connection of its own, outside any transaction. One process builds a
  * given index at a time (a session advisory lock, polled: a session waiting inside a statement holds a snapshot,
  * which the build would wait for in turn). The names built.
  */
@@ -75,12 +81,16 @@ async function buildOne<DB>(db: Kysely<DB>, index: ConcurrentIndex, onWaiting: O
     await new Promise((resolve) => setTimeout(resolve, BUILD_LOCK_POLL_MS));
   }
   try {
+    // In the store's own schema: unqualified, a same-named index in another schema on the search_path would answer.
     const { rows } = await sql<{ valid: boolean }>`
-      select indisvalid as valid from pg_index where indexrelid = to_regclass(${index.name})`.execute(db);
+      select indisvalid as valid from pg_index
+      where indexrelid = to_regclass(format('%I.%I', current_schema(), ${index.name}::text))`.execute(db);
     const existing = rows[0];
     if (existing?.valid) return false;
     // A build that failed or was interrupted leaves an invalid index: kept up by every write, used by no query.
     if (existing) await sql`drop index concurrently ${sql.id(index.name)}`.execute(db);
+    // Until the index is valid its fill may be unfinished: each start runs it again, and it goes on from where it was.
+    await index.fill?.(db);
     const columns = sql.join(index.columns.map((column) => sql.id(column)));
     // A role's statement_timeout would cut every build on a large table short, and each start would try again.
     await sql`set statement_timeout = 0`.execute(db);

@@ -78,6 +78,7 @@ export const migrations: Record<string, Migration> = {
  */
 export const concurrentIndexes: readonly ConcurrentIndex[] = [
   casesStatusIndex.casesStatus,
+  caseCallTrees.casesRoot,
   casesStartedIndex.casesStarted,
   callbackDeliveriesDueIndex.callbackDeliveriesDue,
 ];
