@@ -108,6 +108,30 @@ export interface StartCaseInput {
 }
 
 const now = () => new Date().toISOString();
+
+/** Levels walked up to a case's top-level case (cases.maxCallDepth is at most 50). */
+const MAX_CALL_LEVELS = 50;
+
+/**
+ * The top-level case of the tree `caseId` is in. Its recorded root, or its own id when it is top-level. A
+ * sub-workflow case without a recorded root was written by a process from before the column (a rolling upgrade):
+ * its parents are walked up, so its subtree still counts against the whole tree's bound.
+ */
+async function treeRoot(trx: Db, caseId: string): Promise<string> {
+  let id = caseId;
+  for (let level = 0; level < MAX_CALL_LEVELS; level += 1) {
+    const row = await trx
+      .selectFrom('cases')
+      .select(['root_case_id', 'parent_case_id'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    if (row.root_case_id !== null) return row.root_case_id;
+    if (row.parent_case_id === null) return id;
+    id = row.parent_case_id;
+  }
+  return id;
+}
+
 const json = (value: unknown): string => JSON.stringify(value);
 /** A JSON column's value, or `fallback` when it holds none. */
 function parse<T>(text: string | null, fallback: T): T {
@@ -382,12 +406,7 @@ export class CaseRepo {
     maxCallCases: number,
   ): Promise<'created' | 'full'> {
     return this.db.transaction().execute(async (trx) => {
-      const above = await trx
-        .selectFrom('cases')
-        .select('root_case_id')
-        .where('id', '=', parent.caseId)
-        .executeTakeFirstOrThrow();
-      const root = above.root_case_id ?? parent.caseId;
+      const root = await treeRoot(trx, parent.caseId);
       await trx
         .updateTable('cases')
         .set((eb) => ({ root_case_id: eb.ref('root_case_id') }))

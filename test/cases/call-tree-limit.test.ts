@@ -5,6 +5,8 @@ import { Graph, vars } from '../support/graphs.js';
 import { caseIdsOf } from '../hooks/support.js';
 import { Migrator } from 'kysely';
 import { migrations } from '../../src/store/migrations/index.js';
+import { randomUUID } from 'node:crypto';
+import { CaseRepo } from '../../src/store/case-repo.js';
 
 /**
  * Calls fan out: a workflow with n call_workflow nodes to one with n more starts n + n² cases from a single
@@ -83,5 +85,60 @@ describe('sub-workflow cases of one top-level case', () => {
     });
     expect((await migrator.migrateUp()).error).toBeUndefined();
     expect(await roots()).toEqual(before);
+  });
+
+  it('count a sub-workflow case written without its root (a process from before the column) in its whole tree', async () => {
+    const leaf = new Graph();
+    leaf.edge(leaf.input([{ name: 'text' }]), leaf.output([{ name: 'text' }]));
+    const workflowId = (await createWorkflow(svc, leaf, 'a tree written across an upgrade')).workflowId;
+    const top = await startCase(svc, workflowId, { text: 'x' });
+    await waitForEnd(svc, top);
+    const { db } = svc.service.context.store;
+    const repo = new CaseRepo(db);
+    const record = await repo.find(top);
+    if (!record) throw new Error('the top-level case is not in the store');
+    const under = (caseId: string, id = randomUUID()) => {
+      const start = { inputs: {}, deadlineMs: 60_000, temporalWorkflowId: `child-${id}` };
+      return {
+        id,
+        write: (max: number) =>
+          repo.createChild(
+            id,
+            {
+              id,
+              organizationId: record.organizationId,
+              workspaceId: record.workspaceId,
+              workflowId: record.workflowId,
+              entityId: record.entityId,
+              workflowVersionId: record.workflowVersionId,
+              workflowVersionNumber: record.workflowVersionNumber,
+              source: record.source,
+              initialInput: record.initialInput,
+              createdByKeyId: record.createdByKeyId,
+              createdByUserId: record.createdByUserId,
+            },
+            { caseId, nodeId: 'call' },
+            start,
+            max,
+          ),
+      };
+    };
+    const first = under(top);
+    const second = under(top);
+    expect(await first.write(2)).toBe('created');
+    expect(await second.write(2)).toBe('created');
+    // As a process from before root_case_id wrote it: no root.
+    await db.updateTable('cases').set({ root_case_id: null }).where('id', '=', second.id).execute();
+
+    const below = under(second.id);
+    expect(await below.write(3)).toBe('created');
+    const row = await db
+      .selectFrom('cases')
+      .select('root_case_id')
+      .where('id', '=', below.id)
+      .executeTakeFirstOrThrow();
+    expect(row.root_case_id).toBe(top);
+    // The tree's bound counts the top-level case's rooted cases (first, below): a third is refused.
+    expect(await under(below.id).write(2)).toBe('full');
   });
 });
