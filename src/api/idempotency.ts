@@ -3,6 +3,7 @@ import type { AuthContext } from '../domain/auth-context.js';
 import type { Answer, IdempotentRequests } from '../idempotency/idempotent-requests.js';
 import { parseOrThrow } from './route.js';
 import { startIdempotencyHeaders } from './schemas/common.js';
+import { sendStartedAnswer } from './started-answer.js';
 
 /** The request's Idempotency-Key, checked (400 when malformed); undefined when none was sent. */
 function idempotencyKeyOf(req: Request): string | undefined {
@@ -14,7 +15,7 @@ function idempotencyKeyOf(req: Request): string | undefined {
 /** Sends an answer, marked as a replay when it is the first request's. */
 export function sendAnswer(res: Response, outcome: { answer: Answer; replayed: boolean }): void {
   if (outcome.replayed) res.set('Idempotency-Replayed', 'true');
-  res.status(outcome.answer.status).json(outcome.answer.body);
+  sendStartedAnswer(res, outcome.answer.status, outcome.answer.body);
 }
 
 /**

@@ -83,6 +83,21 @@ describe.each([
     expect(await casesOf(body.title)).toHaveLength(2);
   });
 
+  it('writes a start and its replay as JSON with their length and no ETag; a read keeps its ETag', async () => {
+    const key = randomUUID();
+    const body = { workflowId, title: `headers-${key}` };
+    for (const answer of [await call(0, '/api/v1/case', body, key), await call(1, '/api/v1/case', body, key)]) {
+      expect(answer.status, answer.text).toBe(201);
+      expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(answer.headers.get('content-length')).toBe(String(Buffer.byteLength(answer.text)));
+      expect(answer.text).toBe(JSON.stringify(answer.body));
+      expect(answer.headers.get('etag')).toBeNull();
+    }
+    const read = await http(`${first.url}/api/v1/case?workflowId=${workflowId}`, 'GET', { key: first.key });
+    expect(read.status, read.text).toBe(200);
+    expect(read.headers.get('etag')).toMatch(/^W\/"/);
+  });
+
   it('refuses the same key with another body (409) and creates nothing', async () => {
     const key = randomUUID();
     const title = `other-body-${key}`;
