@@ -59,10 +59,14 @@ function childGroup(processName: string, root: Root): string {
   return `${root.label}: child ${processName}`;
 }
 
-/** A thread of a caseflow service's own Node process, by its name. */
-function serviceThreadGroup(threadName: string, root: Root): string {
+/**
+ * A thread of a caseflow service's own Node process, by its name. Node 20 names its worker threads (the
+ * Temporal SDK's workflow threads) `node` too, like the main thread: only the main thread's id is the process's.
+ */
+function serviceThreadGroup(threadName: string, isMain: boolean, root: Root): string {
   const prefix = `${root.label}: `;
-  if (threadName === 'node' || threadName === 'MainThread') return `${prefix}node main thread (API + activities)`;
+  if (isMain) return `${prefix}node main thread (API + activities)`;
+  if (threadName === 'node' || threadName === 'MainThread') return `${prefix}node worker threads (workflows)`;
   if (/^V8 |DefaultWorker|GC/i.test(threadName)) return `${prefix}node V8 helpers (GC, compiler)`;
   if (/tokio|temporal|core/i.test(threadName)) return `${prefix}temporal core SDK (Rust)`;
   if (/libuv|uv/i.test(threadName)) return `${prefix}node libuv pool`;
@@ -89,7 +93,7 @@ export function sample(roots: Root[]): TreeSample {
             pid !== root.pid
               ? processGroup
               : root.kind === 'caseflow'
-                ? serviceThreadGroup(comm(`/proc/${pid}/task/${tid}/comm`), root)
+                ? serviceThreadGroup(comm(`/proc/${pid}/task/${tid}/comm`), tid === String(pid), root)
                 : root.label;
           threads.push({ group, ticks });
         }

@@ -347,6 +347,23 @@ async function closed(handle: WorkflowHandle): Promise<void> {
   while ((await handle.describe()).status.name === 'RUNNING') await new Promise((r) => setTimeout(r, 10));
 }
 
+describe('stack traces', () => {
+  it("takes none in workflow code: the SDK's query of a waiting run's promises shows no frame", async () => {
+    let stacks = '';
+    const run = await runCase(hangUntilCancelled, {
+      whileRunning: async (handle, calls) => {
+        await until(() => calls.length > 0);
+        // The SDK records a stack for every promise the run creates, for this query (sdk-typescript#1587).
+        stacks = await handle.query<string>('__stack_trace');
+        await handle.cancel();
+      },
+    });
+
+    expect(causeOf(run.err)?.name).toBe('CancelledFailure');
+    expect(stacks).not.toMatch(/\bat\b/);
+  });
+});
+
 describe('two runs at once in one worker', () => {
   /**
    * The workflow modules are preloaded (src/temporal/workflow-preload.ts): one copy serves every run of the
