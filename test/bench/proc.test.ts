@@ -29,6 +29,8 @@ it("counts a caseflow process's worker threads (Node names them `node` too) apar
   await new Promise((resolve) => setTimeout(resolve, 500));
   const cpu = cpuByGroup(before, sample([root]).threads);
 
-  expect(cpu.get('svc: node worker threads (workflows)')).toBeGreaterThanOrEqual(300);
-  expect(cpu.get('svc: node main thread (API + activities)') ?? 0).toBeLessThan(100);
+  // A loaded machine gives the spinning thread only part of the 500 ms: what matters is which row its time lands in.
+  const workers = cpu.get('svc: node worker threads (workflows)') ?? 0;
+  expect(workers).toBeGreaterThanOrEqual(50);
+  expect(cpu.get('svc: node main thread (API + activities)') ?? 0).toBeLessThan(workers / 4);
 });
