@@ -499,15 +499,15 @@ export class CaseService {
     };
   }
 
-  /**
-   * Records a run's end in its case (the worker's last step), with the case's callback delivery when
-   * it has one (written in the same transaction); false when the case had already ended (nothing written).
-   */
   /** Whether the case's recorded end is `status` (false while it runs, or when it ended otherwise). */
   async endedAs(caseId: string, status: TerminalStatus): Promise<boolean> {
     return (await this.repo.find(caseId))?.status === status;
   }
 
+  /**
+   * Records a run's end in its case (the worker's last step), with the case's callback delivery when
+   * it has one (written in the same transaction); false when the case had already ended (nothing written).
+   */
   async finalize(input: FinalizeCaseInput, callback?: NewDelivery): Promise<boolean> {
     const { events } = this.deps;
     const { progress } = input;

@@ -5,6 +5,7 @@ import { CidrList } from '../net/address-ranges.js';
 import { TargetList } from '../net/allowed-targets.js';
 import { keyValues } from './key-values.js';
 import { projectRoot } from './paths.js';
+import { maxCallDepthBound } from '../domain/cases.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.preprocess(
@@ -143,7 +144,7 @@ const configSchema = () =>
       /** Activity nodes of one case running at once; the rest wait for a slot (recorded in the run's input at start). */
       maxParallelNodes: z.coerce.number().int().min(1).max(100),
       /** How deep call_workflow nodes may nest cases (a case calling a case … ); checked at save and at run time. */
-      maxCallDepth: z.coerce.number().int().min(1).max(50),
+      maxCallDepth: z.coerce.number().int().min(1).max(maxCallDepthBound),
       /** Sub-workflow cases one top-level case may start through its calls, at any depth; checked as each starts. */
       maxCallCases: z.coerce.number().int().min(1),
       /** Reruns a bulk rerun starts per second at most (each batch on its own). */

@@ -207,6 +207,9 @@ export interface FinalizeCaseInput {
 /** The per-case node cap of a run whose input does not carry one (started by an older API). */
 export const defaultMaxParallelNodes = 8;
 
+/** The deepest `cases.maxCallDepth` may be set: how many levels a call tree can have at most. */
+export const maxCallDepthBound = 50;
+
 /** Per-attempt limit of a node without `execution.timeout_ms`. */
 export const defaultNodeTimeoutMs = 10_000;
 /**

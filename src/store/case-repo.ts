@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type ExpressionBuilder, type ExpressionWrapper, type Insertable, type Selectable, type SqlBool } from 'kysely';
 import {
   nodeClocks,
+  maxCallDepthBound,
   terminalStatuses,
   type CaseError,
   type CaseResults,
@@ -109,9 +110,6 @@ export interface StartCaseInput {
 
 const now = () => new Date().toISOString();
 
-/** Levels walked up to a case's top-level case (cases.maxCallDepth is at most 50). */
-const MAX_CALL_LEVELS = 50;
-
 /**
  * The top-level case of the tree `caseId` is in. Its recorded root, or its own id when it is top-level. A
  * sub-workflow case without a recorded root was written by a process from before the column (a rolling upgrade):
@@ -119,12 +117,14 @@ const MAX_CALL_LEVELS = 50;
  */
 async function treeRoot(trx: Db, caseId: string): Promise<string> {
   let id = caseId;
-  for (let level = 0; level < MAX_CALL_LEVELS; level += 1) {
+  for (let level = 0; level < maxCallDepthBound; level += 1) {
     const row = await trx
       .selectFrom('cases')
       .select(['root_case_id', 'parent_case_id'])
       .where('id', '=', id)
-      .executeTakeFirstOrThrow();
+      .executeTakeFirst();
+    // An ancestor retention erased: the highest case still there counts as the top, as migration 118's fill takes it.
+    if (!row) return id;
     if (row.root_case_id !== null) return row.root_case_id;
     if (row.parent_case_id === null) return id;
     id = row.parent_case_id;

@@ -48,7 +48,7 @@ export class CompiledRowValues<Row extends object, R> {
       // A field the first run lacked is not in the SQL: its value would be dropped without a word.
       if (!fields || Object.keys(row).some((name) => !fields.has(name)))
         throw new Error(
-          `a compiled statement was run with values it was not compiled for (${[...(fields ?? [])].join(', ')})`,
+          `a compiled statement was run with values it was not compiled for (${[...(fields ?? [])].map((name) => this.label(i, name)).join(', ')})`,
         );
     });
     const parameters = compiled.parameters.map((p) => (p instanceof Slot ? valueOf(rows, p) : p));

@@ -5,6 +5,7 @@ import { Graph, vars } from '../support/graphs.js';
 import { caseIdsOf } from '../hooks/support.js';
 import { Migrator } from 'kysely';
 import { migrations } from '../../src/store/migrations/index.js';
+import { migrateToLatest } from '../../src/store/database.js';
 import { randomUUID } from 'node:crypto';
 import { CaseRepo } from '../../src/store/case-repo.js';
 
@@ -83,7 +84,8 @@ describe('sub-workflow cases of one top-level case', () => {
       direction: 'Down',
       status: 'Success',
     });
-    expect((await migrator.migrateUp()).error).toBeUndefined();
+    // Back up to the latest, so the service (and the next test) runs on the whole schema again.
+    await migrateToLatest(db);
     expect(await roots()).toEqual(before);
   });
 

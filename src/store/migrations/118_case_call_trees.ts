@@ -5,36 +5,62 @@ import { concurrentIndexMigration, type ConcurrentIndex } from './concurrent-ind
 const FILL_BATCH = 500;
 /** Levels walked up from a case to its top-level case (cases.maxCallDepth is at most 50). */
 const MAX_LEVELS = 50;
+/**
+ * Postgres errors a batch is tried again after: a deadlock with a process still writing cases (its rows are locked
+ * in no fixed order), a lock wait past the role's lock_timeout. Anything else, or a sixth time, stops the start;
+ * the next start goes on from where the fill was.
+ */
+const RETRIED_CODES = new Set(['40P01', '55P03']);
+const BATCH_TRIES = 5;
+
+function retried(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && 'code' in err && RETRIED_CODES.has(String(err.code));
+}
+
+/** The top-level case of each of `ids` whose root is still empty: its parents walked up. */
+async function fillBatch<DB>(db: Kysely<DB>, ids: string[]): Promise<void> {
+  for (let tries = 1; ; tries += 1) {
+    try {
+      await sql`
+        with recursive up (id, ancestor, level) as (
+          select id, parent_case_id, 1 from cases where id in (${sql.join(ids)}) and root_case_id is null
+          union all
+          select up.id, p.parent_case_id, up.level + 1 from up join cases p on p.id = up.ancestor
+          where p.parent_case_id is not null and up.level < ${MAX_LEVELS}
+        ),
+        roots (id, root) as (
+          select up.id, up.ancestor from up
+          join (select id, max(level) as top from up group by id) deepest on deepest.id = up.id and deepest.top = up.level
+        )
+        update cases set root_case_id = roots.root from roots
+        where cases.id = roots.id and cases.root_case_id is null`.execute(db);
+      return;
+    } catch (err) {
+      if (tries >= BATCH_TRIES || !retried(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 100 * tries));
+    }
+  }
+}
 
 /**
- * The top-level case of each sub-workflow case written before the column: its parents walked up, one batch of cases
- * at a time in the order of the parents index (a keyset, so a batch reads about as many rows as it fills). Cases
+ * The top-level case of each sub-workflow case written before the column, one batch of cases at a time in the
+ * order of the primary key (a keyset: the whole table is read once, however many children one case has). Cases
  * already filled are not written again: a fill cut short reads past them at its next run and fills the rest.
  */
 async function fillCaseRoots<DB>(db: Kysely<DB>): Promise<void> {
-  let after = { parent: '', id: '' };
+  let after = '';
   for (;;) {
-    const { rows } = await sql<{ parent: string; id: string }>`
-      select parent_case_id as parent, id from cases
-      where parent_case_id >= ${after.parent} and (parent_case_id > ${after.parent} or id > ${after.id})
-      order by parent_case_id, id limit ${FILL_BATCH}`.execute(db);
+    const { rows } = await sql<{ id: string }>`
+      select id from cases where parent_case_id is not null and id > ${after} order by id limit ${FILL_BATCH}`.execute(
+      db,
+    );
     const last = rows.at(-1);
     if (!last) return;
-    const ids = sql.join(rows.map((row) => row.id));
-    await sql`
-      with recursive up (id, ancestor, level) as (
-        select id, parent_case_id, 1 from cases where id in (${ids}) and root_case_id is null
-        union all
-        select up.id, p.parent_case_id, up.level + 1 from up join cases p on p.id = up.ancestor
-        where p.parent_case_id is not null and up.level < ${MAX_LEVELS}
-      ),
-      roots (id, root) as (
-        select up.id, up.ancestor from up
-        join (select id, max(level) as top from up group by id) deepest on deepest.id = up.id and deepest.top = up.level
-      )
-      update cases set root_case_id = roots.root from roots
-      where cases.id = roots.id and cases.root_case_id is null`.execute(db);
-    after = last;
+    await fillBatch(
+      db,
+      rows.map((row) => row.id),
+    );
+    after = last.id;
   }
 }
 
