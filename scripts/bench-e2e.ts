@@ -6,7 +6,13 @@ import { fileURLToPath } from 'node:url';
 import { describeGrowth, freeWorkflowTaskSlots, readCounters, type Counters } from './bench-counters.js';
 import type { Level, LevelResult } from './bench-e2e-load.js';
 import type { FillOptions } from './bench-fill.js';
-import { cpuByArea, mainThreadProfiles, monotonicUs } from './bench-profile.js';
+import {
+  cpuByArea,
+  mainThreadProfiles,
+  monotonicUs,
+  workerThreadProfiles,
+  workflowThreadByArea,
+} from './bench-profile.js';
 import { cpuByGroup, megabytes, sample, type TreeSample } from './bench-proc.js';
 import {
   hookJobOf,
@@ -212,19 +218,31 @@ async function printStarts(subject: Subject): Promise<void> {
   );
 }
 
-/** With BENCH_E2E_PROFILE_DIR: what the main thread's CPU went to, per level, from the profiles the subject wrote on exit. */
+/**
+ * With BENCH_E2E_PROFILE_DIR: what the main thread's CPU and the workflow thread's time went to, per level, from the
+ * profiles the subject wrote on exit.
+ */
 function printProfileAreas(rows: Row[], startedMs: number): void {
   const dir = process.env.BENCH_E2E_PROFILE_DIR;
   if (!dir || rows.length === 0) return;
-  const files = mainThreadProfiles(dir, startedMs);
-  if (files.length === 0) return;
+  const threads = [
+    { what: 'Node main thread by area (CPU profile', files: mainThreadProfiles(dir, startedMs), byArea: cpuByArea },
+    {
+      what: 'workflow thread by area (profile: time while not idle, not CPU',
+      files: workerThreadProfiles(dir, startedMs),
+      byArea: workflowThreadByArea,
+    },
+  ];
   for (const row of rows) {
-    const areas = cpuByArea(files, row.fromUs, row.toUs);
-    console.log(
-      `e2e [${row.subject}]: concurrency ${row.result.concurrency}, Node main thread by area (CPU profile, monotonic µs ${row.fromUs}-${row.toUs}):`,
-    );
-    for (const [area, ms] of [...areas].sort((a, b) => b[1] - a[1])) {
-      console.log(`e2e:     ${(ms / row.result.cases).toFixed(2).padStart(7)} ms/case  ${area}`);
+    for (const { what, files, byArea } of threads) {
+      if (files.length === 0) continue;
+      const areas = byArea(files, row.fromUs, row.toUs);
+      console.log(
+        `e2e [${row.subject}]: concurrency ${row.result.concurrency}, ${what}, monotonic µs ${row.fromUs}-${row.toUs}):`,
+      );
+      for (const [area, ms] of [...areas].sort((a, b) => b[1] - a[1])) {
+        console.log(`e2e:     ${(ms / row.result.cases).toFixed(2).padStart(7)} ms/case  ${area}`);
+      }
     }
   }
 }
