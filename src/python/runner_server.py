@@ -13,10 +13,10 @@ can see another. While calls come, a child is forked and contained ahead of the
 next call (a spare, `prearm` in init): the call then only narrows its limits
 and hands it the request.
 """
-import collections
 import json
 import os
 import re
+import select
 import selectors
 import shutil
 import signal
@@ -91,10 +91,6 @@ class Server:
         self.prearm_idle = max(0, int(prearm.get("idleMs") or 0)) / 1000.0
         # Children forked and armed but holding no call (idle), or let go and not yet exited, by pid.
         self.spares = {}
-        # Calls that found every slot held, one of them by a child let go whose exit report is on its way.
-        self.waiting = collections.deque()
-        # Slots of the children asked of the zygote whose answer (pid, socket) has not been read yet, oldest first.
-        self.forking = collections.deque()
         self.last_request = float("-inf")
         self.crash_replaced = False
         self.preload()
@@ -176,9 +172,10 @@ class Server:
     def serve(self):
         os.set_blocking(0, False)
         self.sel.register(0, selectors.EVENT_READ, ("stdin", None))
+        # Not blocking: a call may take an exit report out of turn (next_child).
+        os.set_blocking(self.zygote.exits, False)
         self.sel.register(self.zygote.exits, selectors.EVENT_READ, ("exits", None))
-        self.sel.register(self.zygote.ctl, selectors.EVENT_READ, ("forked", None))
-        while not (self.closing and not self.jobs and not self.spares and not self.forking):
+        while not (self.closing and not self.jobs and not self.spares):
             timeout = None
             due = [j["deadline"] for j in self.jobs.values()]
             if self.idle_spares():
@@ -195,8 +192,6 @@ class Server:
                     self.on_stdin()
                 elif kind == "exits":
                     self.on_exits()
-                elif kind == "forked":
-                    self.on_forked(wait=False)
                 else:
                     self.on_pipe(job)
             now = time.monotonic()
@@ -265,59 +260,35 @@ class Server:
     def spawn(self, req, frame):
         self.last_request = time.monotonic()
         self.crash_replaced = False
-        self.start(req, frame)
-        self.refill()
-
-    def start(self, req, frame):
         for _ in range(2):  # a spare found dead leaves the call to the next child, once
             child = self.next_child()
-            if child is None:
-                if self.spares:  # a child let go holds a slot until its exit report frees it: the call waits
-                    self.waiting.append((req, frame))
-                else:  # the pool sends at most one call per slot; a server that lost one says so
-                    write_frame(fail(req.get("id"), "sandbox", "no scratch space is free on this runner", 0))
-                return
+            if child is None:  # the pool sends at most one call per slot; a server that lost one says so
+                write_frame(fail(req.get("id"), "sandbox", "no scratch space is free on this runner", 0))
+                break
             if self.hand_over(child, req, frame):
-                return
-        write_frame(fail(req.get("id"), "sandbox", "no Python process could take the call", 0))
-
-    def start_waiting(self):
-        """Calls that waited for a slot, while one is free."""
-        while self.waiting and (self.idle_spares() or self.scratch.free):
-            self.start(*self.waiting.popleft())
+                break
+        else:
+            write_frame(fail(req.get("id"), "sandbox", "no Python process could take the call", 0))
+        self.refill()
 
     def next_child(self):
-        """An armed spare, else the child the zygote is forking (asked now on a free slot if none is
-        asked yet), read from it in a blocking wait; None when no slot is free."""
-        child = next(iter(self.idle_spares()), None)
-        if child is not None:
-            return child
-        if not self.forking and not self.ask_fork():
-            return None
-        return self.on_forked(wait=True)
+        """An armed spare, else a fresh child on a free slot; None when no slot is free."""
+        while True:
+            child = next(iter(self.idle_spares()), None) or self.fork_child()
+            if child is not None or not self.spares:
+                return child
+            # A child let go holds its slot until it exits; it was SIGKILLed, so that is a moment.
+            select.select([self.zygote.exits], [], [], 1.0)
+            self.on_exits()
 
-    def ask_fork(self):
-        """Asks the zygote for a child on a free slot (it contains itself on that slot's scratch, then
-        waits for its call); the answer is read by on_forked. False when no slot is free."""
+    def fork_child(self):
+        """A child on a free slot: it contains itself on that slot's scratch, then waits for its call."""
         slot = self.scratch.take()
         if slot is None:
-            return False
-        self.zygote.ask(slot)
-        self.forking.append(slot)
-        return True
-
-    def on_forked(self, wait):
-        """The zygote's answer to the oldest fork asked: a spare (None when not waiting and none is there yet)."""
-        if not self.forking:
             return None
-        forked = self.zygote.forked(wait)
-        if forked is None:
-            return None
-        pid, sock = forked
-        child = {"pid": pid, "sock": sock, "slot": self.forking.popleft(), "idle": True}
+        pid, sock = self.zygote.fork(slot)
+        child = {"pid": pid, "sock": sock, "slot": slot, "idle": True}
         self.spares[pid] = child
-        if self.closing:
-            self.let_go(child)
         return child
 
     def hand_over(self, child, req, frame):
@@ -360,8 +331,7 @@ class Server:
         """Arms spares up to `prearm` on free slots, while calls come."""
         if self.closing or time.monotonic() - self.last_request >= self.prearm_idle:
             return
-        # Asked, not waited for: the zygote's round trip stays off this call's answer.
-        while len(self.idle_spares()) + len(self.forking) < self.prearm and self.ask_fork():
+        while len(self.idle_spares()) < self.prearm and self.fork_child() is not None:
             pass
 
     def let_go(self, child):
@@ -379,13 +349,9 @@ class Server:
             os.close(child["sock"])
         del self.spares[child["pid"]]
         self.scratch.release(child["slot"])
-        self.start_waiting()
-        if crashed:  # replaced, once per call at most (no fork loop)
-            if self.crash_replaced:
-                return
+        if crashed and not self.crash_replaced:  # replaced, once per call at most (no fork loop)
             self.crash_replaced = True
-        # The slot of a child that answered comes free here: a spare on it while calls come.
-        self.refill()
+            self.refill()
 
     def on_exits(self):
         try:
@@ -395,9 +361,6 @@ class Server:
         if not data:
             raise RuntimeError("the zygote exited")
         for pid, status in struct.iter_unpack(">ii", data):
-            # The zygote answered a fork before it could report that child's exit: read up to that answer.
-            while pid not in self.jobs and pid not in self.spares and self.forking:
-                self.on_forked(wait=True)
             job = self.jobs.get(pid)
             if job is not None:
                 self.finish(job, status)
@@ -412,9 +375,6 @@ class Server:
         if not data:
             self.sel.unregister(job["pipe"])
             job["pipe_closed"] = True
-            res = self.result(job)
-            if res is not None:
-                self.answer_at_end(job, res)
             return
         if len(job["buf"]) + len(data) > MAX_CHILD_BYTES:
             job["overflow"] = True
@@ -440,22 +400,7 @@ class Server:
         job["done"] = True
         # The child is dead (its exit was reported), so nothing writes to the slot while it is emptied.
         self.scratch.release(job["slot"])
-        self.reply(job, self.result(job) or self.failure(job, status))
-        self.start_waiting()
-
-    def answer_at_end(self, job, res):
-        """The child wrote its whole result and closed its socket: the call is answered now, not at its
-        exit report. It is killed first (a thread of the code's may still run); it holds its slot, as a
-        spare let go does, until that report, and the slot is emptied then."""
-        pid = job["pid"]
-        kill(pid)
-        os.close(job["pipe"])
-        del self.jobs[pid]
-        job["done"] = True
-        self.spares[pid] = {"pid": pid, "sock": None, "slot": job["slot"], "idle": False}
-        self.reply(job, res)
-
-    def reply(self, job, res):
+        res = self.response(job, status)
         try:
             body = encode(res)
         except (ValueError, RecursionError):  # e.g. lone surrogates or deep nesting from a hostile child
@@ -465,25 +410,20 @@ class Server:
         # After the answer: the spare for the next call is forked off the critical path.
         self.refill()
 
-    def result(self, job):
-        """The child's result when what it wrote is one whole JSON object, else None."""
-        if job["overflow"] or not job["buf"]:
-            return None
-        try:
-            res = json.loads(bytes(job["buf"]))
-        except (ValueError, RecursionError):  # cut off by a kill, or hostile: judged by its exit status
-            return None
-        if not isinstance(res, dict):
-            return None
-        res["id"] = job["id"]
-        res["childMs"] = elapsed_ms(job)
-        return res
-
-    def failure(self, job, status):
+    def response(self, job, status):
         rid = job["id"]
-        ms = elapsed_ms(job)
+        ms = round((time.monotonic() - job["start"]) * 1000, 3)
         if job["overflow"]:
             return fail(rid, "output", "the code produced more than 24 MB of results", ms)
+        if job["buf"]:
+            try:
+                res = json.loads(bytes(job["buf"]))
+                if isinstance(res, dict):
+                    res["id"] = rid
+                    res["childMs"] = ms
+                    return res
+            except (ValueError, RecursionError):  # cut off by a kill, or hostile: judged by status below
+                pass
         if job["killed"]:
             return fail(rid, "timeout", f"execution exceeded the time limit of {job['timeoutMs']} ms", ms)
         if os.WIFSIGNALED(status):
@@ -538,10 +478,6 @@ def empty_dir(path):
                 shutil.rmtree(entry.path)
             else:
                 os.unlink(entry.path)
-
-
-def elapsed_ms(job):
-    return round((time.monotonic() - job["start"]) * 1000, 3)
 
 
 def timeout_of(req):
@@ -630,16 +566,10 @@ class Zygote:
         os.close(exits_w)
         return cls(pid, ctl, exits_r)
 
-    def ask(self, slot):
-        """Asks for a fresh child that contains itself on scratch slot `slot`; answered in order (forked)."""
+    def fork(self, slot):
+        """(pid, fd of the socket to a fresh child that contains itself on scratch slot `slot`)."""
         self.ctl.send(struct.pack(">I", slot))
-
-    def forked(self, wait):
-        """(pid, fd of the socket to the child) of the oldest fork asked; None when not waiting and not there yet."""
-        try:
-            msg, fds, _, _ = socket.recv_fds(self.ctl, 16, 1, 0 if wait else socket.MSG_DONTWAIT)
-        except BlockingIOError:
-            return None
+        msg, fds, _, _ = socket.recv_fds(self.ctl, 16, 1)
         if not fds:
             raise RuntimeError("the zygote did not fork")
         (pid,) = struct.unpack(">i", msg)
@@ -744,7 +674,11 @@ class Child:
             self.execute()
 
     def send(self, obj):
-        self.send_raw(json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8"))
+        data = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+        view = memoryview(data)
+        while view:
+            n = os.write(self.w, view)
+            view = view[n:]
 
     def scan(self):
         p = policy_mod.Policy(self.s.policy_data, False)
@@ -789,10 +723,10 @@ class Child:
         self.send_raw(body.encode("utf-8"))
 
     def send_raw(self, data):
-        """The child's one message. Its socket is closed after it (this is its only fd of it): the
-        server reads the end of the result there, without waiting for the child's exit."""
-        write_all(self.w, data)
-        os.close(self.w)
+        view = memoryview(data)
+        while view:
+            n = os.write(self.w, view)
+            view = view[n:]
 
 
 def main():
