@@ -18,18 +18,25 @@ const BUILD_LOCK_CLASS = 0x63660125;
 /** Cases as a version before migration 118 wrote them: each with its parent (null: a top-level case). */
 type CallTrees = Map<string, string | null>;
 
-/** A top-level case, `wide` sub-workflow cases under it, and under the first of them a chain `deep` levels down. */
-function callTree(trees: CallTrees, wide: number, deep: number): void {
-  const top = randomUUID();
-  trees.set(top, null);
-  const under = Array.from({ length: wide }, () => randomUUID());
-  for (const id of under) trees.set(id, top);
-  let parent = under[0] ?? top;
-  for (let level = 0; level < deep; level += 1) {
-    const [next, sibling] = [randomUUID(), randomUUID()];
-    trees.set(next, parent).set(sibling, parent);
-    parent = next;
+/**
+ * Call trees, one per `[wide, deep]`: a top-level case, `wide` sub-workflow cases under it, and under the first of
+ * them a chain `deep` levels down (two cases a level).
+ */
+function callTrees(...shapes: Array<[wide: number, deep: number]>): CallTrees {
+  const trees: CallTrees = new Map();
+  for (const [wide, deep] of shapes) {
+    const top = randomUUID();
+    trees.set(top, null);
+    const under = Array.from({ length: wide }, () => randomUUID());
+    for (const id of under) trees.set(id, top);
+    let parent = under[0] ?? top;
+    for (let level = 0; level < deep; level += 1) {
+      const [next, sibling] = [randomUUID(), randomUUID()];
+      trees.set(next, parent).set(sibling, parent);
+      parent = next;
+    }
   }
+  return trees;
 }
 
 /** Each sub-workflow case's top-level case, found by walking up its parents. */
@@ -286,9 +293,7 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
 
   it('migration 118 on a store from before it: the column in the migration, its fill and index after it commits, cases written to throughout', async () => {
     const admin = await session();
-    const trees: CallTrees = new Map();
-    callTree(trees, 2, 4);
-    callTree(trees, 700, 2);
+    const trees = callTrees([2, 4], [700, 2]);
     const { migrating, release } = await upgradeHeldAfter118(admin, trees);
     // The migrations have committed: the column is there, nothing filled in them.
     expect([...(await rootsIn(admin, trees)).values()].every((root) => root === null)).toBe(true);
@@ -315,8 +320,7 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
 
   it("migration 118's fill cut short goes on where it stopped at the next start", async () => {
     const admin = await session();
-    const trees: CallTrees = new Map();
-    callTree(trees, 1200, 3);
+    const trees = callTrees([1200, 3]);
     const { migrating, release } = await upgradeHeldAfter118(admin, trees);
     // The last sub-workflow case the fill comes to (it goes in the order of the primary key) is held: the fill fills
     // two batches and waits on the third.
@@ -346,8 +350,7 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
   it('a store that ran migration 118 already is left as it is, its index built plain or concurrently', async () => {
     const admin = await session();
     // As the earlier 118 left it: its own tree filled and indexed in the migration.
-    const trees: CallTrees = new Map();
-    callTree(trees, 3, 3);
+    const trees = callTrees([3, 3]);
     await writeCases(admin, trees);
     for (const [id, root] of topsOf(trees))
       await admin.query('update cases set root_case_id = $2 where id = $1', [id, root]);
