@@ -94,7 +94,12 @@ describe('secrets and Temporal histories', () => {
     // The search can find what is there: the hook's case is in its own run's history.
     let hookedSeen = false;
     // Only this service's runs: other test files share the dev server, under master keys of their own.
-    for await (const run of client.workflow.list({ query: `TaskQueue = '${svc.taskQueue}'` })) {
+    const query = `TaskQueue = '${svc.taskQueue}'`;
+    // The engine writes visibility rows a moment after a run changes (history.visibilityProcessorMaxPollRPS).
+    await expect
+      .poll(async () => (await client.workflow.count(query)).count, { timeout: 30_000 })
+      .toBeGreaterThanOrEqual(6);
+    for await (const run of client.workflow.list({ query })) {
       const text = await decodedHistoryText(
         await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory(),
         codec,
