@@ -3,11 +3,12 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import SQLite from 'better-sqlite3';
 import type Pg from 'pg';
-import { Kysely, Migrator, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import { Kysely, Migrator, PostgresAdapter, PostgresDialect, sql, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 import { concurrentIndexes, migrations } from './migrations/index.js';
 import { buildConcurrentIndexes, type OnWaitingForBuild } from './migrations/concurrent-index.js';
 import { isStoreUnavailable } from './unavailable.js';
+import { StoreSqliteDialect } from './sqlite-dialect.js';
 
 export type Db = Kysely<Database>;
 export type DialectName = 'sqlite' | 'postgres';
@@ -60,7 +61,7 @@ export function openStore(dataDir: string, databaseUrl?: string, onPoolError?: (
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const db = new Kysely<Database>({ dialect: new StoreSqliteDialect({ database: withStatementCache(database) }) });
   return {
     db,
     dialect: 'sqlite',
