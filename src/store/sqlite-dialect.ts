@@ -14,7 +14,7 @@ class MigratingSqliteAdapter extends SqliteAdapter {
   /**
    * The first statement of the migrations' transaction is a write, so it takes SQLite's one write lock at once (what
    * BEGIN IMMEDIATE does): another process migrating waits for it (busy_timeout), then reads what this one committed
-   * and finds nothing pending. The write changes nothing; commit or rollback lets the lock go, so release is kysely's.
+   * and finds nothing pending. The write changes nothing; commit or rollback lets the lock go (release stays a no-op).
    */
   override async acquireMigrationLock(db: Kysely<unknown>, options: MigrationLockOptions): Promise<void> {
     await sql`update ${sql.table(options.lockTable)} set is_locked = is_locked where id = ${options.lockRowId}`.execute(
