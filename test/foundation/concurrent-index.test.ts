@@ -212,6 +212,25 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
     expect(await indexState(admin)).toMatchObject({ valid: true });
   }, 60_000);
 
+  it("is built with the role's lock_timeout off: it waits for a writer's transaction open longer than that", async () => {
+    const admin = await session();
+    await before125(admin);
+    const open = await session();
+    await open.query('begin');
+    await insertDelivery(open);
+    const timed = openStoreWithLockTimeout();
+    try {
+      const migrated = migrateToLatest(timed.db);
+      await expect.poll(() => buildingOn(admin, 'callback_deliveries'), { interval: 50, timeout: 30_000 }).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 2 * LOCK_TIMEOUT_MS));
+      await open.query('commit');
+      expect(await migrated).toEqual([MIGRATION, `index ${INDEX} (built concurrently)`]);
+      expect(await indexState(admin)).toMatchObject({ valid: true });
+    } finally {
+      await timed.close();
+    }
+  }, 60_000);
+
   it('rebuilds an index a failed build left invalid, and leaves a valid one alone', async () => {
     const admin = await session();
     await before125(admin);
