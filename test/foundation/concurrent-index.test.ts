@@ -167,6 +167,25 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
   const openStoreWithLockTimeout = () =>
     // The URL's options (its search_path) end it.
     openStore(dataDir, `${schema.url}${encodeURIComponent(` -c lock_timeout=${LOCK_TIMEOUT_MS}`)}`);
+  /**
+   * The store before migration 125, and a writer's transaction open on the table when its build begins: any build of
+   * the index waits for it to end. The writer's session, to commit.
+   */
+  const before125WithWriterOpen = async (admin: pg.Client) => {
+    await before125(admin);
+    const open = await session();
+    await open.query('begin');
+    await insertDelivery(open);
+    return open;
+  };
+  /** A fill stopped with `filled` of `trees` filled and no index: the next start fills the rest and builds it. */
+  const expectFinishedAtNextStart = async (admin: pg.Client, trees: CallTrees, filled: number) => {
+    expect([...(await rootsIn(admin, trees)).values()].filter((root) => root !== null)).toHaveLength(filled);
+    expect(await indexState(admin, 'cases_root')).toBeUndefined();
+    expect(await migrateToLatest(store.db)).toEqual(['index cases_root (built concurrently)']);
+    expect(await rootsIn(admin, trees)).toEqual(topsOf(trees));
+    expect(await indexState(admin, 'cases_root')).toMatchObject({ valid: true });
+  };
   /** The store as it was before migration 125 ran. */
   const before125 = async (client: pg.Client) => {
     await client.query(`drop index ${INDEX}`);
@@ -191,11 +210,7 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
 
   it('is built while the table takes writes: one waiting on the build is not held behind it', async () => {
     const admin = await session();
-    await before125(admin);
-    // A writer whose transaction is open when the build begins: any build of the index waits for it to end.
-    const open = await session();
-    await open.query('begin');
-    await insertDelivery(open);
+    const open = await before125WithWriterOpen(admin);
     let migrated: Promise<string[]> | undefined;
     try {
       migrated = migrateToLatest(store.db);
@@ -214,10 +229,7 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
 
   it("is built with the role's lock_timeout off: it waits for a writer's transaction open longer than that", async () => {
     const admin = await session();
-    await before125(admin);
-    const open = await session();
-    await open.query('begin');
-    await insertDelivery(open);
+    const open = await before125WithWriterOpen(admin);
     const timed = openStoreWithLockTimeout();
     try {
       const migrated = migrateToLatest(timed.db);
@@ -376,62 +388,71 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
     await admin.query('select pg_cancel_backend($1)', [pid]);
     await expect(migrating).rejects.toThrow(/canceling statement due to user request/);
     await holder.query('rollback');
-    const filled = [...(await rootsIn(admin, trees)).values()].filter((root) => root !== null);
-    expect(filled).toHaveLength(1000);
-    expect(await indexState(admin, 'cases_root')).toBeUndefined();
-    expect(await migrateToLatest(store.db)).toEqual(['index cases_root (built concurrently)']);
-    expect(await rootsIn(admin, trees)).toEqual(topsOf(trees));
-    expect(await indexState(admin, 'cases_root')).toMatchObject({ valid: true });
+    await expectFinishedAtNextStart(admin, trees, 1000);
   }, 60_000);
 
-  it("migration 118's fill tries a batch again when it met a lock past the role's lock_timeout, and finishes", async () => {
-    const admin = await session();
-    const trees = callTrees([600, 1]);
-    const timed = openStoreWithLockTimeout();
-    try {
-      const { migrating, release } = await upgradeHeldAfter118(admin, trees, timed);
-      // The fill fills one batch and waits on the second, which fails once its wait passes the lock_timeout.
-      const holder = await holdLastOfFill();
-      await release();
-      const first = await vi.waitUntil(() => fillWaiting(admin), { interval: 20, timeout: 30_000 });
-      // The same batch waits again, in a statement of its own: the first try failed and the fill did not stop.
-      await expect
-        .poll(async () => (await fillWaiting(admin))?.began.getTime(), { interval: 20, timeout: 30_000 })
-        .toBeGreaterThan(first.began.getTime());
-      await holder.query('rollback');
-      expect(await migrating).toEqual(['118_case_call_trees', 'index cases_root (built concurrently)']);
-      expect(await rootsIn(admin, trees)).toEqual(topsOf(trees));
-      expect(await indexState(admin, 'cases_root')).toMatchObject({ valid: true });
-    } finally {
-      await timed.close();
-    }
-  }, 60_000);
-
-  it("migration 118's fill gives up on a batch whose lock is never released, after its tries, saying so", async () => {
+  /**
+   * A start with the role's lock_timeout on a store from before migration 118, released with the last sub-workflow
+   * case locked elsewhere: its fill fills one batch and waits on the second, each try of which fails once its wait
+   * passes the lock_timeout. `check` runs meanwhile.
+   */
+  const fillHeldPastLockTimeout = async (
+    check: (fill: {
+      admin: pg.Client;
+      trees: CallTrees;
+      migrating: Promise<string[]>;
+      holder: pg.Client;
+      releasedAt: number;
+    }) => Promise<void>,
+  ) => {
     const admin = await session();
     const trees = callTrees([600, 1]);
     const timed = openStoreWithLockTimeout();
     try {
       const { migrating, release } = await upgradeHeldAfter118(admin, trees, timed);
       const holder = await holdLastOfFill();
-      const started = performance.now();
+      const releasedAt = performance.now();
       await release();
-      await expect(migrating).rejects.toThrow(
-        /gave up on a batch after 5 tries, each stopped by a lock held elsewhere \(the last: canceling statement due to lock timeout\)/,
-      );
-      // Each try waited its lock_timeout out, and the fill waited between them.
-      expect(performance.now() - started).toBeGreaterThanOrEqual(BATCH_TRIES * LOCK_TIMEOUT_MS + BATCH_RETRY_WAITS_MS);
-      await holder.query('rollback');
-      // The batch before it stays filled; the held one and the index are left to the next start, which finishes them.
-      const filled = [...(await rootsIn(admin, trees)).values()].filter((root) => root !== null);
-      expect(filled).toHaveLength(500);
-      expect(await indexState(admin, 'cases_root')).toBeUndefined();
-      expect(await migrateToLatest(store.db)).toEqual(['index cases_root (built concurrently)']);
-      expect(await rootsIn(admin, trees)).toEqual(topsOf(trees));
+      await check({ admin, trees, migrating, holder, releasedAt });
     } finally {
       await timed.close();
     }
-  }, 60_000);
+  };
+
+  it(
+    "migration 118's fill tries a batch again when it met a lock past the role's lock_timeout, and finishes",
+    () =>
+      fillHeldPastLockTimeout(async ({ admin, trees, migrating, holder }) => {
+        const first = await vi.waitUntil(() => fillWaiting(admin), { interval: 20, timeout: 30_000 });
+        // The same batch waits again, in a statement of its own: the first try failed and the fill did not stop.
+        await expect
+          .poll(async () => (await fillWaiting(admin))?.began.getTime(), { interval: 20, timeout: 30_000 })
+          .toBeGreaterThan(first.began.getTime());
+        await holder.query('rollback');
+        expect(await migrating).toEqual(['118_case_call_trees', 'index cases_root (built concurrently)']);
+        expect(await rootsIn(admin, trees)).toEqual(topsOf(trees));
+        expect(await indexState(admin, 'cases_root')).toMatchObject({ valid: true });
+      }),
+    60_000,
+  );
+
+  it(
+    "migration 118's fill gives up on a batch whose lock is never released, after its tries, saying so",
+    () =>
+      fillHeldPastLockTimeout(async ({ admin, trees, migrating, holder, releasedAt }) => {
+        await expect(migrating).rejects.toThrow(
+          /gave up on a batch after 5 tries, each stopped by a lock held elsewhere \(the last: canceling statement due to lock timeout\)/,
+        );
+        // Each try waited its lock_timeout out, and the fill waited between them.
+        expect(performance.now() - releasedAt).toBeGreaterThanOrEqual(
+          BATCH_TRIES * LOCK_TIMEOUT_MS + BATCH_RETRY_WAITS_MS,
+        );
+        await holder.query('rollback');
+        // The batch before it stays filled.
+        await expectFinishedAtNextStart(admin, trees, 500);
+      }),
+    60_000,
+  );
 
   it('a store that ran migration 118 already is left as it is, its index built plain or concurrently', async () => {
     const admin = await session();
