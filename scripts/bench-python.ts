@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config/config.js';
-import { PythonRunnerPool } from '../src/python/pool.js';
+import { configuredPoolOptions, PythonRunnerPool } from '../src/python/pool.js';
 import { cpuMsWithChildren } from './bench-proc.js';
 
 const SOURCE = 'def main(inputs):\n    return {"sum": inputs["a"] + inputs["b"]}\n';
@@ -36,7 +36,7 @@ export async function benchPython(): Promise<void> {
   const prearm = process.env.BENCH_PYTHON_PREARM;
   // No server recycled while measuring: an ended server's CPU reaches this process late or not at all.
   const pool = await PythonRunnerPool.create({
-    bwrapPath: loadConfig().python.bwrapPath,
+    ...configuredPoolOptions(loadConfig().python),
     recycleAfter: 1_000_000,
     prearmedPerServer: prearm === undefined ? undefined : Number(prearm),
   });

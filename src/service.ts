@@ -24,7 +24,7 @@ import { EngineHealth, startEngineProbe } from './temporal/engine-health.js';
 import { countLocalActivityReruns } from './temporal/local-activity-reruns.js';
 import { createWorker } from './temporal/worker.js';
 import { superviseWorker } from './temporal/worker-supervisor.js';
-import { PythonRunnerPool } from './python/pool.js';
+import { configuredPoolOptions, PythonRunnerPool } from './python/pool.js';
 import { tracingSettings, type TracingSettings } from './tracing/settings.js';
 import { startTracing } from './tracing/tracing.js';
 
@@ -174,10 +174,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       size: config.python.poolSize || undefined,
       warmServers: config.python.warmServers,
       allowUnsandboxed: config.python.allowUnsandboxed,
-      bwrapPath: config.python.bwrapPath,
-      defaultTimeoutMs: config.python.defaultTimeoutMs,
+      ...configuredPoolOptions(config.python),
       maxQueuedPerOrganization: config.python.maxQueuedPerOrganization,
-      maxQueued: config.python.maxQueued,
       scratchMb: config.python.scratchMb,
       // Python egress obeys the same operator allowlist as every other tenant-supplied destination.
       egress: config.outbound,

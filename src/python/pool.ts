@@ -3,6 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { pino, type Logger } from 'pino';
+import type { Config } from '../config/config.js';
 import { CallQueue, PythonPoolBusy, type CallKind, type QueuedCall } from './call-queue.js';
 import { assessCapabilities, limitsRefused, refusalMessage, UNSANDBOXED_ENV } from './capabilities.js';
 import { EgressProxy } from './egress.js';
@@ -23,6 +24,14 @@ import type {
 
 export type * from './types.js';
 export { PythonPoolBusy } from './call-queue.js';
+
+/** The pool options whose one default is the configuration (python.*, config/default.json): every caller's pool. */
+export function configuredPoolOptions(
+  python: Config['python'],
+): Pick<PythonPoolOptions, 'bwrapPath' | 'defaultTimeoutMs' | 'maxQueued'> {
+  const { bwrapPath, defaultTimeoutMs, maxQueued } = python;
+  return { bwrapPath, defaultTimeoutMs, maxQueued };
+}
 
 type Kind = CallKind;
 
@@ -99,9 +108,9 @@ export class PythonRunnerPool {
       networkSize: Math.max(1, options.networkSize ?? Math.min(2, size)),
       concurrency: Math.max(1, options.concurrencyPerServer ?? 4),
       recycleAfter: Math.max(1, options.recycleAfter ?? 1000),
-      defaultTimeoutMs: options.defaultTimeoutMs ?? 10_000,
+      defaultTimeoutMs: options.defaultTimeoutMs,
       maxQueuedPerOrganization: Math.max(1, options.maxQueuedPerOrganization ?? 32),
-      maxQueued: Math.max(1, options.maxQueued ?? 256),
+      maxQueued: Math.max(1, options.maxQueued),
       scratchMb: Math.max(1, options.scratchMb ?? 64),
       prearm: {
         children: Math.max(0, options.prearmedPerServer ?? 1),

@@ -127,12 +127,12 @@ export interface PythonPoolOptions {
   prearmIdleMs?: number;
   /** Recycle a server after this many calls (default 1000). */
   recycleAfter?: number;
-  /** Default 10 000 ms; a request may set its own up to 600 000. */
-  defaultTimeoutMs?: number;
+  /** A call's time limit when its request sets none (python.defaultTimeoutMs); a request may set up to 600 000. */
+  defaultTimeoutMs: number;
   /** Calls one organization may have waiting for a server; more are refused at once as `busy` (default 32). */
   maxQueuedPerOrganization?: number;
-  /** Calls waiting in all, the last guard (default 256). */
-  maxQueued?: number;
+  /** Calls waiting in all, the last guard (python.maxQueued). */
+  maxQueued: number;
   /** Path to the policy JSON (default: config/python-policy.json of the project). */
   policyPath?: string;
   /** Run without full containment when the host lacks it (also CASEFLOW_PYTHON_ALLOW_UNSANDBOXED=1). */

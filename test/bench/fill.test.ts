@@ -5,7 +5,7 @@ import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fillStores } from '../../scripts/bench-fill.js';
 import { freePort } from '../../src/net/free-port.js';
-import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
+import { devServerEngine, startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
 import { createWorkflow, startCase, waitForEnd } from '../cases/support.js';
 import { headlessDevServer } from '../support/dev-server.js';
 import { py, textChain } from '../support/graphs.js';
@@ -71,6 +71,7 @@ describe('a filled store whose runs carry their retention timers (BENCH_E2E_FILL
     svc = await startTestService({ embeddedTemporal: true, config: { temporal: { devServer: ports } } });
     dataDir = svc.dataDir;
     const namespace = svc.config.temporal.namespace;
+    const engine = devServerEngine(svc.config.temporal.devServer);
     const wf = await createWorkflow(svc, textChain('Echo', py('return {"text": inputs["text"]}')));
     const templateIds = new Set<string>();
     for (const text of ['a', 'b']) {
@@ -90,7 +91,8 @@ describe('a filled store whose runs carry their retention timers (BENCH_E2E_FILL
     // Each copy has a history of its own before the server starts (the first is due as it starts).
     for (const run of runs.copies) expect(historyNodes(dataDir, run.runId)).toBeGreaterThan(0);
 
-    server = await startDevServer({ ...(await headlessDevServer(dataDir)), namespace });
+    // Started again with the engine's settings, as the service starts its own on this file.
+    server = await startDevServer({ ...(await headlessDevServer(dataDir)), ...engine, namespace });
     const connection = await Connection.connect({ address: server.address });
     try {
       const client = new Client({ connection, namespace });

@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { freePort } from '../../src/net/free-port.js';
 import { temporalCliPath } from '../../src/temporal/binaries.js';
-import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
+import { devServerEngine, startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
 import { isTemporalUnavailable } from '../../src/temporal/unavailable.js';
 import { refused, startTestService, type TestService } from '../support/harness.js';
 import { caseStatus, createWorkflow, execute, initiate, startCase, waitForEnd } from './support.js';
@@ -76,7 +77,8 @@ describe('reconciling cases whose run ended unrecorded', () => {
 
 /**
  * An API-only service (no worker polling a server that is about to go away) on a dedicated in-memory dev server at a
- * fixed port, so the test can stop the server and start it again at the same address.
+ * fixed port, so the test can stop the server and start it again at the same address. The server runs with the
+ * engine's settings from temporal.devServer, as the service's own does.
  */
 function faultFixture(config: Record<string, unknown>) {
   const fixture = {
@@ -95,6 +97,8 @@ function faultFixture(config: Record<string, unknown>) {
       namespace: 'default',
       startTimeoutMs: 90_000,
       logger: createLogger('warn'),
+      // The engine as the service runs its embedded server by default (as test/support/global-setup.ts).
+      ...devServerEngine(loadConfig({}).temporal.devServer),
     });
   };
   beforeAll(async () => {

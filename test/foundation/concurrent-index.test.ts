@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { projectRoot } from '../../src/config/paths.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import { TenancyRepo } from '../../src/store/tenancy-repo.js';
@@ -14,6 +14,11 @@ const INDEX = 'callback_deliveries_status_due';
 const MIGRATION = '125_callback_deliveries_due_index';
 /** The advisory-lock class of the builds (src/store/migrations/concurrent-index.ts). */
 const BUILD_LOCK_CLASS = 0x63660125;
+/** The lock_timeout of a store whose fill meets a lock held elsewhere. */
+const LOCK_TIMEOUT_MS = 1000;
+/** The tries of one batch of migration 118's fill and the waits between them (src/store/migrations/118_case_call_trees.ts). */
+const BATCH_TRIES = 5;
+const BATCH_RETRY_WAITS_MS = 100 + 200 + 300 + 400;
 
 /** Cases as a version before migration 118 wrote them: each with its parent (null: a top-level case). */
 type CallTrees = Map<string, string | null>;
@@ -128,17 +133,58 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
       [index],
     );
   /**
-   * A start on a store from before migration 118 holding `trees`, held once its migrations have committed (another
-   * process builds cases_root): the start, and the release of that hold.
+   * A start of `on` on a store from before migration 118 holding `trees`, held once its migrations have committed
+   * (another process builds cases_root): the start, and the release of that hold.
    */
-  const upgradeHeldAfter118 = async (admin: pg.Client, trees: CallTrees) => {
+  const upgradeHeldAfter118 = async (admin: pg.Client, trees: CallTrees, on: Store = store) => {
     await before118(admin, trees);
     const other = await session();
     await buildLock(other, 'cases_root', true);
     const waitedFor: string[] = [];
-    const migrating = migrateToLatest(store.db, (index) => waitedFor.push(index));
+    const migrating = migrateToLatest(on.db, (index) => waitedFor.push(index));
     await expect.poll(() => waitedFor, { timeout: 10_000 }).toEqual(['cases_root']);
     return { migrating, release: () => buildLock(other, 'cases_root', false) };
+  };
+  /**
+   * The last sub-workflow case the fill comes to (it goes in the order of the primary key), locked in a transaction
+   * of another session: the fill waits on the batch that holds it. The session, to roll back.
+   */
+  const holdLastOfFill = async () => {
+    const holder = await session();
+    await holder.query('begin');
+    await holder.query('select id from cases where parent_case_id is not null order by id desc limit 1 for update');
+    return holder;
+  };
+  /** The statement of the fill waiting for a lock, if one is: its session and when it began. */
+  const fillWaiting = async (admin: pg.Client) =>
+    (
+      await admin.query<{ pid: number; began: Date }>(
+        `select pid, query_start as began from pg_stat_activity
+         where wait_event_type = 'Lock' and query like '%with recursive up (id, ancestor, level)%'`,
+      )
+    ).rows[0];
+  /** The store in the same schema with a role's lock_timeout: a statement waiting on a row lock past it fails. */
+  const openStoreWithLockTimeout = () =>
+    // The URL's options (its search_path) end it.
+    openStore(dataDir, `${schema.url}${encodeURIComponent(` -c lock_timeout=${LOCK_TIMEOUT_MS}`)}`);
+  /**
+   * The store before migration 125, and a writer's transaction open on the table when its build begins: any build of
+   * the index waits for it to end. The writer's session, to commit.
+   */
+  const before125WithWriterOpen = async (admin: pg.Client) => {
+    await before125(admin);
+    const open = await session();
+    await open.query('begin');
+    await insertDelivery(open);
+    return open;
+  };
+  /** A fill stopped with `filled` of `trees` filled and no index: the next start fills the rest and builds it. */
+  const expectFinishedAtNextStart = async (admin: pg.Client, trees: CallTrees, filled: number) => {
+    expect([...(await rootsIn(admin, trees)).values()].filter((root) => root !== null)).toHaveLength(filled);
+    expect(await indexState(admin, 'cases_root')).toBeUndefined();
+    expect(await migrateToLatest(store.db)).toEqual(['index cases_root (built concurrently)']);
+    expect(await rootsIn(admin, trees)).toEqual(topsOf(trees));
+    expect(await indexState(admin, 'cases_root')).toMatchObject({ valid: true });
   };
   /** The store as it was before migration 125 ran. */
   const before125 = async (client: pg.Client) => {
@@ -164,11 +210,7 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
 
   it('is built while the table takes writes: one waiting on the build is not held behind it', async () => {
     const admin = await session();
-    await before125(admin);
-    // A writer whose transaction is open when the build begins: any build of the index waits for it to end.
-    const open = await session();
-    await open.query('begin');
-    await insertDelivery(open);
+    const open = await before125WithWriterOpen(admin);
     let migrated: Promise<string[]> | undefined;
     try {
       migrated = migrateToLatest(store.db);
@@ -183,6 +225,22 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
     }
     expect(await migrated).toEqual([MIGRATION, `index ${INDEX} (built concurrently)`]);
     expect(await indexState(admin)).toMatchObject({ valid: true });
+  }, 60_000);
+
+  it("is built with the role's lock_timeout off: it waits for a writer's transaction open longer than that", async () => {
+    const admin = await session();
+    const open = await before125WithWriterOpen(admin);
+    const timed = openStoreWithLockTimeout();
+    try {
+      const migrated = migrateToLatest(timed.db);
+      await expect.poll(() => buildingOn(admin, 'callback_deliveries'), { interval: 50, timeout: 30_000 }).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 2 * LOCK_TIMEOUT_MS));
+      await open.query('commit');
+      expect(await migrated).toEqual([MIGRATION, `index ${INDEX} (built concurrently)`]);
+      expect(await indexState(admin)).toMatchObject({ valid: true });
+    } finally {
+      await timed.close();
+    }
   }, 60_000);
 
   it('rebuilds an index a failed build left invalid, and leaves a valid one alone', async () => {
@@ -322,30 +380,79 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
     const admin = await session();
     const trees = callTrees([1200, 3]);
     const { migrating, release } = await upgradeHeldAfter118(admin, trees);
-    // The last sub-workflow case the fill comes to (it goes in the order of the primary key) is held: the fill fills
-    // two batches and waits on the third.
-    const holder = await session();
-    await holder.query('begin');
-    await holder.query('select id from cases where parent_case_id is not null order by id desc limit 1 for update');
+    // The fill fills two batches and waits on the third.
+    const holder = await holdLastOfFill();
     await release();
-    const waiting = async () =>
-      (
-        await admin.query<{ pid: number }>(
-          `select pid from pg_stat_activity where wait_event_type = 'Lock' and query like '%with recursive up (id, ancestor, level)%'`,
-        )
-      ).rows[0]?.pid;
-    await expect.poll(waiting, { interval: 50, timeout: 30_000 }).toBeDefined();
+    const { pid } = await vi.waitUntil(() => fillWaiting(admin), { interval: 50, timeout: 30_000 });
     // Cut short there (as a timeout or the end of its process would): that batch is undone, the two before it stay.
-    await admin.query('select pg_cancel_backend($1)', [await waiting()]);
+    await admin.query('select pg_cancel_backend($1)', [pid]);
     await expect(migrating).rejects.toThrow(/canceling statement due to user request/);
     await holder.query('rollback');
-    const filled = [...(await rootsIn(admin, trees)).values()].filter((root) => root !== null);
-    expect(filled).toHaveLength(1000);
-    expect(await indexState(admin, 'cases_root')).toBeUndefined();
-    expect(await migrateToLatest(store.db)).toEqual(['index cases_root (built concurrently)']);
-    expect(await rootsIn(admin, trees)).toEqual(topsOf(trees));
-    expect(await indexState(admin, 'cases_root')).toMatchObject({ valid: true });
+    await expectFinishedAtNextStart(admin, trees, 1000);
   }, 60_000);
+
+  /**
+   * A start with the role's lock_timeout on a store from before migration 118, released with the last sub-workflow
+   * case locked elsewhere: its fill fills one batch and waits on the second, each try of which fails once its wait
+   * passes the lock_timeout. `check` runs meanwhile.
+   */
+  const fillHeldPastLockTimeout = async (
+    check: (fill: {
+      admin: pg.Client;
+      trees: CallTrees;
+      migrating: Promise<string[]>;
+      holder: pg.Client;
+      releasedAt: number;
+    }) => Promise<void>,
+  ) => {
+    const admin = await session();
+    const trees = callTrees([600, 1]);
+    const timed = openStoreWithLockTimeout();
+    try {
+      const { migrating, release } = await upgradeHeldAfter118(admin, trees, timed);
+      const holder = await holdLastOfFill();
+      const releasedAt = performance.now();
+      await release();
+      await check({ admin, trees, migrating, holder, releasedAt });
+    } finally {
+      await timed.close();
+    }
+  };
+
+  it(
+    "migration 118's fill tries a batch again when it met a lock past the role's lock_timeout, and finishes",
+    () =>
+      fillHeldPastLockTimeout(async ({ admin, trees, migrating, holder }) => {
+        const first = await vi.waitUntil(() => fillWaiting(admin), { interval: 20, timeout: 30_000 });
+        // The same batch waits again, in a statement of its own: the first try failed and the fill did not stop.
+        await expect
+          .poll(async () => (await fillWaiting(admin))?.began.getTime(), { interval: 20, timeout: 30_000 })
+          .toBeGreaterThan(first.began.getTime());
+        await holder.query('rollback');
+        expect(await migrating).toEqual(['118_case_call_trees', 'index cases_root (built concurrently)']);
+        expect(await rootsIn(admin, trees)).toEqual(topsOf(trees));
+        expect(await indexState(admin, 'cases_root')).toMatchObject({ valid: true });
+      }),
+    60_000,
+  );
+
+  it(
+    "migration 118's fill gives up on a batch whose lock is never released, after its tries, saying so",
+    () =>
+      fillHeldPastLockTimeout(async ({ admin, trees, migrating, holder, releasedAt }) => {
+        await expect(migrating).rejects.toThrow(
+          /gave up on a batch after 5 tries, each stopped by a lock held elsewhere \(the last: canceling statement due to lock timeout\)/,
+        );
+        // Each try waited its lock_timeout out, and the fill waited between them.
+        expect(performance.now() - releasedAt).toBeGreaterThanOrEqual(
+          BATCH_TRIES * LOCK_TIMEOUT_MS + BATCH_RETRY_WAITS_MS,
+        );
+        await holder.query('rollback');
+        // The batch before it stays filled.
+        await expectFinishedAtNextStart(admin, trees, 500);
+      }),
+    60_000,
+  );
 
   it('a store that ran migration 118 already is left as it is, its index built plain or concurrently', async () => {
     const admin = await session();

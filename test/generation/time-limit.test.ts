@@ -14,7 +14,7 @@ import { generationWorkflowId } from '../../src/temporal/contracts/generation-ru
 import { initialRunRecord } from '../../src/domain/generation/run.js';
 import type { GenerationRunInput } from '../../src/temporal/contracts/generation-run.js';
 import { createLogger } from '../../src/logging/logger.js';
-import { PythonRunnerPool } from '../../src/python/pool.js';
+import { configuredPoolOptions, PythonRunnerPool } from '../../src/python/pool.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import { GenerationRepo } from '../../src/store/generation-repo.js';
 import { TenancyRepo } from '../../src/store/tenancy-repo.js';
@@ -53,7 +53,7 @@ beforeAll(async () => {
   await migrateToLatest(store.db);
   python = await PythonRunnerPool.create({
     size: 1,
-    bwrapPath: loadConfig({}).python.bwrapPath,
+    ...configuredPoolOptions(loadConfig({}).python),
     logger: createLogger('silent'),
   });
 });

@@ -2,14 +2,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { expect } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { PythonRunnerPool } from '../../src/python/pool.js';
+import { configuredPoolOptions, PythonRunnerPool } from '../../src/python/pool.js';
 import type { PythonPoolOptions, PythonRunResult } from '../../src/python/types.js';
 
-/** The bubblewrap binary the service's pool starts through (python.bwrapPath, config/default.json). */
-const configuredBwrapPath = loadConfig({}).python.bwrapPath;
+/** What the service's pool takes from its configuration (config/default.json): the tests' pools take the same. */
+export const configured = configuredPoolOptions(loadConfig({}).python);
 
 export async function createPool(options: Partial<PythonPoolOptions> = {}): Promise<PythonRunnerPool> {
-  const pool = await PythonRunnerPool.create({ size: 2, bwrapPath: configuredBwrapPath, ...options });
+  const pool = await PythonRunnerPool.create({ size: 2, ...configured, ...options });
   // These tests are about the contained runner; a host without it must fail loudly, not skip.
   expect(pool.stats().capabilities?.problems).toEqual([]);
   expect(pool.stats().mode).toBe('contained');

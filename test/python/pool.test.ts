@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { PythonRunnerPool } from '../../src/python/pool.js';
-import { createPool, descendants, expectHealthy, failed, main, NORMAL, until } from './pool-helpers.js';
+import { configured, createPool, descendants, expectHealthy, failed, main, NORMAL, until } from './pool-helpers.js';
 
 const pools: PythonRunnerPool[] = [];
 async function track(p: Promise<PythonRunnerPool>): Promise<PythonRunnerPool> {
@@ -153,7 +153,7 @@ describe('pool behaviour', () => {
 describe('hosts without full containment', () => {
   test('refuses to run untrusted code unless the operator opted in', async () => {
     delete process.env.CASEFLOW_PYTHON_ALLOW_UNSANDBOXED;
-    const pool = await track(PythonRunnerPool.create({ size: 1, bwrapPath: '/nonexistent/bwrap' }));
+    const pool = await track(PythonRunnerPool.create({ ...configured, size: 1, bwrapPath: '/nonexistent/bwrap' }));
     const caps = pool.stats().capabilities;
     expect(pool.stats().mode).toBe('refusing');
     expect(caps?.fullContainment).toBe(false);
@@ -167,7 +167,7 @@ describe('hosts without full containment', () => {
 
   test('runs when opted in (with whatever layers the host has)', async () => {
     const pool = await track(
-      PythonRunnerPool.create({ size: 1, bwrapPath: '/nonexistent/bwrap', allowUnsandboxed: true }),
+      PythonRunnerPool.create({ ...configured, size: 1, bwrapPath: '/nonexistent/bwrap', allowUnsandboxed: true }),
     );
     expect(pool.stats()).toMatchObject({ mode: 'unsandboxed' });
     const r = await pool.run({ form: 'main', source: NORMAL, inputs: { a: 1, b: 1 } });
@@ -187,7 +187,9 @@ describe('hosts without full containment', () => {
     for (const allowUnsandboxed of [false, true]) {
       const lines: string[] = [];
       const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
-      const pool = await track(PythonRunnerPool.create({ size: 1, bwrapPath, allowUnsandboxed, logger }));
+      const pool = await track(
+        PythonRunnerPool.create({ ...configured, size: 1, bwrapPath, allowUnsandboxed, logger }),
+      );
       expect(pool.stats().capabilities).toMatchObject({ bwrap: true, callLimits: false, fullContainment: false });
       expect(pool.stats()).toMatchObject({ mode: 'refusing' });
       const refusal = lines

@@ -6,7 +6,7 @@ import { CatalogService } from '../../catalog/catalog-service.js';
 import { loadConfig } from '../../config/config.js';
 import { DomainError } from '../../errors.js';
 import { createLogger } from '../../logging/logger.js';
-import { PythonRunnerPool } from '../../python/pool.js';
+import { configuredPoolOptions, PythonRunnerPool } from '../../python/pool.js';
 import { CatalogRepo } from '../../store/catalog-repo.js';
 import { migrateToLatest, openStore } from '../../store/database.js';
 import { fail, print, sayWaitingForIndexBuild } from './output.js';
@@ -23,7 +23,7 @@ async function withCatalog(needsScanner: boolean, fn: (catalog: CatalogService) 
     ? await PythonRunnerPool.create({
         size: 1,
         allowUnsandboxed: config.python.allowUnsandboxed,
-        bwrapPath: config.python.bwrapPath,
+        ...configuredPoolOptions(config.python),
         logger: logger.child({ component: 'python' }),
       })
     : undefined;

@@ -13,8 +13,8 @@ const MAX_LEVELS = 50;
 const RETRIED_CODES = new Set(['40P01', '55P03']);
 const BATCH_TRIES = 5;
 
-function retried(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && 'code' in err && RETRIED_CODES.has(String(err.code));
+function retried(err: unknown): err is Error {
+  return err instanceof Error && 'code' in err && RETRIED_CODES.has(String(err.code));
 }
 
 /** The top-level case of each of `ids` whose root is still empty: its parents walked up. */
@@ -36,7 +36,14 @@ async function fillBatch<DB>(db: Kysely<DB>, ids: string[]): Promise<void> {
         where cases.id = roots.id and cases.root_case_id is null`.execute(db);
       return;
     } catch (err) {
-      if (tries >= BATCH_TRIES || !retried(err)) throw err;
+      if (!retried(err)) throw err;
+      // The start stops on this error: it says what stopped and that it is not lost work.
+      if (tries >= BATCH_TRIES)
+        throw new Error(
+          `filling cases.root_case_id: gave up on a batch after ${tries} tries, each stopped by a lock held elsewhere ` +
+            `(the last: ${err.message}); the next start goes on from where the fill stopped`,
+          { cause: err },
+        );
       await new Promise((resolve) => setTimeout(resolve, 100 * tries));
     }
   }

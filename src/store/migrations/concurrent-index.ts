@@ -92,12 +92,15 @@ async function buildOne<DB>(db: Kysely<DB>, index: ConcurrentIndex, onWaiting: O
     // Until the index is valid its fill may be unfinished: each start runs it again, and it goes on from where it was.
     await index.fill?.(db);
     const columns = sql.join(index.columns.map((column) => sql.id(column)));
-    // A role's statement_timeout would cut every build on a large table short, and each start would try again.
+    // A role's statement_timeout would cut every build on a large table short, and each start would try again; its
+    // lock_timeout every build that waits (as it must) for a transaction open on the table longer than that.
     await sql`set statement_timeout = 0`.execute(db);
+    await sql`set lock_timeout = 0`.execute(db);
     await sql`create index concurrently ${sql.id(index.name)} on ${sql.id(index.table)} (${columns})`.execute(db);
     return true;
   } finally {
     await sql`reset statement_timeout`.execute(db);
+    await sql`reset lock_timeout`.execute(db);
     await sql`select pg_advisory_unlock(${key})`.execute(db);
   }
 }
