@@ -52,6 +52,9 @@ export function comm(pathName: string): string {
   return readFileSync(pathName, 'utf8').trim();
 }
 
+/** The row of a caseflow service's threads that ended between two samples. */
+export const exitedThreadsGroup = 'node exited threads (vm timeout watchdogs)';
+
 /** A child process by its name (the same in every subject: the Temporal server, Python, n8n's task runner). */
 function childGroup(processName: string, root: Root): string {
   if (processName.startsWith('temporal')) return 'temporal server';
@@ -86,9 +89,11 @@ export function sample(roots: Root[]): TreeSample {
         rssKb += rss;
         const processGroup = pid === root.pid ? root.label : childGroup(processName, root);
         rssByProcess.set(processGroup, (rssByProcess.get(processGroup) ?? 0) + rss);
+        let liveTicks = 0;
         for (const tid of readdirSync(`/proc/${pid}/task`)) {
           const stat = statFields(`/proc/${pid}/task/${tid}/stat`);
           const ticks = Number(stat[11]) + Number(stat[12]);
+          liveTicks += ticks;
           const group =
             pid !== root.pid
               ? processGroup
@@ -100,6 +105,12 @@ export function sample(roots: Root[]): TreeSample {
         // The processes it reaped (the Python runner's per-call children, a recycled Python server): their CPU
         // left the live threads above when they ended, so it is counted here, or it would vanish between samples.
         const stat = statFields(`/proc/${pid}/stat`);
+        // Threads of the service that ended (Node's watchdog thread of each `vm` call given a timeout, one per
+        // call into the workflow sandbox): the process's own ticks count them, no live thread does.
+        if (pid === root.pid && root.kind === 'caseflow') {
+          const exited = Number(stat[11]) + Number(stat[12]) - liveTicks;
+          threads.push({ group: `${root.label}: ${exitedThreadsGroup}`, ticks: exited });
+        }
         const reapedGroup = pid !== root.pid ? processGroup : root.kind === 'caseflow' ? 'python' : root.label;
         threads.push({ group: reapedGroup, ticks: Number(stat[13]) + Number(stat[14]) });
       } catch {
