@@ -1,4 +1,5 @@
 import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
+import { waitingForAnother } from '../waiting-for-another.js';
 
 /** An index added to a table that may be large (and written to) by the time its migration runs. */
 export interface ConcurrentIndex {
@@ -16,8 +17,6 @@ export interface ConcurrentIndex {
 const BUILD_LOCK_CLASS = 0x63660125;
 /** How often a process waits for another's build of the same index to finish. */
 const BUILD_LOCK_POLL_MS = 250;
-/** How often a process still waiting for another's build says so. */
-const WAITING_SAID_EVERY_MS = 30_000;
 
 /** Told when this process waits for another's build of `index`, at once and then every 30 s while it waits. */
 export type OnWaitingForBuild = (index: string) => void;
@@ -70,16 +69,13 @@ export async function buildConcurrentIndexes<DB>(
 async function buildOne<DB>(db: Kysely<DB>, index: ConcurrentIndex, onWaiting: OnWaitingForBuild): Promise<boolean> {
   const key = sql`${sql.lit(BUILD_LOCK_CLASS)}, hashtext(current_schema() || '.' || ${index.name})`;
   // The start waits here, for as long as another process builds: an operator is told why.
-  let saidAt: number | undefined;
-  for (;;) {
-    const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${key}) as locked`.execute(db);
-    if (rows[0]?.locked) break;
-    if (saidAt === undefined || Date.now() - saidAt >= WAITING_SAID_EVERY_MS) {
-      saidAt = Date.now();
-      onWaiting(index.name);
-    }
-    await new Promise((resolve) => setTimeout(resolve, BUILD_LOCK_POLL_MS));
-  }
+  await waitingForAnother(
+    async () => {
+      const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${key}) as locked`.execute(db);
+      return rows[0]?.locked ? true : undefined;
+    },
+    { pollMs: BUILD_LOCK_POLL_MS, onWaiting: () => onWaiting(index.name) },
+  );
   try {
     // In the store's own schema: unqualified, a same-named index in another schema on the search_path would answer.
     const { rows } = await sql<{ valid: boolean }>`
