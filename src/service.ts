@@ -155,9 +155,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger.warn({ err }, 'a database connection was lost; the pool reconnects'),
     );
     stops.push(() => store.close());
-    const applied = await migrateToLatest(store.db, (index) =>
-      logger.warn({ index }, 'waiting for another process to finish building an index of the store (CONCURRENTLY)'),
-    );
+    const applied = await migrateToLatest(store.db, {
+      onWaitingForMigrations: () =>
+        logger.warn("waiting for another process to finish migrating the store (it holds the store's write lock)"),
+      onWaitingForBuild: (index) =>
+        logger.warn({ index }, 'waiting for another process to finish building an index of the store (CONCURRENTLY)'),
+    });
     logger.info({ store: store.location, dialect: store.dialect, applied }, 'store ready');
 
     const temporal = await connectTemporal(config, address, devServer?.uiUrl, tracing.clientInterceptors);

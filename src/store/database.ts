@@ -8,7 +8,8 @@ import type { Database } from './schema.js';
 import { concurrentIndexes, migrations } from './migrations/index.js';
 import { buildConcurrentIndexes, type OnWaitingForBuild } from './migrations/concurrent-index.js';
 import { isStoreUnavailable } from './unavailable.js';
-import { StoreSqliteDialect } from './sqlite-dialect.js';
+import { MigrationLockBusyError, StoreSqliteDialect } from './sqlite-dialect.js';
+import { waitingForAnother } from './waiting-for-another.js';
 
 export type Db = Kysely<Database>;
 export type DialectName = 'sqlite' | 'postgres';
@@ -55,11 +56,16 @@ export function openStore(dataDir: string, databaseUrl?: string, onPoolError?: (
     : path.join(dataDir, 'caseflow.db');
   mkdirSync(path.dirname(file), { recursive: true });
   const database = new SQLite(file);
-  // Takes effect in a new file (before its first table); an existing one switches at the first retention run.
-  database.pragma('auto_vacuum = INCREMENTAL');
+  // First: the pragmas after it wait for another process's write as any statement does.
+  database.pragma('busy_timeout = 5000');
+  // Takes effect in a new file (before its first table); an existing one switches at the first retention run. Set
+  // only when not yet so: setting it takes the write lock, and a start would wait behind (and fail after busy_timeout
+  // on) another process's migrations before its own migrations could wait for them.
+  if (database.pragma('auto_vacuum', { simple: true }) !== INCREMENTAL_AUTO_VACUUM) {
+    database.pragma('auto_vacuum = INCREMENTAL');
+  }
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
-  database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new StoreSqliteDialect({ database: withStatementCache(database) }) });
   return {
@@ -71,6 +77,9 @@ export function openStore(dataDir: string, databaseUrl?: string, onPoolError?: (
     close: () => db.destroy(),
   };
 }
+
+/** `pragma auto_vacuum`'s answer for INCREMENTAL. */
+const INCREMENTAL_AUTO_VACUUM = 2;
 
 /** Statements kept prepared; a bound keeps SQL with varying IN-lists from growing it forever. */
 const statementCacheSize = 500;
@@ -98,7 +107,22 @@ function withStatementCache(database: SQLite.Database): SqliteDatabase {
   };
 }
 
-export async function migrateToLatest(db: Db, onWaitingForBuild?: OnWaitingForBuild): Promise<string[]> {
+/** Told while a start waits for another process, at once and then every 30 s: an operator sees why it takes long. */
+export interface MigrationWaits {
+  /** Another process holds the SQLite file's write lock (its migrations) past busy_timeout. */
+  onWaitingForMigrations?: () => void;
+  onWaitingForBuild?: OnWaitingForBuild;
+}
+
+/** How long after one attempt on SQLite, the write lock busy, the next comes (each itself waits busy_timeout). */
+const MIGRATIONS_RETRY_MS = 250;
+/**
+ * How long a start waits for another process's migrations on SQLite before it gives up: within the room the
+ * documented startup probe leaves an upgrade (docs/running.md, 20 minutes).
+ */
+const MIGRATIONS_WAIT_LIMIT_MS = 10 * 60_000;
+
+export async function migrateToLatest(db: Db, waits: MigrationWaits = {}): Promise<string[]> {
   // kysely looks for its own tables in any schema unless told which: with two
   // databases in one Postgres (one schema each) it would find the other's.
   const migrationTableSchema =
@@ -113,10 +137,30 @@ export async function migrateToLatest(db: Db, onWaitingForBuild?: OnWaitingForBu
     // number must still apply an earlier one added since, so order is by name but not enforced.
     allowUnorderedMigrations: true,
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error('Migration failed', { cause: error });
-  const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-  const built = await buildConcurrentIndexes(db, concurrentIndexes, onWaitingForBuild);
+  // On SQLite busy_timeout (5 s, the event loop blocked meanwhile) is all one attempt waits for another process's
+  // migrations: a longer wait is more attempts, not a longer busy_timeout. On Postgres kysely's lock waits itself.
+  const results = await waitingForAnother(
+    async () => {
+      const { error, results } = await migrator.migrateToLatest();
+      if (error instanceof MigrationLockBusyError) return undefined;
+      if (error) throw error instanceof Error ? error : new Error('Migration failed', { cause: error });
+      return results ?? [];
+    },
+    {
+      pollMs: MIGRATIONS_RETRY_MS,
+      onWaiting: () => waits.onWaitingForMigrations?.(),
+      limit: {
+        ms: MIGRATIONS_WAIT_LIMIT_MS,
+        gaveUp: () =>
+          new Error(
+            "gave up after 10 minutes waiting for another process's migrations (it holds the store's write lock); " +
+              'nothing was applied: the next start tries again',
+          ),
+      },
+    },
+  );
+  const applied = results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  const built = await buildConcurrentIndexes(db, concurrentIndexes, waits.onWaitingForBuild);
   return [...applied, ...built.map((name) => `index ${name} (built concurrently)`)];
 }
 

@@ -141,7 +141,7 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
     const other = await session();
     await buildLock(other, 'cases_root', true);
     const waitedFor: string[] = [];
-    const migrating = migrateToLatest(on.db, (index) => waitedFor.push(index));
+    const migrating = migrateToLatest(on.db, { onWaitingForBuild: (index) => waitedFor.push(index) });
     await expect.poll(() => waitedFor, { timeout: 10_000 }).toEqual(['cases_root']);
     return { migrating, release: () => buildLock(other, 'cases_root', false) };
   };
@@ -289,7 +289,7 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
     const other = await session();
     await buildLock(other, INDEX, true);
     const waitedFor: string[] = [];
-    const migrating = migrateToLatest(store.db, (index) => waitedFor.push(index));
+    const migrating = migrateToLatest(store.db, { onWaitingForBuild: (index) => waitedFor.push(index) });
     await expect.poll(() => waitedFor, { timeout: 10_000 }).toEqual([INDEX]);
     expect(await indexState(admin)).toBeUndefined();
     await buildLock(other, INDEX, false);

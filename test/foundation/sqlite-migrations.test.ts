@@ -13,8 +13,8 @@ import { exited } from '../support/worker-process.js';
 const built = (module: string) => JSON.stringify(pathToFileURL(path.join(projectRoot, 'dist/src/store', module)).href);
 
 /**
- * A process on the built store that says `ready` once it has opened `dataDir` and waits for a line on its stdin
- * before it runs `migrate` (the body of an async function given `store`, `migrations` and kysely's `Migrator`).
+ * A process on the built store that says `ready` once loaded and waits for a line on its stdin before it opens
+ * `dataDir` and runs `migrate` (the body of an async function given `store`, `migrations` and kysely's `Migrator`).
  */
 function storeProcess(dataDir: string, migrate: string): { child: ChildProcess; output: () => string } {
   const main = `
@@ -22,9 +22,9 @@ function storeProcess(dataDir: string, migrate: string): { child: ChildProcess; 
     import { Migrator } from 'kysely';
     import { migrateToLatest, openStore } from ${built('database.js')};
     import { migrations } from ${built('migrations/index.js')};
-    const store = openStore(${JSON.stringify(dataDir)});
     process.stdout.write('ready\\n');
     await new Promise((resolve) => createInterface({ input: process.stdin }).once('line', resolve));
+    const store = openStore(${JSON.stringify(dataDir)});
     ${migrate}
     await store.close();
     process.exit(0);`;
@@ -125,4 +125,45 @@ describe('migrations on SQLite, across processes', () => {
     store = openStore(dataDir);
     expect(await executed(store.db)).toEqual(migrationNames);
   });
+
+  it('a start meeting migrations that hold the write lock past busy_timeout waits for them, saying so', async () => {
+    // The last migration takes 8 s (busy_timeout is 5 s) before its transaction commits.
+    const last = migrationNames.at(-1) ?? '';
+    const slow = storeProcess(
+      dataDir,
+      `const slowed = {
+        ...migrations,
+        ${JSON.stringify(last)}: {
+          async up(db) {
+            await migrations[${JSON.stringify(last)}].up(db);
+            process.stdout.write('inside the last\\n');
+            Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 8000);
+          },
+        },
+      };
+      const { error } = await new Migrator({ db: store.db, provider: { getMigrations: async () => slowed } }).migrateToLatest();
+      process.stdout.write(error ? 'failed\\n' : 'migrated\\n');`,
+    );
+    const waiting = storeProcess(
+      dataDir,
+      `const applied = await migrateToLatest(store.db, {
+        onWaitingForMigrations: () => process.stdout.write('waiting\\n'),
+      });
+      process.stdout.write(JSON.stringify(applied) + '\\n');`,
+    );
+    children.push(slow.child, waiting.child);
+    for (const { output } of [slow, waiting]) await expect.poll(output, { timeout: 20_000 }).toContain('ready');
+    slow.child.stdin?.write('go\n');
+    await expect.poll(slow.output, { timeout: 20_000 }).toContain('inside the last');
+    waiting.child.stdin?.write('go\n');
+    await exited(waiting.child);
+
+    expect(waiting.child.exitCode).toBe(0);
+    // Told once (it waited ~8 s, under the 30 s between two tellings), then nothing left to apply.
+    expect(waiting.output().split('\n')).toEqual(['ready', 'waiting', '[]', '']);
+    await exited(slow.child);
+    expect(slow.output()).toContain('migrated');
+    store = openStore(dataDir);
+    expect(await executed(store.db)).toEqual(migrationNames);
+  }, 60_000);
 });

@@ -9,7 +9,7 @@ import { createLogger } from '../../logging/logger.js';
 import { configuredPoolOptions, PythonRunnerPool } from '../../python/pool.js';
 import { CatalogRepo } from '../../store/catalog-repo.js';
 import { migrateToLatest, openStore } from '../../store/database.js';
-import { fail, print, sayWaitingForIndexBuild } from './output.js';
+import { fail, print, sayWhileWaiting } from './output.js';
 
 /**
  * What the catalog operator commands do, on the store directly, like the tenancy commands; publishing scans
@@ -29,7 +29,7 @@ async function withCatalog(needsScanner: boolean, fn: (catalog: CatalogService) 
     : undefined;
   let refused: string | undefined;
   try {
-    await migrateToLatest(store.db, sayWaitingForIndexBuild);
+    await migrateToLatest(store.db, sayWhileWaiting);
     const scan = (source: string, field: string) =>
       python
         ? new SourceGates(python, logger).scanOrThrow(source, field)

@@ -10,7 +10,7 @@ import { migrateToLatest, openStore } from '../../store/database.js';
 import { OAuthRepo } from '../../store/oauth-repo.js';
 import { SubscriptionRepo } from '../../store/subscription-repo.js';
 import { SubscriptionSecrets } from '../../subscriptions/subscription-secrets.js';
-import { fail, print, sayWaitingForIndexBuild } from './output.js';
+import { fail, print, sayWhileWaiting } from './output.js';
 
 /**
  * Every secret of the store under the box's current key: connection
@@ -30,7 +30,7 @@ async function reencryptEverything(
 }> {
   const store = openStore(config.dataDir, config.databaseUrl);
   try {
-    await migrateToLatest(store.db, sayWaitingForIndexBuild);
+    await migrateToLatest(store.db, sayWhileWaiting);
     const vault = new CredentialVault(box);
     const credentials = await vault.reencryptAll(new ConnectionRepo(store.db));
     const oauthAttempts = await vault.reencryptAttempts(new OAuthRepo(store.db));

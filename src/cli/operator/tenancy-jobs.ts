@@ -11,7 +11,7 @@ import {
   createWorkspaceInput,
 } from '../../tenancy/schemas.js';
 import { TenancyError, TenancyService } from '../../tenancy/tenancy-service.js';
-import { fail, print, sayWaitingForIndexBuild } from './output.js';
+import { fail, print, sayWhileWaiting } from './output.js';
 
 /**
  * What the tenancy operator commands do. Loaded only when one of them runs (`tenancy-commands.ts` imports it
@@ -29,7 +29,7 @@ async function withTenancy(fn: (service: TenancyService) => Promise<unknown>): P
   const config = loadConfig();
   const store = openStore(config.dataDir, config.databaseUrl);
   try {
-    await migrateToLatest(store.db, sayWaitingForIndexBuild);
+    await migrateToLatest(store.db, sayWhileWaiting);
     const result = await fn(new TenancyService(new TenancyRepo(store.db)));
     if (result !== undefined) print(result);
   } catch (err) {
