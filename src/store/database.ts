@@ -153,8 +153,8 @@ export async function migrateToLatest(db: Db, waits: MigrationWaits = {}): Promi
         ms: MIGRATIONS_WAIT_LIMIT_MS,
         gaveUp: () =>
           new Error(
-            "gave up after 10 minutes waiting for another process's migrations (it holds the store's write lock); " +
-              'nothing was applied: the next start tries again',
+            `gave up after ${MIGRATIONS_WAIT_LIMIT_MS / 60_000} minutes waiting for another process's migrations ` +
+              "(it holds the store's write lock); nothing was applied: the next start tries again",
           ),
       },
     },
