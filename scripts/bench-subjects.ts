@@ -8,13 +8,14 @@ import pg from 'pg';
 import { createLogger, type Logger } from '../src/logging/logger.js';
 import { freePort } from '../src/net/free-port.js';
 import { temporalCliPath } from '../src/temporal/binaries.js';
-import { startDevServer, stopChild, type DevServer } from '../src/temporal/dev-server.js';
+import { startDevServer, type DevServer } from '../src/temporal/dev-server.js';
 import type { Level, LoadJob } from './bench-e2e-load.js';
 import { fillStores, type FillOptions } from './bench-fill.js';
 import type { TenantJob } from './bench-fairness-load.js';
 import { pythonAddGraph } from './bench-graph.js';
 import { post } from './bench-http.js';
 import type { Root } from './bench-proc.js';
+import { spawnGroup, stopGroup } from './bench-process-group.js';
 
 /**
  * What `npm run bench -- e2e` can measure, each started from nothing in a
@@ -122,7 +123,7 @@ export function startServe(
   const profileDir = process.env.BENCH_E2E_PROFILE_DIR;
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const start = startCommand(root);
-  const child = spawn(
+  const child = spawnGroup(
     process.execPath,
     [...start.flags, ...profile, path.join(root, 'src', 'cli', 'main.js'), 'serve', '--role', role],
     {
@@ -278,8 +279,8 @@ export async function startCaseflow(
   let child = first.child;
   const workers: ChildProcess[] = [];
   const stop = async () => {
-    for (const worker of workers) await stopChild(worker);
-    await stopChild(child);
+    for (const worker of workers) await stopGroup(worker);
+    await stopGroup(child);
     if (keep) console.error(`bench: the service's data directory ${dataDir} is kept`);
     else rmSync(dataDir, { recursive: true, force: true });
   };
@@ -288,7 +289,7 @@ export async function startCaseflow(
     const job = await jobOf(launch.baseUrl, await first.key);
     if (fill.cases > 0) {
       await runCases(job([{ concurrency: 8, cases: 100 }]));
-      await stopChild(child);
+      await stopGroup(child);
       const filled = fillStores(dataDir, fill);
       const perCase = (bytes: number) =>
         `${(bytes / 2 ** 20).toFixed(0)} MB, ${(bytes / filled.cases).toFixed(0)} B/case`;
@@ -352,7 +353,7 @@ export async function startSplit(root = distRoot, adminUrl = postgresUrl): Promi
   const shared = { CASEFLOW_DATA_DIR: dataDir, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address };
   const children: ChildProcess[] = [];
   const stop = async () => {
-    for (const child of children.reverse()) await stopChild(child);
+    for (const child of children.reverse()) await stopGroup(child);
     await temporal.stop();
     await admin(`drop schema ${schema} cascade`);
     rmSync(dataDir, { recursive: true, force: true });
@@ -494,7 +495,7 @@ export async function startN8n(mode: 'regular' | 'queue' = 'regular'): Promise<S
   };
   const children: ChildProcess[] = [];
   const stop = async () => {
-    for (const child of children.reverse()) await stopChild(child);
+    for (const child of children.reverse()) await stopGroup(child);
     await database?.drop();
     rmSync(home, { recursive: true, force: true });
   };
@@ -505,7 +506,7 @@ export async function startN8n(mode: 'regular' | 'queue' = 'regular'): Promise<S
     cli('import:workflow', `--input=${workflowFile}`);
     cli('publish:workflow', '--id=benchAddWorkflow1');
     const spawnN8n = (args: string[], extra: Record<string, string>) => {
-      const child = spawn(process.execPath, [n8nBin, ...args], {
+      const child = spawnGroup(process.execPath, [n8nBin, ...args], {
         env: { ...env, ...extra },
         stdio: ['ignore', 'ignore', 'inherit'],
       });

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
-import { stopChild } from '../src/temporal/dev-server.js';
 import { startCallbackReceiver, type CallbackReceiver } from './callback-receiver.js';
+import { stopGroup } from './bench-process-group.js';
 import { comm, processTree } from './bench-proc.js';
 import {
   answers,
@@ -143,7 +143,7 @@ class EmbeddedDaemon implements Stage {
   }
 
   async stop(): Promise<void> {
-    if (this.child) await stopChild(this.child);
+    if (this.child) await stopGroup(this.child);
     rmSync(this.dataDir, { recursive: true, force: true });
   }
 }

@@ -174,12 +174,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const metrics = createMetrics(workerMetricsUrl);
     watchEngine(metrics.registry, engine);
     const python = await PythonRunnerPool.create({
-      size: config.python.poolSize || undefined,
-      warmServers: config.python.warmServers,
-      allowUnsandboxed: config.python.allowUnsandboxed,
       ...configuredPoolOptions(config.python),
-      maxQueuedPerOrganization: config.python.maxQueuedPerOrganization,
-      scratchMb: config.python.scratchMb,
       // Python egress obeys the same operator allowlist as every other tenant-supplied destination.
       egress: config.outbound,
       metricsRegistry: metrics.registry,

@@ -1,4 +1,7 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 
 /**
  * Ports handed out here lie below Linux's default ephemeral range (32768–60999), from which the
@@ -9,6 +12,45 @@ import { createServer } from 'node:net';
 const LOW = 20_000;
 const HIGH = 32_767;
 
+/**
+ * A port handed out stays reserved while the process that took it lives: a file named for it here, holding that
+ * pid. Its owner may bind it many seconds later (a bench's service binds its API port once its dev server has
+ * started), and until then another test or bench choosing ports, in this process or another, would find it free
+ * too: a bench's service once met another's Temporal UI on its port (`GET /api/v1/me → 404 {"code":5}`).
+ */
+const reservations = path.join(os.tmpdir(), 'caseflow-ports');
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Whether `port` is now reserved for this process: made exclusively, or taken over from an owner that is gone. */
+function reserve(port: number): boolean {
+  const file = path.join(reservations, String(port));
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    let owner: number;
+    try {
+      owner = Number(readFileSync(file, 'utf8'));
+    } catch {
+      continue; // its owner's file went away in between
+    }
+    if (owner === 0 || alive(owner)) return false;
+    rmSync(file, { force: true });
+  }
+  return false;
+}
+
 function bindable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();
@@ -17,11 +59,13 @@ function bindable(port: number): Promise<boolean> {
   });
 }
 
-/** A TCP port free right now on 127.0.0.1, outside the ephemeral range. */
+/** A TCP port free right now on 127.0.0.1, outside the ephemeral range, and reserved for this process's life. */
 export async function freePort(): Promise<number> {
+  mkdirSync(reservations, { recursive: true });
   for (let tries = 0; tries < 200; tries++) {
     const port = LOW + Math.floor(Math.random() * (HIGH - LOW + 1));
-    if (await bindable(port)) return port;
+    if (!(await bindable(port))) continue;
+    if (reserve(port)) return port;
   }
   throw new Error(`no free port between ${LOW} and ${HIGH} after 200 tries`);
 }

@@ -28,9 +28,27 @@ export { PythonPoolBusy } from './call-queue.js';
 /** The pool options whose one default is the configuration (python.*, config/default.json): every caller's pool. */
 export function configuredPoolOptions(
   python: Config['python'],
-): Pick<PythonPoolOptions, 'bwrapPath' | 'defaultTimeoutMs' | 'maxQueued'> {
-  const { bwrapPath, defaultTimeoutMs, maxQueued } = python;
-  return { bwrapPath, defaultTimeoutMs, maxQueued };
+): Pick<
+  PythonPoolOptions,
+  | 'size'
+  | 'warmServers'
+  | 'allowUnsandboxed'
+  | 'bwrapPath'
+  | 'defaultTimeoutMs'
+  | 'maxQueuedPerOrganization'
+  | 'maxQueued'
+  | 'scratchMb'
+> {
+  return {
+    size: python.poolSize,
+    warmServers: python.warmServers,
+    allowUnsandboxed: python.allowUnsandboxed,
+    bwrapPath: python.bwrapPath,
+    defaultTimeoutMs: python.defaultTimeoutMs,
+    maxQueuedPerOrganization: python.maxQueuedPerOrganization,
+    maxQueued: python.maxQueued,
+    scratchMb: python.scratchMb,
+  };
 }
 
 type Kind = CallKind;
@@ -100,18 +118,18 @@ export class PythonRunnerPool {
   static async create(options: PythonPoolOptions): Promise<PythonRunnerPool> {
     const logger = options.logger ?? pino({ enabled: false });
     const cpus = availableParallelism();
-    const size = Math.max(1, options.size ?? cpus);
+    const size = Math.max(1, options.size || cpus);
     const settings: Settings = {
       size,
-      warm: Math.min(size, Math.max(1, options.warmServers ?? size)),
+      warm: Math.min(size, Math.max(1, options.warmServers)),
       idleServerMs: Math.max(1, options.idleServerMs ?? 60_000),
       networkSize: Math.max(1, options.networkSize ?? Math.min(2, size)),
       concurrency: Math.max(1, options.concurrencyPerServer ?? 4),
       recycleAfter: Math.max(1, options.recycleAfter ?? 1000),
       defaultTimeoutMs: options.defaultTimeoutMs,
-      maxQueuedPerOrganization: Math.max(1, options.maxQueuedPerOrganization ?? 32),
+      maxQueuedPerOrganization: Math.max(1, options.maxQueuedPerOrganization),
       maxQueued: Math.max(1, options.maxQueued),
-      scratchMb: Math.max(1, options.scratchMb ?? 64),
+      scratchMb: Math.max(1, options.scratchMb),
       prearm: {
         children: Math.max(0, options.prearmedPerServer ?? 1),
         idleMs: Math.max(0, options.prearmIdleMs ?? 2_000),
@@ -175,7 +193,7 @@ export class PythonRunnerPool {
     }
     const caps = assessCapabilities(bwrapError, probe?.caps ?? null);
     logger.info({ capabilities: caps }, 'python sandbox capabilities');
-    const optedIn = options.allowUnsandboxed === true || process.env[UNSANDBOXED_ENV] === '1';
+    const optedIn = options.allowUnsandboxed || process.env[UNSANDBOXED_ENV] === '1';
     let mode: PythonSandboxMode = 'contained';
     if (!caps.fullContainment) {
       // Opting in to less containment does not make a call's limits settable: every call would still fail.

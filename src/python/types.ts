@@ -99,14 +99,14 @@ export const pythonSandboxModes = ['contained', 'unsandboxed', 'refusing'] as co
 export type PythonSandboxMode = (typeof pythonSandboxModes)[number];
 
 export interface PythonPoolOptions {
-  /** Fork servers in the isolated pool at most (default: CPU count). */
-  size?: number;
+  /** Fork servers in the isolated pool at most; 0: one per CPU (python.poolSize). */
+  size: number;
   /**
-   * Isolated fork servers kept started while idle (default: size). The pool
+   * Isolated fork servers kept started while idle, at most `size` (python.warmServers). The pool
    * grows towards `size` when every slot is taken or a call waits, and ends a
    * server beyond this many once it has had no call for `idleServerMs`.
    */
-  warmServers?: number;
+  warmServers: number;
   /** How long a server beyond `warmServers` may go without a call before it is ended (default 60 000). */
   idleServerMs?: number;
   /** Fork servers in the network pool, started on first network call (default: min(2, size)). */
@@ -114,10 +114,10 @@ export interface PythonPoolOptions {
   /** Calls in flight per server (each is its own forked child; default 4). */
   concurrencyPerServer?: number;
   /**
-   * Scratch space of one call in MB (its own tmpfs, emptied when the call ends; default 64). The pool's
+   * Scratch space of one call in MB (its own tmpfs, emptied when the call ends; python.scratchMb). The pool's
    * scratch space is at most (size + networkSize) × concurrencyPerServer × scratchMb.
    */
-  scratchMb?: number;
+  scratchMb: number;
   /**
    * Children each server keeps forked and contained ahead of the next call, on free slots (default 1;
    * 0: every call forks its child when it arrives). Armed only while calls come: let go once a
@@ -129,14 +129,14 @@ export interface PythonPoolOptions {
   recycleAfter?: number;
   /** A call's time limit when its request sets none (python.defaultTimeoutMs); a request may set up to 600 000. */
   defaultTimeoutMs: number;
-  /** Calls one organization may have waiting for a server; more are refused at once as `busy` (default 32). */
-  maxQueuedPerOrganization?: number;
+  /** Calls one organization may have waiting for a server; more are refused at once as `busy` (python.maxQueuedPerOrganization). */
+  maxQueuedPerOrganization: number;
   /** Calls waiting in all, the last guard (python.maxQueued). */
   maxQueued: number;
   /** Path to the policy JSON (default: config/python-policy.json of the project). */
   policyPath?: string;
-  /** Run without full containment when the host lacks it (also CASEFLOW_PYTHON_ALLOW_UNSANDBOXED=1). */
-  allowUnsandboxed?: boolean;
+  /** Run without full containment when the host lacks it (python.allowUnsandboxed; also CASEFLOW_PYTHON_ALLOW_UNSANDBOXED=1). */
+  allowUnsandboxed: boolean;
   pythonPath?: string;
   /**
    * The bubblewrap binary (the service's: python.bwrapPath, config/default.json); absent there, the pool runs

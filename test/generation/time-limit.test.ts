@@ -52,8 +52,8 @@ beforeAll(async () => {
   store = openStore(dataDir);
   await migrateToLatest(store.db);
   python = await PythonRunnerPool.create({
-    size: 1,
     ...configuredPoolOptions(loadConfig({}).python),
+    size: 1,
     logger: createLogger('silent'),
   });
 });

@@ -12,7 +12,7 @@ import { createPool, failed, main, NORMAL } from './pool-helpers.js';
 const MAX_QUEUED = 8;
 let pool: PythonRunnerPool;
 beforeAll(async () => {
-  pool = await createPool({ size: 2, concurrencyPerServer: 4, maxQueuedPerOrganization: MAX_QUEUED });
+  pool = await createPool({ size: 2, warmServers: 2, concurrencyPerServer: 4, maxQueuedPerOrganization: MAX_QUEUED });
 });
 afterAll(() => pool.close());
 

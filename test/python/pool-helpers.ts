@@ -9,7 +9,7 @@ import type { PythonPoolOptions, PythonRunResult } from '../../src/python/types.
 export const configured = configuredPoolOptions(loadConfig({}).python);
 
 export async function createPool(options: Partial<PythonPoolOptions> = {}): Promise<PythonRunnerPool> {
-  const pool = await PythonRunnerPool.create({ size: 2, ...configured, ...options });
+  const pool = await PythonRunnerPool.create({ ...configured, size: 2, ...options });
   // These tests are about the contained runner; a host without it must fail loudly, not skip.
   expect(pool.stats().capabilities?.problems).toEqual([]);
   expect(pool.stats().mode).toBe('contained');

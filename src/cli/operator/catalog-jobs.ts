@@ -21,9 +21,8 @@ async function withCatalog(needsScanner: boolean, fn: (catalog: CatalogService) 
   const store = openStore(config.dataDir, config.databaseUrl);
   const python = needsScanner
     ? await PythonRunnerPool.create({
-        size: 1,
-        allowUnsandboxed: config.python.allowUnsandboxed,
         ...configuredPoolOptions(config.python),
+        size: 1,
         logger: logger.child({ component: 'python' }),
       })
     : undefined;
