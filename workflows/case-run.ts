@@ -193,10 +193,9 @@ type EndedInGraph = { status: TerminalStatus; attempt: EndCaseResult } | { store
  * last activity node (`lastNodeTail`) and it is a local activity's length. Each call is one attempt, as nodeActivity's.
  * Called outside cancellation: an end the activity commits is the case's end, so a cancel or the deadline timer
  * arriving meanwhile waits for it (the node's own limit bounds the wait) instead of abandoning an activity that may
- * still write COMPLETED. A failure that is not the node's own (a timeout, the worker stopping the activity) asks the
- * store whether an earlier call wrote the end before the node runs again; such a failure is never read as a cancel
- * (the case was not cancelled), so its node fails or retries instead of being left `cancelled` with its output nodes
- * pending (which the end would call a cycle).
+ * still write COMPLETED, and no cancellation ever comes back from it (which would leave the node `cancelled` and its
+ * output nodes pending: a "cycle" at the end). A failure that is not the node's own (a timeout, an activity the
+ * worker stopped) asks the store whether an earlier call wrote the end before the node runs again.
  */
 function lastNodeActivity(
   input: CaseRunInput,
@@ -232,9 +231,7 @@ function lastNodeActivity(
         if (nodeApplicationFailure(err)?.type === nodeFailedType) throw err;
         const end = await CancellationScope.nonCancellable(() => caseEnd(input.caseId));
         if (end) return { ended: 'before', end };
-        if (!isCancellation(err)) throw err;
-        const message = err instanceof Error ? err.message : String(err);
-        throw ApplicationFailure.retryable(`Node ${node.name} was stopped before it ended: ${message}`);
+        throw err;
       }
     },
   };
