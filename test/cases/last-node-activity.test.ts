@@ -1,15 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { createCaseActivities, type LastNodeRequest } from '../../activities/cases.js';
+import { createCaseActivities, type CaseActivities, type LastNodeRequest } from '../../activities/cases.js';
 import type { ActivityDeps } from '../../activities/deps.js';
 import type { FirstAttemptResult, OpenDeliveryInput } from '../../src/callbacks/delivery.js';
 import { CaseScheduler } from '../../src/domain/case-scheduler.js';
 import type { FinalizeCaseInput, RecordedEnd } from '../../src/domain/cases.js';
-import { routedGraph } from '../support/branch-kind.js';
+import { testBranchKind } from '../support/branch-kind.js';
+import { Graph, vars } from '../support/graphs.js';
 
 /**
  * The fused last node's activity (runLastNode) over fake services: the node is the test kind `test_branch` (run in
- * the activity, as the bundle does not know it) made the last node of input → branch → output.
+ * the activity, as the bundle does not know it), the last node of input → branch → output.
  */
 const delivered: FirstAttemptResult = {
   outcome: 'delivered',
@@ -56,16 +58,27 @@ function activities(store: Store) {
   return { activities: createCaseActivities(deps), finalized, attempts };
 }
 
+/** input(text) → Branch (`test_branch`, run in the activity: the bundle does not know it) → output, the branch last. */
+function lastNodeGraph(): { g: Graph; input: string; branch: string } {
+  const g = new Graph();
+  const textId = randomUUID();
+  const valueId = randomUUID();
+  const input = g.input([{ id: textId, name: 'text' }]);
+  const branch = g.node({
+    name: 'Branch',
+    type: 'branch',
+    handler_class: testBranchKind.handlerClass,
+    process: { threshold: 3 },
+    input_schema: vars([{ id: valueId, name: 'value' }]),
+    variable_mappings: { [valueId]: { from_node_id: input, from_variable_id: textId } },
+  });
+  g.chain(input, branch, g.output([{ name: 'result' }]));
+  return { g, input, branch };
+}
+
 /** The request the workflow sends when the branch node, the last, begins (input done, output pending). */
 function request(now: number, deadlineAt: number, callbackUrl?: string): LastNodeRequest {
-  const { g, input, branch, a, b, output } = routedGraph();
-  // The branch's routes lead to A and B; here it leads to the output only, so it is the last node.
-  for (const [id, edge] of Object.entries(g.edges))
-    if (edge.from_node_id === branch || [a, b].includes(edge.from_node_id) || [a, b].includes(edge.to_node_id))
-      delete g.edges[id];
-  delete g.nodes[a];
-  delete g.nodes[b];
-  g.edge(branch, output);
+  const { g, input, branch } = lastNodeGraph();
   const scheduler = new CaseScheduler({ caseId: 'case-1', graph: g, inputs: { text: 'long enough' } });
   scheduler.start();
   scheduler.begin(input, new Date(now).toISOString());
@@ -92,13 +105,16 @@ function request(now: number, deadlineAt: number, callbackUrl?: string): LastNod
   };
 }
 
+/** The activity as a free function (the mock environment calls it without its object). */
+const runLastNode = (a: CaseActivities) => (r: LastNodeRequest) => a.runLastNode(r);
+
 const env = () => new MockActivityEnvironment({ startToCloseTimeoutMs: 130_000 });
 
 describe('runLastNode', () => {
   it("runs the node, writes the end it makes and makes the callback's first attempt", async () => {
     const { activities: a, finalized, attempts } = activities({ finalize: () => Promise.resolve(true) });
     const now = Date.now();
-    const result = await env().run(a.runLastNode, request(now, now + 60_000, 'https://example.test/hook'));
+    const result = await env().run(runLastNode(a), request(now, now + 60_000, 'https://example.test/hook'));
 
     expect(result).toMatchObject({
       ended: 'here',
@@ -120,7 +136,7 @@ describe('runLastNode', () => {
     const end: RecordedEnd = { status: 'COMPLETED', results: {} };
     const { activities: a, attempts } = activities({ finalize: () => Promise.resolve(false), end });
     const now = Date.now();
-    const result = await env().run(a.runLastNode, request(now, now + 60_000, 'https://example.test/hook'));
+    const result = await env().run(runLastNode(a), request(now, now + 60_000, 'https://example.test/hook'));
 
     expect(result).toEqual({ ended: 'before', end });
     expect(attempts).toEqual([]);
@@ -130,15 +146,15 @@ describe('runLastNode', () => {
     const { activities: a, finalized } = activities({ finalize: () => Promise.resolve(true) });
     // The workflow's clock is an hour behind this process's: only the workflow's counts.
     const now = Date.now() - 3_600_000;
-    expect(await env().run(a.runLastNode, request(now, now + 60_000))).toMatchObject({ ended: 'here' });
-    expect(await env().run(a.runLastNode, request(now, now))).toMatchObject({ ended: 'late', node: { outputs: {} } });
+    expect(await env().run(runLastNode(a), request(now, now + 60_000))).toMatchObject({ ended: 'here' });
+    expect(await env().run(runLastNode(a), request(now, now))).toMatchObject({ ended: 'late', node: { outputs: {} } });
     expect(finalized).toHaveLength(1);
   });
 
   it('says the end is unwritten when the write fails, for the workflow to record it', async () => {
     const { activities: a } = activities({ finalize: () => Promise.reject(new Error('the store is away')) });
     const now = Date.now();
-    expect(await env().run(a.runLastNode, request(now, now + 60_000))).toMatchObject({
+    expect(await env().run(runLastNode(a), request(now, now + 60_000))).toMatchObject({
       ended: 'unwritten',
       error: 'the store is away',
     });
