@@ -3,28 +3,17 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { createCaseActivities, type CaseActivities, type LastNodeRequest } from '../../activities/cases.js';
 import type { ActivityDeps } from '../../activities/deps.js';
-import type { FirstAttemptResult, OpenDeliveryInput } from '../../src/callbacks/delivery.js';
+import type { OpenDeliveryInput } from '../../src/callbacks/delivery.js';
 import { CaseScheduler } from '../../src/domain/case-scheduler.js';
 import type { FinalizeCaseInput, RecordedEnd } from '../../src/domain/cases.js';
 import { testBranchKind } from '../support/branch-kind.js';
+import { deliveredFirstAttempt as delivered } from '../support/case-runs.js';
 import { Graph, vars } from '../support/graphs.js';
 
 /**
  * The fused last node's activity (runLastNode) over fake services: the node is the test kind `test_branch` (run in
  * the activity, as the bundle does not know it), the last node of input → branch → output.
  */
-const delivered: FirstAttemptResult = {
-  outcome: 'delivered',
-  responseStatus: 204,
-  error: null,
-  schedule: {
-    timeoutMs: 5000,
-    initialIntervalMs: 1000,
-    backoffCoefficient: 2,
-    maximumIntervalMs: 60_000,
-    maxElapsedMs: 3_600_000,
-  },
-};
 
 interface Store {
   /** What finalize answers: whether it wrote the end, or its failure. */

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/activity';
 import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
@@ -16,7 +15,7 @@ import { caseRunRevision } from '../../src/domain/case-run-changes.js';
 import type { CaseRunInput, RecordedEnd } from '../../src/domain/cases.js';
 import { caseRunContract, caseWorkflowId } from '../../src/temporal/contracts/case-run.js';
 import { startWorkflow } from '../../src/temporal/contracts/start.js';
-import { floatChain, py } from '../support/graphs.js';
+import { doubleCase } from '../support/case-runs.js';
 import { WorkflowLogic } from './support.js';
 
 /**
@@ -64,19 +63,7 @@ async function runCase(
   answer: (request: LastNodeRequest, call: number) => Promise<LastNodeResult>,
   options: Options = {},
 ) {
-  const chain = floatChain('Double', py('return {"b": inputs["a"] * 2}'), {
-    execution: { timeout_ms: 5_000, max_attempts: options.maxAttempts ?? 1 },
-  });
-  const input: CaseRunInput = {
-    caseId: randomUUID(),
-    organizationId: randomUUID(),
-    workspaceId: randomUUID(),
-    graph: { nodes: chain.graph.nodes, edges: chain.graph.edges },
-    inputs: { a: 2 },
-    deadlineMs: 3_600_000,
-    revision: caseRunRevision,
-    ...options.input,
-  };
+  const { chain, input } = doubleCase({ timeout_ms: 5_000, max_attempts: options.maxAttempts ?? 1 }, options.input);
   const requests: LastNodeRequest[] = [];
   const ends: EndCaseInput[] = [];
   let storeReads = 0;

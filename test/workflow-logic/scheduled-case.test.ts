@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CaseActivities } from '../../activities/cases.js';
 import type { ScheduleActivities } from '../../activities/schedules.js';
-import { caseRunRevision } from '../../src/domain/case-run-changes.js';
 import type { CaseRunInput } from '../../src/domain/cases.js';
 import { firingWorkflowId, scheduledCaseContract } from '../../src/temporal/contracts/scheduled-case.js';
 import { startWorkflow } from '../../src/temporal/contracts/start.js';
-import { floatChain, py } from '../support/graphs.js';
+import { doubleCase } from '../support/case-runs.js';
 import { WorkflowLogic } from './support.js';
 
 /** The firing workflow over mocked activities: its own two and the case run's (its child). */
@@ -27,18 +26,7 @@ afterAll(async () => {
   await logic?.stop();
 });
 
-function caseRun(): CaseRunInput {
-  const chain = floatChain('Double', py('return {"b": inputs["a"] * 2}'));
-  return {
-    caseId: randomUUID(),
-    organizationId: randomUUID(),
-    workspaceId: randomUUID(),
-    graph: { nodes: chain.graph.nodes, edges: chain.graph.edges },
-    inputs: { a: 2 },
-    deadlineMs: 3_600_000,
-    revision: caseRunRevision,
-  };
-}
+const caseRun = (): CaseRunInput => doubleCase().input;
 
 function fire(scheduleId: string, mocks: Mocks) {
   return logic.run(mocks, (client, taskQueue) =>
