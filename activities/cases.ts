@@ -1,6 +1,15 @@
 import { ApplicationFailure, Context, type Info } from '@temporalio/activity';
 import { newDelivery, type FirstAttemptResult, type OpenDeliveryInput } from '../src/callbacks/delivery.js';
-import type { FinalizeCaseInput, NodeError, NodeLog } from '../src/domain/cases.js';
+import { CaseScheduler, type LastNodeTail } from '../src/domain/case-scheduler.js';
+import {
+  nodeFailedType,
+  type FinalizeCaseInput,
+  type NodeError,
+  type NodeLog,
+  type RecordedEnd,
+} from '../src/domain/cases.js';
+import { endAfterLastNode, lastNodeEndBudgetMs } from '../src/domain/last-node.js';
+import { caseCallbackDelivery } from '../src/temporal/contracts/callback-delivery.js';
 import type { CreatorCheck } from '../src/temporal/contracts/case-run.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
 import { NodeFailure, type NodeContext, type NodeRunResult } from '../src/domain/node-kinds/kind.js';
@@ -42,7 +51,7 @@ export interface NodeFailureDetails {
   finishedAt: string;
 }
 
-export const nodeFailedType = 'NodeFailed';
+export { nodeFailedType };
 
 /** The end of a case and, when it has a callback URL, the callback's first attempt. */
 export interface EndCaseInput {
@@ -53,8 +62,41 @@ export interface EndCaseInput {
 /** How the first attempt went; `error` when it could not run at all (store or signing secret failed). */
 export type EndCaseResult = { firstAttempt?: FirstAttemptResult } | { error: string };
 
+/**
+ * The case's last activity node and the case's end in one local activity (workflows/case-run.ts). `now` and
+ * `deadlineAt` are the workflow's clock when it called and the case's deadline on it (ms).
+ */
+export interface LastNodeRequest {
+  node: RunNodeRequest;
+  tail: LastNodeTail;
+  run: {
+    runId: string;
+    workflowId: string;
+    caseInputs: Record<string, unknown>;
+    deadlineMs: number;
+    callbackUrl?: string;
+  };
+  now: number;
+  deadlineAt: number;
+}
+
+/**
+ * What the fused activity did after the node completed: `late`, the deadline had passed (nothing written, the
+ * workflow ends the case TIMED_OUT); `unwritten`, the write failed (the workflow records the end the usual way);
+ * `here`, this activity wrote the end (and made the callback's first attempt, or could not); `before`, the case had
+ * ended already (a retried call): the store's end, which the workflow takes as the case's.
+ */
+export type LastNodeResult =
+  | ({ node: RunNodeResponse } & (
+      { ended: 'late' } | { ended: 'unwritten'; error: string } | ({ ended: 'here' } & EndCaseResult)
+    ))
+  | { ended: 'before'; end: RecordedEnd };
+
 export interface CaseActivities {
   runNode(request: RunNodeRequest): Promise<RunNodeResponse>;
+  runLastNode(request: LastNodeRequest): Promise<LastNodeResult>;
+  /** The case's recorded end, or null while it has none. */
+  caseEnd(caseId: string): Promise<RecordedEnd | null>;
   /** Why the case's creator key may no longer start it, or null when it still may. */
   checkCreator(check: CreatorCheck): Promise<string | null>;
   finalizeCase(input: FinalizeCaseInput): Promise<boolean>;
@@ -74,55 +116,127 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
   };
   const maxBytes = deps.config.cases.maxNodeOutputBytes;
 
-  return {
-    async runNode(request) {
-      const startedAt = new Date().toISOString();
-      const { info, cancellationSignal } = Context.current();
-      try {
-        const attempt = { deadline: attemptDeadline(info, Date.now()), signal: cancellationSignal };
-        const result = await runKind(request, attempt, nodeServices);
-        const size = jsonBytes(result.outputs);
-        if (size > maxBytes) {
-          // The outputs would go into Temporal history (the activity result) and on to the next nodes' inputs.
-          throw new NodeFailure(
-            `Node outputs are ${size} bytes as JSON, over the limit of ${maxBytes} (cases.maxNodeOutputBytes); return large data as a file`,
-            { kind: 'limit', logs: result.logs, retryable: false },
-          );
-        }
-        return {
-          outputs: result.outputs,
-          logs: boundLogs(result.logs, maxBytes),
-          ...(result.usage ? { usage: result.usage } : {}),
-          startedAt,
-          finishedAt: new Date().toISOString(),
-        };
-      } catch (err) {
-        const failure =
-          err instanceof NodeFailure
-            ? err
-            : new NodeFailure(err instanceof Error ? err.message : String(err), { kind: 'handler' });
-        if (!(err instanceof NodeFailure))
-          deps.logger.error({ err, caseId: request.caseId, nodeId: request.node.id }, 'node handler threw');
-        const details: NodeFailureDetails = {
-          error: {
-            message: failure.message,
-            kind: failure.kind,
-            ...(failure.traceback ? { traceback: failure.traceback } : {}),
-          },
-          logs: boundLogs(failure.logs, maxBytes),
-          ...(failure.usage ? { usage: failure.usage } : {}),
-          ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
-          startedAt,
-          finishedAt: new Date().toISOString(),
-        };
-        throw ApplicationFailure.create({
-          message: failure.message,
-          type: nodeFailedType,
-          nonRetryable: !failure.retryable,
-          details: [details],
-        });
+  /** One attempt of a node, until `deadline` (epoch ms); its own failures throw as NodeFailed. */
+  async function runAttempt(request: RunNodeRequest, deadline: number): Promise<RunNodeResponse> {
+    const startedAt = new Date().toISOString();
+    try {
+      const attempt = { deadline, signal: Context.current().cancellationSignal };
+      const result = await runKind(request, attempt, nodeServices);
+      const size = jsonBytes(result.outputs);
+      if (size > maxBytes) {
+        // The outputs would go into Temporal history (the activity result) and on to the next nodes' inputs.
+        throw new NodeFailure(
+          `Node outputs are ${size} bytes as JSON, over the limit of ${maxBytes} (cases.maxNodeOutputBytes); return large data as a file`,
+          { kind: 'limit', logs: result.logs, retryable: false },
+        );
       }
+      return {
+        outputs: result.outputs,
+        logs: boundLogs(result.logs, maxBytes),
+        ...(result.usage ? { usage: result.usage } : {}),
+        startedAt,
+        finishedAt: new Date().toISOString(),
+      };
+    } catch (err) {
+      const failure =
+        err instanceof NodeFailure
+          ? err
+          : new NodeFailure(err instanceof Error ? err.message : String(err), { kind: 'handler' });
+      if (!(err instanceof NodeFailure))
+        deps.logger.error({ err, caseId: request.caseId, nodeId: request.node.id }, 'node handler threw');
+      const details: NodeFailureDetails = {
+        error: {
+          message: failure.message,
+          kind: failure.kind,
+          ...(failure.traceback ? { traceback: failure.traceback } : {}),
+        },
+        logs: boundLogs(failure.logs, maxBytes),
+        ...(failure.usage ? { usage: failure.usage } : {}),
+        ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
+        startedAt,
+        finishedAt: new Date().toISOString(),
+      };
+      throw ApplicationFailure.create({
+        message: failure.message,
+        type: nodeFailedType,
+        nonRetryable: !failure.retryable,
+        details: [details],
+      });
+    }
+  }
+
+  /** The end recorded (the callback's delivery row with it), then the callback's first attempt. */
+  async function end(input: EndCaseInput): Promise<{ recorded: boolean; attempt: () => Promise<EndCaseResult> }> {
+    const recorded = await services.cases.finalize(input.finalize, input.callback && newDelivery(input.callback));
+    deps.tracing.recordNodeSpans(input.finalize);
+    const { callback } = input;
+    const attempt = async (): Promise<EndCaseResult> => {
+      if (!callback) return {};
+      try {
+        return { firstAttempt: await services.callbacks.firstAttempt(callback, recorded) };
+      } catch (err) {
+        return { error: err instanceof Error ? err.message : String(err) };
+      }
+    };
+    return { recorded, attempt };
+  }
+
+  const caseEnd = async (caseId: string): Promise<RecordedEnd | null> =>
+    (await services.cases.recordedEnd(caseId)) ?? null;
+
+  return {
+    runNode(request) {
+      return runAttempt(request, attemptDeadline(Context.current().info, Date.now()));
     },
+
+    /**
+     * The node, then (it completed, within the case's deadline) the end it makes, written here. Idempotent on the
+     * run: when the case has ended already (this call is a retry of one that wrote the end and was lost), nothing
+     * is written or sent again and the store's end is returned.
+     */
+    async runLastNode(request) {
+      const calledAt = Date.now();
+      const { info } = Context.current();
+      const node = await runAttempt(request.node, attemptDeadline(info, calledAt) - lastNodeEndBudgetMs);
+      // The workflow's clock at the node's end, as the deadline check on the usual path reads it.
+      if (request.now + (Date.now() - calledAt) >= request.deadlineAt) return { node, ended: 'late' };
+      const { caseId, organizationId, workspaceId } = request.node;
+      const { run } = request;
+      const scheduler = new CaseScheduler(
+        { caseId, graph: request.tail.graph, inputs: run.caseInputs },
+        request.tail.snapshot,
+      );
+      const at = new Date(request.now).toISOString();
+      const status = endAfterLastNode(
+        scheduler,
+        { caseId, organizationId, workspaceId, inputs: run.caseInputs, deadlineMs: run.deadlineMs },
+        request.node.node.id,
+        node,
+        at,
+      );
+      const progress = { ...scheduler.progress(), remaining: [] };
+      const finalize = { caseId, workspaceId, status, runId: run.runId, progress };
+      const callback =
+        run.callbackUrl === undefined
+          ? undefined
+          : {
+              ...caseCallbackDelivery({ caseId, workspaceId, callbackUrl: run.callbackUrl }, status, progress),
+              workflowId: run.workflowId,
+            };
+      let ending: Awaited<ReturnType<typeof end>>;
+      try {
+        ending = await end({ finalize, ...(callback ? { callback } : {}) });
+      } catch (err) {
+        return { node, ended: 'unwritten', error: err instanceof Error ? err.message : String(err) };
+      }
+      if (!ending.recorded) {
+        const recorded = await caseEnd(caseId);
+        if (recorded) return { ended: 'before', end: recorded };
+      }
+      return { node, ended: 'here', ...(await ending.attempt()) };
+    },
+
+    caseEnd,
 
     checkCreator(check) {
       return services.cases.creatorRefusal(check);
@@ -141,19 +255,12 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
      * is a result, never retried here (the retry workflow takes over).
      */
     async endCase(input) {
-      // The callback's delivery row commits with the end (one transaction). When the end was recorded already (a
-      // retried end, or another path's), the attempt writes the row itself (idempotent).
-      const recorded = await services.cases.finalize(input.finalize, input.callback && newDelivery(input.callback));
-      deps.tracing.recordNodeSpans(input.finalize);
-      if (!input.callback) return {};
+      const { recorded, attempt } = await end(input);
       // Ended otherwise meanwhile (the run was terminated and the reconciler recorded it): that end has its own
       // callback; this one's status would contradict it. A retried end of the same status still attempts.
-      if (!recorded && !(await services.cases.endedAs(input.finalize.caseId, input.finalize.status))) return {};
-      try {
-        return { firstAttempt: await services.callbacks.firstAttempt(input.callback, recorded) };
-      } catch (err) {
-        return { error: err instanceof Error ? err.message : String(err) };
-      }
+      if (input.callback && !recorded && !(await services.cases.endedAs(input.finalize.caseId, input.finalize.status)))
+        return {};
+      return attempt();
     },
   };
 }

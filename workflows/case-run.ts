@@ -16,17 +16,26 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CallbackActivities } from '../activities/callbacks.js';
-import type { CaseActivities, NodeFailureDetails, RunNodeRequest, RunNodeResponse } from '../activities/cases.js';
+import type {
+  CaseActivities,
+  EndCaseResult,
+  LastNodeResult,
+  NodeFailureDetails,
+  RunNodeRequest,
+} from '../activities/cases.js';
 import { caseRunRevision, knownAtStart, type CaseRunChange } from '../src/domain/case-run-changes.js';
-import { CaseScheduler, type NodeCompletion, type RunEnding } from '../src/domain/case-scheduler.js';
+import { CaseScheduler, type LastNodeTail, type NodeCompletion, type RunEnding } from '../src/domain/case-scheduler.js';
 import {
   defaultMaxParallelNodes,
   localActivityMaxMs,
+  nodeFailedType,
   type CaseProgress,
   type CaseRunInput,
   type NodeError,
+  type RecordedEnd,
   type TerminalStatus,
 } from '../src/domain/cases.js';
+import { endAfterLastNode, lastNodeEndBudgetMs } from '../src/domain/last-node.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
 import {
   busyFailureKind,
@@ -93,6 +102,13 @@ const MAX_BUSY_WAIT_MS = 30_000;
 
 const { finalizeCase } = proxyLocalActivities<CaseActivities>({
   summary: 'Record the end of the case',
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 20 },
+});
+
+/** One store read of the case's end (the fused last node's failures ask it); retried while the store is away. */
+const { caseEnd } = proxyLocalActivities<CaseActivities>({
+  summary: 'Read the end of the case',
   startToCloseTimeout: '30s',
   retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 20 },
 });
@@ -169,6 +185,58 @@ function nodeActivity(node: WorkflowNode, turns: NodeTurns | undefined): CaseAct
   return (request) => inTurn(turns, runNode(request));
 }
 
+/** How the case ended when its last node and the end ran as one step: written by it, or the store's. */
+type EndedInGraph = { status: TerminalStatus; attempt: EndCaseResult } | { store: RecordedEnd };
+
+/**
+ * The node and the case's end in one local activity (one round trip, one marker), when the scheduler says it is the
+ * last activity node (`lastNodeTail`) and it is a local activity's length. Each call is one attempt, as nodeActivity's.
+ * Called outside cancellation: an end the activity commits is the case's end, so a cancel or the deadline timer
+ * arriving meanwhile waits for it (the node's own limit bounds the wait) instead of abandoning an activity that may
+ * still write COMPLETED, and no cancellation ever comes back from it (which would leave the node `cancelled` and its
+ * output nodes pending: a "cycle" at the end). A failure that is not the node's own (a timeout, an activity the
+ * worker stopped) asks the store whether an earlier call wrote the end before the node runs again.
+ */
+function lastNodeActivity(
+  input: CaseRunInput,
+  node: WorkflowNode,
+  tail: LastNodeTail,
+  deadlineAt: number,
+  turns: NodeTurns | undefined,
+): { run: (request: RunNodeRequest) => Promise<LastNodeResult>; calledAt: () => number } {
+  const { timeoutMs } = nodeExecution(node, nodeKinds.of(node));
+  const { runLastNode } = proxyLocalActivities<CaseActivities>({
+    startToCloseTimeout: timeoutMs + ACTIVITY_GRACE_MS + lastNodeEndBudgetMs,
+    retry: { maximumAttempts: 1 },
+    summary: `${node.name} (${handlerClassName(node)}) and the end of the case`,
+  });
+  const { runId, workflowId } = workflowInfo();
+  const run = {
+    runId,
+    workflowId,
+    caseInputs: input.inputs,
+    deadlineMs: input.deadlineMs,
+    ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
+  };
+  let now = Date.now();
+  return {
+    calledAt: () => now,
+    run: async (request) => {
+      now = Date.now();
+      try {
+        return await CancellationScope.nonCancellable(() =>
+          inTurn(turns, runLastNode({ node: request, tail, run, now, deadlineAt })),
+        );
+      } catch (err) {
+        if (nodeApplicationFailure(err)?.type === nodeFailedType) throw err;
+        const end = await CancellationScope.nonCancellable(() => caseEnd(input.caseId));
+        if (end) return { ended: 'before', end };
+        throw err;
+      }
+    },
+  };
+}
+
 /**
  * The ApplicationFailure a node activity threw. A regular activity's comes
  * wrapped in an ActivityFailure; a local activity's arrives unwrapped (seen
@@ -195,14 +263,13 @@ interface AttemptHooks {
  * case deadline: a burst is delayed, not failed. No history recorded before
  * this rule has a busy failure, so they replay unchanged.
  */
-async function runWithRetries(
+async function runWithRetries<T>(
   node: WorkflowNode,
   request: RunNodeRequest,
   hooks: AttemptHooks,
-  turns: NodeTurns | undefined,
-): Promise<RunNodeResponse> {
+  run: (request: RunNodeRequest) => Promise<T>,
+): Promise<T> {
   const { maxAttempts } = nodeExecution(node, nodeKinds.of(node));
-  const run = nodeActivity(node, turns);
   let turnedAway = 0;
   for (let attempt = 1; ;) {
     hooks.started(attempt);
@@ -307,7 +374,11 @@ async function waitForPerson(
  * deadline is a timer (and a clock check at every node end); cancellation
  * comes from Temporal.
  */
-async function runGraph(input: CaseRunInput, scheduler: CaseScheduler, waits: PersonWaits): Promise<RunEnding> {
+async function runGraph(
+  input: CaseRunInput,
+  scheduler: CaseScheduler,
+  waits: PersonWaits,
+): Promise<{ ending: RunEnding; ended?: EndedInGraph }> {
   const now = () => new Date().toISOString();
   const startedAt = Date.now();
   const tasks: Promise<void>[] = [];
@@ -323,6 +394,11 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler, waits: Pe
   // Only activity nodes take a slot: a node waiting on a person for days must not hold one.
   const takesSlot = (id: string): boolean =>
     slots !== undefined && nodeKinds.of(scheduler.node(id))?.runs === 'activity';
+  // Only runs started with the change fuse (no patch asked): a run started before keeps its path to its end.
+  const fuses = knownAtStart(input.revision, 'case-last-node-and-end-fused');
+  let ended: EndedInGraph | undefined;
+  const deadlineAt = () => startedAt + input.deadlineMs + waits.waitedMs();
+  let late = false;
 
   const launch = (ids: string[]): void => {
     for (const id of ids) if (!takesSlot(id) || slots?.take(id) === true) tasks.push(execute(id));
@@ -357,7 +433,26 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler, waits: Pe
           started: (attempt) => scheduler.attempt(id, attempt),
           retrying: (details) => scheduler.spend(id, details?.usage),
         };
-        scheduler.complete(id, await runWithRetries(node, request, hooks, turns));
+        const local = nodeExecution(node, kind).timeoutMs <= localActivityMaxMs;
+        const tail = fuses && local && !deadlinePassed ? scheduler.lastNodeTail(id) : undefined;
+        if (!tail) scheduler.complete(id, await runWithRetries(node, request, hooks, nodeActivity(node, turns)));
+        else {
+          const fused = lastNodeActivity(input, node, tail, deadlineAt(), turns);
+          const outcome = await runWithRetries(node, request, hooks, fused.run);
+          if (outcome.ended === 'before') {
+            ended = { store: outcome.end };
+            return;
+          }
+          if (outcome.ended === 'here') {
+            const at = new Date(fused.calledAt()).toISOString();
+            ended = { status: endAfterLastNode(scheduler, input, id, outcome.node, at), attempt: outcome };
+            return;
+          }
+          // Not ended by the activity: the node's completion, and the usual path on from here.
+          late = outcome.ended === 'late';
+          if (outcome.ended === 'unwritten') log.warn('the end after the last node was not written', { caseId });
+          scheduler.complete(id, outcome.node);
+        }
       }
     } catch (err) {
       if (isCancellation(err)) scheduler.cancel(id);
@@ -368,7 +463,7 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler, waits: Pe
     }
     const ready = scheduler.settle(id, now());
     // A local activity holds the workflow task, so the deadline timer may not have fired yet: check the clock too.
-    if (Date.now() - startedAt - waits.waitedMs() >= input.deadlineMs && !deadlinePassed) {
+    if ((late || Date.now() - startedAt - waits.waitedMs() >= input.deadlineMs) && !deadlinePassed) {
       deadlinePassed = true;
       graphScope.cancel();
     }
@@ -399,7 +494,8 @@ async function runGraph(input: CaseRunInput, scheduler: CaseScheduler, waits: Pe
     }
   });
   deadlineScope.cancel();
-  return { deadlinePassed, cancelled: graphScope.consideredCancelled, deadlineMs: input.deadlineMs };
+  const ending = { deadlinePassed, cancelled: graphScope.consideredCancelled, deadlineMs: input.deadlineMs };
+  return ended ? { ending, ended } : { ending };
 }
 
 /**
@@ -424,10 +520,7 @@ async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: Cas
   if (changeInForce(input, 'case-end-in-one-local-activity')) {
     const callback = delivery && { ...delivery, workflowId: workflowInfo().workflowId };
     const ended = callback ? await endCaseAndCallBack({ finalize, callback }) : await endCase({ finalize });
-    if (!delivery) return;
-    if ('error' in ended) warnFirstAttempt(input, ended.error);
-    else if (ended.firstAttempt?.outcome !== 'retry') return;
-    await startRetries(input, delivery, 'error' in ended ? 0 : 1);
+    if (delivery) await afterFirstAttempt(input, delivery, ended);
     return;
   }
   await finalizeCase(finalize);
@@ -443,6 +536,39 @@ async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: Cas
     }
   }
   await startRetries(input, delivery, attemptsMade);
+}
+
+/** The retry workflow, when the first attempt made with the end did not deliver (or could not run). */
+async function afterFirstAttempt(input: CaseRunInput, delivery: CallbackDeliveryInput, ended: EndCaseResult) {
+  if ('error' in ended) warnFirstAttempt(input, ended.error);
+  else if (ended.firstAttempt?.outcome !== 'retry') return;
+  await startRetries(input, delivery, 'error' in ended ? 0 : 1);
+}
+
+/**
+ * The end the last node's activity recorded, or the store's (an earlier call wrote it: its callback was attempted
+ * then, or its pending delivery row is the delivery sweep's), as the case's: tagged, the callback's retries started
+ * when the first attempt did not deliver.
+ */
+async function endedInGraph(
+  input: CaseRunInput,
+  scheduler: CaseScheduler,
+  ended: EndedInGraph,
+): Promise<{ status: TerminalStatus; final: CaseProgress }> {
+  if ('store' in ended) {
+    const { status, results, error } = ended.store;
+    tagStatus(input, status);
+    return { status, final: { ...scheduler.progress(), status, results, remaining: [], ...(error ? { error } : {}) } };
+  }
+  const { status, attempt } = ended;
+  tagStatus(input, status);
+  const final: CaseProgress = { ...scheduler.progress(), remaining: [] };
+  const { callbackUrl } = input;
+  if (callbackUrl)
+    await CancellationScope.nonCancellable(() =>
+      afterFirstAttempt(input, caseCallbackDelivery({ ...input, callbackUrl }, status, final), attempt),
+    );
+  return { status, final };
 }
 
 /** The store or the signing secret failed us: the retry workflow starts from the first attempt. */
@@ -505,6 +631,29 @@ function reusedNodes(input: CaseRunInput): CaseRunInput['reused'] {
   return input.reused !== undefined && changeInForce(input, 'case-rerun-reused-nodes') ? input.reused : undefined;
 }
 
+/** The case's end, recorded by the run: its status tagged, then the end written outside cancellation. */
+async function endHere(
+  input: CaseRunInput,
+  scheduler: CaseScheduler,
+  status: TerminalStatus,
+): Promise<{ status: TerminalStatus; final: CaseProgress }> {
+  tagStatus(input, status);
+  const final: CaseProgress = { ...scheduler.progress(), remaining: [] };
+  await CancellationScope.nonCancellable(() => recordEnd(input, status, final));
+  return { status, final };
+}
+
+/** The case's end after its graph ran: the one its last node's activity recorded, or recorded now. */
+function endGraph(
+  input: CaseRunInput,
+  scheduler: CaseScheduler,
+  graph: Awaited<ReturnType<typeof runGraph>>,
+): Promise<{ status: TerminalStatus; final: CaseProgress }> {
+  return graph.ended
+    ? endedInGraph(input, scheduler, graph.ended)
+    : endHere(input, scheduler, scheduler.finish(graph.ending));
+}
+
 /**
  * One case: runs the graph of its workflow version (see CaseScheduler for
  * the rules), then records the end outside cancellation.
@@ -515,11 +664,10 @@ export const caseRun: WorkflowOf<typeof caseRunContract> = async function caseRu
   const waits = new PersonWaits(input, (change) => changeInForce(input, change));
   setHandler(caseProgressQuery, () => ({ ...scheduler.progress(), waitingTasks: waits.waiting() }));
   const refusal = await creatorRefusal(input);
-  const status =
-    refusal === undefined ? scheduler.finish(await runGraph(input, scheduler, waits)) : scheduler.refuse(refusal);
-  tagStatus(input, status);
-  const final: CaseProgress = { ...scheduler.progress(), remaining: [] };
-  await CancellationScope.nonCancellable(() => recordEnd(input, status, final));
+  const { status, final } =
+    refusal === undefined
+      ? await endGraph(input, scheduler, await runGraph(input, scheduler, waits))
+      : await endHere(input, scheduler, scheduler.refuse(refusal));
 
   // The Temporal run ends the way the case did, so the Web UI tells the same story.
   if (status === 'CANCELLED') throw new CancelledFailure('The case was cancelled');

@@ -15,6 +15,7 @@ import {
   type FinalizeCaseInput,
   type NodeLog,
   type NodeRecord,
+  type RecordedEnd,
   type TerminalStatus,
 } from '../domain/cases.js';
 import type { RunnableVersion, WorkflowGraph } from '../domain/graph.js';
@@ -502,6 +503,13 @@ export class CaseService {
   /** Whether the case's recorded end is `status` (false while it runs, or when it ended otherwise). */
   async endedAs(caseId: string, status: TerminalStatus): Promise<boolean> {
     return (await this.repo.find(caseId))?.status === status;
+  }
+
+  /** The case's recorded end, or undefined while it has none. */
+  async recordedEnd(caseId: string): Promise<RecordedEnd | undefined> {
+    const found = await this.repo.find(caseId);
+    if (!found || !isTerminal(found.status)) return undefined;
+    return { status: found.status, results: found.results ?? {}, ...(found.error ? { error: found.error } : {}) };
   }
 
   /**

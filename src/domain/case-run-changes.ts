@@ -23,6 +23,7 @@ export const caseRunChanges = [
   'call-workflow-deadline-after-waits',
   'case-node-outcomes-in-turn',
   'human-task-null-due-date',
+  'case-last-node-and-end-fused',
 ] as const;
 
 export type CaseRunChange = (typeof caseRunChanges)[number];

@@ -9,7 +9,7 @@ import type {
   ReusedNode,
   TerminalStatus,
 } from './cases.js';
-import type { WorkflowNode } from './graph.js';
+import type { WorkflowGraph, WorkflowNode } from './graph.js';
 import { isEntryNode, nodeKinds } from './node-kinds/registry.js';
 import { addUsage, noUsage, type TokenUsage } from './token-usage.js';
 import { handlerClassName } from './vocabulary.js';
@@ -39,6 +39,19 @@ export interface RunEnding {
   deadlineMs: number;
 }
 
+/** What a scheduler holds, to resume it elsewhere (the fused last node's activity: src/domain/last-node.ts). */
+export interface SchedulerSnapshot {
+  state: CaseProgress;
+  outputs: Record<string, Record<string, unknown>>;
+  decided: string[];
+}
+
+/** A case's last activity node and what follows it: the graph of it and its output nodes, and the scheduler. */
+export interface LastNodeTail {
+  graph: WorkflowGraph;
+  snapshot: SchedulerSnapshot;
+}
+
 /**
  * The case engine's bookkeeping, without Temporal: which nodes are ready,
  * which are skipped after a route decision, the live progress and how the
@@ -59,8 +72,17 @@ export class CaseScheduler {
   private failure: CaseError | undefined;
   private readonly state: CaseProgress;
 
-  constructor(private readonly input: Pick<CaseRunInput, 'caseId' | 'graph' | 'inputs' | 'reused'>) {
+  constructor(
+    private readonly input: Pick<CaseRunInput, 'caseId' | 'graph' | 'inputs' | 'reused'>,
+    resumed?: SchedulerSnapshot,
+  ) {
     this.index = indexGraph(input.graph);
+    if (resumed) {
+      this.state = resumed.state;
+      for (const [id, outputs] of Object.entries(resumed.outputs)) this.outputs.set(id, outputs);
+      for (const id of resumed.decided) this.decided.add(id);
+      return;
+    }
     this.state = {
       caseId: input.caseId,
       status: 'RUNNING',
@@ -265,6 +287,44 @@ export class CaseScheduler {
     this.failure = { message };
     // The failure decides the status: neither the deadline nor a cancel is read.
     return this.finish({ deadlinePassed: false, cancelled: false, deadlineMs: 0 });
+  }
+
+  /**
+   * When `id` (running) is the case's last activity node: nothing else runs, waits or is still to run but output
+   * nodes that only it leaves undecided and that lead nowhere, and no node has failed. Then the node and the case's
+   * end may run as one step; the tail is what that step needs (its graph and outputs cut to the node and its output
+   * nodes). Only output nodes follow it, so the end's inline work is their inputs copied: bounded by the node's
+   * outputs, whatever the graph (an inline route or condition after it keeps the node on the usual path).
+   */
+  lastNodeTail(id: string): LastNodeTail | undefined {
+    if (this.failure || this.state.running.length !== 1 || this.state.running[0] !== id) return undefined;
+    const outgoing = this.index.outgoing.get(id) ?? [];
+    const tail = new Set(outgoing.map((e) => e.to_node_id));
+    const settled = (other: string) => ['completed', 'skipped'].includes(this.record(other).status);
+    const parents = new Set<string>();
+    for (const out of tail) {
+      const node = this.node(out);
+      const incoming = this.index.incoming.get(out) ?? [];
+      if (
+        nodeKinds.of(node)?.handlerClass !== 'output' ||
+        this.decided.has(out) ||
+        this.input.reused?.[out] !== undefined ||
+        (this.index.outgoing.get(out) ?? []).length > 0 ||
+        !incoming.every((e) => e.from_node_id === id || settled(e.from_node_id))
+      )
+        return undefined;
+      for (const e of incoming) parents.add(e.from_node_id);
+    }
+    for (const other of Object.keys(this.input.graph.nodes))
+      if (other !== id && !tail.has(other) && !settled(other)) return undefined;
+    const kept = new Set([id, ...tail, ...parents]);
+    const pick = <T>(entries: [string, T][]) => Object.fromEntries(entries.filter(([key]) => kept.has(key)));
+    const { graph } = this.input;
+    const edges = Object.entries(graph.edges).filter(([, e]) => tail.has(e.to_node_id));
+    return {
+      graph: { ...graph, nodes: pick(Object.entries(graph.nodes)), edges: Object.fromEntries(edges) },
+      snapshot: { state: this.state, outputs: pick([...this.outputs]), decided: [...this.decided] },
+    };
   }
 
   /** The live progress (the workflow's query), with the nodes still to run. */

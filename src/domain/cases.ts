@@ -193,6 +193,16 @@ export function outcomeOnly(
   };
 }
 
+/** The ApplicationFailure type of a node's own failure (its details: NodeFailureDetails in activities/cases.ts). */
+export const nodeFailedType = 'NodeFailed';
+
+/** A case's end as its store recorded it. */
+export interface RecordedEnd {
+  status: TerminalStatus;
+  results: CaseResults;
+  error?: CaseError;
+}
+
 export interface FinalizeCaseInput {
   caseId: string;
   /** The case's workspace (whose event subscribers hear of the end); absent from runs started before it was passed. */

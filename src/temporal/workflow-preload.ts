@@ -4,7 +4,7 @@ import { projectRoot } from '../config/paths.js';
 /**
  * The workflow bundle's modules the SDK evaluates once per workflow context instead of once per run (the
  * bundler's `preloadModules`, scripts/bundle-workflows.ts). Each run in the reused V8 context has a module cache
- * of its own, so without this every run evaluated these 46 modules again. A preloaded module is shared by every
+ * of its own, so without this every run evaluated these 47 modules again. A preloaded module is shared by every
  * run of the context and deep-frozen after loading, and it is evaluated before any run exists. So each one listed
  * keeps nothing of a run: no module-level Map, Set or object filled after loading, no `let` reassigned, no global
  * or sticky RegExp (its `lastIndex` is state, and a frozen one throws on use), nothing that changes what it
@@ -26,6 +26,7 @@ const preloaded = [
   'src/domain/generation/run-state.js',
   'src/domain/generation/run.js',
   'src/domain/human-tasks.js',
+  'src/domain/last-node.js',
   'src/domain/node-kinds/call-workflow.js',
   'src/domain/node-kinds/condition-rules.js',
   'src/domain/node-kinds/condition.js',

@@ -38,14 +38,14 @@ describe('docs/observability.md: Walk-through: a traced case', () => {
       workflowId: `case-${caseId}`,
       workflowType: 'caseRun',
     });
-    expect(parentName(named('RunActivity:runNode'))).toBe('StartActivity:runNode');
-    expect(parentName(named('StartActivity:runNode'))).toBe('RunWorkflow:caseRun');
-    expect(parentName(named('StartActivity:endCase'))).toBe('RunWorkflow:caseRun');
+    // The Python node is the case's last activity node: it and the case's end are one local activity.
+    expect(parentName(named('RunActivity:runLastNode'))).toBe('StartActivity:runLastNode');
+    expect(parentName(named('StartActivity:runLastNode'))).toBe('RunWorkflow:caseRun');
     const nodes = spans.filter((span) => span.name.startsWith('node '));
     expect(nodes.map((span) => [span.name, span.attributes['caseflow.node.id'], parentName(span)]).sort()).toEqual([
-      ['node input', '7a0e8a52-0001-4000-8000-000000000001', 'RunActivity:endCase'],
-      ['node output', '7a0e8a52-0001-4000-8000-000000000003', 'RunActivity:endCase'],
-      ['node python_code', '7a0e8a52-0001-4000-8000-000000000002', 'RunActivity:endCase'],
+      ['node input', '7a0e8a52-0001-4000-8000-000000000001', 'RunActivity:runLastNode'],
+      ['node output', '7a0e8a52-0001-4000-8000-000000000003', 'RunActivity:runLastNode'],
+      ['node python_code', '7a0e8a52-0001-4000-8000-000000000002', 'RunActivity:runLastNode'],
     ]);
     expect(spans.every((span) => span.serviceName === 'caseflow')).toBe(true);
   });

@@ -44,7 +44,9 @@ import { Graph, vars, type Var } from '../support/graphs.js';
  * were recorded; the payloads are the mocks' plain JSON).
  */
 type CaseRun = WorkflowOf<typeof caseRunContract>;
-type Mocks = Pick<CaseActivities, 'runNode' | 'endCase' | 'checkCreator'> & ChildCaseActivities & TaskActivities;
+type Mocks = Pick<CaseActivities, 'runNode' | 'runLastNode' | 'caseEnd' | 'endCase' | 'checkCreator'> &
+  ChildCaseActivities &
+  TaskActivities;
 
 /** What a mocked node does: it takes `ms`, is turned away as busy on its first `busy` calls, fails its first `fails`. */
 interface Act {
@@ -187,6 +189,9 @@ function caseInput(graph: Graph, extra: Partial<CaseRunInput> = {}): CaseRunInpu
 
 const mocks: Mocks = {
   runNode,
+  // The case's last node and its end (revision 12): the node as runNode does it, the end taken as written.
+  runLastNode: async ({ node }) => ({ node: await runNode(node), ended: 'here' }),
+  caseEnd: () => Promise.resolve(null),
   endCase: () => Promise.resolve({}),
   checkCreator: () => Promise.resolve(null),
   startChildCase: (request) =>

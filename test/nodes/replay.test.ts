@@ -49,6 +49,10 @@ import { workflowBundlePath } from '../../src/temporal/worker.js';
  * - after it (`turns-*`, revision 10, recorded by replay-live.test.ts): the
  *   same kinds, the deadline, a cancel, and the two runs that end apart (busy
  *   and failed), which replay only with the turns.
+ * - with `case-last-node-and-end-fused` (`fused-*`, revision 12, recorded by
+ *   replay-live.test.ts): the last node and the case's end in one local
+ *   activity, after a chain, a route, a busy and a failed attempt, a human
+ *   task, and as a child case's end.
  *
  * During a rolling deploy a run started by new code (with a revision) can
  * have its tasks taken by a worker of older code, which asks `patched()` and
@@ -84,6 +88,12 @@ describe('case-run replay', () => {
       'failed.bin',
       'first-attempt-delivered.bin',
       'first-attempt-retried.bin',
+      'fused-busy.bin',
+      'fused-chain.bin',
+      'fused-child.bin',
+      'fused-retried.bin',
+      'fused-route.bin',
+      'fused-task.bin',
       'local-completed.bin',
       'local-failed.bin',
       'marked-delivered.bin',
@@ -135,6 +145,16 @@ describe('case-run replay', () => {
     const markers = (history.events ?? []).map((e) => e.markerRecordedEventAttributes?.markerName).filter(Boolean);
     expect(markers.length).toBeGreaterThan(0);
     expect(markers).not.toContain('core_patch');
+  });
+
+  it.each(histories.filter((f) => f.startsWith('fused-')))('%s ran its last node and the end as one step', (file) => {
+    const history = temporal.api.history.v1.History.decode(readFileSync(path.join(dir, file)));
+    const summaries = (history.events ?? []).flatMap((e) => {
+      const data = e.markerRecordedEventAttributes ? e.userMetadata?.summary?.data : undefined;
+      return data ? [Buffer.from(data).toString()] : [];
+    });
+    expect(summaries.at(-1)).toMatch(/\(python_code\) and the end of the case"$/);
+    expect(summaries).not.toContain('"Record the end of the case"');
   });
 
   it('parallel-regular.bin scheduled all ten nodes at once, more than the default cap', () => {

@@ -102,7 +102,7 @@ describe('integration calls with tracing on', () => {
     ];
     for (const header of sent) expect(header).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
     expect(plain.received.find((q) => q.url === '/own')?.headers.traceparent).toBe('set-by-the-action');
-    // The parent named is the node's activity span, exported in the case's trace.
+    // The parent named is the node's activity span (runLastNode: it is the case's last), exported in the case's trace.
     const parents = sent.map((header) => String(header).split('-')[2]);
     await expect
       .poll(
@@ -115,6 +115,6 @@ describe('integration calls with tracing on', () => {
           timeout: 20_000,
         },
       )
-      .toEqual(['RunActivity:runNode']);
+      .toEqual(['RunActivity:runLastNode']);
   });
 });

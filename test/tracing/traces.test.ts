@@ -141,7 +141,7 @@ describe('traces on with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       'caseflow.organization.id': svc.organizationId,
     });
     expect(spans.map((span) => span.name)).toEqual(
-      expect.arrayContaining(['StartWorkflow:caseRun', 'RunWorkflow:caseRun', 'RunActivity:runNode']),
+      expect.arrayContaining(['StartWorkflow:caseRun', 'RunWorkflow:caseRun', 'RunActivity:runLastNode']),
     );
 
     const nodes = spans.filter((span) => span.name.startsWith('node '));

@@ -10,7 +10,6 @@ import {
   type RunNodeRequest,
   type RunNodeResponse,
 } from '../../activities/cases.js';
-import type { FirstAttemptResult } from '../../src/callbacks/delivery.js';
 import { caseRunRevision } from '../../src/domain/case-run-changes.js';
 import type { CaseRunInput } from '../../src/domain/cases.js';
 import { caseRunContract, caseWorkflowId } from '../../src/temporal/contracts/case-run.js';
@@ -18,7 +17,8 @@ import { startWorkflow } from '../../src/temporal/contracts/start.js';
 import type { WorkflowOf } from '../../src/temporal/contracts/contract.js';
 import type { WorkflowNode } from '../../src/domain/graph.js';
 import { busyFailureKind } from '../../src/domain/node-kinds/kind.js';
-import { floatChain, Graph, py, type Var } from '../support/graphs.js';
+import { deliveredFirstAttempt as delivered, doubleCase } from '../support/case-runs.js';
+import { Graph, py, type Var } from '../support/graphs.js';
 import { hangUntilCancelled, scheduledAt, until, WorkflowLogic } from './support.js';
 
 /**
@@ -55,19 +55,6 @@ interface CaseOptions {
   whileRunning?: (handle: WorkflowHandle<WorkflowOf<typeof caseRunContract>>, calls: NodeCall[]) => Promise<void>;
 }
 
-const delivered: FirstAttemptResult = {
-  outcome: 'delivered',
-  responseStatus: 204,
-  error: null,
-  schedule: {
-    timeoutMs: 5000,
-    initialIntervalMs: 1000,
-    backoffCoefficient: 2,
-    maximumIntervalMs: 60_000,
-    maxElapsedMs: 3_600_000,
-  },
-};
-
 /** Starts a case run of `input` on the worker's task queue. */
 const startCase = (input: CaseRunInput) => (client: Client, taskQueue: string) =>
   startWorkflow(client.workflow, caseRunContract, {
@@ -81,19 +68,7 @@ async function runCase(
   answer: (request: RunNodeRequest, call: number) => Promise<RunNodeResponse>,
   options: CaseOptions = {},
 ) {
-  const chain = floatChain('Double', py('return {"b": inputs["a"] * 2}'), {
-    execution: { timeout_ms: 60_000, ...options.execution },
-  });
-  const input: CaseRunInput = {
-    caseId: randomUUID(),
-    organizationId: randomUUID(),
-    workspaceId: randomUUID(),
-    graph: { nodes: chain.graph.nodes, edges: chain.graph.edges },
-    inputs: { a: 2 },
-    deadlineMs: 3_600_000,
-    revision: caseRunRevision,
-    ...options.input,
-  };
+  const { chain, input } = doubleCase({ timeout_ms: 60_000, ...options.execution }, options.input);
   const calls: NodeCall[] = [];
   const ends: EndCaseInput[] = [];
   const checkedKeys: string[] = [];

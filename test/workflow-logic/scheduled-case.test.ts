@@ -2,37 +2,31 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CaseActivities } from '../../activities/cases.js';
 import type { ScheduleActivities } from '../../activities/schedules.js';
-import { caseRunRevision } from '../../src/domain/case-run-changes.js';
 import type { CaseRunInput } from '../../src/domain/cases.js';
 import { firingWorkflowId, scheduledCaseContract } from '../../src/temporal/contracts/scheduled-case.js';
 import { startWorkflow } from '../../src/temporal/contracts/start.js';
-import { floatChain, py } from '../support/graphs.js';
+import { doubleCase } from '../support/case-runs.js';
 import { WorkflowLogic } from './support.js';
 
 /** The firing workflow over mocked activities: its own two and the case run's (its child). */
 type Mocks = Pick<ScheduleActivities, 'openScheduledFiring' | 'linkScheduledCase'> &
-  Pick<CaseActivities, 'runNode' | 'endCase'>;
+  Pick<CaseActivities, 'runLastNode' | 'caseEnd' | 'endCase'>;
 let logic: WorkflowLogic<Mocks>;
 
 beforeAll(async () => {
-  logic = await WorkflowLogic.start<Mocks>(['openScheduledFiring', 'linkScheduledCase', 'runNode', 'endCase']);
+  logic = await WorkflowLogic.start<Mocks>([
+    'openScheduledFiring',
+    'linkScheduledCase',
+    'runLastNode',
+    'caseEnd',
+    'endCase',
+  ]);
 });
 afterAll(async () => {
   await logic?.stop();
 });
 
-function caseRun(): CaseRunInput {
-  const chain = floatChain('Double', py('return {"b": inputs["a"] * 2}'));
-  return {
-    caseId: randomUUID(),
-    organizationId: randomUUID(),
-    workspaceId: randomUUID(),
-    graph: { nodes: chain.graph.nodes, edges: chain.graph.edges },
-    inputs: { a: 2 },
-    deadlineMs: 3_600_000,
-    revision: caseRunRevision,
-  };
-}
+const caseRun = (): CaseRunInput => doubleCase().input;
 
 function fire(scheduleId: string, mocks: Mocks) {
   return logic.run(mocks, (client, taskQueue) =>
@@ -67,14 +61,19 @@ describe('scheduledCase', () => {
         linked.push(input);
         return Promise.resolve();
       },
-      runNode: () =>
+      // The case's one node is its last: it runs with the case's end (which the activity writes).
+      runLastNode: () =>
         Promise.resolve({
-          outputs: { b: 4 },
-          logs: [],
-          startedAt: new Date().toISOString(),
-          finishedAt: new Date().toISOString(),
+          node: {
+            outputs: { b: 4 },
+            logs: [],
+            startedAt: new Date().toISOString(),
+            finishedAt: new Date().toISOString(),
+          },
+          ended: 'here',
         }),
-      endCase: () => Promise.resolve({}),
+      caseEnd: unused('caseEnd'),
+      endCase: unused('endCase'),
     });
     expect(outcome.result).toEqual({ firing: 'started', caseId: run.caseId, status: 'COMPLETED' });
     expect(opened).toHaveLength(2);
@@ -87,7 +86,8 @@ describe('scheduledCase', () => {
     const outcome = await fire(randomUUID(), {
       openScheduledFiring: () => Promise.resolve({ firing: 'failed', error: 'Workflow w has no active version' }),
       linkScheduledCase: unused('linkScheduledCase'),
-      runNode: unused('runNode'),
+      runLastNode: unused('runLastNode'),
+      caseEnd: unused('caseEnd'),
       endCase: unused('endCase'),
     });
     expect(outcome.result).toEqual({ firing: 'failed', error: 'Workflow w has no active version' });
@@ -99,7 +99,8 @@ describe('scheduledCase', () => {
       openScheduledFiring: () =>
         Promise.resolve({ firing: 'started', run, labels: { summary: 's', details: 'd', searchAttributes: [] } }),
       linkScheduledCase: () => Promise.resolve(),
-      runNode: () => Promise.reject(new Error('boom')),
+      runLastNode: () => Promise.reject(new Error('boom')),
+      caseEnd: () => Promise.resolve(null),
       endCase: () => Promise.resolve({}),
     });
     expect(outcome.result).toEqual({ firing: 'started', caseId: run.caseId, status: 'FAILED' });
