@@ -5,8 +5,10 @@ import { stopChild } from '../src/temporal/dev-server.js';
 /**
  * A bench subject's processes, each in a process group of its own, so that stopping one also ends whatever it
  * started: a service signalled while still starting has no handler yet and dies leaving its embedded Temporal dev
- * server (and any Python sandbox) running. Out of the terminal's group they no longer get its Ctrl-C, so the bench
- * ends the groups still open as it exits, however it exits.
+ * server (and any Python sandbox) running. Out of the terminal's group (and, detached, in a session of their own)
+ * they no longer get its Ctrl-C nor its hang-up, so the bench ends the groups still open when it exits or is ended by
+ * SIGINT, SIGTERM or SIGHUP. A bench killed with SIGKILL runs no hook: its subjects keep running and must be ended by
+ * hand (`pkill -g <pgid>`).
  */
 const open = new Set<number>();
 
@@ -26,7 +28,7 @@ function killOpenGroupsOnExit(): void {
   process.once('exit', () => {
     for (const pgid of open) killGroup(pgid);
   });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(signal, () => process.exit(128 + os.constants.signals[signal]));
   }
 }
