@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,12 +29,33 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Whether `port` is now reserved for this process: made exclusively, or taken over from an owner that is gone. */
+/** Whether `file` held `pid` when it was linked to `claim`: files here are only ever replaced whole, never rewritten. */
+function holds(claim: string, pid: number): boolean {
+  try {
+    return Number(readFileSync(claim, 'utf8')) === pid;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether `port` is now reserved for this process: made exclusively, or taken over from an owner that is gone.
+ *
+ * A reservation is written whole to a file of our own, then linked (made only if none exists) or renamed (replacing a
+ * dead owner's) into place, so it never reads half-written. Two processes may both find the same owner dead: the
+ * take-over is theirs who first links the stale file to a claim named for that owner (link fails if it exists); the
+ * other backs off, and so does a late taker whose claim turns out to hold a newer reservation. A process that dies
+ * between claim and rename leaves that port unreservable until the directory is cleared (a reboot): one port of
+ * 12,768. A dead owner's pid reused by another process keeps its port reserved until that one exits: a port lost for a
+ * while, never one handed out twice.
+ */
 function reserve(port: number): boolean {
   const file = path.join(reservations, String(port));
-  for (let attempt = 0; attempt < 2; attempt++) {
+  const mine = `${file}.${process.pid}.new`;
+  writeFileSync(mine, String(process.pid));
+  try {
     try {
-      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      linkSync(mine, file);
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -43,12 +64,25 @@ function reserve(port: number): boolean {
     try {
       owner = Number(readFileSync(file, 'utf8'));
     } catch {
-      continue; // its owner's file went away in between
+      return false; // its owner's file went away in between: leave the port to whoever is at it
     }
-    if (owner === 0 || alive(owner)) return false;
-    rmSync(file, { force: true });
+    if (alive(owner)) return false;
+    const claim = `${file}.taking-from-${owner}`;
+    try {
+      linkSync(file, claim);
+    } catch {
+      return false; // another process is taking it over, or the file went away
+    }
+    try {
+      if (!holds(claim, owner)) return false; // taken over and released since we read it
+      renameSync(mine, file);
+      return true;
+    } finally {
+      rmSync(claim, { force: true });
+    }
+  } finally {
+    rmSync(mine, { force: true });
   }
-  return false;
 }
 
 function bindable(port: number): Promise<boolean> {
