@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config/config.js';
 import { configuredPoolOptions, PythonRunnerPool } from '../src/python/pool.js';
@@ -35,8 +35,11 @@ export async function benchPython(): Promise<void> {
   // BENCH_PYTHON_PREARM=0: the same build without children armed ahead of the call (an A/B of that lever alone).
   const prearm = process.env.BENCH_PYTHON_PREARM;
   // No server recycled while measuring: an ended server's CPU reaches this process late or not at all.
+  const configured = configuredPoolOptions(loadConfig().python);
   const pool = await PythonRunnerPool.create({
-    ...configuredPoolOptions(loadConfig().python),
+    ...configured,
+    // Every server warm (size 0: one per CPU), as before 5fcd634 made config's 1 the default: rounds stay comparable.
+    warmServers: configured.size || availableParallelism(),
     recycleAfter: 1_000_000,
     prearmedPerServer: prearm === undefined ? undefined : Number(prearm),
   });
