@@ -15,6 +15,7 @@ import type { AppContext } from './context.js';
 import { createMetrics } from './metrics/metrics.js';
 import { watchEngine } from './metrics/engine-metrics.js';
 import { migrateToLatest, openStore } from './store/database.js';
+import { describeBuildWait } from './store/migrations/concurrent-index.js';
 import type { BootstrapResult } from './tenancy/tenancy-service.js';
 import { temporalCliPath } from './temporal/binaries.js';
 import { connectTemporal } from './temporal/connection.js';
@@ -158,8 +159,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const applied = await migrateToLatest(store.db, {
       onWaitingForMigrations: () =>
         logger.warn("waiting for another process to finish migrating the store (it holds the store's write lock)"),
-      onWaitingForBuild: (index) =>
-        logger.warn({ index }, 'waiting for another process to finish building an index of the store (CONCURRENTLY)'),
+      onWaitingForBuild: (index, on) => logger.warn({ index }, describeBuildWait(index, on)),
     });
     logger.info({ store: store.location, dialect: store.dialect, applied }, 'store ready');
 

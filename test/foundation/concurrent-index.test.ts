@@ -243,6 +243,17 @@ describe('an index on a large table, on Postgres (migrations 112, 118, 124, 125)
     }
   }, 60_000);
 
+  it('says so every 30 s while the build waits for a transaction open on its table', async () => {
+    const admin = await session();
+    const open = await before125WithWriterOpen(admin);
+    const waits: string[] = [];
+    const migrated = migrateToLatest(store.db, { onWaitingForBuild: (index, on) => waits.push(`${on}: ${index}`) });
+    await expect.poll(() => waits, { interval: 500, timeout: 40_000 }).toEqual([`open transactions: ${INDEX}`]);
+    await open.query('commit');
+    expect(await migrated).toEqual([MIGRATION, `index ${INDEX} (built concurrently)`]);
+    expect(waits).toEqual([`open transactions: ${INDEX}`]);
+  }, 60_000);
+
   it('rebuilds an index a failed build left invalid, and leaves a valid one alone', async () => {
     const admin = await session();
     await before125(admin);

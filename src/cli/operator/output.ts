@@ -1,4 +1,5 @@
 import type { MigrationWaits } from '../../store/database.js';
+import { describeBuildWait } from '../../store/migrations/concurrent-index.js';
 
 /** How the operator commands answer: the result as JSON on stdout, a refusal as one line on stderr. */
 export function print(value: unknown): void {
@@ -12,12 +13,12 @@ export function fail(message: string): never {
 
 /**
  * Said on stderr while the store's migration waits for another process (the service, upgrading too) to finish
- * migrating the store, or building an index CONCURRENTLY: on a large store that takes minutes, and a silent command
- * looks hung.
+ * migrating the store, or building an index CONCURRENTLY (or its own build waits for open transactions): on a large
+ * store that takes minutes, and a silent command looks hung.
  */
 export const sayWhileWaiting: MigrationWaits = {
   onWaitingForMigrations: () => say('waiting for another process to finish migrating the store'),
-  onWaitingForBuild: (index) => say(`waiting for another process to finish building the store's index ${index}`),
+  onWaitingForBuild: (index, on) => say(describeBuildWait(index, on)),
 };
 
 /** One line on stderr, named for the command. */

@@ -18,8 +18,26 @@ const BUILD_LOCK_CLASS = 0x63660125;
 /** How often a process waits for another's build of the same index to finish. */
 const BUILD_LOCK_POLL_MS = 250;
 
-/** Told when this process waits for another's build of `index`, at once and then every 30 s while it waits. */
-export type OnWaitingForBuild = (index: string) => void;
+/**
+ * What a build of an index waits for: another process's build of it (told at once, then every 30 s), or, building it,
+ * the transactions open on its table (told every 30 s the build lasts: an idle-in-transaction session holds it up for
+ * as long as it stays open, in silence otherwise).
+ */
+export type BuildWait = 'another build' | 'open transactions';
+
+/** Told while this process waits in building `index`. */
+export type OnWaitingForBuild = (index: string, on: BuildWait) => void;
+
+/** How long a build goes before it is told, and told again, that it may wait for transactions open on the table. */
+const BUILD_SAID_EVERY_MS = 30_000;
+
+/** What an operator is told of such a wait. */
+export function describeBuildWait(index: string, on: BuildWait): string {
+  return on === 'another build'
+    ? `waiting for another process to finish building the store's index ${index}`
+    : `still building the store's index ${index} (CONCURRENTLY): a build waits for every transaction open on its ` +
+        'table to end (a session idle in transaction holds it up until it ends)';
+}
 
 const onPostgres = <DB>(db: Kysely<DB>) => db.getExecutor().adapter instanceof PostgresAdapter;
 
@@ -74,7 +92,7 @@ async function buildOne<DB>(db: Kysely<DB>, index: ConcurrentIndex, onWaiting: O
       const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${key}) as locked`.execute(db);
       return rows[0]?.locked ? true : undefined;
     },
-    { pollMs: BUILD_LOCK_POLL_MS, onWaiting: () => onWaiting(index.name) },
+    { pollMs: BUILD_LOCK_POLL_MS, onWaiting: () => onWaiting(index.name, 'another build') },
   );
   try {
     // In the store's own schema: unqualified, a same-named index in another schema on the search_path would answer.
@@ -92,7 +110,12 @@ async function buildOne<DB>(db: Kysely<DB>, index: ConcurrentIndex, onWaiting: O
     // lock_timeout every build that waits (as it must) for a transaction open on the table longer than that.
     await sql`set statement_timeout = 0`.execute(db);
     await sql`set lock_timeout = 0`.execute(db);
-    await sql`create index concurrently ${sql.id(index.name)} on ${sql.id(index.table)} (${columns})`.execute(db);
+    const saying = setInterval(() => onWaiting(index.name, 'open transactions'), BUILD_SAID_EVERY_MS);
+    try {
+      await sql`create index concurrently ${sql.id(index.name)} on ${sql.id(index.table)} (${columns})`.execute(db);
+    } finally {
+      clearInterval(saying);
+    }
     return true;
   } finally {
     await sql`reset statement_timeout`.execute(db);
