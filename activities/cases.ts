@@ -223,6 +223,8 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
               ...caseCallbackDelivery({ caseId, workspaceId, callbackUrl: run.callbackUrl }, status, progress),
               workflowId: run.workflowId,
             };
+      // Timed out meanwhile: the workflow has moved on (its own end, or the node again), so this call writes nothing.
+      Context.current().cancellationSignal.throwIfAborted();
       let ending: Awaited<ReturnType<typeof end>>;
       try {
         ending = await end({ finalize, ...(callback ? { callback } : {}) });

@@ -148,4 +148,16 @@ describe('runLastNode', () => {
       error: 'the store is away',
     });
   });
+
+  it('writes nothing when the call was cancelled (timed out) before the end', async () => {
+    const { activities: a, finalized } = activities({ finalize: () => Promise.resolve(true) });
+    const mock = env();
+    const now = Date.now();
+    const cancelled = (r: LastNodeRequest) => {
+      mock.cancel('TIMED_OUT');
+      return a.runLastNode(r);
+    };
+    await expect(mock.run(cancelled, request(now, now + 60_000))).rejects.toThrow();
+    expect(finalized).toEqual([]);
+  });
 });
