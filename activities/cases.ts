@@ -229,6 +229,9 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
       try {
         ending = await end({ finalize, ...(callback ? { callback } : {}) });
       } catch (err) {
+        // end() may fail after its commit (an event dispatch): an end the store holds counts as written.
+        const recorded = await caseEnd(caseId).catch(() => null);
+        if (recorded) return { ended: 'before', end: recorded };
         return { node, ended: 'unwritten', error: err instanceof Error ? err.message : String(err) };
       }
       if (!ending.recorded) {

@@ -149,6 +149,13 @@ describe('runLastNode', () => {
     });
   });
 
+  it('counts an end the store holds as written when the write fails after its commit (an event dispatch)', async () => {
+    const end: RecordedEnd = { status: 'COMPLETED', results: {} };
+    const { activities: a } = activities({ finalize: () => Promise.reject(new Error('dispatch failed')), end });
+    const now = Date.now();
+    expect(await env().run(runLastNode(a), request(now, now + 60_000))).toEqual({ ended: 'before', end });
+  });
+
   it('writes nothing when the call was cancelled (timed out) before the end', async () => {
     const { activities: a, finalized } = activities({ finalize: () => Promise.resolve(true) });
     const mock = env();
