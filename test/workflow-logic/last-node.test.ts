@@ -156,12 +156,21 @@ describe('the last node and the end in one local activity', () => {
   });
 
   it('lets the activity end the case when a cancel comes while it runs (never abandoned, so never a second end)', async () => {
+    let called = (): void => undefined;
+    const running = new Promise<void>((resolve) => (called = resolve));
     // Longer than the workflow task's heartbeat (80 % of 10 s): the cancel reaches the run while the activity runs.
-    const run = await runCase(() => delay(9_000).then(() => ({ node: doubled, ended: 'here' as const })), {
-      whileRunning: async (handle) => {
-        await handle.cancel();
+    const run = await runCase(
+      () => {
+        called();
+        return delay(9_000).then(() => ({ node: doubled, ended: 'here' as const }));
       },
-    });
+      {
+        whileRunning: async (handle) => {
+          await running;
+          await handle.cancel();
+        },
+      },
+    );
 
     expect(run.result).toEqual({ status: 'COMPLETED', results: completedEnd.results });
     expect(run.ends).toEqual([]);
