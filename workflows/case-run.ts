@@ -506,7 +506,11 @@ async function runGraph(
  * Runs started before these changes keep their paths (the patch markers),
  * so their histories still replay.
  */
-async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: CaseProgress): Promise<void> {
+async function recordEnd(
+  input: CaseRunInput,
+  status: TerminalStatus,
+  final: CaseProgress,
+): Promise<RecordedEnd | undefined> {
   // An activity argument, not a command: runs replay the same with or without workspaceId.
   const finalize = {
     caseId: input.caseId,
@@ -520,8 +524,9 @@ async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: Cas
   if (changeInForce(input, 'case-end-in-one-local-activity')) {
     const callback = delivery && { ...delivery, workflowId: workflowInfo().workflowId };
     const ended = callback ? await endCaseAndCallBack({ finalize, callback }) : await endCase({ finalize });
+    if ('store' in ended) return ended.store;
     if (delivery) await afterFirstAttempt(input, delivery, ended);
-    return;
+    return undefined;
   }
   await finalizeCase(finalize);
   if (!delivery) return;
@@ -556,9 +561,8 @@ async function endedInGraph(
   ended: EndedInGraph,
 ): Promise<{ status: TerminalStatus; final: CaseProgress }> {
   if ('store' in ended) {
-    const { status, results, error } = ended.store;
-    tagStatus(input, status);
-    return { status, final: { ...scheduler.progress(), status, results, remaining: [], ...(error ? { error } : {}) } };
+    tagStatus(input, ended.store.status);
+    return { status: ended.store.status, final: storeProgress(scheduler, ended.store) };
   }
   const { status, attempt } = ended;
   tagStatus(input, status);
@@ -639,8 +643,20 @@ async function endHere(
 ): Promise<{ status: TerminalStatus; final: CaseProgress }> {
   tagStatus(input, status);
   const final: CaseProgress = { ...scheduler.progress(), remaining: [] };
-  await CancellationScope.nonCancellable(() => recordEnd(input, status, final));
-  return { status, final };
+  const store = await CancellationScope.nonCancellable(() => recordEnd(input, status, final));
+  // The case ended otherwise (a fused last node's call that timed out, say, still wrote its end): the run ends as
+  // the store says. Only runs started with the fused last node: older ones replay as they ran.
+  if (!store || !knownAtStart(input.revision, 'case-last-node-and-end-fused')) return { status, final };
+  tagStatus(input, store.status);
+  return { status: store.status, final: storeProgress(scheduler, store) };
+}
+
+/** The run's progress with the case's end as the store holds it. */
+function storeProgress(scheduler: CaseScheduler, store: RecordedEnd): CaseProgress {
+  const { status, results, error } = store;
+  const progress = { ...scheduler.progress(), status, results, remaining: [] };
+  delete progress.error;
+  return error ? { ...progress, error } : progress;
 }
 
 /** The case's end after its graph ran: the one its last node's activity recorded, or recorded now. */

@@ -52,6 +52,8 @@ interface Options {
   input?: Partial<CaseRunInput>;
   /** What the store's end is, read by caseEnd (null: none yet). */
   store?: () => RecordedEnd | null;
+  /** What endCase answers (default: the end written, nothing attempted). */
+  endCase?: EndCaseResult;
 }
 
 /**
@@ -83,7 +85,7 @@ async function runCase(
     },
     endCase(end) {
       ends.push(end);
-      return Promise.resolve({});
+      return Promise.resolve(options.endCase ?? {});
     },
   };
   const start = (client: Client, taskQueue: string) =>
@@ -257,6 +259,16 @@ describe('the last node and the end in one local activity', () => {
     const [end] = run.ends;
     expect(end?.finalize.status).toBe('COMPLETED');
     expect(end?.finalize.progress.nodes[run.chain.output]?.status).toBe('completed');
+  });
+
+  it("ends as the store says when the usual end finds the case ended otherwise (a timed-out call's late write)", async () => {
+    const run = await runCase(
+      () => Promise.reject(ApplicationFailure.create({ message: 'lost', type: nodeFailedType, nonRetryable: true })),
+      { endCase: { store: completedEnd } },
+    );
+
+    expect(run.ends.map((e) => e.finalize.status)).toEqual(['FAILED']);
+    expect(run.result).toEqual({ status: 'COMPLETED', results: completedEnd.results });
   });
 
   it('leaves a run started before the change on its path (runNode, then the end)', async () => {
