@@ -35,7 +35,7 @@ import {
   type RecordedEnd,
   type TerminalStatus,
 } from '../src/domain/cases.js';
-import { endAfterLastNode, lastNodeEndBudgetMs } from '../src/domain/last-node.js';
+import { endAfterLastNode, evaluateInline, lastNodeEndBudgetMs } from '../src/domain/last-node.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
 import {
   busyFailureKind,
@@ -323,23 +323,13 @@ function failureOf(err: unknown, node: WorkflowNode): { error: NodeError; detail
  * stays the same.
  */
 // eslint-disable-next-line @typescript-eslint/require-await -- async without await on purpose (above)
-async function evaluateInline(
+async function evaluateInlineNode(
   kind: InlineNodeKind,
   input: CaseRunInput,
   node: WorkflowNode,
   inputs: Record<string, unknown>,
 ): Promise<NodeCompletion> {
-  const { caseId, organizationId, workspaceId } = input;
-  return kind.evaluate({
-    caseId,
-    organizationId,
-    workspaceId,
-    node,
-    process: node.process ?? {},
-    inputs,
-    caseInputs: input.inputs,
-    attempt: 1,
-  });
+  return evaluateInline(kind, input, node, inputs);
 }
 
 /**
@@ -413,7 +403,7 @@ async function runGraph(
       const inputs = scheduler.inputsOf(id);
       const kind = nodeKinds.of(node);
       if (kind?.runs === 'inline') {
-        const completion = await evaluateInline(kind, input, node, inputs);
+        const completion = await evaluateInlineNode(kind, input, node, inputs);
         scheduler.attempt(id, 1);
         scheduler.complete(id, completion);
       } else if (isWaitingKind(kind)) {
