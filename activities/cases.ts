@@ -60,7 +60,11 @@ export interface EndCaseInput {
 }
 
 /** How the first attempt went; `error` when it could not run at all (store or signing secret failed). */
-export type EndCaseResult = { firstAttempt?: FirstAttemptResult } | { error: string };
+/**
+ * The callback's first attempt made with the end (or why it could not run); `store`, the case's end when it had
+ * ended otherwise with another status (nothing written, no attempt: that end has its own callback).
+ */
+export type EndCaseResult = { firstAttempt?: FirstAttemptResult; store?: RecordedEnd } | { error: string };
 
 /**
  * The case's last activity node and the case's end in one local activity (workflows/case-run.ts). `now` and
@@ -223,10 +227,15 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
               ...caseCallbackDelivery({ caseId, workspaceId, callbackUrl: run.callbackUrl }, status, progress),
               workflowId: run.workflowId,
             };
+      // Timed out meanwhile: the workflow has moved on (its own end, or the node again), so this call writes nothing.
+      Context.current().cancellationSignal.throwIfAborted();
       let ending: Awaited<ReturnType<typeof end>>;
       try {
         ending = await end({ finalize, ...(callback ? { callback } : {}) });
       } catch (err) {
+        // end() may fail after its commit (an event dispatch): an end the store holds counts as written.
+        const recorded = await caseEnd(caseId).catch(() => null);
+        if (recorded) return { ended: 'before', end: recorded };
         return { node, ended: 'unwritten', error: err instanceof Error ? err.message : String(err) };
       }
       if (!ending.recorded) {
@@ -256,10 +265,11 @@ export function createCaseActivities(deps: ActivityDeps): CaseActivities {
      */
     async endCase(input) {
       const { recorded, attempt } = await end(input);
-      // Ended otherwise meanwhile (the run was terminated and the reconciler recorded it): that end has its own
-      // callback; this one's status would contradict it. A retried end of the same status still attempts.
-      if (input.callback && !recorded && !(await services.cases.endedAs(input.finalize.caseId, input.finalize.status)))
-        return {};
+      // Ended otherwise meanwhile (the reconciler recorded a terminated run, a fused last node's call that timed out
+      // wrote its end): that end has its own callback, and this one's status would contradict it. A retried end of
+      // the same status still attempts.
+      const store = recorded ? null : await caseEnd(input.finalize.caseId);
+      if (store && store.status !== input.finalize.status) return { store };
       return attempt();
     },
   };

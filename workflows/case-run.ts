@@ -35,7 +35,7 @@ import {
   type RecordedEnd,
   type TerminalStatus,
 } from '../src/domain/cases.js';
-import { endAfterLastNode, lastNodeEndBudgetMs } from '../src/domain/last-node.js';
+import { endAfterLastNode, evaluateInline, lastNodeEndBudgetMs } from '../src/domain/last-node.js';
 import type { WorkflowNode } from '../src/domain/graph.js';
 import {
   busyFailureKind,
@@ -323,23 +323,13 @@ function failureOf(err: unknown, node: WorkflowNode): { error: NodeError; detail
  * stays the same.
  */
 // eslint-disable-next-line @typescript-eslint/require-await -- async without await on purpose (above)
-async function evaluateInline(
+async function evaluateInlineNode(
   kind: InlineNodeKind,
   input: CaseRunInput,
   node: WorkflowNode,
   inputs: Record<string, unknown>,
 ): Promise<NodeCompletion> {
-  const { caseId, organizationId, workspaceId } = input;
-  return kind.evaluate({
-    caseId,
-    organizationId,
-    workspaceId,
-    node,
-    process: node.process ?? {},
-    inputs,
-    caseInputs: input.inputs,
-    attempt: 1,
-  });
+  return evaluateInline(kind, input, node, inputs);
 }
 
 /**
@@ -413,7 +403,7 @@ async function runGraph(
       const inputs = scheduler.inputsOf(id);
       const kind = nodeKinds.of(node);
       if (kind?.runs === 'inline') {
-        const completion = await evaluateInline(kind, input, node, inputs);
+        const completion = await evaluateInlineNode(kind, input, node, inputs);
         scheduler.attempt(id, 1);
         scheduler.complete(id, completion);
       } else if (isWaitingKind(kind)) {
@@ -506,7 +496,11 @@ async function runGraph(
  * Runs started before these changes keep their paths (the patch markers),
  * so their histories still replay.
  */
-async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: CaseProgress): Promise<void> {
+async function recordEnd(
+  input: CaseRunInput,
+  status: TerminalStatus,
+  final: CaseProgress,
+): Promise<RecordedEnd | undefined> {
   // An activity argument, not a command: runs replay the same with or without workspaceId.
   const finalize = {
     caseId: input.caseId,
@@ -520,8 +514,9 @@ async function recordEnd(input: CaseRunInput, status: TerminalStatus, final: Cas
   if (changeInForce(input, 'case-end-in-one-local-activity')) {
     const callback = delivery && { ...delivery, workflowId: workflowInfo().workflowId };
     const ended = callback ? await endCaseAndCallBack({ finalize, callback }) : await endCase({ finalize });
+    if ('store' in ended) return ended.store;
     if (delivery) await afterFirstAttempt(input, delivery, ended);
-    return;
+    return undefined;
   }
   await finalizeCase(finalize);
   if (!delivery) return;
@@ -556,9 +551,8 @@ async function endedInGraph(
   ended: EndedInGraph,
 ): Promise<{ status: TerminalStatus; final: CaseProgress }> {
   if ('store' in ended) {
-    const { status, results, error } = ended.store;
-    tagStatus(input, status);
-    return { status, final: { ...scheduler.progress(), status, results, remaining: [], ...(error ? { error } : {}) } };
+    tagStatus(input, ended.store.status);
+    return { status: ended.store.status, final: storeProgress(scheduler, ended.store) };
   }
   const { status, attempt } = ended;
   tagStatus(input, status);
@@ -639,8 +633,20 @@ async function endHere(
 ): Promise<{ status: TerminalStatus; final: CaseProgress }> {
   tagStatus(input, status);
   const final: CaseProgress = { ...scheduler.progress(), remaining: [] };
-  await CancellationScope.nonCancellable(() => recordEnd(input, status, final));
-  return { status, final };
+  const store = await CancellationScope.nonCancellable(() => recordEnd(input, status, final));
+  // The case ended otherwise (a fused last node's call that timed out, say, still wrote its end): the run ends as
+  // the store says. Only runs started with the fused last node: older ones replay as they ran.
+  if (!store || !knownAtStart(input.revision, 'case-last-node-and-end-fused')) return { status, final };
+  tagStatus(input, store.status);
+  return { status: store.status, final: storeProgress(scheduler, store) };
+}
+
+/** The run's progress with the case's end as the store holds it. */
+function storeProgress(scheduler: CaseScheduler, store: RecordedEnd): CaseProgress {
+  const { status, results, error } = store;
+  const progress = { ...scheduler.progress(), status, results, remaining: [] };
+  delete progress.error;
+  return error ? { ...progress, error } : progress;
 }
 
 /** The case's end after its graph ran: the one its last node's activity recorded, or recorded now. */

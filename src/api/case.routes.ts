@@ -252,7 +252,7 @@ export function registerCaseRoutes(api: ApiRoutes, ctx: AppContext): void {
     path: '/api/v1/case/:caseId/cancel',
     summary: 'Cancel a case',
     description:
-      'A PENDING case ends CANCELLED at once; a RUNNING one is cancelled through Temporal and records CANCELLED (the answer waits up to 10 s for it). Requires Case: Full.',
+      'A PENDING case ends CANCELLED at once; a RUNNING one is cancelled through Temporal and records CANCELLED (the answer waits up to 10 s for it). A cancel that reaches the run while its last node runs together with the end does not stop it: the answer shows the end that node makes (COMPLETED, say, or RUNNING past the wait), never CANCELLED. Requires Case: Full.',
     tags,
     auth: true,
     params: caseParams,

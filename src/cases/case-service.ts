@@ -16,7 +16,6 @@ import {
   type NodeLog,
   type NodeRecord,
   type RecordedEnd,
-  type TerminalStatus,
 } from '../domain/cases.js';
 import type { RunnableVersion, WorkflowGraph } from '../domain/graph.js';
 import { taskEventMessage, type WaitingTask } from '../domain/human-tasks.js';
@@ -498,11 +497,6 @@ export class CaseService {
         ? temporalUiLink(this.deps.temporal, workflowId, current.temporalRunId ?? undefined)
         : null,
     };
-  }
-
-  /** Whether the case's recorded end is `status` (false while it runs, or when it ended otherwise). */
-  async endedAs(caseId: string, status: TerminalStatus): Promise<boolean> {
-    return (await this.repo.find(caseId))?.status === status;
   }
 
   /** The case's recorded end, or undefined while it has none. */

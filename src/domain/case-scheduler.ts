@@ -292,9 +292,11 @@ export class CaseScheduler {
   /**
    * When `id` (running) is the case's last activity node: nothing else runs, waits or is still to run but output
    * nodes that only it leaves undecided and that lead nowhere, and no node has failed. Then the node and the case's
-   * end may run as one step; the tail is what that step needs (its graph and outputs cut to the node and its output
-   * nodes). Only output nodes follow it, so the end's inline work is their inputs copied: bounded by the node's
-   * outputs, whatever the graph (an inline route or condition after it keeps the node on the usual path).
+   * end may run as one step; the tail is what that step needs (its graph and outputs cut to the node, its output
+   * nodes and the nodes those read: their parents and the nodes their variable_mappings name). Only output nodes
+   * follow it, so the end's inline work is their inputs copied: bounded by the outputs they read, whatever the graph
+   * (an inline route or condition after it keeps the node on the usual path).
+   * The rules of eligibility are fixed by the revision-12 histories: changing them changes those runs' commands.
    */
   lastNodeTail(id: string): LastNodeTail | undefined {
     if (this.failure || this.state.running.length !== 1 || this.state.running[0] !== id) return undefined;
@@ -314,6 +316,8 @@ export class CaseScheduler {
       )
         return undefined;
       for (const e of incoming) parents.add(e.from_node_id);
+      // An output may map a variable from any upstream node (say, echo a case input): keep it and its outputs.
+      for (const mapping of Object.values(node.variable_mappings ?? {})) parents.add(mapping.from_node_id);
     }
     for (const other of Object.keys(this.input.graph.nodes))
       if (other !== id && !tail.has(other) && !settled(other)) return undefined;

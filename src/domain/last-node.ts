@@ -1,5 +1,7 @@
 import type { CaseScheduler, NodeCompletion } from './case-scheduler.js';
 import type { CaseRunInput, TerminalStatus } from './cases.js';
+import type { WorkflowNode } from './graph.js';
+import type { InlineNodeKind, NodeRunResult } from './node-kinds/kind.js';
 import { nodeKinds } from './node-kinds/registry.js';
 
 /**
@@ -10,6 +12,26 @@ export const lastNodeEndBudgetMs = 120_000;
 
 /** What the end after the last node needs of the run, besides the scheduler. */
 export type LastNodeCase = Pick<CaseRunInput, 'caseId' | 'organizationId' | 'workspaceId' | 'inputs' | 'deadlineMs'>;
+
+/** An inline node's evaluation in a case (its one attempt): the workflow's and the fused end's. */
+export function evaluateInline(
+  kind: InlineNodeKind,
+  run: Pick<CaseRunInput, 'caseId' | 'organizationId' | 'workspaceId' | 'inputs'>,
+  node: WorkflowNode,
+  inputs: Record<string, unknown>,
+): NodeRunResult {
+  const { caseId, organizationId, workspaceId } = run;
+  return kind.evaluate({
+    caseId,
+    organizationId,
+    workspaceId,
+    node,
+    process: node.process ?? {},
+    inputs,
+    caseInputs: run.inputs,
+    attempt: 1,
+  });
+}
 
 /**
  * The case's last activity node completed (`CaseScheduler.lastNodeTail` said it was): its output nodes evaluated and
@@ -31,16 +53,7 @@ export function endAfterLastNode(
     // lastNodeTail hands out output nodes only; anything else would be a bug, never a silent skip.
     if (kind?.runs !== 'inline') throw new Error(`node ${out} after the last node does not run inline`);
     scheduler.begin(out, at);
-    const result = kind.evaluate({
-      caseId: run.caseId,
-      organizationId: run.organizationId,
-      workspaceId: run.workspaceId,
-      node,
-      process: node.process ?? {},
-      inputs: scheduler.inputsOf(out),
-      caseInputs: run.inputs,
-      attempt: 1,
-    });
+    const result = evaluateInline(kind, run, node, scheduler.inputsOf(out));
     scheduler.attempt(out, 1);
     scheduler.complete(out, result);
     scheduler.settle(out, at);

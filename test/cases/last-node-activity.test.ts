@@ -148,4 +148,23 @@ describe('runLastNode', () => {
       error: 'the store is away',
     });
   });
+
+  it('counts an end the store holds as written when the write fails after its commit (an event dispatch)', async () => {
+    const end: RecordedEnd = { status: 'COMPLETED', results: {} };
+    const { activities: a } = activities({ finalize: () => Promise.reject(new Error('dispatch failed')), end });
+    const now = Date.now();
+    expect(await env().run(runLastNode(a), request(now, now + 60_000))).toEqual({ ended: 'before', end });
+  });
+
+  it('writes nothing when the call was cancelled (timed out) before the end', async () => {
+    const { activities: a, finalized } = activities({ finalize: () => Promise.resolve(true) });
+    const mock = env();
+    const now = Date.now();
+    const cancelled = (r: LastNodeRequest) => {
+      mock.cancel('TIMED_OUT');
+      return a.runLastNode(r);
+    };
+    await expect(mock.run(cancelled, request(now, now + 60_000))).rejects.toThrow();
+    expect(finalized).toEqual([]);
+  });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CaseScheduler } from '../../src/domain/case-scheduler.js';
 import { endAfterLastNode } from '../../src/domain/last-node.js';
+import type { WorkflowNode } from '../../src/domain/graph.js';
 import { Graph } from '../support/graphs.js';
 
 const at = '2026-01-01T00:00:00.000Z';
@@ -73,5 +74,40 @@ describe('the last node and the end in one step', () => {
     expect(resumed.progress()).toEqual(live.progress());
     expect(live.progress().nodes[g.id('out2')]).toMatchObject({ status: 'completed', attempts: 1, inputs: {} });
     expect(live.progress().executed).toEqual(['in', 'b', 'a', 'out', 'out2'].map((name) => g.id(name)));
+  });
+
+  it('resolves an output that maps a variable from a node before the last one as the workflow does', () => {
+    // input(a) → Double → output(b, echo), echo mapped from the input node: not a parent of the output node.
+    const g = new Graph();
+    const input = g.input([{ id: 'a-var', name: 'a', type: 'float' }]);
+    const double = g.python('Double', 'unused', [{ name: 'a', type: 'float' }], [{ name: 'b', type: 'float' }]);
+    const output = g.output([
+      { name: 'b', type: 'float' },
+      { id: 'echo-var', name: 'echo', type: 'float' },
+    ]);
+    g.nodes[output] = {
+      ...(g.nodes[output] as WorkflowNode),
+      variable_mappings: { 'echo-var': { from_node_id: input, from_variable_id: 'a-var' } },
+    };
+    g.chain(input, double, output);
+    const live = new CaseScheduler({ caseId: run.caseId, graph: g, inputs: { a: 2 } });
+    live.start();
+    live.begin(input, at);
+    live.inputsOf(input);
+    live.complete(input, { outputs: { a: 2 }, logs: [] });
+    live.settle(input, at);
+    live.begin(double, at);
+    live.inputsOf(double);
+    const tail = live.lastNodeTail(double);
+    if (!tail) throw new Error('not the last node');
+    const resumed = new CaseScheduler(
+      { caseId: run.caseId, graph: tail.graph, inputs: { a: 2 } },
+      structuredClone(tail.snapshot),
+    );
+    const completion = { outputs: { b: 4 }, logs: [], startedAt: at, finishedAt: '2026-01-01T00:00:01.000Z' };
+    expect(endAfterLastNode(resumed, run, double, completion, at)).toBe('COMPLETED');
+    expect(endAfterLastNode(live, run, double, completion, at)).toBe('COMPLETED');
+    expect(live.progress().nodes[output]).toMatchObject({ inputs: { b: 4, echo: 2 } });
+    expect(resumed.progress()).toEqual(live.progress());
   });
 });

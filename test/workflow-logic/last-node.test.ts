@@ -1,21 +1,24 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/activity';
 import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   nodeFailedType,
   type CaseActivities,
   type EndCaseInput,
+  type EndCaseResult,
   type LastNodeRequest,
   type LastNodeResult,
   type NodeFailureDetails,
   type RunNodeResponse,
 } from '../../activities/cases.js';
+import type { CallbackDeliveryInput } from '../../src/temporal/contracts/callback-delivery.js';
 import { caseRunRevision } from '../../src/domain/case-run-changes.js';
 import type { CaseRunInput, RecordedEnd } from '../../src/domain/cases.js';
 import { caseRunContract, caseWorkflowId } from '../../src/temporal/contracts/case-run.js';
 import { startWorkflow } from '../../src/temporal/contracts/start.js';
-import { doubleCase } from '../support/case-runs.js';
+import { deliveredFirstAttempt, doubleCase } from '../support/case-runs.js';
 import { WorkflowLogic } from './support.js';
 
 /**
@@ -49,6 +52,8 @@ interface Options {
   input?: Partial<CaseRunInput>;
   /** What the store's end is, read by caseEnd (null: none yet). */
   store?: () => RecordedEnd | null;
+  /** What endCase answers (default: the end written, nothing attempted). */
+  endCase?: EndCaseResult;
 }
 
 /**
@@ -80,7 +85,7 @@ async function runCase(
     },
     endCase(end) {
       ends.push(end);
-      return Promise.resolve({});
+      return Promise.resolve(options.endCase ?? {});
     },
   };
   const start = (client: Client, taskQueue: string) =>
@@ -89,11 +94,30 @@ async function runCase(
       workflowId: caseWorkflowId(input.caseId),
       args: [input],
     });
+  let retries: CallbackDeliveryInput[] = [];
   const run = await logic.run(mocks, start, async (handle) => {
     await options.whileRunning?.(handle);
     await closed(handle);
+    retries = await callbackRetries(handle);
   });
-  return { ...run, requests, ends, storeReads, chain, input };
+  return { ...run, requests, ends, storeReads, retries, chain, input };
+}
+
+/** The callback retry workflows the run started (their inputs), each terminated: the test's worker does not run them. */
+async function callbackRetries(handle: WorkflowHandle): Promise<CallbackDeliveryInput[]> {
+  const { events } = await handle.fetchHistory();
+  const started = (events ?? []).flatMap((e) => {
+    const child = e.startChildWorkflowExecutionInitiatedEventAttributes;
+    return child ? [child] : [];
+  });
+  for (const child of started)
+    await handle.client
+      .getHandle(child.workflowId ?? '')
+      .terminate('test')
+      .catch(() => undefined);
+  return started.map((child) =>
+    defaultPayloadConverter.fromPayload<CallbackDeliveryInput>(child.input?.payloads?.[0] ?? {}),
+  );
 }
 
 function causeOf(err: unknown): Error | undefined {
@@ -141,6 +165,25 @@ describe('the last node and the end in one local activity', () => {
     expect(run.ends).toEqual([]);
   });
 
+  it("starts the callback's retries after the activity's first attempt, counting it, unless it delivered", async () => {
+    const callbackUrl = 'https://example.test/hook';
+    const firstAttempt = (outcome: 'delivered' | 'retry') => ({ ...deliveredFirstAttempt, outcome });
+    const ended = async (attempt: EndCaseResult) =>
+      runCase(() => Promise.resolve({ node: doubled, ended: 'here', ...attempt }), { input: { callbackUrl } });
+
+    const delivered = await ended({ firstAttempt: firstAttempt('delivered') });
+    expect(delivered.result?.status).toBe('COMPLETED');
+    expect(delivered.retries).toEqual([]);
+    const retried = await ended({ firstAttempt: firstAttempt('retry') });
+    expect(retried.retries).toMatchObject([
+      { deliveryId: `${retried.input.caseId}-COMPLETED`, callbackUrl, attemptsMade: 1 },
+    ]);
+    const unsent = await ended({ error: 'the signing secret is away' });
+    expect(unsent.retries).toHaveLength(1);
+    expect(unsent.retries[0]).toMatchObject({ deliveryId: `${unsent.input.caseId}-COMPLETED`, callbackUrl });
+    expect(unsent.retries[0]?.attemptsMade).toBeUndefined();
+  }, 30_000);
+
   it('runs the node again after a failure not its own when the store has no end', async () => {
     const run = await runCase(
       (_, call) =>
@@ -156,12 +199,21 @@ describe('the last node and the end in one local activity', () => {
   });
 
   it('lets the activity end the case when a cancel comes while it runs (never abandoned, so never a second end)', async () => {
+    let called = (): void => undefined;
+    const running = new Promise<void>((resolve) => (called = resolve));
     // Longer than the workflow task's heartbeat (80 % of 10 s): the cancel reaches the run while the activity runs.
-    const run = await runCase(() => delay(9_000).then(() => ({ node: doubled, ended: 'here' as const })), {
-      whileRunning: async (handle) => {
-        await handle.cancel();
+    const run = await runCase(
+      () => {
+        called();
+        return delay(9_000).then(() => ({ node: doubled, ended: 'here' as const }));
       },
-    });
+      {
+        whileRunning: async (handle) => {
+          await running;
+          await handle.cancel();
+        },
+      },
+    );
 
     expect(run.result).toEqual({ status: 'COMPLETED', results: completedEnd.results });
     expect(run.ends).toEqual([]);
@@ -207,6 +259,16 @@ describe('the last node and the end in one local activity', () => {
     const [end] = run.ends;
     expect(end?.finalize.status).toBe('COMPLETED');
     expect(end?.finalize.progress.nodes[run.chain.output]?.status).toBe('completed');
+  });
+
+  it("ends as the store says when the usual end finds the case ended otherwise (a timed-out call's late write)", async () => {
+    const run = await runCase(
+      () => Promise.reject(ApplicationFailure.create({ message: 'lost', type: nodeFailedType, nonRetryable: true })),
+      { endCase: { store: completedEnd } },
+    );
+
+    expect(run.ends.map((e) => e.finalize.status)).toEqual(['FAILED']);
+    expect(run.result).toEqual({ status: 'COMPLETED', results: completedEnd.results });
   });
 
   it('leaves a run started before the change on its path (runNode, then the end)', async () => {
