@@ -15,7 +15,7 @@ import type { AppContext } from './context.js';
 import { createMetrics } from './metrics/metrics.js';
 import { watchEngine } from './metrics/engine-metrics.js';
 import { migrateToLatest, openStore } from './store/database.js';
-import { describeBuildWait } from './store/migrations/concurrent-index.js';
+import { describeBuildWait } from './domain/index-build-waits.js';
 import type { BootstrapResult } from './tenancy/tenancy-service.js';
 import { temporalCliPath } from './temporal/binaries.js';
 import { connectTemporal } from './temporal/connection.js';

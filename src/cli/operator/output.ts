@@ -1,5 +1,5 @@
 import type { MigrationWaits } from '../../store/database.js';
-import { describeBuildWait } from '../../store/migrations/concurrent-index.js';
+import { describeBuildWait } from '../../domain/index-build-waits.js';
 
 /** How the operator commands answer: the result as JSON on stdout, a refusal as one line on stderr. */
 export function print(value: unknown): void {

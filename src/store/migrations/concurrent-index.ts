@@ -1,5 +1,6 @@
 import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
 import { waitingForAnother } from '../waiting-for-another.js';
+import type { BuildWait } from '../../domain/index-build-waits.js';
 
 /** An index added to a table that may be large (and written to) by the time its migration runs. */
 export interface ConcurrentIndex {
@@ -18,26 +19,11 @@ const BUILD_LOCK_CLASS = 0x63660125;
 /** How often a process waits for another's build of the same index to finish. */
 const BUILD_LOCK_POLL_MS = 250;
 
-/**
- * What a build of an index waits for: another process's build of it (told at once, then every 30 s), or, building it,
- * the transactions open on its table (told every 30 s the build lasts: an idle-in-transaction session holds it up for
- * as long as it stays open, in silence otherwise).
- */
-export type BuildWait = 'another build' | 'open transactions';
-
 /** Told while this process waits in building `index`. */
 export type OnWaitingForBuild = (index: string, on: BuildWait) => void;
 
 /** How long a build goes before it is told, and told again, that it may wait for transactions open on the table. */
 const BUILD_SAID_EVERY_MS = 30_000;
-
-/** What an operator is told of such a wait. */
-export function describeBuildWait(index: string, on: BuildWait): string {
-  return on === 'another build'
-    ? `waiting for another process to finish building the store's index ${index}`
-    : `still building the store's index ${index} (CONCURRENTLY): a build waits for every transaction open on its ` +
-        'table to end (a session idle in transaction holds it up until it ends)';
-}
 
 const onPostgres = <DB>(db: Kysely<DB>) => db.getExecutor().adapter instanceof PostgresAdapter;
 
